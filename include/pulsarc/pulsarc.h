@@ -1,0 +1,300 @@
+/*
+ * pulsarc — a C producer for Apache Pulsar.
+ *
+ * Threading: every function may be called from any thread unless its comment says
+ * otherwise. The client runs one event-loop thread of its own; every callback the
+ * library makes (send results, flush and close completions, log lines from the loop)
+ * runs on that thread. Callbacks may send, flush asynchronously or close producers;
+ * blocking calls made from a callback never wait: they fail with
+ * PULSARC_ERR_WOULD_BLOCK instead of deadlocking the loop.
+ *
+ * Ownership: objects a function returns through an out-parameter belong to the caller
+ * and are released with the matching _free/_destroy function. Strings passed in are
+ * copied unless a comment says otherwise.
+ *
+ * Errors: every fallible function returns a pulsarc_result. pulsarc_strerror() describes
+ * a code; pulsarc_last_error_detail() gives the detail of the most recent failure on the
+ * calling thread (for example the broker's own error message), also inside a send
+ * callback that reports a failure.
+ */
+#ifndef PULSARC_H
+#define PULSARC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PULSARC_BUILDING)
+#define PULSARC_API __attribute__((visibility("default")))
+#else
+#define PULSARC_API
+#endif
+
+#define PULSARC_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------------------------
+ * Results. 0 is success; local errors are negative; errors the broker reported are
+ * PULSARC_ERR_BROKER_BASE + the protocol's ServerError code.
+ * ------------------------------------------------------------------------------- */
+typedef enum pulsarc_result {
+    PULSARC_OK = 0,
+
+    PULSARC_ERR_INVALID_ARGUMENT = -1,  /* NULL or out-of-range argument */
+    PULSARC_ERR_INVALID_TOPIC = -2,     /* topic name does not parse */
+    PULSARC_ERR_INVALID_URL = -3,       /* service URL does not parse */
+    PULSARC_ERR_INVALID_CONFIG = -4,    /* unknown key or bad value */
+    PULSARC_ERR_NO_MEMORY = -5,
+    PULSARC_ERR_CONNECT_FAILED = -6,    /* could not resolve or reach a broker */
+    PULSARC_ERR_CONNECTION_CLOSED = -7, /* the connection dropped during a request */
+    PULSARC_ERR_TIMEOUT = -8,           /* a request got no answer within operationTimeoutMs */
+    PULSARC_ERR_SEND_TIMEOUT = -9,      /* no receipt within sendTimeoutMs: the message MAY have
+                                           been persisted */
+    PULSARC_ERR_QUEUE_FULL = -10,       /* maxPendingMessages reached and blockIfQueueFull off */
+    PULSARC_ERR_MEMORY_LIMIT = -11,     /* client memoryLimitBytes reached, blockIfQueueFull off */
+    PULSARC_ERR_MESSAGE_TOO_BIG = -12,  /* above the broker's max message size, chunking off */
+    PULSARC_ERR_ALREADY_CLOSED = -13,   /* the producer or client is closed */
+    PULSARC_ERR_PROTOCOL = -14,         /* malformed frame or unexpected answer from the peer */
+    PULSARC_ERR_TOO_MANY_REDIRECTS = -15, /* lookup redirected more than maxLookupRedirects */
+    PULSARC_ERR_WOULD_BLOCK = -16,      /* a blocking call was made on the client's loop thread */
+    PULSARC_ERR_UNSUPPORTED = -17,      /* a feature this build does not provide */
+    PULSARC_ERR_INVALID_SEQUENCE_ID = -18, /* an explicit sequence id did not increase */
+    PULSARC_ERR_PRODUCER_FAILED = -19,  /* the producer stopped after a terminal error */
+    PULSARC_ERR_CHECKSUM = -20,         /* the broker found a corrupt frame */
+
+    PULSARC_ERR_BROKER_BASE = 100,
+    PULSARC_ERR_BROKER_UNKNOWN = 100,
+    PULSARC_ERR_BROKER_METADATA = 101,
+    PULSARC_ERR_BROKER_PERSISTENCE = 102,
+    PULSARC_ERR_BROKER_AUTHENTICATION = 103,
+    PULSARC_ERR_BROKER_AUTHORIZATION = 104,
+    PULSARC_ERR_BROKER_CONSUMER_BUSY = 105,
+    PULSARC_ERR_BROKER_SERVICE_NOT_READY = 106,
+    PULSARC_ERR_BROKER_QUOTA_EXCEEDED_ERROR = 107,
+    PULSARC_ERR_BROKER_QUOTA_EXCEEDED_EXCEPTION = 108,
+    PULSARC_ERR_BROKER_CHECKSUM = 109,
+    PULSARC_ERR_BROKER_UNSUPPORTED_VERSION = 110,
+    PULSARC_ERR_BROKER_TOPIC_NOT_FOUND = 111,
+    PULSARC_ERR_BROKER_SUBSCRIPTION_NOT_FOUND = 112,
+    PULSARC_ERR_BROKER_CONSUMER_NOT_FOUND = 113,
+    PULSARC_ERR_BROKER_TOO_MANY_REQUESTS = 114,
+    PULSARC_ERR_BROKER_TOPIC_TERMINATED = 115,
+    PULSARC_ERR_BROKER_PRODUCER_BUSY = 116,
+    PULSARC_ERR_BROKER_INVALID_TOPIC_NAME = 117,
+    PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA = 118,
+    PULSARC_ERR_BROKER_CONSUMER_ASSIGN = 119,
+    PULSARC_ERR_BROKER_TXN_COORDINATOR_NOT_FOUND = 120,
+    PULSARC_ERR_BROKER_INVALID_TXN_STATUS = 121,
+    PULSARC_ERR_BROKER_NOT_ALLOWED = 122,
+    PULSARC_ERR_BROKER_TXN_CONFLICT = 123,
+    PULSARC_ERR_BROKER_TXN_NOT_FOUND = 124,
+    PULSARC_ERR_BROKER_PRODUCER_FENCED = 125,
+    PULSARC_ERR_BROKER_LAST = 125,
+} pulsarc_result;
+
+/* A sentence describing the code ("send timeout: the message may have been persisted"). */
+PULSARC_API const char *pulsarc_strerror(pulsarc_result res);
+/* The enumerator's name without the prefix ("SEND_TIMEOUT"). */
+PULSARC_API const char *pulsarc_result_name(pulsarc_result res);
+/* Detail of the most recent failure on the calling thread; "" when there is none. The
+ * string stays valid until the next pulsarc call on the same thread. */
+PULSARC_API const char *pulsarc_last_error_detail(void);
+
+/* ---------------------------------------------------------------------------------
+ * Logging
+ * ------------------------------------------------------------------------------- */
+typedef enum pulsarc_log_level {
+    PULSARC_LOG_DEBUG = 0,
+    PULSARC_LOG_INFO = 1,
+    PULSARC_LOG_WARN = 2,
+    PULSARC_LOG_ERROR = 3,
+    PULSARC_LOG_OFF = 4,
+} pulsarc_log_level;
+
+/* Called for each log line at or above the configured level, on whichever thread logged
+ * (mostly the loop thread). Must not block for long. */
+typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int line,
+                               const char *message, void *ctx);
+
+/* ---------------------------------------------------------------------------------
+ * Client configuration. Keys follow the official Java client's names. Unknown keys and
+ * bad values are rejected with PULSARC_ERR_INVALID_CONFIG and a detail message.
+ *
+ *   operationTimeoutMs        30000   lookups, producer creation, close
+ *   connectionTimeoutMs       10000   TCP connect + handshake
+ *   keepAliveIntervalSeconds  30      PING after this much silence; the connection is
+ *                                     dropped after twice this long without any answer
+ *   maxLookupRedirects        20
+ *   memoryLimitBytes          67108864 pending payload bytes across all producers; 0 = none
+ *   initialBackoffIntervalMs  100     reconnect backoff (doubles, with jitter)
+ *   maxBackoffIntervalMs      60000
+ *   logLevel                  warn    debug | info | warn | error | off
+ * ------------------------------------------------------------------------------- */
+typedef struct pulsarc_client_config pulsarc_client_config_t;
+
+PULSARC_API pulsarc_client_config_t *pulsarc_client_config_new(void);
+PULSARC_API void pulsarc_client_config_free(pulsarc_client_config_t *conf);
+PULSARC_API pulsarc_result pulsarc_client_config_set(pulsarc_client_config_t *conf,
+                                                     const char *key, const char *value);
+/* Replace the default logger (which writes to stderr). cb may be NULL to silence. */
+PULSARC_API void pulsarc_client_config_set_logger(pulsarc_client_config_t *conf,
+                                                  pulsarc_log_cb cb, void *ctx);
+/* Print every setting with its effective value, one "key=value" per line, into buf.
+ * Returns the length that was needed (like snprintf). */
+PULSARC_API size_t pulsarc_client_config_dump(const pulsarc_client_config_t *conf, char *buf,
+                                              size_t len);
+
+/* ---------------------------------------------------------------------------------
+ * Producer configuration.
+ *
+ *   producerName          (broker-assigned)  a fixed name; needed to resume deduplication
+ *   sendTimeoutMs         30000   0 = wait forever for a receipt
+ *   maxPendingMessages    1000    messages waiting for a receipt; 0 = no limit
+ *   blockIfQueueFull      false   true: send waits for room; false: fails at once
+ *   initialSequenceId     -1      the first automatic sequence id is this + 1; -1 = continue
+ *                                 from the broker's last_sequence_id
+ *   compressionType       none    none | lz4 | zlib | zstd | snappy
+ * ------------------------------------------------------------------------------- */
+typedef struct pulsarc_producer_config pulsarc_producer_config_t;
+
+PULSARC_API pulsarc_producer_config_t *pulsarc_producer_config_new(void);
+PULSARC_API void pulsarc_producer_config_free(pulsarc_producer_config_t *conf);
+PULSARC_API pulsarc_result pulsarc_producer_config_set(pulsarc_producer_config_t *conf,
+                                                       const char *key, const char *value);
+PULSARC_API size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf,
+                                                char *buf, size_t len);
+
+/* ---------------------------------------------------------------------------------
+ * Message ids
+ * ------------------------------------------------------------------------------- */
+typedef struct pulsarc_message_id pulsarc_message_id_t;
+
+PULSARC_API int64_t pulsarc_message_id_ledger(const pulsarc_message_id_t *id);
+PULSARC_API int64_t pulsarc_message_id_entry(const pulsarc_message_id_t *id);
+/* -1 for a topic without partitions. */
+PULSARC_API int32_t pulsarc_message_id_partition(const pulsarc_message_id_t *id);
+/* -1 when the message was not sent in a batch. */
+PULSARC_API int32_t pulsarc_message_id_batch_index(const pulsarc_message_id_t *id);
+PULSARC_API int32_t pulsarc_message_id_batch_size(const pulsarc_message_id_t *id);
+/* "ledger:entry:partition:batch_index", NUL-terminated. Returns the length needed. */
+PULSARC_API size_t pulsarc_message_id_str(const pulsarc_message_id_t *id, char *buf, size_t len);
+/* The protocol's MessageIdData encoding, as the official clients' serialize() writes it.
+ * *out is malloc'ed; free it with free(). */
+PULSARC_API pulsarc_result pulsarc_message_id_serialize(const pulsarc_message_id_t *id,
+                                                        uint8_t **out, size_t *len);
+PULSARC_API pulsarc_result pulsarc_message_id_deserialize(const uint8_t *data, size_t len,
+                                                          pulsarc_message_id_t **out);
+PULSARC_API pulsarc_message_id_t *pulsarc_message_id_copy(const pulsarc_message_id_t *id);
+PULSARC_API void pulsarc_message_id_free(pulsarc_message_id_t *id);
+
+/* ---------------------------------------------------------------------------------
+ * Messages. A message is a builder owned by the caller: a send reads it and the caller
+ * may reuse or free it as soon as the send call returns.
+ * ------------------------------------------------------------------------------- */
+typedef struct pulsarc_message pulsarc_message_t;
+
+/* Called once the library no longer needs a borrowed payload (after the message's send
+ * callback ran, or when the message is freed or given another payload before being sent). */
+typedef void (*pulsarc_payload_free_cb)(void *payload, size_t len, void *ctx);
+
+PULSARC_API pulsarc_message_t *pulsarc_message_new(void);
+PULSARC_API void pulsarc_message_free(pulsarc_message_t *msg);
+/* Copy mode (default): the bytes must stay valid until the send call returns; the send
+ * copies them. */
+PULSARC_API pulsarc_result pulsarc_message_set_payload(pulsarc_message_t *msg, const void *data,
+                                                       size_t len);
+/* Borrow mode (zero copy): the library reads the bytes in place until it calls free_cb.
+ * The first accepted send takes the payload over; the message then has no payload. */
+PULSARC_API pulsarc_result pulsarc_message_set_payload_borrowed(pulsarc_message_t *msg,
+                                                                const void *data, size_t len,
+                                                                pulsarc_payload_free_cb free_cb,
+                                                                void *ctx);
+PULSARC_API pulsarc_result pulsarc_message_set_key(pulsarc_message_t *msg, const char *key);
+PULSARC_API pulsarc_result pulsarc_message_set_ordering_key(pulsarc_message_t *msg,
+                                                            const void *key, size_t len);
+PULSARC_API pulsarc_result pulsarc_message_set_property(pulsarc_message_t *msg,
+                                                        const char *name, const char *value);
+/* Milliseconds since the epoch; 0 = unset. */
+PULSARC_API pulsarc_result pulsarc_message_set_event_time(pulsarc_message_t *msg, uint64_t ms);
+/* An explicit sequence id (>= 0) for deduplication; ids must increase per producer. */
+PULSARC_API pulsarc_result pulsarc_message_set_sequence_id(pulsarc_message_t *msg, int64_t id);
+/* Clear everything so the builder can be reused. */
+PULSARC_API void pulsarc_message_clear(pulsarc_message_t *msg);
+
+/* ---------------------------------------------------------------------------------
+ * Client
+ * ------------------------------------------------------------------------------- */
+typedef struct pulsarc_client pulsarc_client_t;
+
+/* Starts the client's loop thread. No connection is made until a producer is created.
+ * conf may be NULL (defaults); it is copied. service_url: "pulsar://host[:port][,host...]". */
+PULSARC_API pulsarc_result pulsarc_client_new(const char *service_url,
+                                              const pulsarc_client_config_t *conf,
+                                              pulsarc_client_t **out);
+/* Closes every producer still open (their pending messages fail with ALREADY_CLOSED),
+ * stops the loop thread and frees the client. Must not be called from a callback
+ * (returns PULSARC_ERR_WOULD_BLOCK there). */
+PULSARC_API pulsarc_result pulsarc_client_destroy(pulsarc_client_t *client);
+
+/* ---------------------------------------------------------------------------------
+ * Producer
+ * ------------------------------------------------------------------------------- */
+typedef struct pulsarc_producer pulsarc_producer_t;
+
+/* Called exactly once per accepted message, on the loop thread. On success id names the
+ * stored message; on failure id is NULL and pulsarc_last_error_detail() explains. The id
+ * is valid only during the call (copy it with pulsarc_message_id_copy). */
+typedef void (*pulsarc_send_cb)(pulsarc_producer_t *producer, pulsarc_result res,
+                                const pulsarc_message_id_t *id, void *ctx);
+/* Completion of flush_async / close_async, on the loop thread. */
+typedef void (*pulsarc_done_cb)(pulsarc_producer_t *producer, pulsarc_result res, void *ctx);
+
+/* Looks the topic up, connects and registers the producer with the broker; blocks until
+ * done or operationTimeoutMs passed. conf may be NULL (defaults); it is copied. */
+PULSARC_API pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *client,
+                                                          const char *topic,
+                                                          const pulsarc_producer_config_t *conf,
+                                                          pulsarc_producer_t **out);
+
+/* Accepts the message for sending and returns at once (or waits for room when
+ * blockIfQueueFull is on and the call is not on the loop thread). On PULSARC_OK, cb
+ * (may be NULL) will be called exactly once. On any other result the message was not
+ * accepted and cb will not be called. */
+PULSARC_API pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *producer,
+                                                       pulsarc_message_t *msg,
+                                                       pulsarc_send_cb cb, void *ctx);
+/* Sends and waits for the receipt. id_out (may be NULL) receives the message id, to be
+ * freed with pulsarc_message_id_free. */
+PULSARC_API pulsarc_result pulsarc_producer_send(pulsarc_producer_t *producer,
+                                                 pulsarc_message_t *msg,
+                                                 pulsarc_message_id_t **id_out);
+/* Waits until every message accepted before the call has had its callback. Returns OK,
+ * or the first failure among those messages. */
+PULSARC_API pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *producer);
+PULSARC_API pulsarc_result pulsarc_producer_flush_async(pulsarc_producer_t *producer,
+                                                        pulsarc_done_cb cb, void *ctx);
+/* Flushes, then closes the producer on the broker. Later sends fail with
+ * PULSARC_ERR_ALREADY_CLOSED. The handle stays valid until pulsarc_producer_free. */
+PULSARC_API pulsarc_result pulsarc_producer_close(pulsarc_producer_t *producer);
+PULSARC_API pulsarc_result pulsarc_producer_close_async(pulsarc_producer_t *producer,
+                                                        pulsarc_done_cb cb, void *ctx);
+/* Closes the producer if still open (without waiting) and frees the handle. Safe from a
+ * callback: the memory is released once the callback returns. */
+PULSARC_API void pulsarc_producer_free(pulsarc_producer_t *producer);
+
+/* The producer's name (user-given or assigned by the broker). Valid until free. */
+PULSARC_API const char *pulsarc_producer_name(const pulsarc_producer_t *producer);
+/* The normalised topic name. */
+PULSARC_API const char *pulsarc_producer_topic(const pulsarc_producer_t *producer);
+/* The highest sequence id the broker has confirmed (or reported at creation); -1 if none. */
+PULSARC_API int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *producer);
+/* Messages accepted but not yet completed. */
+PULSARC_API uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *producer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

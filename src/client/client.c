@@ -1,0 +1,177 @@
+#include "client/client.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/producer.h"
+#include "common/error.h"
+#include "net/pool.h"
+
+void pc_waiter_init(pc_waiter_t *w)
+{
+    uv_mutex_init(&w->mu);
+    uv_cond_init(&w->cond);
+    w->done = false;
+    w->res = PULSARC_OK;
+}
+
+void pc_waiter_destroy(pc_waiter_t *w)
+{
+    uv_cond_destroy(&w->cond);
+    uv_mutex_destroy(&w->mu);
+}
+
+void pc_waiter_signal(pc_waiter_t *w, pulsarc_result res)
+{
+    uv_mutex_lock(&w->mu);
+    w->res = res;
+    w->done = true;
+    uv_cond_signal(&w->cond);
+    uv_mutex_unlock(&w->mu);
+}
+
+pulsarc_result pc_waiter_wait(pc_waiter_t *w)
+{
+    uv_mutex_lock(&w->mu);
+    while (!w->done)
+        uv_cond_wait(&w->cond, &w->mu);
+    pulsarc_result r = w->res;
+    uv_mutex_unlock(&w->mu);
+    return r;
+}
+
+void pc_client_post(pulsarc_client_t *c, pc_task_t *task)
+{
+    task->next = NULL;
+    uv_mutex_lock(&c->tasks_mu);
+    if (c->tasks_tail)
+        c->tasks_tail->next = task;
+    else
+        c->tasks_head = task;
+    c->tasks_tail = task;
+    uv_mutex_unlock(&c->tasks_mu);
+    uv_async_send(&c->wakeup);
+}
+
+bool pc_client_on_loop(const pulsarc_client_t *c)
+{
+    uv_thread_t self = uv_thread_self();
+    return uv_thread_equal(&self, &c->thread);
+}
+
+void pc_client_admission_released(pulsarc_client_t *c)
+{
+    uv_mutex_lock(&c->admit_mu);
+    uv_cond_broadcast(&c->admit_cond);
+    uv_mutex_unlock(&c->admit_mu);
+}
+
+/* Wake-ups coalesce, so take the whole list each time. */
+static void on_wakeup(uv_async_t *h)
+{
+    pulsarc_client_t *c = h->data;
+    uv_mutex_lock(&c->tasks_mu);
+    pc_task_t *t = c->tasks_head;
+    c->tasks_head = c->tasks_tail = NULL;
+    uv_mutex_unlock(&c->tasks_mu);
+    while (t) {
+        pc_task_t *next = t->next;
+        t->run(t);
+        t = next;
+    }
+}
+
+static void loop_main(void *arg)
+{
+    pulsarc_client_t *c = arg;
+    uv_run(&c->loop, UV_RUN_DEFAULT);
+}
+
+pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_config_t *conf,
+                                  pulsarc_client_t **out)
+{
+    if (!service_url || !out)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "service_url and out must not be NULL");
+    *out = NULL;
+    pulsarc_client_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    char err[256];
+    if (pc_service_url_parse(service_url, &c->url, err, sizeof err) != 0) {
+        free(c);
+        return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%s\": %s", service_url, err);
+    }
+    if (c->url.tls) {
+        free(c);
+        return pc_fail(PULSARC_ERR_UNSUPPORTED, "TLS (pulsar+ssl://) is not supported yet");
+    }
+    snprintf(c->service_url, sizeof c->service_url, "%s", service_url);
+    if (conf)
+        c->conf = *conf;
+    else
+        pc_client_config_defaults(&c->conf);
+    c->log.cb = c->conf.log_cb ? c->conf.log_cb : pc_log_stderr;
+    c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
+    c->log.level = (pulsarc_log_level)c->conf.log_level;
+    c->next_request_id = 1;
+    c->next_producer_id = 1;
+    atomic_init(&c->memory_used, 0);
+
+    if (uv_loop_init(&c->loop) != 0) {
+        free(c);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot create the event loop");
+    }
+    uv_mutex_init(&c->tasks_mu);
+    uv_mutex_init(&c->admit_mu);
+    uv_cond_init(&c->admit_cond);
+    uv_async_init(&c->loop, &c->wakeup, on_wakeup);
+    c->wakeup.data = c;
+    c->pool = pc_pool_new(c);
+    if (!c->pool || uv_thread_create(&c->thread, loop_main, c) != 0) {
+        pc_pool_free(c->pool);
+        uv_close((uv_handle_t *)&c->wakeup, NULL);
+        uv_run(&c->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&c->loop);
+        free(c);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot start the client thread");
+    }
+    *out = c;
+    return PULSARC_OK;
+}
+
+typedef struct shutdown_task {
+    pc_task_t task;
+    pulsarc_client_t *client;
+} shutdown_task;
+
+/* Fail and close every producer, close the pool, then let the loop run dry. */
+static void run_shutdown(pc_task_t *t)
+{
+    pulsarc_client_t *c = ((shutdown_task *)t)->client;
+    c->stopping = true;
+    pc_producers_shutdown(c);
+    pc_pool_close_all(c->pool);
+    uv_close((uv_handle_t *)&c->wakeup, NULL);
+}
+
+pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
+{
+    if (!c)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client must not be NULL");
+    if (pc_client_on_loop(c))
+        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_client_destroy called from a callback");
+    shutdown_task st = { .client = c };
+    st.task.run = run_shutdown;
+    pc_client_post(c, &st.task);
+    uv_thread_join(&c->thread);
+    /* Tasks that arrived after the shutdown (e.g. sends racing destroy) still own memory. */
+    on_wakeup(&c->wakeup);
+    pc_producers_free_all(c);
+    pc_pool_free(c->pool);
+    uv_loop_close(&c->loop);
+    uv_cond_destroy(&c->admit_cond);
+    uv_mutex_destroy(&c->admit_mu);
+    uv_mutex_destroy(&c->tasks_mu);
+    free(c);
+    return PULSARC_OK;
+}

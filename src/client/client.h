@@ -1,0 +1,69 @@
+/* The client: configuration, the loop thread and the hand-over of work to it. */
+#ifndef PC_CLIENT_H
+#define PC_CLIENT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "client/config.h"
+#include "common/log.h"
+#include "net/service_url.h"
+#include "pulsarc/pulsarc.h"
+
+struct pc_pool;
+
+/* A unit of work handed to the loop thread. Embed it in a larger struct. */
+typedef struct pc_task {
+    struct pc_task *next;
+    void (*run)(struct pc_task *task);
+} pc_task_t;
+
+/* A one-shot rendezvous for blocking calls: the loop thread signals, the caller waits. */
+typedef struct pc_waiter {
+    uv_mutex_t mu;
+    uv_cond_t cond;
+    bool done;
+    pulsarc_result res;
+} pc_waiter_t;
+
+void pc_waiter_init(pc_waiter_t *w);
+void pc_waiter_destroy(pc_waiter_t *w);
+void pc_waiter_signal(pc_waiter_t *w, pulsarc_result res);
+pulsarc_result pc_waiter_wait(pc_waiter_t *w);
+
+struct pulsarc_client {
+    pulsarc_client_config_t conf;
+    pc_logger_t log;
+    pc_service_url_t url;
+    char service_url[1024];
+
+    uv_loop_t loop;
+    uv_thread_t thread;
+    uv_async_t wakeup;
+    uv_mutex_t tasks_mu;
+    pc_task_t *tasks_head, *tasks_tail;
+    bool stopping;            /* loop thread: destroy has started */
+
+    struct pc_pool *pool;
+    uint64_t next_request_id; /* loop thread only */
+    uint64_t next_producer_id;
+    int next_host;            /* round-robin over the service URL's hosts */
+
+    /* Admission counters, touched from any thread. */
+    atomic_int_fast64_t memory_used;
+    uv_mutex_t admit_mu;
+    uv_cond_t admit_cond;     /* signalled when memory or permits are released */
+
+    struct pulsarc_producer *producers; /* loop thread: every open producer */
+};
+
+/* Queue work for the loop thread (any thread). */
+void pc_client_post(pulsarc_client_t *c, pc_task_t *task);
+/* True on the client's loop thread. */
+bool pc_client_on_loop(const pulsarc_client_t *c);
+/* Wake threads waiting for admission (memory or permits were released). */
+void pc_client_admission_released(pulsarc_client_t *c);
+
+#endif

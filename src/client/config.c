@@ -1,0 +1,247 @@
+#include "client/config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/error.h"
+
+typedef enum { T_INT, T_BOOL, T_STR, T_ENUM } conf_type;
+
+typedef struct conf_row {
+    const char *key;
+    conf_type type;
+    size_t offset;
+    int64_t min, max;
+    const char *def;
+    const char *const *names; /* T_ENUM: value i is names[i], NULL-terminated */
+} conf_row;
+
+static const char *const log_levels[] = { "debug", "info", "warn", "error", "off", NULL };
+static const char *const codecs[] = { "none", "lz4", "zlib", "zstd", "snappy", NULL };
+
+#define CC(field) offsetof(struct pulsarc_client_config, field)
+static const conf_row client_rows[] = {
+    { "operationTimeoutMs", T_INT, CC(operation_timeout_ms), 1, 3600000, "30000", NULL },
+    { "connectionTimeoutMs", T_INT, CC(connection_timeout_ms), 1, 3600000, "10000", NULL },
+    { "keepAliveIntervalSeconds", T_INT, CC(keepalive_interval_s), 1, 3600, "30", NULL },
+    { "maxLookupRedirects", T_INT, CC(max_lookup_redirects), 0, 1000, "20", NULL },
+    { "memoryLimitBytes", T_INT, CC(memory_limit_bytes), 0, INT64_MAX, "67108864", NULL },
+    { "initialBackoffIntervalMs", T_INT, CC(initial_backoff_ms), 1, 3600000, "100", NULL },
+    { "maxBackoffIntervalMs", T_INT, CC(max_backoff_ms), 1, 86400000, "60000", NULL },
+    { "logLevel", T_ENUM, CC(log_level), 0, 4, "warn", log_levels },
+};
+#undef CC
+
+#define PC(field) offsetof(struct pulsarc_producer_config, field)
+static const conf_row producer_rows[] = {
+    { "producerName", T_STR, PC(producer_name), 1, 255, NULL, NULL },
+    { "sendTimeoutMs", T_INT, PC(send_timeout_ms), 0, INT64_MAX / 2, "30000", NULL },
+    { "maxPendingMessages", T_INT, PC(max_pending_messages), 0, INT32_MAX, "1000", NULL },
+    { "blockIfQueueFull", T_BOOL, PC(block_if_queue_full), 0, 1, "false", NULL },
+    { "initialSequenceId", T_INT, PC(initial_sequence_id), -1, INT64_MAX - 1, "-1", NULL },
+    { "compressionType", T_ENUM, PC(compression), 0, 4, "none", codecs },
+};
+#undef PC
+
+#define NROWS(t) (sizeof(t) / sizeof((t)[0]))
+
+static int parse_bool(const char *v, bool *out)
+{
+    if (!strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes")) {
+        *out = true;
+        return 0;
+    }
+    if (!strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no")) {
+        *out = false;
+        return 0;
+    }
+    return -1;
+}
+
+static pulsarc_result set_row(const conf_row *r, void *base, const char *value)
+{
+    char *field = (char *)base + r->offset;
+    switch (r->type) {
+    case T_INT: {
+        char *end;
+        errno = 0;
+        long long v = strtoll(value, &end, 10);
+        if (errno || end == value || *end || v < r->min || v > r->max)
+            return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                           "%s: \"%s\" is not an integer in [%" PRId64 ", %" PRId64 "]", r->key,
+                           value, r->min, r->max);
+        *(int64_t *)field = v;
+        return PULSARC_OK;
+    }
+    case T_BOOL:
+        if (parse_bool(value, (bool *)field) != 0)
+            return pc_fail(PULSARC_ERR_INVALID_CONFIG, "%s: \"%s\" is not true or false", r->key,
+                           value);
+        return PULSARC_OK;
+    case T_STR: {
+        size_t n = strlen(value);
+        if ((int64_t)n < r->min || (int64_t)n > r->max)
+            return pc_fail(PULSARC_ERR_INVALID_CONFIG, "%s: length must be %" PRId64 "..%" PRId64,
+                           r->key, r->min, r->max);
+        char *copy = strdup(value);
+        if (!copy)
+            return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+        free(*(char **)field);
+        *(char **)field = copy;
+        return PULSARC_OK;
+    }
+    case T_ENUM:
+        for (int64_t i = 0; r->names[i]; i++) {
+            if (!strcasecmp(r->names[i], value)) {
+                *(int64_t *)field = i;
+                return PULSARC_OK;
+            }
+        }
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG, "%s: \"%s\" is not a known value", r->key,
+                       value);
+    }
+    return PULSARC_ERR_INVALID_CONFIG;
+}
+
+static pulsarc_result set_key(const conf_row *rows, size_t n, void *base, const char *key,
+                              const char *value)
+{
+    if (!base || !key || !value)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config, key and value must not be NULL");
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(rows[i].key, key))
+            return set_row(&rows[i], base, value);
+    return pc_fail(PULSARC_ERR_INVALID_CONFIG, "unknown configuration key \"%s\"", key);
+}
+
+static void fill_defaults(const conf_row *rows, size_t n, void *base)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].def)
+            set_row(&rows[i], base, rows[i].def);
+}
+
+static size_t dump(const conf_row *rows, size_t n, const void *base, char *buf, size_t len)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *field = (const char *)base + rows[i].offset;
+        char val[64];
+        const char *v = val;
+        switch (rows[i].type) {
+        case T_INT:
+            snprintf(val, sizeof val, "%" PRId64, *(const int64_t *)field);
+            break;
+        case T_BOOL:
+            v = *(const bool *)field ? "true" : "false";
+            break;
+        case T_STR:
+            v = *(char *const *)field ? *(char *const *)field : "";
+            break;
+        case T_ENUM:
+            v = rows[i].names[*(const int64_t *)field];
+            break;
+        }
+        int w = snprintf(buf ? buf + (used < len ? used : len) : NULL,
+                         used < len ? len - used : 0, "%s=%s\n", rows[i].key, v);
+        if (w > 0)
+            used += (size_t)w;
+    }
+    return used;
+}
+
+void pc_client_config_defaults(pulsarc_client_config_t *c)
+{
+    memset(c, 0, sizeof *c);
+    fill_defaults(client_rows, NROWS(client_rows), c);
+}
+
+void pc_producer_config_defaults(pulsarc_producer_config_t *c)
+{
+    memset(c, 0, sizeof *c);
+    fill_defaults(producer_rows, NROWS(producer_rows), c);
+}
+
+pulsarc_client_config_t *pulsarc_client_config_new(void)
+{
+    pulsarc_client_config_t *c = malloc(sizeof *c);
+    if (c)
+        pc_client_config_defaults(c);
+    return c;
+}
+
+void pulsarc_client_config_free(pulsarc_client_config_t *conf)
+{
+    free(conf);
+}
+
+pulsarc_result pulsarc_client_config_set(pulsarc_client_config_t *conf, const char *key,
+                                         const char *value)
+{
+    return set_key(client_rows, NROWS(client_rows), conf, key, value);
+}
+
+void pulsarc_client_config_set_logger(pulsarc_client_config_t *conf, pulsarc_log_cb cb,
+                                      void *ctx)
+{
+    if (!conf)
+        return;
+    conf->log_cb = cb;
+    conf->log_ctx = ctx;
+    /* Remember that the user chose, so NULL means silence rather than the default. */
+    if (!cb)
+        conf->log_level = PULSARC_LOG_OFF;
+}
+
+size_t pulsarc_client_config_dump(const pulsarc_client_config_t *conf, char *buf, size_t len)
+{
+    return conf ? dump(client_rows, NROWS(client_rows), conf, buf, len) : 0;
+}
+
+pulsarc_producer_config_t *pulsarc_producer_config_new(void)
+{
+    pulsarc_producer_config_t *c = malloc(sizeof *c);
+    if (c)
+        pc_producer_config_defaults(c);
+    return c;
+}
+
+void pc_producer_config_clear(pulsarc_producer_config_t *c)
+{
+    free(c->producer_name);
+    c->producer_name = NULL;
+}
+
+void pulsarc_producer_config_free(pulsarc_producer_config_t *conf)
+{
+    if (!conf)
+        return;
+    pc_producer_config_clear(conf);
+    free(conf);
+}
+
+pulsarc_result pulsarc_producer_config_set(pulsarc_producer_config_t *conf, const char *key,
+                                           const char *value)
+{
+    return set_key(producer_rows, NROWS(producer_rows), conf, key, value);
+}
+
+size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf, char *buf,
+                                    size_t len)
+{
+    return conf ? dump(producer_rows, NROWS(producer_rows), conf, buf, len) : 0;
+}
+
+int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_producer_config_t *src)
+{
+    *dst = *src;
+    dst->producer_name = NULL;
+    if (src->producer_name && !(dst->producer_name = strdup(src->producer_name)))
+        return -1;
+    return 0;
+}

@@ -1,0 +1,215 @@
+#include "client/message.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+pulsarc_message_t *pulsarc_message_new(void)
+{
+    pulsarc_message_t *m = calloc(1, sizeof *m);
+    if (m)
+        m->sequence_id = -1;
+    return m;
+}
+
+static void release_payload(pulsarc_message_t *m)
+{
+    if (m->free_cb)
+        m->free_cb((void *)m->payload, m->payload_len, m->free_ctx);
+    m->payload = NULL;
+    m->payload_len = 0;
+    m->free_cb = NULL;
+    m->free_ctx = NULL;
+}
+
+void pulsarc_message_clear(pulsarc_message_t *m)
+{
+    if (!m)
+        return;
+    release_payload(m);
+    free(m->key);
+    free(m->ordering_key);
+    for (size_t i = 0; i < m->n_props; i++) {
+        free(m->props[i].key);
+        free(m->props[i].value);
+    }
+    free(m->props);
+    memset(m, 0, sizeof *m);
+    m->sequence_id = -1;
+}
+
+void pulsarc_message_free(pulsarc_message_t *m)
+{
+    if (!m)
+        return;
+    pulsarc_message_clear(m);
+    free(m);
+}
+
+pulsarc_result pulsarc_message_set_payload(pulsarc_message_t *m, const void *data, size_t len)
+{
+    if (!m || (!data && len))
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message and data must not be NULL");
+    release_payload(m);
+    m->payload = data;
+    m->payload_len = len;
+    return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_message_set_payload_borrowed(pulsarc_message_t *m, const void *data,
+                                                    size_t len, pulsarc_payload_free_cb free_cb,
+                                                    void *ctx)
+{
+    if (!m || (!data && len) || !free_cb)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "message, data and free callback must not be NULL");
+    release_payload(m);
+    m->payload = data;
+    m->payload_len = len;
+    m->free_cb = free_cb;
+    m->free_ctx = ctx;
+    return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_message_set_key(pulsarc_message_t *m, const char *key)
+{
+    if (!m || !key)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message and key must not be NULL");
+    char *copy = strdup(key);
+    if (!copy)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    free(m->key);
+    m->key = copy;
+    return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_message_set_ordering_key(pulsarc_message_t *m, const void *key,
+                                                size_t len)
+{
+    if (!m || !key || !len)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message and ordering key must be given");
+    uint8_t *copy = malloc(len);
+    if (!copy)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    memcpy(copy, key, len);
+    free(m->ordering_key);
+    m->ordering_key = copy;
+    m->ordering_key_len = len;
+    return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_message_set_property(pulsarc_message_t *m, const char *name,
+                                            const char *value)
+{
+    if (!m || !name || !value)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message, name and value must not be NULL");
+    for (size_t i = 0; i < m->n_props; i++) {
+        if (!strcmp(m->props[i].key, name)) {
+            char *v = strdup(value);
+            if (!v)
+                return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+            free(m->props[i].value);
+            m->props[i].value = v;
+            return PULSARC_OK;
+        }
+    }
+    if (m->n_props == m->cap_props) {
+        size_t cap = m->cap_props ? m->cap_props * 2 : 4;
+        pc_property_t *p = realloc(m->props, cap * sizeof *p);
+        if (!p)
+            return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+        m->props = p;
+        m->cap_props = cap;
+    }
+    char *k = strdup(name), *v = strdup(value);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
+    m->props[m->n_props].key = k;
+    m->props[m->n_props].value = v;
+    m->n_props++;
+    return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_message_set_event_time(pulsarc_message_t *m, uint64_t ms)
+{
+    if (!m)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message must not be NULL");
+    m->event_time = ms;
+    return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_message_set_sequence_id(pulsarc_message_t *m, int64_t id)
+{
+    if (!m || id < 0)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "sequence id must be >= 0");
+    m->sequence_id = id;
+    return PULSARC_OK;
+}
+
+/* Lay out message, property table, strings and (copy mode) payload in one block. */
+pc_msg_t *pc_msg_from_builder(pulsarc_message_t *b)
+{
+    size_t strings = 0;
+    for (size_t i = 0; i < b->n_props; i++)
+        strings += strlen(b->props[i].key) + strlen(b->props[i].value) + 2;
+    size_t key_len = b->key ? strlen(b->key) + 1 : 0;
+    size_t copy_len = b->free_cb ? 0 : b->payload_len;
+    size_t size = sizeof(pc_msg_t) + b->n_props * sizeof(pc_property_t) + strings + key_len +
+                  b->ordering_key_len + copy_len;
+    pc_msg_t *m = malloc(size);
+    if (!m)
+        return NULL;
+    memset(m, 0, sizeof *m);
+    char *p = (char *)(m + 1);
+    pc_property_t *props = (pc_property_t *)p;
+    p += b->n_props * sizeof(pc_property_t);
+    for (size_t i = 0; i < b->n_props; i++) {
+        size_t kl = strlen(b->props[i].key) + 1, vl = strlen(b->props[i].value) + 1;
+        props[i].key = memcpy(p, b->props[i].key, kl);
+        p += kl;
+        props[i].value = memcpy(p, b->props[i].value, vl);
+        p += vl;
+    }
+    m->props = props;
+    m->n_props = b->n_props;
+    if (b->key) {
+        m->key = memcpy(p, b->key, key_len);
+        p += key_len;
+    }
+    if (b->ordering_key) {
+        m->ordering_key = memcpy(p, b->ordering_key, b->ordering_key_len);
+        m->ordering_key_len = b->ordering_key_len;
+        p += b->ordering_key_len;
+    }
+    m->payload_len = b->payload_len;
+    if (b->free_cb) {
+        m->payload = b->payload;
+        m->free_cb = b->free_cb;
+        m->free_ctx = b->free_ctx;
+        /* The payload now belongs to this accepted message. */
+        b->payload = NULL;
+        b->payload_len = 0;
+        b->free_cb = NULL;
+        b->free_ctx = NULL;
+    } else {
+        if (copy_len)
+            memcpy(p, b->payload, copy_len);
+        m->payload = (const uint8_t *)p;
+    }
+    m->event_time = b->event_time;
+    m->sequence_id = b->sequence_id;
+    return m;
+}
+
+void pc_msg_free(pc_msg_t *m)
+{
+    if (!m)
+        return;
+    if (m->free_cb)
+        m->free_cb((void *)m->payload, m->payload_len, m->free_ctx);
+    free(m);
+}

@@ -1,0 +1,570 @@
+#include "client/producer.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/message.h"
+#include "client/message_id.h"
+#include "common/error.h"
+#include "common/topic_name.h"
+#include "net/lookup.h"
+#include "producer/partition_producer.h"
+#include "routing/router.h"
+#include "wire/frame.h"
+
+enum { P_OPEN, P_CLOSING, P_CLOSED };
+
+typedef struct done_task {
+    pc_task_t task;
+    pulsarc_producer_t *producer;
+    pulsarc_done_cb cb;
+    void *ctx;
+    int remaining;
+    pulsarc_result res;
+} done_task;
+
+struct pulsarc_producer {
+    pulsarc_client_t *client;
+    pulsarc_producer_config_t conf;
+    pc_topic_name_t topic;
+    pc_pp_t **parts;
+    int n_parts;
+    bool partitioned;
+    pc_router_t router;
+
+    _Atomic int state;
+    _Atomic int_fast64_t pending; /* accepted, callback not yet run */
+    _Atomic uint32_t max_message_size; /* the broker's limit, for an early check */
+
+    struct pulsarc_producer *next; /* client's list, loop thread */
+    bool listed;
+    bool free_requested;
+    bool closing_on_loop;
+
+    /* Creation, reported to the blocked creator. */
+    pc_task_t create_task;
+    int create_remaining;
+    pulsarc_result create_res;
+    char create_detail[512];
+    pc_waiter_t *create_waiter;
+    pc_task_t free_task;
+};
+
+/* ---- admission -------------------------------------------------------------- */
+
+static pulsarc_result admit(pulsarc_producer_t *p, size_t bytes)
+{
+    pulsarc_client_t *c = p->client;
+    int64_t limit = c->conf.memory_limit_bytes;
+    int64_t max_pending = p->conf.max_pending_messages;
+    bool may_block = p->conf.block_if_queue_full && !pc_client_on_loop(c);
+    if (limit > 0 && (int64_t)bytes > limit)
+        return pc_fail(PULSARC_ERR_MEMORY_LIMIT,
+                       "message of %zu bytes is larger than memoryLimitBytes (%lld)", bytes,
+                       (long long)limit);
+    uv_mutex_lock(&c->admit_mu);
+    for (;;) {
+        if (atomic_load(&p->state) != P_OPEN) {
+            uv_mutex_unlock(&c->admit_mu);
+            return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
+        }
+        bool room = max_pending == 0 || atomic_load(&p->pending) < max_pending;
+        bool memory = limit == 0 || atomic_load(&c->memory_used) + (int64_t)bytes <= limit;
+        if (room && memory) {
+            atomic_fetch_add(&p->pending, 1);
+            atomic_fetch_add(&c->memory_used, (int64_t)bytes);
+            uv_mutex_unlock(&c->admit_mu);
+            return PULSARC_OK;
+        }
+        if (!may_block) {
+            uv_mutex_unlock(&c->admit_mu);
+            if (!room)
+                return pc_fail(PULSARC_ERR_QUEUE_FULL, "%lld messages pending (maxPendingMessages)",
+                               (long long)max_pending);
+            return pc_fail(PULSARC_ERR_MEMORY_LIMIT, "memoryLimitBytes (%lld) reached",
+                           (long long)limit);
+        }
+        uv_cond_wait(&c->admit_cond, &c->admit_mu);
+    }
+}
+
+static void release(pulsarc_producer_t *p, size_t bytes)
+{
+    pulsarc_client_t *c = p->client;
+    uv_mutex_lock(&c->admit_mu);
+    atomic_fetch_sub(&p->pending, 1);
+    atomic_fetch_sub(&c->memory_used, (int64_t)bytes);
+    uv_cond_broadcast(&c->admit_cond);
+    uv_mutex_unlock(&c->admit_mu);
+}
+
+/* The one place a message ends: admission released, callback run, memory freed. */
+static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
+                             const pulsarc_message_id_t *id)
+{
+    pulsarc_producer_t *p = owner;
+    release(p, msg->reserved_bytes);
+    if (msg->cb)
+        msg->cb(p, res, res == PULSARC_OK ? id : NULL, msg->cb_ctx);
+    pc_msg_free(msg);
+}
+
+/* ---- sending ---------------------------------------------------------------- */
+
+static void run_send(pc_task_t *t)
+{
+    pc_msg_t *msg = (pc_msg_t *)t;
+    pulsarc_producer_t *p = msg->producer;
+    if (p->client->stopping || !p->parts) {
+        pc_set_detail("client is closing");
+        complete_message(p, msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
+        return;
+    }
+    int i = p->partitioned ? pc_router_choose(&p->router, msg, p->n_parts) : 0;
+    pc_pp_send(p->parts[i], msg);
+}
+
+pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_message_t *msg,
+                                           pulsarc_send_cb cb, void *ctx)
+{
+    if (!p || !msg)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer and message must not be NULL");
+    /* Uncompressed payloads can be judged at once; compressed ones after compression. */
+    uint32_t max = atomic_load(&p->max_message_size);
+    if (p->conf.compression == 0 && msg->payload_len > max)
+        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                       "payload of %zu bytes is above the broker's limit of %u bytes",
+                       msg->payload_len, max);
+    pulsarc_result res = admit(p, msg->payload_len);
+    if (res != PULSARC_OK)
+        return res;
+    pc_msg_t *m = pc_msg_from_builder(msg);
+    if (!m) {
+        release(p, msg->payload_len);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
+    m->reserved_bytes = m->payload_len;
+    m->cb = cb;
+    m->cb_ctx = ctx;
+    m->producer = p;
+    m->task.run = run_send;
+    pc_client_post(p->client, &m->task);
+    return PULSARC_OK;
+}
+
+typedef struct sync_send {
+    pc_waiter_t waiter;
+    pulsarc_message_id_t id;
+    bool has_id;
+    char detail[512];
+} sync_send;
+
+static void on_sync_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_message_id_t *id,
+                         void *ctx)
+{
+    sync_send *s = ctx;
+    if (id) {
+        s->id = *id;
+        s->has_id = true;
+    }
+    snprintf(s->detail, sizeof s->detail, "%s", pulsarc_last_error_detail());
+    pc_waiter_signal(&s->waiter, res);
+}
+
+pulsarc_result pulsarc_producer_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
+                                     pulsarc_message_id_t **id_out)
+{
+    if (id_out)
+        *id_out = NULL;
+    if (!p || !msg)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer and message must not be NULL");
+    if (pc_client_on_loop(p->client))
+        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_producer_send called from a callback");
+    sync_send s;
+    memset(&s, 0, sizeof s);
+    pc_waiter_init(&s.waiter);
+    pulsarc_result res = pulsarc_producer_send_async(p, msg, on_sync_sent, &s);
+    if (res == PULSARC_OK) {
+        res = pc_waiter_wait(&s.waiter);
+        pc_set_detail(s.detail);
+        if (res == PULSARC_OK && id_out && s.has_id)
+            *id_out = pulsarc_message_id_copy(&s.id);
+    }
+    pc_waiter_destroy(&s.waiter);
+    return res;
+}
+
+/* ---- flush and close -------------------------------------------------------- */
+
+static void done_task_part(pc_pp_t *pp, pulsarc_result res, void *ctx)
+{
+    done_task *d = ctx;
+    if (res != PULSARC_OK && d->res == PULSARC_OK)
+        d->res = res;
+    if (--d->remaining > 0)
+        return;
+    if (d->cb)
+        d->cb(d->producer, d->res, d->ctx);
+    free(d);
+}
+
+static void run_flush(pc_task_t *t)
+{
+    done_task *d = (done_task *)t;
+    pulsarc_producer_t *p = d->producer;
+    if (!p->parts) {
+        done_task_part(NULL, PULSARC_ERR_ALREADY_CLOSED, d);
+        return;
+    }
+    d->remaining = p->n_parts;
+    for (int i = 0, n = p->n_parts; i < n; i++)
+        pc_pp_flush(p->parts[i], done_task_part, d);
+}
+
+static pulsarc_result post_done_task(pulsarc_producer_t *p, void (*run)(pc_task_t *),
+                                     pulsarc_done_cb cb, void *ctx)
+{
+    done_task *d = calloc(1, sizeof *d);
+    if (!d)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    d->task.run = run;
+    d->producer = p;
+    d->cb = cb;
+    d->ctx = ctx;
+    d->remaining = 1;
+    pc_client_post(p->client, &d->task);
+    return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_producer_flush_async(pulsarc_producer_t *p, pulsarc_done_cb cb, void *ctx)
+{
+    if (!p)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer must not be NULL");
+    return post_done_task(p, run_flush, cb, ctx);
+}
+
+static void on_sync_done(pulsarc_producer_t *p, pulsarc_result res, void *ctx)
+{
+    pc_waiter_signal(ctx, res);
+}
+
+static pulsarc_result wait_done(pulsarc_producer_t *p,
+                                pulsarc_result (*start)(pulsarc_producer_t *, pulsarc_done_cb,
+                                                        void *))
+{
+    pc_waiter_t w;
+    pc_waiter_init(&w);
+    pulsarc_result res = start(p, on_sync_done, &w);
+    if (res == PULSARC_OK)
+        res = pc_waiter_wait(&w);
+    pc_waiter_destroy(&w);
+    return res;
+}
+
+pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *p)
+{
+    if (!p)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer must not be NULL");
+    if (pc_client_on_loop(p->client))
+        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_producer_flush called from a callback");
+    return wait_done(p, pulsarc_producer_flush_async);
+}
+
+static void unlink_and_free(pulsarc_producer_t *p)
+{
+    pulsarc_client_t *c = p->client;
+    if (p->listed) {
+        for (pulsarc_producer_t **pp = &c->producers; *pp; pp = &(*pp)->next) {
+            if (*pp == p) {
+                *pp = p->next;
+                break;
+            }
+        }
+    }
+    for (int i = 0; i < p->n_parts; i++)
+        pc_pp_free(p->parts[i]);
+    free(p->parts);
+    pc_producer_config_clear(&p->conf);
+    free(p);
+}
+
+static void on_closed(pulsarc_producer_t *p, pulsarc_result res, void *ctx)
+{
+    done_task *d = ctx;
+    atomic_store(&p->state, P_CLOSED);
+    p->closing_on_loop = false;
+    if (d->cb)
+        d->cb(p, res, d->ctx);
+    free(d);
+    if (p->free_requested)
+        unlink_and_free(p);
+}
+
+static void run_close(pc_task_t *t)
+{
+    done_task *d = (done_task *)t;
+    pulsarc_producer_t *p = d->producer;
+    if (p->closing_on_loop || !p->parts || p->client->stopping) {
+        if (d->cb)
+            d->cb(p, PULSARC_OK, d->ctx);
+        free(d);
+        return;
+    }
+    p->closing_on_loop = true;
+    /* A second done_task collects the partitions and then reports through on_closed. */
+    done_task *all = calloc(1, sizeof *all);
+    if (!all) {
+        p->closing_on_loop = false;
+        if (d->cb)
+            d->cb(p, PULSARC_ERR_NO_MEMORY, d->ctx);
+        free(d);
+        return;
+    }
+    all->producer = p;
+    all->cb = on_closed;
+    all->ctx = d;
+    all->remaining = p->n_parts;
+    for (int i = 0, n = p->n_parts; i < n; i++)
+        pc_pp_close(p->parts[i], done_task_part, all);
+}
+
+static void begin_closing(pulsarc_producer_t *p)
+{
+    /* Under the admission lock so that blocked senders wake up and see the state. */
+    uv_mutex_lock(&p->client->admit_mu);
+    int open = P_OPEN;
+    atomic_compare_exchange_strong(&p->state, &open, P_CLOSING);
+    uv_cond_broadcast(&p->client->admit_cond);
+    uv_mutex_unlock(&p->client->admit_mu);
+}
+
+pulsarc_result pulsarc_producer_close_async(pulsarc_producer_t *p, pulsarc_done_cb cb, void *ctx)
+{
+    if (!p)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer must not be NULL");
+    begin_closing(p);
+    return post_done_task(p, run_close, cb, ctx);
+}
+
+pulsarc_result pulsarc_producer_close(pulsarc_producer_t *p)
+{
+    if (!p)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer must not be NULL");
+    if (pc_client_on_loop(p->client))
+        return pulsarc_producer_close_async(p, NULL, NULL);
+    return wait_done(p, pulsarc_producer_close_async);
+}
+
+static void run_free(pc_task_t *t)
+{
+    pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)t - offsetof(pulsarc_producer_t, free_task));
+    p->free_requested = true;
+    if (p->closing_on_loop)
+        return; /* on_closed frees it */
+    if (atomic_load(&p->state) == P_CLOSED || p->client->stopping) {
+        unlink_and_free(p);
+        return;
+    }
+    done_task *d = calloc(1, sizeof *d);
+    if (!d) {
+        unlink_and_free(p);
+        return;
+    }
+    d->producer = p;
+    run_close(&d->task);
+}
+
+void pulsarc_producer_free(pulsarc_producer_t *p)
+{
+    if (!p)
+        return;
+    begin_closing(p);
+    p->free_task.run = run_free;
+    pc_client_post(p->client, &p->free_task);
+}
+
+/* ---- creation --------------------------------------------------------------- */
+
+static void creation_finished(pulsarc_producer_t *p)
+{
+    if (p->create_res != PULSARC_OK) {
+        for (int i = 0; i < p->n_parts; i++)
+            pc_pp_free(p->parts[i]);
+        free(p->parts);
+        p->parts = NULL;
+        p->n_parts = 0;
+    } else {
+        atomic_store(&p->max_message_size, pc_pp_max_message_size(p->parts[0]));
+        p->next = p->client->producers;
+        p->client->producers = p;
+        p->listed = true;
+    }
+    pc_waiter_signal(p->create_waiter, p->create_res);
+}
+
+static void on_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
+{
+    pulsarc_producer_t *p = ctx;
+    if (res != PULSARC_OK && p->create_res == PULSARC_OK) {
+        p->create_res = res;
+        snprintf(p->create_detail, sizeof p->create_detail, "%s", pulsarc_last_error_detail());
+    }
+    if (--p->create_remaining == 0)
+        creation_finished(p);
+}
+
+static void on_partitions(pulsarc_result res, int n, void *ctx)
+{
+    pulsarc_producer_t *p = ctx;
+    if (res != PULSARC_OK) {
+        p->create_res = res;
+        snprintf(p->create_detail, sizeof p->create_detail, "partition metadata of %s: %s",
+                 p->topic.full, pulsarc_last_error_detail());
+        pc_waiter_signal(p->create_waiter, res);
+        return;
+    }
+    p->partitioned = n > 0;
+    p->n_parts = n > 0 ? n : 1;
+    p->parts = calloc((size_t)p->n_parts, sizeof *p->parts);
+    if (!p->parts) {
+        p->create_res = PULSARC_ERR_NO_MEMORY;
+        pc_waiter_signal(p->create_waiter, p->create_res);
+        return;
+    }
+    for (int i = 0; i < p->n_parts; i++) {
+        char name[600];
+        if (p->partitioned)
+            pc_topic_name_partition(&p->topic, i, name, sizeof name);
+        else
+            snprintf(name, sizeof name, "%s", p->topic.full);
+        p->parts[i] = pc_pp_new(p->client, name, p->partitioned ? i : -1, &p->conf,
+                                complete_message, p);
+        if (!p->parts[i]) {
+            p->n_parts = i;
+            p->create_res = PULSARC_ERR_NO_MEMORY;
+            creation_finished(p);
+            return;
+        }
+    }
+    pc_router_init(&p->router, &p->conf, p->n_parts);
+    p->create_remaining = p->n_parts;
+    for (int i = 0, n_parts = p->n_parts; i < n_parts; i++)
+        pc_pp_start(p->parts[i], on_part_started, p);
+}
+
+static void run_create(pc_task_t *t)
+{
+    pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)t - offsetof(pulsarc_producer_t, create_task));
+    if (p->client->stopping) {
+        p->create_res = PULSARC_ERR_ALREADY_CLOSED;
+        pc_waiter_signal(p->create_waiter, p->create_res);
+        return;
+    }
+    pc_lookup_partitions(p->client, p->topic.full, on_partitions, p);
+}
+
+pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *topic,
+                                              const pulsarc_producer_config_t *conf,
+                                              pulsarc_producer_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!c || !topic || !out)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client, topic and out must not be NULL");
+    if (pc_client_on_loop(c))
+        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "create_producer called from a callback");
+    pulsarc_producer_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    char err[256];
+    if (pc_topic_name_parse(topic, &p->topic, err, sizeof err) != 0) {
+        free(p);
+        return pc_fail(PULSARC_ERR_INVALID_TOPIC, "topic \"%s\": %s", topic, err);
+    }
+    pulsarc_producer_config_t defaults;
+    if (!conf) {
+        pc_producer_config_defaults(&defaults);
+        conf = &defaults;
+    }
+    if (pc_producer_config_copy(&p->conf, conf) != 0) {
+        free(p);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
+    p->client = c;
+    atomic_init(&p->state, P_OPEN);
+    atomic_init(&p->pending, 0);
+    atomic_init(&p->max_message_size, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE);
+    pc_waiter_t w;
+    pc_waiter_init(&w);
+    p->create_waiter = &w;
+    p->create_task.run = run_create;
+    pc_client_post(c, &p->create_task);
+    pulsarc_result res = pc_waiter_wait(&w);
+    pc_waiter_destroy(&w);
+    p->create_waiter = NULL;
+    if (res != PULSARC_OK) {
+        pc_set_detail(p->create_detail);
+        pc_producer_config_clear(&p->conf);
+        free(p);
+        return res;
+    }
+    *out = p;
+    return PULSARC_OK;
+}
+
+/* ---- accessors and client shutdown ------------------------------------------ */
+
+const char *pulsarc_producer_name(const pulsarc_producer_t *p)
+{
+    return p && p->n_parts > 0 ? pc_pp_name(p->parts[0]) : "";
+}
+
+const char *pulsarc_producer_topic(const pulsarc_producer_t *p)
+{
+    return p ? p->topic.full : "";
+}
+
+int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *p)
+{
+    if (!p)
+        return -1;
+    int64_t last = -1;
+    for (int i = 0; i < p->n_parts; i++) {
+        int64_t v = pc_pp_last_sequence_id(p->parts[i]);
+        if (v > last)
+            last = v;
+    }
+    return last;
+}
+
+uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *p)
+{
+    return p ? (uint64_t)atomic_load(&p->pending) : 0;
+}
+
+void pc_producers_shutdown(pulsarc_client_t *c)
+{
+    for (pulsarc_producer_t *p = c->producers; p; p = p->next) {
+        begin_closing(p);
+        atomic_store(&p->state, P_CLOSED);
+        for (int i = 0; i < p->n_parts; i++) {
+            pc_pp_abort(p->parts[i], PULSARC_ERR_ALREADY_CLOSED, "client is closing");
+            pc_pp_free(p->parts[i]);
+        }
+        free(p->parts);
+        p->parts = NULL;
+        p->n_parts = 0;
+    }
+}
+
+void pc_producers_free_all(pulsarc_client_t *c)
+{
+    while (c->producers) {
+        pulsarc_producer_t *p = c->producers;
+        c->producers = p->next;
+        pc_producer_config_clear(&p->conf);
+        free(p);
+    }
+}

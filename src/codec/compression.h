@@ -1,0 +1,29 @@
+/* Payload compression in the block formats the official Pulsar clients read.
+ * Pure functions over buffers. The codec numbers are the protocol's CompressionType. */
+#ifndef PC_COMPRESSION_H
+#define PC_COMPRESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+
+typedef enum pc_codec {
+    PC_CODEC_NONE = 0,
+    PC_CODEC_LZ4 = 1,
+    PC_CODEC_ZLIB = 2,
+    PC_CODEC_ZSTD = 3,
+    PC_CODEC_SNAPPY = 4,
+} pc_codec_t;
+
+/* Compress in[0..len) and append the result to out. Returns 0, -1 on failure. */
+int pc_compress(pc_codec_t codec, const uint8_t *in, size_t len, pc_buf_t *out);
+/* Decompress; the original size is known from MessageMetadata.uncompressed_size.
+ * Appends exactly uncompressed_size bytes to out or returns -1. */
+int pc_decompress(pc_codec_t codec, const uint8_t *in, size_t len, size_t uncompressed_size,
+                  pc_buf_t *out);
+/* Name ("none", "lz4", "zlib", "zstd", "snappy") and the reverse; -1 if unknown. */
+const char *pc_codec_name(pc_codec_t codec);
+int pc_codec_from_name(const char *name);
+
+#endif

@@ -1,0 +1,83 @@
+#include "common/buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void pc_buf_init(pc_buf_t *b)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void pc_buf_free(pc_buf_t *b)
+{
+    free(b->data);
+    pc_buf_init(b);
+}
+
+void pc_buf_reset(pc_buf_t *b)
+{
+    b->len = 0;
+}
+
+int pc_buf_reserve(pc_buf_t *b, size_t extra)
+{
+    if (extra > SIZE_MAX - b->len)
+        return -1;
+    size_t need = b->len + extra;
+    if (need <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    uint8_t *p = realloc(b->data, cap);
+    if (!p)
+        return -1;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int pc_buf_append(pc_buf_t *b, const void *data, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (pc_buf_reserve(b, len) != 0)
+        return -1;
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return 0;
+}
+
+int pc_buf_put_u16be(pc_buf_t *b, uint16_t v)
+{
+    uint8_t t[2] = { (uint8_t)(v >> 8), (uint8_t)v };
+    return pc_buf_append(b, t, 2);
+}
+
+int pc_buf_put_u32be(pc_buf_t *b, uint32_t v)
+{
+    uint8_t t[4];
+    pc_write_u32be(t, v);
+    return pc_buf_append(b, t, 4);
+}
+
+void pc_buf_consume(pc_buf_t *b, size_t n)
+{
+    if (n >= b->len) {
+        b->len = 0;
+        return;
+    }
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+}
+
+uint8_t *pc_buf_detach(pc_buf_t *b, size_t *len)
+{
+    uint8_t *p = b->data;
+    if (len)
+        *len = b->len;
+    pc_buf_init(b);
+    return p;
+}

@@ -1,0 +1,146 @@
+#include "common/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char detail_buf[512];
+
+struct result_text {
+    pulsarc_result code;
+    const char *name;
+    const char *text;
+};
+
+static const struct result_text texts[] = {
+    { PULSARC_OK, "OK", "success" },
+    { PULSARC_ERR_INVALID_ARGUMENT, "INVALID_ARGUMENT", "invalid argument" },
+    { PULSARC_ERR_INVALID_TOPIC, "INVALID_TOPIC", "invalid topic name" },
+    { PULSARC_ERR_INVALID_URL, "INVALID_URL", "invalid service URL" },
+    { PULSARC_ERR_INVALID_CONFIG, "INVALID_CONFIG", "invalid configuration" },
+    { PULSARC_ERR_NO_MEMORY, "NO_MEMORY", "out of memory" },
+    { PULSARC_ERR_CONNECT_FAILED, "CONNECT_FAILED", "could not connect to the broker" },
+    { PULSARC_ERR_CONNECTION_CLOSED, "CONNECTION_CLOSED", "the connection was closed" },
+    { PULSARC_ERR_TIMEOUT, "TIMEOUT", "operation timed out" },
+    { PULSARC_ERR_SEND_TIMEOUT, "SEND_TIMEOUT",
+      "send timed out: the message may or may not have been persisted" },
+    { PULSARC_ERR_QUEUE_FULL, "QUEUE_FULL", "producer queue is full" },
+    { PULSARC_ERR_MEMORY_LIMIT, "MEMORY_LIMIT", "client memory limit reached" },
+    { PULSARC_ERR_MESSAGE_TOO_BIG, "MESSAGE_TOO_BIG", "message is larger than the broker accepts" },
+    { PULSARC_ERR_ALREADY_CLOSED, "ALREADY_CLOSED", "already closed" },
+    { PULSARC_ERR_PROTOCOL, "PROTOCOL", "protocol error: malformed or unexpected data from the peer" },
+    { PULSARC_ERR_TOO_MANY_REDIRECTS, "TOO_MANY_REDIRECTS", "too many lookup redirects" },
+    { PULSARC_ERR_WOULD_BLOCK, "WOULD_BLOCK",
+      "blocking call on the client's loop thread (from a callback)" },
+    { PULSARC_ERR_UNSUPPORTED, "UNSUPPORTED", "not supported by this build" },
+    { PULSARC_ERR_INVALID_SEQUENCE_ID, "INVALID_SEQUENCE_ID", "sequence ids must increase" },
+    { PULSARC_ERR_PRODUCER_FAILED, "PRODUCER_FAILED", "the producer stopped after a terminal error" },
+    { PULSARC_ERR_CHECKSUM, "CHECKSUM", "checksum mismatch" },
+    { PULSARC_ERR_BROKER_UNKNOWN, "BROKER_UNKNOWN", "broker: unknown error" },
+    { PULSARC_ERR_BROKER_METADATA, "BROKER_METADATA", "broker: metadata error" },
+    { PULSARC_ERR_BROKER_PERSISTENCE, "BROKER_PERSISTENCE", "broker: persistence error" },
+    { PULSARC_ERR_BROKER_AUTHENTICATION, "BROKER_AUTHENTICATION", "broker: authentication failed" },
+    { PULSARC_ERR_BROKER_AUTHORIZATION, "BROKER_AUTHORIZATION", "broker: not authorized" },
+    { PULSARC_ERR_BROKER_CONSUMER_BUSY, "BROKER_CONSUMER_BUSY", "broker: consumer busy" },
+    { PULSARC_ERR_BROKER_SERVICE_NOT_READY, "BROKER_SERVICE_NOT_READY", "broker: service not ready" },
+    { PULSARC_ERR_BROKER_QUOTA_EXCEEDED_ERROR, "BROKER_QUOTA_EXCEEDED_ERROR",
+      "broker: producer blocked, backlog quota exceeded" },
+    { PULSARC_ERR_BROKER_QUOTA_EXCEEDED_EXCEPTION, "BROKER_QUOTA_EXCEEDED_EXCEPTION",
+      "broker: backlog quota exceeded" },
+    { PULSARC_ERR_BROKER_CHECKSUM, "BROKER_CHECKSUM", "broker: checksum error" },
+    { PULSARC_ERR_BROKER_UNSUPPORTED_VERSION, "BROKER_UNSUPPORTED_VERSION",
+      "broker: unsupported protocol version" },
+    { PULSARC_ERR_BROKER_TOPIC_NOT_FOUND, "BROKER_TOPIC_NOT_FOUND", "broker: topic not found" },
+    { PULSARC_ERR_BROKER_SUBSCRIPTION_NOT_FOUND, "BROKER_SUBSCRIPTION_NOT_FOUND",
+      "broker: subscription not found" },
+    { PULSARC_ERR_BROKER_CONSUMER_NOT_FOUND, "BROKER_CONSUMER_NOT_FOUND", "broker: consumer not found" },
+    { PULSARC_ERR_BROKER_TOO_MANY_REQUESTS, "BROKER_TOO_MANY_REQUESTS", "broker: too many requests" },
+    { PULSARC_ERR_BROKER_TOPIC_TERMINATED, "BROKER_TOPIC_TERMINATED", "broker: topic terminated" },
+    { PULSARC_ERR_BROKER_PRODUCER_BUSY, "BROKER_PRODUCER_BUSY",
+      "broker: a producer with this name is already connected" },
+    { PULSARC_ERR_BROKER_INVALID_TOPIC_NAME, "BROKER_INVALID_TOPIC_NAME", "broker: invalid topic name" },
+    { PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA, "BROKER_INCOMPATIBLE_SCHEMA", "broker: incompatible schema" },
+    { PULSARC_ERR_BROKER_CONSUMER_ASSIGN, "BROKER_CONSUMER_ASSIGN", "broker: consumer assign error" },
+    { PULSARC_ERR_BROKER_TXN_COORDINATOR_NOT_FOUND, "BROKER_TXN_COORDINATOR_NOT_FOUND",
+      "broker: transaction coordinator not found" },
+    { PULSARC_ERR_BROKER_INVALID_TXN_STATUS, "BROKER_INVALID_TXN_STATUS", "broker: invalid transaction status" },
+    { PULSARC_ERR_BROKER_NOT_ALLOWED, "BROKER_NOT_ALLOWED", "broker: operation not allowed" },
+    { PULSARC_ERR_BROKER_TXN_CONFLICT, "BROKER_TXN_CONFLICT", "broker: transaction conflict" },
+    { PULSARC_ERR_BROKER_TXN_NOT_FOUND, "BROKER_TXN_NOT_FOUND", "broker: transaction not found" },
+    { PULSARC_ERR_BROKER_PRODUCER_FENCED, "BROKER_PRODUCER_FENCED",
+      "broker: producer fenced by another producer" },
+};
+
+static const struct result_text *lookup(pulsarc_result res)
+{
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        if (texts[i].code == res)
+            return &texts[i];
+    return NULL;
+}
+
+const char *pulsarc_strerror(pulsarc_result res)
+{
+    const struct result_text *t = lookup(res);
+    return t ? t->text : "unknown result code";
+}
+
+const char *pulsarc_result_name(pulsarc_result res)
+{
+    const struct result_text *t = lookup(res);
+    return t ? t->name : "UNKNOWN_RESULT";
+}
+
+const char *pulsarc_last_error_detail(void)
+{
+    return detail_buf;
+}
+
+void pc_set_detail(const char *detail)
+{
+    if (!detail) {
+        detail_buf[0] = '\0';
+        return;
+    }
+    snprintf(detail_buf, sizeof detail_buf, "%s", detail);
+}
+
+pulsarc_result pc_fail(pulsarc_result res, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail_buf, sizeof detail_buf, fmt, ap);
+    va_end(ap);
+    return res;
+}
+
+pulsarc_result pc_result_from_server_error(int server_error)
+{
+    int code = PULSARC_ERR_BROKER_BASE + server_error;
+    if (server_error < 0 || code > PULSARC_ERR_BROKER_LAST)
+        return PULSARC_ERR_BROKER_UNKNOWN;
+    return (pulsarc_result)code;
+}
+
+int pc_result_is_terminal(pulsarc_result res)
+{
+    switch (res) {
+    case PULSARC_ERR_BROKER_TOPIC_TERMINATED:
+    case PULSARC_ERR_BROKER_PRODUCER_FENCED:
+    case PULSARC_ERR_BROKER_AUTHORIZATION:
+    case PULSARC_ERR_BROKER_AUTHENTICATION:
+    case PULSARC_ERR_BROKER_TOPIC_NOT_FOUND:
+    case PULSARC_ERR_BROKER_INVALID_TOPIC_NAME:
+    case PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA:
+    case PULSARC_ERR_BROKER_NOT_ALLOWED:
+    case PULSARC_ERR_BROKER_PRODUCER_BUSY:
+    case PULSARC_ERR_BROKER_UNSUPPORTED_VERSION:
+    case PULSARC_ERR_BROKER_QUOTA_EXCEEDED_EXCEPTION:
+    case PULSARC_ERR_BROKER_QUOTA_EXCEEDED_ERROR:
+    case PULSARC_ERR_INVALID_TOPIC:
+    case PULSARC_ERR_UNSUPPORTED:
+        return 1;
+    default:
+        return 0;
+    }
+}

@@ -1,0 +1,615 @@
+#include "net/connection.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "net/pool.h"
+
+#define TICK_MS 100
+#define READ_CHUNK (64 * 1024)
+
+typedef struct request {
+    struct request *next;
+    uint64_t id;
+    uint64_t deadline_ms;
+    pc_request_cb cb;
+    void *ctx;
+} request_t;
+
+typedef struct ready_waiter {
+    struct ready_waiter *next;
+    pc_conn_ready_cb cb;
+    void *ctx;
+} ready_waiter_t;
+
+typedef struct write_req {
+    uv_write_t req;
+    pc_conn_t *conn;
+    pc_write_done_cb done;
+    void *ctx;
+    uint8_t *owned; /* command bytes this write owns */
+} write_req_t;
+
+struct pc_conn {
+    pulsarc_client_t *client;
+    pc_host_port_t logical;
+    pc_host_port_t physical;
+    pc_conn_state_t state;
+
+    uv_tcp_t tcp;
+    uv_timer_t timer;
+    uv_getaddrinfo_t gai;
+    uv_connect_t connect_req;
+    int live_handles;   /* handles not yet closed; the struct is freed at zero */
+    int busy_requests;  /* getaddrinfo/connect/write in flight */
+
+    pc_frame_reader_t reader;
+    uint8_t rbuf[READ_CHUNK];
+    uint32_t max_message_size;
+    int server_protocol;
+
+    uint64_t opened_ms;
+    uint64_t last_rx_ms;
+    uint64_t last_ping_ms;
+
+    request_t *requests;
+    ready_waiter_t *waiters;
+    pc_conn_listener_t *listeners;
+};
+
+
+/* ---- lifetime ---------------------------------------------------------------- */
+
+static void maybe_free(pc_conn_t *c)
+{
+    if (c->state != PC_CONN_CLOSED || c->live_handles > 0 || c->busy_requests > 0)
+        return;
+    pc_frame_reader_free(&c->reader);
+    free(c);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    pc_conn_t *c = h->data;
+    c->live_handles--;
+    maybe_free(c);
+}
+
+pc_conn_state_t pc_conn_state(const pc_conn_t *c) { return c->state; }
+uint32_t pc_conn_max_message_size(const pc_conn_t *c) { return c->max_message_size; }
+const pc_host_port_t *pc_conn_logical(const pc_conn_t *c) { return &c->logical; }
+const pc_host_port_t *pc_conn_physical(const pc_conn_t *c) { return &c->physical; }
+uint64_t pc_conn_new_request_id(pc_conn_t *c) { return c->client->next_request_id++; }
+
+void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
+{
+    if (c->state == PC_CONN_CLOSED)
+        return;
+    pulsarc_client_t *client = c->client;
+    PC_INFO(&client->log, "connection to %s:%d closed: %s%s%s", c->physical.host,
+            c->physical.port, pulsarc_strerror(why), detail ? ": " : "", detail ? detail : "");
+    c->state = PC_CONN_CLOSED;
+    pc_pool_forget(client->pool, c);
+
+    /* Hold a busy count so that callbacks below cannot free the struct under us. */
+    c->busy_requests++;
+    uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+    uv_cancel((uv_req_t *)&c->gai); /* harmless when no lookup is running */
+
+    ready_waiter_t *w = c->waiters;
+    c->waiters = NULL;
+    while (w) {
+        ready_waiter_t *next = w->next;
+        pc_set_detail(detail);
+        w->cb(c, why, w->ctx);
+        free(w);
+        w = next;
+    }
+    request_t *r = c->requests;
+    c->requests = NULL;
+    while (r) {
+        request_t *next = r->next;
+        pc_set_detail(detail);
+        r->cb(c, why, NULL, r->ctx);
+        free(r);
+        r = next;
+    }
+    pc_conn_listener_t *l = c->listeners;
+    c->listeners = NULL;
+    while (l) {
+        pc_conn_listener_t *next = l->next;
+        l->next = NULL;
+        pc_set_detail(detail);
+        l->on_disconnect(l->ctx, why);
+        l = next;
+    }
+    c->busy_requests--;
+    maybe_free(c);
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+static void on_write(uv_write_t *req, int status)
+{
+    write_req_t *w = (write_req_t *)req;
+    pc_conn_t *c = w->conn;
+    c->busy_requests--;
+    if (w->done)
+        w->done(w->ctx, status);
+    free(w->owned);
+    free(w);
+    if (status < 0 && status != UV_ECANCELED)
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(status));
+    else
+        maybe_free(c);
+}
+
+static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,
+                      void *ctx, uint8_t *owned)
+{
+    if (c->state == PC_CONN_CLOSED || c->state == PC_CONN_CONNECTING) {
+        free(owned);
+        return -1;
+    }
+    write_req_t *w = malloc(sizeof *w);
+    if (!w) {
+        free(owned);
+        return -1;
+    }
+    w->conn = c;
+    w->done = done;
+    w->ctx = ctx;
+    w->owned = owned;
+    int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs, n, on_write);
+    if (rc != 0) {
+        free(owned);
+        free(w);
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(rc));
+        return -1;
+    }
+    c->busy_requests++;
+    return 0;
+}
+
+int pc_conn_write(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,
+                  void *ctx)
+{
+    return write_bufs(c, bufs, n, done, ctx, NULL);
+}
+
+int pc_conn_send_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+{
+    pc_buf_t b;
+    pc_buf_init(&b);
+    if (pc_frame_encode_command(&b, cmd) != 0) {
+        pc_buf_free(&b);
+        return -1;
+    }
+    size_t len;
+    uint8_t *bytes = pc_buf_detach(&b, &len);
+    uv_buf_t ub = uv_buf_init((char *)bytes, (unsigned)len);
+    return write_bufs(c, &ub, 1, NULL, NULL, bytes);
+}
+
+/* ---- requests ---------------------------------------------------------------- */
+
+void pc_conn_request(pc_conn_t *c, Pulsar__Proto__BaseCommand *cmd, uint64_t request_id,
+                     pc_request_cb cb, void *ctx)
+{
+    if (c->state != PC_CONN_READY) {
+        pc_set_detail("connection is not ready");
+        cb(c, PULSARC_ERR_CONNECTION_CLOSED, NULL, ctx);
+        return;
+    }
+    request_t *r = malloc(sizeof *r);
+    if (!r) {
+        pc_set_detail("out of memory");
+        cb(c, PULSARC_ERR_NO_MEMORY, NULL, ctx);
+        return;
+    }
+    r->id = request_id;
+    r->deadline_ms = pc_mono_ms() + (uint64_t)c->client->conf.operation_timeout_ms;
+    r->cb = cb;
+    r->ctx = ctx;
+    r->next = c->requests;
+    c->requests = r;
+    if (pc_conn_send_command(c, cmd) != 0 && c->state != PC_CONN_CLOSED)
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "cannot write a request");
+}
+
+static request_t *take_request(pc_conn_t *c, uint64_t id)
+{
+    for (request_t **pp = &c->requests; *pp; pp = &(*pp)->next) {
+        if ((*pp)->id == id) {
+            request_t *r = *pp;
+            *pp = r->next;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+static void complete_request(pc_conn_t *c, uint64_t id, pulsarc_result res,
+                             const Pulsar__Proto__BaseCommand *resp, const char *detail)
+{
+    request_t *r = take_request(c, id);
+    if (!r) {
+        PC_DEBUG(&c->client->log, "answer for unknown request %llu ignored",
+                 (unsigned long long)id);
+        return;
+    }
+    pc_set_detail(detail);
+    r->cb(c, res, resp, r->ctx);
+    free(r);
+}
+
+/* ---- listeners --------------------------------------------------------------- */
+
+void pc_conn_add_listener(pc_conn_t *c, pc_conn_listener_t *l)
+{
+    l->next = c->listeners;
+    c->listeners = l;
+}
+
+void pc_conn_remove_listener(pc_conn_t *c, pc_conn_listener_t *l)
+{
+    for (pc_conn_listener_t **pp = &c->listeners; *pp; pp = &(*pp)->next) {
+        if (*pp == l) {
+            *pp = l->next;
+            l->next = NULL;
+            return;
+        }
+    }
+}
+
+static pc_conn_listener_t *find_listener(pc_conn_t *c, uint64_t producer_id)
+{
+    for (pc_conn_listener_t *l = c->listeners; l; l = l->next)
+        if (l->producer_id == producer_id)
+            return l;
+    return NULL;
+}
+
+/* ---- handshake and incoming commands ---------------------------------------- */
+
+static void send_connect(pc_conn_t *c)
+{
+    Pulsar__Proto__CommandConnect connect = PULSAR__PROTO__COMMAND_CONNECT__INIT;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    char proxy_to[300];
+    connect.client_version = (char *)PC_CLIENT_VERSION;
+    connect.has_protocol_version = 1;
+    connect.protocol_version = PC_PROTOCOL_VERSION;
+    if (strcmp(c->logical.host, c->physical.host) || c->logical.port != c->physical.port) {
+        /* Through a proxy: tell it which broker we mean. */
+        snprintf(proxy_to, sizeof proxy_to, "%s:%d", c->logical.host, c->logical.port);
+        connect.proxy_to_broker_url = proxy_to;
+    }
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECT;
+    cmd.connect = &connect;
+    c->state = PC_CONN_HANDSHAKE;
+    if (pc_conn_send_command(c, &cmd) != 0 && c->state != PC_CONN_CLOSED)
+        pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, "cannot send CONNECT");
+}
+
+static void on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m)
+{
+    if (c->state != PC_CONN_HANDSHAKE)
+        return;
+    c->server_protocol = m->has_protocol_version ? m->protocol_version : 0;
+    if (m->has_max_message_size && m->max_message_size > 0)
+        c->max_message_size = (uint32_t)m->max_message_size;
+    pc_frame_reader_set_max(&c->reader, c->max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE);
+    c->state = PC_CONN_READY;
+    PC_INFO(&c->client->log, "connected to %s:%d (server %s, protocol %d, max message %u)",
+            c->physical.host, c->physical.port, m->server_version ? m->server_version : "?",
+            c->server_protocol, c->max_message_size);
+    ready_waiter_t *w = c->waiters;
+    c->waiters = NULL;
+    while (w && c->state == PC_CONN_READY) {
+        ready_waiter_t *next = w->next;
+        w->cb(c, PULSARC_OK, w->ctx);
+        free(w);
+        w = next;
+    }
+    /* A waiter closed the connection: the rest hear about it too. */
+    while (w) {
+        ready_waiter_t *next = w->next;
+        w->cb(c, PULSARC_ERR_CONNECTION_CLOSED, w->ctx);
+        free(w);
+        w = next;
+    }
+}
+
+static void send_simple(pc_conn_t *c, Pulsar__Proto__BaseCommand__Type type)
+{
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    Pulsar__Proto__CommandPing ping = PULSAR__PROTO__COMMAND_PING__INIT;
+    Pulsar__Proto__CommandPong pong = PULSAR__PROTO__COMMAND_PONG__INIT;
+    cmd.type = type;
+    if (type == PULSAR__PROTO__BASE_COMMAND__TYPE__PING)
+        cmd.ping = &ping;
+    else
+        cmd.pong = &pong;
+    pc_conn_send_command(c, &cmd);
+}
+
+static void dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+{
+    pc_conn_listener_t *l;
+    switch (cmd->type) {
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED:
+        if (cmd->connected)
+            on_connected(c, cmd->connected);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PING:
+        send_simple(c, PULSAR__PROTO__BASE_COMMAND__TYPE__PONG);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PONG:
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR:
+        if (!cmd->error)
+            break;
+        if (c->state == PC_CONN_HANDSHAKE) {
+            pc_conn_close(c, pc_result_from_server_error(cmd->error->error), cmd->error->message);
+            break;
+        }
+        complete_request(c, cmd->error->request_id, pc_result_from_server_error(cmd->error->error),
+                         cmd, cmd->error->message);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__SUCCESS:
+        if (cmd->success)
+            complete_request(c, cmd->success->request_id, PULSARC_OK, cmd, NULL);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS:
+        /* producer_ready=false means "queued for exclusive access"; the real answer follows. */
+        if (cmd->producer_success &&
+            !(cmd->producer_success->has_producer_ready && !cmd->producer_success->producer_ready))
+            complete_request(c, cmd->producer_success->request_id, PULSARC_OK, cmd, NULL);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE:
+        if (cmd->lookuptopicresponse)
+            complete_request(c, cmd->lookuptopicresponse->request_id, PULSARC_OK, cmd, NULL);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA_RESPONSE:
+        if (cmd->partitionmetadataresponse)
+            complete_request(c, cmd->partitionmetadataresponse->request_id, PULSARC_OK, cmd, NULL);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT:
+        if (cmd->send_receipt && (l = find_listener(c, cmd->send_receipt->producer_id)))
+            l->on_receipt(l->ctx, cmd->send_receipt);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_ERROR:
+        if (cmd->send_error && (l = find_listener(c, cmd->send_error->producer_id)))
+            l->on_send_error(l->ctx, cmd->send_error);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
+        if (cmd->close_producer && (l = find_listener(c, cmd->close_producer->producer_id))) {
+            pc_conn_remove_listener(c, l);
+            l->on_broker_close(l->ctx);
+        }
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__TOPIC_MIGRATED:
+        if (cmd->topicmigrated &&
+            cmd->topicmigrated->resource_type ==
+                PULSAR__PROTO__COMMAND_TOPIC_MIGRATED__RESOURCE_TYPE__Producer &&
+            (l = find_listener(c, cmd->topicmigrated->resource_id))) {
+            pc_conn_remove_listener(c, l);
+            l->on_broker_close(l->ctx);
+        }
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_CHALLENGE:
+        pc_conn_close(c, PULSARC_ERR_UNSUPPORTED, "broker asked for authentication");
+        break;
+    default:
+        PC_DEBUG(&c->client->log, "ignoring command type %d", (int)cmd->type);
+        break;
+    }
+}
+
+static void process_frames(pc_conn_t *c)
+{
+    pc_frame_t f;
+    pc_frame_status_t st;
+    while (c->state != PC_CONN_CLOSED && (st = pc_frame_reader_next(&c->reader, &f)) == PC_FRAME_OK) {
+        Pulsar__Proto__BaseCommand *cmd = pc_frame_unpack_command(&f);
+        if (!cmd) {
+            pc_conn_close(c, PULSARC_ERR_PROTOCOL, "command does not parse");
+            return;
+        }
+        dispatch(c, cmd);
+        pulsar__proto__base_command__free_unpacked(cmd, NULL);
+    }
+    if (c->state == PC_CONN_CLOSED)
+        return;
+    if (st == PC_FRAME_TOO_BIG)
+        pc_conn_close(c, PULSARC_ERR_PROTOCOL, "frame larger than the maximum message size");
+    else if (st == PC_FRAME_MALFORMED)
+        pc_conn_close(c, PULSARC_ERR_PROTOCOL, "malformed frame");
+    else if (st == PC_FRAME_NO_MEMORY)
+        pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for an incoming frame");
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    pc_conn_t *c = h->data;
+    *buf = uv_buf_init((char *)c->rbuf, sizeof c->rbuf);
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    pc_conn_t *c = s->data;
+    if (n < 0) {
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED,
+                      n == UV_EOF ? "closed by the peer" : uv_strerror((int)n));
+        return;
+    }
+    if (n == 0)
+        return;
+    c->last_rx_ms = pc_mono_ms();
+    if (pc_frame_reader_feed(&c->reader, (const uint8_t *)buf->base, (size_t)n) != 0) {
+        pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for incoming data");
+        return;
+    }
+    process_frames(c);
+}
+
+/* ---- timer: connect timeout, request timeouts, keep-alive ------------------- */
+
+static void on_tick(uv_timer_t *t)
+{
+    pc_conn_t *c = t->data;
+    uint64_t now = pc_mono_ms();
+    const pulsarc_client_config_t *conf = &c->client->conf;
+    if (c->state != PC_CONN_READY) {
+        if (now - c->opened_ms >= (uint64_t)conf->connection_timeout_ms)
+            pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, "connection timed out");
+        return;
+    }
+    for (request_t **pp = &c->requests; *pp;) {
+        request_t *r = *pp;
+        if (r->deadline_ms <= now) {
+            *pp = r->next;
+            pc_set_detail("no answer from the broker within operationTimeoutMs");
+            r->cb(c, PULSARC_ERR_TIMEOUT, NULL, r->ctx);
+            free(r);
+            if (c->state == PC_CONN_CLOSED)
+                return;
+        } else {
+            pp = &r->next;
+        }
+    }
+    uint64_t ka = (uint64_t)conf->keepalive_interval_s * 1000u;
+    if (now - c->last_rx_ms >= 2 * ka) {
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "broker did not answer keep-alive pings");
+    } else if (now - c->last_rx_ms >= ka && now - c->last_ping_ms >= ka) {
+        c->last_ping_ms = now;
+        send_simple(c, PULSAR__PROTO__BASE_COMMAND__TYPE__PING);
+    }
+}
+
+/* ---- connecting -------------------------------------------------------------- */
+
+static void on_tcp_connect(uv_connect_t *req, int status)
+{
+    pc_conn_t *c = req->data;
+    c->busy_requests--;
+    if (c->state == PC_CONN_CLOSED) {
+        maybe_free(c);
+        return;
+    }
+    if (status < 0) {
+        char why[300];
+        snprintf(why, sizeof why, "%s:%d: %s", c->physical.host, c->physical.port,
+                 uv_strerror(status));
+        pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, why);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    send_connect(c);
+}
+
+/* Prefer IPv4: "localhost" often lists ::1 first while brokers commonly bind 127.0.0.1. */
+static const struct addrinfo *pick_address(const struct addrinfo *res)
+{
+    for (const struct addrinfo *ai = res; ai; ai = ai->ai_next)
+        if (ai->ai_family == AF_INET)
+            return ai;
+    return res;
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+    pc_conn_t *c = req->data;
+    c->busy_requests--;
+    if (c->state == PC_CONN_CLOSED || status < 0 || !res) {
+        char why[300];
+        snprintf(why, sizeof why, "cannot resolve %s: %s", c->physical.host,
+                 status < 0 ? uv_strerror(status) : "no address");
+        if (res)
+            uv_freeaddrinfo(res);
+        if (c->state == PC_CONN_CLOSED)
+            maybe_free(c);
+        else
+            pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, why);
+        return;
+    }
+    c->connect_req.data = c;
+    int rc = uv_tcp_connect(&c->connect_req, &c->tcp, pick_address(res)->ai_addr, on_tcp_connect);
+    uv_freeaddrinfo(res);
+    if (rc != 0) {
+        char why[300];
+        snprintf(why, sizeof why, "%s:%d: %s", c->physical.host, c->physical.port, uv_strerror(rc));
+        pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, why);
+        return;
+    }
+    c->busy_requests++;
+}
+
+pc_conn_t *pc_conn_open(pulsarc_client_t *client, const pc_host_port_t *logical,
+                        const pc_host_port_t *physical)
+{
+    pc_conn_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->client = client;
+    c->logical = *logical;
+    c->physical = *physical;
+    c->state = PC_CONN_CONNECTING;
+    c->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
+    pc_frame_reader_init(&c->reader, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_OVERHEAD_ALLOWANCE);
+    c->opened_ms = c->last_rx_ms = c->last_ping_ms = pc_mono_ms();
+    /* Two handles live for the whole connection: the timer and the TCP socket. */
+    c->live_handles = 2;
+    uv_timer_init(&client->loop, &c->timer);
+    c->timer.data = c;
+    uv_timer_start(&c->timer, on_tick, TICK_MS, TICK_MS);
+    uv_tcp_init(&client->loop, &c->tcp);
+    c->tcp.data = c;
+
+    char port[16];
+    snprintf(port, sizeof port, "%d", physical->port);
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    c->gai.data = c;
+    int rc = uv_getaddrinfo(&client->loop, &c->gai, on_resolved, physical->host, port, &hints);
+    if (rc != 0) {
+        pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, uv_strerror(rc));
+        return c;
+    }
+    c->busy_requests++;
+    return c;
+}
+
+void pc_conn_when_ready(pc_conn_t *c, pc_conn_ready_cb cb, void *ctx)
+{
+    if (c->state == PC_CONN_READY) {
+        cb(c, PULSARC_OK, ctx);
+        return;
+    }
+    if (c->state == PC_CONN_CLOSED) {
+        pc_set_detail("connection closed");
+        cb(c, PULSARC_ERR_CONNECT_FAILED, ctx);
+        return;
+    }
+    ready_waiter_t *w = malloc(sizeof *w);
+    if (!w) {
+        cb(c, PULSARC_ERR_NO_MEMORY, ctx);
+        return;
+    }
+    w->cb = cb;
+    w->ctx = ctx;
+    w->next = NULL;
+    /* Keep arrival order. */
+    ready_waiter_t **pp = &c->waiters;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = w;
+}

@@ -1,0 +1,174 @@
+#include "net/lookup.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "net/connection.h"
+#include "net/pool.h"
+
+/* One lookup in flight. It follows redirects, each to the broker named in the answer,
+ * until a Connect answer, a failure, or the redirect limit. */
+typedef struct lookup {
+    pulsarc_client_t *client;
+    char *topic;
+    bool partitions;        /* PARTITIONED_METADATA instead of LOOKUP */
+    bool authoritative;
+    int redirects;
+    pc_host_port_t service; /* the service URL host this lookup started from */
+    pc_host_port_t target;  /* where the current request goes */
+    pc_lookup_cb lookup_cb;
+    pc_partitions_cb partitions_cb;
+    void *ctx;
+} lookup_t;
+
+static void finish(lookup_t *lk, pulsarc_result res, const pc_host_port_t *logical,
+                   const pc_host_port_t *physical, int partitions)
+{
+    if (lk->partitions)
+        lk->partitions_cb(res, partitions, lk->ctx);
+    else
+        lk->lookup_cb(res, logical, physical, lk->ctx);
+    free(lk->topic);
+    free(lk);
+}
+
+static void send_request(lookup_t *lk);
+
+static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
+                             const Pulsar__Proto__BaseCommand *resp, void *ctx)
+{
+    lookup_t *lk = ctx;
+    if (res != PULSARC_OK) {
+        finish(lk, res, NULL, NULL, 0);
+        return;
+    }
+    if (lk->partitions) {
+        const Pulsar__Proto__CommandPartitionedTopicMetadataResponse *m = resp->partitionmetadataresponse;
+        if (!m) {
+            pc_set_detail("PARTITIONED_METADATA answered with the wrong command");
+            finish(lk, PULSARC_ERR_PROTOCOL, NULL, NULL, 0);
+        } else if (m->has_response &&
+                   m->response == PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Failed) {
+            pc_set_detail(m->message);
+            finish(lk, m->has_error ? pc_result_from_server_error(m->error) : PULSARC_ERR_BROKER_UNKNOWN,
+                   NULL, NULL, 0);
+        } else {
+            finish(lk, PULSARC_OK, NULL, NULL, (int)m->partitions);
+        }
+        return;
+    }
+    const Pulsar__Proto__CommandLookupTopicResponse *m = resp->lookuptopicresponse;
+    if (!m) {
+        pc_set_detail("LOOKUP answered with the wrong command");
+        finish(lk, PULSARC_ERR_PROTOCOL, NULL, NULL, 0);
+        return;
+    }
+    if (m->response == PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Failed) {
+        pc_set_detail(m->message);
+        finish(lk, m->has_error ? pc_result_from_server_error(m->error) : PULSARC_ERR_BROKER_UNKNOWN,
+               NULL, NULL, 0);
+        return;
+    }
+    pc_host_port_t broker;
+    bool tls = false;
+    if (!m->brokerserviceurl || pc_broker_url_parse(m->brokerserviceurl, &broker, &tls) != 0) {
+        pc_fail(PULSARC_ERR_PROTOCOL, "lookup answered with a bad broker URL \"%s\"",
+                m->brokerserviceurl ? m->brokerserviceurl : "");
+        finish(lk, PULSARC_ERR_PROTOCOL, NULL, NULL, 0);
+        return;
+    }
+    bool proxied = m->has_proxy_through_service_url && m->proxy_through_service_url;
+    if (m->response == PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect) {
+        if (++lk->redirects > lk->client->conf.max_lookup_redirects) {
+            pc_fail(PULSARC_ERR_TOO_MANY_REDIRECTS, "lookup of %s redirected more than %d times",
+                    lk->topic, (int)lk->client->conf.max_lookup_redirects);
+            finish(lk, PULSARC_ERR_TOO_MANY_REDIRECTS, NULL, NULL, 0);
+            return;
+        }
+        lk->authoritative = m->has_authoritative && m->authoritative;
+        /* Through a proxy the next question still goes to the service URL. */
+        lk->target = proxied ? lk->service : broker;
+        send_request(lk);
+        return;
+    }
+    const pc_host_port_t *physical = proxied ? &lk->service : &broker;
+    finish(lk, PULSARC_OK, &broker, physical, 0);
+}
+
+static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
+{
+    lookup_t *lk = ctx;
+    if (res != PULSARC_OK) {
+        finish(lk, res, NULL, NULL, 0);
+        return;
+    }
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    Pulsar__Proto__CommandLookupTopic lookup = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC__INIT;
+    Pulsar__Proto__CommandPartitionedTopicMetadata meta =
+        PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA__INIT;
+    uint64_t rid = pc_conn_new_request_id(conn);
+    if (lk->partitions) {
+        meta.topic = lk->topic;
+        meta.request_id = rid;
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA;
+        cmd.partitionmetadata = &meta;
+    } else {
+        lookup.topic = lk->topic;
+        lookup.request_id = rid;
+        lookup.has_authoritative = 1;
+        lookup.authoritative = lk->authoritative;
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP;
+        cmd.lookuptopic = &lookup;
+    }
+    pc_conn_request(conn, &cmd, rid, on_lookup_answer, lk);
+}
+
+static void send_request(lookup_t *lk)
+{
+    pc_conn_t *conn = pc_pool_get(lk->client->pool, &lk->target, &lk->target);
+    if (!conn) {
+        pc_set_detail("out of memory");
+        finish(lk, PULSARC_ERR_NO_MEMORY, NULL, NULL, 0);
+        return;
+    }
+    pc_conn_when_ready(conn, on_conn_ready, lk);
+}
+
+static void start(pulsarc_client_t *c, const char *topic, bool partitions, pc_lookup_cb lcb,
+                  pc_partitions_cb pcb, void *ctx)
+{
+    lookup_t *lk = calloc(1, sizeof *lk);
+    char *t = strdup(topic);
+    if (!lk || !t) {
+        free(lk);
+        free(t);
+        pc_set_detail("out of memory");
+        if (partitions)
+            pcb(PULSARC_ERR_NO_MEMORY, 0, ctx);
+        else
+            lcb(PULSARC_ERR_NO_MEMORY, NULL, NULL, ctx);
+        return;
+    }
+    lk->client = c;
+    lk->topic = t;
+    lk->partitions = partitions;
+    lk->lookup_cb = lcb;
+    lk->partitions_cb = pcb;
+    lk->ctx = ctx;
+    /* Spread lookups over the service URL's hosts; a failed host is skipped next time. */
+    lk->service = c->url.hosts[c->next_host++ % c->url.n_hosts];
+    lk->target = lk->service;
+    send_request(lk);
+}
+
+void pc_lookup_topic(pulsarc_client_t *c, const char *topic, pc_lookup_cb cb, void *ctx)
+{
+    start(c, topic, false, cb, NULL, ctx);
+}
+
+void pc_lookup_partitions(pulsarc_client_t *c, const char *topic, pc_partitions_cb cb,
+                          void *ctx)
+{
+    start(c, topic, true, NULL, cb, ctx);
+}

@@ -1,0 +1,19 @@
+/* Topic lookup and partition metadata through the service URL.
+ * @locality loop thread. */
+#ifndef PC_LOOKUP_H
+#define PC_LOOKUP_H
+
+#include "client/client.h"
+#include "net/service_url.h"
+
+/* Where a topic is served: logical is the owning broker, physical where to connect
+ * (the service URL itself when the answer says proxy_through_service_url). */
+typedef void (*pc_lookup_cb)(pulsarc_result res, const pc_host_port_t *logical,
+                             const pc_host_port_t *physical, void *ctx);
+typedef void (*pc_partitions_cb)(pulsarc_result res, int partitions, void *ctx);
+
+void pc_lookup_topic(pulsarc_client_t *c, const char *topic, pc_lookup_cb cb, void *ctx);
+void pc_lookup_partitions(pulsarc_client_t *c, const char *topic, pc_partitions_cb cb,
+                          void *ctx);
+
+#endif

@@ -1,0 +1,72 @@
+#include "net/pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct pc_pool {
+    pulsarc_client_t *client;
+    pc_conn_t **conns;
+    size_t n, cap;
+};
+
+pc_pool_t *pc_pool_new(pulsarc_client_t *client)
+{
+    pc_pool_t *p = calloc(1, sizeof *p);
+    if (p)
+        p->client = client;
+    return p;
+}
+
+void pc_pool_free(pc_pool_t *p)
+{
+    if (!p)
+        return;
+    free(p->conns);
+    free(p);
+}
+
+static bool same(const pc_host_port_t *a, const pc_host_port_t *b)
+{
+    return a->port == b->port && !strcmp(a->host, b->host);
+}
+
+pc_conn_t *pc_pool_get(pc_pool_t *p, const pc_host_port_t *logical,
+                       const pc_host_port_t *physical)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        pc_conn_t *c = p->conns[i];
+        if (pc_conn_state(c) != PC_CONN_CLOSED && same(pc_conn_logical(c), logical) &&
+            same(pc_conn_physical(c), physical))
+            return c;
+    }
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 8;
+        pc_conn_t **a = realloc(p->conns, cap * sizeof *a);
+        if (!a)
+            return NULL;
+        p->conns = a;
+        p->cap = cap;
+    }
+    pc_conn_t *c = pc_conn_open(p->client, logical, physical);
+    /* A connection that failed at once is already closed and must not be pooled. */
+    if (c && pc_conn_state(c) != PC_CONN_CLOSED)
+        p->conns[p->n++] = c;
+    return c;
+}
+
+void pc_pool_forget(pc_pool_t *p, pc_conn_t *conn)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->conns[i] == conn) {
+            p->conns[i] = p->conns[--p->n];
+            return;
+        }
+    }
+}
+
+void pc_pool_close_all(pc_pool_t *p)
+{
+    /* Closing removes the connection from the array, so always take the last one. */
+    while (p->n > 0)
+        pc_conn_close(p->conns[p->n - 1], PULSARC_ERR_ALREADY_CLOSED, "client is closing");
+}

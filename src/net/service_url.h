@@ -1,0 +1,27 @@
+/* Service URLs: pulsar://host1:6650,host2:6650 or pulsar+ssl://... */
+#ifndef PC_SERVICE_URL_H
+#define PC_SERVICE_URL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PC_SERVICE_URL_MAX_HOSTS 16
+
+typedef struct pc_host_port {
+    char host[256];
+    int port;
+} pc_host_port_t;
+
+typedef struct pc_service_url {
+    bool tls;
+    int n_hosts;
+    pc_host_port_t hosts[PC_SERVICE_URL_MAX_HOSTS];
+} pc_service_url_t;
+
+/* Accepts "pulsar://h[:p][,h[:p]...]" (default port 6650) and "pulsar+ssl://..." (6651).
+ * IPv6 hosts in brackets. Returns 0, or -1 with a reason in err. */
+int pc_service_url_parse(const char *url, pc_service_url_t *out, char *err, size_t errlen);
+/* Parse one "pulsar://host:port" address as a lookup answers it. */
+int pc_broker_url_parse(const char *url, pc_host_port_t *out, bool *tls);
+
+#endif

@@ -1,0 +1,753 @@
+#include "producer/partition_producer.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/compression.h"
+#include "common/clock.h"
+#include "common/error.h"
+#include "net/backoff.h"
+#include "net/connection.h"
+#include "net/lookup.h"
+#include "net/pool.h"
+#include "producer/op.h"
+#include "wire/frame.h"
+
+typedef enum pp_state {
+    PP_IDLE,         /* created, not started */
+    PP_CONNECTING,   /* looking up, connecting or registering */
+    PP_READY,        /* registered: ops are written as they come */
+    PP_CLOSING,      /* CLOSE_PRODUCER sent */
+    PP_CLOSED,
+    PP_FAILED,       /* terminal error: every send fails */
+} pp_state;
+
+typedef struct flush_waiter {
+    struct flush_waiter *next;
+    uint64_t target;          /* done when every op with index <= target completed */
+    pulsarc_result res;       /* first failure among those ops */
+    pc_pp_done_fn cb;
+    void *ctx;
+} flush_waiter;
+
+struct pc_pp {
+    pulsarc_client_t *client;
+    pulsarc_producer_config_t conf;
+    char *topic;
+    int partition;
+    pc_pp_complete_fn complete;
+    void *owner;
+
+    pp_state state;
+    pulsarc_result fail_res;  /* PP_FAILED: the error every send gets */
+    uint64_t producer_id;
+    char *name;
+    bool user_named;
+    uint64_t epoch;
+    pc_conn_t *conn;
+    pc_conn_listener_t listener;
+    uint32_t max_message_size;
+    uint64_t connect_generation; /* ignores answers meant for an abandoned attempt */
+
+    int64_t next_sequence_id;
+    _Atomic int64_t last_sequence_id; /* confirmed by the broker; read from any thread */
+    bool sequence_known;      /* sequence ids were fixed by the first registration */
+
+    pc_op_t *head, *tail;
+    uint64_t next_op_index;
+    flush_waiter *flushes;
+
+    pc_backoff_t backoff;
+    uv_timer_t reconnect_timer;
+    uv_timer_t timeout_timer;
+    int live_handles;
+    int inflight;             /* lookups, connection waits and requests that will call back */
+    bool freed;
+
+    /* First registration (pc_pp_start). */
+    pc_pp_done_fn start_cb;
+    void *start_ctx;
+    uint64_t start_deadline_ms;
+    /* Close. */
+    pc_pp_done_fn close_cb;
+    void *close_ctx;
+};
+
+static void connect_now(pc_pp_t *pp);
+static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail);
+
+/* ---- small helpers ----------------------------------------------------------- */
+
+const char *pc_pp_name(const pc_pp_t *pp) { return pp->name ? pp->name : ""; }
+int64_t pc_pp_last_sequence_id(const pc_pp_t *pp) { return atomic_load(&pp->last_sequence_id); }
+uint32_t pc_pp_max_message_size(const pc_pp_t *pp) { return pp->max_message_size; }
+
+static void maybe_free(pc_pp_t *pp)
+{
+    if (!pp->freed || pp->live_handles > 0 || pp->inflight > 0)
+        return;
+    pc_producer_config_clear(&pp->conf);
+    free(pp->topic);
+    free(pp->name);
+    free(pp);
+}
+
+/* Every asynchronous call made with pp as context holds it alive until it calls back. */
+static bool callback_returned(pc_pp_t *pp)
+{
+    pp->inflight--;
+    if (pp->freed) {
+        maybe_free(pp);
+        return false;
+    }
+    return true;
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    pc_pp_t *pp = h->data;
+    pp->live_handles--;
+    maybe_free(pp);
+}
+
+/* ---- completing ops ---------------------------------------------------------- */
+
+static void check_flushes(pc_pp_t *pp)
+{
+    uint64_t first_pending = pp->head ? pp->head->index : pp->next_op_index;
+    for (flush_waiter **pp_w = &pp->flushes; *pp_w;) {
+        flush_waiter *w = *pp_w;
+        if (w->target < first_pending) {
+            *pp_w = w->next;
+            w->cb(pp, w->res, w->ctx);
+            free(w);
+        } else {
+            pp_w = &w->next;
+        }
+    }
+}
+
+/* Remove the head op and run its message's callback. */
+static void complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
+                          const char *detail)
+{
+    pc_op_t *op = pp->head;
+    pp->head = op->next;
+    if (!pp->head)
+        pp->tail = NULL;
+    if (res != PULSARC_OK) {
+        for (flush_waiter *w = pp->flushes; w; w = w->next)
+            if (w->target >= op->index && w->res == PULSARC_OK)
+                w->res = res;
+    }
+    pc_msg_t *msg = op->msg;
+    pc_op_release(op);
+    pc_set_detail(detail);
+    pp->complete(pp->owner, msg, res, id);
+    check_flushes(pp);
+}
+
+static void fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail)
+{
+    while (pp->head)
+        complete_head(pp, res, NULL, detail);
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+static void on_op_written(void *ctx, int status)
+{
+    pc_op_write_finished(ctx);
+}
+
+static void write_op(pc_pp_t *pp, pc_op_t *op)
+{
+    uv_buf_t bufs[2] = {
+        uv_buf_init((char *)op->head.data, (unsigned)op->head.len),
+        uv_buf_init((char *)op->payload, (unsigned)op->payload_len),
+    };
+    if (pc_conn_write(pp->conn, bufs, op->payload_len ? 2 : 1, on_op_written, op) == 0)
+        op->writes_in_flight++;
+}
+
+/* After (re)registration every op still pending goes out again, in order, before any
+ * new one: the broker sees the same sequence ids and deduplicates what it already has. */
+static void resend_pending(pc_pp_t *pp)
+{
+    for (pc_op_t *op = pp->head; op && pp->state == PP_READY; op = op->next)
+        write_op(pp, op);
+}
+
+/* ---- building ops ------------------------------------------------------------ */
+
+static int encode_op(pc_pp_t *pp, pc_op_t *op, pc_msg_t *msg)
+{
+    Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    Pulsar__Proto__KeyValue kv_store[16];
+    Pulsar__Proto__KeyValue *kv_ptr_store[16];
+    Pulsar__Proto__KeyValue *kvs = kv_store;
+    Pulsar__Proto__KeyValue **kv_ptrs = kv_ptr_store;
+    int rc = -1;
+
+    if (msg->n_props > 16) {
+        kvs = malloc(msg->n_props * sizeof *kvs);
+        kv_ptrs = malloc(msg->n_props * sizeof *kv_ptrs);
+        if (!kvs || !kv_ptrs)
+            goto out;
+    }
+    for (size_t i = 0; i < msg->n_props; i++) {
+        pulsar__proto__key_value__init(&kvs[i]);
+        kvs[i].key = msg->props[i].key;
+        kvs[i].value = msg->props[i].value;
+        kv_ptrs[i] = &kvs[i];
+    }
+    meta.producer_name = pp->name;
+    meta.sequence_id = op->sequence_id;
+    meta.publish_time = pc_wall_ms();
+    meta.n_properties = msg->n_props;
+    meta.properties = kv_ptrs;
+    meta.partition_key = (char *)msg->key;
+    if (msg->ordering_key) {
+        meta.has_ordering_key = 1;
+        meta.ordering_key.data = (uint8_t *)msg->ordering_key;
+        meta.ordering_key.len = msg->ordering_key_len;
+    }
+    if (msg->event_time) {
+        meta.has_event_time = 1;
+        meta.event_time = msg->event_time;
+    }
+    meta.has_uncompressed_size = 1;
+    meta.uncompressed_size = (uint32_t)msg->payload_len;
+    if (pp->conf.compression != PC_CODEC_NONE) {
+        meta.has_compression = 1;
+        meta.compression = (Pulsar__Proto__CompressionType)pp->conf.compression;
+    }
+
+    Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    send.producer_id = pp->producer_id;
+    send.sequence_id = op->sequence_id;
+    send.has_num_messages = 1;
+    send.num_messages = op->num_messages;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
+    cmd.send = &send;
+    rc = pc_frame_encode_payload_head(&op->head, &cmd, &meta, op->payload, op->payload_len);
+out:
+    if (kvs != kv_store)
+        free(kvs);
+    if (kv_ptrs != kv_ptr_store)
+        free(kv_ptrs);
+    return rc;
+}
+
+static pc_op_t *build_op(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result *res)
+{
+    pc_op_t *op = pc_op_new();
+    if (!op) {
+        *res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    op->msg = msg;
+    op->num_messages = 1;
+    op->payload = msg->payload;
+    op->payload_len = msg->payload_len;
+    if (pp->conf.compression != PC_CODEC_NONE && msg->payload_len > 0) {
+        if (pc_compress((pc_codec_t)pp->conf.compression, msg->payload, msg->payload_len,
+                        &op->compressed) != 0) {
+            pc_op_release(op);
+            *res = pc_fail(PULSARC_ERR_NO_MEMORY, "compression failed");
+            return NULL;
+        }
+        op->payload = op->compressed.data;
+        op->payload_len = op->compressed.len;
+    }
+    if (op->payload_len > pp->max_message_size) {
+        *res = pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                       "payload of %zu bytes (after compression) is above the broker's limit "
+                       "of %u bytes",
+                       op->payload_len, pp->max_message_size);
+        pc_op_release(op);
+        return NULL;
+    }
+    /* Explicit ids come from the application (deduplication across restarts); automatic
+     * ids continue after the highest id seen so far. */
+    if (msg->sequence_id >= 0) {
+        op->sequence_id = (uint64_t)msg->sequence_id;
+        if (msg->sequence_id >= pp->next_sequence_id)
+            pp->next_sequence_id = msg->sequence_id + 1;
+    } else {
+        op->sequence_id = (uint64_t)pp->next_sequence_id++;
+    }
+    op->highest_sequence_id = op->sequence_id;
+    if (encode_op(pp, op, msg) != 0) {
+        pc_op_release(op);
+        *res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");
+        return NULL;
+    }
+    op->created_ms = pc_mono_ms();
+    op->index = pp->next_op_index++;
+    return op;
+}
+
+void pc_pp_send(pc_pp_t *pp, pc_msg_t *msg)
+{
+    if (pp->state == PP_FAILED) {
+        pc_set_detail("the producer stopped after a terminal error");
+        pp->complete(pp->owner, msg, pp->fail_res, NULL);
+        return;
+    }
+    if (pp->state == PP_CLOSING || pp->state == PP_CLOSED) {
+        pc_set_detail("producer is closed");
+        pp->complete(pp->owner, msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
+        return;
+    }
+    pulsarc_result res = PULSARC_OK;
+    pc_op_t *op = build_op(pp, msg, &res);
+    if (!op) {
+        pp->complete(pp->owner, msg, res, NULL);
+        return;
+    }
+    if (pp->tail)
+        pp->tail->next = op;
+    else
+        pp->head = op;
+    pp->tail = op;
+    if (pp->state == PP_READY)
+        write_op(pp, op);
+}
+
+/* ---- receipts ---------------------------------------------------------------- */
+
+static void on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r)
+{
+    pc_pp_t *pp = ctx;
+    pc_op_t *op = pp->head;
+    if (!op) {
+        PC_DEBUG(&pp->client->log, "%s: receipt for %llu with nothing pending ignored",
+                 pp->topic, (unsigned long long)r->sequence_id);
+        return;
+    }
+    if (r->sequence_id < op->sequence_id) {
+        /* A late receipt for an op that already completed (timed out or resent). */
+        PC_DEBUG(&pp->client->log, "%s: late receipt for %llu ignored", pp->topic,
+                 (unsigned long long)r->sequence_id);
+        return;
+    }
+    if (r->sequence_id > op->sequence_id) {
+        PC_WARN(&pp->client->log,
+                "%s: receipt for %llu while %llu is the oldest pending: reconnecting to resend",
+                pp->topic, (unsigned long long)r->sequence_id,
+                (unsigned long long)op->sequence_id);
+        pc_conn_close(pp->conn, PULSARC_ERR_PROTOCOL, "receipts out of order");
+        return;
+    }
+    pulsarc_message_id_t id;
+    int64_t ledger = r->message_id ? (int64_t)r->message_id->ledgerid : -1;
+    int64_t entry = r->message_id ? (int64_t)r->message_id->entryid : -1;
+    pc_message_id_init(&id, ledger, entry, pp->partition);
+    uint64_t highest = r->has_highest_sequence_id && r->highest_sequence_id > op->highest_sequence_id
+                           ? r->highest_sequence_id
+                           : op->highest_sequence_id;
+    if ((int64_t)highest > atomic_load(&pp->last_sequence_id))
+        atomic_store(&pp->last_sequence_id, (int64_t)highest);
+    complete_head(pp, PULSARC_OK, &id, NULL);
+}
+
+static void on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e)
+{
+    pc_pp_t *pp = ctx;
+    /* The broker could not store the message; resending on a fresh connection is what
+     * the official clients do, and the send timeout bounds how long that may go on. */
+    PC_WARN(&pp->client->log, "%s: broker failed to store %llu: %s", pp->topic,
+            (unsigned long long)e->sequence_id, e->message ? e->message : "");
+    pc_conn_close(pp->conn, pc_result_from_server_error(e->error), e->message);
+}
+
+static void on_broker_close(void *ctx)
+{
+    pc_pp_t *pp = ctx;
+    PC_INFO(&pp->client->log, "%s: broker closed the producer; reconnecting", pp->topic);
+    connection_lost(pp, PULSARC_ERR_CONNECTION_CLOSED, "closed by the broker");
+}
+
+static void on_disconnect(void *ctx, pulsarc_result why)
+{
+    pc_pp_t *pp = ctx;
+    connection_lost(pp, why, pulsarc_last_error_detail());
+}
+
+/* ---- send timeout ------------------------------------------------------------ */
+
+static void on_timeout_tick(uv_timer_t *t)
+{
+    pc_pp_t *pp = t->data;
+    uint64_t now = pc_mono_ms();
+    uint64_t limit = (uint64_t)pp->conf.send_timeout_ms;
+    /* Only ops that waited longer than the limit fail; ops queue in age order. */
+    while (pp->head && now - pp->head->created_ms >= limit)
+        complete_head(pp, PULSARC_ERR_SEND_TIMEOUT, NULL,
+                      "no receipt within sendTimeoutMs; the message may have been persisted");
+}
+
+/* ---- connecting and registering --------------------------------------------- */
+
+static void on_reconnect_timer(uv_timer_t *t)
+{
+    connect_now(t->data);
+}
+
+static void schedule_reconnect(pc_pp_t *pp)
+{
+    uint64_t delay = pc_backoff_next(&pp->backoff);
+    PC_INFO(&pp->client->log, "%s: reconnecting in %llu ms", pp->topic, (unsigned long long)delay);
+    uv_timer_start(&pp->reconnect_timer, on_reconnect_timer, delay, 0);
+}
+
+static void stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail)
+{
+    pp->state = PP_FAILED;
+    pp->fail_res = res;
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", detail ? detail : "");
+    PC_ERROR(&pp->client->log, "%s: producer stopped: %s %s", pp->topic, pulsarc_strerror(res), copy);
+    fail_all(pp, res, copy);
+}
+
+/* An attempt to (re)register failed. */
+static void attempt_failed(pc_pp_t *pp, pulsarc_result res, const char *detail)
+{
+    if (pp->state != PP_CONNECTING)
+        return;
+    pp->conn = NULL;
+    if (pp->start_cb) {
+        uint64_t now = pc_mono_ms();
+        if (pc_result_is_terminal(res) || now + pp->backoff.next_ms >= pp->start_deadline_ms) {
+            pc_pp_done_fn cb = pp->start_cb;
+            pp->start_cb = NULL;
+            pp->state = PP_FAILED;
+            pp->fail_res = res;
+            pc_set_detail(detail);
+            cb(pp, res, pp->start_ctx);
+            return;
+        }
+        schedule_reconnect(pp);
+        return;
+    }
+    if (pc_result_is_terminal(res)) {
+        stop_with(pp, res, detail);
+        return;
+    }
+    schedule_reconnect(pp);
+}
+
+static void on_registered(pc_conn_t *conn, pulsarc_result res,
+                          const Pulsar__Proto__BaseCommand *resp, void *ctx)
+{
+    pc_pp_t *pp = ctx;
+    if (!callback_returned(pp) || pp->state != PP_CONNECTING || pp->conn != conn)
+        return;
+    if (res != PULSARC_OK || !resp->producer_success) {
+        if (res == PULSARC_OK)
+            res = pc_fail(PULSARC_ERR_PROTOCOL, "PRODUCER answered with the wrong command");
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        if (pc_conn_state(conn) != PC_CONN_CLOSED)
+            pc_conn_remove_listener(conn, &pp->listener);
+        attempt_failed(pp, res, detail);
+        return;
+    }
+    const Pulsar__Proto__CommandProducerSuccess *ok = resp->producer_success;
+    if (!pp->name && ok->producer_name) {
+        pp->name = strdup(ok->producer_name);
+        if (!pp->name) {
+            pc_conn_remove_listener(conn, &pp->listener);
+            attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
+            return;
+        }
+    }
+    int64_t broker_last = ok->has_last_sequence_id ? ok->last_sequence_id : -1;
+    if (!pp->sequence_known) {
+        /* Only the first registration fixes the ids: later ones must not rewind them. */
+        pp->sequence_known = true;
+        int64_t last = pp->conf.initial_sequence_id >= 0 ? pp->conf.initial_sequence_id : broker_last;
+        pp->next_sequence_id = last + 1;
+        atomic_store(&pp->last_sequence_id, last);
+    }
+    pp->max_message_size = pc_conn_max_message_size(conn);
+    pp->state = PP_READY;
+    pc_backoff_reset(&pp->backoff);
+    PC_INFO(&pp->client->log, "%s: producer %s ready (id %llu, epoch %llu, last sequence id %lld)",
+            pp->topic, pp->name, (unsigned long long)pp->producer_id,
+            (unsigned long long)pp->epoch, (long long)broker_last);
+    pp->epoch++;
+    if (pp->start_cb) {
+        pc_pp_done_fn cb = pp->start_cb;
+        pp->start_cb = NULL;
+        cb(pp, PULSARC_OK, pp->start_ctx);
+    }
+    resend_pending(pp);
+}
+
+static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
+{
+    pc_pp_t *pp = ctx;
+    if (!callback_returned(pp) || pp->state != PP_CONNECTING || pp->conn != conn)
+        return;
+    if (res != PULSARC_OK) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        attempt_failed(pp, res, detail);
+        return;
+    }
+    pc_conn_add_listener(conn, &pp->listener);
+    Pulsar__Proto__CommandProducer reg = PULSAR__PROTO__COMMAND_PRODUCER__INIT;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    uint64_t rid = pc_conn_new_request_id(conn);
+    reg.topic = pp->topic;
+    reg.producer_id = pp->producer_id;
+    reg.request_id = rid;
+    reg.producer_name = pp->name;
+    reg.has_epoch = 1;
+    reg.epoch = pp->epoch;
+    reg.has_user_provided_producer_name = 1;
+    reg.user_provided_producer_name = pp->user_named;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER;
+    cmd.producer = &reg;
+    pp->inflight++;
+    pc_conn_request(conn, &cmd, rid, on_registered, pp);
+}
+
+static void on_lookup(pulsarc_result res, const pc_host_port_t *logical,
+                      const pc_host_port_t *physical, void *ctx)
+{
+    pc_pp_t *pp = ctx;
+    if (!callback_returned(pp) || pp->state != PP_CONNECTING)
+        return;
+    if (res != PULSARC_OK) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "lookup of %s: %s", pp->topic, pulsarc_last_error_detail());
+        attempt_failed(pp, res, detail);
+        return;
+    }
+    pc_conn_t *conn = pc_pool_get(pp->client->pool, logical, physical);
+    if (!conn) {
+        attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    pp->conn = conn;
+    pp->inflight++;
+    pc_conn_when_ready(conn, on_conn_ready, pp);
+}
+
+static void connect_now(pc_pp_t *pp)
+{
+    if (pp->state != PP_CONNECTING)
+        return;
+    pp->inflight++;
+    pc_lookup_topic(pp->client, pp->topic, on_lookup, pp);
+}
+
+/* The connection went away (or the broker closed us): queue everything and retry. */
+static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
+{
+    if (pp->state == PP_CONNECTING && pp->conn) {
+        /* Lost while registering: the pending request reports through on_registered. */
+        return;
+    }
+    if (pp->state == PP_CLOSING) {
+        /* Closing anyway: the broker forgets the producer with the connection. */
+        pp->conn = NULL;
+        pp->state = PP_CLOSED;
+        fail_all(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
+        if (pp->close_cb) {
+            pc_pp_done_fn cb = pp->close_cb;
+            pp->close_cb = NULL;
+            cb(pp, PULSARC_OK, pp->close_ctx);
+        }
+        return;
+    }
+    if (pp->state != PP_READY)
+        return;
+    PC_WARN(&pp->client->log, "%s: connection lost (%s%s%s); %zu message(s) will be resent",
+            pp->topic, pulsarc_strerror(why), detail && *detail ? ": " : "", detail ? detail : "",
+            (size_t)(pp->head ? pp->next_op_index - pp->head->index : 0));
+    pp->conn = NULL;
+    pp->state = PP_CONNECTING;
+    schedule_reconnect(pp);
+}
+
+/* ---- lifecycle --------------------------------------------------------------- */
+
+pc_pp_t *pc_pp_new(pulsarc_client_t *client, const char *topic, int partition,
+                   const pulsarc_producer_config_t *conf, pc_pp_complete_fn complete,
+                   void *owner)
+{
+    pc_pp_t *pp = calloc(1, sizeof *pp);
+    if (!pp)
+        return NULL;
+    if (pc_producer_config_copy(&pp->conf, conf) != 0 || !(pp->topic = strdup(topic))) {
+        pc_producer_config_clear(&pp->conf);
+        free(pp);
+        return NULL;
+    }
+    if (conf->producer_name) {
+        pp->name = strdup(conf->producer_name);
+        pp->user_named = true;
+        if (!pp->name) {
+            pc_producer_config_clear(&pp->conf);
+            free(pp->topic);
+            free(pp);
+            return NULL;
+        }
+    }
+    pp->client = client;
+    pp->partition = partition;
+    pp->complete = complete;
+    pp->owner = owner;
+    pp->state = PP_IDLE;
+    pp->producer_id = client->next_producer_id++;
+    pp->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
+    atomic_init(&pp->last_sequence_id, -1);
+    pp->listener.producer_id = pp->producer_id;
+    pp->listener.ctx = pp;
+    pp->listener.on_receipt = on_receipt;
+    pp->listener.on_send_error = on_send_error;
+    pp->listener.on_broker_close = on_broker_close;
+    pp->listener.on_disconnect = on_disconnect;
+    pc_backoff_init(&pp->backoff, (uint64_t)client->conf.initial_backoff_ms,
+                    (uint64_t)client->conf.max_backoff_ms);
+    uv_timer_init(&client->loop, &pp->reconnect_timer);
+    uv_timer_init(&client->loop, &pp->timeout_timer);
+    pp->reconnect_timer.data = pp;
+    pp->timeout_timer.data = pp;
+    pp->live_handles = 2;
+    if (pp->conf.send_timeout_ms > 0) {
+        /* Check often enough that a message fails close to its deadline. */
+        uint64_t every = (uint64_t)pp->conf.send_timeout_ms / 10;
+        every = every < 10 ? 10 : every > 1000 ? 1000 : every;
+        uv_timer_start(&pp->timeout_timer, on_timeout_tick, every, every);
+    }
+    return pp;
+}
+
+void pc_pp_start(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
+{
+    pp->start_cb = cb;
+    pp->start_ctx = ctx;
+    pp->start_deadline_ms = pc_mono_ms() + (uint64_t)pp->client->conf.operation_timeout_ms;
+    pp->state = PP_CONNECTING;
+    connect_now(pp);
+}
+
+void pc_pp_flush(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
+{
+    if (!pp->head) {
+        cb(pp, PULSARC_OK, ctx);
+        return;
+    }
+    flush_waiter *w = malloc(sizeof *w);
+    if (!w) {
+        cb(pp, PULSARC_ERR_NO_MEMORY, ctx);
+        return;
+    }
+    w->target = pp->tail->index;
+    w->res = PULSARC_OK;
+    w->cb = cb;
+    w->ctx = ctx;
+    w->next = pp->flushes;
+    pp->flushes = w;
+}
+
+static void on_closed_by_broker_answer(pc_conn_t *conn, pulsarc_result res,
+                                       const Pulsar__Proto__BaseCommand *resp, void *ctx)
+{
+    pc_pp_t *pp = ctx;
+    if (!callback_returned(pp) || pp->state != PP_CLOSING)
+        return;
+    if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
+        pc_conn_remove_listener(pp->conn, &pp->listener);
+    pp->conn = NULL;
+    pp->state = PP_CLOSED;
+    fail_all(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
+    pc_pp_done_fn cb = pp->close_cb;
+    pp->close_cb = NULL;
+    if (cb)
+        cb(pp, res == PULSARC_ERR_CONNECTION_CLOSED ? PULSARC_OK : res, pp->close_ctx);
+}
+
+static void close_after_flush(pc_pp_t *pp, pulsarc_result res, void *ctx)
+{
+    if (pp->state == PP_CLOSED || pp->state == PP_CLOSING)
+        return;
+    uv_timer_stop(&pp->reconnect_timer);
+    if (pp->state != PP_READY) {
+        /* Not registered anywhere: nothing to tell the broker. */
+        pp->state = PP_CLOSED;
+        pp->conn = NULL;
+        fail_all(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
+        pc_pp_done_fn cb = pp->close_cb;
+        pp->close_cb = NULL;
+        if (cb)
+            cb(pp, PULSARC_OK, pp->close_ctx);
+        return;
+    }
+    pp->state = PP_CLOSING;
+    Pulsar__Proto__CommandCloseProducer close = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    uint64_t rid = pc_conn_new_request_id(pp->conn);
+    close.producer_id = pp->producer_id;
+    close.request_id = rid;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
+    cmd.close_producer = &close;
+    pp->inflight++;
+    pc_conn_request(pp->conn, &cmd, rid, on_closed_by_broker_answer, pp);
+}
+
+void pc_pp_close(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
+{
+    if (pp->state == PP_CLOSED || pp->state == PP_FAILED || pp->state == PP_IDLE) {
+        pp->state = PP_CLOSED;
+        cb(pp, PULSARC_OK, ctx);
+        return;
+    }
+    pp->close_cb = cb;
+    pp->close_ctx = ctx;
+    pc_pp_flush(pp, close_after_flush, NULL);
+}
+
+void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail)
+{
+    if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
+        pc_conn_remove_listener(pp->conn, &pp->listener);
+    pp->conn = NULL;
+    uv_timer_stop(&pp->reconnect_timer);
+    uv_timer_stop(&pp->timeout_timer);
+    pp_state before = pp->state;
+    pp->state = PP_CLOSED;
+    fail_all(pp, why, detail);
+    if (pp->start_cb && before == PP_CONNECTING) {
+        pc_pp_done_fn cb = pp->start_cb;
+        pp->start_cb = NULL;
+        pc_set_detail(detail);
+        cb(pp, why, pp->start_ctx);
+    }
+    if (pp->close_cb) {
+        pc_pp_done_fn cb = pp->close_cb;
+        pp->close_cb = NULL;
+        cb(pp, PULSARC_OK, pp->close_ctx);
+    }
+    /* Flush waiters whose ops all failed above have run; none can be left. */
+}
+
+void pc_pp_free(pc_pp_t *pp)
+{
+    if (!pp)
+        return;
+    if (pp->state != PP_CLOSED)
+        pc_pp_abort(pp, PULSARC_ERR_ALREADY_CLOSED, "producer freed");
+    pp->freed = true;
+    uv_close((uv_handle_t *)&pp->reconnect_timer, on_timer_closed);
+    uv_close((uv_handle_t *)&pp->timeout_timer, on_timer_closed);
+    maybe_free(pp);
+}

@@ -1,0 +1,44 @@
+/* A producer for one topic or one partition: sequence ids, pendingMessages, the
+ * connection to the owning broker, reconnect and resend, send timeout.
+ * It does not know which partition it is beyond the number it stamps on message ids.
+ * @locality loop thread: every function here. */
+#ifndef PC_PARTITION_PRODUCER_H
+#define PC_PARTITION_PRODUCER_H
+
+#include <stdint.h>
+
+#include "client/client.h"
+#include "client/message.h"
+#include "client/message_id.h"
+
+typedef struct pc_pp pc_pp_t;
+
+/* Runs once per message: success with its id, or failure. The owner runs the user's
+ * callback and releases what admission reserved. */
+typedef void (*pc_pp_complete_fn)(void *owner, pc_msg_t *msg, pulsarc_result res,
+                                  const pulsarc_message_id_t *id);
+typedef void (*pc_pp_done_fn)(pc_pp_t *pp, pulsarc_result res, void *ctx);
+
+pc_pp_t *pc_pp_new(pulsarc_client_t *client, const char *topic, int partition,
+                   const pulsarc_producer_config_t *conf, pc_pp_complete_fn complete,
+                   void *owner);
+/* Look up, connect and register with the broker; retries retryable failures until
+ * operationTimeoutMs. cb reports the outcome. */
+void pc_pp_start(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx);
+/* Queue a message (the producer takes it; it completes through `complete`). */
+void pc_pp_send(pc_pp_t *pp, pc_msg_t *msg);
+/* cb once every message queued before this call has completed; res is the first failure. */
+void pc_pp_flush(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx);
+/* Flush, then close on the broker. */
+void pc_pp_close(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx);
+/* Fail everything pending with why and stop at once (client shutdown). */
+void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail);
+/* Release (after close or abort); memory goes once the timers have closed. */
+void pc_pp_free(pc_pp_t *pp);
+
+const char *pc_pp_name(const pc_pp_t *pp);
+int64_t pc_pp_last_sequence_id(const pc_pp_t *pp);
+/* The current connection's limit (the protocol default until connected). */
+uint32_t pc_pp_max_message_size(const pc_pp_t *pp);
+
+#endif

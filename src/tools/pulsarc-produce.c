@@ -1,0 +1,872 @@
+/*
+ * pulsarc-produce — publish messages to a Pulsar topic from the command line.
+ *
+ * In the spirit of the official `pulsar-client produce`: the messages come from the
+ * command line (-m), from files (-f), from standard input (--stdin, one per line) or are
+ * synthesised (-s). The set is sent -n times, optionally paced (-r), with send_async; the
+ * tool then flushes, closes and prints two lines to stdout that scripts and tests parse:
+ *
+ *   sent=N failed=M elapsed=S.SSSs rate=R msg/s throughput=T MB/s
+ *   last-sequence-id=<n> producer-name=<name>
+ *
+ * Everything else (failures, -v traces, the library's log) goes to stderr.
+ * Exit status: 0 every message was persisted, 1 anything failed, 2 usage error.
+ * docs/cli.md is the user documentation; keep it in step with the option table below.
+ */
+#define _POSIX_C_SOURCE 200809L /* getline, sigaction, nanosleep, clock_gettime */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <pulsarc/pulsarc.h>
+
+#define PROG "pulsarc-produce"
+
+enum exit_status {
+    EXIT_ALL_SENT = 0,
+    EXIT_SOME_FAILED = 1,
+    EXIT_USAGE = 2,
+};
+
+/* Failures are printed one per line; past this many only -v keeps printing them, so a
+ * dead broker under -n 1000000 does not bury the summary in a million identical lines. */
+#define MAX_REPORTED_FAILURES 100
+
+/* "ledger:entry:partition:batch_index": 2 x int64 + 2 x int32 + separators < 96. */
+#define MESSAGE_ID_STR_MAX 96
+
+/* ---------------------------------------------------------------------------------
+ * The option table. One row per option drives getopt_long's table, the short-option
+ * string and --help, so adding a flag (--chunking, --compression, ...) is one row here
+ * plus one case in parse_args(). Rows with a NULL name are section headings for --help.
+ * ------------------------------------------------------------------------------- */
+
+/* Long-only options get ids above the char range so they never collide with a short
+ * letter. -c is deliberately unused: it is reserved for --compression. */
+enum long_only_id {
+    OPT_PRODUCER_NAME = 256,
+    OPT_STDIN,
+    OPT_CONF,
+    OPT_CLIENT_CONF,
+};
+
+struct cli_option {
+    const char *name; /* long name without "--"; NULL = section heading */
+    int id;           /* the short letter, or a long_only_id */
+    int has_arg;      /* no_argument | required_argument */
+    const char *arg;  /* argument name shown in --help */
+    const char *help; /* may contain '\n' for continuation lines */
+};
+
+static const struct cli_option cli_options[] = {
+    {NULL, 0, 0, NULL, "Connection:"},
+    {"service-url", 'u', required_argument, "URL",
+     "broker service URL (default pulsar://localhost:6650)"},
+    {"client-conf", OPT_CLIENT_CONF, required_argument, "KEY=VALUE",
+     "client setting, passed to pulsarc_client_config_set\n(repeatable)"},
+
+    {NULL, 0, 0, NULL, "What to send (-m, -f and --stdin combine, in that order; -s stands alone):"},
+    {"messages", 'm', required_argument, "MSG", "one message with this text (repeatable)"},
+    {"files", 'f', required_argument, "FILE", "one message with the bytes of FILE (repeatable)"},
+    {"stdin", OPT_STDIN, no_argument, NULL,
+     "one message per line of standard input, without the\nnewline (empty lines are empty messages)"},
+    {"size", 's', required_argument, "BYTES", "one synthetic message of BYTES random-ish bytes"},
+    {"num-produce", 'n', required_argument, "N", "send the message set N times (default 1)"},
+    {"rate", 'r', required_argument, "R", "at most R messages per second (default 0 = no limit)"},
+
+    {NULL, 0, 0, NULL, "Message metadata:"},
+    {"key", 'k', required_argument, "KEY", "message key (routes to a partition)"},
+    {"property", 'p', required_argument, "K=V", "message property (repeatable)"},
+
+    {NULL, 0, 0, NULL, "Producer:"},
+    {"producer-name", OPT_PRODUCER_NAME, required_argument, "NAME",
+     "fixed producer name (default: assigned by the broker)"},
+    {"conf", OPT_CONF, required_argument, "KEY=VALUE",
+     "producer setting, passed to pulsarc_producer_config_set\n"
+     "(repeatable; applied after the other flags, so it wins)"},
+
+    {NULL, 0, 0, NULL, "Other:"},
+    {"verbose", 'v', no_argument, NULL, "debug logging, effective settings and one line per\nmessage id (all on stderr)"},
+    {"help", 'h', no_argument, NULL, "show this help and exit"},
+};
+
+#define N_CLI_OPTIONS (sizeof cli_options / sizeof cli_options[0])
+
+/* ---------------------------------------------------------------------------------
+ * Small helpers
+ * ------------------------------------------------------------------------------- */
+
+/* The tool cannot do anything useful after running out of memory: say so and stop. */
+static _Noreturn void out_of_memory(void)
+{
+    fprintf(stderr, PROG ": out of memory\n");
+    exit(EXIT_SOME_FAILED);
+}
+
+static void *xrealloc(void *p, size_t size)
+{
+    void *q = realloc(p, size ? size : 1);
+    if (!q)
+        out_of_memory();
+    return q;
+}
+
+/* Make room for one more element in a growing array. */
+static void *grow(void *items, size_t *cap, size_t count, size_t elem_size)
+{
+    if (count < *cap)
+        return items;
+    *cap = *cap ? *cap * 2 : 8;
+    return xrealloc(items, *cap * elem_size);
+}
+
+static _Noreturn void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, PROG ": ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
+    exit(EXIT_USAGE);
+}
+
+/* Digits only: strtoull alone would accept "-1" (as a huge number), " 5" and "+5". */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    if (*s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_rate(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    /* The range test also rejects NaN; the cap keeps the pacer's arithmetic sane. */
+    if (end == s || *end != '\0' || errno != 0 || !(v >= 0.0 && v <= 1e9))
+        return false;
+    *out = v;
+    return true;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------------------------
+ * Parsed command line
+ * ------------------------------------------------------------------------------- */
+
+struct payload {
+    char *data;
+    size_t len;
+};
+
+/* KEY=VALUE split at the first '='; key is malloc'ed, value points into argv. */
+struct kv {
+    char *key;
+    const char *value;
+};
+
+struct kv_list {
+    struct kv *items;
+    size_t count, cap;
+};
+
+struct args {
+    const char *topic;
+    const char *service_url;
+    const char *key;
+    const char *producer_name;
+    struct payload *payloads; /* from -m and -f, in command-line order */
+    size_t n_payloads, cap_payloads;
+    bool use_stdin;
+    bool use_size;
+    uint64_t size;
+    uint64_t num_produce;
+    double rate;
+    struct kv_list properties;
+    struct kv_list conf;
+    struct kv_list client_conf;
+    bool verbose;
+};
+
+static void add_payload(struct args *a, char *data, size_t len)
+{
+    a->payloads = grow(a->payloads, &a->cap_payloads, a->n_payloads, sizeof *a->payloads);
+    a->payloads[a->n_payloads++] = (struct payload){data, len};
+}
+
+static void add_kv(struct kv_list *list, const char *option, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg)
+        usage_error("%s expects KEY=VALUE, got '%s'", option, arg);
+    size_t klen = (size_t)(eq - arg);
+    char *key = xrealloc(NULL, klen + 1);
+    memcpy(key, arg, klen);
+    key[klen] = '\0';
+    list->items = grow(list->items, &list->cap, list->count, sizeof *list->items);
+    list->items[list->count++] = (struct kv){key, eq + 1};
+}
+
+static void free_kv_list(struct kv_list *list)
+{
+    for (size_t i = 0; i < list->count; i++)
+        free(list->items[i].key);
+    free(list->items);
+}
+
+/* Reads the whole file: its bytes are one message, exactly as stored. */
+static void add_file(struct args *a, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        usage_error("cannot open '%s': %s", path, strerror(errno));
+    char *data = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 64 * 1024;
+            data = xrealloc(data, cap);
+        }
+        size_t n = fread(data + len, 1, cap - len, f);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    if (ferror(f)) {
+        int err = errno;
+        fclose(f);
+        usage_error("cannot read '%s': %s", path, strerror(err));
+    }
+    fclose(f);
+    add_payload(a, data, len);
+}
+
+static void print_help(FILE *out)
+{
+    fprintf(out,
+            "Usage: " PROG " [OPTIONS] TOPIC\n"
+            "\n"
+            "Publish messages to a Pulsar topic with pulsarc, then print\n"
+            "  sent=N failed=M elapsed=S.SSSs rate=R msg/s throughput=T MB/s\n"
+            "  last-sequence-id=<n> producer-name=<name>\n"
+            "to standard output.\n");
+    for (size_t i = 0; i < N_CLI_OPTIONS; i++) {
+        const struct cli_option *o = &cli_options[i];
+        if (!o->name) {
+            fprintf(out, "\n%s\n", o->help);
+            continue;
+        }
+        char left[64];
+        int n;
+        if (o->id < 256)
+            n = snprintf(left, sizeof left, "  -%c, --%s%s%s", o->id, o->name, o->arg ? " " : "",
+                         o->arg ? o->arg : "");
+        else
+            n = snprintf(left, sizeof left, "      --%s%s%s", o->name, o->arg ? " " : "",
+                         o->arg ? o->arg : "");
+        const int width = 28;
+        if (n < width)
+            fprintf(out, "%-*s", width, left);
+        else
+            fprintf(out, "%s\n%*s", left, width, "");
+        for (const char *c = o->help; *c; c++) {
+            if (*c == '\n')
+                fprintf(out, "\n%*s", width, "");
+            else
+                fputc(*c, out);
+        }
+        fputc('\n', out);
+    }
+    fprintf(out,
+            "\n"
+            "Defaults that differ from the library's:\n"
+            "  blockIfQueueFull=true   a fast loop waits for room instead of failing with\n"
+            "                          QUEUE_FULL; --conf blockIfQueueFull=false restores\n"
+            "                          the library default (rejected sends count as failed)\n"
+            "\n"
+            "Exit status: 0 every message was persisted; 1 a message failed, could not be\n"
+            "sent or the run was interrupted; 2 usage or configuration error.\n");
+}
+
+static void parse_args(int argc, char **argv, struct args *a)
+{
+    struct option long_opts[N_CLI_OPTIONS + 1];
+    char short_opts[2 * N_CLI_OPTIONS + 2];
+    size_t nl = 0, ns = 0;
+
+    /* Leading ':' makes getopt report a missing argument as ':' (not '?'), so the two
+     * mistakes get different messages; we print them ourselves (opterr = 0). */
+    short_opts[ns++] = ':';
+    for (size_t i = 0; i < N_CLI_OPTIONS; i++) {
+        const struct cli_option *o = &cli_options[i];
+        if (!o->name)
+            continue;
+        long_opts[nl++] = (struct option){o->name, o->has_arg, NULL, o->id};
+        if (o->id < 256) {
+            short_opts[ns++] = (char)o->id;
+            if (o->has_arg == required_argument)
+                short_opts[ns++] = ':';
+        }
+    }
+    long_opts[nl] = (struct option){NULL, 0, NULL, 0};
+    short_opts[ns] = '\0';
+
+    *a = (struct args){
+        .service_url = "pulsar://localhost:6650",
+        .num_produce = 1,
+    };
+
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'u':
+            a->service_url = optarg;
+            break;
+        case 'm':
+            add_payload(a, strcpy(xrealloc(NULL, strlen(optarg) + 1), optarg), strlen(optarg));
+            break;
+        case 'f':
+            add_file(a, optarg);
+            break;
+        case OPT_STDIN:
+            a->use_stdin = true;
+            break;
+        case 's':
+            if (!parse_u64(optarg, &a->size) || a->size > SIZE_MAX / 2)
+                usage_error("--size expects a number of bytes, got '%s'", optarg);
+            a->use_size = true;
+            break;
+        case 'n':
+            if (!parse_u64(optarg, &a->num_produce) || a->num_produce == 0)
+                usage_error("--num-produce expects a count of at least 1, got '%s'", optarg);
+            break;
+        case 'r':
+            if (!parse_rate(optarg, &a->rate))
+                usage_error("--rate expects messages per second (0 = unlimited), got '%s'",
+                            optarg);
+            break;
+        case 'k':
+            a->key = optarg;
+            break;
+        case 'p':
+            add_kv(&a->properties, "--property", optarg);
+            break;
+        case OPT_PRODUCER_NAME:
+            a->producer_name = optarg;
+            break;
+        case OPT_CONF:
+            add_kv(&a->conf, "--conf", optarg);
+            break;
+        case OPT_CLIENT_CONF:
+            add_kv(&a->client_conf, "--client-conf", optarg);
+            break;
+        case 'v':
+            a->verbose = true;
+            break;
+        case 'h':
+            print_help(stdout);
+            exit(EXIT_ALL_SENT);
+        case ':':
+            /* For a long option optopt holds its id (maybe a short letter), so name it
+             * from argv instead. */
+            if (strncmp(argv[optind - 1], "--", 2) == 0)
+                usage_error("option '%s' needs an argument", argv[optind - 1]);
+            usage_error("option -%c needs an argument", optopt);
+        default:
+            if (optopt && optopt < 256)
+                usage_error("unknown option -%c", optopt);
+            usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+
+    if (optind >= argc)
+        usage_error("missing TOPIC");
+    if (argc - optind > 1)
+        usage_error("one TOPIC expected, got extra argument '%s'", argv[optind + 1]);
+    a->topic = argv[optind];
+
+    bool have_set = a->n_payloads > 0 || a->use_stdin;
+    if (a->use_size && have_set)
+        usage_error("--size cannot be combined with --messages, --files or --stdin");
+    if (!a->use_size && !have_set)
+        usage_error("nothing to send: give --messages, --files, --stdin or --size");
+}
+
+/* ---------------------------------------------------------------------------------
+ * Results, updated from send callbacks on the client's loop thread and read by main.
+ * ------------------------------------------------------------------------------- */
+
+static struct {
+    atomic_uint_fast64_t sent;
+    atomic_uint_fast64_t failed;
+    atomic_uint_fast64_t sent_bytes;
+    atomic_uint_fast64_t reported; /* failure lines printed so far */
+} stats;
+
+/* Set before the client starts (so the loop thread sees it), read-only afterwards. */
+static bool g_verbose;
+
+/* Set by SIGINT/SIGTERM: stop sending, then flush and report what did get through. */
+static volatile sig_atomic_t g_interrupted;
+
+/* What a send callback needs to know about its message. */
+struct send_ctx {
+    uint64_t index; /* 1-based, in send order */
+    size_t len;
+};
+
+static void report_failure(uint64_t index, pulsarc_result res, const char *what)
+{
+    /* Copy the detail first: the string is only valid until the next pulsarc call on
+     * this thread, and pulsarc_strerror below is one. */
+    char detail[512];
+    snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+
+    uint_fast64_t n = atomic_fetch_add(&stats.reported, 1);
+    if (n < MAX_REPORTED_FAILURES || g_verbose) {
+        fprintf(stderr, PROG ": message %" PRIu64 " %s: %s [%s]%s%s\n", index, what,
+                pulsarc_strerror(res), pulsarc_result_name(res), detail[0] ? ": " : "",
+                detail);
+    } else if (n == MAX_REPORTED_FAILURES) {
+        fprintf(stderr, PROG ": further failures are counted but not printed (-v prints all)\n");
+    }
+}
+
+/* Runs on the loop thread, exactly once per accepted message. */
+static void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
+                         const pulsarc_message_id_t *id, void *ctx)
+{
+    (void)producer;
+    struct send_ctx *sc = ctx;
+    if (res == PULSARC_OK) {
+        atomic_fetch_add(&stats.sent, 1);
+        atomic_fetch_add(&stats.sent_bytes, sc->len);
+        if (g_verbose) {
+            char buf[MESSAGE_ID_STR_MAX];
+            pulsarc_message_id_str(id, buf, sizeof buf);
+            fprintf(stderr, PROG ": message %" PRIu64 " persisted as %s\n", sc->index, buf);
+        }
+    } else {
+        atomic_fetch_add(&stats.failed, 1);
+        report_failure(sc->index, res, "failed");
+    }
+    free(sc);
+}
+
+/* ---------------------------------------------------------------------------------
+ * The send loop
+ * ------------------------------------------------------------------------------- */
+
+struct run {
+    pulsarc_producer_t *producer;
+    pulsarc_message_t *msg;
+    double rate;        /* messages per second; 0 = unpaced */
+    double start;       /* now_seconds() when sending began */
+    double next_due;    /* now_seconds() at which the next message may go */
+    uint64_t attempted; /* send_async calls made */
+    bool stopped;       /* a rejection said the producer is gone: further sends are futile */
+};
+
+/* How far the pacer may fall behind and still catch up. Scheduling each message one
+ * interval after the previous one's *due* time (not its actual send) makes sleep
+ * overshoot and slow sends average out, so the rate comes out at R, not a bit under.
+ * Capping the catch-up keeps a pause (say --stdin waiting for input) from turning into
+ * a burst above R when the input resumes. */
+#define PACER_MAX_LAG 0.01
+
+/* Sleep until the next message is due. */
+static void pace(struct run *run)
+{
+    if (run->rate <= 0.0)
+        return;
+    double now = now_seconds();
+    double wait = run->next_due - now;
+    if (wait > 0.0) {
+        struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+        /* A signal cuts the sleep short; the caller then sees g_interrupted. */
+        nanosleep(&ts, NULL);
+    } else if (wait < -PACER_MAX_LAG) {
+        run->next_due = now - PACER_MAX_LAG;
+    }
+    run->next_due += 1.0 / run->rate;
+}
+
+/* Returns false when the loop should stop (interrupted or producer gone). */
+static bool send_one(struct run *run, const void *data, size_t len)
+{
+    pace(run);
+    if (g_interrupted || run->stopped)
+        return false;
+
+    uint64_t index = ++run->attempted;
+    pulsarc_result res = pulsarc_message_set_payload(run->msg, data, len);
+    if (res != PULSARC_OK) {
+        atomic_fetch_add(&stats.failed, 1);
+        report_failure(index, res, "could not be built");
+        return true;
+    }
+    struct send_ctx *sc = xrealloc(NULL, sizeof *sc);
+    *sc = (struct send_ctx){index, len};
+    res = pulsarc_producer_send_async(run->producer, run->msg, on_send_done, sc);
+    if (res != PULSARC_OK) {
+        /* Not accepted: no callback will come, so count and free here. */
+        free(sc);
+        atomic_fetch_add(&stats.failed, 1);
+        report_failure(index, res, "was rejected");
+        if (res == PULSARC_ERR_ALREADY_CLOSED || res == PULSARC_ERR_PRODUCER_FAILED)
+            run->stopped = true;
+    }
+    return !run->stopped;
+}
+
+/* Streams standard input, one message per line, so `tail -f log | pulsarc-produce`
+ * publishes as lines arrive instead of after end of input. */
+static void send_stdin_lines(struct run *run)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while (!g_interrupted && (n = getline(&line, &cap, stdin)) >= 0) {
+        size_t len = (size_t)n;
+        if (len > 0 && line[len - 1] == '\n')
+            len--;
+        if (!send_one(run, line, len))
+            break;
+    }
+    free(line);
+}
+
+/* Reads all of standard input into the set; used when -n repeats it. */
+static void read_stdin_lines(struct args *a)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, stdin)) >= 0) {
+        size_t len = (size_t)n;
+        if (len > 0 && line[len - 1] == '\n')
+            len--;
+        char *copy = xrealloc(NULL, len + 1);
+        memcpy(copy, line, len);
+        add_payload(a, copy, len);
+    }
+    free(line);
+}
+
+/* Random-ish bytes (xorshift64): enough to defeat compression and look like data. */
+static char *synthetic_payload(size_t size)
+{
+    char *buf = xrealloc(NULL, size);
+    uint64_t x = (uint64_t)time(NULL) ^ 0x9E3779B97F4A7C15u;
+    for (size_t i = 0; i < size; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        buf[i] = (char)(x >> 56);
+    }
+    return buf;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_interrupted = 1;
+}
+
+/* First SIGINT/SIGTERM: stop sending, flush, report. SA_RESETHAND makes a second one
+ * kill the process, in case the broker is unreachable and the flush hangs. No
+ * SA_RESTART, so a blocked getline or nanosleep returns early. */
+static void install_signal_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    /* A broker that drops the connection must show up as a send error, not kill us. */
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* ---------------------------------------------------------------------------------
+ * Setup
+ * ------------------------------------------------------------------------------- */
+
+static _Noreturn void config_error(const char *option, const char *key, const char *value,
+                                   pulsarc_result res)
+{
+    char detail[512];
+    snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+    usage_error("%s %s=%s: %s%s%s", option, key, value, pulsarc_strerror(res),
+                detail[0] ? ": " : "", detail);
+}
+
+/* -v shows the effective settings, one per line, so a run can be reproduced exactly. */
+static void print_config_dump(const char *what, const char *dump)
+{
+    while (*dump) {
+        size_t n = strcspn(dump, "\n");
+        fprintf(stderr, PROG ": %s config: %.*s\n", what, (int)n, dump);
+        dump += n + (dump[n] == '\n');
+    }
+}
+
+static pulsarc_client_config_t *make_client_config(const struct args *a)
+{
+    pulsarc_client_config_t *conf = pulsarc_client_config_new();
+    if (!conf)
+        out_of_memory();
+    /* -v first, so --client-conf logLevel=... can still override it. */
+    if (a->verbose) {
+        pulsarc_result res = pulsarc_client_config_set(conf, "logLevel", "debug");
+        if (res != PULSARC_OK)
+            config_error("--verbose", "logLevel", "debug", res);
+    }
+    for (size_t i = 0; i < a->client_conf.count; i++) {
+        const struct kv *kv = &a->client_conf.items[i];
+        pulsarc_result res = pulsarc_client_config_set(conf, kv->key, kv->value);
+        if (res != PULSARC_OK)
+            config_error("--client-conf", kv->key, kv->value, res);
+    }
+    if (a->verbose) {
+        char probe[1];
+        size_t n = pulsarc_client_config_dump(conf, probe, sizeof probe);
+        char *buf = xrealloc(NULL, n + 1);
+        pulsarc_client_config_dump(conf, buf, n + 1);
+        print_config_dump("client", buf);
+        free(buf);
+    }
+    return conf;
+}
+
+static pulsarc_producer_config_t *make_producer_config(const struct args *a)
+{
+    pulsarc_producer_config_t *conf = pulsarc_producer_config_new();
+    if (!conf)
+        out_of_memory();
+    /* CLI defaults first, then the dedicated flags, then --conf: the escape hatch wins.
+     * New dedicated flags (--compression, --chunking, ...) become rows here. */
+    const struct {
+        const char *option, *key, *value;
+    } settings[] = {
+        {"default", "blockIfQueueFull", "true"},
+        {"--producer-name", "producerName", a->producer_name},
+    };
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        if (!settings[i].value)
+            continue; /* flag not given: keep the library default */
+        pulsarc_result res = pulsarc_producer_config_set(conf, settings[i].key, settings[i].value);
+        if (res != PULSARC_OK)
+            config_error(settings[i].option, settings[i].key, settings[i].value, res);
+    }
+    for (size_t i = 0; i < a->conf.count; i++) {
+        const struct kv *kv = &a->conf.items[i];
+        pulsarc_result res = pulsarc_producer_config_set(conf, kv->key, kv->value);
+        if (res != PULSARC_OK)
+            config_error("--conf", kv->key, kv->value, res);
+    }
+    if (a->verbose) {
+        char probe[1];
+        size_t n = pulsarc_producer_config_dump(conf, probe, sizeof probe);
+        char *buf = xrealloc(NULL, n + 1);
+        pulsarc_producer_config_dump(conf, buf, n + 1);
+        print_config_dump("producer", buf);
+        free(buf);
+    }
+    return conf;
+}
+
+/* The message builder carries key and properties; only the payload changes per send. */
+static pulsarc_message_t *make_message(const struct args *a)
+{
+    pulsarc_message_t *msg = pulsarc_message_new();
+    if (!msg)
+        out_of_memory();
+    pulsarc_result res = PULSARC_OK;
+    if (a->key)
+        res = pulsarc_message_set_key(msg, a->key);
+    if (res != PULSARC_OK)
+        usage_error("--key '%s': %s", a->key, pulsarc_strerror(res));
+    for (size_t i = 0; i < a->properties.count; i++) {
+        const struct kv *kv = &a->properties.items[i];
+        res = pulsarc_message_set_property(msg, kv->key, kv->value);
+        if (res != PULSARC_OK)
+            usage_error("--property %s=%s: %s", kv->key, kv->value, pulsarc_strerror(res));
+    }
+    return msg;
+}
+
+/* Errors in what the user typed are usage errors; the rest are run-time failures. */
+static int setup_exit_status(pulsarc_result res)
+{
+    return res == PULSARC_ERR_INVALID_URL || res == PULSARC_ERR_INVALID_TOPIC ||
+                   res == PULSARC_ERR_INVALID_CONFIG || res == PULSARC_ERR_INVALID_ARGUMENT
+               ? EXIT_USAGE
+               : EXIT_SOME_FAILED;
+}
+
+static void print_setup_error(const char *what, const char *arg, pulsarc_result res)
+{
+    char detail[512];
+    snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+    fprintf(stderr, PROG ": %s '%s': %s [%s]%s%s\n", what, arg, pulsarc_strerror(res),
+            pulsarc_result_name(res), detail[0] ? ": " : "", detail);
+}
+
+static void free_args(struct args *a)
+{
+    for (size_t i = 0; i < a->n_payloads; i++)
+        free(a->payloads[i].data);
+    free(a->payloads);
+    free_kv_list(&a->properties);
+    free_kv_list(&a->conf);
+    free_kv_list(&a->client_conf);
+}
+
+/* Sends everything the arguments ask for on an open producer. Returns true when the
+ * sending ran to its end (not interrupted, producer not gone). */
+static bool send_all(struct args *a, struct run *run, bool stream_stdin)
+{
+    for (uint64_t round = 0; round < a->num_produce; round++) {
+        for (size_t i = 0; i < a->n_payloads; i++) {
+            if (a->use_size && a->size >= 8)
+                /* Stamp the message number so synthetic messages differ from each other. */
+                memcpy(a->payloads[i].data, &run->attempted, 8);
+            if (!send_one(run, a->payloads[i].data, a->payloads[i].len))
+                return false;
+        }
+    }
+    if (stream_stdin)
+        send_stdin_lines(run);
+    return !g_interrupted && !run->stopped;
+}
+
+/* Creates client and producer, sends, flushes, closes and prints the result lines.
+ * Takes ownership of both configs. Returns the exit status. */
+static int produce(struct args *a, pulsarc_client_config_t *client_conf,
+                   pulsarc_producer_config_t *producer_conf, pulsarc_message_t *msg,
+                   bool stream_stdin)
+{
+    /* The client's loop thread inherits our signal mask: block SIGINT/SIGTERM while it
+     * starts so they are always delivered to this thread, where they interrupt getline
+     * and the pacer's sleep. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    pulsarc_client_t *client = NULL;
+    pulsarc_result res = pulsarc_client_new(a->service_url, client_conf, &client);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pulsarc_client_config_free(client_conf);
+    if (res != PULSARC_OK) {
+        pulsarc_producer_config_free(producer_conf);
+        print_setup_error("cannot create client for", a->service_url, res);
+        return setup_exit_status(res);
+    }
+
+    pulsarc_producer_t *producer = NULL;
+    res = pulsarc_client_create_producer(client, a->topic, producer_conf, &producer);
+    pulsarc_producer_config_free(producer_conf);
+    if (res != PULSARC_OK) {
+        print_setup_error("cannot create producer on", a->topic, res);
+        pulsarc_client_destroy(client);
+        return setup_exit_status(res);
+    }
+
+    struct run run = {.producer = producer, .msg = msg, .rate = a->rate, .start = now_seconds()};
+    run.next_due = run.start;
+    bool completed = send_all(a, &run, stream_stdin);
+    if (g_interrupted)
+        fprintf(stderr, PROG ": interrupted; flushing what was sent\n");
+
+    /* flush returns the first failure among the pending messages, which the callbacks
+     * have already counted and printed; only a failure of flush itself is news. */
+    res = pulsarc_producer_flush(producer);
+    double elapsed = now_seconds() - run.start;
+    if (res != PULSARC_OK && atomic_load(&stats.failed) == 0)
+        print_setup_error("flush of", a->topic, res);
+
+    res = pulsarc_producer_close(producer);
+    if (res != PULSARC_OK)
+        print_setup_error("close of producer on", a->topic, res);
+
+    /* Copy what the second result line needs: both belong to the producer handle. */
+    int64_t last_seq = pulsarc_producer_last_sequence_id(producer);
+    const char *name = pulsarc_producer_name(producer);
+    if (!name)
+        name = "";
+    char *producer_name = strcpy(xrealloc(NULL, strlen(name) + 1), name);
+    pulsarc_producer_free(producer);
+    /* Destroy before reading the counters: it completes anything still pending, so
+     * every accepted message has had its callback by now. */
+    pulsarc_client_destroy(client);
+
+    uint64_t sent = atomic_load(&stats.sent);
+    uint64_t failed = atomic_load(&stats.failed);
+    double mb = (double)atomic_load(&stats.sent_bytes) / (1024.0 * 1024.0);
+    printf("sent=%" PRIu64 " failed=%" PRIu64 " elapsed=%.3fs rate=%.1f msg/s "
+           "throughput=%.3f MB/s\n",
+           sent, failed, elapsed, elapsed > 0 ? (double)sent / elapsed : 0.0,
+           elapsed > 0 ? mb / elapsed : 0.0);
+    printf("last-sequence-id=%" PRId64 " producer-name=%s\n", last_seq, producer_name);
+    fflush(stdout);
+    free(producer_name);
+
+    bool all_sent = completed && failed == 0 && sent == run.attempted;
+    return all_sent ? EXIT_ALL_SENT : EXIT_SOME_FAILED;
+}
+
+int main(int argc, char **argv)
+{
+    struct args a;
+    parse_args(argc, argv, &a);
+    g_verbose = a.verbose;
+
+    /* With -n > 1 stdin must be read whole to be repeated; otherwise it is streamed. */
+    bool stream_stdin = a.use_stdin && a.num_produce == 1;
+    if (a.use_stdin && !stream_stdin)
+        read_stdin_lines(&a);
+    if (a.use_size)
+        add_payload(&a, synthetic_payload((size_t)a.size), (size_t)a.size);
+
+    /* Configuration problems are reported (exit 2) before anything connects. */
+    pulsarc_client_config_t *client_conf = make_client_config(&a);
+    pulsarc_producer_config_t *producer_conf = make_producer_config(&a);
+    pulsarc_message_t *msg = make_message(&a);
+
+    install_signal_handlers();
+    int status = produce(&a, client_conf, producer_conf, msg, stream_stdin);
+
+    pulsarc_message_free(msg);
+    free_args(&a);
+    return status;
+}

@@ -1,0 +1,79 @@
+/* Pulsar frames: bytes in and out, no sockets.
+ *
+ * Simple command:  [total size u32][command size u32][BaseCommand]
+ * Payload command: [total size u32][command size u32][BaseCommand]
+ *                  [magic 0x0e01 u16][crc32c u32][metadata size u32][MessageMetadata][payload]
+ * The checksum covers everything after itself: metadata size, metadata and payload.
+ * All integers are big-endian; total size counts every byte after itself. */
+#ifndef PC_FRAME_H
+#define PC_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "PulsarApi.pb-c.h"
+
+#define PC_FRAME_MAGIC 0x0e01
+/* Default frame limit before CONNECTED tells us the broker's max_message_size;
+ * a frame may exceed max_message_size by the command and metadata overhead. */
+#define PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE (5 * 1024 * 1024)
+#define PC_FRAME_OVERHEAD_ALLOWANCE (10 * 1024)
+
+/* Append a simple command frame to out. Returns 0, or -1 when out of memory. */
+int pc_frame_encode_command(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd);
+
+/* Append everything of a payload frame except the payload bytes themselves
+ * (which the caller writes right after, e.g. by writev without copying).
+ * The checksum is computed over the metadata and the given payload. */
+int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
+                                 const Pulsar__Proto__MessageMetadata *meta,
+                                 const uint8_t *payload, size_t payload_len);
+
+/* Same, with the metadata already serialised (used when a producer re-encodes). */
+int pc_frame_encode_payload_head_raw(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
+                                     const uint8_t *meta, size_t meta_len,
+                                     const uint8_t *payload, size_t payload_len);
+
+/* One decoded frame. Pointers point into the reader's buffer and are valid until the
+ * next call to pc_frame_reader_feed or pc_frame_reader_next. */
+typedef struct pc_frame {
+    const uint8_t *command;      /* serialised BaseCommand */
+    size_t command_len;
+    bool has_payload;            /* magic present after the command */
+    bool checksum_ok;            /* only meaningful when has_payload */
+    const uint8_t *metadata;     /* serialised MessageMetadata */
+    size_t metadata_len;
+    const uint8_t *payload;
+    size_t payload_len;
+} pc_frame_t;
+
+typedef enum pc_frame_status {
+    PC_FRAME_OK = 1,         /* a frame was produced */
+    PC_FRAME_NEED_MORE = 0,  /* feed more bytes */
+    PC_FRAME_TOO_BIG = -1,   /* total size above the reader's limit */
+    PC_FRAME_MALFORMED = -2, /* sizes inconsistent; the connection must be closed */
+    PC_FRAME_NO_MEMORY = -3,
+} pc_frame_status_t;
+
+typedef struct pc_frame_reader {
+    pc_buf_t buf;
+    size_t pos;          /* start of the next unread frame in buf */
+    size_t max_frame;    /* largest accepted total size */
+    int error;           /* sticky error status once a bad frame was seen */
+} pc_frame_reader_t;
+
+void pc_frame_reader_init(pc_frame_reader_t *r, size_t max_frame);
+void pc_frame_reader_free(pc_frame_reader_t *r);
+void pc_frame_reader_set_max(pc_frame_reader_t *r, size_t max_frame);
+/* Append received bytes (any split: partial frames, several frames). */
+int pc_frame_reader_feed(pc_frame_reader_t *r, const uint8_t *data, size_t len);
+/* Take the next complete frame. Errors are sticky. */
+pc_frame_status_t pc_frame_reader_next(pc_frame_reader_t *r, pc_frame_t *out);
+
+/* Unpack a frame's command; NULL if it does not parse. Free with
+ * pulsar__proto__base_command__free_unpacked(cmd, NULL). */
+Pulsar__Proto__BaseCommand *pc_frame_unpack_command(const pc_frame_t *f);
+
+#endif

@@ -1,0 +1,66 @@
+"""pytest fixtures for the interop tests (real broker, official Python client).
+
+The broker is started by scripts/broker (scripts/test does it for you). If it is not
+reachable every test errors out: a missing broker is a failure, never a skip."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import pulsar  # noqa: E402
+import pulsar_helpers as ph  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def broker():
+    """Fails the session up front when the broker is not answering."""
+    if not ph.broker_ready():
+        pytest.fail(f"Pulsar broker not reachable at {ph.admin_url()} "
+                    "(start it with scripts/broker start)", pytrace=False)
+    return ph.admin_url()
+
+
+@pytest.fixture(scope="session")
+def service_url() -> str:
+    return ph.service_url()
+
+
+@pytest.fixture(scope="session")
+def admin_url() -> str:
+    return ph.admin_url()
+
+
+@pytest.fixture(scope="session")
+def bin_path():
+    """bin_path('pulsarc-produce') -> absolute path in $PULSARC_BUILD_DIR/bin; the test
+    fails (not skips) when the program was not built."""
+    def resolve(name: str) -> str:
+        try:
+            return ph.bin_path(name)
+        except FileNotFoundError as e:
+            pytest.fail(str(e), pytrace=False)
+    return resolve
+
+
+@pytest.fixture
+def unique_topic(request):
+    """unique_topic() or unique_topic('prefix') -> fresh persistent://public/default/...
+    name; the default prefix is the test's name."""
+    default = "".join(c if c.isalnum() else "-" for c in request.node.name)[:60].strip("-")
+
+    def make(prefix: str | None = None, **kw) -> str:
+        return ph.unique_topic(prefix or default, **kw)
+    return make
+
+
+@pytest.fixture(scope="session")
+def pulsar_client(broker):
+    """One official client for the whole session (creating one per test is slow)."""
+    client = pulsar.Client(ph.service_url(), operation_timeout_seconds=30)
+    yield client
+    client.close()

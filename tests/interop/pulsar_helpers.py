@@ -1,0 +1,404 @@
+"""Helpers for the interop tests: a real Pulsar broker on one side, the official
+Python client (pulsar-client) reading what pulsarc wrote on the other.
+
+Plain functions, usable from pytest tests and from scripts alike. Only the standard
+library and `pulsar` are needed; the admin API is reached over HTTP with urllib.
+
+Environment:
+  PULSAR_SERVICE_URL  binary protocol URL   [pulsar://127.0.0.1:6650]
+  PULSAR_ADMIN_URL    admin/web URL         [http://127.0.0.1:8080]
+  PULSARC_BUILD_DIR   build tree whose bin/ holds the programs under test [build]
+                      (relative paths are taken from the repository root)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import pulsar
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def service_url() -> str:
+    return os.environ.get("PULSAR_SERVICE_URL", "pulsar://127.0.0.1:6650")
+
+
+def admin_url() -> str:
+    return os.environ.get("PULSAR_ADMIN_URL", "http://127.0.0.1:8080").rstrip("/")
+
+
+# --------------------------------------------------------------------------------------
+# Programs under test
+# --------------------------------------------------------------------------------------
+
+def build_dir() -> Path:
+    d = Path(os.environ.get("PULSARC_BUILD_DIR", "build"))
+    return d if d.is_absolute() else REPO_ROOT / d
+
+
+def bin_path(name: str) -> str:
+    """Absolute path of build/bin/<name>; raises FileNotFoundError when it was not built
+    (a missing program is a failure, never a reason to skip)."""
+    p = build_dir() / "bin" / name
+    if not (p.is_file() and os.access(p, os.X_OK)):
+        raise FileNotFoundError(f"{p} not found or not executable (build it first: cmake --build {build_dir()})")
+    return str(p)
+
+
+def run_bin(name: str, *args: str, timeout_s: float = 60, check: bool = True,
+            input: bytes | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run a program from the build tree and capture its output (bytes). Sanitizer
+    settings come from the caller's environment (scripts/test sets ASAN_OPTIONS etc.).
+    With check=True a non-zero exit raises AssertionError showing stdout and stderr."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    cmd = [bin_path(name), *args]
+    proc = subprocess.run(cmd, input=input, capture_output=True, timeout=timeout_s, env=full_env)
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(cmd)} exited with {proc.returncode}\n"
+            f"--- stdout ---\n{proc.stdout.decode(errors='replace')}\n"
+            f"--- stderr ---\n{proc.stderr.decode(errors='replace')}")
+    return proc
+
+
+# --------------------------------------------------------------------------------------
+# Topic names
+# --------------------------------------------------------------------------------------
+
+def unique_topic(prefix: str = "pulsarc-test", namespace: str = "public/default",
+                 persistent: bool = True) -> str:
+    """A fresh fully-qualified topic name, so tests never see each other's messages."""
+    domain = "persistent" if persistent else "non-persistent"
+    return f"{domain}://{namespace}/{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def _split_topic(topic: str) -> tuple[str, str, str]:
+    """'persistent://tenant/ns/name' (or a short 'name') -> (domain, 'tenant/ns', name)."""
+    if "://" in topic:
+        domain, rest = topic.split("://", 1)
+    else:
+        domain, rest = "persistent", topic
+    parts = rest.split("/")
+    if len(parts) == 1:
+        return domain, "public/default", parts[0]
+    if len(parts) != 3:
+        raise ValueError(f"unsupported topic name {topic!r}")
+    return domain, f"{parts[0]}/{parts[1]}", parts[2]
+
+
+def topic_rest_path(topic: str) -> str:
+    """The topic's part of an admin URL: 'persistent/public/default/<name>'."""
+    domain, ns, name = _split_topic(topic)
+    return f"{domain}/{ns}/{urllib.parse.quote(name, safe='')}"
+
+
+def partition_name(topic: str, i: int) -> str:
+    return f"{topic}-partition-{i}"
+
+
+# --------------------------------------------------------------------------------------
+# Reading with the official client
+# --------------------------------------------------------------------------------------
+
+def message_to_dict(msg: "pulsar.Message") -> dict:
+    """Everything the official Python client exposes about a received message.
+
+    Not exposed by pulsar-client 3.13 Message: sequence id, compression, chunk and
+    batch metadata, schema info beyond schema_version. For those use
+    get_message_by_id() (admin API headers) on the message_id's ledger/entry."""
+    mid = msg.message_id()
+    return {
+        "data": msg.data(),
+        "partition_key": msg.partition_key() or None,
+        "ordering_key": msg.ordering_key() or None,
+        "properties": dict(msg.properties()),
+        "event_timestamp": msg.event_timestamp(),
+        "publish_timestamp": msg.publish_timestamp(),
+        "producer_name": msg.producer_name(),
+        "topic_name": msg.topic_name(),
+        "redelivery_count": msg.redelivery_count(),
+        "schema_version": msg.schema_version(),
+        "message_id": (mid.ledger_id(), mid.entry_id(), mid.partition(), mid.batch_index()),
+    }
+
+
+def _start_id(start: Any) -> "pulsar.MessageId":
+    if start == "earliest":
+        return pulsar.MessageId.earliest
+    if start == "latest":
+        return pulsar.MessageId.latest
+    return start  # already a MessageId
+
+
+def read_messages(topic: str, n: int, timeout_s: float = 30, start: Any = "earliest",
+                  extra_wait_s: float = 0.0, client: "pulsar.Client | None" = None) -> list[dict]:
+    """Read up to n messages from a non-partitioned topic (or one partition) with a
+    Reader, from `start` ('earliest', 'latest' or a MessageId). Returns what arrived
+    within timeout_s, as dicts (see message_to_dict); callers assert on the count.
+    With extra_wait_s > 0, keeps listening that long after the n-th message and
+    returns any surplus too, so tests can prove nothing extra (duplicates) arrived."""
+    own = client is None
+    client = client or pulsar.Client(service_url(), operation_timeout_seconds=30)
+    out: list[dict] = []
+    try:
+        reader = client.create_reader(topic, _start_id(start))
+        try:
+            deadline = time.monotonic() + timeout_s
+            while len(out) < n:
+                left_ms = int((deadline - time.monotonic()) * 1000)
+                if left_ms <= 0:
+                    break
+                try:
+                    out.append(message_to_dict(reader.read_next(timeout_millis=min(left_ms, 1000))))
+                except pulsar.Timeout:
+                    continue
+            if extra_wait_s > 0:
+                deadline = time.monotonic() + extra_wait_s
+                while (left_ms := int((deadline - time.monotonic()) * 1000)) > 0:
+                    try:
+                        out.append(message_to_dict(reader.read_next(timeout_millis=left_ms)))
+                    except pulsar.Timeout:
+                        break
+        finally:
+            reader.close()
+    finally:
+        if own:
+            client.close()
+    return out
+
+
+def read_partitioned(topic: str, n: int, timeout_s: float = 30, extra_wait_s: float = 0.0,
+                     subscription: str | None = None,
+                     client: "pulsar.Client | None" = None) -> list[dict]:
+    """Read up to n messages from a (possibly partitioned) topic with an Exclusive
+    consumer starting at the earliest message. Each dict's topic_name says which
+    partition the message came from; message_id[2] is the partition index.
+    Order is per partition only."""
+    own = client is None
+    client = client or pulsar.Client(service_url(), operation_timeout_seconds=30)
+    out: list[dict] = []
+    try:
+        consumer = client.subscribe(
+            topic, subscription or f"pulsarc-check-{uuid.uuid4().hex[:8]}",
+            consumer_type=pulsar.ConsumerType.Exclusive,
+            initial_position=pulsar.InitialPosition.Earliest)
+        try:
+            def take(wait_ms: int) -> bool:
+                try:
+                    msg = consumer.receive(timeout_millis=wait_ms)
+                except pulsar.Timeout:
+                    return False
+                out.append(message_to_dict(msg))
+                consumer.acknowledge(msg)
+                return True
+
+            deadline = time.monotonic() + timeout_s
+            while len(out) < n and (left := int((deadline - time.monotonic()) * 1000)) > 0:
+                take(min(left, 1000))
+            if extra_wait_s > 0:
+                deadline = time.monotonic() + extra_wait_s
+                while (left := int((deadline - time.monotonic()) * 1000)) > 0 and take(left):
+                    pass
+        finally:
+            consumer.close()
+    finally:
+        if own:
+            client.close()
+    return out
+
+
+def produce_python(topic: str, payloads: Iterable[bytes], client: "pulsar.Client | None" = None,
+                   send_kwargs: dict | None = None, **producer_kwargs) -> list[tuple]:
+    """Publish with the official client (reference behaviour for comparisons).
+    Returns the message ids as (ledger, entry, partition, batch_index) tuples."""
+    own = client is None
+    client = client or pulsar.Client(service_url(), operation_timeout_seconds=30)
+    ids = []
+    try:
+        producer = client.create_producer(topic, **producer_kwargs)
+        try:
+            for p in payloads:
+                mid = producer.send(p, **(send_kwargs or {}))
+                ids.append((mid.ledger_id(), mid.entry_id(), mid.partition(), mid.batch_index()))
+        finally:
+            producer.close()
+    finally:
+        if own:
+            client.close()
+    return ids
+
+
+# --------------------------------------------------------------------------------------
+# Admin API (HTTP, urllib)
+# --------------------------------------------------------------------------------------
+
+class AdminError(RuntimeError):
+    def __init__(self, method: str, url: str, status: int, body: str):
+        super().__init__(f"{method} {url} -> HTTP {status}: {body[:500]}")
+        self.status = status
+        self.body = body
+
+
+def admin_request(method: str, path: str, body: Any = None, raw: bool = False,
+                  timeout_s: float = 30):
+    """Call the admin API. `path` starts with '/admin/...' or '/lookup/...'. A JSON body
+    is sent for non-None `body`. Returns parsed JSON (None for an empty answer), or
+    (status, headers, bytes) with raw=True. Raises AdminError on HTTP >= 400."""
+    url = admin_url() + path
+    data = None
+    headers = {"Accept": "application/json"}
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            payload = resp.read()
+            if raw:
+                return resp.status, dict(resp.headers.items()), payload
+    except urllib.error.HTTPError as e:
+        raise AdminError(method, url, e.code, e.read().decode(errors="replace")) from None
+    if not payload:
+        return None
+    try:
+        return json.loads(payload)
+    except ValueError:
+        return payload.decode(errors="replace")
+
+
+def _t(topic: str) -> str:
+    return "/admin/v2/" + topic_rest_path(topic)
+
+
+def broker_ready() -> bool:
+    try:
+        admin_request("GET", "/admin/v2/namespaces/public/default", timeout_s=5)
+        return True
+    except (AdminError, OSError):
+        return False
+
+
+def create_topic(topic: str) -> None:
+    """Create a non-partitioned topic."""
+    admin_request("PUT", _t(topic))
+
+
+def create_partitioned_topic(topic: str, partitions: int) -> None:
+    admin_request("PUT", _t(topic) + "/partitions", partitions)
+
+
+def update_partitions(topic: str, partitions: int) -> None:
+    """Grow a partitioned topic to `partitions` partitions (Pulsar cannot shrink)."""
+    admin_request("POST", _t(topic) + "/partitions", partitions)
+
+
+def partitioned_metadata(topic: str) -> dict:
+    """{'partitions': N, ...}; N == 0 for a non-partitioned topic."""
+    return admin_request("GET", _t(topic) + "/partitions")
+
+
+def delete_topic(topic: str, partitioned: bool = False, force: bool = True) -> None:
+    suffix = "/partitions" if partitioned else ""
+    admin_request("DELETE", _t(topic) + suffix + f"?force={'true' if force else 'false'}")
+
+
+def list_topics(namespace: str = "public/default") -> list[str]:
+    return admin_request("GET", f"/admin/v2/persistent/{namespace}")
+
+
+def set_namespace_deduplication(enabled: bool, namespace: str = "public/default") -> None:
+    admin_request("POST", f"/admin/v2/namespaces/{namespace}/deduplication", bool(enabled))
+
+
+def set_topic_deduplication(topic: str, enabled: bool) -> None:
+    """Topic-level policy; applied asynchronously (through a system topic), so wait
+    with get_topic_deduplication() or wait_for() before relying on it."""
+    admin_request("POST", _t(topic) + "/deduplicationEnabled", bool(enabled))
+
+
+def get_topic_deduplication(topic: str):
+    return admin_request("GET", _t(topic) + "/deduplicationEnabled")
+
+
+def topic_stats(topic: str) -> dict:
+    """Stats of a non-partitioned topic (or one partition): 'publishers' is a list of
+    dicts with producerName, producerId, msgRateIn, ..., 'msgInCounter', etc."""
+    return admin_request("GET", _t(topic) + "/stats")
+
+
+def partitioned_stats(topic: str, per_partition: bool = True) -> dict:
+    return admin_request("GET", _t(topic) + f"/partitioned-stats?perPartition={'true' if per_partition else 'false'}")
+
+
+def publishers(topic: str) -> list[dict]:
+    return topic_stats(topic).get("publishers", [])
+
+
+def internal_stats(topic: str) -> dict:
+    """Managed-ledger view: entriesAddedCounter, numberOfEntries, ledgers, cursors..."""
+    return admin_request("GET", _t(topic) + "/internalStats")
+
+
+def unload_topic(topic: str) -> None:
+    """Close the topic on its broker; connected producers are told to reconnect."""
+    admin_request("PUT", _t(topic) + "/unload")
+
+
+def last_message_id(topic: str) -> dict:
+    """{'ledgerId': .., 'entryId': .., 'partitionIndex': ..} of the last stored entry."""
+    return admin_request("GET", _t(topic) + "/lastMessageId")
+
+
+def get_message_by_id(topic: str, ledger_id: int, entry_id: int) -> tuple[dict, bytes]:
+    """One stored entry as the broker sees it: (headers, body). The headers carry
+    metadata the Python client hides, e.g. X-Pulsar-sequence-id, X-Pulsar-producer-name,
+    X-Pulsar-num-batch-message, X-Pulsar-compression, X-Pulsar-uncompressed-size,
+    X-Pulsar-publish-time, X-Pulsar-PROPERTY-<key>. Header names are case-sensitive as
+    sent; use header() to look one up."""
+    _, headers, body = admin_request("GET", _t(topic) + f"/ledger/{ledger_id}/entry/{entry_id}", raw=True)
+    return headers, body
+
+
+def header(headers: dict, name: str, default=None):
+    """Case-insensitive header lookup."""
+    low = name.lower()
+    for k, v in headers.items():
+        if k.lower() == low:
+            return v
+    return default
+
+
+def lookup(topic: str) -> dict:
+    """Which broker serves the topic: {'brokerUrl': 'pulsar://host:port', ...}."""
+    domain, ns, name = _split_topic(topic)
+    return admin_request("GET", f"/lookup/v2/topic/{domain}/{ns}/{urllib.parse.quote(name, safe='')}")
+
+
+def wait_for(predicate: Callable[[], Any], timeout_s: float = 30, interval_s: float = 0.2,
+             what: str = "condition"):
+    """Poll until predicate() returns something truthy (and return it); raise
+    AssertionError after timeout_s. Exceptions from the predicate count as 'not yet'."""
+    deadline = time.monotonic() + timeout_s
+    last_exc = None
+    while time.monotonic() < deadline:
+        try:
+            v = predicate()
+            if v:
+                return v
+        except Exception as e:  # noqa: BLE001 - retried until the deadline
+            last_exc = e
+        time.sleep(interval_s)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}"
+                         + (f" (last error: {last_exc})" if last_exc else ""))

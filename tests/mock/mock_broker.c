@@ -1,0 +1,1474 @@
+/* The scriptable mock broker: see mock_broker.h for what it does.
+ *
+ * Threading: one mutex guards all state. The broker thread holds it except while it
+ * sleeps in poll(); test threads take it in every public call. Only the broker thread
+ * touches sockets (reads, writes, closes), so a test thread never closes an fd the thread
+ * is polling: it marks connections dead or queues bytes, wakes the thread through a
+ * pipe, and (for calls whose effect the test relies on) waits until the thread has run
+ * one full iteration after the request. */
+#include "mock_broker.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "wire/frame.h"
+
+/* The broker's request id on a CLOSE_PRODUCER it starts (Java's -1L on the wire). */
+#define BROKER_REQUEST_ID UINT64_MAX
+
+typedef struct reg_producer {
+    uint64_t id;
+    char *name;
+} reg_producer_t;
+
+typedef struct conn {
+    int fd;
+    int id;                  /* 1-based accept order, for held and delayed replies */
+    bool dead;               /* close at the end of this loop iteration */
+    bool close_when_flushed; /* half a reply queued by cut_next_reply: stop reading, close
+                                once it is written */
+    bool got_connect;
+    pc_frame_reader_t reader;
+    pc_buf_t out;            /* bytes not yet accepted by the kernel */
+    reg_producer_t *producers;
+    size_t n_producers, cap_producers;
+    uint8_t *stash;          /* REORDER mode: a receipt waiting for its pair */
+    size_t stash_len;
+} conn_t;
+
+/* A reply parked for later: held receipts and delayed receipts. */
+typedef struct parked {
+    int conn_id;
+    uint64_t due_ms;
+    uint8_t *data;
+    size_t len;
+} parked_t;
+
+typedef struct parked_queue {
+    parked_t *v;
+    size_t len, cap;
+} parked_queue_t;
+
+/* Highest accepted sequence id per producer name: dedup emulation and duplicate flags. */
+typedef struct seq_track {
+    char *name;
+    uint64_t highest;
+} seq_track_t;
+
+struct mock_broker {
+    pthread_mutex_t mu;
+    pthread_cond_t cond; /* broadcast after every loop iteration and state change */
+    pthread_t thread;
+    bool thread_started;
+    int wake_rd, wake_wr;
+    int listen_fd;
+    uint16_t port;
+    char url[64];
+    bool debug;
+
+    bool stopping;
+    uint64_t req_seq, done_seq; /* see sync_with_thread */
+
+    conn_t **conns;
+    size_t n_conns, cap_conns;
+    int next_conn_id;
+
+    /* knobs */
+    int32_t max_message_size;
+    uint32_t partitions;
+    char *lookup_url;
+    int64_t last_seq;
+    bool refuse;
+    bool want_down, is_down;
+    bool up_failed;
+    bool ignore_connect;
+    bool answer_pings;
+    bool cut_after_armed;
+    size_t cut_after_left;
+    bool cut_next_reply;
+    int redirect_times;
+    char *redirect_url;
+    int lookup_fail_times;
+    int lookup_fail_error;
+    char *lookup_fail_msg;
+    int producer_fail_times;
+    int producer_fail_error;
+    char *producer_fail_msg;
+    mock_receipt_mode_t receipt_mode;
+    unsigned receipt_delay_ms;
+    uint64_t last_due_ms;
+    int send_fail_times;
+    int send_fail_error;
+
+    /* state and records */
+    parked_queue_t held, delayed;
+    uint64_t counters[MOCK_COUNTER_COUNT];
+    uint64_t next_entry;
+    uint64_t next_producer_name;
+    bool has_connect;
+    mock_connect_info_t last_connect;
+    bool has_producer;
+    mock_producer_info_t last_producer;
+    mock_send_t *sends; /* metadata left NULL here; unpacked on copy-out */
+    size_t n_sends, cap_sends;
+    seq_track_t *tracks;
+    size_t n_tracks, cap_tracks;
+    uint8_t rbuf[64 * 1024]; /* receive buffer; only the broker thread touches it */
+};
+
+/* ---- small helpers ------------------------------------------------------------------ */
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void mb_log(const mock_broker_t *mb, const char *fmt, ...)
+{
+    if (!mb->debug)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "[mock :%u] ", (unsigned)mb->port);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static const char *type_name(int type)
+{
+    const ProtobufCEnumValue *v =
+        protobuf_c_enum_descriptor_get_value(&pulsar__proto__base_command__type__descriptor, type);
+    return v ? v->name : "?";
+}
+
+/* strdup is POSIX, not C11; keep the file building in strict C11 mode regardless. */
+static char *dupstr(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static uint8_t *dupmem(const void *p, size_t n)
+{
+    /* Always allocate at least one byte so an empty payload is distinguishable from a
+     * failed copy. */
+    uint8_t *d = malloc(n ? n : 1);
+    if (d && n)
+        memcpy(d, p, n);
+    return d;
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+/* Grow a dynamic array to hold one more element. */
+static int grow(void **v, size_t *cap, size_t len, size_t elem)
+{
+    if (len < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : 8;
+    void *nv = realloc(*v, ncap * elem);
+    if (!nv)
+        return -1;
+    *v = nv;
+    *cap = ncap;
+    return 0;
+}
+
+static void wake(mock_broker_t *mb)
+{
+    char c = 1;
+    /* A full pipe already guarantees a wake-up, so EAGAIN is fine to ignore. */
+    ssize_t r = write(mb->wake_wr, &c, 1);
+    (void)r;
+}
+
+/* Called with mu held: returns once the broker thread has finished one whole loop
+ * iteration begun after this call, i.e. has acted on whatever the caller changed. */
+static void sync_with_thread(mock_broker_t *mb)
+{
+    uint64_t mine = ++mb->req_seq;
+    wake(mb);
+    while (mb->done_seq < mine && !mb->stopping)
+        pthread_cond_wait(&mb->cond, &mb->mu);
+}
+
+static int parked_push(parked_queue_t *q, int conn_id, uint64_t due, uint8_t *data, size_t len)
+{
+    if (grow((void **)&q->v, &q->cap, q->len, sizeof *q->v) != 0)
+        return -1;
+    q->v[q->len++] = (parked_t){ .conn_id = conn_id, .due_ms = due, .data = data, .len = len };
+    return 0;
+}
+
+static void parked_pop_front(parked_queue_t *q)
+{
+    memmove(q->v, q->v + 1, (q->len - 1) * sizeof *q->v);
+    q->len--;
+}
+
+static void parked_free(parked_queue_t *q)
+{
+    for (size_t i = 0; i < q->len; i++)
+        free(q->v[i].data);
+    free(q->v);
+    q->v = NULL;
+    q->len = q->cap = 0;
+}
+
+static conn_t *find_conn(mock_broker_t *mb, int id)
+{
+    for (size_t i = 0; i < mb->n_conns; i++)
+        if (mb->conns[i]->id == id)
+            return mb->conns[i];
+    return NULL;
+}
+
+static bool conn_writable(const conn_t *c)
+{
+    return c && !c->dead && !c->close_when_flushed;
+}
+
+static seq_track_t *find_track(mock_broker_t *mb, const char *name)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < mb->n_tracks; i++)
+        if (strcmp(mb->tracks[i].name, name) == 0)
+            return &mb->tracks[i];
+    return NULL;
+}
+
+static const char *producer_name_of(const conn_t *c, uint64_t id)
+{
+    for (size_t i = 0; i < c->n_producers; i++)
+        if (c->producers[i].id == id)
+            return c->producers[i].name;
+    return NULL;
+}
+
+static void forget_producer(conn_t *c, uint64_t id)
+{
+    for (size_t i = 0; i < c->n_producers; i++) {
+        if (c->producers[i].id == id) {
+            free(c->producers[i].name);
+            c->producers[i] = c->producers[--c->n_producers];
+            return;
+        }
+    }
+}
+
+/* ---- output ------------------------------------------------------------------------- */
+
+/* Queue bytes for a connection. Honours a pending cut_next_reply: only the first half
+ * goes out and the connection closes once it is written. */
+static void conn_write(mock_broker_t *mb, conn_t *c, const uint8_t *data, size_t len, bool raw)
+{
+    if (!conn_writable(c))
+        return;
+    if (!raw && mb->cut_next_reply) {
+        mb->cut_next_reply = false;
+        len /= 2;
+        c->close_when_flushed = true;
+        mb_log(mb, "conn %d: cutting this reply after %zu bytes", c->id, len);
+    }
+    if (pc_buf_append(&c->out, data, len) != 0)
+        c->dead = true;
+}
+
+static void conn_flush(mock_broker_t *mb, conn_t *c)
+{
+    while (c->out.len > 0 && !c->dead) {
+        ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
+        if (n > 0) {
+            pc_buf_consume(&c->out, (size_t)n);
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            break;
+        } else {
+            mb_log(mb, "conn %d: write failed: %s", c->id, strerror(errno));
+            c->dead = true;
+        }
+    }
+    if (c->out.len == 0 && c->close_when_flushed)
+        c->dead = true;
+}
+
+/* Encode a command into a fresh heap block (for replies parked for later). */
+static uint8_t *encode_cmd(const Pulsar__Proto__BaseCommand *cmd, size_t *len)
+{
+    pc_buf_t b;
+    pc_buf_init(&b);
+    if (pc_frame_encode_command(&b, cmd) != 0) {
+        pc_buf_free(&b);
+        return NULL;
+    }
+    return pc_buf_detach(&b, len);
+}
+
+static void send_cmd(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+{
+    size_t len = 0;
+    uint8_t *data = encode_cmd(cmd, &len);
+    if (!data) {
+        c->dead = true;
+        return;
+    }
+    mb_log(mb, "conn %d: -> %s", c->id, type_name(cmd->type));
+    conn_write(mb, c, data, len, false);
+    free(data);
+}
+
+/* A receipt leaves now (counted only if the connection can still take it). Frees data. */
+static bool write_receipt(mock_broker_t *mb, conn_t *c, uint8_t *data, size_t len)
+{
+    bool ok = conn_writable(c);
+    if (ok) {
+        mb_log(mb, "conn %d: -> SEND_RECEIPT", c->id);
+        conn_write(mb, c, data, len, false);
+        mb->counters[MOCK_RECEIPTS]++;
+    }
+    free(data);
+    return ok;
+}
+
+/* Past the receipt mode: apply the delay, never letting a receipt overtake one parked
+ * earlier (so a delay change mid-test cannot reorder). Takes ownership of data. */
+static void deliver_receipt(mock_broker_t *mb, conn_t *c, uint8_t *data, size_t len)
+{
+    if (mb->receipt_delay_ms == 0 && mb->delayed.len == 0) {
+        write_receipt(mb, c, data, len);
+        return;
+    }
+    uint64_t due = now_ms() + mb->receipt_delay_ms;
+    if (due < mb->last_due_ms)
+        due = mb->last_due_ms;
+    mb->last_due_ms = due;
+    if (parked_push(&mb->delayed, c->id, due, data, len) != 0)
+        free(data);
+}
+
+/* Route a fresh receipt through the receipt mode. Takes ownership of data. */
+static void route_receipt(mock_broker_t *mb, conn_t *c, uint8_t *data, size_t len)
+{
+    switch (mb->receipt_mode) {
+    case MOCK_RECEIPTS_SUPPRESS:
+        free(data);
+        return;
+    case MOCK_RECEIPTS_HOLD:
+        if (parked_push(&mb->held, c->id, 0, data, len) != 0)
+            free(data);
+        return;
+    case MOCK_RECEIPTS_REORDER:
+        if (!c->stash) {
+            c->stash = data;
+            c->stash_len = len;
+            return;
+        }
+        deliver_receipt(mb, c, data, len);
+        deliver_receipt(mb, c, c->stash, c->stash_len);
+        c->stash = NULL;
+        return;
+    case MOCK_RECEIPTS_NORMAL:
+    default:
+        if (c->stash) { /* left over from REORDER mode: it came first */
+            deliver_receipt(mb, c, c->stash, c->stash_len);
+            c->stash = NULL;
+        }
+        deliver_receipt(mb, c, data, len);
+        return;
+    }
+}
+
+static void flush_stashes(mock_broker_t *mb)
+{
+    for (size_t i = 0; i < mb->n_conns; i++) {
+        conn_t *c = mb->conns[i];
+        if (c->stash) {
+            deliver_receipt(mb, c, c->stash, c->stash_len);
+            c->stash = NULL;
+        }
+    }
+}
+
+static void emit_due_receipts(mock_broker_t *mb)
+{
+    uint64_t now = now_ms();
+    while (mb->delayed.len > 0 && mb->delayed.v[0].due_ms <= now) {
+        parked_t p = mb->delayed.v[0];
+        parked_pop_front(&mb->delayed);
+        write_receipt(mb, find_conn(mb, p.conn_id), p.data, p.len);
+    }
+}
+
+/* ---- command handlers --------------------------------------------------------------- */
+
+static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandConnect *in)
+{
+    mb->counters[MOCK_CONNECTS]++;
+    mb->has_connect = true;
+    copy_str(mb->last_connect.client_version, sizeof mb->last_connect.client_version,
+             in->client_version);
+    mb->last_connect.protocol_version = in->has_protocol_version ? in->protocol_version : -1;
+    mb->last_connect.has_auth_method_name = in->auth_method_name != NULL;
+    copy_str(mb->last_connect.auth_method_name, sizeof mb->last_connect.auth_method_name,
+             in->auth_method_name);
+    c->got_connect = true;
+    if (mb->ignore_connect) {
+        mb_log(mb, "conn %d: ignoring CONNECT", c->id);
+        return;
+    }
+
+    Pulsar__Proto__CommandConnected out = PULSAR__PROTO__COMMAND_CONNECTED__INIT;
+    out.server_version = (char *)"mock";
+    out.has_protocol_version = true;
+    out.protocol_version = in->has_protocol_version ? in->protocol_version : 0;
+    out.has_max_message_size = true;
+    out.max_message_size = mb->max_message_size;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED;
+    cmd.connected = &out;
+    send_cmd(mb, c, &cmd);
+}
+
+static void handle_partitioned_metadata(mock_broker_t *mb, conn_t *c,
+                                        const Pulsar__Proto__CommandPartitionedTopicMetadata *in)
+{
+    mb->counters[MOCK_PARTITION_METADATA]++;
+    Pulsar__Proto__CommandPartitionedTopicMetadataResponse out =
+        PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__INIT;
+    out.request_id = in->request_id;
+    out.has_partitions = true;
+    out.partitions = mb->partitions;
+    out.has_response = true;
+    out.response = PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Success;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA_RESPONSE;
+    cmd.partitionmetadataresponse = &out;
+    send_cmd(mb, c, &cmd);
+}
+
+static void handle_lookup(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandLookupTopic *in)
+{
+    mb->counters[MOCK_LOOKUPS]++;
+    Pulsar__Proto__CommandLookupTopicResponse out = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
+    out.request_id = in->request_id;
+    out.has_response = true;
+    if (mb->lookup_fail_times != 0) {
+        if (mb->lookup_fail_times > 0)
+            mb->lookup_fail_times--;
+        out.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Failed;
+        out.has_error = true;
+        out.error = (Pulsar__Proto__ServerError)mb->lookup_fail_error;
+        out.message = mb->lookup_fail_msg ? mb->lookup_fail_msg : (char *)"mock lookup failure";
+    } else if (mb->redirect_times != 0 && mb->redirect_url) {
+        if (mb->redirect_times > 0)
+            mb->redirect_times--;
+        out.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect;
+        out.brokerserviceurl = mb->redirect_url;
+        out.has_authoritative = true;
+        out.authoritative = false;
+    } else {
+        out.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Connect;
+        out.brokerserviceurl = mb->lookup_url ? mb->lookup_url : mb->url;
+        out.has_authoritative = true;
+        out.authoritative = true;
+    }
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE;
+    cmd.lookuptopicresponse = &out;
+    send_cmd(mb, c, &cmd);
+}
+
+static void send_error_cmd(mock_broker_t *mb, conn_t *c, uint64_t request_id, int error,
+                           const char *message)
+{
+    Pulsar__Proto__CommandError out = PULSAR__PROTO__COMMAND_ERROR__INIT;
+    out.request_id = request_id;
+    out.error = (Pulsar__Proto__ServerError)error;
+    out.message = (char *)message;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR;
+    cmd.error = &out;
+    send_cmd(mb, c, &cmd);
+}
+
+static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandProducer *in)
+{
+    mb->counters[MOCK_PRODUCERS]++;
+    mock_producer_info_t *lp = &mb->last_producer;
+    mb->has_producer = true;
+    copy_str(lp->topic, sizeof lp->topic, in->topic);
+    lp->producer_id = in->producer_id;
+    lp->request_id = in->request_id;
+    lp->has_producer_name = in->producer_name != NULL;
+    copy_str(lp->producer_name, sizeof lp->producer_name, in->producer_name);
+    /* The protocol's default for user_provided_producer_name is true. */
+    lp->user_provided_producer_name =
+        in->has_user_provided_producer_name ? in->user_provided_producer_name : true;
+    lp->has_epoch = in->has_epoch;
+    lp->epoch = in->has_epoch ? in->epoch : 0;
+
+    if (mb->producer_fail_times != 0) {
+        if (mb->producer_fail_times > 0)
+            mb->producer_fail_times--;
+        send_error_cmd(mb, c, in->request_id, mb->producer_fail_error,
+                       mb->producer_fail_msg ? mb->producer_fail_msg : "mock producer failure");
+        return;
+    }
+
+    char assigned[32];
+    const char *name = in->producer_name;
+    if (!name || !*name) {
+        snprintf(assigned, sizeof assigned, "mock-%llu",
+                 (unsigned long long)mb->next_producer_name++);
+        name = assigned;
+    }
+    char *copy = dupstr(name);
+    if (!copy || grow((void **)&c->producers, &c->cap_producers, c->n_producers,
+                      sizeof *c->producers) != 0) {
+        free(copy);
+        c->dead = true;
+        return;
+    }
+    forget_producer(c, in->producer_id); /* re-creating the same id replaces it */
+    c->producers[c->n_producers++] = (reg_producer_t){ .id = in->producer_id, .name = copy };
+
+    int64_t last = mb->last_seq;
+    if (last == MOCK_LAST_SEQ_TRACKED) {
+        seq_track_t *t = find_track(mb, name);
+        last = t ? (int64_t)t->highest : -1;
+    }
+    Pulsar__Proto__CommandProducerSuccess out = PULSAR__PROTO__COMMAND_PRODUCER_SUCCESS__INIT;
+    out.request_id = in->request_id;
+    out.producer_name = copy;
+    out.has_last_sequence_id = true;
+    out.last_sequence_id = last;
+    out.has_producer_ready = true;
+    out.producer_ready = true;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS;
+    cmd.producer_success = &out;
+    send_cmd(mb, c, &cmd);
+}
+
+static void send_send_error(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandSend *in,
+                            int error, const char *message)
+{
+    Pulsar__Proto__CommandSendError out = PULSAR__PROTO__COMMAND_SEND_ERROR__INIT;
+    out.producer_id = in->producer_id;
+    out.sequence_id = in->sequence_id;
+    out.error = (Pulsar__Proto__ServerError)error;
+    out.message = (char *)message;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_ERROR;
+    cmd.send_error = &out;
+    send_cmd(mb, c, &cmd);
+    mb->counters[MOCK_SEND_ERRORS]++;
+}
+
+static void handle_send(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandSend *in,
+                        const pc_frame_t *f)
+{
+    if (grow((void **)&mb->sends, &mb->cap_sends, mb->n_sends, sizeof *mb->sends) != 0) {
+        c->dead = true;
+        return;
+    }
+    const char *name = producer_name_of(c, in->producer_id);
+    mock_send_t *s = &mb->sends[mb->n_sends];
+    memset(s, 0, sizeof *s);
+    s->connection = c->id;
+    s->producer_id = in->producer_id;
+    s->producer_name = dupstr(name);
+    s->sequence_id = in->sequence_id;
+    s->has_highest_sequence_id = in->has_highest_sequence_id;
+    s->highest_sequence_id = in->highest_sequence_id;
+    s->num_messages = in->has_num_messages ? in->num_messages : 1;
+    s->is_chunk = in->has_is_chunk && in->is_chunk;
+    s->has_payload = f->has_payload;
+    s->checksum_ok = f->has_payload && f->checksum_ok;
+    if (f->has_payload) {
+        s->metadata_raw = dupmem(f->metadata, f->metadata_len);
+        s->metadata_raw_len = f->metadata_len;
+        s->payload = dupmem(f->payload, f->payload_len);
+        s->payload_len = f->payload_len;
+    }
+    seq_track_t *t = find_track(mb, name);
+    s->duplicate = t && in->sequence_id <= t->highest;
+    mb->n_sends++;
+    mb->counters[MOCK_SENDS]++;
+
+    if (!name) {
+        /* The real broker closes the connection when a SEND names a producer it does not
+         * know: a client that does this has a bug the test should see. */
+        mb_log(mb, "conn %d: SEND for unknown producer %llu: closing", c->id,
+               (unsigned long long)in->producer_id);
+        mb->counters[MOCK_PROTOCOL_ERRORS]++;
+        c->dead = true;
+        return;
+    }
+    if (f->has_payload && !f->checksum_ok) {
+        send_send_error(mb, c, in, PULSAR__PROTO__SERVER_ERROR__ChecksumError,
+                        "Checksum failed on the broker");
+        return;
+    }
+    if (mb->send_fail_times != 0) {
+        if (mb->send_fail_times > 0)
+            mb->send_fail_times--;
+        send_send_error(mb, c, in, mb->send_fail_error, "mock send failure");
+        return;
+    }
+
+    s->persisted = true;
+    uint64_t top = in->sequence_id;
+    if (in->has_highest_sequence_id && in->highest_sequence_id > top)
+        top = in->highest_sequence_id;
+    if (t) {
+        if (top > t->highest)
+            t->highest = top;
+    } else if (grow((void **)&mb->tracks, &mb->cap_tracks, mb->n_tracks, sizeof *mb->tracks) == 0) {
+        char *tn = dupstr(name);
+        if (tn)
+            mb->tracks[mb->n_tracks++] = (seq_track_t){ .name = tn, .highest = top };
+    }
+
+    Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+    id.ledgerid = 1;
+    id.entryid = mb->next_entry++;
+    Pulsar__Proto__CommandSendReceipt out = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
+    out.producer_id = in->producer_id;
+    out.sequence_id = in->sequence_id;
+    out.message_id = &id;
+    out.has_highest_sequence_id = true;
+    out.highest_sequence_id = top;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT;
+    cmd.send_receipt = &out;
+    size_t len = 0;
+    uint8_t *data = encode_cmd(&cmd, &len);
+    if (!data) {
+        c->dead = true;
+        return;
+    }
+    route_receipt(mb, c, data, len);
+}
+
+static void handle_close_producer(mock_broker_t *mb, conn_t *c,
+                                  const Pulsar__Proto__CommandCloseProducer *in)
+{
+    mb->counters[MOCK_CLOSE_PRODUCERS]++;
+    forget_producer(c, in->producer_id);
+    Pulsar__Proto__CommandSuccess out = PULSAR__PROTO__COMMAND_SUCCESS__INIT;
+    out.request_id = in->request_id;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SUCCESS;
+    cmd.success = &out;
+    send_cmd(mb, c, &cmd);
+}
+
+static void send_simple(mock_broker_t *mb, conn_t *c, Pulsar__Proto__BaseCommand__Type type)
+{
+    Pulsar__Proto__CommandPing ping = PULSAR__PROTO__COMMAND_PING__INIT;
+    Pulsar__Proto__CommandPong pong = PULSAR__PROTO__COMMAND_PONG__INIT;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = type;
+    if (type == PULSAR__PROTO__BASE_COMMAND__TYPE__PING)
+        cmd.ping = &ping;
+    else
+        cmd.pong = &pong;
+    send_cmd(mb, c, &cmd);
+}
+
+/* A command type whose body is missing is as malformed as bytes that do not parse. */
+#define REQUIRE_BODY(field)                                                                    \
+    do {                                                                                       \
+        if (!cmd->field)                                                                       \
+            goto malformed;                                                                    \
+    } while (0)
+
+static void handle_frame(mock_broker_t *mb, conn_t *c, const pc_frame_t *f)
+{
+    Pulsar__Proto__BaseCommand *cmd = pc_frame_unpack_command(f);
+    if (!cmd) {
+        mb_log(mb, "conn %d: command does not parse", c->id);
+        mb->counters[MOCK_PROTOCOL_ERRORS]++;
+        c->dead = true;
+        return;
+    }
+    mb_log(mb, "conn %d: <- %s", c->id, type_name(cmd->type));
+    switch (cmd->type) {
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECT:
+        REQUIRE_BODY(connect);
+        handle_connect(mb, c, cmd->connect);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA:
+        REQUIRE_BODY(partitionmetadata);
+        handle_partitioned_metadata(mb, c, cmd->partitionmetadata);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP:
+        REQUIRE_BODY(lookuptopic);
+        handle_lookup(mb, c, cmd->lookuptopic);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER:
+        REQUIRE_BODY(producer);
+        handle_producer(mb, c, cmd->producer);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND:
+        REQUIRE_BODY(send);
+        handle_send(mb, c, cmd->send, f);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
+        REQUIRE_BODY(close_producer);
+        handle_close_producer(mb, c, cmd->close_producer);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PING:
+        mb->counters[MOCK_PINGS]++;
+        if (mb->answer_pings)
+            send_simple(mb, c, PULSAR__PROTO__BASE_COMMAND__TYPE__PONG);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PONG:
+        mb->counters[MOCK_PONGS]++;
+        break;
+    default:
+        mb->counters[MOCK_UNKNOWN_COMMANDS]++;
+        break;
+    }
+    pulsar__proto__base_command__free_unpacked(cmd, NULL);
+    return;
+
+malformed:
+    mb_log(mb, "conn %d: %s without its body", c->id, type_name(cmd->type));
+    mb->counters[MOCK_PROTOCOL_ERRORS]++;
+    c->dead = true;
+    pulsar__proto__base_command__free_unpacked(cmd, NULL);
+}
+
+/* ---- input -------------------------------------------------------------------------- */
+
+static void process_frames(mock_broker_t *mb, conn_t *c)
+{
+    while (!c->dead && !c->close_when_flushed) {
+        pc_frame_t f;
+        pc_frame_status_t st = pc_frame_reader_next(&c->reader, &f);
+        if (st == PC_FRAME_NEED_MORE)
+            return;
+        if (st != PC_FRAME_OK) {
+            mb_log(mb, "conn %d: bad frame (status %d): closing", c->id, (int)st);
+            mb->counters[MOCK_PROTOCOL_ERRORS]++;
+            c->dead = true;
+            return;
+        }
+        handle_frame(mb, c, &f);
+    }
+}
+
+static void conn_read(mock_broker_t *mb, conn_t *c)
+{
+    uint8_t *tmp = mb->rbuf;
+    while (!c->dead && !c->close_when_flushed) {
+        ssize_t n = recv(c->fd, tmp, sizeof mb->rbuf, 0);
+        if (n == 0) {
+            mb_log(mb, "conn %d: client closed", c->id);
+            c->dead = true;
+            return;
+        }
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                mb_log(mb, "conn %d: read failed: %s", c->id, strerror(errno));
+                c->dead = true;
+            }
+            return;
+        }
+        size_t use = (size_t)n;
+        bool cut = false;
+        if (mb->cut_after_armed) {
+            if (mb->cut_after_left <= use) {
+                use = mb->cut_after_left;
+                cut = true;
+                mb->cut_after_armed = false;
+            } else {
+                mb->cut_after_left -= use;
+            }
+        }
+        if (use > 0) {
+            if (pc_frame_reader_feed(&c->reader, tmp, use) != 0) {
+                c->dead = true;
+                return;
+            }
+            process_frames(mb, c);
+        }
+        if (cut) {
+            /* Replies to the frames handled above still go out: the point is to cut at
+             * a byte position in the client's stream, not to hide those answers. */
+            mb_log(mb, "conn %d: cutting after the armed byte count", c->id);
+            c->close_when_flushed = true;
+            return;
+        }
+    }
+}
+
+/* ---- connections and the listener --------------------------------------------------- */
+
+static int make_listener(uint16_t port, uint16_t *bound)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1;
+    /* Lets set_down(false) re-bind the port while old connections sit in TIME_WAIT. */
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = htons(port);
+    socklen_t sl = sizeof sa;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (bound)
+        *bound = ntohs(sa.sin_port);
+    return fd;
+}
+
+static void conn_free(conn_t *c)
+{
+    if (c->fd >= 0) {
+        /* Closing with unread input makes the kernel send RST, which can destroy output
+         * the client has not read yet (a truncated reply the test wants to see), so
+         * discard what is pending first: the client gets a clean EOF after our bytes. */
+        uint8_t sink[4096];
+        while (recv(c->fd, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+        }
+        close(c->fd);
+    }
+    pc_frame_reader_free(&c->reader);
+    pc_buf_free(&c->out);
+    for (size_t i = 0; i < c->n_producers; i++)
+        free(c->producers[i].name);
+    free(c->producers);
+    free(c->stash);
+    free(c);
+}
+
+static void accept_all(mock_broker_t *mb)
+{
+    for (;;) {
+        int fd = accept4(mb->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR)
+                continue;
+            return; /* EAGAIN, or a transient error the next poll will retry */
+        }
+        mb->counters[MOCK_CONNECTIONS]++;
+        int id = ++mb->next_conn_id;
+        if (mb->refuse) {
+            mb_log(mb, "conn %d: refused", id);
+            close(fd);
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        conn_t *c = calloc(1, sizeof *c);
+        if (!c || grow((void **)&mb->conns, &mb->cap_conns, mb->n_conns, sizeof *mb->conns) != 0) {
+            free(c);
+            close(fd);
+            continue;
+        }
+        c->fd = fd;
+        c->id = id;
+        pc_frame_reader_init(&c->reader,
+                             (size_t)mb->max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE);
+        pc_buf_init(&c->out);
+        mb->conns[mb->n_conns++] = c;
+        mb->counters[MOCK_OPEN_CONNECTIONS] = mb->n_conns;
+        mb_log(mb, "conn %d: accepted", id);
+    }
+}
+
+static void reap_dead(mock_broker_t *mb)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < mb->n_conns; i++) {
+        conn_t *c = mb->conns[i];
+        if (c->dead) {
+            mb_log(mb, "conn %d: closed", c->id);
+            conn_free(c);
+        } else {
+            mb->conns[j++] = c;
+        }
+    }
+    mb->n_conns = j;
+    mb->counters[MOCK_OPEN_CONNECTIONS] = mb->n_conns;
+}
+
+static void apply_down_state(mock_broker_t *mb)
+{
+    if (mb->want_down && !mb->is_down) {
+        close(mb->listen_fd);
+        mb->listen_fd = -1;
+        for (size_t i = 0; i < mb->n_conns; i++)
+            mb->conns[i]->dead = true;
+        mb->is_down = true;
+        mb_log(mb, "down");
+    } else if (!mb->want_down && mb->is_down) {
+        int fd = make_listener(mb->port, NULL);
+        if (fd < 0) {
+            mb_log(mb, "cannot listen again: %s", strerror(errno));
+            mb->up_failed = true;
+            mb->want_down = true;
+            return;
+        }
+        mb->listen_fd = fd;
+        mb->is_down = false;
+        mb_log(mb, "up");
+    }
+}
+
+/* ---- the broker thread -------------------------------------------------------------- */
+
+static void *broker_main(void *arg)
+{
+    mock_broker_t *mb = arg;
+    struct pollfd *pfds = NULL;
+    size_t pfd_cap = 0;
+
+    pthread_mutex_lock(&mb->mu);
+    while (!mb->stopping) {
+        /* Slot 0: wake pipe; slot 1: listener (fd -1 while down, which poll ignores);
+         * then one slot per connection, in mb->conns order. */
+        size_t need = 2 + mb->n_conns;
+        if (need > pfd_cap) {
+            struct pollfd *np = realloc(pfds, need * sizeof *np);
+            if (!np)
+                break;
+            pfds = np;
+            pfd_cap = need;
+        }
+        pfds[0] = (struct pollfd){ .fd = mb->wake_rd, .events = POLLIN };
+        pfds[1] = (struct pollfd){ .fd = mb->listen_fd, .events = POLLIN };
+        for (size_t i = 0; i < mb->n_conns; i++) {
+            conn_t *c = mb->conns[i];
+            short ev = 0;
+            if (!c->close_when_flushed)
+                ev |= POLLIN;
+            if (c->out.len > 0)
+                ev |= POLLOUT;
+            pfds[2 + i] = (struct pollfd){ .fd = c->fd, .events = ev };
+        }
+        int timeout = -1;
+        if (mb->delayed.len > 0) {
+            uint64_t now = now_ms(), due = mb->delayed.v[0].due_ms;
+            timeout = due > now ? (int)(due - now) : 0;
+        }
+        size_t n_polled = mb->n_conns;
+
+        pthread_mutex_unlock(&mb->mu);
+        int pr = poll(pfds, need, timeout);
+        pthread_mutex_lock(&mb->mu);
+        uint64_t seen_req = mb->req_seq;
+        if (pr < 0 && errno != EINTR)
+            break;
+
+        if (pr > 0 && (pfds[0].revents & POLLIN)) {
+            char drain[64];
+            while (read(mb->wake_rd, drain, sizeof drain) > 0) {
+            }
+        }
+        apply_down_state(mb);
+        if (pr > 0 && mb->listen_fd >= 0 && pfds[1].fd == mb->listen_fd &&
+            (pfds[1].revents & POLLIN))
+            accept_all(mb);
+        /* Connections only leave the array in reap_dead, and new ones are appended, so
+         * the first n_polled entries still match their poll slots. */
+        for (size_t i = 0; pr > 0 && i < n_polled; i++) {
+            conn_t *c = mb->conns[i];
+            short re = pfds[2 + i].revents;
+            if (re & (POLLIN | POLLHUP | POLLERR))
+                conn_read(mb, c);
+        }
+        emit_due_receipts(mb);
+        for (size_t i = 0; i < mb->n_conns; i++)
+            conn_flush(mb, mb->conns[i]);
+        reap_dead(mb);
+        mb->done_seq = seen_req;
+        pthread_cond_broadcast(&mb->cond);
+    }
+    /* Release anyone waiting in sync_with_thread even if the loop broke on an error. */
+    mb->stopping = true;
+    pthread_cond_broadcast(&mb->cond);
+    pthread_mutex_unlock(&mb->mu);
+    free(pfds);
+    return NULL;
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------- */
+
+mock_broker_t *mock_broker_start(void)
+{
+    mock_broker_t *mb = calloc(1, sizeof *mb);
+    if (!mb)
+        return NULL;
+    mb->listen_fd = mb->wake_rd = mb->wake_wr = -1;
+    mb->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
+    mb->last_seq = -1;
+    mb->answer_pings = true;
+    const char *dbg = getenv("MOCK_BROKER_DEBUG");
+    mb->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    /* Waits use the monotonic clock so wall-clock jumps cannot break timeouts. */
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&mb->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&mb->mu, NULL);
+
+    int p[2];
+    if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) {
+        fprintf(stderr, "mock_broker: pipe: %s\n", strerror(errno));
+        goto fail;
+    }
+    mb->wake_rd = p[0];
+    mb->wake_wr = p[1];
+    mb->listen_fd = make_listener(0, &mb->port);
+    if (mb->listen_fd < 0) {
+        fprintf(stderr, "mock_broker: listen: %s\n", strerror(errno));
+        goto fail;
+    }
+    snprintf(mb->url, sizeof mb->url, "pulsar://127.0.0.1:%u", (unsigned)mb->port);
+    if (pthread_create(&mb->thread, NULL, broker_main, mb) != 0) {
+        fprintf(stderr, "mock_broker: cannot start the thread\n");
+        goto fail;
+    }
+    mb->thread_started = true;
+    mb_log(mb, "listening at %s", mb->url);
+    return mb;
+
+fail:
+    mock_broker_stop(mb);
+    return NULL;
+}
+
+void mock_broker_stop(mock_broker_t *mb)
+{
+    if (!mb)
+        return;
+    if (mb->thread_started) {
+        pthread_mutex_lock(&mb->mu);
+        mb->stopping = true;
+        wake(mb);
+        pthread_mutex_unlock(&mb->mu);
+        pthread_join(mb->thread, NULL);
+    }
+    for (size_t i = 0; i < mb->n_conns; i++)
+        conn_free(mb->conns[i]);
+    free(mb->conns);
+    if (mb->listen_fd >= 0)
+        close(mb->listen_fd);
+    if (mb->wake_rd >= 0)
+        close(mb->wake_rd);
+    if (mb->wake_wr >= 0)
+        close(mb->wake_wr);
+    parked_free(&mb->held);
+    parked_free(&mb->delayed);
+    for (size_t i = 0; i < mb->n_sends; i++)
+        mock_send_free(&mb->sends[i]);
+    free(mb->sends);
+    for (size_t i = 0; i < mb->n_tracks; i++)
+        free(mb->tracks[i].name);
+    free(mb->tracks);
+    free(mb->lookup_url);
+    free(mb->redirect_url);
+    free(mb->lookup_fail_msg);
+    free(mb->producer_fail_msg);
+    pthread_cond_destroy(&mb->cond);
+    pthread_mutex_destroy(&mb->mu);
+    free(mb);
+}
+
+uint16_t mock_broker_port(const mock_broker_t *mb)
+{
+    return mb->port; /* fixed for the broker's life, so no lock */
+}
+
+const char *mock_broker_url(const mock_broker_t *mb)
+{
+    return mb->url;
+}
+
+/* ---- setters ------------------------------------------------------------------------ */
+
+#define LOCKED(mb, stmt)                                                                       \
+    do {                                                                                       \
+        pthread_mutex_lock(&(mb)->mu);                                                         \
+        stmt;                                                                                  \
+        pthread_mutex_unlock(&(mb)->mu);                                                       \
+    } while (0)
+
+static void replace_str(char **slot, const char *s)
+{
+    free(*slot);
+    *slot = dupstr(s);
+}
+
+void mock_broker_set_max_message_size(mock_broker_t *mb, int32_t bytes)
+{
+    LOCKED(mb, mb->max_message_size = bytes);
+}
+
+void mock_broker_set_partitions(mock_broker_t *mb, uint32_t partitions)
+{
+    LOCKED(mb, mb->partitions = partitions);
+}
+
+void mock_broker_set_lookup_url(mock_broker_t *mb, const char *url)
+{
+    LOCKED(mb, replace_str(&mb->lookup_url, url));
+}
+
+void mock_broker_set_last_sequence_id(mock_broker_t *mb, int64_t last_sequence_id)
+{
+    LOCKED(mb, mb->last_seq = last_sequence_id);
+}
+
+void mock_broker_set_refuse(mock_broker_t *mb, bool on)
+{
+    LOCKED(mb, mb->refuse = on);
+}
+
+int mock_broker_set_down(mock_broker_t *mb, bool down)
+{
+    pthread_mutex_lock(&mb->mu);
+    mb->want_down = down;
+    mb->up_failed = false;
+    sync_with_thread(mb);
+    int rc = (mb->is_down == down && !mb->up_failed) ? 0 : -1;
+    pthread_mutex_unlock(&mb->mu);
+    return rc;
+}
+
+void mock_broker_set_ignore_connect(mock_broker_t *mb, bool on)
+{
+    LOCKED(mb, mb->ignore_connect = on);
+}
+
+void mock_broker_set_answer_pings(mock_broker_t *mb, bool on)
+{
+    LOCKED(mb, mb->answer_pings = on);
+}
+
+void mock_broker_cut_now(mock_broker_t *mb)
+{
+    pthread_mutex_lock(&mb->mu);
+    for (size_t i = 0; i < mb->n_conns; i++)
+        mb->conns[i]->dead = true;
+    sync_with_thread(mb);
+    pthread_mutex_unlock(&mb->mu);
+}
+
+void mock_broker_cut_after_bytes(mock_broker_t *mb, size_t n)
+{
+    LOCKED(mb, (mb->cut_after_armed = true, mb->cut_after_left = n));
+}
+
+void mock_broker_cut_next_reply(mock_broker_t *mb)
+{
+    LOCKED(mb, mb->cut_next_reply = true);
+}
+
+static int send_raw_locked(mock_broker_t *mb, const void *data, size_t len)
+{
+    int n = 0;
+    for (size_t i = 0; i < mb->n_conns; i++) {
+        conn_t *c = mb->conns[i];
+        if (conn_writable(c)) {
+            conn_write(mb, c, data, len, true);
+            n++;
+        }
+    }
+    sync_with_thread(mb);
+    return n;
+}
+
+int mock_broker_send_raw(mock_broker_t *mb, const void *data, size_t len)
+{
+    pthread_mutex_lock(&mb->mu);
+    int n = send_raw_locked(mb, data, len);
+    pthread_mutex_unlock(&mb->mu);
+    return n;
+}
+
+int mock_broker_send_garbage(mock_broker_t *mb)
+{
+    /* Total and command sizes far above any frame limit, then some filler: a client must
+     * reject this from the header alone instead of trying to buffer 2 GiB. */
+    static const uint8_t garbage[] = { 0x7f, 0xff, 0xff, 0xf0, 0x7f, 0xff, 0xff, 0xe0,
+                                       'g',  'a',  'r',  'b',  'a',  'g',  'e',  '!' };
+    pthread_mutex_lock(&mb->mu);
+    mb_log(mb, "sending garbage");
+    int n = send_raw_locked(mb, garbage, sizeof garbage);
+    pthread_mutex_unlock(&mb->mu);
+    return n;
+}
+
+int mock_broker_send_ping(mock_broker_t *mb)
+{
+    pthread_mutex_lock(&mb->mu);
+    int n = 0;
+    for (size_t i = 0; i < mb->n_conns; i++) {
+        conn_t *c = mb->conns[i];
+        if (conn_writable(c) && c->got_connect) {
+            send_simple(mb, c, PULSAR__PROTO__BASE_COMMAND__TYPE__PING);
+            n++;
+        }
+    }
+    sync_with_thread(mb);
+    pthread_mutex_unlock(&mb->mu);
+    return n;
+}
+
+void mock_broker_lookup_redirect(mock_broker_t *mb, const char *url, int times)
+{
+    LOCKED(mb, (replace_str(&mb->redirect_url, url), mb->redirect_times = times));
+}
+
+void mock_broker_lookup_fail(mock_broker_t *mb, int server_error, const char *message, int times)
+{
+    LOCKED(mb, (mb->lookup_fail_error = server_error, replace_str(&mb->lookup_fail_msg, message),
+                mb->lookup_fail_times = times));
+}
+
+void mock_broker_fail_producer(mock_broker_t *mb, int server_error, const char *message,
+                               int times)
+{
+    LOCKED(mb, (mb->producer_fail_error = server_error,
+                replace_str(&mb->producer_fail_msg, message), mb->producer_fail_times = times));
+}
+
+int mock_broker_close_producer(mock_broker_t *mb, uint64_t producer_id)
+{
+    pthread_mutex_lock(&mb->mu);
+    int n = 0;
+    for (size_t i = 0; i < mb->n_conns; i++) {
+        conn_t *c = mb->conns[i];
+        if (!conn_writable(c) || !producer_name_of(c, producer_id))
+            continue;
+        forget_producer(c, producer_id);
+        Pulsar__Proto__CommandCloseProducer out = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
+        out.producer_id = producer_id;
+        out.request_id = BROKER_REQUEST_ID;
+        Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
+        cmd.close_producer = &out;
+        send_cmd(mb, c, &cmd);
+        n++;
+    }
+    sync_with_thread(mb);
+    pthread_mutex_unlock(&mb->mu);
+    return n;
+}
+
+void mock_broker_set_receipt_mode(mock_broker_t *mb, mock_receipt_mode_t mode)
+{
+    pthread_mutex_lock(&mb->mu);
+    mb->receipt_mode = mode;
+    if (mode != MOCK_RECEIPTS_REORDER)
+        flush_stashes(mb);
+    sync_with_thread(mb);
+    pthread_mutex_unlock(&mb->mu);
+}
+
+void mock_broker_set_receipt_delay(mock_broker_t *mb, unsigned ms)
+{
+    LOCKED(mb, mb->receipt_delay_ms = ms);
+}
+
+size_t mock_broker_release_receipts(mock_broker_t *mb)
+{
+    pthread_mutex_lock(&mb->mu);
+    size_t n = 0;
+    /* Released receipts go out at once, in arrival order, bypassing the delay: a test
+     * that holds receipts wants to choose the moment they arrive. */
+    for (size_t i = 0; i < mb->held.len; i++) {
+        parked_t *p = &mb->held.v[i];
+        if (write_receipt(mb, find_conn(mb, p->conn_id), p->data, p->len))
+            n++;
+        p->data = NULL;
+    }
+    mb->held.len = 0;
+    sync_with_thread(mb);
+    pthread_mutex_unlock(&mb->mu);
+    return n;
+}
+
+void mock_broker_fail_sends(mock_broker_t *mb, int server_error, int times)
+{
+    LOCKED(mb, (mb->send_fail_error = server_error, mb->send_fail_times = times));
+}
+
+/* ---- queries ------------------------------------------------------------------------ */
+
+static uint64_t counter_locked(mock_broker_t *mb, mock_counter_t c)
+{
+    if (c == MOCK_HELD_RECEIPTS)
+        return mb->held.len;
+    if ((int)c < 0 || c >= MOCK_COUNTER_COUNT)
+        return 0;
+    return mb->counters[c];
+}
+
+uint64_t mock_broker_count(mock_broker_t *mb, mock_counter_t c)
+{
+    pthread_mutex_lock(&mb->mu);
+    uint64_t v = counter_locked(mb, c);
+    pthread_mutex_unlock(&mb->mu);
+    return v;
+}
+
+static bool wait_counter(mock_broker_t *mb, mock_counter_t c, uint64_t bound, bool at_least,
+                         int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    if (timeout_ms >= 0) {
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
+    pthread_mutex_lock(&mb->mu);
+    bool ok;
+    for (;;) {
+        uint64_t v = counter_locked(mb, c);
+        ok = at_least ? v >= bound : v <= bound;
+        if (ok || mb->stopping)
+            break;
+        int rc = timeout_ms < 0 ? pthread_cond_wait(&mb->cond, &mb->mu)
+                                : pthread_cond_timedwait(&mb->cond, &mb->mu, &deadline);
+        if (rc == ETIMEDOUT) {
+            v = counter_locked(mb, c);
+            ok = at_least ? v >= bound : v <= bound;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&mb->mu);
+    return ok;
+}
+
+bool mock_broker_wait_count(mock_broker_t *mb, mock_counter_t c, uint64_t at_least,
+                            int timeout_ms)
+{
+    return wait_counter(mb, c, at_least, true, timeout_ms);
+}
+
+bool mock_broker_wait_count_at_most(mock_broker_t *mb, mock_counter_t c, uint64_t at_most,
+                                    int timeout_ms)
+{
+    return wait_counter(mb, c, at_most, false, timeout_ms);
+}
+
+bool mock_broker_wait_sends(mock_broker_t *mb, size_t n, int timeout_ms)
+{
+    return wait_counter(mb, MOCK_SENDS, n, true, timeout_ms);
+}
+
+bool mock_broker_last_connect(mock_broker_t *mb, mock_connect_info_t *out)
+{
+    pthread_mutex_lock(&mb->mu);
+    bool has = mb->has_connect;
+    if (has)
+        *out = mb->last_connect;
+    else
+        memset(out, 0, sizeof *out);
+    pthread_mutex_unlock(&mb->mu);
+    return has;
+}
+
+bool mock_broker_last_producer(mock_broker_t *mb, mock_producer_info_t *out)
+{
+    pthread_mutex_lock(&mb->mu);
+    bool has = mb->has_producer;
+    if (has)
+        *out = mb->last_producer;
+    else
+        memset(out, 0, sizeof *out);
+    pthread_mutex_unlock(&mb->mu);
+    return has;
+}
+
+bool mock_broker_get_send(mock_broker_t *mb, size_t index, mock_send_t *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&mb->mu);
+    if (index >= mb->n_sends) {
+        pthread_mutex_unlock(&mb->mu);
+        return false;
+    }
+    const mock_send_t *s = &mb->sends[index];
+    *out = *s;
+    out->producer_name = NULL;
+    out->metadata_raw = NULL;
+    out->payload = NULL;
+    out->metadata = NULL;
+    bool ok = true;
+    if (s->producer_name && !(out->producer_name = dupstr(s->producer_name)))
+        ok = false;
+    if (s->metadata_raw && !(out->metadata_raw = dupmem(s->metadata_raw, s->metadata_raw_len)))
+        ok = false;
+    if (s->payload && !(out->payload = dupmem(s->payload, s->payload_len)))
+        ok = false;
+    pthread_mutex_unlock(&mb->mu);
+    if (ok && out->metadata_raw)
+        out->metadata = pulsar__proto__message_metadata__unpack(NULL, out->metadata_raw_len,
+                                                                out->metadata_raw);
+    if (!ok) {
+        mock_send_free(out);
+        return false;
+    }
+    return true;
+}
+
+void mock_send_free(mock_send_t *s)
+{
+    if (!s)
+        return;
+    free(s->producer_name);
+    free(s->metadata_raw);
+    free(s->payload);
+    if (s->metadata)
+        pulsar__proto__message_metadata__free_unpacked(s->metadata, NULL);
+    memset(s, 0, sizeof *s);
+}

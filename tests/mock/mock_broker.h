@@ -1,0 +1,225 @@
+/* A scriptable Pulsar broker for fault tests (test layer 2).
+ *
+ * It speaks just enough of the binary protocol for a producer client, using the
+ * project's own frame code and protobuf-c types, and misbehaves on demand. It is never
+ * proof of interoperability: only the real broker is.
+ *
+ * Each instance runs its own thread with a poll() loop (independent of the client's libuv
+ * loop, so a stuck client cannot stall it) and listens on 127.0.0.1 at an ephemeral port.
+ * Several instances may run in one process, e.g. for lookup redirects.
+ *
+ * Every function is safe from any thread and may be called mid-test. Setters take effect
+ * for the next command the broker handles; functions that act on connections (cut, send
+ * raw bytes, ping, close a producer, down/up) return only after the broker thread has
+ * done the work, so a test can rely on their effect when they return.
+ *
+ * Default behaviour:
+ *   CONNECT              -> CONNECTED(server_version "mock", the client's protocol_version,
+ *                           max_message_size 5 MiB)
+ *   PARTITIONED_METADATA -> partitions 0
+ *   LOOKUP               -> Connect to pulsar://127.0.0.1:<own port>, authoritative
+ *   PRODUCER             -> PRODUCER_SUCCESS(given name, or "mock-<k>"; last_sequence_id -1)
+ *   SEND                 -> SEND_RECEIPT(message id ledger 1, entry 0, 1, 2, ...); a bad
+ *                           checksum gets SEND_ERROR(ChecksumError) as the real broker does
+ *   CLOSE_PRODUCER       -> SUCCESS
+ *   PING -> PONG; a PONG from the client is counted.
+ * Like the real broker, it closes the connection on a frame above max_message_size +
+ * PC_FRAME_OVERHEAD_ALLOWANCE, on a frame that does not parse and on a SEND for a
+ * producer id not registered on that connection (all counted as MOCK_PROTOCOL_ERRORS).
+ * Other commands are counted (MOCK_UNKNOWN_COMMANDS) and ignored.
+ *
+ * Set MOCK_BROKER_DEBUG=1 in the environment to log every frame in and out to stderr. */
+#ifndef PC_TEST_MOCK_BROKER_H
+#define PC_TEST_MOCK_BROKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "PulsarApi.pb-c.h"
+
+typedef struct mock_broker mock_broker_t;
+
+/* ---- lifecycle ---------------------------------------------------------------------- */
+
+/* Bind, listen and start the broker thread. NULL on failure (reason on stderr). */
+mock_broker_t *mock_broker_start(void);
+/* Close every connection, stop the thread, free everything. NULL is a no-op. */
+void mock_broker_stop(mock_broker_t *mb);
+uint16_t mock_broker_port(const mock_broker_t *mb);
+/* "pulsar://127.0.0.1:<port>", valid until mock_broker_stop. */
+const char *mock_broker_url(const mock_broker_t *mb);
+
+/* ---- default behaviour knobs -------------------------------------------------------- */
+
+/* Sent in CONNECTED; also bounds accepted frames (plus PC_FRAME_OVERHEAD_ALLOWANCE) on
+ * connections accepted afterwards. */
+void mock_broker_set_max_message_size(mock_broker_t *mb, int32_t bytes);
+/* Partition count answered to PARTITIONED_METADATA (0 = not partitioned). */
+void mock_broker_set_partitions(mock_broker_t *mb, uint32_t partitions);
+/* The URL a LOOKUP Connect answer points at; NULL restores the broker's own URL. Use it
+ * to send a client from one mock instance to another. */
+void mock_broker_set_lookup_url(mock_broker_t *mb, const char *url);
+
+/* PRODUCER_SUCCESS.last_sequence_id. MOCK_LAST_SEQ_TRACKED makes the mock behave like a
+ * deduplicating broker: it answers the highest sequence id it accepted (receipted or not,
+ * but not SEND_ERRORed) from a producer of that name, or -1 if none. */
+#define MOCK_LAST_SEQ_TRACKED INT64_MIN
+void mock_broker_set_last_sequence_id(mock_broker_t *mb, int64_t last_sequence_id);
+
+/* ---- connection faults ------------------------------------------------------------- */
+
+/* Accept each new connection and close it at once (the client sees EOF before CONNECTED). */
+void mock_broker_set_refuse(mock_broker_t *mb, bool on);
+/* Down: close every connection and stop listening, so connects get ECONNREFUSED.
+ * Up again: listen on the same port. Returns 0, or -1 if the port could not be re-bound. */
+int mock_broker_set_down(mock_broker_t *mb, bool down);
+/* Count CONNECTs but never answer them (the client's connection timeout must fire). */
+void mock_broker_set_ignore_connect(mock_broker_t *mb, bool on);
+/* Off: client PINGs are counted but get no PONG (keep-alive must detect a dead peer). */
+void mock_broker_set_answer_pings(mock_broker_t *mb, bool on);
+/* Close every open connection now, dropping any unsent output. */
+void mock_broker_cut_now(mock_broker_t *mb);
+/* Once n more bytes have arrived from the client (counted from this call, over all
+ * connections), handle the complete frames among those n bytes, send their replies and
+ * close the connection that received the n-th; anything after it is never looked at, so
+ * this can cut in the middle of a client frame. n = 0 cuts when the next data arrives,
+ * unhandled. One shot. */
+void mock_broker_cut_after_bytes(mock_broker_t *mb, size_t n);
+/* The next frame the broker writes (any kind) goes out only half, then that connection
+ * closes: the client's decoder sees a truncated frame followed by EOF. One shot. */
+void mock_broker_cut_next_reply(mock_broker_t *mb);
+/* Write raw bytes to every open connection. Returns the number of connections. */
+int mock_broker_send_raw(mock_broker_t *mb, const void *data, size_t len);
+/* Write a frame header claiming an absurd size (0x7ffffff0 bytes) plus a few bytes to
+ * every open connection; the client must drop the connection. Returns the number of
+ * connections. */
+int mock_broker_send_garbage(mock_broker_t *mb);
+/* Send a PING to every connection that has sent CONNECT; the client's PONGs are counted
+ * as MOCK_PONGS. Returns the number of connections pinged. */
+int mock_broker_send_ping(mock_broker_t *mb);
+
+/* ---- lookup faults ----------------------------------------------------------------- */
+
+/* The next `times` LOOKUPs answer Redirect to url (times < 0: always; 0: off). */
+void mock_broker_lookup_redirect(mock_broker_t *mb, const char *url, int times);
+/* The next `times` LOOKUPs answer Failed with this ServerError (a
+ * PULSAR__PROTO__SERVER_ERROR__* value) and message. Checked before redirects. */
+void mock_broker_lookup_fail(mock_broker_t *mb, int server_error, const char *message,
+                             int times);
+
+/* ---- producer faults --------------------------------------------------------------- */
+
+/* The next `times` PRODUCER commands are answered ERROR(server_error, message) and the
+ * producer is not registered (times < 0: always; 0: off). */
+void mock_broker_fail_producer(mock_broker_t *mb, int server_error, const char *message,
+                               int times);
+/* Send CLOSE_PRODUCER (request_id -1, as the broker does when it unloads a topic) on each
+ * connection where producer_id is registered, and forget it there. Returns the number of
+ * connections it went to (0: no such producer). */
+int mock_broker_close_producer(mock_broker_t *mb, uint64_t producer_id);
+
+/* ---- receipt faults ---------------------------------------------------------------- */
+
+typedef enum mock_receipt_mode {
+    MOCK_RECEIPTS_NORMAL = 0, /* answer each SEND in order */
+    MOCK_RECEIPTS_HOLD,       /* keep receipts until mock_broker_release_receipts */
+    MOCK_RECEIPTS_REORDER,    /* answer SENDs in swapped pairs: 2nd, 1st, 4th, 3rd, ... */
+    MOCK_RECEIPTS_SUPPRESS,   /* never answer (the SEND is still recorded) */
+} mock_receipt_mode_t;
+
+/* Leaving REORDER sends a receipt still waiting for its pair; leaving HOLD does not
+ * release held receipts (call mock_broker_release_receipts). */
+void mock_broker_set_receipt_mode(mock_broker_t *mb, mock_receipt_mode_t mode);
+/* Delay every receipt by ms (0: none). Receipts never overtake one another. */
+void mock_broker_set_receipt_delay(mock_broker_t *mb, unsigned ms);
+/* Send every held receipt now, in arrival order, to connections still open. Returns how
+ * many went out (receipts for closed connections are dropped). */
+size_t mock_broker_release_receipts(mock_broker_t *mb);
+/* The next `times` SENDs are answered SEND_ERROR(server_error) at once, bypassing the
+ * receipt mode and delay (times < 0: always; 0: off). */
+void mock_broker_fail_sends(mock_broker_t *mb, int server_error, int times);
+
+/* ---- queries ----------------------------------------------------------------------- */
+
+typedef enum mock_counter {
+    MOCK_CONNECTIONS = 0,   /* connections accepted (refused ones included) */
+    MOCK_OPEN_CONNECTIONS,  /* connections open now */
+    MOCK_CONNECTS,          /* CONNECT commands */
+    MOCK_PARTITION_METADATA,/* PARTITIONED_METADATA commands */
+    MOCK_LOOKUPS,           /* LOOKUP commands */
+    MOCK_PRODUCERS,         /* PRODUCER commands (failed ones included) */
+    MOCK_CLOSE_PRODUCERS,   /* CLOSE_PRODUCER commands from the client */
+    MOCK_SENDS,             /* SEND commands recorded */
+    MOCK_RECEIPTS,          /* SEND_RECEIPTs written */
+    MOCK_SEND_ERRORS,       /* SEND_ERRORs written */
+    MOCK_HELD_RECEIPTS,     /* receipts held now (a gauge) */
+    MOCK_PINGS,             /* PINGs from the client */
+    MOCK_PONGS,             /* PONGs from the client */
+    MOCK_PROTOCOL_ERRORS,   /* connections closed for a bad or oversized frame, or a
+                               SEND for an unknown producer */
+    MOCK_UNKNOWN_COMMANDS,  /* commands the mock does not handle */
+    MOCK_COUNTER_COUNT
+} mock_counter_t;
+
+uint64_t mock_broker_count(mock_broker_t *mb, mock_counter_t c);
+/* Wait until counter c is at least `at_least`. Returns true on success, false on
+ * timeout (timeout_ms < 0: wait forever). */
+bool mock_broker_wait_count(mock_broker_t *mb, mock_counter_t c, uint64_t at_least,
+                            int timeout_ms);
+/* Wait until counter c is at most `at_most` (for gauges such as MOCK_OPEN_CONNECTIONS). */
+bool mock_broker_wait_count_at_most(mock_broker_t *mb, mock_counter_t c, uint64_t at_most,
+                                    int timeout_ms);
+/* Shorthand for mock_broker_wait_count(mb, MOCK_SENDS, n, timeout_ms). */
+bool mock_broker_wait_sends(mock_broker_t *mb, size_t n, int timeout_ms);
+
+/* The fields of the last CONNECT. Returns false when none arrived yet. */
+typedef struct mock_connect_info {
+    char client_version[128];
+    int32_t protocol_version; /* -1 when the field was absent */
+    bool has_auth_method_name;
+    char auth_method_name[64];
+} mock_connect_info_t;
+bool mock_broker_last_connect(mock_broker_t *mb, mock_connect_info_t *out);
+
+/* The fields of the last PRODUCER command. Returns false when none arrived yet. */
+typedef struct mock_producer_info {
+    char topic[256];
+    uint64_t producer_id;
+    uint64_t request_id;
+    bool has_producer_name;
+    char producer_name[128];     /* as the client sent it */
+    bool user_provided_producer_name;
+    bool has_epoch;
+    uint64_t epoch;
+} mock_producer_info_t;
+bool mock_broker_last_producer(mock_broker_t *mb, mock_producer_info_t *out);
+
+/* One recorded SEND. A copy owned by the caller: free with mock_send_free. */
+typedef struct mock_send {
+    int connection;              /* 1-based, in accept order */
+    uint64_t producer_id;
+    char *producer_name;         /* registered by PRODUCER on that connection; NULL if not */
+    uint64_t sequence_id;
+    bool has_highest_sequence_id;
+    uint64_t highest_sequence_id;
+    int32_t num_messages;        /* 1 when the field was absent, as in the protocol */
+    bool is_chunk;
+    bool has_payload;            /* the frame carried magic + checksum + metadata */
+    bool checksum_ok;
+    bool persisted;              /* accepted (not SEND_ERRORed) */
+    bool duplicate;              /* sequence_id <= the highest accepted earlier from a
+                                    producer of the same name */
+    uint8_t *metadata_raw;       /* serialised MessageMetadata as received */
+    size_t metadata_raw_len;
+    Pulsar__Proto__MessageMetadata *metadata; /* unpacked; NULL if it did not parse */
+    uint8_t *payload;            /* the bytes after the metadata (maybe compressed/batch) */
+    size_t payload_len;
+} mock_send_t;
+
+/* Copy out recorded SEND number `index` (0-based, arrival order). False if out of range
+ * or out of memory; *out is then zeroed. */
+bool mock_broker_get_send(mock_broker_t *mb, size_t index, mock_send_t *out);
+void mock_send_free(mock_send_t *s);
+
+#endif
