@@ -346,11 +346,12 @@ static void on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r)
     int64_t ledger = r->message_id ? (int64_t)r->message_id->ledgerid : -1;
     int64_t entry = r->message_id ? (int64_t)r->message_id->entryid : -1;
     pc_message_id_init(&id, ledger, entry, pp->partition);
-    uint64_t highest = r->has_highest_sequence_id && r->highest_sequence_id > op->highest_sequence_id
-                           ? r->highest_sequence_id
-                           : op->highest_sequence_id;
-    if ((int64_t)highest > atomic_load(&pp->last_sequence_id))
-        atomic_store(&pp->last_sequence_id, (int64_t)highest);
+    /* Brokers send highest_sequence_id = -1 for ops that are not batches. */
+    int64_t highest = (int64_t)op->highest_sequence_id;
+    if (r->has_highest_sequence_id && (int64_t)r->highest_sequence_id > highest)
+        highest = (int64_t)r->highest_sequence_id;
+    if (highest > atomic_load(&pp->last_sequence_id))
+        atomic_store(&pp->last_sequence_id, highest);
     complete_head(pp, PULSARC_OK, &id, NULL);
 }
 

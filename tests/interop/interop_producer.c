@@ -1,0 +1,205 @@
+/* Sends a deterministic set of messages for the interop tests, which regenerate the same
+ * set in Python (gen_messages in pulsarc_messages.py) and compare it with what the
+ * official client reads back.
+ *
+ *   interop_producer URL TOPIC COUNT MODE [options]
+ *     MODE              sync | async
+ *     --name NAME       producer name
+ *     --seed N          generator seed (default 1)
+ *     --max-size N      largest payload (default 512)
+ *     --ids FILE        write "index ledger entry partition batch_index serialized_hex" lines
+ *     --conf k=v        producer configuration (repeatable)
+ *     --start-seq N     explicit sequence ids N, N+1, ... (default: automatic)
+ *
+ * Prints "sent=N failed=M producer=NAME last_sequence_id=S" and exits 0 only if every
+ * message succeeded. */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pulsarc/pulsarc.h"
+
+typedef struct gen {
+    uint64_t state;
+} gen;
+
+/* xorshift64: simple to reproduce exactly in Python. */
+static uint64_t next_rand(gen *g)
+{
+    uint64_t x = g->state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    g->state = x;
+    return x;
+}
+
+typedef struct result {
+    int64_t ledger, entry;
+    int32_t partition, batch_index;
+    char ser[128];
+    int res;
+} result;
+
+static result *results;
+static atomic_int done_ok, done_failed;
+
+static void record(int index, pulsarc_result res, const pulsarc_message_id_t *id)
+{
+    result *r = &results[index];
+    r->res = res;
+    if (res != PULSARC_OK || !id) {
+        fprintf(stderr, "message %d failed: %s (%s)\n", index, pulsarc_strerror(res),
+                pulsarc_last_error_detail());
+        atomic_fetch_add(&done_failed, 1);
+        return;
+    }
+    r->ledger = pulsarc_message_id_ledger(id);
+    r->entry = pulsarc_message_id_entry(id);
+    r->partition = pulsarc_message_id_partition(id);
+    r->batch_index = pulsarc_message_id_batch_index(id);
+    uint8_t *bytes;
+    size_t len;
+    if (pulsarc_message_id_serialize(id, &bytes, &len) == PULSARC_OK) {
+        for (size_t i = 0; i < len && i < 60; i++)
+            sprintf(r->ser + 2 * i, "%02x", bytes[i]);
+        free(bytes);
+    }
+    atomic_fetch_add(&done_ok, 1);
+}
+
+static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_message_id_t *id,
+                    void *ctx)
+{
+    record((int)(intptr_t)ctx, res, id);
+}
+
+/* Fill msg with message number i of the deterministic set. */
+static void build(pulsarc_message_t *msg, gen *g, int i, size_t max_size, uint8_t *buf,
+                  int64_t seq)
+{
+    pulsarc_message_clear(msg);
+    size_t len = max_size ? (size_t)(next_rand(g) % (max_size + 1)) : 0;
+    for (size_t k = 0; k < len; k++)
+        buf[k] = (uint8_t)(next_rand(g) & 0xff);
+    pulsarc_message_set_payload(msg, buf, len);
+    char s[64];
+    if (i % 5 != 0) {
+        snprintf(s, sizeof s, "key-%d", i % 13);
+        pulsarc_message_set_key(msg, s);
+    }
+    if (i % 4 == 1) {
+        snprintf(s, sizeof s, "ok-%d", i % 3);
+        pulsarc_message_set_ordering_key(msg, s, strlen(s));
+    }
+    snprintf(s, sizeof s, "%d", i);
+    pulsarc_message_set_property(msg, "index", s);
+    snprintf(s, sizeof s, "t%d", i % 3);
+    pulsarc_message_set_property(msg, "tag", s);
+    pulsarc_message_set_event_time(msg, 1700000000000ULL + (uint64_t)i);
+    if (seq >= 0)
+        pulsarc_message_set_sequence_id(msg, seq + i);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s URL TOPIC COUNT sync|async [options]\n", argv[0]);
+        return 2;
+    }
+    const char *url = argv[1], *topic = argv[2], *mode = argv[4];
+    int count = atoi(argv[3]);
+    const char *ids_file = NULL;
+    uint64_t seed = 1;
+    size_t max_size = 512;
+    int64_t start_seq = -1;
+    pulsarc_producer_config_t *pconf = pulsarc_producer_config_new();
+    for (int i = 5; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--name"))
+            pulsarc_producer_config_set(pconf, "producerName", argv[i + 1]);
+        else if (!strcmp(argv[i], "--seed"))
+            seed = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--max-size"))
+            max_size = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--ids"))
+            ids_file = argv[i + 1];
+        else if (!strcmp(argv[i], "--start-seq"))
+            start_seq = strtoll(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--conf")) {
+            char kv[256];
+            snprintf(kv, sizeof kv, "%s", argv[i + 1]);
+            char *eq = strchr(kv, '=');
+            if (!eq || pulsarc_producer_config_set(pconf, (*eq = 0, kv), eq + 1) != PULSARC_OK) {
+                fprintf(stderr, "bad --conf %s: %s\n", argv[i + 1], pulsarc_last_error_detail());
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    pulsarc_producer_config_set(pconf, "blockIfQueueFull", "true");
+
+    pulsarc_client_t *client;
+    pulsarc_result res = pulsarc_client_new(url, NULL, &client);
+    if (res != PULSARC_OK) {
+        fprintf(stderr, "client: %s (%s)\n", pulsarc_strerror(res), pulsarc_last_error_detail());
+        return 1;
+    }
+    pulsarc_producer_t *producer;
+    res = pulsarc_client_create_producer(client, topic, pconf, &producer);
+    pulsarc_producer_config_free(pconf);
+    if (res != PULSARC_OK) {
+        fprintf(stderr, "create producer: %s (%s)\n", pulsarc_strerror(res),
+                pulsarc_last_error_detail());
+        pulsarc_client_destroy(client);
+        return 1;
+    }
+    results = calloc((size_t)count + 1, sizeof *results);
+    uint8_t *buf = malloc(max_size + 1);
+    pulsarc_message_t *msg = pulsarc_message_new();
+    gen g = { seed };
+    for (int i = 0; i < count; i++) {
+        build(msg, &g, i, max_size, buf, start_seq);
+        if (!strcmp(mode, "sync")) {
+            pulsarc_message_id_t *id = NULL;
+            res = pulsarc_producer_send(producer, msg, &id);
+            record(i, res, id);
+            pulsarc_message_id_free(id);
+        } else {
+            res = pulsarc_producer_send_async(producer, msg, on_sent, (void *)(intptr_t)i);
+            if (res != PULSARC_OK)
+                record(i, res, NULL);
+        }
+    }
+    res = pulsarc_producer_flush(producer);
+    if (res != PULSARC_OK)
+        fprintf(stderr, "flush: %s\n", pulsarc_strerror(res));
+    int64_t last_seq = pulsarc_producer_last_sequence_id(producer);
+    char name[256];
+    snprintf(name, sizeof name, "%s", pulsarc_producer_name(producer));
+    res = pulsarc_producer_close(producer);
+    if (res != PULSARC_OK)
+        fprintf(stderr, "close: %s (%s)\n", pulsarc_strerror(res), pulsarc_last_error_detail());
+    pulsarc_producer_free(producer);
+    pulsarc_client_destroy(client);
+
+    if (ids_file) {
+        FILE *f = fopen(ids_file, "w");
+        for (int i = 0; f && i < count; i++)
+            fprintf(f, "%d %" PRId64 " %" PRId64 " %d %d %s\n", i, results[i].ledger,
+                    results[i].entry, results[i].partition, results[i].batch_index,
+                    results[i].ser[0] ? results[i].ser : "-");
+        if (f)
+            fclose(f);
+    }
+    int ok = atomic_load(&done_ok), failed = atomic_load(&done_failed);
+    printf("sent=%d failed=%d producer=%s last_sequence_id=%" PRId64 "\n", ok, failed, name,
+           last_seq);
+    pulsarc_message_free(msg);
+    free(buf);
+    free(results);
+    return ok == count && failed == 0 ? 0 : 1;
+}

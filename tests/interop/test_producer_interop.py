@@ -1,0 +1,136 @@
+"""pulsarc writes, the official Python client reads: bytes, keys, properties, event
+times, order, producer names, message ids and sequence ids must all agree."""
+
+import re
+
+import pulsar
+import pytest
+
+import pulsar_helpers as ph
+from pulsarc_messages import gen_messages, read_ids
+
+
+def run_producer(service_url, topic, count, mode, tmp_path, *extra, timeout_s=180):
+    ids_file = tmp_path / "ids.txt"
+    proc = ph.run_bin("interop_producer", service_url, topic, str(count), mode,
+                      "--ids", str(ids_file), *extra, timeout_s=timeout_s)
+    out = proc.stdout.decode()
+    m = re.search(r"sent=(\d+) failed=(\d+) producer=(\S*) last_sequence_id=(-?\d+)", out)
+    assert m, out
+    summary = {"sent": int(m[1]), "failed": int(m[2]), "producer": m[3], "last_seq": int(m[4])}
+    return summary, (read_ids(str(ids_file)) if count else [])
+
+
+def assert_same_messages(expected, received, ids, producer_name):
+    assert len(received) == len(expected)
+    for i, (want, got) in enumerate(zip(expected, received)):
+        assert got["data"] == want["data"], f"payload of message {i}"
+        assert got["partition_key"] == want["partition_key"], f"key of message {i}"
+        ok = got["ordering_key"] or None  # the Python client hands it back as str
+        assert (ok.encode() if isinstance(ok, str) else ok) == want["ordering_key"], \
+            f"ordering key of message {i}"
+        assert got["properties"] == want["properties"], f"properties of message {i}"
+        assert got["event_timestamp"] == want["event_timestamp"], f"event time of message {i}"
+        assert got["producer_name"] == producer_name
+        assert got["publish_timestamp"] > 0
+        ledger, entry, _, _ = got["message_id"]
+        assert (ledger, entry) == (ids[i]["ledger"], ids[i]["entry"]), f"id of message {i}"
+
+
+@pytest.mark.parametrize("mode,count", [("sync", 300), ("async", 10000)])
+def test_messages_read_back_identically(service_url, unique_topic, tmp_path, mode, count):
+    topic = unique_topic()
+    summary, ids = run_producer(service_url, topic, count, mode, tmp_path)
+    assert summary == {"sent": count, "failed": 0, "producer": summary["producer"],
+                       "last_seq": count - 1}
+    assert summary["producer"], "broker-assigned producer name"
+    received = ph.read_messages(topic, count, timeout_s=120, extra_wait_s=1.0)
+    assert_same_messages(gen_messages(count), received, ids, summary["producer"])
+
+
+def test_message_ids_deserialize_in_the_official_client(service_url, unique_topic, tmp_path):
+    topic = unique_topic()
+    _, ids = run_producer(service_url, topic, 5, "sync", tmp_path)
+    received = ph.read_messages(topic, 5)
+    for want, got in zip(ids, received):
+        mid = pulsar.MessageId.deserialize(want["serialized"])
+        assert (mid.ledger_id(), mid.entry_id()) == got["message_id"][:2]
+        assert mid.batch_index() == -1
+
+
+def test_user_named_producer_and_sequence_ids_match_the_broker(service_url, unique_topic, tmp_path):
+    topic = unique_topic()
+    ph.create_topic(topic)
+    ph.set_topic_deduplication(topic, True)
+    ph.wait_for(lambda: ph.get_topic_deduplication(topic) is True, timeout_s=30)
+    name = "pulsarc-interop-" + topic.rsplit("-", 1)[-1]
+    summary, _ = run_producer(service_url, topic, 50, "async", tmp_path, "--name", name)
+    assert summary["producer"] == name
+    assert summary["last_seq"] == 49
+    received = ph.read_messages(topic, 50)
+    assert {m["producer_name"] for m in received} == {name}
+    # A new producer with the same name learns the broker's last sequence id...
+    again, _ = run_producer(service_url, topic, 0, "sync", tmp_path, "--name", name)
+    assert again["last_seq"] == 49
+    # ...and the broker drops re-sent ids: sending ids 40..59 stores only 50..59.
+    retry, _ = run_producer(service_url, topic, 20, "sync", tmp_path, "--name", name,
+                            "--start-seq", "40", "--seed", "7")
+    assert retry["failed"] == 0 and retry["last_seq"] == 59
+    everything = ph.read_messages(topic, 100, timeout_s=10, extra_wait_s=1.0)
+    assert len(everything) == 60
+    indexes = [int(m["properties"]["index"]) for m in everything[50:]]
+    assert indexes == list(range(10, 20))
+
+
+def test_cli_produce_reads_back(service_url, unique_topic, tmp_path):
+    topic = unique_topic()
+    f = tmp_path / "blob.bin"
+    f.write_bytes(bytes(range(256)) * 3)
+    proc = ph.run_bin("pulsarc-produce", topic, "-u", service_url, "-m", "hello", "-m", "world",
+                      "-f", str(f), "-n", "2", "-k", "cli-key", "-p", "a=1", "-p", "b=two",
+                      "--producer-name", "cli-" + topic[-8:])
+    out = proc.stdout.decode()
+    assert re.search(r"sent=6 failed=0", out), out
+    received = ph.read_messages(topic, 6, extra_wait_s=0.5)
+    assert [m["data"] for m in received] == [b"hello", b"world", f.read_bytes()] * 2
+    for m in received:
+        assert m["partition_key"] == "cli-key"
+        assert m["properties"] == {"a": "1", "b": "two"}
+        assert m["producer_name"] == "cli-" + topic[-8:]
+
+
+def test_cli_stdin_lines(service_url, unique_topic):
+    topic = unique_topic()
+    proc = ph.run_bin("pulsarc-produce", topic, "-u", service_url, "--stdin",
+                      input=b"line one\nline two\n\nline four\n")
+    assert b"failed=0" in proc.stdout
+    received = ph.read_messages(topic, 4, timeout_s=15, extra_wait_s=0.5)
+    assert [m["data"] for m in received] == [b"line one", b"line two", b"", b"line four"]
+
+
+def test_unreachable_service_url_fails_cleanly(unique_topic):
+    # Nothing listens on port 1: the connection is refused and the CLI says so.
+    proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", "pulsar://127.0.0.1:1",
+                      "-m", "x", "--client-conf", "operationTimeoutMs=3000", check=False,
+                      timeout_s=30)
+    assert proc.returncode != 0
+    err = proc.stderr.decode().lower()
+    assert "connect" in err, err
+
+
+def test_invalid_topic_and_url_are_rejected(service_url):
+    for topic in ["", "a/b", "persistent://public/default/", "bogus://public/default/t"]:
+        proc = ph.run_bin("pulsarc-produce", topic, "-u", service_url, "-m", "x",
+                          check=False, timeout_s=30)
+        assert proc.returncode != 0, topic
+        assert b"topic" in proc.stderr.lower(), proc.stderr
+    proc = ph.run_bin("pulsarc-produce", "t", "-u", "http://127.0.0.1:8080", "-m", "x",
+                      check=False, timeout_s=30)
+    assert proc.returncode != 0 and b"url" in proc.stderr.lower(), proc.stderr
+
+
+def test_topic_in_missing_tenant_reports_the_broker_error(service_url):
+    proc = ph.run_bin("pulsarc-produce", "persistent://no-such-tenant/ns/t", "-u", service_url,
+                      "-m", "x", check=False, timeout_s=60)
+    assert proc.returncode != 0
+    assert proc.stderr, "an explanation on stderr"
