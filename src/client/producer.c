@@ -47,7 +47,7 @@ struct pulsarc_producer {
     pc_task_t create_task;
     int create_remaining;
     pulsarc_result create_res;
-    char create_detail[512];
+    char create_detail[1024];
     pc_waiter_t *create_waiter;
     pc_task_t free_task;
 };
@@ -420,7 +420,7 @@ static void on_partitions(pulsarc_result res, int n, void *ctx)
     pulsarc_producer_t *p = ctx;
     if (res != PULSARC_OK) {
         p->create_res = res;
-        snprintf(p->create_detail, sizeof p->create_detail, "partition metadata of %s: %s",
+        snprintf(p->create_detail, sizeof p->create_detail, "partition metadata of %.300s: %.500s",
                  p->topic.full, pulsarc_last_error_detail());
         pc_waiter_signal(p->create_waiter, res);
         return;

@@ -91,10 +91,15 @@ static int take_entity(const char *topic, const char *what, const char *s, size_
     if (len >= dstlen)
         return fail(err, errlen, topic, "%s longer than %zu bytes", what, dstlen - 1);
     for (size_t i = 0; i < len; i++) {
-        if (!is_named_entity_char(s[i]))
+        if (is_named_entity_char(s[i]))
+            continue;
+        unsigned char c = (unsigned char)s[i];
+        if (c > 0x20 && c < 0x7F)
             return fail(err, errlen, topic,
-                        "%s may only contain letters, digits and _ - = : . (found '%c')", what,
-                        s[i]);
+                        "%s may only contain letters, digits and _ - = : . (found '%c')", what, c);
+        return fail(err, errlen, topic,
+                    "%s may only contain letters, digits and _ - = : . (found byte 0x%02X)", what,
+                    c);
     }
     memcpy(dst, s, len);
     dst[len] = '\0';

@@ -107,11 +107,11 @@ static int parse_host(const char *s, size_t len, int default_port, pc_host_port_
         const char *colon = memchr(s, ':', len);
         hlen = colon ? (size_t)(colon - s) : len;
         host = s;
-        if (hlen == 0)
-            return fail(err, errlen, "empty host in '%.*s'", (int)len, s);
         if (colon && memchr(colon + 1, ':', len - hlen - 1))
             return fail(err, errlen, "too many ':' in host '%.*s' (put IPv6 addresses in [])",
                         (int)len, s);
+        if (hlen == 0)
+            return fail(err, errlen, "empty host in '%.*s'", (int)len, s);
         for (size_t i = 0; i < hlen; i++) {
             char c = host[i];
             if (!is_alnum(c) && c != '-' && c != '.' && c != '_')

@@ -12,7 +12,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import pulsar  # noqa: E402
 import pulsar_helpers as ph  # noqa: E402
 
 
@@ -61,6 +60,6 @@ def unique_topic(request):
 @pytest.fixture(scope="session")
 def pulsar_client(broker):
     """One official client for the whole session (creating one per test is slow)."""
-    client = pulsar.Client(ph.service_url(), operation_timeout_seconds=30)
+    client = ph.make_client()
     yield client
     client.close()

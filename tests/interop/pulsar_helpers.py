@@ -37,6 +37,15 @@ def admin_url() -> str:
     return os.environ.get("PULSAR_ADMIN_URL", "http://127.0.0.1:8080").rstrip("/")
 
 
+def make_client(url: str | None = None, **kw) -> "pulsar.Client":
+    """An official client with its console logging at WARN (INFO logs every connect).
+    PULSARC_PY_LOG_LEVEL=Debug|Info|Warn|Error changes that."""
+    level = getattr(pulsar.LoggerLevel, os.environ.get("PULSARC_PY_LOG_LEVEL", "Warn"))
+    kw.setdefault("operation_timeout_seconds", 30)
+    kw.setdefault("logger", pulsar.ConsoleLogger(level))
+    return pulsar.Client(url or service_url(), **kw)
+
+
 # --------------------------------------------------------------------------------------
 # Programs under test
 # --------------------------------------------------------------------------------------
@@ -112,8 +121,18 @@ def partition_name(topic: str, i: int) -> str:
 # Reading with the official client
 # --------------------------------------------------------------------------------------
 
+def _as_bytes(v) -> bytes | None:
+    if not v:
+        return None
+    return v.encode() if isinstance(v, str) else bytes(v)
+
+
 def message_to_dict(msg: "pulsar.Message") -> dict:
-    """Everything the official Python client exposes about a received message.
+    """Everything the official Python client exposes about a received message:
+    data (bytes), partition_key (str|None), ordering_key (bytes|None), properties
+    (dict str->str), event_timestamp / publish_timestamp (ms, 0 = unset),
+    producer_name, topic_name (the partition's name for partitioned topics),
+    redelivery_count, schema_version, message_id (ledger, entry, partition, batch_index).
 
     Not exposed by pulsar-client 3.13 Message: sequence id, compression, chunk and
     batch metadata, schema info beyond schema_version. For those use
@@ -122,7 +141,8 @@ def message_to_dict(msg: "pulsar.Message") -> dict:
     return {
         "data": msg.data(),
         "partition_key": msg.partition_key() or None,
-        "ordering_key": msg.ordering_key() or None,
+        # bytes on the wire; pulsar-client hands it back as str, so give bytes back
+        "ordering_key": _as_bytes(msg.ordering_key()),
         "properties": dict(msg.properties()),
         "event_timestamp": msg.event_timestamp(),
         "publish_timestamp": msg.publish_timestamp(),
@@ -150,7 +170,7 @@ def read_messages(topic: str, n: int, timeout_s: float = 30, start: Any = "earli
     With extra_wait_s > 0, keeps listening that long after the n-th message and
     returns any surplus too, so tests can prove nothing extra (duplicates) arrived."""
     own = client is None
-    client = client or pulsar.Client(service_url(), operation_timeout_seconds=30)
+    client = client or make_client()
     out: list[dict] = []
     try:
         reader = client.create_reader(topic, _start_id(start))
@@ -187,7 +207,7 @@ def read_partitioned(topic: str, n: int, timeout_s: float = 30, extra_wait_s: fl
     partition the message came from; message_id[2] is the partition index.
     Order is per partition only."""
     own = client is None
-    client = client or pulsar.Client(service_url(), operation_timeout_seconds=30)
+    client = client or make_client()
     out: list[dict] = []
     try:
         consumer = client.subscribe(
@@ -224,7 +244,7 @@ def produce_python(topic: str, payloads: Iterable[bytes], client: "pulsar.Client
     """Publish with the official client (reference behaviour for comparisons).
     Returns the message ids as (ledger, entry, partition, batch_index) tuples."""
     own = client is None
-    client = client or pulsar.Client(service_url(), operation_timeout_seconds=30)
+    client = client or make_client()
     ids = []
     try:
         producer = client.create_producer(topic, **producer_kwargs)

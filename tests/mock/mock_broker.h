@@ -197,7 +197,7 @@ bool mock_broker_last_producer(mock_broker_t *mb, mock_producer_info_t *out);
 
 /* One recorded SEND. A copy owned by the caller: free with mock_send_free. */
 typedef struct mock_send {
-    int connection;              /* 1-based, in accept order */
+    int connection;              /* 1-based accept order (refused ones count too) */
     uint64_t producer_id;
     char *producer_name;         /* registered by PRODUCER on that connection; NULL if not */
     uint64_t sequence_id;
