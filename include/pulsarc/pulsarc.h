@@ -156,8 +156,27 @@ PULSARC_API size_t pulsarc_client_config_dump(const pulsarc_client_config_t *con
  *   initialSequenceId     -1      the first automatic sequence id is this + 1; -1 = continue
  *                                 from the broker's last_sequence_id
  *   compressionType       none    none | lz4 | zlib | zstd | snappy
+ *   batchingEnabled       true    group messages into batches (one op, one receipt)
+ *   batchingMaxMessages   1000    a batch is sent when it holds this many messages,
+ *   batchingMaxBytes      131072  or this many payload bytes,
+ *   batchingMaxPublishDelayMs 10  or this long after its first message
+ *   batcherType           default default | key_based (one batch per key, for Key_Shared)
+ *   chunkingEnabled       false   split payloads above the broker's limit into chunks
+ *   chunkMaxMessageSize   0       chunk size; 0 = the broker's max message size
+ *   messageRoutingMode    round_robin  round_robin | single | custom (partitioned topics)
+ *   hashingScheme         java    java (String.hashCode, as the Java client) | murmur3
+ *   maxPendingMessagesAcrossPartitions 0  limit over all partitions; 0 = none
+ *   lazyStartPartitionedProducers false  connect a partition on its first message
+ *   autoUpdatePartitions  true    watch for added partitions
+ *   autoUpdatePartitionsIntervalSeconds 60
  * ------------------------------------------------------------------------------- */
 typedef struct pulsarc_producer_config pulsarc_producer_config_t;
+typedef struct pulsarc_message pulsarc_message_t;
+
+/* A custom MessageRouter: returns the partition (0..n_partitions-1) for msg. Runs on the
+ * thread that calls send, before the send returns; it must not block. A value out of
+ * range fails the send with PULSARC_ERR_INVALID_ARGUMENT. */
+typedef int (*pulsarc_router_cb)(const pulsarc_message_t *msg, int n_partitions, void *ctx);
 
 PULSARC_API pulsarc_producer_config_t *pulsarc_producer_config_new(void);
 PULSARC_API void pulsarc_producer_config_free(pulsarc_producer_config_t *conf);
@@ -165,6 +184,9 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set(pulsarc_producer_config_t
                                                        const char *key, const char *value);
 PULSARC_API size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf,
                                                 char *buf, size_t len);
+/* Install a custom router (and set messageRoutingMode to custom). */
+PULSARC_API pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *conf,
+                                                              pulsarc_router_cb cb, void *ctx);
 
 /* ---------------------------------------------------------------------------------
  * Message ids
@@ -193,8 +215,6 @@ PULSARC_API void pulsarc_message_id_free(pulsarc_message_id_t *id);
  * Messages. A message is a builder owned by the caller: a send reads it and the caller
  * may reuse or free it as soon as the send call returns.
  * ------------------------------------------------------------------------------- */
-typedef struct pulsarc_message pulsarc_message_t;
-
 /* Called once the library no longer needs a borrowed payload (after the message's send
  * callback ran, or when the message is freed or given another payload before being sent). */
 typedef void (*pulsarc_payload_free_cb)(void *payload, size_t len, void *ctx);
@@ -220,6 +240,13 @@ PULSARC_API pulsarc_result pulsarc_message_set_property(pulsarc_message_t *msg,
 PULSARC_API pulsarc_result pulsarc_message_set_event_time(pulsarc_message_t *msg, uint64_t ms);
 /* An explicit sequence id (>= 0) for deduplication; ids must increase per producer. */
 PULSARC_API pulsarc_result pulsarc_message_set_sequence_id(pulsarc_message_t *msg, int64_t id);
+/* Deliver no earlier than this time (milliseconds since the epoch; 0 = unset). Such
+ * messages are never batched. Only shared/key-shared subscriptions honour it. */
+PULSARC_API pulsarc_result pulsarc_message_set_deliver_at(pulsarc_message_t *msg, uint64_t ms);
+/* Read back what was set (for custom routers). NULL / 0 when unset. */
+PULSARC_API const char *pulsarc_message_key(const pulsarc_message_t *msg);
+PULSARC_API const void *pulsarc_message_payload(const pulsarc_message_t *msg, size_t *len);
+PULSARC_API const char *pulsarc_message_property(const pulsarc_message_t *msg, const char *name);
 /* Clear everything so the builder can be reused. */
 PULSARC_API void pulsarc_message_clear(pulsarc_message_t *msg);
 

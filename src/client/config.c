@@ -23,6 +23,9 @@ typedef struct conf_row {
 
 static const char *const log_levels[] = { "debug", "info", "warn", "error", "off", NULL };
 static const char *const codecs[] = { "none", "lz4", "zlib", "zstd", "snappy", NULL };
+static const char *const batchers[] = { "default", "key_based", NULL };
+static const char *const routing_modes[] = { "round_robin", "single", "custom", NULL };
+static const char *const hashings[] = { "java", "murmur3", NULL };
 
 #define CC(field) offsetof(struct pulsarc_client_config, field)
 static const conf_row client_rows[] = {
@@ -45,6 +48,21 @@ static const conf_row producer_rows[] = {
     { "blockIfQueueFull", T_BOOL, PC(block_if_queue_full), 0, 1, "false", NULL },
     { "initialSequenceId", T_INT, PC(initial_sequence_id), -1, INT64_MAX - 1, "-1", NULL },
     { "compressionType", T_ENUM, PC(compression), 0, 4, "none", codecs },
+    { "batchingEnabled", T_BOOL, PC(batching_enabled), 0, 1, "true", NULL },
+    { "batchingMaxMessages", T_INT, PC(batching_max_messages), 1, 1000000, "1000", NULL },
+    { "batchingMaxBytes", T_INT, PC(batching_max_bytes), 1, 64 * 1024 * 1024, "131072", NULL },
+    { "batchingMaxPublishDelayMs", T_INT, PC(batching_max_delay_ms), 0, 3600000, "10", NULL },
+    { "batcherType", T_ENUM, PC(batcher), 0, 1, "default", batchers },
+    { "chunkingEnabled", T_BOOL, PC(chunking_enabled), 0, 1, "false", NULL },
+    { "chunkMaxMessageSize", T_INT, PC(chunk_max_size), 0, INT32_MAX, "0", NULL },
+    { "messageRoutingMode", T_ENUM, PC(routing_mode), 0, 2, "round_robin", routing_modes },
+    { "hashingScheme", T_ENUM, PC(hashing), 0, 1, "java", hashings },
+    { "maxPendingMessagesAcrossPartitions", T_INT, PC(max_pending_across_partitions), 0,
+      INT32_MAX, "0", NULL },
+    { "lazyStartPartitionedProducers", T_BOOL, PC(lazy_start), 0, 1, "false", NULL },
+    { "autoUpdatePartitions", T_BOOL, PC(auto_update_partitions), 0, 1, "true", NULL },
+    { "autoUpdatePartitionsIntervalSeconds", T_INT, PC(partitions_update_interval_s), 1, 86400,
+      "60", NULL },
 };
 #undef PC
 
@@ -244,4 +262,15 @@ int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_produc
     if (src->producer_name && !(dst->producer_name = strdup(src->producer_name)))
         return -1;
     return 0;
+}
+
+pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *conf,
+                                                  pulsarc_router_cb cb, void *ctx)
+{
+    if (!conf || !cb)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config and router must not be NULL");
+    conf->router = cb;
+    conf->router_ctx = ctx;
+    conf->routing_mode = 2; /* custom */
+    return PULSARC_OK;
 }

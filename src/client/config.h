@@ -29,6 +29,22 @@ struct pulsarc_producer_config {
     bool block_if_queue_full;
     int64_t initial_sequence_id;
     int64_t compression; /* pc_codec_t */
+    bool batching_enabled;
+    int64_t batching_max_messages;
+    int64_t batching_max_bytes;
+    int64_t batching_max_delay_ms;
+    int64_t batcher;     /* 0 default, 1 key-based */
+    bool chunking_enabled;
+    int64_t chunk_max_size; /* 0 = the broker's max message size */
+    int64_t routing_mode;   /* pc_routing_mode */
+    int64_t hashing;        /* 0 java string hash, 1 murmur3 */
+    int64_t max_pending_across_partitions;
+    bool lazy_start;
+    bool auto_update_partitions;
+    int64_t partitions_update_interval_s;
+    /* Set with pulsarc_producer_config_set_router. */
+    pulsarc_router_cb router;
+    void *router_ctx;
 };
 
 void pc_client_config_defaults(pulsarc_client_config_t *c);

@@ -142,6 +142,36 @@ pulsarc_result pulsarc_message_set_event_time(pulsarc_message_t *m, uint64_t ms)
     return PULSARC_OK;
 }
 
+pulsarc_result pulsarc_message_set_deliver_at(pulsarc_message_t *m, uint64_t ms)
+{
+    if (!m)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message must not be NULL");
+    m->deliver_at = ms;
+    return PULSARC_OK;
+}
+
+const char *pulsarc_message_key(const pulsarc_message_t *m)
+{
+    return m ? m->key : NULL;
+}
+
+const void *pulsarc_message_payload(const pulsarc_message_t *m, size_t *len)
+{
+    if (len)
+        *len = m ? m->payload_len : 0;
+    return m ? m->payload : NULL;
+}
+
+const char *pulsarc_message_property(const pulsarc_message_t *m, const char *name)
+{
+    if (!m || !name)
+        return NULL;
+    for (size_t i = 0; i < m->n_props; i++)
+        if (!strcmp(m->props[i].key, name))
+            return m->props[i].value;
+    return NULL;
+}
+
 pulsarc_result pulsarc_message_set_sequence_id(pulsarc_message_t *m, int64_t id)
 {
     if (!m || id < 0)
@@ -201,6 +231,7 @@ pc_msg_t *pc_msg_from_builder(pulsarc_message_t *b)
         m->payload = (const uint8_t *)p;
     }
     m->event_time = b->event_time;
+    m->deliver_at = b->deliver_at;
     m->sequence_id = b->sequence_id;
     return m;
 }

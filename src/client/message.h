@@ -25,6 +25,7 @@ struct pulsarc_message {
     pc_property_t *props;
     size_t n_props, cap_props;
     uint64_t event_time;
+    uint64_t deliver_at;
     int64_t sequence_id; /* -1 = automatic */
 };
 
@@ -45,7 +46,9 @@ typedef struct pc_msg {
     const pc_property_t *props;
     size_t n_props;
     uint64_t event_time;
-    int64_t sequence_id;            /* explicit id or -1 */
+    uint64_t deliver_at;
+    int64_t sequence_id;            /* explicit id or -1; the assigned id once queued */
+    int partition;                  /* chosen by the router at send time */
     pulsarc_send_cb cb;
     void *cb_ctx;
     struct pulsarc_producer *producer;

@@ -33,6 +33,7 @@ struct pulsarc_producer {
     int n_parts;
     bool partitioned;
     pc_router_t router;
+    _Atomic int n_routable; /* partitions the router may pick (grows with updates) */
 
     _Atomic int state;
     _Atomic int_fast64_t pending; /* accepted, callback not yet run */
@@ -50,6 +51,14 @@ struct pulsarc_producer {
     char create_detail[1024];
     pc_waiter_t *create_waiter;
     pc_task_t free_task;
+
+    /* Partition-count updates (partitioned topics). */
+    uv_timer_t update_timer;
+    bool update_timer_on;
+    bool updating;            /* a metadata lookup or new partitions are in flight */
+    int update_remaining;
+    int update_old_n;
+    bool update_failed;
 };
 
 /* ---- admission -------------------------------------------------------------- */
@@ -100,7 +109,8 @@ static void release(pulsarc_producer_t *p, size_t bytes)
     uv_mutex_unlock(&c->admit_mu);
 }
 
-/* The one place a message ends: admission released, callback run, memory freed. */
+/* The one place a message ends: admission released, then the callback. The memory goes
+ * with the op that carried it, once no write still reads it. */
 static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
                              const pulsarc_message_id_t *id)
 {
@@ -108,7 +118,6 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
     release(p, msg->reserved_bytes);
     if (msg->cb)
         msg->cb(p, res, res == PULSARC_OK ? id : NULL, msg->cb_ctx);
-    pc_msg_free(msg);
 }
 
 /* ---- sending ---------------------------------------------------------------- */
@@ -120,10 +129,10 @@ static void run_send(pc_task_t *t)
     if (p->client->stopping || !p->parts) {
         pc_set_detail("client is closing");
         complete_message(p, msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
+        pc_msg_free(msg);
         return;
     }
-    int i = p->partitioned ? pc_router_choose(&p->router, msg, p->n_parts) : 0;
-    pc_pp_send(p->parts[i], msg);
+    pc_pp_send(p->parts[msg->partition], msg);
 }
 
 pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_message_t *msg,
@@ -137,6 +146,13 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
                        "payload of %zu bytes is above the broker's limit of %u bytes",
                        msg->payload_len, max);
+    int partition = 0;
+    if (p->partitioned) {
+        partition = pc_router_choose(&p->router, msg, atomic_load(&p->n_routable));
+        if (partition < 0)
+            return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                           "the custom router chose a partition out of range");
+    }
     pulsarc_result res = admit(p, msg->payload_len);
     if (res != PULSARC_OK)
         return res;
@@ -149,6 +165,7 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
     m->cb = cb;
     m->cb_ctx = ctx;
     m->producer = p;
+    m->partition = partition;
     m->task.run = run_send;
     pc_client_post(p->client, &m->task);
     return PULSARC_OK;
@@ -272,6 +289,26 @@ pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *p)
     return wait_done(p, pulsarc_producer_flush_async);
 }
 
+static void on_update_timer_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+/* Release the handle's memory; the update timer, if any, is closed first. */
+static void free_handle(pulsarc_producer_t *p)
+{
+    for (int i = 0; i < p->n_parts; i++)
+        pc_pp_free(p->parts[i]);
+    free(p->parts);
+    p->parts = NULL;
+    p->n_parts = 0;
+    pc_producer_config_clear(&p->conf);
+    if (p->update_timer_on)
+        uv_close((uv_handle_t *)&p->update_timer, on_update_timer_closed);
+    else
+        free(p);
+}
+
 static void unlink_and_free(pulsarc_producer_t *p)
 {
     pulsarc_client_t *c = p->client;
@@ -283,11 +320,11 @@ static void unlink_and_free(pulsarc_producer_t *p)
             }
         }
     }
-    for (int i = 0; i < p->n_parts; i++)
-        pc_pp_free(p->parts[i]);
-    free(p->parts);
-    pc_producer_config_clear(&p->conf);
-    free(p);
+    p->listed = false;
+    p->free_requested = true;
+    if (p->updating)
+        return; /* the update finishing frees it */
+    free_handle(p);
 }
 
 static void on_closed(pulsarc_producer_t *p, pulsarc_result res, void *ctx)
@@ -387,6 +424,8 @@ void pulsarc_producer_free(pulsarc_producer_t *p)
 
 /* ---- creation --------------------------------------------------------------- */
 
+static void start_updates(pulsarc_producer_t *p);
+
 static void creation_finished(pulsarc_producer_t *p)
 {
     if (p->create_res != PULSARC_OK) {
@@ -400,6 +439,7 @@ static void creation_finished(pulsarc_producer_t *p)
         p->next = p->client->producers;
         p->client->producers = p;
         p->listed = true;
+        start_updates(p);
     }
     pc_waiter_signal(p->create_waiter, p->create_res);
 }
@@ -413,6 +453,107 @@ static void on_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
     }
     if (--p->create_remaining == 0)
         creation_finished(p);
+}
+
+static pc_pp_t *new_part(pulsarc_producer_t *p, int i)
+{
+    char name[600];
+    if (p->partitioned)
+        pc_topic_name_partition(&p->topic, i, name, sizeof name);
+    else
+        snprintf(name, sizeof name, "%s", p->topic.full);
+    return pc_pp_new(p->client, name, p->partitioned ? i : -1, &p->conf, complete_message, p);
+}
+
+/* ---- partition-count updates ------------------------------------------------ */
+
+static void free_handle(pulsarc_producer_t *p);
+
+static void updates_done(pulsarc_producer_t *p)
+{
+    p->updating = false;
+    if (p->free_requested && !p->closing_on_loop)
+        free_handle(p);
+}
+
+static void on_new_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
+{
+    pulsarc_producer_t *p = ctx;
+    if (res != PULSARC_OK)
+        p->update_failed = true;
+    if (--p->update_remaining > 0)
+        return;
+    if (p->client->stopping) {
+        p->updating = false; /* shutdown frees every partition itself */
+        return;
+    }
+    if (p->update_failed) {
+        /* Try again at the next check; the router never saw these partitions. */
+        PC_WARN(&p->client->log, "%s: could not start new partitions; retrying later",
+                p->topic.full);
+        for (int i = p->update_old_n; i < p->n_parts; i++)
+            pc_pp_free(p->parts[i]);
+        p->n_parts = p->update_old_n;
+    } else {
+        PC_INFO(&p->client->log, "%s: now sending to %d partitions", p->topic.full, p->n_parts);
+        atomic_store(&p->n_routable, p->n_parts);
+    }
+    updates_done(p);
+}
+
+static void on_updated_partitions(pulsarc_result res, int n, void *ctx)
+{
+    pulsarc_producer_t *p = ctx;
+    if (res != PULSARC_OK || n <= p->n_parts || p->free_requested || p->closing_on_loop ||
+        atomic_load(&p->state) != P_OPEN || p->client->stopping) {
+        updates_done(p);
+        return;
+    }
+    pc_pp_t **parts = realloc(p->parts, (size_t)n * sizeof *parts);
+    if (!parts) {
+        updates_done(p);
+        return;
+    }
+    p->parts = parts;
+    p->update_old_n = p->n_parts;
+    p->update_failed = false;
+    for (int i = p->n_parts; i < n; i++) {
+        if (!(p->parts[i] = new_part(p, i))) {
+            for (int k = p->update_old_n; k < i; k++)
+                pc_pp_free(p->parts[k]);
+            updates_done(p);
+            return;
+        }
+    }
+    p->n_parts = n;
+    if (p->conf.lazy_start) {
+        atomic_store(&p->n_routable, n);
+        updates_done(p);
+        return;
+    }
+    p->update_remaining = n - p->update_old_n;
+    for (int i = p->update_old_n; i < n; i++)
+        pc_pp_start(p->parts[i], on_new_part_started, p);
+}
+
+static void on_update_tick(uv_timer_t *t)
+{
+    pulsarc_producer_t *p = t->data;
+    if (p->updating || atomic_load(&p->state) != P_OPEN)
+        return;
+    p->updating = true;
+    pc_lookup_partitions(p->client, p->topic.full, on_updated_partitions, p);
+}
+
+static void start_updates(pulsarc_producer_t *p)
+{
+    if (!p->partitioned || !p->conf.auto_update_partitions)
+        return;
+    uint64_t every = (uint64_t)p->conf.partitions_update_interval_s * 1000u;
+    uv_timer_init(&p->client->loop, &p->update_timer);
+    p->update_timer.data = p;
+    p->update_timer_on = true;
+    uv_timer_start(&p->update_timer, on_update_tick, every, every);
 }
 
 static void on_partitions(pulsarc_result res, int n, void *ctx)
@@ -434,13 +575,7 @@ static void on_partitions(pulsarc_result res, int n, void *ctx)
         return;
     }
     for (int i = 0; i < p->n_parts; i++) {
-        char name[600];
-        if (p->partitioned)
-            pc_topic_name_partition(&p->topic, i, name, sizeof name);
-        else
-            snprintf(name, sizeof name, "%s", p->topic.full);
-        p->parts[i] = pc_pp_new(p->client, name, p->partitioned ? i : -1, &p->conf,
-                                complete_message, p);
+        p->parts[i] = new_part(p, i);
         if (!p->parts[i]) {
             p->n_parts = i;
             p->create_res = PULSARC_ERR_NO_MEMORY;
@@ -448,7 +583,13 @@ static void on_partitions(pulsarc_result res, int n, void *ctx)
             return;
         }
     }
-    pc_router_init(&p->router, &p->conf, p->n_parts);
+    pc_router_init(&p->router, &p->conf);
+    atomic_store(&p->n_routable, p->n_parts);
+    if (p->partitioned && p->conf.lazy_start) {
+        /* Each partition connects on its first message. */
+        creation_finished(p);
+        return;
+    }
     p->create_remaining = p->n_parts;
     for (int i = 0, n_parts = p->n_parts; i < n_parts; i++)
         pc_pp_start(p->parts[i], on_part_started, p);
@@ -546,16 +687,26 @@ uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *p)
 
 void pc_producers_shutdown(pulsarc_client_t *c)
 {
-    for (pulsarc_producer_t *p = c->producers; p; p = p->next) {
+    for (pulsarc_producer_t *p = c->producers, *next; p; p = next) {
+        next = p->next;
+        if (p->update_timer_on) {
+            uv_close((uv_handle_t *)&p->update_timer, NULL);
+            p->update_timer_on = false;
+        }
         begin_closing(p);
         atomic_store(&p->state, P_CLOSED);
-        for (int i = 0; i < p->n_parts; i++) {
-            pc_pp_abort(p->parts[i], PULSARC_ERR_ALREADY_CLOSED, "client is closing");
-            pc_pp_free(p->parts[i]);
-        }
-        free(p->parts);
+        /* Aborting a partition runs a close still in progress to its end, and on_closed
+         * frees a handle the user already freed: take the partitions off the handle first
+         * and do not touch p after the aborts. */
+        pc_pp_t **parts = p->parts;
+        int n_parts = p->n_parts;
         p->parts = NULL;
         p->n_parts = 0;
+        for (int i = 0; i < n_parts; i++)
+            pc_pp_abort(parts[i], PULSARC_ERR_ALREADY_CLOSED, "client is closing");
+        for (int i = 0; i < n_parts; i++)
+            pc_pp_free(parts[i]);
+        free(parts);
     }
 }
 

@@ -16,13 +16,18 @@ typedef enum pc_codec {
     PC_CODEC_SNAPPY = 4,
 } pc_codec_t;
 
-/* Compress in[0..len) and append the result to out. Returns 0, -1 on failure. */
+/* Compress in[0..len) and append the result to out. Returns 0, -1 on failure (out is then
+ * unchanged). Formats: LZ4 raw block (no frame), ZLIB zlib stream at the default level,
+ * ZSTD one frame at level 3, SNAPPY raw block; the same as the official clients. */
 int pc_compress(pc_codec_t codec, const uint8_t *in, size_t len, pc_buf_t *out);
 /* Decompress; the original size is known from MessageMetadata.uncompressed_size.
- * Appends exactly uncompressed_size bytes to out or returns -1. */
+ * Appends exactly uncompressed_size bytes to out or returns -1 (out unchanged). Input that
+ * would decode to more or fewer bytes is an error. Also reads the Java client's ZLIB form
+ * (sync-flushed, no trailer) and treats empty input as an empty payload for every codec. */
 int pc_decompress(pc_codec_t codec, const uint8_t *in, size_t len, size_t uncompressed_size,
                   pc_buf_t *out);
-/* Name ("none", "lz4", "zlib", "zstd", "snappy") and the reverse; -1 if unknown. */
+/* Name ("none", "lz4", "zlib", "zstd", "snappy"; "unknown" otherwise) and the reverse,
+ * case-insensitive; -1 if unknown. */
 const char *pc_codec_name(pc_codec_t codec);
 int pc_codec_from_name(const char *name);
 

@@ -16,9 +16,11 @@ typedef struct pc_topic_name {
     int partition;        /* -1 unless the local name ends in -partition-N */
 } pc_topic_name_t;
 
-/* Returns 0, or -1 with a human-readable reason in err (if err != NULL). */
+/* Returns 0, or -1 with a human-readable reason in err (if err != NULL). Legacy v1 names
+ * (tenant/cluster/namespace/topic), invalid UTF-8 and control characters are refused. */
 int pc_topic_name_parse(const char *topic, pc_topic_name_t *out, char *err, size_t errlen);
-/* Full name of partition i of base (which must not be a partition itself). */
+/* Full name of partition i of base (which must not be a partition itself). Returns 0, or
+ * -1 if i < 0, out is too small, or the partition's name would be too long to parse. */
 int pc_topic_name_partition(const pc_topic_name_t *base, int i, char *out, size_t outlen);
 
 #endif

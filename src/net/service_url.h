@@ -19,9 +19,12 @@ typedef struct pc_service_url {
 } pc_service_url_t;
 
 /* Accepts "pulsar://h[:p][,h[:p]...]" (default port 6650) and "pulsar+ssl://..." (6651).
- * IPv6 hosts in brackets. Returns 0, or -1 with a reason in err. */
+ * IPv6 hosts in brackets (stored without them). A trailing "/" or path is ignored, as the
+ * official clients ignore it; http(s):// is refused. Returns 0, or -1 with a reason in err
+ * (err may be NULL). */
 int pc_service_url_parse(const char *url, pc_service_url_t *out, char *err, size_t errlen);
-/* Parse one "pulsar://host:port" address as a lookup answers it. */
+/* Parse one "pulsar://host:port" address as a lookup answers it (exactly one host).
+ * Returns 0 or -1; tls may be NULL. */
 int pc_broker_url_parse(const char *url, pc_host_port_t *out, bool *tls);
 
 #endif

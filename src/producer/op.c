@@ -7,22 +7,29 @@ pc_op_t *pc_op_new(void)
     pc_op_t *op = calloc(1, sizeof *op);
     if (op) {
         pc_buf_init(&op->head);
-        pc_buf_init(&op->compressed);
+        pc_buf_init(&op->owned);
+        op->chunk_id = -1;
+        op->num_messages = 1;
     }
     return op;
 }
 
 static void op_free(pc_op_t *op)
 {
+    while (op->msgs) {
+        pc_msg_t *m = op->msgs;
+        op->msgs = m->next;
+        pc_msg_free(m);
+    }
     pc_buf_free(&op->head);
-    pc_buf_free(&op->compressed);
+    pc_buf_free(&op->owned);
+    pc_shared_payload_unref(op->shared);
     free(op);
 }
 
 void pc_op_release(pc_op_t *op)
 {
     op->done = true;
-    op->msg = NULL;
     if (op->writes_in_flight == 0)
         op_free(op);
 }
@@ -32,4 +39,23 @@ void pc_op_write_finished(pc_op_t *op)
     op->writes_in_flight--;
     if (op->done && op->writes_in_flight == 0)
         op_free(op);
+}
+
+pc_shared_payload_t *pc_shared_payload_new(void)
+{
+    pc_shared_payload_t *s = calloc(1, sizeof *s);
+    if (s) {
+        s->refs = 1;
+        pc_buf_init(&s->buf);
+    }
+    return s;
+}
+
+void pc_shared_payload_unref(pc_shared_payload_t *s)
+{
+    if (s && --s->refs == 0) {
+        pc_msg_free(s->msg);
+        pc_buf_free(&s->buf);
+        free(s);
+    }
 }

@@ -1,5 +1,6 @@
-/* OpSendMsg: one frame on its way to the broker — a single message (later: a batch or a
- * chunk) with the callbacks to run when its receipt arrives. */
+/* OpSendMsg: one frame on its way to the broker — a single message, a batch, or one
+ * chunk of a large message — with the messages whose callbacks its receipt completes.
+ * @locality loop thread. */
 #ifndef PC_OP_H
 #define PC_OP_H
 
@@ -9,25 +10,40 @@
 #include "client/message.h"
 #include "common/buf.h"
 
+/* What the chunks of one large message share: the message (whose payload they slice,
+ * unless compressed) and the compressed bytes. Freed with the last chunk op. */
+typedef struct pc_shared_payload {
+    int refs;
+    pc_buf_t buf;
+    pc_msg_t *msg;
+} pc_shared_payload_t;
+
 typedef struct pc_op {
     struct pc_op *next;
     uint64_t index;               /* position in this producer's op stream (flush targets) */
     uint64_t sequence_id;
-    uint64_t highest_sequence_id; /* == sequence_id unless a batch */
-    int num_messages;
-    pc_buf_t head;                /* frame up to the payload */
+    uint64_t highest_sequence_id; /* last message's id in a batch, else sequence_id */
+    int num_messages;             /* messages in the batch, 1 otherwise */
+    pc_msg_t *msgs;               /* linked by msg->next, in batch order */
+    pc_buf_t head;                /* frame bytes up to the payload */
     const uint8_t *payload;       /* slice written after head, not copied */
     size_t payload_len;
-    pc_buf_t compressed;          /* owns payload when the message was compressed */
-    pc_msg_t *msg;                /* the message whose callback the receipt completes */
+    pc_buf_t owned;               /* a batch's payload or a compressed single message */
+    pc_shared_payload_t *shared;  /* chunks of one compressed message */
+    int chunk_id;                 /* -1 unless a chunk */
+    int num_chunks;
     uint64_t created_ms;          /* monotonic, for the send timeout */
-    int writes_in_flight;         /* the op is freed only when no write still uses it */
-    bool done;                    /* completed; waiting for writes to finish */
+    int writes_in_flight;         /* memory stays until no write uses it */
+    bool done;
 } pc_op_t;
 
 pc_op_t *pc_op_new(void);
-/* Free now, or once the last in-flight write finishes. Does not touch the message. */
+/* The op has completed: free it (and the messages it owns) now, or once its last write
+ * finishes, since a write may still read the payload. */
 void pc_op_release(pc_op_t *op);
 void pc_op_write_finished(pc_op_t *op);
+
+pc_shared_payload_t *pc_shared_payload_new(void);
+void pc_shared_payload_unref(pc_shared_payload_t *s);
 
 #endif

@@ -4,14 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/compression.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "net/backoff.h"
 #include "net/connection.h"
 #include "net/lookup.h"
 #include "net/pool.h"
+#include "producer/batch.h"
 #include "producer/op.h"
+#include "producer/op_build.h"
 #include "wire/frame.h"
 
 typedef enum pp_state {
@@ -22,6 +23,8 @@ typedef enum pp_state {
     PP_CLOSED,
     PP_FAILED,       /* terminal error: every send fails */
 } pp_state;
+
+#define WAITING_TARGET UINT64_MAX
 
 typedef struct flush_waiter {
     struct flush_waiter *next;
@@ -48,19 +51,24 @@ struct pc_pp {
     pc_conn_t *conn;
     pc_conn_listener_t listener;
     uint32_t max_message_size;
-    uint64_t connect_generation; /* ignores answers meant for an abandoned attempt */
 
     int64_t next_sequence_id;
     _Atomic int64_t last_sequence_id; /* confirmed by the broker; read from any thread */
     bool sequence_known;      /* sequence ids were fixed by the first registration */
 
-    pc_op_t *head, *tail;
+    pc_op_t *head, *tail;     /* pendingMessages: ops written or waiting to be */
     uint64_t next_op_index;
     flush_waiter *flushes;
+    pc_msg_t *waiting_head, *waiting_tail; /* sent before the first registration */
+    pc_batcher_t batcher;
+    pc_batch_t *taken;        /* scratch for pc_batcher_take */
+    int cap_taken;
+    int64_t chunk_first_ledger, chunk_first_entry; /* first chunk of the message in flight */
 
     pc_backoff_t backoff;
     uv_timer_t reconnect_timer;
     uv_timer_t timeout_timer;
+    uv_timer_t batch_timer;
     int live_handles;
     int inflight;             /* lookups, connection waits and requests that will call back */
     bool freed;
@@ -88,6 +96,8 @@ static void maybe_free(pc_pp_t *pp)
     if (!pp->freed || pp->live_handles > 0 || pp->inflight > 0)
         return;
     pc_producer_config_clear(&pp->conf);
+    pc_batcher_free(&pp->batcher);
+    free(pp->taken);
     free(pp->topic);
     free(pp->name);
     free(pp);
@@ -118,7 +128,7 @@ static void check_flushes(pc_pp_t *pp)
     uint64_t first_pending = pp->head ? pp->head->index : pp->next_op_index;
     for (flush_waiter **pp_w = &pp->flushes; *pp_w;) {
         flush_waiter *w = *pp_w;
-        if (w->target < first_pending) {
+        if (w->target != WAITING_TARGET && w->target < first_pending) {
             *pp_w = w->next;
             w->cb(pp, w->res, w->ctx);
             free(w);
@@ -128,30 +138,130 @@ static void check_flushes(pc_pp_t *pp)
     }
 }
 
-/* Remove the head op and run its message's callback. */
-static void complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
-                          const char *detail)
+static void note_failure_for_flushes(pc_pp_t *pp, uint64_t op_index, pulsarc_result res)
+{
+    for (flush_waiter *w = pp->flushes; w; w = w->next)
+        if (w->target >= op_index && w->res == PULSARC_OK)
+            w->res = res;
+}
+
+static pc_op_t *pop_head(pc_pp_t *pp)
 {
     pc_op_t *op = pp->head;
     pp->head = op->next;
     if (!pp->head)
         pp->tail = NULL;
-    if (res != PULSARC_OK) {
-        for (flush_waiter *w = pp->flushes; w; w = w->next)
-            if (w->target >= op->index && w->res == PULSARC_OK)
-                w->res = res;
+    op->next = NULL;
+    return op;
+}
+
+/* Remove the head op and complete what it carries: every message of a batch (each with
+ * its own id), a single message, or — for chunks — the message once its last chunk is
+ * stored, or at the first failed chunk (the rest of its chunks are dropped with it). */
+static void complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
+                          const char *detail)
+{
+    pc_op_t *op = pop_head(pp);
+    if (res != PULSARC_OK)
+        note_failure_for_flushes(pp, op->index, res);
+    if (op->shared) {
+        pc_msg_t *msg = op->shared->msg;
+        bool last = op->chunk_id == op->num_chunks - 1;
+        if (res == PULSARC_OK && op->chunk_id == 0) {
+            pp->chunk_first_ledger = id->ledger;
+            pp->chunk_first_entry = id->entry;
+        }
+        if (res != PULSARC_OK) {
+            while (pp->head && pp->head->shared == op->shared)
+                pc_op_release(pop_head(pp));
+            last = true;
+        }
+        if (last) {
+            pulsarc_message_id_t cid;
+            if (res == PULSARC_OK) {
+                cid = *id;
+                cid.chunked = op->num_chunks > 1;
+                cid.first_ledger = pp->chunk_first_ledger;
+                cid.first_entry = pp->chunk_first_entry;
+            }
+            pc_set_detail(detail);
+            pp->complete(pp->owner, msg, res, res == PULSARC_OK ? &cid : NULL);
+        }
+        pc_op_release(op);
+        check_flushes(pp);
+        return;
     }
-    pc_msg_t *msg = op->msg;
+    int i = 0;
+    for (pc_msg_t *m = op->msgs; m; m = m->next, i++) {
+        pulsarc_message_id_t mid;
+        if (res == PULSARC_OK) {
+            mid = *id;
+            if (op->num_messages > 1 || op->msgs->next) {
+                mid.batch_index = i;
+                mid.batch_size = op->num_messages;
+            }
+        }
+        pc_set_detail(detail);
+        pp->complete(pp->owner, m, res, res == PULSARC_OK ? &mid : NULL);
+    }
     pc_op_release(op);
-    pc_set_detail(detail);
-    pp->complete(pp->owner, msg, res, id);
     check_flushes(pp);
+}
+
+/* A message that never became an op ends here. */
+static void fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const char *detail)
+{
+    pc_set_detail(detail);
+    pp->complete(pp->owner, msg, res, NULL);
+    pc_msg_free(msg);
+}
+
+/* Move the open batches into pp->taken; returns how many (-1 when out of memory). */
+static int take_batches(pc_pp_t *pp)
+{
+    if (pp->batcher.n_batches > pp->cap_taken) {
+        pc_batch_t *t = realloc(pp->taken, (size_t)pp->batcher.cap_batches * sizeof *t);
+        if (!t)
+            return -1;
+        pp->taken = t;
+        pp->cap_taken = pp->batcher.cap_batches;
+    }
+    return pc_batcher_take(&pp->batcher, pp->taken);
+}
+
+static void fail_unsent(pc_pp_t *pp, pulsarc_result res, const char *detail)
+{
+    while (pp->waiting_head) {
+        pc_msg_t *m = pp->waiting_head;
+        pp->waiting_head = m->next;
+        fail_message(pp, m, res, detail);
+    }
+    pp->waiting_tail = NULL;
+    int n = take_batches(pp);
+    for (int i = 0; i < n; i++) {
+        pc_msg_t *m = pp->taken[i].head;
+        while (m) {
+            pc_msg_t *next = m->next;
+            fail_message(pp, m, res, detail);
+            m = next;
+        }
+    }
 }
 
 static void fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail)
 {
+    fail_unsent(pp, res, detail);
     while (pp->head)
         complete_head(pp, res, NULL, detail);
+    /* Nothing is pending any more, so every flush is answered. */
+    flush_waiter *w = pp->flushes;
+    pp->flushes = NULL;
+    while (w) {
+        flush_waiter *next = w->next;
+        w->cb(pp, w->target == WAITING_TARGET && w->res == PULSARC_OK ? res : w->res, w->ctx);
+        free(w);
+        w = next;
+    }
 }
 
 /* ---- writing ----------------------------------------------------------------- */
@@ -181,140 +291,164 @@ static void resend_pending(pc_pp_t *pp)
 
 /* ---- building ops ------------------------------------------------------------ */
 
-static int encode_op(pc_pp_t *pp, pc_op_t *op, pc_msg_t *msg)
+static void enqueue(pc_pp_t *pp, pc_op_t *first, pc_op_t *last)
 {
-    Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
-    Pulsar__Proto__KeyValue kv_store[16];
-    Pulsar__Proto__KeyValue *kv_ptr_store[16];
-    Pulsar__Proto__KeyValue *kvs = kv_store;
-    Pulsar__Proto__KeyValue **kv_ptrs = kv_ptr_store;
-    int rc = -1;
-
-    if (msg->n_props > 16) {
-        kvs = malloc(msg->n_props * sizeof *kvs);
-        kv_ptrs = malloc(msg->n_props * sizeof *kv_ptrs);
-        if (!kvs || !kv_ptrs)
-            goto out;
+    uint64_t now = pc_mono_ms();
+    for (pc_op_t *op = first; op; op = op->next) {
+        op->created_ms = now;
+        op->index = pp->next_op_index++;
     }
-    for (size_t i = 0; i < msg->n_props; i++) {
-        pulsar__proto__key_value__init(&kvs[i]);
-        kvs[i].key = msg->props[i].key;
-        kvs[i].value = msg->props[i].value;
-        kv_ptrs[i] = &kvs[i];
-    }
-    meta.producer_name = pp->name;
-    meta.sequence_id = op->sequence_id;
-    meta.publish_time = pc_wall_ms();
-    meta.n_properties = msg->n_props;
-    meta.properties = kv_ptrs;
-    meta.partition_key = (char *)msg->key;
-    if (msg->ordering_key) {
-        meta.has_ordering_key = 1;
-        meta.ordering_key.data = (uint8_t *)msg->ordering_key;
-        meta.ordering_key.len = msg->ordering_key_len;
-    }
-    if (msg->event_time) {
-        meta.has_event_time = 1;
-        meta.event_time = msg->event_time;
-    }
-    meta.has_uncompressed_size = 1;
-    meta.uncompressed_size = (uint32_t)msg->payload_len;
-    if (pp->conf.compression != PC_CODEC_NONE) {
-        meta.has_compression = 1;
-        meta.compression = (Pulsar__Proto__CompressionType)pp->conf.compression;
-    }
-
-    Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    send.producer_id = pp->producer_id;
-    send.sequence_id = op->sequence_id;
-    send.has_num_messages = 1;
-    send.num_messages = op->num_messages;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
-    cmd.send = &send;
-    rc = pc_frame_encode_payload_head(&op->head, &cmd, &meta, op->payload, op->payload_len);
-out:
-    if (kvs != kv_store)
-        free(kvs);
-    if (kv_ptrs != kv_ptr_store)
-        free(kv_ptrs);
-    return rc;
+    if (pp->tail)
+        pp->tail->next = first;
+    else
+        pp->head = first;
+    pp->tail = last;
+    if (pp->state == PP_READY)
+        for (pc_op_t *op = first; op && pp->state == PP_READY; op = op->next)
+            write_op(pp, op);
 }
 
-static pc_op_t *build_op(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result *res)
+static void op_params(const pc_pp_t *pp, pc_op_params_t *p)
 {
-    pc_op_t *op = pc_op_new();
-    if (!op) {
-        *res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-        return NULL;
+    p->producer_id = pp->producer_id;
+    p->producer_name = pp->name;
+    p->codec = (int)pp->conf.compression;
+    p->max_message_size = pp->max_message_size;
+    p->chunking = pp->conf.chunking_enabled;
+    p->chunk_size = (size_t)pp->conf.chunk_max_size;
+}
+
+static void on_batch_timer(uv_timer_t *t);
+
+/* Send the open batches, oldest first. */
+static void flush_batches(pc_pp_t *pp)
+{
+    uv_timer_stop(&pp->batch_timer);
+    if (pc_batcher_empty(&pp->batcher))
+        return;
+    pc_op_params_t p;
+    op_params(pp, &p);
+    int n = take_batches(pp);
+    if (n < 0) {
+        /* Leave the batches where they are; the timer tries again. */
+        uv_timer_start(&pp->batch_timer, on_batch_timer, 10, 0);
+        return;
     }
-    op->msg = msg;
-    op->num_messages = 1;
-    op->payload = msg->payload;
-    op->payload_len = msg->payload_len;
-    if (pp->conf.compression != PC_CODEC_NONE && msg->payload_len > 0) {
-        if (pc_compress((pc_codec_t)pp->conf.compression, msg->payload, msg->payload_len,
-                        &op->compressed) != 0) {
-            pc_op_release(op);
-            *res = pc_fail(PULSARC_ERR_NO_MEMORY, "compression failed");
-            return NULL;
+    for (int i = 0; i < n; i++) {
+        pc_op_t *op;
+        pulsarc_result res = pc_op_build_batch(&p, &pp->taken[i], &op);
+        if (res == PULSARC_OK) {
+            enqueue(pp, op, op);
+            continue;
         }
-        op->payload = op->compressed.data;
-        op->payload_len = op->compressed.len;
+        char detail[256];
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        for (pc_msg_t *m = pp->taken[i].head, *next; m; m = next) {
+            next = m->next;
+            fail_message(pp, m, res, detail);
+        }
     }
-    if (op->payload_len > pp->max_message_size) {
-        *res = pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
-                       "payload of %zu bytes (after compression) is above the broker's limit "
-                       "of %u bytes",
-                       op->payload_len, pp->max_message_size);
-        pc_op_release(op);
-        return NULL;
-    }
+}
+
+static void on_batch_timer(uv_timer_t *t)
+{
+    flush_batches(t->data);
+}
+
+static bool batchable(const pc_pp_t *pp, const pc_msg_t *msg)
+{
+    /* Delayed delivery is per entry on the broker, so such messages travel alone; so do
+     * messages that would fill a batch by themselves. */
+    return pp->conf.batching_enabled && msg->deliver_at == 0 &&
+           msg->payload_len < (size_t)pp->conf.batching_max_bytes &&
+           msg->payload_len < pp->max_message_size;
+}
+
+static void send_now(pc_pp_t *pp, pc_msg_t *msg)
+{
     /* Explicit ids come from the application (deduplication across restarts); automatic
      * ids continue after the highest id seen so far. */
     if (msg->sequence_id >= 0) {
-        op->sequence_id = (uint64_t)msg->sequence_id;
         if (msg->sequence_id >= pp->next_sequence_id)
             pp->next_sequence_id = msg->sequence_id + 1;
     } else {
-        op->sequence_id = (uint64_t)pp->next_sequence_id++;
+        msg->sequence_id = pp->next_sequence_id++;
     }
-    op->highest_sequence_id = op->sequence_id;
-    if (encode_op(pp, op, msg) != 0) {
-        pc_op_release(op);
-        *res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");
-        return NULL;
+    if (batchable(pp, msg)) {
+        if (!pc_batcher_fits(&pp->batcher, msg))
+            flush_batches(pp);
+        bool first = pc_batcher_empty(&pp->batcher);
+        if (pc_batcher_add(&pp->batcher, msg) != 0) {
+            fail_message(pp, msg, PULSARC_ERR_NO_MEMORY, "out of memory");
+            return;
+        }
+        if (pc_batcher_full(&pp->batcher))
+            flush_batches(pp);
+        else if (first)
+            uv_timer_start(&pp->batch_timer, on_batch_timer,
+                           (uint64_t)pp->conf.batching_max_delay_ms, 0);
+        return;
     }
-    op->created_ms = pc_mono_ms();
-    op->index = pp->next_op_index++;
-    return op;
+    /* Keep order: whatever is batched goes before this message. */
+    flush_batches(pp);
+    pc_op_params_t p;
+    op_params(pp, &p);
+    pc_op_t *first, *last;
+    pulsarc_result res = pc_op_build_message(&p, msg, &first, &last);
+    if (res != PULSARC_OK) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        fail_message(pp, msg, res, detail);
+        return;
+    }
+    enqueue(pp, first, last);
 }
 
 void pc_pp_send(pc_pp_t *pp, pc_msg_t *msg)
 {
     if (pp->state == PP_FAILED) {
-        pc_set_detail("the producer stopped after a terminal error");
-        pp->complete(pp->owner, msg, pp->fail_res, NULL);
+        fail_message(pp, msg, pp->fail_res, "the producer stopped after a terminal error");
         return;
     }
     if (pp->state == PP_CLOSING || pp->state == PP_CLOSED) {
-        pc_set_detail("producer is closed");
-        pp->complete(pp->owner, msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
+        fail_message(pp, msg, PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
         return;
     }
-    pulsarc_result res = PULSARC_OK;
-    pc_op_t *op = build_op(pp, msg, &res);
-    if (!op) {
-        pp->complete(pp->owner, msg, res, NULL);
+    if (!pp->sequence_known) {
+        /* Not registered yet (lazy start): sequence ids and the producer name come from
+         * the broker, so the message waits for them. */
+        if (pp->state == PP_IDLE && pp->conf.lazy_start)
+            pc_pp_start(pp, NULL, NULL);
+        msg->next = NULL;
+        if (pp->waiting_tail)
+            pp->waiting_tail->next = msg;
+        else
+            pp->waiting_head = msg;
+        pp->waiting_tail = msg;
         return;
     }
-    if (pp->tail)
-        pp->tail->next = op;
-    else
-        pp->head = op;
-    pp->tail = op;
-    if (pp->state == PP_READY)
-        write_op(pp, op);
+    send_now(pp, msg);
+}
+
+static void send_waiting(pc_pp_t *pp)
+{
+    pc_msg_t *m = pp->waiting_head;
+    pp->waiting_head = pp->waiting_tail = NULL;
+    while (m) {
+        pc_msg_t *next = m->next;
+        send_now(pp, m);
+        m = next;
+    }
+    bool waited = false;
+    for (flush_waiter *w = pp->flushes; w; w = w->next)
+        waited |= w->target == WAITING_TARGET;
+    if (!waited)
+        return;
+    flush_batches(pp);
+    for (flush_waiter *w = pp->flushes; w; w = w->next)
+        if (w->target == WAITING_TARGET)
+            w->target = pp->tail ? pp->tail->index : 0;
+    check_flushes(pp);
 }
 
 /* ---- receipts ---------------------------------------------------------------- */
@@ -421,15 +555,16 @@ static void attempt_failed(pc_pp_t *pp, pulsarc_result res, const char *detail)
     if (pp->state != PP_CONNECTING)
         return;
     pp->conn = NULL;
-    if (pp->start_cb) {
+    if (!pp->sequence_known) {
+        /* The first registration retries until operationTimeoutMs. */
         uint64_t now = pc_mono_ms();
         if (pc_result_is_terminal(res) || now + pp->backoff.next_ms >= pp->start_deadline_ms) {
             pc_pp_done_fn cb = pp->start_cb;
             pp->start_cb = NULL;
-            pp->state = PP_FAILED;
-            pp->fail_res = res;
+            stop_with(pp, res, detail);
             pc_set_detail(detail);
-            cb(pp, res, pp->start_ctx);
+            if (cb)
+                cb(pp, res, pp->start_ctx);
             return;
         }
         schedule_reconnect(pp);
@@ -482,12 +617,15 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
             pp->topic, pp->name, (unsigned long long)pp->producer_id,
             (unsigned long long)pp->epoch, (long long)broker_last);
     pp->epoch++;
-    if (pp->start_cb) {
+    if (pp->start_cb || pp->waiting_head) {
         pc_pp_done_fn cb = pp->start_cb;
         pp->start_cb = NULL;
-        cb(pp, PULSARC_OK, pp->start_ctx);
+        if (cb)
+            cb(pp, PULSARC_OK, pp->start_ctx);
     }
     resend_pending(pp);
+    if (pp->state == PP_READY)
+        send_waiting(pp);
 }
 
 static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
@@ -618,11 +756,24 @@ pc_pp_t *pc_pp_new(pulsarc_client_t *client, const char *topic, int partition,
     pp->listener.on_disconnect = on_disconnect;
     pc_backoff_init(&pp->backoff, (uint64_t)client->conf.initial_backoff_ms,
                     (uint64_t)client->conf.max_backoff_ms);
+    if (pc_batcher_init(&pp->batcher, pp->conf.batcher == 1, (int)pp->conf.batching_max_messages,
+                        (size_t)pp->conf.batching_max_bytes) != 0 ||
+        !(pp->taken = calloc(4, sizeof *pp->taken))) {
+        pc_batcher_free(&pp->batcher);
+        pc_producer_config_clear(&pp->conf);
+        free(pp->topic);
+        free(pp->name);
+        free(pp);
+        return NULL;
+    }
     uv_timer_init(&client->loop, &pp->reconnect_timer);
     uv_timer_init(&client->loop, &pp->timeout_timer);
+    uv_timer_init(&client->loop, &pp->batch_timer);
     pp->reconnect_timer.data = pp;
     pp->timeout_timer.data = pp;
-    pp->live_handles = 2;
+    pp->batch_timer.data = pp;
+    pp->cap_taken = 4;
+    pp->live_handles = 3;
     if (pp->conf.send_timeout_ms > 0) {
         /* Check often enough that a message fails close to its deadline. */
         uint64_t every = (uint64_t)pp->conf.send_timeout_ms / 10;
@@ -643,7 +794,8 @@ void pc_pp_start(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
 
 void pc_pp_flush(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
 {
-    if (!pp->head) {
+    flush_batches(pp);
+    if (!pp->head && !pp->waiting_head) {
         cb(pp, PULSARC_OK, ctx);
         return;
     }
@@ -652,7 +804,9 @@ void pc_pp_flush(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
         cb(pp, PULSARC_ERR_NO_MEMORY, ctx);
         return;
     }
-    w->target = pp->tail->index;
+    /* Messages still waiting for the first registration have no op yet: the target is
+     * fixed once they are queued (send_waiting). */
+    w->target = pp->waiting_head ? WAITING_TARGET : pp->tail->index;
     w->res = PULSARC_OK;
     w->cb = cb;
     w->ctx = ctx;
@@ -724,6 +878,7 @@ void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail)
     pp->conn = NULL;
     uv_timer_stop(&pp->reconnect_timer);
     uv_timer_stop(&pp->timeout_timer);
+    uv_timer_stop(&pp->batch_timer);
     pp_state before = pp->state;
     pp->state = PP_CLOSED;
     fail_all(pp, why, detail);
@@ -750,5 +905,6 @@ void pc_pp_free(pc_pp_t *pp)
     pp->freed = true;
     uv_close((uv_handle_t *)&pp->reconnect_timer, on_timer_closed);
     uv_close((uv_handle_t *)&pp->timeout_timer, on_timer_closed);
+    uv_close((uv_handle_t *)&pp->batch_timer, on_timer_closed);
     maybe_free(pp);
 }

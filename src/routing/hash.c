@@ -8,7 +8,9 @@
  * against a JDK 17 with random inputs; see tests/unit/test_hash.c.
  *
  * Murmur3_32Hash: the plain 32-bit MurmurHash3 (seed 0) over the key bytes, blocks read
- * little-endian, as Pulsar's Murmur3_32Hash does over String.getBytes(UTF_8). */
+ * little-endian, as Pulsar's Murmur3_32Hash does over String.getBytes(UTF_8). For valid
+ * UTF-8 those are the key's own bytes. A key that is not valid UTF-8 has no Java String
+ * with the same bytes; it is hashed as given, like the C++ client does. */
 #include "routing/hash.h"
 
 #include <stdbool.h>
@@ -106,6 +108,8 @@ static size_t decode_one(const uint8_t *p, size_t i, size_t n, uint32_t *cp)
 int32_t pc_hash_java_string(const char *key, size_t len)
 {
     const uint8_t *p = (const uint8_t *)key;
+    if (!p)
+        len = 0;
     uint32_t h = 0;
     size_t i = 0;
 
@@ -136,7 +140,10 @@ static uint32_t murmur_mix_k(uint32_t k)
 
 int32_t pc_hash_murmur3_32(const char *key, size_t len)
 {
-    const uint8_t *p = (const uint8_t *)key;
+    /* Never offset a NULL pointer, even by zero. */
+    const uint8_t *p = key ? (const uint8_t *)key : (const uint8_t *)"";
+    if (!key)
+        len = 0;
     uint32_t h = 0; /* Pulsar's seed */
     size_t nblocks = len / 4;
 

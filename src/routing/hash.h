@@ -10,7 +10,7 @@
 int32_t pc_hash_java_string(const char *key, size_t len);
 /* Pulsar's Murmur3_32Hash (seed 0) of the key's bytes, masked to a non-negative int. */
 int32_t pc_hash_murmur3_32(const char *key, size_t len);
-/* signSafeMod(hash, n): the partition index for a hash. */
+/* signSafeMod(hash, n): the partition index for a hash, in 0..n-1; -1 if n <= 0. */
 int pc_hash_partition(int32_t hash, int n);
 
 #endif

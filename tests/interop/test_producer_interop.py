@@ -33,8 +33,9 @@ def assert_same_messages(expected, received, ids, producer_name):
         assert got["event_timestamp"] == want["event_timestamp"], f"event time of message {i}"
         assert got["producer_name"] == producer_name
         assert got["publish_timestamp"] > 0
-        ledger, entry, _, _ = got["message_id"]
-        assert (ledger, entry) == (ids[i]["ledger"], ids[i]["entry"]), f"id of message {i}"
+        ledger, entry, _, batch_index = got["message_id"]
+        assert (ledger, entry, batch_index) == (ids[i]["ledger"], ids[i]["entry"], ids[i]["batch_index"]), \
+            f"id of message {i}"
 
 
 @pytest.mark.parametrize("mode,count", [("sync", 300), ("async", 10000)])

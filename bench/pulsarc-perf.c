@@ -1,0 +1,752 @@
+/*
+ * pulsarc-perf — producer throughput and latency.
+ *
+ *   pulsarc-perf [-u URL] [-t TOPIC] [-s BYTES] [-r MSG_PER_S] [-d SECONDS | -n MESSAGES]
+ *                [-m MAX_PENDING] [--conf key=value]... [--client-conf key=value]...
+ *                [--batching | --no-batching] [-z CODEC] [--zero-copy] [--payload-file F]
+ *
+ * One thread sends with pulsarc_producer_send_async (blockIfQueueFull=true, so the
+ * library's maxPendingMessages is the only window); the callback, on the client's loop
+ * thread, records send->callback latency in a log-linear histogram. A reporter thread
+ * prints a line every second; the end of the run prints totals, latency percentiles, CPU
+ * and memory, and one machine-readable RESULT line. See bench/README.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pulsarc/pulsarc.h>
+
+/* The send timestamp travels to the callback in its ctx pointer: no per-message memory. */
+_Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t),
+               "pulsarc-perf keeps a 64-bit timestamp in the callback's ctx pointer");
+
+#define MAX_CONF 64
+#define MAX_ERROR_REPORTS 5
+#define MIB (1024.0 * 1024.0)
+
+/* ---- options -------------------------------------------------------------------------- */
+
+typedef struct conf_kv {
+    char key[64];
+    const char *value;
+} conf_kv_t;
+
+typedef struct conf_list {
+    conf_kv_t v[MAX_CONF];
+    int n;
+} conf_list_t;
+
+typedef struct options {
+    const char *service_url;
+    char topic[256];
+    size_t size;
+    double rate;          /* messages per second; 0 = as fast as possible */
+    double duration_s;    /* 0 = no time limit */
+    uint64_t messages;    /* 0 = no count limit */
+    const char *payload_file;
+    bool zero_copy;
+    int partitions_hint;  /* informational: printed, not used */
+    conf_list_t producer_conf; /* applied in command-line order, after the defaults */
+    conf_list_t client_conf;
+} options_t;
+
+/* ---- latency histogram ----------------------------------------------------------------
+ * Log-linear, in microseconds, like HdrHistogram with ~2 significant digits: values below
+ * 256 us are exact; above, each power of two is split into 128 equal buckets, so a
+ * reported value is at most 0.8% above the true one. Written by the callback thread only;
+ * read after flush, when every callback has run. */
+
+#define H_SUB_BITS 8
+#define H_SUB (1u << H_SUB_BITS) /* exact range and first bucket group */
+#define H_HALF (H_SUB / 2)       /* buckets per power of two above the exact range */
+#define H_MAX_BITS 40            /* ~12.7 days in microseconds: nothing real is larger */
+#define H_BUCKETS (H_SUB + (H_MAX_BITS - H_SUB_BITS) * H_HALF)
+
+typedef struct histogram {
+    uint64_t counts[H_BUCKETS];
+    uint64_t total;
+    uint64_t max_us;
+} histogram_t;
+
+static size_t hist_index(uint64_t us)
+{
+    if (us < H_SUB)
+        return (size_t)us;
+    int msb = 63 - __builtin_clzll(us);
+    if (msb >= H_MAX_BITS)
+        return H_BUCKETS - 1;
+    int shift = msb - (H_SUB_BITS - 1); /* keep the top H_SUB_BITS bits */
+    return H_SUB + (size_t)(msb - H_SUB_BITS) * H_HALF + (size_t)((us >> shift) - H_HALF);
+}
+
+/* The largest value that lands in bucket i. */
+static uint64_t hist_bucket_high(size_t i)
+{
+    if (i < H_SUB)
+        return i;
+    size_t group = (i - H_SUB) / H_HALF;
+    uint64_t sub = (i - H_SUB) % H_HALF + H_HALF;
+    unsigned shift = (unsigned)group + 1;
+    return ((sub + 1) << shift) - 1;
+}
+
+static void hist_record(histogram_t *h, uint64_t us)
+{
+    h->counts[hist_index(us)]++;
+    h->total++;
+    if (us > h->max_us)
+        h->max_us = us;
+}
+
+/* Value at quantile q (0..1), reported as its bucket's upper bound but never above the
+ * exact maximum. */
+static uint64_t hist_quantile(const histogram_t *h, double q)
+{
+    if (h->total == 0)
+        return 0;
+    uint64_t rank = (uint64_t)ceil(q * (double)h->total);
+    if (rank < 1)
+        rank = 1;
+    uint64_t seen = 0;
+    for (size_t i = 0; i < H_BUCKETS; i++) {
+        seen += h->counts[i];
+        if (seen >= rank) {
+            uint64_t v = hist_bucket_high(i);
+            return v < h->max_us ? v : h->max_us;
+        }
+    }
+    return h->max_us;
+}
+
+/* ---- shared state ---------------------------------------------------------------------- */
+
+typedef struct stats {
+    atomic_uint_fast64_t sent;     /* accepted by send_async (sender thread) */
+    atomic_uint_fast64_t acked;    /* callbacks with success (loop thread) */
+    atomic_uint_fast64_t failed;   /* callbacks with an error (loop thread) */
+    atomic_uint_fast64_t acked_bytes;
+    size_t msg_size;
+    histogram_t hist;              /* loop thread only */
+} stats_t;
+
+static stats_t g_stats;
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until_ns(uint64_t t)
+{
+    struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !g_stop)
+        ;
+}
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static double peak_rss_mib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0; /* Linux reports kilobytes */
+}
+
+/* Runs on the client's loop thread, once per accepted message. */
+static void on_sent(pulsarc_producer_t *producer, pulsarc_result res,
+                    const pulsarc_message_id_t *id, void *ctx)
+{
+    (void)producer;
+    (void)id;
+    uint64_t sent_at = (uint64_t)(uintptr_t)ctx;
+    uint64_t now = now_ns();
+    if (res != PULSARC_OK) {
+        uint64_t n = atomic_fetch_add_explicit(&g_stats.failed, 1, memory_order_relaxed);
+        if (n < MAX_ERROR_REPORTS)
+            fprintf(stderr, "send failed: %s: %s\n", pulsarc_result_name(res),
+                    pulsarc_last_error_detail());
+        else if (n == MAX_ERROR_REPORTS)
+            fprintf(stderr, "(further send failures are only counted)\n");
+        return;
+    }
+    hist_record(&g_stats.hist, now > sent_at ? (now - sent_at) / 1000u : 0);
+    atomic_fetch_add_explicit(&g_stats.acked, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_stats.acked_bytes, g_stats.msg_size, memory_order_relaxed);
+}
+
+/* Borrowed payloads are one shared, read-only buffer: nothing to free. */
+static void no_free(void *payload, size_t len, void *ctx)
+{
+    (void)payload;
+    (void)len;
+    (void)ctx;
+}
+
+/* ---- per-second reporter ---------------------------------------------------------------- */
+
+typedef struct reporter {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    bool done;
+    pulsarc_producer_t *producer;
+    uint64_t start_ns;
+} reporter_t;
+
+static void report_second(reporter_t *r, uint64_t *prev_sent, uint64_t *prev_acked,
+                          uint64_t *prev_bytes, uint64_t *prev_ns)
+{
+    uint64_t now = now_ns();
+    uint64_t sent = atomic_load(&g_stats.sent), acked = atomic_load(&g_stats.acked);
+    uint64_t bytes = atomic_load(&g_stats.acked_bytes), failed = atomic_load(&g_stats.failed);
+    double dt = (double)(now - *prev_ns) / 1e9;
+    printf("[%5.1fs] sent %9.0f msg/s  acked %9.0f msg/s  %8.2f MiB/s  pending %6" PRIu64
+           "  failed %" PRIu64 "\n",
+           (double)(now - r->start_ns) / 1e9, (double)(sent - *prev_sent) / dt,
+           (double)(acked - *prev_acked) / dt, (double)(bytes - *prev_bytes) / dt / MIB,
+           pulsarc_producer_pending_count(r->producer), failed);
+    fflush(stdout);
+    *prev_sent = sent;
+    *prev_acked = acked;
+    *prev_bytes = bytes;
+    *prev_ns = now;
+}
+
+static void *reporter_main(void *arg)
+{
+    reporter_t *r = arg;
+    uint64_t prev_sent = 0, prev_acked = 0, prev_bytes = 0, prev_ns = r->start_ns;
+    uint64_t next = r->start_ns + 1000000000u;
+    pthread_mutex_lock(&r->mu);
+    while (!r->done) {
+        struct timespec ts = { .tv_sec = (time_t)(next / 1000000000u),
+                               .tv_nsec = (long)(next % 1000000000u) };
+        int rc = pthread_cond_timedwait(&r->cond, &r->mu, &ts);
+        if (rc == ETIMEDOUT && !r->done) {
+            pthread_mutex_unlock(&r->mu);
+            report_second(r, &prev_sent, &prev_acked, &prev_bytes, &prev_ns);
+            next += 1000000000u;
+            pthread_mutex_lock(&r->mu);
+        }
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+static int reporter_start(reporter_t *r, pulsarc_producer_t *producer, uint64_t start_ns)
+{
+    memset(r, 0, sizeof *r);
+    r->producer = producer;
+    r->start_ns = start_ns;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* timestamps come from now_ns() */
+    pthread_cond_init(&r->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&r->mu, NULL);
+    return pthread_create(&r->thread, NULL, reporter_main, r) == 0 ? 0 : -1;
+}
+
+static void reporter_stop(reporter_t *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->done = true;
+    pthread_cond_signal(&r->cond);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->thread, NULL);
+    pthread_cond_destroy(&r->cond);
+    pthread_mutex_destroy(&r->mu);
+}
+
+/* ---- option parsing ----------------------------------------------------------------------- */
+
+static void usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: %s [options]\n"
+            "  -u, --service-url URL     default pulsar://127.0.0.1:6650\n"
+            "  -t, --topic TOPIC         default persistent://public/default/pulsarc-perf-<pid>\n"
+            "  -s, --size BYTES          payload size (default 100)\n"
+            "  -r, --rate MSG_PER_S      target send rate; 0 = as fast as possible (default 0)\n"
+            "  -d, --duration SECONDS    how long to send (default 10; with -n only if given)\n"
+            "  -n, --messages N          how many messages to send\n"
+            "  -m, --max-pending N       maxPendingMessages (default 1000; blockIfQueueFull=true)\n"
+            "      --conf key=value      producer setting, repeatable (e.g. compressionType=lz4)\n"
+            "      --client-conf k=v     client setting, repeatable (e.g. memoryLimitBytes=0)\n"
+            "      --batching            same as --conf batchingEnabled=true\n"
+            "      --no-batching         same as --conf batchingEnabled=false\n"
+            "  -z, --compression CODEC   same as --conf compressionType=CODEC\n"
+            "      --zero-copy           hand the payload over borrowed instead of copied\n"
+            "      --payload-file FILE   send this file's bytes as every payload (overrides -s)\n"
+            "      --partitions N        informational only: the broker decides partitions\n"
+            "  -h, --help\n",
+            prog);
+}
+
+static int conf_add(conf_list_t *l, const char *key, size_t key_len, const char *value)
+{
+    if (l->n == MAX_CONF || key_len == 0 || key_len >= sizeof l->v[0].key)
+        return -1;
+    memcpy(l->v[l->n].key, key, key_len);
+    l->v[l->n].key[key_len] = '\0';
+    l->v[l->n].value = value;
+    l->n++;
+    return 0;
+}
+
+/* "key=value" from the command line; value points into argv. */
+static int conf_add_pair(conf_list_t *l, const char *pair)
+{
+    const char *eq = strchr(pair, '=');
+    return eq ? conf_add(l, pair, (size_t)(eq - pair), eq + 1) : -1;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, options_t *o)
+{
+    enum { OPT_CONF = 256, OPT_CLIENT_CONF, OPT_BATCHING, OPT_NO_BATCHING, OPT_ZERO_COPY,
+           OPT_PAYLOAD_FILE, OPT_PARTITIONS };
+    static const struct option longs[] = {
+        { "service-url", required_argument, NULL, 'u' },
+        { "topic", required_argument, NULL, 't' },
+        { "size", required_argument, NULL, 's' },
+        { "rate", required_argument, NULL, 'r' },
+        { "duration", required_argument, NULL, 'd' },
+        { "messages", required_argument, NULL, 'n' },
+        { "max-pending", required_argument, NULL, 'm' },
+        { "conf", required_argument, NULL, OPT_CONF },
+        { "client-conf", required_argument, NULL, OPT_CLIENT_CONF },
+        { "batching", no_argument, NULL, OPT_BATCHING },
+        { "no-batching", no_argument, NULL, OPT_NO_BATCHING },
+        { "compression", required_argument, NULL, 'z' },
+        { "zero-copy", no_argument, NULL, OPT_ZERO_COPY },
+        { "payload-file", required_argument, NULL, OPT_PAYLOAD_FILE },
+        { "partitions", required_argument, NULL, OPT_PARTITIONS },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool duration_given = false;
+    uint64_t v;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "u:t:s:r:d:n:m:z:h", longs, NULL)) != -1) {
+        switch (ch) {
+        case 'u':
+            o->service_url = optarg;
+            break;
+        case 't':
+            if (strlen(optarg) >= sizeof o->topic)
+                goto bad;
+            strcpy(o->topic, optarg);
+            break;
+        case 's':
+            if (parse_u64(optarg, &v) != 0 || v > SIZE_MAX / 2)
+                goto bad;
+            o->size = (size_t)v;
+            break;
+        case 'r':
+            if (parse_double(optarg, &o->rate) != 0)
+                goto bad;
+            break;
+        case 'd':
+            if (parse_double(optarg, &o->duration_s) != 0)
+                goto bad;
+            duration_given = true;
+            break;
+        case 'n':
+            if (parse_u64(optarg, &o->messages) != 0 || o->messages == 0)
+                goto bad;
+            break;
+        case 'm':
+            if (conf_add(&o->producer_conf, "maxPendingMessages", 18, optarg) != 0)
+                goto bad;
+            break;
+        case OPT_CONF:
+            if (conf_add_pair(&o->producer_conf, optarg) != 0)
+                goto bad;
+            break;
+        case OPT_CLIENT_CONF:
+            if (conf_add_pair(&o->client_conf, optarg) != 0)
+                goto bad;
+            break;
+        case OPT_BATCHING:
+        case OPT_NO_BATCHING:
+            if (conf_add(&o->producer_conf, "batchingEnabled", 15,
+                         ch == OPT_BATCHING ? "true" : "false") != 0)
+                goto bad;
+            break;
+        case 'z':
+            if (conf_add(&o->producer_conf, "compressionType", 15, optarg) != 0)
+                goto bad;
+            break;
+        case OPT_ZERO_COPY:
+            o->zero_copy = true;
+            break;
+        case OPT_PAYLOAD_FILE:
+            o->payload_file = optarg;
+            break;
+        case OPT_PARTITIONS:
+            if (parse_u64(optarg, &v) != 0 || v > 100000)
+                goto bad;
+            o->partitions_hint = (int)v;
+            break;
+        case 'h':
+            usage(stdout, argv[0]);
+            exit(0);
+        default:
+            usage(stderr, argv[0]);
+            return -1;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr, argv[0]);
+        return -1;
+    }
+    /* -n alone means "this many, however long it takes". */
+    if (o->messages && !duration_given)
+        o->duration_s = 0;
+    return 0;
+bad:
+    fprintf(stderr, "%s: bad value for %s: %s\n", argv[0], argv[optind - 1], optarg);
+    return -1;
+}
+
+/* ---- setup ---------------------------------------------------------------------------------- */
+
+static void print_error(const char *what, pulsarc_result res)
+{
+    const char *detail = pulsarc_last_error_detail(); /* before any other pulsarc call */
+    fprintf(stderr, "%s: %s (%s)%s%s\n", what, pulsarc_strerror(res), pulsarc_result_name(res),
+            *detail ? ": " : "", detail);
+}
+
+/* Defaults first, then the user's settings in command-line order, so later ones win. */
+static int build_producer_conf(const options_t *o, pulsarc_producer_config_t **out)
+{
+    pulsarc_producer_config_t *conf = pulsarc_producer_config_new();
+    if (!conf)
+        return -1;
+    static const conf_kv_t defaults[] = {
+        { "maxPendingMessages", "1000" },
+        { "blockIfQueueFull", "true" },
+    };
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+        pulsarc_result res = pulsarc_producer_config_set(conf, defaults[i].key, defaults[i].value);
+        if (res != PULSARC_OK) {
+            print_error(defaults[i].key, res);
+            pulsarc_producer_config_free(conf);
+            return -1;
+        }
+    }
+    for (int i = 0; i < o->producer_conf.n; i++) {
+        const conf_kv_t *kv = &o->producer_conf.v[i];
+        pulsarc_result res = pulsarc_producer_config_set(conf, kv->key, kv->value);
+        if (res != PULSARC_OK) {
+            char what[128];
+            snprintf(what, sizeof what, "producer setting %s=%s", kv->key, kv->value);
+            print_error(what, res);
+            pulsarc_producer_config_free(conf);
+            return -1;
+        }
+    }
+    *out = conf;
+    return 0;
+}
+
+static int build_client_conf(const options_t *o, pulsarc_client_config_t **out)
+{
+    pulsarc_client_config_t *conf = pulsarc_client_config_new();
+    if (!conf)
+        return -1;
+    for (int i = 0; i < o->client_conf.n; i++) {
+        const conf_kv_t *kv = &o->client_conf.v[i];
+        pulsarc_result res = pulsarc_client_config_set(conf, kv->key, kv->value);
+        if (res != PULSARC_OK) {
+            char what[128];
+            snprintf(what, sizeof what, "client setting %s=%s", kv->key, kv->value);
+            print_error(what, res);
+            pulsarc_client_config_free(conf);
+            return -1;
+        }
+    }
+    *out = conf;
+    return 0;
+}
+
+/* Random bytes (xorshift64*, fixed seed so compressed runs are repeatable), made once. */
+static uint8_t *random_payload(size_t len)
+{
+    uint8_t *p = malloc(len ? len : 1);
+    if (!p)
+        return NULL;
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (size_t i = 0; i < len; i++) {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        p[i] = (uint8_t)((x * 0x2545f4914f6cdd1du) >> 56);
+    }
+    return p;
+}
+
+static uint8_t *read_payload_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "%s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    uint8_t *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64 * 1024;
+            uint8_t *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    bool err = ferror(f);
+    fclose(f);
+    if (err) {
+        fprintf(stderr, "%s: read error\n", path);
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+/* ---- the run ---------------------------------------------------------------------------------- */
+
+typedef struct run_result {
+    uint64_t rejected;      /* send_async refused (message never accepted) */
+    double elapsed_s;       /* first send to last callback */
+    double cpu_s;
+} run_result_t;
+
+/* Send until the count, the duration or a signal says stop. Returns messages accepted. */
+static uint64_t send_loop(const options_t *o, pulsarc_producer_t *producer, pulsarc_message_t *msg,
+                          const uint8_t *payload, size_t len, uint64_t start, run_result_t *rr)
+{
+    uint64_t end = o->duration_s > 0 ? start + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
+    uint64_t sent = 0;
+    while (!g_stop && (o->messages == 0 || sent < o->messages)) {
+        if (o->rate > 0) /* absolute schedule: after a stall, catch up in a burst */
+            sleep_until_ns(start + (uint64_t)((double)sent * 1e9 / o->rate));
+        uint64_t now = now_ns();
+        if (now >= end)
+            break;
+        if (o->zero_copy)
+            pulsarc_message_set_payload_borrowed(msg, payload, len, no_free, NULL);
+        pulsarc_result res = pulsarc_producer_send_async(producer, msg, on_sent, (void *)(uintptr_t)now);
+        if (res != PULSARC_OK) {
+            /* With blockIfQueueFull a refusal is not back-pressure but a real error
+             * (closed, too big, ...): it would repeat for every message. */
+            print_error("send_async", res);
+            rr->rejected++;
+            break;
+        }
+        sent++;
+        atomic_store_explicit(&g_stats.sent, sent, memory_order_relaxed);
+    }
+    return sent;
+}
+
+static void print_results(const options_t *o, const run_result_t *rr, uint64_t accepted)
+{
+    uint64_t acked = atomic_load(&g_stats.acked), failed = atomic_load(&g_stats.failed);
+    double secs = rr->elapsed_s > 0 ? rr->elapsed_s : 1e-9;
+    double rate = (double)acked / secs;
+    double mibps = (double)acked * (double)g_stats.msg_size / secs / MIB;
+    double p50 = (double)hist_quantile(&g_stats.hist, 0.50) / 1000.0;
+    double p99 = (double)hist_quantile(&g_stats.hist, 0.99) / 1000.0;
+    double p999 = (double)hist_quantile(&g_stats.hist, 0.999) / 1000.0;
+    double max = (double)g_stats.hist.max_us / 1000.0;
+    double cpu_per_m = acked ? rr->cpu_s / ((double)acked / 1e6) : 0;
+    double rss = peak_rss_mib();
+
+    printf("\n--- pulsarc-perf results ---\n");
+    printf("messages      %" PRIu64 " acked, %" PRIu64 " failed, %" PRIu64 " accepted, %" PRIu64
+           " refused\n", acked, failed, accepted, rr->rejected);
+    printf("elapsed       %.3f s (first send to last callback)\n", rr->elapsed_s);
+    printf("throughput    %.0f msg/s, %.2f MiB/s of payload (%zu-byte messages)\n", rate, mibps,
+           g_stats.msg_size);
+    printf("latency (ms)  p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  (send_async -> callback)\n",
+           p50, p99, p999, max);
+    printf("cpu           %.2f s user+sys, %.2f s per million messages\n", rr->cpu_s, cpu_per_m);
+    printf("peak RSS      %.1f MiB\n", rss);
+    if (o->partitions_hint)
+        printf("partitions    %d (as given on the command line; informational)\n",
+               o->partitions_hint);
+    printf("RESULT msgs=%" PRIu64 " rate=%.0f mbps=%.2f p50_ms=%.3f p99_ms=%.3f p999_ms=%.3f "
+           "max_ms=%.3f cpu_s_per_million=%.2f peak_rss_mb=%.1f failed=%" PRIu64 " size=%zu\n",
+           acked, rate, mibps, p50, p99, p999, max, cpu_per_m, rss, failed + rr->rejected,
+           g_stats.msg_size);
+    fflush(stdout);
+}
+
+static void print_header(const options_t *o, const pulsarc_producer_config_t *pconf, size_t len)
+{
+    char conf[2048];
+    size_t n = pulsarc_producer_config_dump(pconf, conf, sizeof conf);
+    if (n >= sizeof conf)
+        n = sizeof conf - 1;
+    for (size_t i = 0; i < n; i++) /* one line: "k=v k=v ..." */
+        if (conf[i] == '\n')
+            conf[i] = ' ';
+    printf("pulsarc-perf %s -> %s topic %s\n", PULSARC_VERSION_STRING, o->service_url, o->topic);
+    printf("  %zu-byte %s payload (%s), rate %s, ", len, o->payload_file ? "file" : "random",
+           o->zero_copy ? "zero-copy" : "copied", o->rate > 0 ? "limited" : "unlimited");
+    if (o->rate > 0)
+        printf("%.0f msg/s, ", o->rate);
+    if (o->messages)
+        printf("%" PRIu64 " messages", o->messages);
+    if (o->messages && o->duration_s > 0)
+        printf(" or ");
+    if (o->duration_s > 0)
+        printf("%.1f s", o->duration_s);
+    printf("\n  producer: %s\n", conf);
+    fflush(stdout);
+}
+
+static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_producer_config_t *pconf,
+               const uint8_t *payload, size_t len)
+{
+    pulsarc_producer_t *producer = NULL;
+    pulsarc_result res = pulsarc_client_create_producer(client, o->topic, pconf, &producer);
+    if (res != PULSARC_OK) {
+        print_error("create producer", res);
+        return 1;
+    }
+    pulsarc_message_t *msg = pulsarc_message_new();
+    if (!msg || (!o->zero_copy && pulsarc_message_set_payload(msg, payload, len) != PULSARC_OK)) {
+        fprintf(stderr, "out of memory\n");
+        pulsarc_producer_free(producer);
+        pulsarc_message_free(msg);
+        return 1;
+    }
+    g_stats.msg_size = len;
+
+    run_result_t rr = { 0 };
+    double cpu0 = cpu_seconds();
+    uint64_t start = now_ns();
+    reporter_t rep;
+    bool reporting = reporter_start(&rep, producer, start) == 0;
+    uint64_t accepted = send_loop(o, producer, msg, payload, len, start, &rr);
+    /* Every accepted message is counted only once its callback ran. */
+    res = pulsarc_producer_flush(producer);
+    rr.elapsed_s = (double)(now_ns() - start) / 1e9;
+    rr.cpu_s = cpu_seconds() - cpu0;
+    if (reporting)
+        reporter_stop(&rep);
+    if (res != PULSARC_OK)
+        print_error("flush", res);
+    res = pulsarc_producer_close(producer);
+    if (res != PULSARC_OK)
+        print_error("close", res);
+    pulsarc_producer_free(producer);
+    pulsarc_message_free(msg);
+
+    print_results(o, &rr, accepted);
+    uint64_t acked = atomic_load(&g_stats.acked);
+    return acked == accepted && rr.rejected == 0 && atomic_load(&g_stats.failed) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    static options_t o = { .service_url = "pulsar://127.0.0.1:6650", .size = 100, .duration_s = 10 };
+    snprintf(o.topic, sizeof o.topic, "persistent://public/default/pulsarc-perf-%ld", (long)getpid());
+    if (parse_args(argc, argv, &o) != 0)
+        return 2;
+
+    pulsarc_producer_config_t *pconf = NULL;
+    pulsarc_client_config_t *cconf = NULL;
+    if (build_producer_conf(&o, &pconf) != 0 || build_client_conf(&o, &cconf) != 0) {
+        pulsarc_producer_config_free(pconf);
+        return 2;
+    }
+    size_t len = o.size;
+    uint8_t *payload = o.payload_file ? read_payload_file(o.payload_file, &len) : random_payload(len);
+    if (!payload) {
+        pulsarc_producer_config_free(pconf);
+        pulsarc_client_config_free(cconf);
+        return 2;
+    }
+
+    struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: stop promptly */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    print_header(&o, pconf, len);
+    pulsarc_client_t *client = NULL;
+    pulsarc_result res = pulsarc_client_new(o.service_url, cconf, &client);
+    int rc = 1;
+    if (res == PULSARC_OK) {
+        rc = run(&o, client, pconf, payload, len);
+        pulsarc_client_destroy(client);
+    } else {
+        print_error("create client", res);
+    }
+    pulsarc_producer_config_free(pconf);
+    pulsarc_client_config_free(cconf);
+    free(payload);
+    return rc;
+}

@@ -1,0 +1,169 @@
+#include "producer/batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "PulsarApi.pb-c.h"
+
+int pc_batcher_init(pc_batcher_t *b, bool key_based, int max_messages, size_t max_bytes)
+{
+    memset(b, 0, sizeof *b);
+    b->key_based = key_based;
+    b->max_messages = max_messages > 0 ? max_messages : 1;
+    b->max_bytes = max_bytes > 0 ? max_bytes : 1;
+    b->cap_batches = 4;
+    b->batches = calloc((size_t)b->cap_batches, sizeof *b->batches);
+    return b->batches ? 0 : -1;
+}
+
+void pc_batcher_free(pc_batcher_t *b)
+{
+    free(b->batches);
+    b->batches = NULL;
+}
+
+bool pc_batcher_empty(const pc_batcher_t *b)
+{
+    return b->total_messages == 0;
+}
+
+/* The limits apply to everything the container holds, as in the official clients. */
+bool pc_batcher_fits(const pc_batcher_t *b, const pc_msg_t *msg)
+{
+    if (b->total_messages == 0)
+        return true;
+    return b->total_messages + 1 <= b->max_messages &&
+           b->total_bytes + msg->payload_len <= b->max_bytes;
+}
+
+bool pc_batcher_full(const pc_batcher_t *b)
+{
+    return b->total_messages >= b->max_messages || b->total_bytes >= b->max_bytes;
+}
+
+static void batch_key(const pc_msg_t *m, const uint8_t **key, size_t *len)
+{
+    if (m->ordering_key) {
+        *key = m->ordering_key;
+        *len = m->ordering_key_len;
+    } else if (m->key) {
+        *key = (const uint8_t *)m->key;
+        *len = strlen(m->key);
+    } else {
+        *key = NULL;
+        *len = 0;
+    }
+}
+
+static pc_batch_t *batch_for(pc_batcher_t *b, const pc_msg_t *msg)
+{
+    const uint8_t *key = NULL;
+    size_t len = 0;
+    if (b->key_based)
+        batch_key(msg, &key, &len);
+    for (int i = 0; i < b->n_batches; i++) {
+        pc_batch_t *x = &b->batches[i];
+        if (!b->key_based || (x->key_len == len && (len == 0 || !memcmp(x->key, key, len))))
+            return x;
+    }
+    if (b->n_batches == b->cap_batches) {
+        int cap = b->cap_batches * 2;
+        pc_batch_t *a = realloc(b->batches, (size_t)cap * sizeof *a);
+        if (!a)
+            return NULL;
+        b->batches = a;
+        b->cap_batches = cap;
+    }
+    pc_batch_t *x = &b->batches[b->n_batches++];
+    memset(x, 0, sizeof *x);
+    x->key = key;
+    x->key_len = len;
+    return x;
+}
+
+int pc_batcher_add(pc_batcher_t *b, pc_msg_t *msg)
+{
+    pc_batch_t *x = batch_for(b, msg);
+    if (!x)
+        return -1;
+    msg->next = NULL;
+    if (x->tail)
+        x->tail->next = msg;
+    else
+        x->head = msg;
+    x->tail = msg;
+    x->count++;
+    x->bytes += msg->payload_len;
+    b->total_messages++;
+    b->total_bytes += msg->payload_len;
+    return 0;
+}
+
+static int by_first_sequence(const void *a, const void *b)
+{
+    int64_t x = ((const pc_batch_t *)a)->head->sequence_id;
+    int64_t y = ((const pc_batch_t *)b)->head->sequence_id;
+    return x < y ? -1 : x > y;
+}
+
+int pc_batcher_take(pc_batcher_t *b, pc_batch_t *out)
+{
+    int n = 0;
+    for (int i = 0; i < b->n_batches; i++)
+        if (b->batches[i].count > 0)
+            out[n++] = b->batches[i];
+    qsort(out, (size_t)n, sizeof *out, by_first_sequence);
+    b->n_batches = 0;
+    b->total_messages = 0;
+    b->total_bytes = 0;
+    return n;
+}
+
+int pc_batch_encode(const pc_batch_t *batch, pc_buf_t *out)
+{
+    size_t max_props = 1;
+    for (const pc_msg_t *m = batch->head; m; m = m->next)
+        if (m->n_props > max_props)
+            max_props = m->n_props;
+    Pulsar__Proto__KeyValue *kvs = malloc(max_props * sizeof *kvs);
+    Pulsar__Proto__KeyValue **ptrs = malloc(max_props * sizeof *ptrs);
+    int rc = -1;
+    if (!kvs || !ptrs)
+        goto out;
+    for (const pc_msg_t *m = batch->head; m; m = m->next) {
+        Pulsar__Proto__SingleMessageMetadata smm = PULSAR__PROTO__SINGLE_MESSAGE_METADATA__INIT;
+        for (size_t i = 0; i < m->n_props; i++) {
+            pulsar__proto__key_value__init(&kvs[i]);
+            kvs[i].key = m->props[i].key;
+            kvs[i].value = m->props[i].value;
+            ptrs[i] = &kvs[i];
+        }
+        smm.n_properties = m->n_props;
+        smm.properties = ptrs;
+        smm.partition_key = (char *)m->key;
+        smm.payload_size = (int32_t)m->payload_len;
+        if (m->event_time) {
+            smm.has_event_time = 1;
+            smm.event_time = m->event_time;
+        }
+        if (m->ordering_key) {
+            smm.has_ordering_key = 1;
+            smm.ordering_key.data = (uint8_t *)m->ordering_key;
+            smm.ordering_key.len = m->ordering_key_len;
+        }
+        smm.has_sequence_id = 1;
+        smm.sequence_id = (uint64_t)m->sequence_id;
+        size_t size = pulsar__proto__single_message_metadata__get_packed_size(&smm);
+        if (pc_buf_reserve(out, 4 + size + m->payload_len) != 0)
+            goto out;
+        pc_buf_put_u32be(out, (uint32_t)size);
+        pulsar__proto__single_message_metadata__pack(&smm, out->data + out->len);
+        out->len += size;
+        pc_buf_append(out, m->payload, m->payload_len);
+    }
+    rc = 0;
+out:
+    free(kvs);
+    free(ptrs);
+    return rc;
+}

@@ -1,0 +1,273 @@
+#include "producer/op_build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "PulsarApi.pb-c.h"
+#include "codec/compression.h"
+#include "common/clock.h"
+#include "common/error.h"
+#include "wire/frame.h"
+
+/* Room left in a frame for the command and chunk fields beyond the metadata we measure. */
+#define CHUNK_METADATA_MARGIN 512
+
+typedef struct kv_array {
+    Pulsar__Proto__KeyValue *kvs;
+    Pulsar__Proto__KeyValue **ptrs;
+} kv_array;
+
+static int kv_fill(kv_array *a, const pc_msg_t *m)
+{
+    size_t n = m->n_props ? m->n_props : 1;
+    a->kvs = malloc(n * sizeof *a->kvs);
+    a->ptrs = malloc(n * sizeof *a->ptrs);
+    if (!a->kvs || !a->ptrs)
+        return -1;
+    for (size_t i = 0; i < m->n_props; i++) {
+        pulsar__proto__key_value__init(&a->kvs[i]);
+        a->kvs[i].key = m->props[i].key;
+        a->kvs[i].value = m->props[i].value;
+        a->ptrs[i] = &a->kvs[i];
+    }
+    return 0;
+}
+
+static void kv_free(kv_array *a)
+{
+    free(a->kvs);
+    free(a->ptrs);
+}
+
+/* Fields every op's metadata carries. */
+static void fill_common(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t *p,
+                        const pc_msg_t *first, size_t uncompressed)
+{
+    meta->producer_name = (char *)p->producer_name;
+    meta->sequence_id = (uint64_t)first->sequence_id;
+    meta->publish_time = pc_wall_ms();
+    meta->partition_key = (char *)first->key;
+    if (first->ordering_key) {
+        meta->has_ordering_key = 1;
+        meta->ordering_key.data = (uint8_t *)first->ordering_key;
+        meta->ordering_key.len = first->ordering_key_len;
+    }
+    meta->has_uncompressed_size = 1;
+    meta->uncompressed_size = (uint32_t)uncompressed;
+    if (p->codec != PC_CODEC_NONE) {
+        meta->has_compression = 1;
+        meta->compression = (Pulsar__Proto__CompressionType)p->codec;
+    }
+}
+
+static int encode_head(const pc_op_params_t *p, pc_op_t *op,
+                       const Pulsar__Proto__MessageMetadata *meta, bool is_chunk)
+{
+    Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    send.producer_id = p->producer_id;
+    send.sequence_id = op->sequence_id;
+    send.has_num_messages = 1;
+    send.num_messages = op->num_messages;
+    if (op->num_messages > 1 || op->highest_sequence_id != op->sequence_id) {
+        send.has_highest_sequence_id = 1;
+        send.highest_sequence_id = op->highest_sequence_id;
+    }
+    if (is_chunk) {
+        send.has_is_chunk = 1;
+        send.is_chunk = 1;
+    }
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
+    cmd.send = &send;
+    return pc_frame_encode_payload_head(&op->head, &cmd, meta, op->payload, op->payload_len);
+}
+
+/* Compress into out when a codec is set; data and len then describe the result. */
+static int maybe_compress(const pc_op_params_t *p, const uint8_t **data, size_t *len,
+                          pc_buf_t *out)
+{
+    if (p->codec == PC_CODEC_NONE || *len == 0)
+        return 0;
+    if (pc_compress((pc_codec_t)p->codec, *data, *len, out) != 0)
+        return -1;
+    *data = out->data;
+    *len = out->len;
+    return 0;
+}
+
+size_t pc_chunk_count(size_t len, size_t chunk_size)
+{
+    if (chunk_size == 0)
+        return 0;
+    return len == 0 ? 1 : (len + chunk_size - 1) / chunk_size;
+}
+
+static pulsarc_result build_chunks(const pc_op_params_t *p, pc_msg_t *msg,
+                                   Pulsar__Proto__MessageMetadata *meta, pc_shared_payload_t *sh,
+                                   const uint8_t *data, size_t len, size_t chunk_size,
+                                   pc_op_t **first, pc_op_t **last)
+{
+    size_t n = pc_chunk_count(len, chunk_size);
+    char uuid[300];
+    snprintf(uuid, sizeof uuid, "%s-%lld", p->producer_name ? p->producer_name : "",
+             (long long)msg->sequence_id);
+    meta->uuid = uuid;
+    meta->has_num_chunks_from_msg = 1;
+    meta->num_chunks_from_msg = (int32_t)n;
+    meta->has_total_chunk_msg_size = 1;
+    meta->total_chunk_msg_size = (int32_t)len;
+    pc_op_t *head = NULL, *tail = NULL;
+    for (size_t i = 0; i < n; i++) {
+        pc_op_t *op = pc_op_new();
+        if (!op)
+            goto fail;
+        op->sequence_id = op->highest_sequence_id = (uint64_t)msg->sequence_id;
+        op->payload = data + i * chunk_size;
+        op->payload_len = i + 1 < n ? chunk_size : len - i * chunk_size;
+        op->chunk_id = (int)i;
+        op->num_chunks = (int)n;
+        op->shared = sh;
+        sh->refs++;
+        meta->has_chunk_id = 1;
+        meta->chunk_id = (int32_t)i;
+        if (tail)
+            tail->next = op;
+        else
+            head = op;
+        tail = op;
+        if (encode_head(p, op, meta, true) != 0)
+            goto fail;
+    }
+    *first = head;
+    *last = tail;
+    return PULSARC_OK;
+fail:
+    while (head) {
+        pc_op_t *next = head->next;
+        pc_op_release(head);
+        head = next;
+    }
+    return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building chunks");
+}
+
+pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,
+                                   pc_op_t **last)
+{
+    Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    kv_array kv = { 0 };
+    pc_buf_t compressed;
+    pc_buf_init(&compressed);
+    pulsarc_result res = PULSARC_OK;
+    const uint8_t *data = msg->payload;
+    size_t len = msg->payload_len;
+    if (kv_fill(&kv, msg) != 0 || maybe_compress(p, &data, &len, &compressed) != 0) {
+        res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory compressing or encoding");
+        goto out;
+    }
+    fill_common(&meta, p, msg, msg->payload_len);
+    meta.n_properties = msg->n_props;
+    meta.properties = kv.ptrs;
+    if (msg->event_time) {
+        meta.has_event_time = 1;
+        meta.event_time = msg->event_time;
+    }
+    if (msg->deliver_at) {
+        meta.has_deliver_at_time = 1;
+        meta.deliver_at_time = (int64_t)msg->deliver_at;
+    }
+    /* The frame must fit the broker's limit with its metadata. */
+    size_t meta_size = pulsar__proto__message_metadata__get_packed_size(&meta);
+    size_t room = p->max_message_size > meta_size + CHUNK_METADATA_MARGIN
+                      ? p->max_message_size - meta_size - CHUNK_METADATA_MARGIN
+                      : 1;
+    size_t chunk_size = p->chunk_size && p->chunk_size < room ? p->chunk_size : room;
+    bool split = p->chunking && len > chunk_size;
+    if (!split && len > p->max_message_size) {
+        res = pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                      "payload of %zu bytes%s is above the broker's limit of %u bytes (enable "
+                      "chunkingEnabled to send it in chunks)",
+                      len, p->codec ? " (compressed)" : "", p->max_message_size);
+        goto out;
+    }
+    if (split) {
+        pc_shared_payload_t *sh = pc_shared_payload_new();
+        if (!sh) {
+            res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+            goto out;
+        }
+        sh->buf = compressed; /* the chunks slice the compressed bytes, if any */
+        pc_buf_init(&compressed);
+        res = build_chunks(p, msg, &meta, sh, data, len, chunk_size, first, last);
+        if (res == PULSARC_OK)
+            sh->msg = msg;
+        pc_shared_payload_unref(sh); /* the chunk ops hold their own references */
+        goto out;
+    }
+    pc_op_t *op = pc_op_new();
+    if (!op) {
+        res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+        goto out;
+    }
+    op->sequence_id = op->highest_sequence_id = (uint64_t)msg->sequence_id;
+    op->owned = compressed;
+    pc_buf_init(&compressed);
+    op->payload = data;
+    op->payload_len = len;
+    if (encode_head(p, op, &meta, false) != 0) {
+        pc_op_release(op);
+        res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");
+        goto out;
+    }
+    msg->next = NULL;
+    op->msgs = msg;
+    *first = *last = op;
+out:
+    kv_free(&kv);
+    pc_buf_free(&compressed);
+    return res;
+}
+
+pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_op_t **out)
+{
+    pc_op_t *op = pc_op_new();
+    if (!op)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    pc_buf_t raw;
+    pc_buf_init(&raw);
+    if (pc_batch_encode(batch, &raw) != 0)
+        goto oom;
+    size_t uncompressed = raw.len;
+    const uint8_t *data = raw.data;
+    size_t len = raw.len;
+    if (maybe_compress(p, &data, &len, &op->owned) != 0)
+        goto oom;
+    if (p->codec == PC_CODEC_NONE || len == 0) {
+        op->owned = raw; /* keep the uncompressed payload itself */
+        pc_buf_init(&raw);
+        data = op->owned.data;
+    }
+    op->payload = data;
+    op->payload_len = len;
+    op->num_messages = batch->count;
+    op->sequence_id = (uint64_t)batch->head->sequence_id;
+    op->highest_sequence_id = (uint64_t)batch->tail->sequence_id;
+
+    Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    fill_common(&meta, p, batch->head, uncompressed);
+    meta.has_num_messages_in_batch = 1;
+    meta.num_messages_in_batch = batch->count;
+    meta.has_highest_sequence_id = 1;
+    meta.highest_sequence_id = op->highest_sequence_id;
+    if (encode_head(p, op, &meta, false) != 0)
+        goto oom;
+    pc_buf_free(&raw);
+    op->msgs = batch->head;
+    batch->head = batch->tail = NULL;
+    *out = op;
+    return PULSARC_OK;
+oom:
+    pc_buf_free(&raw);
+    pc_op_release(op);
+    return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building a batch");
+}

@@ -1,0 +1,33 @@
+/* Turning messages into ops: metadata, compression, batch payloads and chunks.
+ * Pure functions of their inputs (no connection, no queue). @locality loop thread. */
+#ifndef PC_OP_BUILD_H
+#define PC_OP_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "producer/batch.h"
+#include "producer/op.h"
+#include "pulsarc/pulsarc.h"
+
+typedef struct pc_op_params {
+    uint64_t producer_id;
+    const char *producer_name;
+    int codec;                 /* pc_codec_t */
+    uint32_t max_message_size; /* the connection's limit */
+    bool chunking;
+    size_t chunk_size;         /* 0 = derive from max_message_size */
+} pc_op_params_t;
+
+/* One message (its sequence id assigned) → one op, or a chain of chunk ops linked by
+ * op->next when chunking splits it. The ops take the message. On error the message is
+ * untouched and the detail is set. */
+pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,
+                                   pc_op_t **last);
+/* A batch → one op owning the batch's messages. */
+pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_op_t **out);
+/* How many chunks a payload of len bytes needs at chunk_size bytes each. */
+size_t pc_chunk_count(size_t len, size_t chunk_size);
+
+#endif

@@ -1,0 +1,432 @@
+/* Shared helpers for the client-against-mock-broker tests (test_client_*.c).
+ *
+ * Criterion forks every test, so the globals here are per test. A test typically:
+ *   h_start();                                  mock broker up (also done by h_setup)
+ *   client = h_client("keepAliveIntervalSeconds", "1", NULL);
+ *   producer = h_producer(client, "t", "sendTimeoutMs", "500", NULL);
+ *   h_send(producer, 0) ... h_wait_calls(n, ms) ... assert on T.calls / T.res / mock counters
+ * and h_teardown() (the suite's .fini) frees whatever is left.
+ *
+ * Every client uses short timeouts (see h_client) and a logger that keeps the lines in
+ * memory (h_log_contains); set PULSARC_TEST_LOG=1 to also see them on stderr. */
+#ifndef PC_TEST_CLIENT_HARNESS_H
+#define PC_TEST_CLIENT_HARNESS_H
+
+#include <criterion/criterion.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mock_broker.h"
+#include "pulsarc/pulsarc.h"
+
+#define H_UNUSED __attribute__((unused))
+#define H_MAX_MSGS 512
+#define H_TOPIC "persistent://public/default/faults"
+
+/* ---- time ------------------------------------------------------------------------- */
+
+static H_UNUSED uint64_t h_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static H_UNUSED void h_sleep_ms(unsigned ms)
+{
+    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* ---- log capture ------------------------------------------------------------------ */
+
+static pthread_mutex_t h_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char h_log_buf[256 * 1024];
+static size_t h_log_len;
+
+static H_UNUSED void h_logger(pulsarc_log_level level, const char *file, int line,
+                              const char *message, void *ctx)
+{
+    static const char *const names[] = { "DEBUG", "INFO", "WARN", "ERROR", "OFF" };
+    char tmp[1024];
+    int n = snprintf(tmp, sizeof tmp, "%s %s:%d %s\n", names[level <= 4 ? level : 4],
+                     file ? file : "?", line, message ? message : "");
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof tmp)
+        n = sizeof tmp - 1;
+    pthread_mutex_lock(&h_log_mu);
+    if (h_log_len + (size_t)n < sizeof h_log_buf) {
+        memcpy(h_log_buf + h_log_len, tmp, (size_t)n);
+        h_log_len += (size_t)n;
+        h_log_buf[h_log_len] = '\0';
+    }
+    pthread_mutex_unlock(&h_log_mu);
+    if (getenv("PULSARC_TEST_LOG"))
+        fputs(tmp, stderr);
+}
+
+static H_UNUSED bool h_log_contains(const char *needle)
+{
+    pthread_mutex_lock(&h_log_mu);
+    bool found = strstr(h_log_buf, needle) != NULL;
+    pthread_mutex_unlock(&h_log_mu);
+    return found;
+}
+
+/* ---- send callbacks ---------------------------------------------------------------- */
+
+typedef struct h_slot {
+    int idx;
+} h_slot_t;
+
+typedef struct h_tracker {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    int calls[H_MAX_MSGS];                /* callbacks per message */
+    pulsarc_result res[H_MAX_MSGS];       /* result of the last callback */
+    int64_t ledger[H_MAX_MSGS], entry[H_MAX_MSGS];
+    char detail[H_MAX_MSGS][160];         /* pulsarc_last_error_detail() in the callback */
+    bool on_null_id_ok;                   /* an OK callback arrived without an id */
+    bool id_on_failure;                   /* a failed callback arrived with an id */
+    int order[4 * H_MAX_MSGS];            /* message indices in callback order */
+    int n_order;
+    int total;
+    h_slot_t slots[H_MAX_MSGS];
+    /* Run inside the callback (on the loop thread) after recording, if set. */
+    void (*hook)(pulsarc_producer_t *p, int idx, pulsarc_result res);
+} h_tracker_t;
+
+static h_tracker_t T = { .mu = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static H_UNUSED void h_on_sent(pulsarc_producer_t *p, pulsarc_result res,
+                               const pulsarc_message_id_t *id, void *ctx)
+{
+    h_slot_t *s = ctx;
+    pthread_mutex_lock(&T.mu);
+    T.calls[s->idx]++;
+    T.res[s->idx] = res;
+    snprintf(T.detail[s->idx], sizeof T.detail[s->idx], "%s", pulsarc_last_error_detail());
+    if (id) {
+        T.ledger[s->idx] = pulsarc_message_id_ledger(id);
+        T.entry[s->idx] = pulsarc_message_id_entry(id);
+    }
+    if (res == PULSARC_OK && !id)
+        T.on_null_id_ok = true;
+    if (res != PULSARC_OK && id)
+        T.id_on_failure = true;
+    if (T.n_order < (int)(sizeof T.order / sizeof T.order[0]))
+        T.order[T.n_order++] = s->idx;
+    T.total++;
+    pthread_cond_broadcast(&T.cond);
+    pthread_mutex_unlock(&T.mu);
+    if (T.hook)
+        T.hook(p, s->idx, res);
+}
+
+/* Wait until at least n callbacks ran in total. */
+static H_UNUSED bool h_wait_calls(int n, int timeout_ms)
+{
+    uint64_t deadline = h_now_ms() + (uint64_t)timeout_ms;
+    pthread_mutex_lock(&T.mu);
+    while (T.total < n) {
+        uint64_t now = h_now_ms();
+        if (now >= deadline)
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t wait = deadline - now;
+        if (wait > 50)
+            wait = 50;
+        ts.tv_nsec += (long)wait * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&T.cond, &T.mu, &ts);
+    }
+    bool ok = T.total >= n;
+    pthread_mutex_unlock(&T.mu);
+    return ok;
+}
+
+static H_UNUSED int h_total(void)
+{
+    pthread_mutex_lock(&T.mu);
+    int n = T.total;
+    pthread_mutex_unlock(&T.mu);
+    return n;
+}
+
+/* Every message in [0, n) had exactly one callback, with result want. */
+static H_UNUSED void h_assert_each_once(int n, pulsarc_result want)
+{
+    pthread_mutex_lock(&T.mu);
+    for (int i = 0; i < n; i++) {
+        int calls = T.calls[i];
+        pulsarc_result res = T.res[i];
+        if (calls != 1 || res != want) {
+            pthread_mutex_unlock(&T.mu);
+            cr_assert_fail("message %d: %d callback(s), last result %s (%s); want one %s", i,
+                           calls, pulsarc_result_name(res), T.detail[i],
+                           pulsarc_result_name(want));
+        }
+    }
+    bool bad_ok = T.on_null_id_ok, bad_fail = T.id_on_failure;
+    pthread_mutex_unlock(&T.mu);
+    cr_assert_not(bad_ok, "an OK callback came without a message id");
+    cr_assert_not(bad_fail, "a failed callback came with a message id");
+}
+
+/* Callbacks ran in message order 0, 1, ..., n-1 (each once). */
+static H_UNUSED void h_assert_order(int n)
+{
+    pthread_mutex_lock(&T.mu);
+    int n_order = T.n_order;
+    int bad = -1;
+    for (int i = 0; i < n && i < n_order; i++)
+        if (T.order[i] != i) {
+            bad = i;
+            break;
+        }
+    int got = bad >= 0 ? T.order[bad] : 0;
+    pthread_mutex_unlock(&T.mu);
+    cr_assert_eq(n_order, n, "%d callbacks, want %d", n_order, n);
+    cr_assert_eq(bad, -1, "callback %d was for message %d", bad, got);
+}
+
+/* ---- client, producer, messages ---------------------------------------------------- */
+
+static mock_broker_t *mb;
+static pulsarc_client_t *client;
+static pulsarc_producer_t *producer;
+
+static H_UNUSED void h_start(void)
+{
+    if (!mb)
+        mb = mock_broker_start();
+    cr_assert_not_null(mb, "mock broker did not start");
+}
+
+static H_UNUSED void h_setup(void)
+{
+    h_start();
+}
+
+static H_UNUSED void h_teardown(void)
+{
+    T.hook = NULL;
+    if (producer && client)
+        pulsarc_producer_free(producer);
+    producer = NULL;
+    if (client)
+        pulsarc_client_destroy(client);
+    client = NULL;
+    mock_broker_stop(mb);
+    mb = NULL;
+}
+
+static H_UNUSED void h_set_va(pulsarc_client_config_t *cc, pulsarc_producer_config_t *pc,
+                              va_list ap)
+{
+    const char *k;
+    while ((k = va_arg(ap, const char *)) != NULL) {
+        const char *v = va_arg(ap, const char *);
+        pulsarc_result r = cc ? pulsarc_client_config_set(cc, k, v)
+                              : pulsarc_producer_config_set(pc, k, v);
+        cr_assert_eq(r, PULSARC_OK, "config %s=%s: %s", k, v, pulsarc_last_error_detail());
+    }
+}
+
+/* A client of `url` with short timeouts; key/value pairs (NULL-terminated) override. */
+static H_UNUSED pulsarc_client_t *h_client_url(const char *url, ...)
+{
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    cr_assert_not_null(cc);
+    static const char *const defaults[][2] = {
+        { "operationTimeoutMs", "3000" },     { "connectionTimeoutMs", "1000" },
+        { "initialBackoffIntervalMs", "20" }, { "maxBackoffIntervalMs", "200" },
+        { "logLevel", "info" },
+    };
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        cr_assert_eq(pulsarc_client_config_set(cc, defaults[i][0], defaults[i][1]), PULSARC_OK);
+    va_list ap;
+    va_start(ap, url);
+    h_set_va(cc, NULL, ap);
+    va_end(ap);
+    /* The logger is set last: set_logger(NULL) would turn logging off. */
+    pulsarc_client_config_set_logger(cc, h_logger, NULL);
+    pulsarc_client_t *c = NULL;
+    pulsarc_result r = pulsarc_client_new(url, cc, &c);
+    pulsarc_client_config_free(cc);
+    cr_assert_eq(r, PULSARC_OK, "client_new: %s", pulsarc_last_error_detail());
+    return c;
+}
+
+#define h_client(...) h_client_url(mock_broker_url(mb), __VA_ARGS__)
+
+static H_UNUSED pulsarc_producer_config_t *h_producer_conf(int dummy, ...)
+{
+    pulsarc_producer_config_t *pc = pulsarc_producer_config_new();
+    cr_assert_not_null(pc);
+    va_list ap;
+    va_start(ap, dummy);
+    h_set_va(NULL, pc, ap);
+    va_end(ap);
+    return pc;
+}
+
+/* Create a producer (key/value pairs, NULL-terminated) and insist on success. */
+#define h_producer(c, topic, ...)                                                              \
+    h_producer_ok((c), (topic), h_producer_conf(0, __VA_ARGS__))
+
+static H_UNUSED pulsarc_producer_t *h_producer_ok(pulsarc_client_t *c, const char *topic,
+                                                  pulsarc_producer_config_t *pc)
+{
+    pulsarc_producer_t *p = NULL;
+    pulsarc_result r = pulsarc_client_create_producer(c, topic, pc, &p);
+    pulsarc_producer_config_free(pc);
+    cr_assert_eq(r, PULSARC_OK, "create_producer: %s (%s)", pulsarc_result_name(r),
+                 pulsarc_last_error_detail());
+    cr_assert_not_null(p);
+    return p;
+}
+
+/* Create a producer expecting failure; returns the result and copies the detail. */
+static H_UNUSED pulsarc_result h_producer_fails(pulsarc_client_t *c, const char *topic,
+                                                pulsarc_producer_config_t *pc, char *detail,
+                                                size_t len, uint64_t *elapsed_ms)
+{
+    pulsarc_producer_t *p = NULL;
+    uint64_t t0 = h_now_ms();
+    pulsarc_result r = pulsarc_client_create_producer(c, topic, pc, &p);
+    if (elapsed_ms)
+        *elapsed_ms = h_now_ms() - t0;
+    if (detail)
+        snprintf(detail, len, "%s", pulsarc_last_error_detail());
+    if (pc)
+        pulsarc_producer_config_free(pc);
+    cr_assert_neq(r, PULSARC_OK, "create_producer succeeded, expected a failure");
+    cr_assert_null(p, "a failed create_producer left a handle");
+    return r;
+}
+
+/* The payload of message idx: "msg-<idx>" padded to len bytes (len 0: just the text). */
+static H_UNUSED pulsarc_message_t *h_message(int idx, size_t len)
+{
+    static _Thread_local char buf[64 * 1024];
+    pulsarc_message_t *m = pulsarc_message_new();
+    cr_assert_not_null(m);
+    int n = snprintf(buf, sizeof buf, "msg-%d", idx);
+    size_t total = len ? len : (size_t)n;
+    cr_assert_leq(total, sizeof buf);
+    for (size_t i = (size_t)n; i < total; i++)
+        buf[i] = (char)('a' + (i % 26));
+    cr_assert_eq(pulsarc_message_set_payload(m, buf, total), PULSARC_OK);
+    return m;
+}
+
+/* send_async message idx with the tracking callback; returns the call's result. */
+static H_UNUSED pulsarc_result h_send_len(pulsarc_producer_t *p, int idx, size_t len)
+{
+    cr_assert_lt(idx, H_MAX_MSGS);
+    T.slots[idx].idx = idx;
+    pulsarc_message_t *m = h_message(idx, len);
+    pulsarc_result r = pulsarc_producer_send_async(p, m, h_on_sent, &T.slots[idx]);
+    pulsarc_message_free(m);
+    return r;
+}
+
+static H_UNUSED pulsarc_result h_send(pulsarc_producer_t *p, int idx)
+{
+    return h_send_len(p, idx, 0);
+}
+
+/* send_async messages [from, to) and insist each is accepted. */
+static H_UNUSED void h_send_range(pulsarc_producer_t *p, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        pulsarc_result r = h_send(p, i);
+        cr_assert_eq(r, PULSARC_OK, "send_async %d: %s (%s)", i, pulsarc_result_name(r),
+                     pulsarc_last_error_detail());
+    }
+}
+
+/* A blocking send of message idx (untracked). */
+static H_UNUSED pulsarc_result h_send_sync(pulsarc_producer_t *p, int idx)
+{
+    pulsarc_message_t *m = h_message(idx, 0);
+    pulsarc_result r = pulsarc_producer_send(p, m, NULL);
+    pulsarc_message_free(m);
+    return r;
+}
+
+/* ---- mock queries ------------------------------------------------------------------ */
+
+static H_UNUSED uint64_t h_count(mock_broker_t *b, mock_counter_t c)
+{
+    return mock_broker_count(b, c);
+}
+
+/* Recorded SEND i; the caller frees it with mock_send_free. */
+static H_UNUSED mock_send_t h_get_send(mock_broker_t *b, size_t i)
+{
+    mock_send_t s;
+    cr_assert(mock_broker_get_send(b, i, &s), "no recorded SEND %zu", i);
+    return s;
+}
+
+/* The "msg-<idx>" index of a recorded SEND's payload, or -1. */
+static H_UNUSED int h_send_index(const mock_send_t *s)
+{
+    if (!s->payload || s->payload_len < 5 || memcmp(s->payload, "msg-", 4) != 0)
+        return -1;
+    int v = 0;
+    size_t i = 4;
+    if (i >= s->payload_len || s->payload[i] < '0' || s->payload[i] > '9')
+        return -1;
+    for (; i < s->payload_len && s->payload[i] >= '0' && s->payload[i] <= '9'; i++)
+        v = v * 10 + (s->payload[i] - '0');
+    return v;
+}
+
+/* Sequence ids recorded on each connection strictly increase (resends start over only on
+ * a new connection). Returns how many connections carried SENDs. */
+static H_UNUSED int h_assert_seq_in_order_per_connection(mock_broker_t *b)
+{
+    size_t n = (size_t)mock_broker_count(b, MOCK_SENDS);
+    int conns[64];
+    uint64_t last[64];
+    int n_conns = 0;
+    for (size_t i = 0; i < n; i++) {
+        mock_send_t s = h_get_send(b, i);
+        int k = 0;
+        while (k < n_conns && conns[k] != s.connection)
+            k++;
+        if (k == n_conns) {
+            cr_assert_lt(n_conns, 64);
+            conns[n_conns] = s.connection;
+            last[n_conns] = s.sequence_id;
+            n_conns++;
+        } else {
+            uint64_t prev = last[k];
+            int conn = s.connection;
+            uint64_t seq = s.sequence_id;
+            if (seq <= prev) {
+                mock_send_free(&s);
+                cr_assert_fail("connection %d: sequence id %llu after %llu (SEND #%zu)", conn,
+                               (unsigned long long)seq, (unsigned long long)prev, i);
+            }
+            last[k] = seq;
+        }
+        mock_send_free(&s);
+    }
+    return n_conns;
+}
+
+#endif

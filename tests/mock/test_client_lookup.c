@@ -1,0 +1,304 @@
+/* The client against the mock broker: topic lookup (redirects, failures) and producer
+ * creation (broker errors, retries, connection failures), plus what the client sends in
+ * CONNECT and PRODUCER. */
+#include "client_harness.h"
+
+TestSuite(client_lookup, .init = h_setup, .fini = h_teardown, .timeout = 30);
+TestSuite(client_create, .init = h_setup, .fini = h_teardown, .timeout = 30);
+
+/* ---- lookup -------------------------------------------------------------------------- */
+
+Test(client_lookup, redirects_then_connect)
+{
+    mock_broker_lookup_redirect(mb, mock_broker_url(mb), 3);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    /* One question, three redirects, then the Connect answer. */
+    cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 4);
+    cr_assert_eq(h_count(mb, MOCK_PARTITION_METADATA), 1);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1);
+    /* Redirects to the same broker reuse the one connection. */
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 1);
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 1);
+}
+
+Test(client_lookup, too_many_redirects_fails)
+{
+    mock_broker_lookup_redirect(mb, mock_broker_url(mb), -1);
+    client = h_client("maxLookupRedirects", "2", "operationTimeoutMs", "1000", NULL);
+    char detail[512];
+    uint64_t elapsed;
+    pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
+    cr_assert_eq(r, PULSARC_ERR_TOO_MANY_REDIRECTS, "got %s (%s)", pulsarc_result_name(r), detail);
+    cr_assert(strstr(detail, "redirect"), "detail: %s", detail);
+    /* Each attempt asks once and follows 2 redirects; the third redirect ends it. The
+     * attempt may be retried until operationTimeoutMs, but never goes past the limit. */
+    uint64_t lookups = h_count(mb, MOCK_LOOKUPS);
+    cr_assert_geq(lookups, 3);
+    cr_assert_eq(lookups % 3, 0, "%llu lookups: an attempt followed more than 2 redirects",
+                 (unsigned long long)lookups);
+    cr_assert_lt(elapsed, 1000 + 2000, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
+}
+
+Test(client_lookup, redirect_limit_is_inclusive)
+{
+    /* Exactly maxLookupRedirects redirects are allowed. */
+    mock_broker_lookup_redirect(mb, mock_broker_url(mb), 2);
+    client = h_client("maxLookupRedirects", "2", NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 3);
+}
+
+Test(client_lookup, redirect_to_second_broker)
+{
+    mock_broker_t *second = mock_broker_start();
+    cr_assert_not_null(second);
+    mock_broker_lookup_redirect(mb, mock_broker_url(second), 1);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 1);
+    cr_assert_eq(h_count(second, MOCK_LOOKUPS), 1, "the redirect was not followed");
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
+    cr_assert_eq(h_count(second, MOCK_PRODUCERS), 1);
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    cr_assert_eq(h_count(second, MOCK_SENDS), 1);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
+    mock_producer_info_t info;
+    cr_assert(mock_broker_last_producer(second, &info));
+    cr_assert_str_eq(info.topic, H_TOPIC);
+
+    pulsarc_producer_free(producer);
+    producer = NULL;
+    pulsarc_client_destroy(client);
+    client = NULL;
+    mock_broker_stop(second);
+}
+
+Test(client_lookup, connect_answer_to_second_broker)
+{
+    mock_broker_t *second = mock_broker_start();
+    cr_assert_not_null(second);
+    mock_broker_set_lookup_url(mb, mock_broker_url(second));
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 1);
+    cr_assert_eq(h_count(second, MOCK_LOOKUPS), 0, "a Connect answer is final");
+    cr_assert_eq(h_count(second, MOCK_PRODUCERS), 1);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    cr_assert_eq(h_count(second, MOCK_SENDS), 1);
+
+    pulsarc_producer_free(producer);
+    producer = NULL;
+    pulsarc_client_destroy(client);
+    client = NULL;
+    mock_broker_stop(second);
+}
+
+Test(client_lookup, topic_not_found_is_reported)
+{
+    mock_broker_lookup_fail(mb, PULSAR__PROTO__SERVER_ERROR__TopicNotFound,
+                            "Topic faults-xyz does not exist", -1);
+    client = h_client("operationTimeoutMs", "5000", NULL);
+    char detail[512];
+    uint64_t elapsed;
+    pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
+    cr_assert_eq(r, PULSARC_ERR_BROKER_TOPIC_NOT_FOUND, "got %s (%s)", pulsarc_result_name(r),
+                 detail);
+    cr_assert(strstr(detail, "Topic faults-xyz does not exist"), "detail: %s", detail);
+    /* Terminal: no retry until the operation timeout. */
+    cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 1);
+    cr_assert_lt(elapsed, 2000, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
+}
+
+Test(client_lookup, retryable_lookup_failure_then_ok)
+{
+    mock_broker_lookup_fail(mb, PULSAR__PROTO__SERVER_ERROR__ServiceNotReady, "loading", 2);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 3);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1);
+}
+
+/* ---- producer creation --------------------------------------------------------------- */
+
+Test(client_create, producer_busy_is_terminal)
+{
+    mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ProducerBusy,
+                              "Producer with name 'p1' is already connected", -1);
+    client = h_client("operationTimeoutMs", "5000", NULL);
+    char detail[512];
+    uint64_t elapsed;
+    pulsarc_result r = h_producer_fails(client, H_TOPIC,
+                                        h_producer_conf(0, "producerName", "p1", NULL), detail,
+                                        sizeof detail, &elapsed);
+    cr_assert_eq(r, PULSARC_ERR_BROKER_PRODUCER_BUSY, "got %s (%s)", pulsarc_result_name(r), detail);
+    cr_assert(strstr(detail, "already connected"), "detail: %s", detail);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1, "a terminal error was retried");
+    cr_assert_lt(elapsed, 2000, "create took %llu ms", (unsigned long long)elapsed);
+}
+
+Test(client_create, service_not_ready_twice_then_ok)
+{
+    mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ServiceNotReady, "not yet", 2);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 3);
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 1);
+    mock_send_t s = h_get_send(mb, 0);
+    cr_assert_eq(s.sequence_id, 0);
+    cr_assert_not_null(s.producer_name, "SEND on a connection where the producer is unknown");
+    mock_send_free(&s);
+}
+
+Test(client_create, service_not_ready_always_times_out)
+{
+    mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ServiceNotReady, "still loading",
+                              -1);
+    client = h_client("operationTimeoutMs", "1000", "initialBackoffIntervalMs", "50", NULL);
+    char detail[512];
+    uint64_t elapsed;
+    pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
+    cr_assert_eq(r, PULSARC_ERR_BROKER_SERVICE_NOT_READY, "got %s (%s)", pulsarc_result_name(r),
+                 detail);
+    cr_assert(strstr(detail, "still loading"), "detail: %s", detail);
+    cr_assert_geq(h_count(mb, MOCK_PRODUCERS), 3, "retryable error not retried");
+    cr_assert_geq(elapsed, 500, "gave up after %llu ms", (unsigned long long)elapsed);
+    cr_assert_lt(elapsed, 2500, "create took %llu ms", (unsigned long long)elapsed);
+}
+
+Test(client_create, connect_never_answered)
+{
+    mock_broker_set_ignore_connect(mb, true);
+    client = h_client("connectionTimeoutMs", "500", "operationTimeoutMs", "1500", NULL);
+    char detail[512];
+    uint64_t elapsed;
+    pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
+    cr_assert(r == PULSARC_ERR_CONNECT_FAILED || r == PULSARC_ERR_TIMEOUT, "got %s (%s)",
+              pulsarc_result_name(r), detail);
+    cr_assert_geq(h_count(mb, MOCK_CONNECTS), 1);
+    cr_assert_geq(elapsed, 400, "failed after %llu ms", (unsigned long long)elapsed);
+    cr_assert_lt(elapsed, 1500 + 1000, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
+    /* The abandoned connection is closed by the client. */
+    cr_assert(mock_broker_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 0, 3000));
+}
+
+Test(client_create, refused_connection_fails)
+{
+    mock_broker_set_refuse(mb, true);
+    client = h_client("operationTimeoutMs", "1000", NULL);
+    char detail[512];
+    uint64_t elapsed;
+    pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
+    cr_assert(r == PULSARC_ERR_CONNECTION_CLOSED || r == PULSARC_ERR_CONNECT_FAILED ||
+                  r == PULSARC_ERR_TIMEOUT,
+              "got %s (%s)", pulsarc_result_name(r), detail);
+    cr_assert_geq(h_count(mb, MOCK_CONNECTIONS), 1);
+    cr_assert_eq(h_count(mb, MOCK_CONNECTS), 0);
+    cr_assert_lt(elapsed, 1000 + 1500, "create took %llu ms", (unsigned long long)elapsed);
+    /* The client is still usable once the broker accepts again. */
+    mock_broker_set_refuse(mb, false);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+}
+
+Test(client_create, broker_down_connect_failed)
+{
+    cr_assert_eq(mock_broker_set_down(mb, true), 0);
+    client = h_client("operationTimeoutMs", "1000", NULL);
+    char detail[512];
+    uint64_t elapsed;
+    pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
+    cr_assert_eq(r, PULSARC_ERR_CONNECT_FAILED, "got %s (%s)", pulsarc_result_name(r), detail);
+    cr_assert_neq(detail[0], '\0', "no detail for CONNECT_FAILED");
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 0);
+    cr_assert_lt(elapsed, 1000 + 1500, "create took %llu ms", (unsigned long long)elapsed);
+}
+
+Test(client_create, truncated_connected_is_not_fatal_to_the_client)
+{
+    /* Half a CONNECTED, then EOF. Whether creation retries or fails, the client must
+     * survive it and create the producer on the next attempt. */
+    mock_broker_cut_next_reply(mb);
+    client = h_client(NULL);
+    pulsarc_producer_t *p = NULL;
+    pulsarc_result r = pulsarc_client_create_producer(client, H_TOPIC, NULL, &p);
+    if (r != PULSARC_OK) {
+        cr_assert(r == PULSARC_ERR_CONNECTION_CLOSED || r == PULSARC_ERR_CONNECT_FAILED ||
+                      r == PULSARC_ERR_PROTOCOL,
+                  "got %s (%s)", pulsarc_result_name(r), pulsarc_last_error_detail());
+        cr_assert_null(p);
+        r = pulsarc_client_create_producer(client, H_TOPIC, NULL, &p);
+    }
+    cr_assert_eq(r, PULSARC_OK, "got %s (%s)", pulsarc_result_name(r), pulsarc_last_error_detail());
+    producer = p;
+    cr_assert_geq(h_count(mb, MOCK_CONNECTIONS), 2);
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+}
+
+/* ---- what the client sends ------------------------------------------------------------ */
+
+Test(client_create, connect_command_fields)
+{
+    client = h_client(NULL);
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 0, "client_new must not connect");
+    producer = h_producer(client, H_TOPIC, NULL);
+    mock_connect_info_t info;
+    cr_assert(mock_broker_last_connect(mb, &info));
+    cr_assert(strncmp(info.client_version, "pulsarc-", 8) == 0, "client_version \"%s\"",
+              info.client_version);
+    cr_assert_str_eq(info.client_version + 8, PULSARC_VERSION_STRING);
+    cr_assert_eq(info.protocol_version, 21);
+    cr_assert_not(info.has_auth_method_name);
+    cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1);
+}
+
+Test(client_create, producer_command_fields)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, "faults-short", NULL);
+    mock_producer_info_t info;
+    cr_assert(mock_broker_last_producer(mb, &info));
+    cr_assert_str_eq(info.topic, "persistent://public/default/faults-short");
+    cr_assert_str_eq(pulsarc_producer_topic(producer), "persistent://public/default/faults-short");
+    cr_assert(info.has_epoch);
+    cr_assert_eq(info.epoch, 0);
+    cr_assert_not(info.user_provided_producer_name);
+    /* The broker-assigned name is the producer's name and goes into every message. */
+    cr_assert_str_eq(pulsarc_producer_name(producer), "mock-0");
+    cr_assert_eq(pulsarc_producer_last_sequence_id(producer), -1);
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    mock_send_t s = h_get_send(mb, 0);
+    cr_assert_not_null(s.metadata);
+    cr_assert_str_eq(s.metadata->producer_name, "mock-0");
+    cr_assert_eq(s.metadata->sequence_id, 0);
+    cr_assert(s.checksum_ok);
+    mock_send_free(&s);
+    cr_assert_eq(pulsarc_producer_last_sequence_id(producer), 0);
+
+    pulsarc_producer_t *named = h_producer(client, H_TOPIC, "producerName", "my-name", NULL);
+    cr_assert(mock_broker_last_producer(mb, &info));
+    cr_assert(info.has_producer_name);
+    cr_assert_str_eq(info.producer_name, "my-name");
+    cr_assert(info.user_provided_producer_name);
+    cr_assert_str_eq(pulsarc_producer_name(named), "my-name");
+    cr_assert_neq(info.producer_id, 0);
+    pulsarc_producer_free(named);
+}
+
+Test(client_create, continues_from_broker_last_sequence_id)
+{
+    mock_broker_set_last_sequence_id(mb, 41);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(pulsarc_producer_last_sequence_id(producer), 41);
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    mock_send_t s = h_get_send(mb, 0);
+    cr_assert_eq(s.sequence_id, 42);
+    mock_send_free(&s);
+}
