@@ -24,6 +24,7 @@ typedef struct pc_op {
     uint64_t sequence_id;
     uint64_t highest_sequence_id; /* last message's id in a batch, else sequence_id */
     int num_messages;             /* messages in the batch, 1 otherwise */
+    bool batch;                   /* carries a batch (even of one message) */
     pc_msg_t *msgs;               /* linked by msg->next, in batch order */
     pc_buf_t head;                /* frame bytes up to the payload */
     const uint8_t *payload;       /* slice written after head, not copied */

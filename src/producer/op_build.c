@@ -70,7 +70,7 @@ static int encode_head(const pc_op_params_t *p, pc_op_t *op,
     send.sequence_id = op->sequence_id;
     send.has_num_messages = 1;
     send.num_messages = op->num_messages;
-    if (op->num_messages > 1 || op->highest_sequence_id != op->sequence_id) {
+    if (op->batch) {
         send.has_highest_sequence_id = 1;
         send.highest_sequence_id = op->highest_sequence_id;
     }
@@ -250,6 +250,7 @@ pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_
     op->payload = data;
     op->payload_len = len;
     op->num_messages = batch->count;
+    op->batch = true;
     op->sequence_id = (uint64_t)batch->head->sequence_id;
     op->highest_sequence_id = (uint64_t)batch->tail->sequence_id;
 

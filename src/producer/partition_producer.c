@@ -196,7 +196,7 @@ static void complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message
         pulsarc_message_id_t mid;
         if (res == PULSARC_OK) {
             mid = *id;
-            if (op->num_messages > 1 || op->msgs->next) {
+            if (op->batch) {
                 mid.batch_index = i;
                 mid.batch_size = op->num_messages;
             }

@@ -29,6 +29,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -92,13 +93,13 @@ class FaultProxy:
         finally:
             if stderr:
                 stderr.close()
-        deadline = time.monotonic() + timeout_s
-        line = b""
-        # The proxy prints one "READY {json}" line once everything listens.
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if line.startswith(b"READY ") or not line:
-                break
+        # The proxy prints one "READY {json}" line once everything listens (and nothing
+        # else on stdout). Read it on a thread so a hung start cannot block the test.
+        got: list[bytes] = []
+        reader = threading.Thread(target=lambda: got.append(proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout_s)
+        line = got[0] if got else b""
         if not line.startswith(b"READY "):
             proc.kill()
             proc.wait()

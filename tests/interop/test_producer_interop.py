@@ -55,8 +55,8 @@ def test_message_ids_deserialize_in_the_official_client(service_url, unique_topi
     received = ph.read_messages(topic, 5)
     for want, got in zip(ids, received):
         mid = pulsar.MessageId.deserialize(want["serialized"])
-        assert (mid.ledger_id(), mid.entry_id()) == got["message_id"][:2]
-        assert mid.batch_index() == -1
+        assert (mid.ledger_id(), mid.entry_id(), mid.batch_index()) == \
+            (got["message_id"][0], got["message_id"][1], got["message_id"][3])
 
 
 def test_user_named_producer_and_sequence_ids_match_the_broker(service_url, unique_topic, tmp_path):

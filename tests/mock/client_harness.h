@@ -270,10 +270,13 @@ static H_UNUSED pulsarc_client_t *h_client_url(const char *url, ...)
 
 #define h_client(...) h_client_url(mock_broker_url(mb), __VA_ARGS__)
 
+/* Producer config: batching off unless the pairs turn it on, so that one message is one
+ * SEND and one receipt (the batching tests say so explicitly). */
 static H_UNUSED pulsarc_producer_config_t *h_producer_conf(int dummy, ...)
 {
     pulsarc_producer_config_t *pc = pulsarc_producer_config_new();
     cr_assert_not_null(pc);
+    cr_assert_eq(pulsarc_producer_config_set(pc, "batchingEnabled", "false"), PULSARC_OK);
     va_list ap;
     va_start(ap, dummy);
     h_set_va(NULL, pc, ap);
@@ -347,7 +350,16 @@ static H_UNUSED pulsarc_result h_send(pulsarc_producer_t *p, int idx)
     return h_send_len(p, idx, 0);
 }
 
-/* send_async messages [from, to) and insist each is accepted. */
+/* send_async messages [from, to) of len bytes (0: "msg-<i>") and insist each is accepted. */
+static H_UNUSED void h_send_range_len(pulsarc_producer_t *p, int from, int to, size_t len)
+{
+    for (int i = from; i < to; i++) {
+        pulsarc_result r = h_send_len(p, i, len);
+        cr_assert_eq(r, PULSARC_OK, "send_async %d: %s (%s)", i, pulsarc_result_name(r),
+                     pulsarc_last_error_detail());
+    }
+}
+
 static H_UNUSED void h_send_range(pulsarc_producer_t *p, int from, int to)
 {
     for (int i = from; i < to; i++) {

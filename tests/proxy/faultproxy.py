@@ -61,6 +61,7 @@ import time
 CHUNK = 64 * 1024          # read size; also the most a direction holds during a stall
 CONNECT_TIMEOUT_S = 10.0
 SNIFF_LIMIT = 64 * 1024    # give up looking for the CONNECT command after this many bytes
+RECENT_CUTS = 50           # cut connections remembered for `stats`
 
 
 def log(msg: str) -> None:
@@ -238,6 +239,7 @@ class Proxy:
         self.cut_events = 0
         self.throttle_wait_s = 0.0
         self.t_reset = time.monotonic()
+        self.recent_cuts: list[dict] = []
         for lst in self.listeners:
             lst.zero()
         for c in self.conns.values():
@@ -266,6 +268,9 @@ class Proxy:
     def cut_conn(self, c: Conn, mode: str, reason: str):
         c.cut_reason = reason
         c.lst.cuts += 1
+        self.recent_cuts.append({**c.to_dict(), "reason": reason, "mode": mode,
+                                 "at_s": round(time.monotonic() - self.t_reset, 3)})
+        del self.recent_cuts[:-RECENT_CUTS]
         c.abort(mode)
 
     # -- data path ---------------------------------------------------------------------
@@ -427,6 +432,9 @@ class Proxy:
                        "schedule": list(self.schedule) if self.schedule else None},
             "listeners": [lst.to_dict(open_by[lst.name]) for lst in self.listeners],
             "conns": [c.to_dict() for c in self.conns.values()],
+            # The last cut connections as they were at the cut (bytes_c2s of a cut-after
+            # victim ends exactly at the requested byte).
+            "recent_cuts": self.recent_cuts,
         }
 
     def command(self, line: str) -> dict:
