@@ -10,6 +10,10 @@
  *     --ids FILE        write "index ledger entry partition batch_index serialized_hex" lines
  *     --conf k=v        producer configuration (repeatable)
  *     --start-seq N     explicit sequence ids N, N+1, ... (default: automatic)
+ *     --rate N          at most N messages per second
+ *     --router mod3     custom router: message i goes to partition i % 3
+ *     --no-block        blockIfQueueFull=false: a full queue rejects the send, which is
+ *                       counted as rejected (not accepted, so no callback) and skipped
  *
  * Prints "sent=N failed=M producer=NAME last_sequence_id=S" and exits 0 only if every
  * message succeeded. */
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pulsarc/pulsarc.h"
 
@@ -45,6 +50,12 @@ typedef struct result {
 
 static result *results;
 static atomic_int done_ok, done_failed;
+
+static int route_mod3(const pulsarc_message_t *msg, int n, void *ctx)
+{
+    const char *index = pulsarc_message_property(msg, "index");
+    return index ? atoi(index) % 3 : 0;
+}
 
 static void record(int index, pulsarc_result res, const pulsarc_message_id_t *id)
 {
@@ -115,6 +126,8 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     size_t max_size = 512;
     int64_t start_seq = -1;
+    double rate = 0;
+    int block = 1, rejected = 0;
     pulsarc_producer_config_t *pconf = pulsarc_producer_config_new();
     for (int i = 5; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--name"))
@@ -127,6 +140,14 @@ int main(int argc, char **argv)
             ids_file = argv[i + 1];
         else if (!strcmp(argv[i], "--start-seq"))
             start_seq = strtoll(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--rate"))
+            rate = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--router") && !strcmp(argv[i + 1], "mod3"))
+            pulsarc_producer_config_set_router(pconf, route_mod3, NULL);
+        else if (!strcmp(argv[i], "--no-block")) {
+            block = 0;
+            i--; /* takes no value */
+        }
         else if (!strcmp(argv[i], "--conf")) {
             char kv[256];
             snprintf(kv, sizeof kv, "%s", argv[i + 1]);
@@ -140,7 +161,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    pulsarc_producer_config_set(pconf, "blockIfQueueFull", "true");
+    pulsarc_producer_config_set(pconf, "blockIfQueueFull", block ? "true" : "false");
 
     pulsarc_client_t *client;
     pulsarc_result res = pulsarc_client_new(url, NULL, &client);
@@ -161,7 +182,22 @@ int main(int argc, char **argv)
     uint8_t *buf = malloc(max_size + 1);
     pulsarc_message_t *msg = pulsarc_message_new();
     gen g = { seed };
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < count; i++) {
+        if (rate > 0) {
+            /* Pace: message i is due at t0 + i / rate. */
+            double due = i / rate;
+            for (;;) {
+                struct timespec now;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                double el = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
+                if (el >= due)
+                    break;
+                struct timespec d = { 0, 1000000 };
+                nanosleep(&d, NULL);
+            }
+        }
         build(msg, &g, i, max_size, buf, start_seq);
         if (!strcmp(mode, "sync")) {
             pulsarc_message_id_t *id = NULL;
@@ -170,8 +206,12 @@ int main(int argc, char **argv)
             pulsarc_message_id_free(id);
         } else {
             res = pulsarc_producer_send_async(producer, msg, on_sent, (void *)(intptr_t)i);
-            if (res != PULSARC_OK)
+            if (res == PULSARC_ERR_QUEUE_FULL && !block) {
+                results[i].res = res;
+                rejected++;
+            } else if (res != PULSARC_OK) {
                 record(i, res, NULL);
+            }
         }
     }
     res = pulsarc_producer_flush(producer);
@@ -189,17 +229,18 @@ int main(int argc, char **argv)
     if (ids_file) {
         FILE *f = fopen(ids_file, "w");
         for (int i = 0; f && i < count; i++)
-            fprintf(f, "%d %" PRId64 " %" PRId64 " %d %d %s\n", i, results[i].ledger,
+            fprintf(f, "%d %" PRId64 " %" PRId64 " %d %d %s\n", i,
+                    results[i].res == PULSARC_ERR_QUEUE_FULL ? -2 : results[i].ledger,
                     results[i].entry, results[i].partition, results[i].batch_index,
                     results[i].ser[0] ? results[i].ser : "-");
         if (f)
             fclose(f);
     }
     int ok = atomic_load(&done_ok), failed = atomic_load(&done_failed);
-    printf("sent=%d failed=%d producer=%s last_sequence_id=%" PRId64 "\n", ok, failed, name,
-           last_seq);
+    printf("sent=%d failed=%d producer=%s last_sequence_id=%" PRId64 " rejected=%d\n", ok, failed,
+           name, last_seq, rejected);
     pulsarc_message_free(msg);
     free(buf);
     free(results);
-    return ok == count && failed == 0 ? 0 : 1;
+    return ok + rejected == count && failed == 0 ? 0 : 1;
 }

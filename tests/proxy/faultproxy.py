@@ -19,7 +19,8 @@ commands may share a connection. From a shell:
 
     faultproxy.py --control 127.0.0.1:7777 --send stats
 
-Commands (faults apply to connections of fault-enabled listeners only):
+Commands (faults apply only to connections of fault-enabled listeners that match the
+filter, see `filter`):
     ping                      liveness check
     cut [rst|fin]             close every connection now, both sides (default rst: an
                               abortive close, the peer sees ECONNRESET; fin: orderly)
@@ -313,7 +314,7 @@ class Proxy:
         while True:
             data = await src.read(CHUNK)
             if not data:
-                if c.lst.faults:
+                if self.targeted(c):
                     await self.running.wait()        # an EOF is held during a stall too
                 if dst.can_write_eof() and not dst.transport.is_closing():
                     dst.write_eof()
@@ -331,17 +332,16 @@ class Proxy:
                 c.held[d] = 0
 
     async def forward(self, c: Conn, view: memoryview, dst: asyncio.StreamWriter, d: str):
-        lst = c.lst
         while view:
             piece = view
-            if lst.faults:
+            if self.targeted(c):
                 await self.running.wait()
                 if self.throttle:
                     piece = view[:max(1, self.throttle // 20)]
                     await self.pace(c, d, len(piece))
                     if not self.running.is_set():
                         continue                      # stalled while pacing
-                if d == "c2s" and self.cut_after is not None and self.targeted(c):
+                if d == "c2s" and self.cut_after is not None:
                     if len(piece) >= self.cut_after:
                         piece = piece[:self.cut_after]
                         mode, self.cut_after = self.cut_after_mode, None

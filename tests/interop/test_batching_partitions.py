@@ -1,0 +1,166 @@
+"""Batches, codecs, key-based batching and partitioned topics, read back by the official
+Python client (the throughput half: issue 3)."""
+
+import threading
+import time
+
+import pytest
+
+import pulsar_helpers as ph
+from pulsarc_messages import gen_messages
+from test_producer_interop import assert_same_messages, run_producer
+
+CODECS = ["none", "lz4", "zlib", "zstd", "snappy"]
+
+
+def java_partition(key: str, n: int) -> int:
+    """The partition the Java client's default (JavaStringHash) picks for key."""
+    h = 0
+    units = key.encode("utf-16-be")
+    for k in range(0, len(units), 2):
+        h = (31 * h + int.from_bytes(units[k:k + 2], "big")) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % n
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_batched_messages_in_every_codec(service_url, unique_topic, tmp_path, codec):
+    topic = unique_topic()
+    count = 3000
+    summary, ids = run_producer(service_url, topic, count, "async", tmp_path,
+                                "--conf", f"compressionType={codec}",
+                                "--conf", "batchingMaxMessages=200")
+    assert summary["failed"] == 0
+    assert any(i["batch_index"] > 0 for i in ids), "messages were batched"
+    received = ph.read_messages(topic, count, timeout_s=60, extra_wait_s=0.5)
+    assert_same_messages(gen_messages(count), received, ids, summary["producer"])
+    # The broker stored the entries with the codec we asked for.
+    headers, _ = ph.get_message_by_id(topic, ids[-1]["ledger"], ids[-1]["entry"])
+    assert ph.header(headers, "X-Pulsar-compression", "NONE").lower() == codec
+    assert int(ph.header(headers, "X-Pulsar-num-batch-message")) >= 1
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_unbatched_messages_in_every_codec(service_url, unique_topic, tmp_path, codec):
+    topic = unique_topic()
+    summary, ids = run_producer(service_url, topic, 200, "async", tmp_path, "--max-size", "4000",
+                                "--conf", f"compressionType={codec}",
+                                "--conf", "batchingEnabled=false")
+    assert all(i["batch_index"] == -1 for i in ids), "nothing was batched"
+    received = ph.read_messages(topic, 200, extra_wait_s=0.5)
+    assert_same_messages(gen_messages(200, max_size=4000), received, ids, summary["producer"])
+    headers, _ = ph.get_message_by_id(topic, ids[7]["ledger"], ids[7]["entry"])
+    assert ph.header(headers, "X-Pulsar-compression", "NONE").lower() == codec
+
+
+def test_key_based_batches_keep_per_key_order(service_url, unique_topic, tmp_path):
+    topic = unique_topic()
+    count = 2000
+    summary, ids = run_producer(service_url, topic, count, "async", tmp_path,
+                                "--conf", "batcherType=key_based")
+    assert summary["failed"] == 0
+    received = ph.read_messages(topic, count, timeout_s=60, extra_wait_s=0.5)
+    expected = gen_messages(count)
+    assert len(received) == count
+    by_index = {int(m["properties"]["index"]): m for m in received}
+    assert sorted(by_index) == list(range(count))
+    for i, want in enumerate(expected):
+        got = by_index[i]
+        assert got["data"] == want["data"] and got["partition_key"] == want["partition_key"]
+    # Within one batch every message has the same key (ordering key first).
+    batches = {}
+    for m in received:
+        batches.setdefault(m["message_id"][:2], set()).add(m["ordering_key"] or m["partition_key"])
+    assert all(len(keys) == 1 for keys in batches.values())
+    # Per key, messages arrive in the order they were sent.
+    last = {}
+    for m in received:
+        key = m["ordering_key"] or m["partition_key"]
+        idx = int(m["properties"]["index"])
+        assert last.get(key, -1) < idx, f"key {key} out of order"
+        last[key] = idx
+
+
+@pytest.mark.parametrize("batching", ["true", "false"])
+def test_partitioned_topic_routes_like_the_java_client(service_url, unique_topic, tmp_path, batching):
+    topic = unique_topic()
+    ph.create_partitioned_topic(topic, 7)
+    count = 3000
+    summary, ids = run_producer(service_url, topic, count, "async", tmp_path,
+                                "--conf", f"batchingEnabled={batching}")
+    assert summary["failed"] == 0
+    received = ph.read_partitioned(topic, count, timeout_s=60, extra_wait_s=1.0)
+    assert len(received) == count
+    expected = gen_messages(count)
+    keyless_partitions = set()
+    last_per_key = {}
+    for m in received:
+        i = int(m["properties"]["index"])
+        part = m["message_id"][2]
+        assert m["data"] == expected[i]["data"]
+        assert part == ids[i]["partition"], "callback id names the partition"
+        key = m["partition_key"]
+        if key:
+            assert part == java_partition(key, 7), f"key {key} on partition {part}"
+            assert last_per_key.get(key, -1) < i, f"key {key} out of order"
+            last_per_key[key] = i
+        else:
+            keyless_partitions.add(part)
+    if batching == "false":
+        assert keyless_partitions == set(range(7)), "keyless messages rotate over all partitions"
+    else:
+        assert len(keyless_partitions) >= 1
+
+
+def test_custom_router_is_obeyed(service_url, unique_topic, tmp_path):
+    topic = unique_topic()
+    ph.create_partitioned_topic(topic, 4)
+    summary, _ = run_producer(service_url, topic, 300, "async", tmp_path, "--router", "mod3")
+    assert summary["failed"] == 0
+    received = ph.read_partitioned(topic, 300, extra_wait_s=0.5)
+    assert len(received) == 300
+    for m in received:
+        assert m["message_id"][2] == int(m["properties"]["index"]) % 3
+
+
+def test_new_partitions_receive_messages(service_url, unique_topic, tmp_path):
+    topic = unique_topic()
+    ph.create_partitioned_topic(topic, 2)
+    count = 400
+    # Raise the partition count while the producer is sending (80 msg/s for 5 s).
+    timer = threading.Timer(1.5, ph.update_partitions, args=(topic, 4))
+    timer.start()
+    try:
+        summary, _ = run_producer(service_url, topic, count, "async", tmp_path, "--rate", "80",
+                                  "--conf", "autoUpdatePartitionsIntervalSeconds=1",
+                                  "--conf", "batchingEnabled=false")
+    finally:
+        timer.cancel()
+    assert summary["failed"] == 0
+    received = ph.read_partitioned(topic, count, timeout_s=60, extra_wait_s=0.5)
+    assert len(received) == count
+    keyless = {m["message_id"][2] for m in received if not m["partition_key"]}
+    keyed = {m["message_id"][2] for m in received if m["partition_key"]}
+    assert {2, 3} & (keyless | keyed), "the added partitions got messages"
+
+
+def test_full_queue_fails_fast_and_loses_nothing_accepted(service_url, unique_topic, tmp_path):
+    topic = unique_topic()
+    count = 5000
+    summary, ids = run_producer(service_url, topic, count, "async", tmp_path, "--no-block",
+                                "--conf", "maxPendingMessages=10", "--conf", "batchingEnabled=false")
+    proc_rejected = sum(1 for i in ids if i["ledger"] == -2)
+    assert proc_rejected > 0, "the tiny queue overflowed"
+    accepted = {i["index"] for i in ids if i["ledger"] != -2}
+    assert summary["sent"] == len(accepted)
+    received = ph.read_messages(topic, len(accepted), timeout_s=60, extra_wait_s=1.0)
+    assert {int(m["properties"]["index"]) for m in received} == accepted
+    assert len(received) == len(accepted)
+
+
+def test_blocking_queue_waits_and_delivers_everything(service_url, unique_topic, tmp_path):
+    topic = unique_topic()
+    summary, _ = run_producer(service_url, topic, 3000, "async", tmp_path,
+                              "--conf", "maxPendingMessages=5", "--conf", "batchingEnabled=false")
+    assert summary["sent"] == 3000 and summary["failed"] == 0
+    received = ph.read_messages(topic, 3000, timeout_s=60, extra_wait_s=0.5)
+    assert [int(m["properties"]["index"]) for m in received] == list(range(3000))
