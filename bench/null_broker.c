@@ -50,6 +50,7 @@
 typedef struct options {
     const char *bind_addr;
     uint16_t port;
+    const char *advertised_url; /* LOOKUP answer; NULL = pulsar://bind_addr:port */
     int32_t max_message_size;
     uint32_t partitions;
     bool verify_checksum;
@@ -231,7 +232,8 @@ static void handle_partitioned_metadata(broker_t *b, conn_t *c,
 static void handle_lookup(broker_t *b, conn_t *c, const Pulsar__Proto__CommandLookupTopic *in)
 {
     b->n.lookups++;
-    Pulsar__Proto__CommandLookupTopicResponse out = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
+    Pulsar__Proto__CommandLookupTopicResponse out =
+        PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
     out.request_id = in->request_id;
     out.has_response = true;
     out.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Connect;
@@ -410,7 +412,8 @@ static void handle_frame(broker_t *b, conn_t *c, const uint8_t *f, uint32_t tota
         c->dead = true;
         return;
     }
-    Pulsar__Proto__BaseCommand *cmd = pulsar__proto__base_command__unpack(&b->alloc, cmd_len, f + 4);
+    Pulsar__Proto__BaseCommand *cmd =
+        pulsar__proto__base_command__unpack(&b->alloc, cmd_len, f + 4);
     if (!cmd) {
         fprintf(stderr, "conn %" PRIu64 ": command does not parse: closing\n", c->id);
         b->n.protocol_errors++;
@@ -566,8 +569,11 @@ static int listen_on(broker_t *b)
                 strerror(errno));
         return -1;
     }
-    snprintf(b->self_url, sizeof b->self_url, "pulsar://%s:%u", b->opt.bind_addr,
-             (unsigned)b->opt.port);
+    if (b->opt.advertised_url)
+        snprintf(b->self_url, sizeof b->self_url, "%s", b->opt.advertised_url);
+    else
+        snprintf(b->self_url, sizeof b->self_url, "pulsar://%s:%u", b->opt.bind_addr,
+                 (unsigned)b->opt.port);
     return 0;
 }
 
@@ -598,7 +604,8 @@ static void print_counters(const broker_t *b, double elapsed)
     const counters_t *n = &b->n;
     double cpu = cpu_seconds();
     printf("null-broker counters after %.1f s (cpu %.2f s user+sys):\n", elapsed, cpu);
-    printf("  connections       %" PRIu64 " (closed %" PRIu64 ")\n", n->connections, n->disconnects);
+    printf("  connections       %" PRIu64 " (closed %" PRIu64 ")\n", n->connections,
+           n->disconnects);
     printf("  CONNECT           %" PRIu64 "\n", n->connects);
     printf("  PARTITIONED_META  %" PRIu64 "\n", n->partition_lookups);
     printf("  LOOKUP            %" PRIu64 "\n", n->lookups);
@@ -692,7 +699,10 @@ static void usage(FILE *f, const char *prog)
     fprintf(f,
             "usage: %s [options]\n"
             "  -p, --port PORT             listen port (default 6660)\n"
-            "  -b, --bind ADDR             IPv4 address to listen on and advertise (default 127.0.0.1)\n"
+            "  -b, --bind ADDR             IPv4 address to listen on (default 127.0.0.1)\n"
+            "      --advertised-url URL    LOOKUP answer (default pulsar://ADDR:PORT); point it\n"
+            "                              at a proxy in front of this broker to keep the proxy\n"
+            "                              in the path\n"
             "      --partitions N          partitions reported for every topic (default 0)\n"
             "      --max-message-size B    max_message_size sent in CONNECTED (default 5242880)\n"
             "      --verify-checksum       check every payload frame's CRC32C, count mismatches\n"
@@ -715,10 +725,11 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 
 static int parse_args(int argc, char **argv, options_t *o)
 {
-    enum { OPT_PARTITIONS = 256, OPT_MAX_SIZE, OPT_VERIFY };
+    enum { OPT_PARTITIONS = 256, OPT_MAX_SIZE, OPT_VERIFY, OPT_ADVERTISED };
     static const struct option longs[] = {
         { "port", required_argument, NULL, 'p' },
         { "bind", required_argument, NULL, 'b' },
+        { "advertised-url", required_argument, NULL, OPT_ADVERTISED },
         { "partitions", required_argument, NULL, OPT_PARTITIONS },
         { "max-message-size", required_argument, NULL, OPT_MAX_SIZE },
         { "verify-checksum", no_argument, NULL, OPT_VERIFY },
@@ -738,6 +749,11 @@ static int parse_args(int argc, char **argv, options_t *o)
             break;
         case 'b':
             o->bind_addr = optarg;
+            break;
+        case OPT_ADVERTISED:
+            if (strlen(optarg) >= sizeof ((broker_t *)0)->self_url)
+                goto bad;
+            o->advertised_url = optarg;
             break;
         case OPT_PARTITIONS:
             if (parse_uint(optarg, 100000, &v) != 0)
@@ -790,7 +806,8 @@ int main(int argc, char **argv)
         return 2;
     /* The same allowance the real broker and the client's reader give over the limit. */
     b.max_frame = (size_t)b.opt.max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE;
-    b.alloc = (ProtobufCAllocator){ .alloc = arena_alloc, .free = arena_free, .allocator_data = &b.arena };
+    b.alloc = (ProtobufCAllocator){
+        .alloc = arena_alloc, .free = arena_free, .allocator_data = &b.arena };
 
     struct sigaction sa = { .sa_handler = on_signal };
     sigemptyset(&sa.sa_mask);
@@ -806,8 +823,10 @@ int main(int argc, char **argv)
         perror("epoll");
         return 1;
     }
-    printf("pulsarc-null-broker listening on %s (partitions %u, max_message_size %d%s)\n",
-           b.self_url, b.opt.partitions, b.opt.max_message_size,
+    printf("pulsarc-null-broker listening on %s:%u, advertising %s (partitions %u, "
+           "max_message_size %d%s)\n",
+           b.opt.bind_addr, (unsigned)b.opt.port, b.self_url, b.opt.partitions,
+           b.opt.max_message_size,
            b.opt.verify_checksum ? ", verifying checksums" : "");
     fflush(stdout);
     int rc = run(&b);

@@ -37,7 +37,7 @@ _Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t),
 #define MAX_ERROR_REPORTS 5
 #define MIB (1024.0 * 1024.0)
 
-/* ---- options -------------------------------------------------------------------------- */
+/* ---- options ------------------------------------------------------------------------- */
 
 typedef struct conf_kv {
     char key[64];
@@ -131,7 +131,7 @@ static uint64_t hist_quantile(const histogram_t *h, double q)
     return h->max_us;
 }
 
-/* ---- shared state ---------------------------------------------------------------------- */
+/* ---- shared state -------------------------------------------------------------------- */
 
 typedef struct stats {
     atomic_uint_fast64_t sent;     /* accepted by send_async (sender thread) */
@@ -160,7 +160,8 @@ static uint64_t now_ns(void)
 
 static void sleep_until_ns(uint64_t t)
 {
-    struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
+    struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u),
+                           .tv_nsec = (long)(t % 1000000000u) };
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !g_stop)
         ;
 }
@@ -210,7 +211,7 @@ static void no_free(void *payload, size_t len, void *ctx)
     (void)ctx;
 }
 
-/* ---- per-second reporter ---------------------------------------------------------------- */
+/* ---- per-second reporter ------------------------------------------------------------- */
 
 typedef struct reporter {
     pthread_t thread;
@@ -286,7 +287,7 @@ static void reporter_stop(reporter_t *r)
     pthread_mutex_destroy(&r->mu);
 }
 
-/* ---- option parsing ----------------------------------------------------------------------- */
+/* ---- option parsing ------------------------------------------------------------------ */
 
 static void usage(FILE *f, const char *prog)
 {
@@ -311,7 +312,7 @@ static void usage(FILE *f, const char *prog)
             prog);
 }
 
-static int conf_add(conf_list_t *l, const char *key, size_t key_len, const char *value)
+static int conf_add_n(conf_list_t *l, const char *key, size_t key_len, const char *value)
 {
     if (l->n == MAX_CONF || key_len == 0 || key_len >= sizeof l->v[0].key)
         return -1;
@@ -322,11 +323,16 @@ static int conf_add(conf_list_t *l, const char *key, size_t key_len, const char 
     return 0;
 }
 
+static int conf_add(conf_list_t *l, const char *key, const char *value)
+{
+    return conf_add_n(l, key, strlen(key), value);
+}
+
 /* "key=value" from the command line; value points into argv. */
 static int conf_add_pair(conf_list_t *l, const char *pair)
 {
     const char *eq = strchr(pair, '=');
-    return eq ? conf_add(l, pair, (size_t)(eq - pair), eq + 1) : -1;
+    return eq ? conf_add_n(l, pair, (size_t)(eq - pair), eq + 1) : -1;
 }
 
 static int parse_double(const char *s, double *out)
@@ -406,7 +412,7 @@ static int parse_args(int argc, char **argv, options_t *o)
                 goto bad;
             break;
         case 'm':
-            if (conf_add(&o->producer_conf, "maxPendingMessages", 18, optarg) != 0)
+            if (conf_add(&o->producer_conf, "maxPendingMessages", optarg) != 0)
                 goto bad;
             break;
         case OPT_CONF:
@@ -419,12 +425,12 @@ static int parse_args(int argc, char **argv, options_t *o)
             break;
         case OPT_BATCHING:
         case OPT_NO_BATCHING:
-            if (conf_add(&o->producer_conf, "batchingEnabled", 15,
+            if (conf_add(&o->producer_conf, "batchingEnabled",
                          ch == OPT_BATCHING ? "true" : "false") != 0)
                 goto bad;
             break;
         case 'z':
-            if (conf_add(&o->producer_conf, "compressionType", 15, optarg) != 0)
+            if (conf_add(&o->producer_conf, "compressionType", optarg) != 0)
                 goto bad;
             break;
         case OPT_ZERO_COPY:
@@ -459,7 +465,7 @@ bad:
     return -1;
 }
 
-/* ---- setup ---------------------------------------------------------------------------------- */
+/* ---- setup --------------------------------------------------------------------------- */
 
 static void print_error(const char *what, pulsarc_result res)
 {
@@ -573,7 +579,7 @@ static uint8_t *read_payload_file(const char *path, size_t *len)
     return buf;
 }
 
-/* ---- the run ---------------------------------------------------------------------------------- */
+/* ---- the run ------------------------------------------------------------------------- */
 
 typedef struct run_result {
     uint64_t rejected;      /* send_async refused (message never accepted) */
@@ -588,14 +594,22 @@ static uint64_t send_loop(const options_t *o, pulsarc_producer_t *producer, puls
     uint64_t end = o->duration_s > 0 ? start + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
     uint64_t sent = 0;
     while (!g_stop && (o->messages == 0 || sent < o->messages)) {
-        if (o->rate > 0) /* absolute schedule: after a stall, catch up in a burst */
-            sleep_until_ns(start + (uint64_t)((double)sent * 1e9 / o->rate));
         uint64_t now = now_ns();
+        if (o->rate > 0) {
+            /* An absolute schedule: after a stall the loop catches up in a burst, so the
+             * average rate holds; sleeping only when ahead keeps syscalls off that path. */
+            uint64_t due = start + (uint64_t)((double)sent * 1e9 / o->rate);
+            if (due > now) {
+                sleep_until_ns(due);
+                now = now_ns();
+            }
+        }
         if (now >= end)
             break;
         if (o->zero_copy)
             pulsarc_message_set_payload_borrowed(msg, payload, len, no_free, NULL);
-        pulsarc_result res = pulsarc_producer_send_async(producer, msg, on_sent, (void *)(uintptr_t)now);
+        pulsarc_result res =
+            pulsarc_producer_send_async(producer, msg, on_sent, (void *)(uintptr_t)now);
         if (res != PULSARC_OK) {
             /* With blockIfQueueFull a refusal is not back-pressure but a real error
              * (closed, too big, ...): it would repeat for every message. */
@@ -711,8 +725,10 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
 
 int main(int argc, char **argv)
 {
-    static options_t o = { .service_url = "pulsar://127.0.0.1:6650", .size = 100, .duration_s = 10 };
-    snprintf(o.topic, sizeof o.topic, "persistent://public/default/pulsarc-perf-%ld", (long)getpid());
+    static options_t o = {
+        .service_url = "pulsar://127.0.0.1:6650", .size = 100, .duration_s = 10 };
+    snprintf(o.topic, sizeof o.topic, "persistent://public/default/pulsarc-perf-%ld",
+             (long)getpid());
     if (parse_args(argc, argv, &o) != 0)
         return 2;
 
@@ -723,7 +739,8 @@ int main(int argc, char **argv)
         return 2;
     }
     size_t len = o.size;
-    uint8_t *payload = o.payload_file ? read_payload_file(o.payload_file, &len) : random_payload(len);
+    uint8_t *payload =
+        o.payload_file ? read_payload_file(o.payload_file, &len) : random_payload(len);
     if (!payload) {
         pulsarc_producer_config_free(pconf);
         pulsarc_client_config_free(cconf);

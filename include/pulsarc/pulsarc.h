@@ -127,7 +127,9 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *   keepAliveIntervalSeconds  30      PING after this much silence; the connection is
  *                                     dropped after twice this long without any answer
  *   maxLookupRedirects        20
- *   memoryLimitBytes          67108864 pending payload bytes across all producers; 0 = none
+ *   memoryLimitBytes          67108864 pending payload bytes across all producers; 0 = none.
+ *                                     A single message above the limit is admitted when no
+ *                                     other payload is pending (as in the Java client).
  *   initialBackoffIntervalMs  100     reconnect backoff (doubles, with jitter)
  *   maxBackoffIntervalMs      60000
  *   logLevel                  warn    debug | info | warn | error | off
@@ -200,6 +202,11 @@ PULSARC_API int32_t pulsarc_message_id_partition(const pulsarc_message_id_t *id)
 /* -1 when the message was not sent in a batch. */
 PULSARC_API int32_t pulsarc_message_id_batch_index(const pulsarc_message_id_t *id);
 PULSARC_API int32_t pulsarc_message_id_batch_size(const pulsarc_message_id_t *id);
+/* A chunked message's id names its last chunk (ledger, entry above) and its first one:
+ * returns 1 and fills ledger/entry with the first chunk's position, or 0 for an id that
+ * is not chunked. */
+PULSARC_API int pulsarc_message_id_first_chunk(const pulsarc_message_id_t *id, int64_t *ledger,
+                                               int64_t *entry);
 /* "ledger:entry:partition:batch_index", NUL-terminated. Returns the length needed. */
 PULSARC_API size_t pulsarc_message_id_str(const pulsarc_message_id_t *id, char *buf, size_t len);
 /* The protocol's MessageIdData encoding, as the official clients' serialize() writes it.

@@ -1,5 +1,7 @@
 #include "client/client.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +86,13 @@ static void on_wakeup(uv_async_t *h)
 static void loop_main(void *arg)
 {
     pulsarc_client_t *c = arg;
+    /* libuv writes with write()/writev(): a broker that resets the connection would
+     * raise SIGPIPE and kill the application. Blocked on this thread, the write fails
+     * with EPIPE instead and the connection is dropped like any other. */
+    sigset_t pipe_set;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
     uv_run(&c->loop, UV_RUN_DEFAULT);
 }
 

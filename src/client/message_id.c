@@ -35,6 +35,18 @@ int32_t pulsarc_message_id_batch_size(const pulsarc_message_id_t *id)
     return id ? id->batch_size : 0;
 }
 
+int pulsarc_message_id_first_chunk(const pulsarc_message_id_t *id, int64_t *ledger,
+                                   int64_t *entry)
+{
+    if (!id || !id->chunked)
+        return 0;
+    if (ledger)
+        *ledger = id->first_ledger;
+    if (entry)
+        *entry = id->first_entry;
+    return 1;
+}
+
 size_t pulsarc_message_id_str(const pulsarc_message_id_t *id, char *buf, size_t len)
 {
     if (!id)

@@ -69,10 +69,6 @@ static pulsarc_result admit(pulsarc_producer_t *p, size_t bytes)
     int64_t limit = c->conf.memory_limit_bytes;
     int64_t max_pending = p->conf.max_pending_messages;
     bool may_block = p->conf.block_if_queue_full && !pc_client_on_loop(c);
-    if (limit > 0 && (int64_t)bytes > limit)
-        return pc_fail(PULSARC_ERR_MEMORY_LIMIT,
-                       "message of %zu bytes is larger than memoryLimitBytes (%lld)", bytes,
-                       (long long)limit);
     uv_mutex_lock(&c->admit_mu);
     for (;;) {
         if (atomic_load(&p->state) != P_OPEN) {
@@ -80,7 +76,10 @@ static pulsarc_result admit(pulsarc_producer_t *p, size_t bytes)
             return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
         }
         bool room = max_pending == 0 || atomic_load(&p->pending) < max_pending;
-        bool memory = limit == 0 || atomic_load(&c->memory_used) + (int64_t)bytes <= limit;
+        /* Like the Java client, a message above the whole limit still goes when nothing
+         * else holds memory, so large (chunked) payloads are possible at all. */
+        int64_t used = atomic_load(&c->memory_used);
+        bool memory = limit == 0 || used + (int64_t)bytes <= limit || used == 0;
         if (room && memory) {
             atomic_fetch_add(&p->pending, 1);
             atomic_fetch_add(&c->memory_used, (int64_t)bytes);
@@ -142,7 +141,7 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer and message must not be NULL");
     /* Uncompressed payloads can be judged at once; compressed ones after compression. */
     uint32_t max = atomic_load(&p->max_message_size);
-    if (p->conf.compression == 0 && msg->payload_len > max)
+    if (p->conf.compression == 0 && !p->conf.chunking_enabled && msg->payload_len > max)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
                        "payload of %zu bytes is above the broker's limit of %u bytes",
                        msg->payload_len, max);

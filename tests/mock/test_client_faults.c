@@ -332,3 +332,28 @@ Test(client_faults, send_timeout_while_broker_down)
     cr_assert_eq(h_send_index(&s), 3);
     mock_send_free(&s);
 }
+
+/* A broker that resets the connection while the client is writing: the client's next
+ * write fails with EPIPE, which must not raise SIGPIPE in the application (the test
+ * process does not ignore SIGPIPE, so a raised one kills it and the test fails). */
+Test(client_faults, reset_while_writing_does_not_raise_sigpipe)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    int sent = 0;
+    for (int round = 0; round < 3; round++) {
+        uint64_t connects = h_count(mb, MOCK_CONNECTS);
+        /* The mock closes with unread input (the kernel answers with RST) while the
+         * client still has frames of 4 KiB queued. */
+        mock_broker_cut_after_bytes(mb, 3000);
+        h_send_range_len(producer, sent, sent + 60, 4096);
+        sent += 60;
+        cr_assert(mock_broker_wait_count(mb, MOCK_CONNECTS, connects + 1, 5000),
+                  "round %d: no reconnect", round);
+    }
+    cr_assert(h_wait_calls(sent, 15000), "only %d of %d callbacks", h_total(), sent);
+    h_sleep_ms(50);
+    h_assert_each_once(sent, PULSARC_OK);
+    h_assert_order(sent);
+    h_assert_seq_in_order_per_connection(mb);
+}

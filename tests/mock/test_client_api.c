@@ -1,0 +1,463 @@
+/* The client against the mock broker: bad input through the public API, admission limits,
+ * client destruction with messages pending, and what callbacks may do (send, blocking
+ * calls, close, free). */
+#include "client_harness.h"
+
+#include <stdatomic.h>
+
+TestSuite(client_api, .init = h_setup, .fini = h_teardown, .timeout = 30);
+
+/* ---- bad arguments --------------------------------------------------------------------- */
+
+Test(client_api, null_arguments)
+{
+    pulsarc_client_t *c = (pulsarc_client_t *)0x1;
+    cr_assert_eq(pulsarc_client_new(NULL, NULL, &c), PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pulsarc_client_new(mock_broker_url(mb), NULL, NULL), PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pulsarc_client_new("http://nowhere", NULL, &c), PULSARC_ERR_INVALID_URL);
+    cr_assert_null(c, "a failed client_new left *out set");
+    cr_assert_eq(pulsarc_client_destroy(NULL), PULSARC_ERR_INVALID_ARGUMENT);
+
+    client = h_client(NULL);
+    pulsarc_producer_t *p = (pulsarc_producer_t *)0x1;
+    cr_assert_eq(pulsarc_client_create_producer(NULL, H_TOPIC, NULL, &p),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_null(p, "*out not cleared");
+    cr_assert_eq(pulsarc_client_create_producer(client, NULL, NULL, &p),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pulsarc_client_create_producer(client, H_TOPIC, NULL, NULL),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_neq(pulsarc_last_error_detail()[0], '\0', "no detail for a bad argument");
+
+    pulsarc_message_t *m = h_message(0, 0);
+    cr_assert_eq(pulsarc_producer_send_async(NULL, m, h_on_sent, NULL),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pulsarc_producer_send(NULL, m, NULL), PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pulsarc_producer_flush(NULL), PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pulsarc_producer_close(NULL), PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pulsarc_producer_close_async(NULL, NULL, NULL), PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pulsarc_producer_flush_async(NULL, NULL, NULL), PULSARC_ERR_INVALID_ARGUMENT);
+    pulsarc_producer_free(NULL);
+    pulsarc_message_free(m);
+    cr_assert_eq(pulsarc_producer_pending_count(NULL), 0);
+    cr_assert_eq(pulsarc_producer_last_sequence_id(NULL), -1);
+
+    /* None of that reached the broker. */
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 0);
+}
+
+Test(client_api, null_message_is_rejected)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    pulsarc_message_id_t *id = (pulsarc_message_id_t *)0x1;
+    cr_assert_eq(pulsarc_producer_send_async(producer, NULL, h_on_sent, &T.slots[0]),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pulsarc_producer_send(producer, NULL, &id), PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_null(id, "id_out not cleared");
+    h_sleep_ms(100);
+    cr_assert_eq(h_total(), 0, "a rejected message got a callback");
+    cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
+    /* An empty payload is a valid message. */
+    pulsarc_message_t *m = pulsarc_message_new();
+    cr_assert_eq(pulsarc_producer_send(producer, m, &id), PULSARC_OK);
+    cr_assert_not_null(id);
+    pulsarc_message_id_free(id);
+    pulsarc_message_free(m);
+    mock_send_t s = h_get_send(mb, 0);
+    cr_assert_eq(s.payload_len, 0);
+    mock_send_free(&s);
+}
+
+Test(client_api, empty_and_invalid_topics)
+{
+    client = h_client(NULL);
+    static const char *const bad[] = {
+        "",
+        "persistent://",
+        "persistent://public/default/",
+        "persistent://public/default",
+        "bogus://public/default/t",
+        "public/t",
+        "persistent://public/default/a/b",
+        "persistent://pub lic/default/t",
+        "   ",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pulsarc_producer_t *p = (pulsarc_producer_t *)0x1;
+        pulsarc_result r = pulsarc_client_create_producer(client, bad[i], NULL, &p);
+        cr_assert_eq(r, PULSARC_ERR_INVALID_TOPIC, "\"%s\": %s", bad[i], pulsarc_result_name(r));
+        cr_assert_null(p);
+        cr_assert_neq(pulsarc_last_error_detail()[0], '\0', "\"%s\": no detail", bad[i]);
+    }
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 0, "an invalid topic was looked up");
+}
+
+Test(client_api, send_after_close)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_close(producer), PULSARC_OK);
+    cr_assert_eq(h_count(mb, MOCK_CLOSE_PRODUCERS), 1);
+
+    cr_assert_eq(h_send(producer, 1), PULSARC_ERR_ALREADY_CLOSED);
+    cr_assert_eq(h_send_sync(producer, 2), PULSARC_ERR_ALREADY_CLOSED);
+    h_sleep_ms(100);
+    cr_assert_eq(h_total(), 0, "a refused message got a callback");
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 1);
+    /* Closing twice is harmless. */
+    cr_assert_eq(pulsarc_producer_close(producer), PULSARC_OK);
+    cr_assert_eq(h_count(mb, MOCK_CLOSE_PRODUCERS), 1);
+}
+
+Test(client_api, close_flushes_pending_messages)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    mock_broker_set_receipt_delay(mb, 200);
+    h_send_range(producer, 0, 3);
+    cr_assert_eq(pulsarc_producer_close(producer), PULSARC_OK);
+    /* close waits for the receipts before closing on the broker. */
+    h_assert_each_once(3, PULSARC_OK);
+    cr_assert_eq(h_count(mb, MOCK_CLOSE_PRODUCERS), 1);
+}
+
+/* ---- admission ------------------------------------------------------------------------- */
+
+Test(client_api, queue_full)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "maxPendingMessages", "2", NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    h_send_range(producer, 0, 2);
+    cr_assert_eq(h_send(producer, 2), PULSARC_ERR_QUEUE_FULL);
+    cr_assert_eq(pulsarc_producer_pending_count(producer), 2);
+    cr_assert(mock_broker_wait_sends(mb, 2, 3000));
+
+    cr_assert_eq(mock_broker_release_receipts(mb), 2);
+    cr_assert(h_wait_calls(2, 3000));
+    h_sleep_ms(100);
+    h_assert_each_once(2, PULSARC_OK);
+    cr_assert_eq(T.calls[2], 0, "the refused message got a callback");
+    cr_assert_eq(h_total(), 2);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 2);
+    cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
+
+    /* Room again. */
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
+    cr_assert_eq(h_send(producer, 3), PULSARC_OK);
+    cr_assert(h_wait_calls(3, 3000));
+    cr_assert_eq(T.res[3], PULSARC_OK);
+}
+
+static void *release_later(void *arg)
+{
+    h_sleep_ms(300);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
+    mock_broker_release_receipts(mb);
+    return NULL;
+}
+
+Test(client_api, block_if_queue_full_waits_for_room)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "maxPendingMessages", "2", "blockIfQueueFull", "true",
+                          NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    h_send_range(producer, 0, 2);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, release_later, NULL), 0);
+    uint64_t t0 = h_now_ms();
+    cr_assert_eq(h_send(producer, 2), PULSARC_OK);
+    uint64_t waited = h_now_ms() - t0;
+    pthread_join(th, NULL);
+    cr_assert_geq(waited, 200, "send did not wait for room (%llu ms)", (unsigned long long)waited);
+    cr_assert(h_wait_calls(3, 3000));
+    h_assert_each_once(3, PULSARC_OK);
+}
+
+Test(client_api, message_too_big)
+{
+    mock_broker_set_max_message_size(mb, 1000);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(h_send_len(producer, 0, 2000), PULSARC_ERR_MESSAGE_TOO_BIG);
+    cr_assert(strstr(pulsarc_last_error_detail(), "1000"), "detail: %s",
+              pulsarc_last_error_detail());
+    pulsarc_message_t *m = h_message(1, 2000);
+    cr_assert_eq(pulsarc_producer_send(producer, m, NULL), PULSARC_ERR_MESSAGE_TOO_BIG);
+    pulsarc_message_free(m);
+    h_sleep_ms(100);
+    cr_assert_eq(h_total(), 0, "a refused message got a callback");
+    cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
+    /* Below the limit it goes through. */
+    cr_assert_eq(h_send_len(producer, 2, 500), PULSARC_OK);
+    cr_assert(h_wait_calls(1, 3000));
+    cr_assert_eq(T.res[2], PULSARC_OK, "got %s (%s)", pulsarc_result_name(T.res[2]), T.detail[2]);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 1);
+    cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0);
+}
+
+Test(client_api, compressed_message_too_big_fails_in_callback)
+{
+    mock_broker_set_max_message_size(mb, 1000);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "compressionType", "zlib", NULL);
+    /* Random bytes do not compress: the size is known only after compression. */
+    static uint8_t noise[3000];
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof noise; i++) {
+        x = x * 1103515245u + 12345u;
+        noise[i] = (uint8_t)(x >> 16);
+    }
+    pulsarc_message_t *m = pulsarc_message_new();
+    cr_assert_eq(pulsarc_message_set_payload(m, noise, sizeof noise), PULSARC_OK);
+    pulsarc_result r = pulsarc_producer_send_async(producer, m, h_on_sent, &T.slots[0]);
+    pulsarc_message_free(m);
+    if (r == PULSARC_OK) {
+        /* Accepted: the callback must report it, exactly once. */
+        cr_assert(h_wait_calls(1, 3000));
+        h_sleep_ms(100);
+        h_assert_each_once(1, PULSARC_ERR_MESSAGE_TOO_BIG);
+    } else {
+        cr_assert_eq(r, PULSARC_ERR_MESSAGE_TOO_BIG, "got %s", pulsarc_result_name(r));
+        h_sleep_ms(100);
+        cr_assert_eq(h_total(), 0);
+    }
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
+    cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0, "an oversized frame reached the broker");
+    cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
+}
+
+/* ---- client destroy with pending messages ------------------------------------------------ */
+
+Test(client_api, destroy_with_pending_fails_each_once)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    h_send_range(producer, 0, 3);
+    cr_assert(mock_broker_wait_sends(mb, 3, 3000));
+    cr_assert_eq(h_total(), 0);
+    cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
+    client = NULL;
+    producer = NULL; /* freed with the client */
+    h_assert_each_once(3, PULSARC_ERR_ALREADY_CLOSED);
+    h_assert_order(3);
+    cr_assert(mock_broker_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 0, 3000),
+              "the client left its connection open");
+}
+
+Test(client_api, destroy_with_unsent_and_batched_messages)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true",
+                          "batchingMaxPublishDelayMs", "60000", "batchingMaxMessages", "1000",
+                          NULL);
+    /* Sit in the batch container: nothing reaches the broker before destroy. */
+    h_send_range(producer, 0, 5);
+    h_sleep_ms(100);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
+    cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
+    client = NULL;
+    producer = NULL;
+    h_assert_each_once(5, PULSARC_ERR_ALREADY_CLOSED);
+}
+
+Test(client_api, destroy_while_broker_down)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(mock_broker_set_down(mb, true), 0);
+    h_send_range(producer, 0, 2);
+    h_sleep_ms(150); /* reconnecting */
+    cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
+    client = NULL;
+    producer = NULL;
+    h_assert_each_once(2, PULSARC_ERR_ALREADY_CLOSED);
+}
+
+Test(client_api, free_then_destroy_at_once)
+{
+    /* pulsarc_producer_free does not wait; destroy right after must cope with the close
+     * still in progress. */
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    h_send_range(producer, 0, 2);
+    cr_assert(mock_broker_wait_sends(mb, 2, 3000));
+    pulsarc_producer_free(producer);
+    producer = NULL;
+    cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
+    client = NULL;
+    h_assert_each_once(2, PULSARC_ERR_ALREADY_CLOSED);
+}
+
+/* ---- callbacks ---------------------------------------------------------------------------- */
+
+static _Atomic int hook_rc = 1000;
+static _Atomic int hook_rc2 = 1000;
+static _Atomic int hook_rc3 = 1000;
+static _Atomic int hook_rc4 = 1000;
+
+static void send_next_from_callback(pulsarc_producer_t *p, int idx, pulsarc_result res)
+{
+    if (idx == 0)
+        atomic_store(&hook_rc, h_send(p, 1));
+}
+
+Test(client_api, send_async_from_callback)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    T.hook = send_next_from_callback;
+    cr_assert_eq(h_send(producer, 0), PULSARC_OK);
+    cr_assert(h_wait_calls(2, 3000), "only %d of 2 callbacks", h_total());
+    cr_assert_eq(atomic_load(&hook_rc), PULSARC_OK, "send_async from a callback: %s",
+                 pulsarc_result_name(atomic_load(&hook_rc)));
+    h_sleep_ms(50);
+    h_assert_each_once(2, PULSARC_OK);
+    h_assert_order(2);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 2);
+}
+
+static void blocking_calls_from_callback(pulsarc_producer_t *p, int idx, pulsarc_result res)
+{
+    if (idx != 0)
+        return;
+    pulsarc_message_t *m = h_message(9, 0);
+    atomic_store(&hook_rc, pulsarc_producer_send(p, m, NULL));
+    pulsarc_message_free(m);
+    atomic_store(&hook_rc2, pulsarc_producer_flush(p));
+    pulsarc_producer_t *other = NULL;
+    atomic_store(&hook_rc3, pulsarc_client_create_producer(client, H_TOPIC, NULL, &other));
+    atomic_store(&hook_rc4, pulsarc_client_destroy(client));
+}
+
+Test(client_api, blocking_calls_from_callback_would_block)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    T.hook = blocking_calls_from_callback;
+    cr_assert_eq(h_send(producer, 0), PULSARC_OK);
+    cr_assert(h_wait_calls(1, 3000));
+    h_sleep_ms(100);
+    cr_assert_eq(atomic_load(&hook_rc), PULSARC_ERR_WOULD_BLOCK, "send: %s",
+                 pulsarc_result_name(atomic_load(&hook_rc)));
+    cr_assert_eq(atomic_load(&hook_rc2), PULSARC_ERR_WOULD_BLOCK, "flush: %s",
+                 pulsarc_result_name(atomic_load(&hook_rc2)));
+    cr_assert_eq(atomic_load(&hook_rc3), PULSARC_ERR_WOULD_BLOCK, "create_producer: %s",
+                 pulsarc_result_name(atomic_load(&hook_rc3)));
+    cr_assert_eq(atomic_load(&hook_rc4), PULSARC_ERR_WOULD_BLOCK, "client_destroy: %s",
+                 pulsarc_result_name(atomic_load(&hook_rc4)));
+    /* The blocking send from the callback was not accepted. */
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 1);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1);
+    /* And the loop is still alive. */
+    T.hook = NULL;
+    cr_assert_eq(h_send_sync(producer, 1), PULSARC_OK);
+}
+
+static void close_from_callback(pulsarc_producer_t *p, int idx, pulsarc_result res)
+{
+    if (idx == 0)
+        atomic_store(&hook_rc, pulsarc_producer_close(p));
+}
+
+Test(client_api, close_from_callback)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    T.hook = close_from_callback;
+    cr_assert_eq(h_send(producer, 0), PULSARC_OK);
+    cr_assert(h_wait_calls(1, 3000));
+    cr_assert(mock_broker_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000),
+              "close from a callback never reached the broker");
+    cr_assert_eq(atomic_load(&hook_rc), PULSARC_OK, "close from a callback: %s",
+                 pulsarc_result_name(atomic_load(&hook_rc)));
+    h_assert_each_once(1, PULSARC_OK);
+    cr_assert_eq(h_send(producer, 1), PULSARC_ERR_ALREADY_CLOSED);
+    /* A blocking close afterwards returns at once. */
+    uint64_t t0 = h_now_ms();
+    cr_assert_eq(pulsarc_producer_close(producer), PULSARC_OK);
+    cr_assert_lt(h_now_ms() - t0, 1000);
+}
+
+static void close_with_pending_from_callback(pulsarc_producer_t *p, int idx, pulsarc_result res)
+{
+    if (idx == 0)
+        atomic_store(&hook_rc, pulsarc_producer_close(p));
+}
+
+Test(client_api, close_from_callback_with_more_pending)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    T.hook = close_with_pending_from_callback;
+    h_send_range(producer, 0, 3);
+    cr_assert(mock_broker_wait_sends(mb, 3, 3000));
+    mock_broker_release_receipts(mb);
+    /* Close waits for 1 and 2, which are receipted in the same burst. */
+    cr_assert(h_wait_calls(3, 3000), "only %d of 3 callbacks", h_total());
+    cr_assert(mock_broker_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000));
+    h_sleep_ms(50);
+    h_assert_each_once(3, PULSARC_OK);
+    cr_assert_eq(atomic_load(&hook_rc), PULSARC_OK);
+}
+
+static void free_from_callback(pulsarc_producer_t *p, int idx, pulsarc_result res)
+{
+    if (idx == 0) {
+        pulsarc_producer_free(p);
+        atomic_store(&hook_rc, 0);
+    }
+}
+
+Test(client_api, free_from_callback)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    T.hook = free_from_callback;
+    h_send_range(producer, 0, 2);
+    cr_assert(mock_broker_wait_sends(mb, 2, 3000));
+    producer = NULL; /* the callback frees it */
+    mock_broker_release_receipts(mb);
+    cr_assert(h_wait_calls(2, 3000), "only %d of 2 callbacks", h_total());
+    cr_assert(mock_broker_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000));
+    h_sleep_ms(50);
+    cr_assert_eq(atomic_load(&hook_rc), 0);
+    h_assert_each_once(2, PULSARC_OK);
+}
+
+static atomic_int flush_done = 0;
+static _Atomic int flush_res = 1000;
+
+static void on_flushed(pulsarc_producer_t *p, pulsarc_result res, void *ctx)
+{
+    atomic_store(&flush_res, res);
+    atomic_fetch_add(&flush_done, 1);
+}
+
+Test(client_api, flush_async_waits_for_receipts)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    h_send_range(producer, 0, 3);
+    cr_assert_eq(pulsarc_producer_flush_async(producer, on_flushed, NULL), PULSARC_OK);
+    cr_assert(mock_broker_wait_sends(mb, 3, 3000));
+    h_sleep_ms(100);
+    cr_assert_eq(atomic_load(&flush_done), 0, "flush completed before the receipts");
+    mock_broker_release_receipts(mb);
+    cr_assert(h_wait_calls(3, 3000));
+    for (int i = 0; i < 100 && atomic_load(&flush_done) == 0; i++)
+        h_sleep_ms(10);
+    h_sleep_ms(50);
+    cr_assert_eq(atomic_load(&flush_done), 1);
+    cr_assert_eq(atomic_load(&flush_res), PULSARC_OK);
+    h_assert_each_once(3, PULSARC_OK);
+}
