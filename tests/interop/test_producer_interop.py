@@ -65,22 +65,26 @@ def test_user_named_producer_and_sequence_ids_match_the_broker(service_url, uniq
     ph.set_topic_deduplication(topic, True)
     ph.wait_for(lambda: ph.get_topic_deduplication(topic) is True, timeout_s=30)
     name = "pulsarc-interop-" + topic.rsplit("-", 1)[-1]
-    summary, _ = run_producer(service_url, topic, 50, "async", tmp_path, "--name", name)
-    assert summary["producer"] == name
-    assert summary["last_seq"] == 49
-    received = ph.read_messages(topic, 50)
-    assert {m["producer_name"] for m in received} == {name}
-    # A new producer with the same name learns the broker's last sequence id...
-    again, _ = run_producer(service_url, topic, 0, "sync", tmp_path, "--name", name)
-    assert again["last_seq"] == 49
-    # ...and the broker drops re-sent ids: sending ids 40..59 stores only 50..59.
-    retry, _ = run_producer(service_url, topic, 20, "sync", tmp_path, "--name", name,
-                            "--start-seq", "40", "--seed", "7")
-    assert retry["failed"] == 0 and retry["last_seq"] == 59
-    everything = ph.read_messages(topic, 100, timeout_s=10, extra_wait_s=1.0)
-    assert len(everything) == 60
-    indexes = [int(m["properties"]["index"]) for m in everything[50:]]
-    assert indexes == list(range(10, 20))
+    first, ids = run_producer(service_url, topic, 2000, "async", tmp_path, "--name", name)
+    assert first["producer"] == name and first["last_seq"] == 1999
+    # The broker recorded our sequence ids: the last entry starts at the id we gave it.
+    headers, _ = ph.get_message_by_id(topic, ids[-1]["ledger"], ids[-1]["entry"])
+    assert int(ph.header(headers, "X-Pulsar-sequence-id")) == 1999 - ids[-1]["batch_index"]
+    assert ph.header(headers, "X-Pulsar-producer-name") == name
+    # A restarted producer with the same name continues after the broker's last id.
+    second, ids2 = run_producer(service_url, topic, 500, "async", tmp_path, "--name", name,
+                                "--seed", "9")
+    assert second["last_seq"] == 2499
+    headers, _ = ph.get_message_by_id(topic, ids2[0]["ledger"], ids2[0]["entry"])
+    assert int(ph.header(headers, "X-Pulsar-sequence-id")) == 2000
+    # Re-sending the last 1,000 messages with their old ids stores nothing new, and every
+    # send still reports success.
+    retry, _ = run_producer(service_url, topic, 1000, "async", tmp_path, "--name", name,
+                            "--start-seq", "1500", "--seed", "7")
+    assert retry["sent"] == 1000 and retry["failed"] == 0 and retry["last_seq"] == 2499
+    everything = ph.read_messages(topic, 2500, timeout_s=30, extra_wait_s=1.5)
+    assert len(everything) == 2500
+    assert {m["producer_name"] for m in everything} == {name}
 
 
 def test_cli_produce_reads_back(service_url, unique_topic, tmp_path):
