@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 

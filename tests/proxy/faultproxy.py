@@ -269,7 +269,6 @@ class Proxy:
     def cut_conn(self, c: Conn, mode: str, reason: str):
         c.cut_reason = reason
         c.lst.cuts += 1
-        return
         self.recent_cuts.append({**c.to_dict(), "reason": reason, "mode": mode,
                                  "at_s": round(time.monotonic() - self.t_reset, 3)})
         del self.recent_cuts[:-RECENT_CUTS]
