@@ -54,12 +54,48 @@ enum exit_status {
  * ------------------------------------------------------------------------------- */
 
 /* Long-only options get ids above the char range so they never collide with a short
- * letter. -c is deliberately unused: it is reserved for --compression. */
+ * letter. */
 enum long_only_id {
     OPT_PRODUCER_NAME = 256,
     OPT_STDIN,
     OPT_CONF,
     OPT_CLIENT_CONF,
+    OPT_BATCHING,
+    OPT_NO_BATCHING,
+    OPT_BATCH_MAX_MESSAGES,
+    OPT_BATCH_MAX_BYTES,
+    OPT_BATCH_DELAY_MS,
+    OPT_KEY_BASED_BATCHING,
+    OPT_ROUTING,
+    OPT_HASHING,
+    OPT_MAX_PENDING,
+    OPT_MEMORY_LIMIT,
+    OPT_CHUNKING,
+    OPT_CHUNK_SIZE,
+    OPT_SEND_TIMEOUT,
+    OPT_SEQUENCE_ID_START,
+};
+
+/* Flags that are plain producer settings: the flag's id, its config key, and the value
+ * for flags without an argument (NULL: the argument is the value). */
+static const struct {
+    int id;
+    const char *key;
+    const char *fixed;
+} setting_flags[] = {
+    {'c', "compressionType", NULL},
+    {OPT_BATCHING, "batchingEnabled", "true"},
+    {OPT_NO_BATCHING, "batchingEnabled", "false"},
+    {OPT_BATCH_MAX_MESSAGES, "batchingMaxMessages", NULL},
+    {OPT_BATCH_MAX_BYTES, "batchingMaxBytes", NULL},
+    {OPT_BATCH_DELAY_MS, "batchingMaxPublishDelayMs", NULL},
+    {OPT_KEY_BASED_BATCHING, "batcherType", "key_based"},
+    {OPT_ROUTING, "messageRoutingMode", NULL},
+    {OPT_HASHING, "hashingScheme", NULL},
+    {OPT_MAX_PENDING, "maxPendingMessages", NULL},
+    {OPT_CHUNKING, "chunkingEnabled", "true"},
+    {OPT_CHUNK_SIZE, "chunkMaxMessageSize", NULL},
+    {OPT_SEND_TIMEOUT, "sendTimeoutMs", NULL},
 };
 
 struct cli_option {
@@ -96,6 +132,33 @@ static const struct cli_option cli_options[] = {
     {"conf", OPT_CONF, required_argument, "KEY=VALUE",
      "producer setting, passed to pulsarc_producer_config_set\n"
      "(repeatable; applied after the other flags, so it wins)"},
+
+    {"compression", 'c', required_argument, "CODEC", "none | lz4 | zlib | zstd | snappy"},
+    {"batching", OPT_BATCHING, no_argument, NULL, "batch messages (the default)"},
+    {"no-batching", OPT_NO_BATCHING, no_argument, NULL, "one message per frame"},
+    {"batch-max-messages", OPT_BATCH_MAX_MESSAGES, required_argument, "N",
+     "messages per batch (default 1000)"},
+    {"batch-max-bytes", OPT_BATCH_MAX_BYTES, required_argument, "BYTES",
+     "payload bytes per batch (default 131072)"},
+    {"batch-delay-ms", OPT_BATCH_DELAY_MS, required_argument, "MS",
+     "send a batch this long after its first message (default 10)"},
+    {"key-based-batching", OPT_KEY_BASED_BATCHING, no_argument, NULL,
+     "one batch per key (for Key_Shared consumers)"},
+    {"routing", OPT_ROUTING, required_argument, "MODE",
+     "round_robin | single (partitioned topics; '-' may be used for '_')"},
+    {"hashing", OPT_HASHING, required_argument, "SCHEME", "java | murmur3 (key hash)"},
+    {"max-pending", OPT_MAX_PENDING, required_argument, "N",
+     "messages waiting for a receipt (default 1000)"},
+    {"memory-limit", OPT_MEMORY_LIMIT, required_argument, "BYTES",
+     "client-wide pending payload bytes (default 64 MiB)"},
+    {"chunking", OPT_CHUNKING, no_argument, NULL,
+     "split messages above the broker's limit into chunks"},
+    {"chunk-size", OPT_CHUNK_SIZE, required_argument, "BYTES",
+     "chunk size (default: the broker's max message size)"},
+    {"send-timeout-ms", OPT_SEND_TIMEOUT, required_argument, "MS",
+     "fail a message without a receipt after MS (default 30000;\n0 = never)"},
+    {"sequence-id-start", OPT_SEQUENCE_ID_START, required_argument, "N",
+     "explicit sequence ids N, N+1, ... (resume deduplication\nwith --producer-name)"},
 
     {NULL, 0, 0, NULL, "Other:"},
     {"verbose", 'v', no_argument, NULL, "debug logging, effective settings and one line per\nmessage id (all on stderr)"},
@@ -211,6 +274,9 @@ struct args {
     struct kv_list properties;
     struct kv_list conf;
     struct kv_list client_conf;
+    struct kv_list flag_settings; /* dedicated flags that are producer settings */
+    const char *memory_limit;
+    int64_t sequence_id_start;    /* -1: automatic ids */
     bool verbose;
 };
 
@@ -218,6 +284,30 @@ static void add_payload(struct args *a, char *data, size_t len)
 {
     a->payloads = grow(a->payloads, &a->cap_payloads, a->n_payloads, sizeof *a->payloads);
     a->payloads[a->n_payloads++] = (struct payload){data, len};
+}
+
+/* A flag from setting_flags becomes "key=value" in a->flag_settings. */
+static bool add_setting_flag(struct args *a, int id, const char *optarg_value)
+{
+    for (size_t i = 0; i < sizeof setting_flags / sizeof setting_flags[0]; i++) {
+        if (setting_flags[i].id != id)
+            continue;
+        const char *value = setting_flags[i].fixed ? setting_flags[i].fixed : optarg_value;
+        /* One block "key\0value": the list frees it through the key. */
+        size_t klen = strlen(setting_flags[i].key), vlen = strlen(value);
+        char *block = xrealloc(NULL, klen + vlen + 2);
+        memcpy(block, setting_flags[i].key, klen + 1);
+        char *v = memcpy(block + klen + 1, value, vlen + 1);
+        /* Accept "round-robin" for "round_robin", as the official tools spell it. */
+        for (char *p = v; *p; p++)
+            if (*p == '-')
+                *p = '_';
+        struct kv_list *list = &a->flag_settings;
+        list->items = grow(list->items, &list->cap, list->count, sizeof *list->items);
+        list->items[list->count++] = (struct kv){block, v};
+        return true;
+    }
+    return false;
 }
 
 static void add_kv(struct kv_list *list, const char *option, const char *arg)
@@ -340,6 +430,7 @@ static void parse_args(int argc, char **argv, struct args *a)
     *a = (struct args){
         .service_url = "pulsar://localhost:6650",
         .num_produce = 1,
+        .sequence_id_start = -1,
     };
 
     opterr = 0;
@@ -387,6 +478,16 @@ static void parse_args(int argc, char **argv, struct args *a)
         case OPT_CLIENT_CONF:
             add_kv(&a->client_conf, "--client-conf", optarg);
             break;
+        case OPT_MEMORY_LIMIT:
+            a->memory_limit = optarg;
+            break;
+        case OPT_SEQUENCE_ID_START: {
+            uint64_t v;
+            if (!parse_u64(optarg, &v) || v > INT64_MAX / 2)
+                usage_error("--sequence-id-start expects a number, got '%s'", optarg);
+            a->sequence_id_start = (int64_t)v;
+            break;
+        }
         case 'v':
             a->verbose = true;
             break;
@@ -400,6 +501,8 @@ static void parse_args(int argc, char **argv, struct args *a)
                 usage_error("option '%s' needs an argument", argv[optind - 1]);
             usage_error("option -%c needs an argument", optopt);
         default:
+            if (add_setting_flag(a, c, optarg))
+                break;
             if (optopt && optopt < 256)
                 usage_error("unknown option -%c", optopt);
             usage_error("unknown option '%s'", argv[optind - 1]);
@@ -491,6 +594,7 @@ struct run {
     double start;       /* now_seconds() when sending began */
     double next_due;    /* now_seconds() at which the next message may go */
     uint64_t attempted; /* send_async calls made */
+    int64_t sequence_id_start; /* -1: automatic ids */
     bool stopped;       /* a rejection said the producer is gone: further sends are futile */
 };
 
@@ -532,6 +636,8 @@ static bool send_one(struct run *run, const void *data, size_t len)
         report_failure(index, res, "could not be built");
         return true;
     }
+    if (run->sequence_id_start >= 0)
+        pulsarc_message_set_sequence_id(run->msg, run->sequence_id_start + (int64_t)index - 1);
     struct send_ctx *sc = xrealloc(NULL, sizeof *sc);
     *sc = (struct send_ctx){index, len};
     res = pulsarc_producer_send_async(run->producer, run->msg, on_send_done, sc);
@@ -644,11 +750,16 @@ static pulsarc_client_config_t *make_client_config(const struct args *a)
     pulsarc_client_config_t *conf = pulsarc_client_config_new();
     if (!conf)
         out_of_memory();
-    /* -v first, so --client-conf logLevel=... can still override it. */
+    /* -v and --memory-limit first, so --client-conf can still override them. */
     if (a->verbose) {
         pulsarc_result res = pulsarc_client_config_set(conf, "logLevel", "debug");
         if (res != PULSARC_OK)
             config_error("--verbose", "logLevel", "debug", res);
+    }
+    if (a->memory_limit) {
+        pulsarc_result res = pulsarc_client_config_set(conf, "memoryLimitBytes", a->memory_limit);
+        if (res != PULSARC_OK)
+            config_error("--memory-limit", "memoryLimitBytes", a->memory_limit, res);
     }
     for (size_t i = 0; i < a->client_conf.count; i++) {
         const struct kv *kv = &a->client_conf.items[i];
@@ -686,6 +797,12 @@ static pulsarc_producer_config_t *make_producer_config(const struct args *a)
         pulsarc_result res = pulsarc_producer_config_set(conf, settings[i].key, settings[i].value);
         if (res != PULSARC_OK)
             config_error(settings[i].option, settings[i].key, settings[i].value, res);
+    }
+    for (size_t i = 0; i < a->flag_settings.count; i++) {
+        const struct kv *kv = &a->flag_settings.items[i];
+        pulsarc_result res = pulsarc_producer_config_set(conf, kv->key, kv->value);
+        if (res != PULSARC_OK)
+            config_error("flag", kv->key, kv->value, res);
     }
     for (size_t i = 0; i < a->conf.count; i++) {
         const struct kv *kv = &a->conf.items[i];
@@ -749,6 +866,7 @@ static void free_args(struct args *a)
     free_kv_list(&a->properties);
     free_kv_list(&a->conf);
     free_kv_list(&a->client_conf);
+    free_kv_list(&a->flag_settings);
 }
 
 /* Sends everything the arguments ask for on an open producer. Returns true when the
@@ -802,7 +920,8 @@ static int produce(struct args *a, pulsarc_client_config_t *client_conf,
         return setup_exit_status(res);
     }
 
-    struct run run = {.producer = producer, .msg = msg, .rate = a->rate, .start = now_seconds()};
+    struct run run = {.producer = producer, .msg = msg, .rate = a->rate, .start = now_seconds(),
+                      .sequence_id_start = a->sequence_id_start};
     run.next_due = run.start;
     bool completed = send_all(a, &run, stream_stdin);
     if (g_interrupted)

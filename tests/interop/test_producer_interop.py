@@ -139,3 +139,25 @@ def test_topic_in_missing_tenant_reports_the_broker_error(service_url):
                       "-m", "x", check=False, timeout_s=60)
     assert proc.returncode != 0
     assert proc.stderr, "an explanation on stderr"
+
+
+def test_cli_chunking_compression_and_explicit_sequence_ids(service_url, unique_topic, tmp_path):
+    import os
+    topic = unique_topic()
+    ph.create_topic(topic)
+    ph.set_topic_deduplication(topic, True)
+    ph.wait_for(lambda: ph.get_topic_deduplication(topic) is True, timeout_s=30)
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(8 * 1024 * 1024))
+    args = [topic, "-u", service_url, "-f", str(big), "-m", "small", "--chunking", "-c", "zstd",
+            "--no-batching", "--producer-name", "cli-seq-" + topic[-8:], "--sequence-id-start", "500"]
+    out = ph.run_bin("pulsarc-produce", *args, timeout_s=120).stdout.decode()
+    assert "sent=2 failed=0" in out and "last-sequence-id=501" in out, out
+    # The same ids again (a retried run) are dropped by the broker as duplicates.
+    out = ph.run_bin("pulsarc-produce", *args, timeout_s=120).stdout.decode()
+    assert "sent=2 failed=0" in out, out
+    received = ph.read_messages(topic, 2, timeout_s=60, extra_wait_s=1.5)
+    assert [len(m["data"]) for m in received] == [8 * 1024 * 1024, 5]
+    assert received[0]["data"] == big.read_bytes()
+    headers, _ = ph.get_message_by_id(topic, *received[1]["message_id"][:2])
+    assert int(ph.header(headers, "X-Pulsar-sequence-id")) == 501
