@@ -1,0 +1,169 @@
+/* Batch containers and the batch payload layout. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "client/message.h"
+#include "producer/batch.h"
+#include "producer/op_build.h"
+#include "pulsarc/pulsarc.h"
+
+static pc_msg_t *make(const char *payload, const char *key, const char *ordering, int64_t seq)
+{
+    pulsarc_message_t *b = pulsarc_message_new();
+    pulsarc_message_set_payload(b, payload, strlen(payload));
+    if (key)
+        pulsarc_message_set_key(b, key);
+    if (ordering)
+        pulsarc_message_set_ordering_key(b, ordering, strlen(ordering));
+    pc_msg_t *m = pc_msg_from_builder(b);
+    pulsarc_message_free(b);
+    m->sequence_id = seq;
+    return m;
+}
+
+static void free_batch(pc_batch_t *b)
+{
+    for (pc_msg_t *m = b->head, *n; m; m = n) {
+        n = m->next;
+        pc_msg_free(m);
+    }
+}
+
+Test(batch, payload_layout_matches_golden_bytes)
+{
+    pc_batcher_t bt;
+    pc_batcher_init(&bt, false, 10, 1000);
+    pc_batcher_add(&bt, make("ab", "k", NULL, 7));
+    pc_batcher_add(&bt, make("c", NULL, NULL, 8));
+    pc_batch_t out[1];
+    cr_assert_eq(pc_batcher_take(&bt, out), 1);
+    pc_buf_t buf;
+    pc_buf_init(&buf);
+    cr_assert_eq(pc_batch_encode(&out[0], &buf), 0);
+    /* Each message: u32 size, SingleMessageMetadata, payload. The metadata is, in field
+     * order: partition_key (2) "k", payload_size (3), sequence_id (8). */
+    const uint8_t golden[] = {
+        0x00, 0x00, 0x00, 0x07,                   /* metadata size 7 */
+        0x12, 0x01, 'k',                          /* partition_key = "k" */
+        0x18, 0x02,                               /* payload_size = 2 */
+        0x40, 0x07,                               /* sequence_id = 7 */
+        'a', 'b',
+        0x00, 0x00, 0x00, 0x04,                   /* metadata size 4 */
+        0x18, 0x01,                               /* payload_size = 1 */
+        0x40, 0x08,                               /* sequence_id = 8 */
+        'c',
+    };
+    cr_assert_eq(buf.len, sizeof golden);
+    cr_assert_eq(memcmp(buf.data, golden, sizeof golden), 0);
+    pc_buf_free(&buf);
+    free_batch(&out[0]);
+    pc_batcher_free(&bt);
+}
+
+Test(batch, limits_on_messages_and_bytes)
+{
+    pc_batcher_t bt;
+    pc_batcher_init(&bt, false, 3, 10);
+    pc_msg_t *a = make("12345", NULL, NULL, 1), *b = make("1234", NULL, NULL, 2),
+             *c = make("12", NULL, NULL, 3);
+    cr_assert(pc_batcher_fits(&bt, a));
+    pc_batcher_add(&bt, a);
+    cr_assert(pc_batcher_fits(&bt, b));
+    pc_batcher_add(&bt, b);
+    cr_assert_not(pc_batcher_fits(&bt, c), "9 + 2 bytes is over 10");
+    cr_assert_not(pc_batcher_full(&bt));
+    pc_batch_t out[1];
+    cr_assert_eq(pc_batcher_take(&bt, out), 1);
+    cr_assert_eq(out[0].count, 2);
+    cr_assert(pc_batcher_empty(&bt));
+    free_batch(&out[0]);
+    pc_msg_free(c);
+    /* An empty container takes even an oversized message. */
+    pc_msg_t *big = make("0123456789abcdef", NULL, NULL, 4);
+    cr_assert(pc_batcher_fits(&bt, big));
+    pc_batcher_add(&bt, big);
+    cr_assert(pc_batcher_full(&bt));
+    pc_batcher_take(&bt, out);
+    free_batch(&out[0]);
+    pc_batcher_free(&bt);
+}
+
+Test(batch, key_based_groups_by_ordering_key_then_key_in_sequence_order)
+{
+    pc_batcher_t bt;
+    pc_batcher_init(&bt, true, 100, 1000);
+    pc_batcher_add(&bt, make("1", "b", NULL, 1));
+    pc_batcher_add(&bt, make("2", "a", NULL, 2));
+    pc_batcher_add(&bt, make("3", "b", NULL, 3));
+    pc_batcher_add(&bt, make("4", "a", "z", 4)); /* the ordering key wins */
+    pc_batcher_add(&bt, make("5", NULL, NULL, 5));
+    pc_batch_t out[8];
+    int n = pc_batcher_take(&bt, out);
+    cr_assert_eq(n, 4);
+    cr_assert_eq(out[0].head->sequence_id, 1);
+    cr_assert_eq(out[0].count, 2, "both 'b' messages");
+    cr_assert_eq(out[1].head->sequence_id, 2);
+    cr_assert_eq(out[1].count, 1);
+    cr_assert_eq(out[2].head->sequence_id, 4);
+    cr_assert_eq(out[3].head->sequence_id, 5);
+    for (int i = 0; i < n; i++)
+        free_batch(&out[i]);
+    pc_batcher_free(&bt);
+}
+
+Test(chunks, count_rounds_up)
+{
+    cr_assert_eq(pc_chunk_count(0, 100), 1);
+    cr_assert_eq(pc_chunk_count(1, 100), 1);
+    cr_assert_eq(pc_chunk_count(100, 100), 1);
+    cr_assert_eq(pc_chunk_count(101, 100), 2);
+    cr_assert_eq(pc_chunk_count(100 * 1024 * 1024, 5 * 1024 * 1024 - 600), 21);
+}
+
+Test(chunks, ops_slice_the_payload_without_copies)
+{
+    static uint8_t payload[2500];
+    for (size_t i = 0; i < sizeof payload; i++)
+        payload[i] = (uint8_t)i;
+    pulsarc_message_t *b = pulsarc_message_new();
+    pulsarc_message_set_payload(b, payload, sizeof payload);
+    pc_msg_t *m = pc_msg_from_builder(b);
+    pulsarc_message_free(b);
+    m->sequence_id = 42;
+    pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .codec = 0,
+                         .max_message_size = 5 * 1024 * 1024, .chunking = true,
+                         .chunk_size = 1000 };
+    pc_op_t *first, *last;
+    cr_assert_eq(pc_op_build_message(&p, m, &first, &last), PULSARC_OK);
+    int n = 0;
+    size_t total = 0;
+    for (pc_op_t *op = first; op; op = op->next, n++) {
+        cr_assert_eq(op->chunk_id, n);
+        cr_assert_eq(op->num_chunks, 3);
+        cr_assert_eq(op->sequence_id, 42);
+        cr_assert_eq(op->payload, m->payload + total, "a slice of the message, not a copy");
+        total += op->payload_len;
+    }
+    cr_assert_eq(n, 3);
+    cr_assert_eq(total, sizeof payload);
+    cr_assert_eq(last->payload_len, 500);
+    for (pc_op_t *op = first, *next; op; op = next) {
+        next = op->next;
+        pc_op_release(op); /* the last release frees the shared message */
+    }
+}
+
+Test(chunks, without_chunking_a_big_message_is_refused)
+{
+    static uint8_t payload[3000];
+    pulsarc_message_t *b = pulsarc_message_new();
+    pulsarc_message_set_payload(b, payload, sizeof payload);
+    pc_msg_t *m = pc_msg_from_builder(b);
+    pulsarc_message_free(b);
+    m->sequence_id = 1;
+    pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .max_message_size = 2000 };
+    pc_op_t *first, *last;
+    cr_assert_eq(pc_op_build_message(&p, m, &first, &last), PULSARC_ERR_MESSAGE_TOO_BIG);
+    cr_assert(strstr(pulsarc_last_error_detail(), "3000"));
+    pc_msg_free(m);
+}

@@ -1,0 +1,94 @@
+/* MessageRouter: key hashing, rotation, single partition, custom routers. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "client/config.h"
+#include "routing/hash.h"
+#include "routing/router.h"
+
+static pc_router_t router_with(const char *key, const char *value)
+{
+    pulsarc_producer_config_t c;
+    pc_producer_config_defaults(&c);
+    if (key)
+        pulsarc_producer_config_set(&c, key, value);
+    pc_router_t r;
+    pc_router_init(&r, &c);
+    return r;
+}
+
+Test(router, keys_go_where_the_java_client_sends_them)
+{
+    pc_router_t r = router_with(NULL, NULL);
+    pulsarc_message_t *m = pulsarc_message_new();
+    pulsarc_message_set_key(m, "key-1");
+    /* "key-1".hashCode() = 101943503 (Java); 101943503 % 7 = 2. */
+    cr_assert_eq(pc_router_choose(&r, m, 7), 101943503 % 7);
+    pulsarc_message_free(m);
+}
+
+Test(router, murmur3_scheme_uses_murmur3)
+{
+    pc_router_t r = router_with("hashingScheme", "murmur3");
+    pulsarc_message_t *m = pulsarc_message_new();
+    pulsarc_message_set_key(m, "key-1");
+    cr_assert_eq(pc_router_choose(&r, m, 13), pc_hash_partition(pc_hash_murmur3_32("key-1", 5), 13));
+    pulsarc_message_free(m);
+}
+
+Test(router, keyless_rotation_without_batching_visits_every_partition_in_turn)
+{
+    pc_router_t r = router_with("batchingEnabled", "false");
+    pulsarc_message_t *m = pulsarc_message_new();
+    int first = pc_router_choose(&r, m, 5);
+    for (int i = 1; i < 12; i++)
+        cr_assert_eq(pc_router_choose(&r, m, 5), (first + i) % 5);
+    pulsarc_message_free(m);
+}
+
+Test(router, keyless_with_batching_stays_on_one_partition_within_a_delay)
+{
+    pc_router_t r = router_with("batchingMaxPublishDelayMs", "100000");
+    pulsarc_message_t *m = pulsarc_message_new();
+    int first = pc_router_choose(&r, m, 5);
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(pc_router_choose(&r, m, 5), first);
+    pulsarc_message_free(m);
+}
+
+Test(router, single_mode_sticks_to_one_partition)
+{
+    pc_router_t r = router_with("messageRoutingMode", "single");
+    pulsarc_message_t *m = pulsarc_message_new();
+    int first = pc_router_choose(&r, m, 9);
+    cr_assert(first >= 0 && first < 9);
+    for (int i = 0; i < 50; i++)
+        cr_assert_eq(pc_router_choose(&r, m, 9), first);
+    pulsarc_message_free(m);
+}
+
+static int by_length(const pulsarc_message_t *msg, int n, void *ctx)
+{
+    size_t len;
+    pulsarc_message_payload(msg, &len);
+    *(int *)ctx += 1;
+    return (int)len;
+}
+
+Test(router, custom_router_is_obeyed_and_checked)
+{
+    pulsarc_producer_config_t c;
+    pc_producer_config_defaults(&c);
+    int calls = 0;
+    pulsarc_producer_config_set_router(&c, by_length, &calls);
+    pc_router_t r;
+    pc_router_init(&r, &c);
+    pulsarc_message_t *m = pulsarc_message_new();
+    pulsarc_message_set_key(m, "ignored by custom routers");
+    pulsarc_message_set_payload(m, "abc", 3);
+    cr_assert_eq(pc_router_choose(&r, m, 4), 3);
+    pulsarc_message_set_payload(m, "abcd", 4);
+    cr_assert_eq(pc_router_choose(&r, m, 4), -1, "out of range");
+    cr_assert_eq(calls, 2);
+    pulsarc_message_free(m);
+}
