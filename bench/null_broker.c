@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +91,8 @@ typedef struct conn {
 typedef struct broker {
     options_t opt;
     int epfd, lfd;
+    int sigfd;   /* SIGINT/SIGTERM arrive here as events, not as handlers */
+    bool stop;
     char self_url[96];
     size_t max_frame;
     uint64_t next_conn_id;
@@ -99,14 +102,6 @@ typedef struct broker {
     arena_t arena;
     ProtobufCAllocator alloc;
 } broker_t;
-
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    g_stop = 1;
-}
 
 static double mono_s(void)
 {
@@ -635,10 +630,19 @@ static void print_counters(const broker_t *b, double elapsed)
 
 /* ---- main loop ---------------------------------------------------------------------- */
 
+/* epoll data of the two fds that are not connections. */
+static char listen_tag, signal_tag;
+
 static void on_event(broker_t *b, const struct epoll_event *ev)
 {
-    if (ev->data.ptr == NULL) {
+    if (ev->data.ptr == &listen_tag) {
         accept_all(b);
+        return;
+    }
+    if (ev->data.ptr == &signal_tag) {
+        struct signalfd_siginfo si;
+        if (read(b->sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+            b->stop = true;
         return;
     }
     conn_t *c = ev->data.ptr;
@@ -653,30 +657,20 @@ static void on_event(broker_t *b, const struct epoll_event *ev)
     }
 }
 
-/* Signals are blocked except inside epoll_pwait, so a SIGINT can never slip in between
- * checking g_stop and going to sleep. */
 static int run(broker_t *b)
 {
-    sigset_t block, wait_mask;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigprocmask(SIG_BLOCK, &block, &wait_mask);
-    sigdelset(&wait_mask, SIGINT);
-    sigdelset(&wait_mask, SIGTERM);
-
     struct epoll_event evs[64];
     double start = mono_s(), last = start;
     counters_t prev = b->n;
-    while (!g_stop) {
+    while (!b->stop) {
         int timeout = -1;
         if (b->opt.interval_s) {
             double due = last + b->opt.interval_s - mono_s();
             timeout = due > 0 ? (int)(due * 1000) + 1 : 0;
         }
-        int n = epoll_pwait(b->epfd, evs, 64, timeout, &wait_mask);
+        int n = epoll_wait(b->epfd, evs, 64, timeout);
         if (n < 0 && errno != EINTR) {
-            perror("epoll_pwait");
+            perror("epoll_wait");
             return 1;
         }
         /* Dead connections are freed inside on_event; one event per fd per wait, so no
@@ -740,7 +734,8 @@ static int parse_args(int argc, char **argv, options_t *o)
     };
     int ch;
     unsigned long long v;
-    while ((ch = getopt_long(argc, argv, "p:b:i:vh", longs, NULL)) != -1) {
+    int idx = -1;
+    while ((idx = -1, ch = getopt_long(argc, argv, "p:b:i:vh", longs, &idx)) != -1) {
         switch (ch) {
         case 'p':
             if (parse_uint(optarg, 65535, &v) != 0)
@@ -790,7 +785,11 @@ static int parse_args(int argc, char **argv, options_t *o)
     }
     return 0;
 bad:
-    fprintf(stderr, "%s: bad value for %s: %s\n", argv[0], argv[optind - 1], optarg);
+    /* getopt_long sets idx only for long options. */
+    if (idx >= 0)
+        fprintf(stderr, "%s: bad value for --%s: \"%s\"\n", argv[0], longs[idx].name, optarg);
+    else
+        fprintf(stderr, "%s: bad value for -%c: \"%s\"\n", argv[0], ch, optarg);
     return -1;
 }
 
@@ -809,18 +808,24 @@ int main(int argc, char **argv)
     b.alloc = (ProtobufCAllocator){
         .alloc = arena_alloc, .free = arena_free, .allocator_data = &b.arena };
 
-    struct sigaction sa = { .sa_handler = on_signal };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* A signal becomes an ordinary event: no handler, no race with going to sleep, and
+     * it works under valgrind, which delays signals during epoll_pwait. */
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    sigprocmask(SIG_BLOCK, &stop_signals, NULL);
     signal(SIGPIPE, SIG_IGN);
 
     if (listen_on(&b) != 0)
         return 1;
     b.epfd = epoll_create1(EPOLL_CLOEXEC);
-    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
-    if (b.epfd < 0 || epoll_ctl(b.epfd, EPOLL_CTL_ADD, b.lfd, &ev) != 0) {
-        perror("epoll");
+    b.sigfd = signalfd(-1, &stop_signals, SFD_NONBLOCK | SFD_CLOEXEC);
+    struct epoll_event lev = { .events = EPOLLIN, .data.ptr = &listen_tag };
+    struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &signal_tag };
+    if (b.epfd < 0 || b.sigfd < 0 || epoll_ctl(b.epfd, EPOLL_CTL_ADD, b.lfd, &lev) != 0 ||
+        epoll_ctl(b.epfd, EPOLL_CTL_ADD, b.sigfd, &sev) != 0) {
+        perror("epoll/signalfd");
         return 1;
     }
     printf("pulsarc-null-broker listening on %s:%u, advertising %s (partitions %u, "
@@ -831,6 +836,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     int rc = run(&b);
     close(b.lfd);
+    close(b.sigfd);
     close(b.epfd);
     return rc;
 }

@@ -383,7 +383,8 @@ static int parse_args(int argc, char **argv, options_t *o)
     bool duration_given = false;
     uint64_t v;
     int ch;
-    while ((ch = getopt_long(argc, argv, "u:t:s:r:d:n:m:z:h", longs, NULL)) != -1) {
+    int idx = -1;
+    while ((idx = -1, ch = getopt_long(argc, argv, "u:t:s:r:d:n:m:z:h", longs, &idx)) != -1) {
         switch (ch) {
         case 'u':
             o->service_url = optarg;
@@ -461,7 +462,11 @@ static int parse_args(int argc, char **argv, options_t *o)
         o->duration_s = 0;
     return 0;
 bad:
-    fprintf(stderr, "%s: bad value for %s: %s\n", argv[0], argv[optind - 1], optarg);
+    /* getopt_long sets idx only for long options. */
+    if (idx >= 0)
+        fprintf(stderr, "%s: bad value for --%s: \"%s\"\n", argv[0], longs[idx].name, optarg);
+    else
+        fprintf(stderr, "%s: bad value for -%c: \"%s\"\n", argv[0], ch, optarg);
     return -1;
 }
 

@@ -153,7 +153,7 @@ PULSARC_API size_t pulsarc_client_config_dump(const pulsarc_client_config_t *con
  *
  *   producerName          (broker-assigned)  a fixed name; needed to resume deduplication
  *   sendTimeoutMs         30000   0 = wait forever for a receipt
- *   maxPendingMessages    1000    messages waiting for a receipt; 0 = no limit
+ *   maxPendingMessages    1000    messages waiting for a receipt, per partition; 0 = no limit
  *   blockIfQueueFull      false   true: send waits for room; false: fails at once
  *   initialSequenceId     -1      the first automatic sequence id is this + 1; -1 = continue
  *                                 from the broker's last_sequence_id
@@ -167,7 +167,7 @@ PULSARC_API size_t pulsarc_client_config_dump(const pulsarc_client_config_t *con
  *   chunkMaxMessageSize   0       chunk size; 0 = the broker's max message size
  *   messageRoutingMode    round_robin  round_robin | single | custom (partitioned topics)
  *   hashingScheme         java    java (String.hashCode, as the Java client) | murmur3
- *   maxPendingMessagesAcrossPartitions 0  limit over all partitions; 0 = none
+ *   maxPendingMessagesAcrossPartitions 0  limit over all partitions together; 0 = none
  *   lazyStartPartitionedProducers false  connect a partition on its first message
  *   autoUpdatePartitions  true    watch for added partitions
  *   autoUpdatePartitionsIntervalSeconds 60

@@ -127,6 +127,7 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     c->next_request_id = 1;
     c->next_producer_id = 1;
     atomic_init(&c->memory_used, 0);
+    atomic_init(&c->admit_waiters, 0);
 
     if (uv_loop_init(&c->loop) != 0) {
         free(c);

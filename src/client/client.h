@@ -53,6 +53,7 @@ struct pulsarc_client {
 
     /* Admission counters, touched from any thread. */
     atomic_int_fast64_t memory_used;
+    atomic_int admit_waiters;  /* threads inside admission (see producer.c admit) */
     uv_mutex_t admit_mu;
     uv_cond_t admit_cond;     /* signalled when memory or permits are released */
 

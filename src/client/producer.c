@@ -63,17 +63,33 @@ struct pulsarc_producer {
 
 /* ---- admission -------------------------------------------------------------- */
 
+/* maxPendingMessages applies per partition, as in the Java client; pulsarc counts one
+ * total against maxPendingMessages x partitions (so a busy partition may borrow an idle
+ * one's share), capped by maxPendingMessagesAcrossPartitions when that is set. */
+static int64_t pending_limit(const pulsarc_producer_t *p)
+{
+    int64_t per = p->conf.max_pending_messages;
+    int64_t across = p->conf.max_pending_across_partitions;
+    int64_t limit = per > 0 ? per * atomic_load(&p->n_routable) : 0;
+    if (across > 0 && (limit == 0 || across < limit))
+        limit = across;
+    return limit;
+}
+
 static pulsarc_result admit(pulsarc_producer_t *p, size_t bytes)
 {
     pulsarc_client_t *c = p->client;
     int64_t limit = c->conf.memory_limit_bytes;
-    int64_t max_pending = p->conf.max_pending_messages;
+    int64_t max_pending = pending_limit(p);
     bool may_block = p->conf.block_if_queue_full && !pc_client_on_loop(c);
     uv_mutex_lock(&c->admit_mu);
+    /* Counted before the check, so a release that races the check sees a waiter. */
+    atomic_fetch_add(&c->admit_waiters, 1);
+    pulsarc_result res = PULSARC_OK;
     for (;;) {
         if (atomic_load(&p->state) != P_OPEN) {
-            uv_mutex_unlock(&c->admit_mu);
-            return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
+            res = pc_fail(PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
+            break;
         }
         bool room = max_pending == 0 || atomic_load(&p->pending) < max_pending;
         /* Like the Java client, a message above the whole limit still goes when nothing
@@ -83,29 +99,30 @@ static pulsarc_result admit(pulsarc_producer_t *p, size_t bytes)
         if (room && memory) {
             atomic_fetch_add(&p->pending, 1);
             atomic_fetch_add(&c->memory_used, (int64_t)bytes);
-            uv_mutex_unlock(&c->admit_mu);
-            return PULSARC_OK;
+            break;
         }
         if (!may_block) {
-            uv_mutex_unlock(&c->admit_mu);
-            if (!room)
-                return pc_fail(PULSARC_ERR_QUEUE_FULL, "%lld messages pending (maxPendingMessages)",
-                               (long long)max_pending);
-            return pc_fail(PULSARC_ERR_MEMORY_LIMIT, "memoryLimitBytes (%lld) reached",
-                           (long long)limit);
+            res = !room ? pc_fail(PULSARC_ERR_QUEUE_FULL, "%lld messages pending (maxPendingMessages)",
+                                  (long long)max_pending)
+                        : pc_fail(PULSARC_ERR_MEMORY_LIMIT, "memoryLimitBytes (%lld) reached",
+                                  (long long)limit);
+            break;
         }
         uv_cond_wait(&c->admit_cond, &c->admit_mu);
     }
+    atomic_fetch_sub(&c->admit_waiters, 1);
+    uv_mutex_unlock(&c->admit_mu);
+    return res;
 }
 
 static void release(pulsarc_producer_t *p, size_t bytes)
 {
     pulsarc_client_t *c = p->client;
-    uv_mutex_lock(&c->admit_mu);
     atomic_fetch_sub(&p->pending, 1);
     atomic_fetch_sub(&c->memory_used, (int64_t)bytes);
-    uv_cond_broadcast(&c->admit_cond);
-    uv_mutex_unlock(&c->admit_mu);
+    /* The lock and the wake-up are only needed when somebody is admitting right now. */
+    if (atomic_load(&c->admit_waiters) > 0)
+        pc_client_admission_released(c);
 }
 
 /* The one place a message ends: admission released, then the callback. The memory goes

@@ -25,12 +25,25 @@ typedef struct ready_waiter {
     void *ctx;
 } ready_waiter_t;
 
-typedef struct write_req {
-    uv_write_t req;
-    pc_conn_t *conn;
+/* One caller's part of a write: told when its bytes are written (or dropped). */
+typedef struct write_item {
     pc_write_done_cb done;
     void *ctx;
     uint8_t *owned; /* command bytes this write owns */
+} write_item_t;
+
+/* Everything queued during one loop turn, handed to libuv as one writev. */
+typedef struct out_queue {
+    uv_buf_t *bufs;
+    size_t n_bufs, cap_bufs;
+    write_item_t *items;
+    size_t n_items, cap_items;
+} out_queue_t;
+
+typedef struct write_req {
+    uv_write_t req;
+    pc_conn_t *conn;
+    out_queue_t q;
 } write_req_t;
 
 struct pc_conn {
@@ -41,6 +54,8 @@ struct pc_conn {
 
     uv_tcp_t tcp;
     uv_timer_t timer;
+    uv_idle_t flusher;  /* runs the coalesced write at the start of the next loop turn */
+    out_queue_t out;
     uv_getaddrinfo_t gai;
     uv_connect_t connect_req;
     int live_handles;   /* handles not yet closed; the struct is freed at zero */
@@ -60,6 +75,8 @@ struct pc_conn {
     pc_conn_listener_t *listeners;
 };
 
+
+static void finish_items(out_queue_t *q, int status);
 
 /* ---- lifetime ---------------------------------------------------------------- */
 
@@ -97,7 +114,9 @@ void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
     /* Hold a busy count so that callbacks below cannot free the struct under us. */
     c->busy_requests++;
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+    uv_close((uv_handle_t *)&c->flusher, on_handle_closed);
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+    finish_items(&c->out, UV_ECANCELED); /* queued, never written */
     uv_cancel((uv_req_t *)&c->gai); /* harmless when no lookup is running */
 
     ready_waiter_t *w = c->waiters;
@@ -133,14 +152,24 @@ void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
 
 /* ---- writing ----------------------------------------------------------------- */
 
+static void finish_items(out_queue_t *q, int status)
+{
+    for (size_t i = 0; i < q->n_items; i++) {
+        if (q->items[i].done)
+            q->items[i].done(q->items[i].ctx, status);
+        free(q->items[i].owned);
+    }
+    free(q->items);
+    free(q->bufs);
+    memset(q, 0, sizeof *q);
+}
+
 static void on_write(uv_write_t *req, int status)
 {
     write_req_t *w = (write_req_t *)req;
     pc_conn_t *c = w->conn;
     c->busy_requests--;
-    if (w->done)
-        w->done(w->ctx, status);
-    free(w->owned);
+    finish_items(&w->q, status);
     free(w);
     if (status < 0 && status != UV_ECANCELED)
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(status));
@@ -148,30 +177,63 @@ static void on_write(uv_write_t *req, int status)
         maybe_free(c);
 }
 
+static void flush_out(uv_idle_t *h)
+{
+    pc_conn_t *c = h->data;
+    uv_idle_stop(h);
+    if (c->out.n_bufs == 0 || c->state == PC_CONN_CLOSED)
+        return;
+    write_req_t *w = malloc(sizeof *w);
+    if (!w) {
+        pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for a write");
+        return;
+    }
+    w->conn = c;
+    w->q = c->out;
+    memset(&c->out, 0, sizeof c->out);
+    int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, w->q.bufs, (unsigned)w->q.n_bufs, on_write);
+    if (rc != 0) {
+        finish_items(&w->q, rc);
+        free(w);
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(rc));
+        return;
+    }
+    c->busy_requests++;
+}
+
+static int grow_array(void **items, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*items, n * elem);
+    if (!p)
+        return -1;
+    *items = p;
+    *cap = n;
+    return 0;
+}
+
+/* Queue buffers for the next coalesced write: every frame produced in one loop turn
+ * (a burst of sends, a resend of the whole pending queue) leaves in one writev. */
 static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,
                       void *ctx, uint8_t *owned)
 {
-    if (c->state == PC_CONN_CLOSED || c->state == PC_CONN_CONNECTING) {
+    out_queue_t *q = &c->out;
+    if (c->state == PC_CONN_CLOSED || c->state == PC_CONN_CONNECTING ||
+        grow_array((void **)&q->bufs, &q->cap_bufs, q->n_bufs + n, sizeof *q->bufs) != 0 ||
+        grow_array((void **)&q->items, &q->cap_items, q->n_items + 1, sizeof *q->items) != 0) {
         free(owned);
         return -1;
     }
-    write_req_t *w = malloc(sizeof *w);
-    if (!w) {
-        free(owned);
-        return -1;
-    }
-    w->conn = c;
-    w->done = done;
-    w->ctx = ctx;
-    w->owned = owned;
-    int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs, n, on_write);
-    if (rc != 0) {
-        free(owned);
-        free(w);
-        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(rc));
-        return -1;
-    }
-    c->busy_requests++;
+    for (unsigned i = 0; i < n; i++)
+        if (bufs[i].len > 0)
+            q->bufs[q->n_bufs++] = bufs[i];
+    q->items[q->n_items++] = (write_item_t){ done, ctx, owned };
+    if (!uv_is_active((uv_handle_t *)&c->flusher))
+        uv_idle_start(&c->flusher, flush_out);
     return 0;
 }
 
@@ -564,8 +626,10 @@ pc_conn_t *pc_conn_open(pulsarc_client_t *client, const pc_host_port_t *logical,
     c->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
     pc_frame_reader_init(&c->reader, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_OVERHEAD_ALLOWANCE);
     c->opened_ms = c->last_rx_ms = c->last_ping_ms = pc_mono_ms();
-    /* Two handles live for the whole connection: the timer and the TCP socket. */
-    c->live_handles = 2;
+    /* Three handles live for the whole connection: timer, write flusher, TCP socket. */
+    c->live_handles = 3;
+    uv_idle_init(&client->loop, &c->flusher);
+    c->flusher.data = c;
     uv_timer_init(&client->loop, &c->timer);
     c->timer.data = c;
     uv_timer_start(&c->timer, on_tick, TICK_MS, TICK_MS);

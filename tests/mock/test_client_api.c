@@ -44,6 +44,7 @@ Test(client_api, null_arguments)
 
     /* None of that reached the broker. */
     cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 0);
+    h_finish();
 }
 
 Test(client_api, null_message_is_rejected)
@@ -68,6 +69,7 @@ Test(client_api, null_message_is_rejected)
     mock_send_t s = h_get_send(mb, 0);
     cr_assert_eq(s.payload_len, 0);
     mock_send_free(&s);
+    h_finish();
 }
 
 Test(client_api, empty_and_invalid_topics)
@@ -92,6 +94,7 @@ Test(client_api, empty_and_invalid_topics)
         cr_assert_neq(pulsarc_last_error_detail()[0], '\0', "\"%s\": no detail", bad[i]);
     }
     cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 0, "an invalid topic was looked up");
+    h_finish();
 }
 
 Test(client_api, send_after_close)
@@ -110,6 +113,7 @@ Test(client_api, send_after_close)
     /* Closing twice is harmless. */
     cr_assert_eq(pulsarc_producer_close(producer), PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_CLOSE_PRODUCERS), 1);
+    h_finish();
 }
 
 Test(client_api, close_flushes_pending_messages)
@@ -122,6 +126,7 @@ Test(client_api, close_flushes_pending_messages)
     /* close waits for the receipts before closing on the broker. */
     h_assert_each_once(3, PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_CLOSE_PRODUCERS), 1);
+    h_finish();
 }
 
 /* ---- admission ------------------------------------------------------------------------- */
@@ -150,6 +155,7 @@ Test(client_api, queue_full)
     cr_assert_eq(h_send(producer, 3), PULSARC_OK);
     cr_assert(h_wait_calls(3, 3000));
     cr_assert_eq(T.res[3], PULSARC_OK);
+    h_finish();
 }
 
 static void *release_later(void *arg)
@@ -176,6 +182,7 @@ Test(client_api, block_if_queue_full_waits_for_room)
     cr_assert_geq(waited, 200, "send did not wait for room (%llu ms)", (unsigned long long)waited);
     cr_assert(h_wait_calls(3, 3000));
     h_assert_each_once(3, PULSARC_OK);
+    h_finish();
 }
 
 Test(client_api, message_too_big)
@@ -198,6 +205,7 @@ Test(client_api, message_too_big)
     cr_assert_eq(T.res[2], PULSARC_OK, "got %s (%s)", pulsarc_result_name(T.res[2]), T.detail[2]);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 1);
     cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0);
+    h_finish();
 }
 
 Test(client_api, compressed_message_too_big_fails_in_callback)
@@ -229,6 +237,7 @@ Test(client_api, compressed_message_too_big_fails_in_callback)
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
     cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0, "an oversized frame reached the broker");
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
+    h_finish();
 }
 
 /* ---- client destroy with pending messages ------------------------------------------------ */
@@ -248,6 +257,7 @@ Test(client_api, destroy_with_pending_fails_each_once)
     h_assert_order(3);
     cr_assert(mock_broker_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 0, 3000),
               "the client left its connection open");
+    h_finish();
 }
 
 Test(client_api, destroy_with_unsent_and_batched_messages)
@@ -264,6 +274,7 @@ Test(client_api, destroy_with_unsent_and_batched_messages)
     client = NULL;
     producer = NULL;
     h_assert_each_once(5, PULSARC_ERR_ALREADY_CLOSED);
+    h_finish();
 }
 
 Test(client_api, destroy_while_broker_down)
@@ -277,6 +288,7 @@ Test(client_api, destroy_while_broker_down)
     client = NULL;
     producer = NULL;
     h_assert_each_once(2, PULSARC_ERR_ALREADY_CLOSED);
+    h_finish();
 }
 
 Test(client_api, free_then_destroy_at_once)
@@ -293,6 +305,7 @@ Test(client_api, free_then_destroy_at_once)
     cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
     client = NULL;
     h_assert_each_once(2, PULSARC_ERR_ALREADY_CLOSED);
+    h_finish();
 }
 
 /* ---- callbacks ---------------------------------------------------------------------------- */
@@ -321,6 +334,7 @@ Test(client_api, send_async_from_callback)
     h_assert_each_once(2, PULSARC_OK);
     h_assert_order(2);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 2);
+    h_finish();
 }
 
 static void blocking_calls_from_callback(pulsarc_producer_t *p, int idx, pulsarc_result res)
@@ -358,6 +372,7 @@ Test(client_api, blocking_calls_from_callback_would_block)
     /* And the loop is still alive. */
     T.hook = NULL;
     cr_assert_eq(h_send_sync(producer, 1), PULSARC_OK);
+    h_finish();
 }
 
 static void close_from_callback(pulsarc_producer_t *p, int idx, pulsarc_result res)
@@ -383,6 +398,7 @@ Test(client_api, close_from_callback)
     uint64_t t0 = h_now_ms();
     cr_assert_eq(pulsarc_producer_close(producer), PULSARC_OK);
     cr_assert_lt(h_now_ms() - t0, 1000);
+    h_finish();
 }
 
 static void close_with_pending_from_callback(pulsarc_producer_t *p, int idx, pulsarc_result res)
@@ -406,6 +422,7 @@ Test(client_api, close_from_callback_with_more_pending)
     h_sleep_ms(50);
     h_assert_each_once(3, PULSARC_OK);
     cr_assert_eq(atomic_load(&hook_rc), PULSARC_OK);
+    h_finish();
 }
 
 static void free_from_callback(pulsarc_producer_t *p, int idx, pulsarc_result res)
@@ -431,6 +448,7 @@ Test(client_api, free_from_callback)
     h_sleep_ms(50);
     cr_assert_eq(atomic_load(&hook_rc), 0);
     h_assert_each_once(2, PULSARC_OK);
+    h_finish();
 }
 
 static atomic_int flush_done = 0;
@@ -460,4 +478,35 @@ Test(client_api, flush_async_waits_for_receipts)
     cr_assert_eq(atomic_load(&flush_done), 1);
     cr_assert_eq(atomic_load(&flush_res), PULSARC_OK);
     h_assert_each_once(3, PULSARC_OK);
+    h_finish();
+}
+
+static void misbehave_during_destroy(pulsarc_producer_t *p, int idx, pulsarc_result res)
+{
+    if (idx == 0) {
+        atomic_store(&hook_rc, h_send(p, 10));
+        atomic_store(&hook_rc2, pulsarc_producer_close(p));
+    } else if (idx == 1) {
+        atomic_store(&hook_rc3, pulsarc_producer_flush_async(p, NULL, NULL));
+    } else if (idx == 2) {
+        pulsarc_producer_free(p);
+    }
+}
+
+Test(client_api, callbacks_during_destroy_may_call_the_api)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    T.hook = misbehave_during_destroy;
+    h_send_range(producer, 0, 3);
+    cr_assert(mock_broker_wait_sends(mb, 3, 3000));
+    cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
+    client = NULL;
+    producer = NULL;
+    h_assert_each_once(3, PULSARC_ERR_ALREADY_CLOSED);
+    cr_assert_eq(T.calls[10], 0, "a message sent during destroy got a callback");
+    cr_assert_eq(atomic_load(&hook_rc), PULSARC_ERR_ALREADY_CLOSED, "send during destroy: %s",
+                 pulsarc_result_name(atomic_load(&hook_rc)));
+    h_finish();
 }

@@ -90,6 +90,7 @@ static int inject_truncated_reply(void)
 Test(client_faults, garbage_frame_while_pending)
 {
     pending_message_survives(inject_garbage, "protocol error");
+    h_finish();
 }
 
 Test(client_faults, unparsable_command_while_pending)
@@ -104,6 +105,7 @@ Test(client_faults, unparsable_command_while_pending)
     pc_frame_reader_free(&r);
 
     pending_message_survives(inject_unparsable, "does not parse");
+    h_finish();
 }
 
 Test(client_faults, malformed_frame_while_pending)
@@ -116,17 +118,20 @@ Test(client_faults, malformed_frame_while_pending)
     pc_frame_reader_free(&r);
 
     pending_message_survives(inject_malformed, "protocol error");
+    h_finish();
 }
 
 Test(client_faults, receipt_missing_required_fields_while_pending)
 {
     pending_message_survives(inject_receipt_without_fields, NULL);
+    h_finish();
 }
 
 Test(client_faults, truncated_frame_then_eof_while_pending)
 {
     /* send_ping writes a PING: that is the reply cut in half. */
     pending_message_survives(inject_truncated_reply, NULL);
+    h_finish();
 }
 
 /* ---- cuts with many messages in flight ------------------------------------------------- */
@@ -177,6 +182,7 @@ static void cut_when_30_arrived(void)
 Test(client_faults, cut_now_with_100_in_flight)
 {
     hundred_in_flight_then(cut_when_30_arrived, 2);
+    h_finish();
 }
 
 /* The size of a SEND frame the client wrote, rebuilt from what the mock recorded. */
@@ -236,6 +242,7 @@ Test(client_faults, cut_after_bytes_mid_frame_with_100_in_flight)
     cr_assert_eq(on_first, 21, "%zu SENDs on the first connection", on_first);
     cr_assert_geq(h_count(mb, MOCK_CONNECTS), 2);
     cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0);
+    h_finish();
 }
 
 /* ---- keep-alive ------------------------------------------------------------------------- */
@@ -258,6 +265,7 @@ Test(client_faults, keepalive_drops_silent_broker)
     cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 2);
     /* The new connection serves sends. */
     cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    h_finish();
 }
 
 Test(client_faults, keepalive_keeps_answering_broker)
@@ -269,6 +277,7 @@ Test(client_faults, keepalive_keeps_answering_broker)
     cr_assert_geq(h_count(mb, MOCK_PINGS), 1);
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1);
     cr_assert_eq(h_count(mb, MOCK_OPEN_CONNECTIONS), 1);
+    h_finish();
 }
 
 Test(client_faults, answers_broker_ping)
@@ -281,6 +290,7 @@ Test(client_faults, answers_broker_ping)
     cr_assert_eq(mock_broker_send_ping(mb), 1);
     cr_assert(mock_broker_wait_count(mb, MOCK_PONGS, 2, 3000));
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1);
+    h_finish();
 }
 
 /* ---- the broker goes away ---------------------------------------------------------------- */
@@ -306,6 +316,7 @@ Test(client_faults, broker_restart_resends_pending)
     h_assert_order(4);
     h_assert_seq_in_order_per_connection(mb);
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 2);
+    h_finish();
 }
 
 Test(client_faults, send_timeout_while_broker_down)
@@ -331,6 +342,7 @@ Test(client_faults, send_timeout_while_broker_down)
     mock_send_t s = h_get_send(mb, 0);
     cr_assert_eq(h_send_index(&s), 3);
     mock_send_free(&s);
+    h_finish();
 }
 
 /* A broker that resets the connection while the client is writing: the client's next
@@ -356,4 +368,5 @@ Test(client_faults, reset_while_writing_does_not_raise_sigpipe)
     h_assert_each_once(sent, PULSARC_OK);
     h_assert_order(sent);
     h_assert_seq_in_order_per_connection(mb);
+    h_finish();
 }

@@ -21,6 +21,7 @@ Test(client_lookup, redirects_then_connect)
     cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 1);
     cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 1);
+    h_finish();
 }
 
 Test(client_lookup, too_many_redirects_fails)
@@ -40,15 +41,23 @@ Test(client_lookup, too_many_redirects_fails)
                  (unsigned long long)lookups);
     cr_assert_lt(elapsed, 1000 + 2000, "create took %llu ms", (unsigned long long)elapsed);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
+    h_finish();
 }
 
 Test(client_lookup, redirect_limit_is_inclusive)
 {
     /* Exactly maxLookupRedirects redirects are allowed. */
     mock_broker_lookup_redirect(mb, mock_broker_url(mb), 2);
-    client = h_client("maxLookupRedirects", "2", NULL);
+    /* A long backoff: a failed first attempt would show as a slow create. */
+    client = h_client("maxLookupRedirects", "2", "initialBackoffIntervalMs", "2000",
+                      "operationTimeoutMs", "5000", NULL);
+    uint64_t t0 = h_now_ms();
     producer = h_producer(client, H_TOPIC, NULL);
+    uint64_t elapsed = h_now_ms() - t0;
     cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 3);
+    cr_assert_lt(elapsed, 1000, "create took %llu ms: the first attempt failed",
+                 (unsigned long long)elapsed);
+    h_finish();
 }
 
 Test(client_lookup, redirect_to_second_broker)
@@ -68,11 +77,7 @@ Test(client_lookup, redirect_to_second_broker)
     mock_producer_info_t info;
     cr_assert(mock_broker_last_producer(second, &info));
     cr_assert_str_eq(info.topic, H_TOPIC);
-
-    pulsarc_producer_free(producer);
-    producer = NULL;
-    pulsarc_client_destroy(client);
-    client = NULL;
+    h_finish(); /* the client goes before the broker it uses */
     mock_broker_stop(second);
 }
 
@@ -89,11 +94,7 @@ Test(client_lookup, connect_answer_to_second_broker)
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
     cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
     cr_assert_eq(h_count(second, MOCK_SENDS), 1);
-
-    pulsarc_producer_free(producer);
-    producer = NULL;
-    pulsarc_client_destroy(client);
-    client = NULL;
+    h_finish(); /* the client goes before the broker it uses */
     mock_broker_stop(second);
 }
 
@@ -112,6 +113,7 @@ Test(client_lookup, topic_not_found_is_reported)
     cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 1);
     cr_assert_lt(elapsed, 2000, "create took %llu ms", (unsigned long long)elapsed);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
+    h_finish();
 }
 
 Test(client_lookup, retryable_lookup_failure_then_ok)
@@ -121,6 +123,7 @@ Test(client_lookup, retryable_lookup_failure_then_ok)
     producer = h_producer(client, H_TOPIC, NULL);
     cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 3);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1);
+    h_finish();
 }
 
 /* ---- producer creation --------------------------------------------------------------- */
@@ -139,6 +142,7 @@ Test(client_create, producer_busy_is_terminal)
     cr_assert(strstr(detail, "already connected"), "detail: %s", detail);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1, "a terminal error was retried");
     cr_assert_lt(elapsed, 2000, "create took %llu ms", (unsigned long long)elapsed);
+    h_finish();
 }
 
 Test(client_create, service_not_ready_twice_then_ok)
@@ -153,6 +157,7 @@ Test(client_create, service_not_ready_twice_then_ok)
     cr_assert_eq(s.sequence_id, 0);
     cr_assert_not_null(s.producer_name, "SEND on a connection where the producer is unknown");
     mock_send_free(&s);
+    h_finish();
 }
 
 Test(client_create, service_not_ready_always_times_out)
@@ -169,6 +174,7 @@ Test(client_create, service_not_ready_always_times_out)
     cr_assert_geq(h_count(mb, MOCK_PRODUCERS), 3, "retryable error not retried");
     cr_assert_geq(elapsed, 500, "gave up after %llu ms", (unsigned long long)elapsed);
     cr_assert_lt(elapsed, 2500, "create took %llu ms", (unsigned long long)elapsed);
+    h_finish();
 }
 
 Test(client_create, connect_never_answered)
@@ -186,6 +192,7 @@ Test(client_create, connect_never_answered)
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
     /* The abandoned connection is closed by the client. */
     cr_assert(mock_broker_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 0, 3000));
+    h_finish();
 }
 
 Test(client_create, refused_connection_fails)
@@ -205,6 +212,7 @@ Test(client_create, refused_connection_fails)
     mock_broker_set_refuse(mb, false);
     producer = h_producer(client, H_TOPIC, NULL);
     cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    h_finish();
 }
 
 Test(client_create, broker_down_connect_failed)
@@ -218,6 +226,7 @@ Test(client_create, broker_down_connect_failed)
     cr_assert_neq(detail[0], '\0', "no detail for CONNECT_FAILED");
     cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 0);
     cr_assert_lt(elapsed, 1000 + 1500, "create took %llu ms", (unsigned long long)elapsed);
+    h_finish();
 }
 
 Test(client_create, truncated_connected_is_not_fatal_to_the_client)
@@ -239,6 +248,7 @@ Test(client_create, truncated_connected_is_not_fatal_to_the_client)
     producer = p;
     cr_assert_geq(h_count(mb, MOCK_CONNECTIONS), 2);
     cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    h_finish();
 }
 
 /* ---- what the client sends ------------------------------------------------------------ */
@@ -256,6 +266,7 @@ Test(client_create, connect_command_fields)
     cr_assert_eq(info.protocol_version, 21);
     cr_assert_not(info.has_auth_method_name);
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1);
+    h_finish();
 }
 
 Test(client_create, producer_command_fields)
@@ -289,6 +300,7 @@ Test(client_create, producer_command_fields)
     cr_assert_str_eq(pulsarc_producer_name(named), "my-name");
     cr_assert_neq(info.producer_id, 0);
     pulsarc_producer_free(named);
+    h_finish();
 }
 
 Test(client_create, continues_from_broker_last_sequence_id)
@@ -301,4 +313,5 @@ Test(client_create, continues_from_broker_last_sequence_id)
     mock_send_t s = h_get_send(mb, 0);
     cr_assert_eq(s.sequence_id, 42);
     mock_send_free(&s);
+    h_finish();
 }

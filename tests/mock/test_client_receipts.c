@@ -28,6 +28,7 @@ Test(client_receipts, held_then_released_in_order)
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     cr_assert_eq(pulsarc_producer_last_sequence_id(producer), 4);
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1, "no reconnect was needed");
+    h_finish();
 }
 
 Test(client_receipts, reordered_receipts_reconnect_and_resend)
@@ -63,6 +64,7 @@ Test(client_receipts, reordered_receipts_reconnect_and_resend)
     /* The client's message ids are those of the receipts it matched (one per message). */
     for (int i = 1; i < 4; i++)
         cr_assert_neq(T.entry[i], T.entry[i - 1]);
+    h_finish();
 }
 
 Test(client_receipts, suppressed_receipts_time_out_once)
@@ -91,6 +93,7 @@ Test(client_receipts, suppressed_receipts_time_out_once)
     mock_send_t s = h_get_send(mb, 3);
     cr_assert_eq(s.sequence_id, 3, "a timed-out sequence id was reused");
     mock_send_free(&s);
+    h_finish();
 }
 
 Test(client_receipts, late_receipts_after_timeout_are_ignored)
@@ -112,6 +115,7 @@ Test(client_receipts, late_receipts_after_timeout_are_ignored)
     cr_assert_eq(T.res[2], PULSARC_OK, "got %s", pulsarc_result_name(T.res[2]));
     cr_assert_eq(T.entry[2], 2, "message 2 was completed by another message's receipt");
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1, "late receipts are not a reason to reconnect");
+    h_finish();
 }
 
 Test(client_receipts, flush_reports_the_send_timeout)
@@ -125,6 +129,7 @@ Test(client_receipts, flush_reports_the_send_timeout)
     h_assert_each_once(2, PULSARC_ERR_SEND_TIMEOUT);
     /* A flush with nothing pending succeeds. */
     cr_assert_eq(pulsarc_producer_flush(producer), PULSARC_OK);
+    h_finish();
 }
 
 Test(client_receipts, send_error_once_is_resent)
@@ -147,6 +152,7 @@ Test(client_receipts, send_error_once_is_resent)
     mock_send_free(&b);
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 2);
     cr_assert_eq(h_send_sync(producer, 1), PULSARC_OK);
+    h_finish();
 }
 
 Test(client_receipts, send_error_with_several_pending)
@@ -168,6 +174,7 @@ Test(client_receipts, send_error_with_several_pending)
     h_assert_seq_in_order_per_connection(mb);
     /* Held receipts of the closed connection are gone. */
     cr_assert_eq(mock_broker_release_receipts(mb), 0);
+    h_finish();
 }
 
 Test(client_receipts, broker_closes_producer_then_reregistered)
@@ -197,6 +204,7 @@ Test(client_receipts, broker_closes_producer_then_reregistered)
     cr_assert_str_eq(s.producer_name, "mock-0");
     mock_send_free(&s);
     cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0, "a SEND reached the broker for a closed producer");
+    h_finish();
 }
 
 Test(client_receipts, broker_closes_producer_with_pending_messages)
@@ -223,6 +231,7 @@ Test(client_receipts, broker_closes_producer_with_pending_messages)
         mock_send_free(&s);
     }
     cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0);
+    h_finish();
 }
 
 Test(client_receipts, receipt_delay_below_send_timeout_is_fine)
@@ -234,6 +243,7 @@ Test(client_receipts, receipt_delay_below_send_timeout_is_fine)
     cr_assert(h_wait_calls(5, 5000));
     h_assert_each_once(5, PULSARC_OK);
     h_assert_order(5);
+    h_finish();
 }
 
 /* ---- with batching -------------------------------------------------------------------- */
@@ -262,6 +272,7 @@ Test(client_receipts, batches_survive_a_cut)
         mock_send_free(&s);
     }
     cr_assert_eq(pulsarc_producer_last_sequence_id(producer), 99);
+    h_finish();
 }
 
 Test(client_receipts, batches_time_out_once_per_message)
@@ -276,4 +287,5 @@ Test(client_receipts, batches_time_out_once_per_message)
     h_assert_each_once(20, PULSARC_ERR_SEND_TIMEOUT);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     cr_assert_lt(h_count(mb, MOCK_SENDS), 20, "messages were not batched");
+    h_finish();
 }
