@@ -7,7 +7,8 @@
  *     --name NAME       producer name
  *     --seed N          generator seed (default 1)
  *     --max-size N      largest payload (default 512)
- *     --ids FILE        write "index ledger entry partition batch_index serialized_hex" lines
+ *     --ids FILE        write "index ledger entry partition batch_index serialized_hex result"
+ *                       lines (result: the pulsarc_result name of the callback)
  *     --conf k=v        producer configuration (repeatable)
  *     --start-seq N     explicit sequence ids N, N+1, ... (default: automatic)
  *     --rate N          at most N messages per second
@@ -61,6 +62,7 @@ static void record(int index, pulsarc_result res, const pulsarc_message_id_t *id
 {
     result *r = &results[index];
     r->res = res;
+    r->ledger = -1;
     if (res != PULSARC_OK || !id) {
         fprintf(stderr, "message %d failed: %s (%s)\n", index, pulsarc_strerror(res),
                 pulsarc_last_error_detail());
@@ -218,6 +220,7 @@ int main(int argc, char **argv)
     if (res != PULSARC_OK)
         fprintf(stderr, "flush: %s\n", pulsarc_strerror(res));
     int64_t last_seq = pulsarc_producer_last_sequence_id(producer);
+    uint64_t pending = pulsarc_producer_pending_count(producer);
     char name[256];
     snprintf(name, sizeof name, "%s", pulsarc_producer_name(producer));
     res = pulsarc_producer_close(producer);
@@ -229,16 +232,17 @@ int main(int argc, char **argv)
     if (ids_file) {
         FILE *f = fopen(ids_file, "w");
         for (int i = 0; f && i < count; i++)
-            fprintf(f, "%d %" PRId64 " %" PRId64 " %d %d %s\n", i,
+            fprintf(f, "%d %" PRId64 " %" PRId64 " %d %d %s %s\n", i,
                     results[i].res == PULSARC_ERR_QUEUE_FULL ? -2 : results[i].ledger,
                     results[i].entry, results[i].partition, results[i].batch_index,
-                    results[i].ser[0] ? results[i].ser : "-");
+                    results[i].ser[0] ? results[i].ser : "-",
+                    pulsarc_result_name((pulsarc_result)results[i].res));
         if (f)
             fclose(f);
     }
     int ok = atomic_load(&done_ok), failed = atomic_load(&done_failed);
-    printf("sent=%d failed=%d producer=%s last_sequence_id=%" PRId64 " rejected=%d\n", ok, failed,
-           name, last_seq, rejected);
+    printf("sent=%d failed=%d producer=%s last_sequence_id=%" PRId64 " rejected=%d pending=%" PRIu64
+           "\n", ok, failed, name, last_seq, rejected, pending);
     pulsarc_message_free(msg);
     free(buf);
     free(results);

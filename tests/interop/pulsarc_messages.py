@@ -37,12 +37,13 @@ def gen_messages(count: int, seed: int = 1, max_size: int = 512) -> list[dict]:
 
 
 def read_ids(path: str) -> list[dict]:
-    """The ids file interop_producer writes: index ledger entry partition batch hex."""
+    """The ids file interop_producer writes: index ledger entry partition batch hex result."""
     ids = []
     with open(path) as f:
         for line in f:
-            i, ledger, entry, part, batch, ser = line.split()
+            i, ledger, entry, part, batch, ser, result = line.split()
             ids.append({"index": int(i), "ledger": int(ledger), "entry": int(entry),
                         "partition": int(part), "batch_index": int(batch),
-                        "serialized": bytes.fromhex(ser) if ser != "-" else b""})
+                        "serialized": bytes.fromhex(ser) if ser != "-" else b"",
+                        "result": result})
     return ids

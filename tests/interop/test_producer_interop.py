@@ -10,14 +10,17 @@ import pulsar_helpers as ph
 from pulsarc_messages import gen_messages, read_ids
 
 
-def run_producer(service_url, topic, count, mode, tmp_path, *extra, timeout_s=180):
+def run_producer(service_url, topic, count, mode, tmp_path, *extra, timeout_s=180, check=True):
     ids_file = tmp_path / "ids.txt"
     proc = ph.run_bin("interop_producer", service_url, topic, str(count), mode,
-                      "--ids", str(ids_file), *extra, timeout_s=timeout_s)
+                      "--ids", str(ids_file), *extra, timeout_s=timeout_s, check=check)
     out = proc.stdout.decode()
-    m = re.search(r"sent=(\d+) failed=(\d+) producer=(\S*) last_sequence_id=(-?\d+)", out)
-    assert m, out
+    m = re.search(r"sent=(\d+) failed=(\d+) producer=(\S*) last_sequence_id=(-?\d+) "
+                  r"rejected=(\d+) pending=(\d+)", out)
+    assert m, out + proc.stderr.decode()[-3000:]
     summary = {"sent": int(m[1]), "failed": int(m[2]), "producer": m[3], "last_seq": int(m[4])}
+    if not check:
+        summary["pending"] = int(m[6])
     return summary, (read_ids(str(ids_file)) if count else [])
 
 

@@ -56,7 +56,7 @@ Test(client_api, null_message_is_rejected)
                  PULSARC_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pulsarc_producer_send(producer, NULL, &id), PULSARC_ERR_INVALID_ARGUMENT);
     cr_assert_null(id, "id_out not cleared");
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     cr_assert_eq(h_total(), 0, "a rejected message got a callback");
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
@@ -107,7 +107,7 @@ Test(client_api, send_after_close)
 
     cr_assert_eq(h_send(producer, 1), PULSARC_ERR_ALREADY_CLOSED);
     cr_assert_eq(h_send_sync(producer, 2), PULSARC_ERR_ALREADY_CLOSED);
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     cr_assert_eq(h_total(), 0, "a refused message got a callback");
     cr_assert_eq(h_count(mb, MOCK_SENDS), 1);
     /* Closing twice is harmless. */
@@ -143,7 +143,7 @@ Test(client_api, queue_full)
 
     cr_assert_eq(mock_broker_release_receipts(mb), 2);
     cr_assert(h_wait_calls(2, 3000));
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     h_assert_each_once(2, PULSARC_OK);
     cr_assert_eq(T.calls[2], 0, "the refused message got a callback");
     cr_assert_eq(h_total(), 2);
@@ -196,7 +196,7 @@ Test(client_api, message_too_big)
     pulsarc_message_t *m = h_message(1, 2000);
     cr_assert_eq(pulsarc_producer_send(producer, m, NULL), PULSARC_ERR_MESSAGE_TOO_BIG);
     pulsarc_message_free(m);
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     cr_assert_eq(h_total(), 0, "a refused message got a callback");
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     /* Below the limit it goes through. */
@@ -227,11 +227,11 @@ Test(client_api, compressed_message_too_big_fails_in_callback)
     if (r == PULSARC_OK) {
         /* Accepted: the callback must report it, exactly once. */
         cr_assert(h_wait_calls(1, 3000));
-        h_sleep_ms(100);
+        h_sleep_ms(50);
         h_assert_each_once(1, PULSARC_ERR_MESSAGE_TOO_BIG);
     } else {
         cr_assert_eq(r, PULSARC_ERR_MESSAGE_TOO_BIG, "got %s", pulsarc_result_name(r));
-        h_sleep_ms(100);
+        h_sleep_ms(50);
         cr_assert_eq(h_total(), 0);
     }
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
@@ -268,7 +268,7 @@ Test(client_api, destroy_with_unsent_and_batched_messages)
                           NULL);
     /* Sit in the batch container: nothing reaches the broker before destroy. */
     h_send_range(producer, 0, 5);
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
     cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
     client = NULL;
@@ -357,7 +357,7 @@ Test(client_api, blocking_calls_from_callback_would_block)
     T.hook = blocking_calls_from_callback;
     cr_assert_eq(h_send(producer, 0), PULSARC_OK);
     cr_assert(h_wait_calls(1, 3000));
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     cr_assert_eq(atomic_load(&hook_rc), PULSARC_ERR_WOULD_BLOCK, "send: %s",
                  pulsarc_result_name(atomic_load(&hook_rc)));
     cr_assert_eq(atomic_load(&hook_rc2), PULSARC_ERR_WOULD_BLOCK, "flush: %s",
@@ -468,7 +468,7 @@ Test(client_api, flush_async_waits_for_receipts)
     h_send_range(producer, 0, 3);
     cr_assert_eq(pulsarc_producer_flush_async(producer, on_flushed, NULL), PULSARC_OK);
     cr_assert(mock_broker_wait_sends(mb, 3, 3000));
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     cr_assert_eq(atomic_load(&flush_done), 0, "flush completed before the receipts");
     mock_broker_release_receipts(mb);
     cr_assert(h_wait_calls(3, 3000));

@@ -25,7 +25,7 @@ static void pending_message_survives(int (*inject)(void), const char *log_needle
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
     cr_assert_eq(inject(), 1, "the fault reached %d connections, want 1", 0);
     cr_assert(h_wait_calls(1, 5000), "the pending message never completed");
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     h_assert_each_once(1, PULSARC_OK);
     cr_assert_eq(h_total(), 1);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -145,7 +145,7 @@ static void hundred_in_flight_then(void (*cut)(void), int expect_min_connections
     h_send_range(producer, 0, 100);
     cut();
     cr_assert(h_wait_calls(100, 15000), "only %d of 100 callbacks", h_total());
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     h_assert_each_once(100, PULSARC_OK);
     h_assert_order(100);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -224,7 +224,7 @@ Test(client_faults, cut_after_bytes_mid_frame_with_100_in_flight)
     mock_broker_cut_after_bytes(mb, 20 * frame + frame / 2);
     h_send_range_len(producer, 1, 101, 40);
     cr_assert(h_wait_calls(101, 15000), "only %d of 101 callbacks", h_total());
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     h_assert_each_once(101, PULSARC_OK);
     h_assert_order(101);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);

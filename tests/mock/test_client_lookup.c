@@ -315,3 +315,116 @@ Test(client_create, continues_from_broker_last_sequence_id)
     mock_send_free(&s);
     h_finish();
 }
+
+/* ---- the handshake answered with something other than CONNECTED -------------------------- */
+
+typedef struct create_job {
+    pulsarc_client_t *client;
+    pulsarc_producer_t *producer;
+    pulsarc_result res;
+    char detail[512];
+    uint64_t elapsed_ms;
+} create_job_t;
+
+static void *create_in_thread(void *arg)
+{
+    create_job_t *j = arg;
+    uint64_t t0 = h_now_ms();
+    j->res = pulsarc_client_create_producer(j->client, H_TOPIC, NULL, &j->producer);
+    j->elapsed_ms = h_now_ms() - t0;
+    snprintf(j->detail, sizeof j->detail, "%s", pulsarc_last_error_detail());
+    return NULL;
+}
+
+/* Create a producer in a thread while the mock holds back CONNECTED; answer the CONNECT
+ * with cmd instead and return how creation ended. */
+static create_job_t handshake_answered_with(const Pulsar__Proto__BaseCommand *cmd)
+{
+    mock_broker_set_ignore_connect(mb, true);
+    client = h_client("operationTimeoutMs", "3000", "connectionTimeoutMs", "3000", NULL);
+    create_job_t job = { .client = client };
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, create_in_thread, &job), 0);
+    cr_assert(mock_broker_wait_count(mb, MOCK_CONNECTS, 1, 3000));
+    cr_assert_eq(h_broker_send_cmd(mb, cmd), 1);
+    pthread_join(th, NULL);
+    producer = job.producer;
+    return job;
+}
+
+Test(client_create, connect_answered_with_error)
+{
+    Pulsar__Proto__CommandError err = PULSAR__PROTO__COMMAND_ERROR__INIT;
+    err.request_id = 0;
+    err.error = PULSAR__PROTO__SERVER_ERROR__AuthenticationError;
+    err.message = (char *)"Unable to authenticate: bad token";
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR;
+    cmd.error = &err;
+    create_job_t job = handshake_answered_with(&cmd);
+    cr_assert_eq(job.res, PULSARC_ERR_BROKER_AUTHENTICATION, "got %s (%s)",
+                 pulsarc_result_name(job.res), job.detail);
+    cr_assert(strstr(job.detail, "bad token"), "detail: %s", job.detail);
+    cr_assert_lt(job.elapsed_ms, 2500, "the handshake error was not acted on at once");
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
+    h_finish();
+}
+
+Test(client_create, connect_answered_with_auth_challenge)
+{
+    Pulsar__Proto__AuthData data = PULSAR__PROTO__AUTH_DATA__INIT;
+    data.auth_method_name = (char *)"token";
+    Pulsar__Proto__CommandAuthChallenge ch = PULSAR__PROTO__COMMAND_AUTH_CHALLENGE__INIT;
+    ch.challenge = &data;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_CHALLENGE;
+    cmd.authchallenge = &ch;
+    create_job_t job = handshake_answered_with(&cmd);
+    cr_assert_eq(job.res, PULSARC_ERR_UNSUPPORTED, "got %s (%s)", pulsarc_result_name(job.res),
+                 job.detail);
+    cr_assert_lt(job.elapsed_ms, 2500);
+    h_finish();
+}
+
+/* ---- unreachable brokers ------------------------------------------------------------------- */
+
+Test(client_lookup, redirect_to_unreachable_broker)
+{
+    /* Port 1 on loopback: connection refused. */
+    mock_broker_lookup_redirect(mb, "pulsar://127.0.0.1:1", -1);
+    client = h_client("operationTimeoutMs", "1000", NULL);
+    char detail[512];
+    uint64_t elapsed;
+    pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
+    cr_assert_eq(r, PULSARC_ERR_CONNECT_FAILED, "got %s (%s)", pulsarc_result_name(r), detail);
+    cr_assert_lt(elapsed, 1000 + 1500, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
+    h_finish();
+}
+
+Test(client_lookup, lookup_answer_with_bad_url)
+{
+    mock_broker_set_lookup_url(mb, "not a url");
+    client = h_client("operationTimeoutMs", "1000", NULL);
+    char detail[512];
+    pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, NULL);
+    cr_assert_eq(r, PULSARC_ERR_PROTOCOL, "got %s (%s)", pulsarc_result_name(r), detail);
+    cr_assert(strstr(detail, "not a url"), "detail: %s", detail);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
+    h_finish();
+}
+
+Test(client_lookup, service_url_with_a_dead_host)
+{
+    /* Two hosts, the first one down: lookups must get through on the other. */
+    char url[256];
+    snprintf(url, sizeof url, "pulsar://127.0.0.1:1,127.0.0.1:%u", (unsigned)mock_broker_port(mb));
+    client = h_client_url(url, "operationTimeoutMs", "2000", NULL);
+    pulsarc_producer_t *p = NULL;
+    pulsarc_result r = pulsarc_client_create_producer(client, H_TOPIC, NULL, &p);
+    cr_assert_eq(r, PULSARC_OK, "create with one dead host of two: %s (%s)",
+                 pulsarc_result_name(r), pulsarc_last_error_detail());
+    producer = p;
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    h_finish();
+}

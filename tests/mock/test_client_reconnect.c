@@ -45,7 +45,7 @@ Test(client_reconnect, reregistration_terminal_error_fails_pending_once)
                               "Topic was already terminated", -1);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     h_assert_each_once(2, PULSARC_ERR_BROKER_TOPIC_TERMINATED);
     cr_assert(strstr(T.detail[0], "terminated"), "detail: %s", T.detail[0]);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -75,7 +75,7 @@ Test(client_reconnect, topic_deleted_while_reconnecting)
     mock_broker_lookup_fail(mb, PULSAR__PROTO__SERVER_ERROR__TopicNotFound, "Topic not found", -1);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(1, 5000), "the pending message never completed");
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     h_assert_each_once(1, PULSARC_ERR_BROKER_TOPIC_NOT_FOUND);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     h_finish();
@@ -144,7 +144,7 @@ Test(client_reconnect, partitioned_cut_resends_on_every_partition)
     cr_assert(mock_broker_wait_sends(mb, 10, 3000));
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(30, 10000), "only %d of 30 callbacks", h_total());
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     h_assert_each_once(30, PULSARC_OK);
     cr_assert_geq(h_count(mb, MOCK_PRODUCERS), 6, "not every partition re-registered");
     h_assert_seq_in_order_per_connection(mb);
@@ -197,7 +197,7 @@ Test(client_reconnect, partition_count_grows)
                 seen[T.partition[i]] = true;
         all = seen[0] && seen[1] && seen[2] && seen[3];
         if (!all)
-            h_sleep_ms(100);
+            h_sleep_ms(50);
     }
     cr_assert(all, "messages never reached all 4 partitions");
     h_assert_each_once(sent, PULSARC_OK);
@@ -230,7 +230,7 @@ Test(client_reconnect, lazy_start_failure_fails_waiting_messages)
     mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ProducerBusy, "busy", -1);
     h_send_range(producer, 0, 3);
     cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     h_assert_each_once(3, PULSARC_ERR_BROKER_PRODUCER_BUSY);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
@@ -258,7 +258,7 @@ Test(client_reconnect, chunked_message_resent_whole_after_cut)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(1, 5000), "the chunked message never completed");
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     h_assert_each_once(1, PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 2 * chunks);
     cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0);
@@ -298,14 +298,14 @@ Test(client_reconnect, duplicate_and_stray_receipts_are_ignored)
     /* For a producer that does not exist: ignored. */
     Pulsar__Proto__BaseCommand cmd = receipt_cmd(&r, &id, info.producer_id + 1000, 0);
     cr_assert_eq(h_broker_send_cmd(mb, &cmd), 1);
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     cr_assert_eq(h_total(), 0, "a receipt for another producer completed a message");
     /* Ours, twice: the second is a duplicate. */
     cmd = receipt_cmd(&r, &id, info.producer_id, 0);
     cr_assert_eq(h_broker_send_cmd(mb, &cmd), 1);
     cr_assert_eq(h_broker_send_cmd(mb, &cmd), 1);
     cr_assert(h_wait_calls(1, 3000));
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     h_assert_each_once(1, PULSARC_OK);
     cr_assert_eq(T.ledger[0], 77);
     cr_assert_eq(T.entry[0], 88);
@@ -408,10 +408,10 @@ Test(client_reconnect, close_while_broker_down_ends_within_operation_timeout)
     producer = h_producer(client, H_TOPIC, "sendTimeoutMs", "0", NULL);
     cr_assert_eq(mock_broker_set_down(mb, true), 0);
     cr_assert_eq(h_send(producer, 0), PULSARC_OK);
-    h_sleep_ms(100);
+    h_sleep_ms(50);
     uint64_t t0 = h_now_ms();
     cr_assert_eq(pulsarc_producer_close_async(producer, on_closed_cb, NULL), PULSARC_OK);
-    for (int i = 0; i < 400 && atomic_load(&closed_calls) == 0; i++)
+    for (int i = 0; i < 250 && atomic_load(&closed_calls) == 0; i++)
         h_sleep_ms(10);
     uint64_t elapsed = h_now_ms() - t0;
     cr_assert_eq(atomic_load(&closed_calls), 1, "close still not done after %llu ms",
@@ -419,5 +419,32 @@ Test(client_reconnect, close_while_broker_down_ends_within_operation_timeout)
     cr_assert_eq(h_total(), 1, "the pending message did not complete");
     cr_assert_eq(T.calls[0], 1);
     cr_assert_neq(T.res[0], PULSARC_OK);
+    h_finish();
+}
+
+/* ---- reconnecting to a broker that is not well yet ------------------------------------------ */
+
+Test(client_reconnect, reconnect_through_unanswered_and_refused_handshakes)
+{
+    client = h_client("connectionTimeoutMs", "300", NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    pending_unanswered(2);
+    /* First the broker accepts but never answers CONNECT, then it refuses outright. */
+    mock_broker_set_ignore_connect(mb, true);
+    mock_broker_cut_now(mb);
+    cr_assert(mock_broker_wait_count(mb, MOCK_CONNECTS, 3, 5000),
+              "the client did not give up on an unanswered handshake and retry");
+    mock_broker_set_refuse(mb, true);
+    mock_broker_set_ignore_connect(mb, false);
+    uint64_t conns = h_count(mb, MOCK_CONNECTIONS);
+    cr_assert(mock_broker_wait_count(mb, MOCK_CONNECTIONS, conns + 2, 5000));
+    cr_assert_eq(h_total(), 0, "a message failed while reconnecting (no send timeout hit)");
+    mock_broker_set_refuse(mb, false);
+    cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
+    h_sleep_ms(50);
+    h_assert_each_once(2, PULSARC_OK);
+    h_assert_order(2);
+    /* The abandoned handshakes left no connection behind. */
+    cr_assert(mock_broker_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 1, 3000));
     h_finish();
 }

@@ -376,7 +376,8 @@ class Proxy:
             c.lst.bytes_s2c += len(piece)
 
     async def pace(self, c: Conn, d: str, n: int):
-        """Token-bucket-ish pacing with at most one piece (rate/20 bytes) of burst.
+        """Pacing: each piece waits its share (n / rate) after the previous one, with at
+        most 50 ms of credit carried over (a small burst after an idle spell).
         Sleeps in short steps so `throttle 0`, `stall` and `cut` take effect at once."""
         now = time.monotonic()
         rate = self.throttle
