@@ -271,6 +271,9 @@ PULSARC_API pulsarc_result pulsarc_client_new(const char *service_url,
  * stops the loop thread and frees the client. Must not be called from a callback
  * (returns PULSARC_ERR_WOULD_BLOCK there). */
 PULSARC_API pulsarc_result pulsarc_client_destroy(pulsarc_client_t *client);
+/* Payload bytes of accepted messages whose callbacks have not run yet (what
+ * memoryLimitBytes limits). */
+PULSARC_API uint64_t pulsarc_client_memory_used(const pulsarc_client_t *client);
 
 /* ---------------------------------------------------------------------------------
  * Producer

@@ -187,3 +187,8 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
     free(c);
     return PULSARC_OK;
 }
+
+uint64_t pulsarc_client_memory_used(const pulsarc_client_t *c)
+{
+    return c ? (uint64_t)atomic_load(&c->memory_used) : 0;
+}

@@ -221,6 +221,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "flush: %s\n", pulsarc_strerror(res));
     int64_t last_seq = pulsarc_producer_last_sequence_id(producer);
     uint64_t pending = pulsarc_producer_pending_count(producer);
+    uint64_t memory = pulsarc_client_memory_used(client);
     char name[256];
     snprintf(name, sizeof name, "%s", pulsarc_producer_name(producer));
     res = pulsarc_producer_close(producer);
@@ -242,7 +243,8 @@ int main(int argc, char **argv)
     }
     int ok = atomic_load(&done_ok), failed = atomic_load(&done_failed);
     printf("sent=%d failed=%d producer=%s last_sequence_id=%" PRId64 " rejected=%d pending=%" PRIu64
-           "\n", ok, failed, name, last_seq, rejected, pending);
+           " memory=%" PRIu64 "\n",
+           ok, failed, name, last_seq, rejected, pending, memory);
     pulsarc_message_free(msg);
     free(buf);
     free(results);

@@ -164,3 +164,15 @@ def test_blocking_queue_waits_and_delivers_everything(service_url, unique_topic,
     assert summary["sent"] == 3000 and summary["failed"] == 0
     received = ph.read_messages(topic, 3000, timeout_s=60, extra_wait_s=0.5)
     assert [int(m["properties"]["index"]) for m in received] == list(range(3000))
+
+
+def test_lazy_start_connects_partitions_on_first_use(service_url, unique_topic, tmp_path):
+    topic = unique_topic()
+    ph.create_partitioned_topic(topic, 5)
+    # Every message goes to partition 0..2 by the custom router: 3 and 4 never connect.
+    summary, _ = run_producer(service_url, topic, 300, "async", tmp_path, "--router", "mod3",
+                              "--conf", "lazyStartPartitionedProducers=true")
+    assert summary["failed"] == 0
+    received = ph.read_partitioned(topic, 300, extra_wait_s=0.5)
+    assert sorted({m["message_id"][2] for m in received}) == [0, 1, 2]
+    assert len(received) == 300

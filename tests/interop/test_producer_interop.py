@@ -16,11 +16,12 @@ def run_producer(service_url, topic, count, mode, tmp_path, *extra, timeout_s=18
                       "--ids", str(ids_file), *extra, timeout_s=timeout_s, check=check)
     out = proc.stdout.decode()
     m = re.search(r"sent=(\d+) failed=(\d+) producer=(\S*) last_sequence_id=(-?\d+) "
-                  r"rejected=(\d+) pending=(\d+)", out)
+                  r"rejected=(\d+) pending=(\d+) memory=(\d+)", out)
     assert m, out + proc.stderr.decode()[-3000:]
     summary = {"sent": int(m[1]), "failed": int(m[2]), "producer": m[3], "last_seq": int(m[4])}
     if not check:
         summary["pending"] = int(m[6])
+        summary["memory"] = int(m[7])
     return summary, (read_ids(str(ids_file)) if count else [])
 
 
