@@ -144,7 +144,7 @@ PULSARC_API pulsarc_result pulsarc_client_config_set(pulsarc_client_config_t *co
 PULSARC_API void pulsarc_client_config_set_logger(pulsarc_client_config_t *conf,
                                                   pulsarc_log_cb cb, void *ctx);
 /* Print every setting with its effective value, one "key=value" per line, into buf.
- * Returns the length that was needed (like snprintf). */
+ * Returns the length that was needed (like snprintf); buf may be NULL when len is 0. */
 PULSARC_API size_t pulsarc_client_config_dump(const pulsarc_client_config_t *conf, char *buf,
                                               size_t len);
 
@@ -180,6 +180,7 @@ typedef struct pulsarc_message pulsarc_message_t;
  * range fails the send with PULSARC_ERR_INVALID_ARGUMENT. */
 typedef int (*pulsarc_router_cb)(const pulsarc_message_t *msg, int n_partitions, void *ctx);
 
+/* Every _free function in this API accepts NULL and then does nothing. */
 PULSARC_API pulsarc_producer_config_t *pulsarc_producer_config_new(void);
 PULSARC_API void pulsarc_producer_config_free(pulsarc_producer_config_t *conf);
 PULSARC_API pulsarc_result pulsarc_producer_config_set(pulsarc_producer_config_t *conf,

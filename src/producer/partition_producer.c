@@ -84,6 +84,7 @@ struct pc_pp {
 
 static void connect_now(pc_pp_t *pp);
 static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail);
+static void finish_close(pc_pp_t *pp, pulsarc_result res);
 
 /* ---- small helpers ----------------------------------------------------------- */
 
@@ -696,14 +697,7 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
     }
     if (pp->state == PP_CLOSING) {
         /* Closing anyway: the broker forgets the producer with the connection. */
-        pp->conn = NULL;
-        pp->state = PP_CLOSED;
-        fail_all(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
-        if (pp->close_cb) {
-            pc_pp_done_fn cb = pp->close_cb;
-            pp->close_cb = NULL;
-            cb(pp, PULSARC_OK, pp->close_ctx);
-        }
+        finish_close(pp, PULSARC_OK);
         return;
     }
     if (pp->state != PP_READY)
@@ -717,6 +711,18 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
 }
 
 /* ---- lifecycle --------------------------------------------------------------- */
+
+/* The producer is closed: whatever is still pending fails, then the closer hears. */
+static void finish_close(pc_pp_t *pp, pulsarc_result res)
+{
+    pp->conn = NULL;
+    pp->state = PP_CLOSED;
+    fail_all(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
+    pc_pp_done_fn cb = pp->close_cb;
+    pp->close_cb = NULL;
+    if (cb)
+        cb(pp, res, pp->close_ctx);
+}
 
 pc_pp_t *pc_pp_new(pulsarc_client_t *client, const char *topic, int partition,
                    const pulsarc_producer_config_t *conf, pc_pp_complete_fn complete,
@@ -822,13 +828,8 @@ static void on_closed_by_broker_answer(pc_conn_t *conn, pulsarc_result res,
         return;
     if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
         pc_conn_remove_listener(pp->conn, &pp->listener);
-    pp->conn = NULL;
-    pp->state = PP_CLOSED;
-    fail_all(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
-    pc_pp_done_fn cb = pp->close_cb;
-    pp->close_cb = NULL;
-    if (cb)
-        cb(pp, res == PULSARC_ERR_CONNECTION_CLOSED ? PULSARC_OK : res, pp->close_ctx);
+    /* A dropped connection closes the producer on the broker just as well. */
+    finish_close(pp, res == PULSARC_ERR_CONNECTION_CLOSED ? PULSARC_OK : res);
 }
 
 static void close_after_flush(pc_pp_t *pp, pulsarc_result res, void *ctx)
@@ -838,13 +839,7 @@ static void close_after_flush(pc_pp_t *pp, pulsarc_result res, void *ctx)
     uv_timer_stop(&pp->reconnect_timer);
     if (pp->state != PP_READY) {
         /* Not registered anywhere: nothing to tell the broker. */
-        pp->state = PP_CLOSED;
-        pp->conn = NULL;
-        fail_all(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
-        pc_pp_done_fn cb = pp->close_cb;
-        pp->close_cb = NULL;
-        if (cb)
-            cb(pp, PULSARC_OK, pp->close_ctx);
+        finish_close(pp, PULSARC_OK);
         return;
     }
     pp->state = PP_CLOSING;

@@ -768,14 +768,24 @@ static pulsarc_client_config_t *make_client_config(const struct args *a)
             config_error("--client-conf", kv->key, kv->value, res);
     }
     if (a->verbose) {
-        char probe[1];
-        size_t n = pulsarc_client_config_dump(conf, probe, sizeof probe);
+        size_t n = pulsarc_client_config_dump(conf, NULL, 0);
         char *buf = xrealloc(NULL, n + 1);
         pulsarc_client_config_dump(conf, buf, n + 1);
         print_config_dump("client", buf);
         free(buf);
     }
     return conf;
+}
+
+static void apply_producer_settings(pulsarc_producer_config_t *conf, const struct kv_list *list,
+                                    const char *option)
+{
+    for (size_t i = 0; i < list->count; i++) {
+        const struct kv *kv = &list->items[i];
+        pulsarc_result res = pulsarc_producer_config_set(conf, kv->key, kv->value);
+        if (res != PULSARC_OK)
+            config_error(option, kv->key, kv->value, res);
+    }
 }
 
 static pulsarc_producer_config_t *make_producer_config(const struct args *a)
@@ -798,21 +808,10 @@ static pulsarc_producer_config_t *make_producer_config(const struct args *a)
         if (res != PULSARC_OK)
             config_error(settings[i].option, settings[i].key, settings[i].value, res);
     }
-    for (size_t i = 0; i < a->flag_settings.count; i++) {
-        const struct kv *kv = &a->flag_settings.items[i];
-        pulsarc_result res = pulsarc_producer_config_set(conf, kv->key, kv->value);
-        if (res != PULSARC_OK)
-            config_error("flag", kv->key, kv->value, res);
-    }
-    for (size_t i = 0; i < a->conf.count; i++) {
-        const struct kv *kv = &a->conf.items[i];
-        pulsarc_result res = pulsarc_producer_config_set(conf, kv->key, kv->value);
-        if (res != PULSARC_OK)
-            config_error("--conf", kv->key, kv->value, res);
-    }
+    apply_producer_settings(conf, &a->flag_settings, "flag");
+    apply_producer_settings(conf, &a->conf, "--conf");
     if (a->verbose) {
-        char probe[1];
-        size_t n = pulsarc_producer_config_dump(conf, probe, sizeof probe);
+        size_t n = pulsarc_producer_config_dump(conf, NULL, 0);
         char *buf = xrealloc(NULL, n + 1);
         pulsarc_producer_config_dump(conf, buf, n + 1);
         print_config_dump("producer", buf);
