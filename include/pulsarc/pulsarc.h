@@ -313,8 +313,11 @@ PULSARC_API pulsarc_result pulsarc_producer_send(pulsarc_producer_t *producer,
 PULSARC_API pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *producer);
 PULSARC_API pulsarc_result pulsarc_producer_flush_async(pulsarc_producer_t *producer,
                                                         pulsarc_done_cb cb, void *ctx);
-/* Flushes, then closes the producer on the broker. Later sends fail with
- * PULSARC_ERR_ALREADY_CLOSED. The handle stays valid until pulsarc_producer_free. */
+/* Flushes, then closes the producer on the broker; the whole close is bounded by
+ * operationTimeoutMs, after which messages still without a receipt fail with
+ * PULSARC_ERR_ALREADY_CLOSED (they may have been persisted) and close returns
+ * PULSARC_ERR_TIMEOUT. Later sends fail with PULSARC_ERR_ALREADY_CLOSED. The handle stays
+ * valid until pulsarc_producer_free. */
 PULSARC_API pulsarc_result pulsarc_producer_close(pulsarc_producer_t *producer);
 PULSARC_API pulsarc_result pulsarc_producer_close_async(pulsarc_producer_t *producer,
                                                         pulsarc_done_cb cb, void *ctx);

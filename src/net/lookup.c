@@ -17,14 +17,38 @@ typedef struct lookup {
     int redirects;
     pc_host_port_t service; /* the service URL host this lookup started from */
     pc_host_port_t target;  /* where the current request goes */
+    int hosts_tried;        /* service URL hosts this lookup has started from */
     pc_lookup_cb lookup_cb;
     pc_partitions_cb partitions_cb;
     void *ctx;
 } lookup_t;
 
+static void send_request(lookup_t *lk);
+
+/* A service host that cannot be reached is not the topic's fault: try the next host of
+ * the service URL before giving up, once each. */
+static bool fail_over(lookup_t *lk, pulsarc_result res)
+{
+    pulsarc_client_t *c = lk->client;
+    if ((res != PULSARC_ERR_CONNECT_FAILED && res != PULSARC_ERR_CONNECTION_CLOSED) ||
+        lk->hosts_tried >= c->url.n_hosts || c->stopping)
+        return false;
+    PC_INFO(&c->log, "lookup of %s via %s:%d failed (%s); trying the next service host", lk->topic,
+            lk->service.host, lk->service.port, pulsarc_last_error_detail());
+    lk->hosts_tried++;
+    lk->service = c->url.hosts[c->next_host++ % c->url.n_hosts];
+    lk->target = lk->service;
+    lk->redirects = 0;
+    lk->authoritative = false;
+    send_request(lk);
+    return true;
+}
+
 static void finish(lookup_t *lk, pulsarc_result res, const pc_host_port_t *logical,
                    const pc_host_port_t *physical, int partitions)
 {
+    if (res != PULSARC_OK && fail_over(lk, res))
+        return;
     if (lk->partitions)
         lk->partitions_cb(res, partitions, lk->ctx);
     else
@@ -32,8 +56,6 @@ static void finish(lookup_t *lk, pulsarc_result res, const pc_host_port_t *logic
     free(lk->topic);
     free(lk);
 }
-
-static void send_request(lookup_t *lk);
 
 static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
                              const Pulsar__Proto__BaseCommand *resp, void *ctx)
@@ -156,8 +178,9 @@ static void start(pulsarc_client_t *c, const char *topic, bool partitions, pc_lo
     lk->lookup_cb = lcb;
     lk->partitions_cb = pcb;
     lk->ctx = ctx;
-    /* Spread lookups over the service URL's hosts; a failed host is skipped next time. */
+    /* Spread lookups over the service URL's hosts. */
     lk->service = c->url.hosts[c->next_host++ % c->url.n_hosts];
+    lk->hosts_tried = 1;
     lk->target = lk->service;
     send_request(lk);
 }

@@ -69,6 +69,7 @@ struct pc_pp {
     uv_timer_t reconnect_timer;
     uv_timer_t timeout_timer;
     uv_timer_t batch_timer;
+    uv_timer_t close_timer;   /* bounds a close by operationTimeoutMs */
     int live_handles;
     int inflight;             /* lookups, connection waits and requests that will call back */
     bool freed;
@@ -715,9 +716,13 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
 /* The producer is closed: whatever is still pending fails, then the closer hears. */
 static void finish_close(pc_pp_t *pp, pulsarc_result res)
 {
+    uv_timer_stop(&pp->close_timer);
     pp->conn = NULL;
     pp->state = PP_CLOSED;
-    fail_all(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
+    fail_all(pp, PULSARC_ERR_ALREADY_CLOSED,
+             res == PULSARC_ERR_TIMEOUT
+                 ? "producer closed before the receipt arrived; the message may have been persisted"
+                 : "producer closed");
     pc_pp_done_fn cb = pp->close_cb;
     pp->close_cb = NULL;
     if (cb)
@@ -775,11 +780,13 @@ pc_pp_t *pc_pp_new(pulsarc_client_t *client, const char *topic, int partition,
     uv_timer_init(&client->loop, &pp->reconnect_timer);
     uv_timer_init(&client->loop, &pp->timeout_timer);
     uv_timer_init(&client->loop, &pp->batch_timer);
+    uv_timer_init(&client->loop, &pp->close_timer);
     pp->reconnect_timer.data = pp;
     pp->timeout_timer.data = pp;
     pp->batch_timer.data = pp;
+    pp->close_timer.data = pp;
     pp->cap_taken = 4;
-    pp->live_handles = 3;
+    pp->live_handles = 4;
     if (pp->conf.send_timeout_ms > 0) {
         /* Check often enough that a message fails close to its deadline. */
         uint64_t every = (uint64_t)pp->conf.send_timeout_ms / 10;
@@ -854,6 +861,30 @@ static void close_after_flush(pc_pp_t *pp, pulsarc_result res, void *ctx)
     pc_conn_request(pp->conn, &cmd, rid, on_closed_by_broker_answer, pp);
 }
 
+/* The close took longer than operationTimeoutMs (no receipts, a dead broker): stop
+ * waiting. Messages still pending fail; a frame already written may have been stored. */
+static void on_close_deadline(uv_timer_t *t)
+{
+    pc_pp_t *pp = t->data;
+    if (pp->state == PP_CLOSED)
+        return;
+    PC_WARN(&pp->client->log, "%s: close did not finish within operationTimeoutMs", pp->topic);
+    if (pp->conn && pc_conn_state(pp->conn) == PC_CONN_READY && pp->state == PP_READY) {
+        /* Tell the broker anyway, without waiting for its answer. */
+        Pulsar__Proto__CommandCloseProducer close = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
+        Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+        close.producer_id = pp->producer_id;
+        close.request_id = pc_conn_new_request_id(pp->conn);
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
+        cmd.close_producer = &close;
+        pc_conn_send_command(pp->conn, &cmd);
+    }
+    if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
+        pc_conn_remove_listener(pp->conn, &pp->listener);
+    uv_timer_stop(&pp->reconnect_timer);
+    finish_close(pp, PULSARC_ERR_TIMEOUT);
+}
+
 void pc_pp_close(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
 {
     if (pp->state == PP_CLOSED || pp->state == PP_FAILED || pp->state == PP_IDLE) {
@@ -863,6 +894,8 @@ void pc_pp_close(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
     }
     pp->close_cb = cb;
     pp->close_ctx = ctx;
+    uv_timer_start(&pp->close_timer, on_close_deadline,
+                   (uint64_t)pp->client->conf.operation_timeout_ms, 0);
     pc_pp_flush(pp, close_after_flush, NULL);
 }
 
@@ -874,6 +907,7 @@ void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail)
     uv_timer_stop(&pp->reconnect_timer);
     uv_timer_stop(&pp->timeout_timer);
     uv_timer_stop(&pp->batch_timer);
+    uv_timer_stop(&pp->close_timer);
     pp_state before = pp->state;
     pp->state = PP_CLOSED;
     fail_all(pp, why, detail);
@@ -901,5 +935,6 @@ void pc_pp_free(pc_pp_t *pp)
     uv_close((uv_handle_t *)&pp->reconnect_timer, on_timer_closed);
     uv_close((uv_handle_t *)&pp->timeout_timer, on_timer_closed);
     uv_close((uv_handle_t *)&pp->batch_timer, on_timer_closed);
+    uv_close((uv_handle_t *)&pp->close_timer, on_timer_closed);
     maybe_free(pp);
 }

@@ -5,7 +5,8 @@
  *   client = h_client("keepAliveIntervalSeconds", "1", NULL);
  *   producer = h_producer(client, "t", "sendTimeoutMs", "500", NULL);
  *   h_send(producer, 0) ... h_wait_calls(n, ms) ... assert on T.calls / T.res / mock counters
- * and h_teardown() (the suite's .fini) frees whatever is left.
+ *   h_finish();                                 free producer, client and mock in the body
+ * and h_teardown() (the suite's .fini) frees whatever an early failure left behind.
  *
  * Every client uses short timeouts (see h_client) and a logger that keeps the lines in
  * memory (h_log_contains); set PULSARC_TEST_LOG=1 to also see them on stderr. */

@@ -23,7 +23,8 @@ static void pending_message_survives(int (*inject)(void), const char *log_needle
     cr_assert_eq(pulsarc_producer_pending_count(producer), 1);
 
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
-    cr_assert_eq(inject(), 1, "the fault reached %d connections, want 1", 0);
+    int reached = inject();
+    cr_assert_eq(reached, 1, "the fault reached %d connections, want 1", reached);
     cr_assert(h_wait_calls(1, 5000), "the pending message never completed");
     h_sleep_ms(50);
     h_assert_each_once(1, PULSARC_OK);
