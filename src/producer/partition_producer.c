@@ -72,6 +72,7 @@ struct pc_pp {
     uv_timer_t close_timer;   /* bounds a close by operationTimeoutMs */
     int live_handles;
     int inflight;             /* lookups, connection waits and requests that will call back */
+    uint64_t attempt;         /* numbers (re)connection attempts; answers to older ones are stale */
     bool freed;
 
     /* First registration (pc_pp_start). */
@@ -114,6 +115,36 @@ static bool callback_returned(pc_pp_t *pp)
         return false;
     }
     return true;
+}
+
+/* Context for the calls of one connection attempt, so that an answer arriving after the
+ * attempt was abandoned (the broker closed us mid-registration) is recognised as stale. */
+typedef struct attempt_ctx {
+    pc_pp_t *pp;
+    uint64_t attempt;
+} attempt_ctx;
+
+static attempt_ctx *attempt_ctx_new(pc_pp_t *pp)
+{
+    attempt_ctx *a = malloc(sizeof *a);
+    if (a) {
+        a->pp = pp;
+        a->attempt = pp->attempt;
+        pp->inflight++;
+    }
+    return a;
+}
+
+/* Returns the producer if the answer is still wanted, else NULL; frees the context. */
+static pc_pp_t *attempt_ctx_take(void *ctx)
+{
+    attempt_ctx *a = ctx;
+    pc_pp_t *pp = a->pp;
+    bool current = a->attempt == pp->attempt;
+    free(a);
+    if (!callback_returned(pp) || !current || pp->state != PP_CONNECTING)
+        return NULL;
+    return pp;
 }
 
 static void on_timer_closed(uv_handle_t *h)
@@ -582,8 +613,8 @@ static void attempt_failed(pc_pp_t *pp, pulsarc_result res, const char *detail)
 static void on_registered(pc_conn_t *conn, pulsarc_result res,
                           const Pulsar__Proto__BaseCommand *resp, void *ctx)
 {
-    pc_pp_t *pp = ctx;
-    if (!callback_returned(pp) || pp->state != PP_CONNECTING || pp->conn != conn)
+    pc_pp_t *pp = attempt_ctx_take(ctx);
+    if (!pp || pp->conn != conn)
         return;
     if (res != PULSARC_OK || !resp->producer_success) {
         if (res == PULSARC_OK)
@@ -632,8 +663,8 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
 
 static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
 {
-    pc_pp_t *pp = ctx;
-    if (!callback_returned(pp) || pp->state != PP_CONNECTING || pp->conn != conn)
+    pc_pp_t *pp = attempt_ctx_take(ctx);
+    if (!pp || pp->conn != conn)
         return;
     if (res != PULSARC_OK) {
         char detail[512];
@@ -655,15 +686,20 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
     reg.user_provided_producer_name = pp->user_named;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER;
     cmd.producer = &reg;
-    pp->inflight++;
-    pc_conn_request(conn, &cmd, rid, on_registered, pp);
+    attempt_ctx *a = attempt_ctx_new(pp);
+    if (!a) {
+        pc_conn_remove_listener(conn, &pp->listener);
+        attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    pc_conn_request(conn, &cmd, rid, on_registered, a);
 }
 
 static void on_lookup(pulsarc_result res, const pc_host_port_t *logical,
                       const pc_host_port_t *physical, void *ctx)
 {
-    pc_pp_t *pp = ctx;
-    if (!callback_returned(pp) || pp->state != PP_CONNECTING)
+    pc_pp_t *pp = attempt_ctx_take(ctx);
+    if (!pp)
         return;
     if (res != PULSARC_OK) {
         char detail[512];
@@ -676,24 +712,40 @@ static void on_lookup(pulsarc_result res, const pc_host_port_t *logical,
         attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
         return;
     }
+    attempt_ctx *a = attempt_ctx_new(pp);
+    if (!a) {
+        attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
     pp->conn = conn;
-    pp->inflight++;
-    pc_conn_when_ready(conn, on_conn_ready, pp);
+    pc_conn_when_ready(conn, on_conn_ready, a);
 }
 
 static void connect_now(pc_pp_t *pp)
 {
     if (pp->state != PP_CONNECTING)
         return;
-    pp->inflight++;
-    pc_lookup_topic(pp->client, pp->topic, on_lookup, pp);
+    pp->attempt++;
+    attempt_ctx *a = attempt_ctx_new(pp);
+    if (!a) {
+        schedule_reconnect(pp);
+        return;
+    }
+    pc_lookup_topic(pp->client, pp->topic, on_lookup, a);
 }
 
 /* The connection went away (or the broker closed us): queue everything and retry. */
 static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
 {
-    if (pp->state == PP_CONNECTING && pp->conn) {
-        /* Lost while registering: the pending request reports through on_registered. */
+    if (pp->state == PP_CONNECTING) {
+        if (!pp->conn)
+            return; /* between attempts: the next one is scheduled already */
+        /* The broker closed us while registering (the topic is moving): its answer to the
+         * PRODUCER command may never come, so give up on this attempt and start anew. */
+        PC_INFO(&pp->client->log, "%s: closed during registration; retrying", pp->topic);
+        pp->attempt++;
+        pp->conn = NULL;
+        schedule_reconnect(pp);
         return;
     }
     if (pp->state == PP_CLOSING) {
