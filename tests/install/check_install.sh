@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Install a build tree into a scratch prefix and build a program against it twice: once
+# with pkg-config, once with CMake's find_package. Both must compile, link and run.
+#   tests/install/check_install.sh BUILD_DIR
+set -euo pipefail
+build="$(cd "$1" && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+
+cat >"$work/main.c" <<'C'
+#include <pulsarc/pulsarc.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(void)
+{
+    pulsarc_client_config_t *conf = pulsarc_client_config_new();
+    int ok = pulsarc_client_config_set(conf, "operationTimeoutMs", "1000") == PULSARC_OK &&
+             strcmp(pulsarc_result_name(PULSARC_ERR_SEND_TIMEOUT), "SEND_TIMEOUT") == 0;
+    pulsarc_client_config_free(conf);
+    puts(ok ? "installed pulsarc works" : "installed pulsarc misbehaves");
+    return ok ? 0 : 1;
+}
+C
+
+libdir="$(find "$prefix" -name pulsarc.pc -printf '%h\n' | head -n1)"
+export PKG_CONFIG_PATH="$libdir"
+cc -std=c11 -Wall -Werror "$work/main.c" $(pkg-config --cflags --libs pulsarc) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir pulsarc)" -o "$work/with-pkg-config"
+"$work/with-pkg-config"
+
+mkdir -p "$work/cmake"
+cat >"$work/cmake/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(uses_pulsarc C)
+find_package(pulsarc REQUIRED)
+add_executable(with-find-package ../main.c)
+target_link_libraries(with-find-package PRIVATE pulsarc::pulsarc)
+CM
+cmake -S "$work/cmake" -B "$work/cmake/b" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/cmake/b" >/dev/null
+"$work/cmake/b/with-find-package"
+echo "install check passed: pkg-config and find_package(pulsarc)"
