@@ -60,9 +60,6 @@ typedef enum pulsarc_result {
     PULSARC_ERR_TOO_MANY_REDIRECTS = -15, /* lookup redirected more than maxLookupRedirects */
     PULSARC_ERR_WOULD_BLOCK = -16,      /* a blocking call was made on the client's loop thread */
     PULSARC_ERR_UNSUPPORTED = -17,      /* a feature this build does not provide */
-    PULSARC_ERR_INVALID_SEQUENCE_ID = -18, /* an explicit sequence id did not increase */
-    PULSARC_ERR_PRODUCER_FAILED = -19,  /* the producer stopped after a terminal error */
-    PULSARC_ERR_CHECKSUM = -20,         /* the broker found a corrupt frame */
 
     PULSARC_ERR_BROKER_BASE = 100,
     PULSARC_ERR_BROKER_UNKNOWN = 100,

@@ -646,7 +646,7 @@ static bool send_one(struct run *run, const void *data, size_t len)
         free(sc);
         atomic_fetch_add(&stats.failed, 1);
         report_failure(index, res, "was rejected");
-        if (res == PULSARC_ERR_ALREADY_CLOSED || res == PULSARC_ERR_PRODUCER_FAILED)
+        if (res == PULSARC_ERR_ALREADY_CLOSED)
             run->stopped = true;
     }
     return !run->stopped;
