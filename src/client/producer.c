@@ -1,4 +1,5 @@
 #include "client/producer.h"
+#include "client/producer_impl.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,53 +14,6 @@
 #include "producer/partition_producer.h"
 #include "routing/router.h"
 #include "wire/frame.h"
-
-enum { P_OPEN, P_CLOSING, P_CLOSED };
-
-typedef struct done_task {
-    pc_task_t task;
-    pulsarc_producer_t *producer;
-    pulsarc_done_cb cb;
-    void *ctx;
-    int remaining;
-    pulsarc_result res;
-} done_task;
-
-struct pulsarc_producer {
-    pulsarc_client_t *client;
-    pulsarc_producer_config_t conf;
-    pc_topic_name_t topic;
-    pc_pp_t **parts;
-    int n_parts;
-    bool partitioned;
-    pc_router_t router;
-    _Atomic int n_routable; /* partitions the router may pick (grows with updates) */
-
-    _Atomic int state;
-    _Atomic int_fast64_t pending; /* accepted, callback not yet run */
-    _Atomic uint32_t max_message_size; /* the broker's limit, for an early check */
-
-    struct pulsarc_producer *next; /* client's list, loop thread */
-    bool listed;
-    bool free_requested;
-    bool closing_on_loop;
-
-    /* Creation, reported to the blocked creator. */
-    pc_task_t create_task;
-    int create_remaining;
-    pulsarc_result create_res;
-    char create_detail[1024];
-    pc_waiter_t *create_waiter;
-    pc_task_t free_task;
-
-    /* Partition-count updates (partitioned topics). */
-    uv_timer_t update_timer;
-    bool update_timer_on;
-    bool updating;            /* a metadata lookup or new partitions are in flight */
-    int update_remaining;
-    int update_old_n;
-    bool update_failed;
-};
 
 /* ---- admission -------------------------------------------------------------- */
 
@@ -305,13 +259,8 @@ pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *p)
     return wait_done(p, pulsarc_producer_flush_async);
 }
 
-static void on_update_timer_closed(uv_handle_t *h)
-{
-    free(h->data);
-}
-
 /* Release the handle's memory; the update timer, if any, is closed first. */
-static void free_handle(pulsarc_producer_t *p)
+void pc_producer_release(pulsarc_producer_t *p)
 {
     for (int i = 0; i < p->n_parts; i++)
         pc_pp_free(p->parts[i]);
@@ -319,10 +268,8 @@ static void free_handle(pulsarc_producer_t *p)
     p->parts = NULL;
     p->n_parts = 0;
     pc_producer_config_clear(&p->conf);
-    if (p->update_timer_on)
-        uv_close((uv_handle_t *)&p->update_timer, on_update_timer_closed);
-    else
-        free(p);
+    pc_partition_updates_stop(p);
+    free(p);
 }
 
 static void unlink_and_free(pulsarc_producer_t *p)
@@ -340,7 +287,7 @@ static void unlink_and_free(pulsarc_producer_t *p)
     p->free_requested = true;
     if (p->updating)
         return; /* the update finishing frees it */
-    free_handle(p);
+    pc_producer_release(p);
 }
 
 static void on_closed(pulsarc_producer_t *p, pulsarc_result res, void *ctx)
@@ -440,7 +387,6 @@ void pulsarc_producer_free(pulsarc_producer_t *p)
 
 /* ---- creation --------------------------------------------------------------- */
 
-static void start_updates(pulsarc_producer_t *p);
 
 static void creation_finished(pulsarc_producer_t *p)
 {
@@ -455,7 +401,7 @@ static void creation_finished(pulsarc_producer_t *p)
         p->next = p->client->producers;
         p->client->producers = p;
         p->listed = true;
-        start_updates(p);
+        pc_partition_updates_start(p);
     }
     pc_waiter_signal(p->create_waiter, p->create_res);
 }
@@ -471,7 +417,7 @@ static void on_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
         creation_finished(p);
 }
 
-static pc_pp_t *new_part(pulsarc_producer_t *p, int i)
+pc_pp_t *pc_producer_new_part(pulsarc_producer_t *p, int i)
 {
     char name[600];
     if (p->partitioned)
@@ -479,97 +425,6 @@ static pc_pp_t *new_part(pulsarc_producer_t *p, int i)
     else
         snprintf(name, sizeof name, "%s", p->topic.full);
     return pc_pp_new(p->client, name, p->partitioned ? i : -1, &p->conf, complete_message, p);
-}
-
-/* ---- partition-count updates ------------------------------------------------ */
-
-static void free_handle(pulsarc_producer_t *p);
-
-static void updates_done(pulsarc_producer_t *p)
-{
-    p->updating = false;
-    if (p->free_requested && !p->closing_on_loop)
-        free_handle(p);
-}
-
-static void on_new_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
-{
-    pulsarc_producer_t *p = ctx;
-    if (res != PULSARC_OK)
-        p->update_failed = true;
-    if (--p->update_remaining > 0)
-        return;
-    if (p->client->stopping) {
-        p->updating = false; /* shutdown frees every partition itself */
-        return;
-    }
-    if (p->update_failed) {
-        /* Try again at the next check; the router never saw these partitions. */
-        PC_WARN(&p->client->log, "%s: could not start new partitions; retrying later",
-                p->topic.full);
-        for (int i = p->update_old_n; i < p->n_parts; i++)
-            pc_pp_free(p->parts[i]);
-        p->n_parts = p->update_old_n;
-    } else {
-        PC_INFO(&p->client->log, "%s: now sending to %d partitions", p->topic.full, p->n_parts);
-        atomic_store(&p->n_routable, p->n_parts);
-    }
-    updates_done(p);
-}
-
-static void on_updated_partitions(pulsarc_result res, int n, void *ctx)
-{
-    pulsarc_producer_t *p = ctx;
-    if (res != PULSARC_OK || n <= p->n_parts || p->free_requested || p->closing_on_loop ||
-        atomic_load(&p->state) != P_OPEN || p->client->stopping) {
-        updates_done(p);
-        return;
-    }
-    pc_pp_t **parts = realloc(p->parts, (size_t)n * sizeof *parts);
-    if (!parts) {
-        updates_done(p);
-        return;
-    }
-    p->parts = parts;
-    p->update_old_n = p->n_parts;
-    p->update_failed = false;
-    for (int i = p->n_parts; i < n; i++) {
-        if (!(p->parts[i] = new_part(p, i))) {
-            for (int k = p->update_old_n; k < i; k++)
-                pc_pp_free(p->parts[k]);
-            updates_done(p);
-            return;
-        }
-    }
-    p->n_parts = n;
-    if (p->conf.lazy_start) {
-        atomic_store(&p->n_routable, n);
-        updates_done(p);
-        return;
-    }
-    p->update_remaining = n - p->update_old_n;
-    for (int i = p->update_old_n; i < n; i++)
-        pc_pp_start(p->parts[i], on_new_part_started, p);
-}
-
-static void on_update_tick(uv_timer_t *t)
-{
-    pulsarc_producer_t *p = t->data;
-    if (p->updating || atomic_load(&p->state) != P_OPEN)
-        return;
-    p->updating = true;
-    pc_lookup_partitions(p->client, p->topic.full, on_updated_partitions, p);
-}
-
-static void start_updates(pulsarc_producer_t *p)
-{
-    if (!p->partitioned || !p->conf.auto_update_partitions)
-        return;
-    uint64_t every = (uint64_t)p->conf.partitions_update_interval_s * 1000u;
-    uv_timer_init(&p->client->loop, &p->update_timer);
-    p->update_timer.data = p;
-    p->update_timer_on = true;
-    uv_timer_start(&p->update_timer, on_update_tick, every, every);
 }
 
 static void on_partitions(pulsarc_result res, int n, void *ctx)
@@ -591,7 +446,7 @@ static void on_partitions(pulsarc_result res, int n, void *ctx)
         return;
     }
     for (int i = 0; i < p->n_parts; i++) {
-        p->parts[i] = new_part(p, i);
+        p->parts[i] = pc_producer_new_part(p, i);
         if (!p->parts[i]) {
             p->n_parts = i;
             p->create_res = PULSARC_ERR_NO_MEMORY;
@@ -705,10 +560,7 @@ void pc_producers_shutdown(pulsarc_client_t *c)
 {
     for (pulsarc_producer_t *p = c->producers, *next; p; p = next) {
         next = p->next;
-        if (p->update_timer_on) {
-            uv_close((uv_handle_t *)&p->update_timer, NULL);
-            p->update_timer_on = false;
-        }
+        pc_partition_updates_stop(p);
         begin_closing(p);
         atomic_store(&p->state, P_CLOSED);
         /* Aborting a partition runs a close still in progress to its end, and on_closed
