@@ -2,8 +2,6 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 

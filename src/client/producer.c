@@ -260,13 +260,19 @@ pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *p)
 }
 
 /* Release the handle's memory; the update timer, if any, is closed first. */
-void pc_producer_release(pulsarc_producer_t *p)
+/* The partition producers go; their memory follows once their timers have closed. */
+static void free_parts(pulsarc_producer_t *p)
 {
     for (int i = 0; i < p->n_parts; i++)
         pc_pp_free(p->parts[i]);
     free(p->parts);
     p->parts = NULL;
     p->n_parts = 0;
+}
+
+void pc_producer_release(pulsarc_producer_t *p)
+{
+    free_parts(p);
     pc_producer_config_clear(&p->conf);
     pc_partition_updates_stop(p);
     free(p);
@@ -391,11 +397,7 @@ void pulsarc_producer_free(pulsarc_producer_t *p)
 static void creation_finished(pulsarc_producer_t *p)
 {
     if (p->create_res != PULSARC_OK) {
-        for (int i = 0; i < p->n_parts; i++)
-            pc_pp_free(p->parts[i]);
-        free(p->parts);
-        p->parts = NULL;
-        p->n_parts = 0;
+        free_parts(p);
     } else {
         atomic_store(&p->max_message_size, pc_pp_max_message_size(p->parts[0]));
         p->next = p->client->producers;

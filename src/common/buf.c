@@ -50,12 +50,6 @@ int pc_buf_append(pc_buf_t *b, const void *data, size_t len)
     return 0;
 }
 
-int pc_buf_put_u16be(pc_buf_t *b, uint16_t v)
-{
-    uint8_t t[2] = { (uint8_t)(v >> 8), (uint8_t)v };
-    return pc_buf_append(b, t, 2);
-}
-
 int pc_buf_put_u32be(pc_buf_t *b, uint32_t v)
 {
     uint8_t t[4];

@@ -18,7 +18,6 @@ void pc_buf_reset(pc_buf_t *b);
 /* Make room for `extra` more bytes. Returns 0, or -1 when out of memory. */
 int pc_buf_reserve(pc_buf_t *b, size_t extra);
 int pc_buf_append(pc_buf_t *b, const void *data, size_t len);
-int pc_buf_put_u16be(pc_buf_t *b, uint16_t v);
 int pc_buf_put_u32be(pc_buf_t *b, uint32_t v);
 /* Drop the first n bytes, moving the rest to the front. */
 void pc_buf_consume(pc_buf_t *b, size_t n);
