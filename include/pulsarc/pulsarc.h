@@ -4,9 +4,10 @@
  * Threading: every function may be called from any thread unless its comment says
  * otherwise. The client runs one event-loop thread of its own; every callback the
  * library makes (send results, flush and close completions, log lines from the loop)
- * runs on that thread. Callbacks may send, flush asynchronously or close producers;
- * blocking calls made from a callback never wait: they fail with
- * PULSARC_ERR_WOULD_BLOCK instead of deadlocking the loop.
+ * runs on that thread, also while pulsarc_client_destroy runs. Callbacks may send, flush
+ * or close asynchronously (_async) and free producers; blocking calls made from a
+ * callback (send, flush, close, create_producer, client_destroy) never wait and do
+ * nothing: they fail with PULSARC_ERR_WOULD_BLOCK instead of deadlocking the loop.
  *
  * Ownership: objects a function returns through an out-parameter belong to the caller
  * and are released with the matching _free/_destroy function. Strings passed in are
@@ -60,6 +61,9 @@ typedef enum pulsarc_result {
     PULSARC_ERR_TOO_MANY_REDIRECTS = -15, /* lookup redirected more than maxLookupRedirects */
     PULSARC_ERR_WOULD_BLOCK = -16,      /* a blocking call was made on the client's loop thread */
     PULSARC_ERR_UNSUPPORTED = -17,      /* a feature this build does not provide */
+    PULSARC_ERR_DUPLICATE_DROPPED = -18, /* the broker dropped the message as a duplicate of
+                                          * an id it already had, though this producer never
+                                          * sent that id before: it was NOT stored */
 
     PULSARC_ERR_BROKER_BASE = 100,
     PULSARC_ERR_BROKER_UNKNOWN = 100,
@@ -98,6 +102,12 @@ PULSARC_API const char *pulsarc_result_name(pulsarc_result res);
 /* Detail of the most recent failure on the calling thread; "" when there is none. The
  * string stays valid until the next pulsarc call on the same thread. */
 PULSARC_API const char *pulsarc_last_error_detail(void);
+/* Nonzero when res means the producer has stopped for good (topic terminated, producer
+ * fenced, not allowed, not authorised or authenticated, invalid topic or schema): retrying
+ * cannot help, and every later send on that producer fails with the same result. Other
+ * broker errors (producer busy, service not ready, quota, topic not found after creation)
+ * are retried with backoff. */
+PULSARC_API int pulsarc_result_is_terminal(pulsarc_result res);
 
 /* ---------------------------------------------------------------------------------
  * Logging
@@ -193,6 +203,9 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_c
  * ------------------------------------------------------------------------------- */
 typedef struct pulsarc_message_id pulsarc_message_id_t;
 
+/* Ledger and entry are both -1 in the id of a message the broker already held when it
+ * arrived (deduplication on: a replayed sequence id, or a resend after a reconnect): it
+ * was stored earlier and not stored again. */
 PULSARC_API int64_t pulsarc_message_id_ledger(const pulsarc_message_id_t *id);
 PULSARC_API int64_t pulsarc_message_id_entry(const pulsarc_message_id_t *id);
 /* -1 for a topic without partitions. */
@@ -265,9 +278,16 @@ typedef struct pulsarc_client pulsarc_client_t;
 PULSARC_API pulsarc_result pulsarc_client_new(const char *service_url,
                                               const pulsarc_client_config_t *conf,
                                               pulsarc_client_t **out);
-/* Closes every producer still open (their pending messages fail with ALREADY_CLOSED),
- * stops the loop thread and frees the client. Must not be called from a callback
- * (returns PULSARC_ERR_WOULD_BLOCK there). */
+/* Closes every producer still open (their pending messages fail with ALREADY_CLOSED, their
+ * callbacks run on the loop thread as always), stops the loop thread and frees the client.
+ * Must not be called from a callback (returns PULSARC_ERR_WOULD_BLOCK there).
+ * Threads blocked in a send waiting for room (blockIfQueueFull) wake and get
+ * PULSARC_ERR_ALREADY_CLOSED; threads waiting in send, flush or close get their results.
+ * Apart from these and from callbacks, no call on the client or its producers may run
+ * while destroy does.
+ * The producer handles stay valid: every one must still be released with
+ * pulsarc_producer_free, before or after destroy. After destroy the accessors still
+ * answer and every other call fails with PULSARC_ERR_ALREADY_CLOSED. */
 PULSARC_API pulsarc_result pulsarc_client_destroy(pulsarc_client_t *client);
 /* Payload bytes of accepted messages whose callbacks have not run yet (what
  * memoryLimitBytes limits). */
@@ -287,7 +307,9 @@ typedef void (*pulsarc_send_cb)(pulsarc_producer_t *producer, pulsarc_result res
 typedef void (*pulsarc_done_cb)(pulsarc_producer_t *producer, pulsarc_result res, void *ctx);
 
 /* Looks the topic up, connects and registers the producer with the broker; blocks until
- * done or operationTimeoutMs passed. conf may be NULL (defaults); it is copied. */
+ * done or operationTimeoutMs passed (then PULSARC_ERR_TIMEOUT, with a detail saying what
+ * did not answer; also against a broker that accepts the connection but never answers).
+ * conf may be NULL (defaults); it is copied. */
 PULSARC_API pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *client,
                                                           const char *topic,
                                                           const pulsarc_producer_config_t *conf,
@@ -296,7 +318,9 @@ PULSARC_API pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *clie
 /* Accepts the message for sending and returns at once (or waits for room when
  * blockIfQueueFull is on and the call is not on the loop thread). On PULSARC_OK, cb
  * (may be NULL) will be called exactly once. On any other result the message was not
- * accepted and cb will not be called. */
+ * accepted and cb will not be called. Once a message of this producer has failed with a
+ * terminal result (pulsarc_result_is_terminal), every later send fails at once with that
+ * result and its detail. */
 PULSARC_API pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *producer,
                                                        pulsarc_message_t *msg,
                                                        pulsarc_send_cb cb, void *ctx);
@@ -306,7 +330,10 @@ PULSARC_API pulsarc_result pulsarc_producer_send(pulsarc_producer_t *producer,
                                                  pulsarc_message_t *msg,
                                                  pulsarc_message_id_t **id_out);
 /* Waits until every message accepted before the call has had its callback. Returns OK,
- * or the first failure among those messages. */
+ * or the first failure among the messages it covers, with that failure's detail in
+ * pulsarc_last_error_detail() (for flush_async: inside its callback). A flush covers the
+ * messages accepted before it that no earlier flush covered, including those whose
+ * callbacks ran before the call, so each failure is reported by one flush. */
 PULSARC_API pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *producer);
 PULSARC_API pulsarc_result pulsarc_producer_flush_async(pulsarc_producer_t *producer,
                                                         pulsarc_done_cb cb, void *ctx);
@@ -314,15 +341,22 @@ PULSARC_API pulsarc_result pulsarc_producer_flush_async(pulsarc_producer_t *prod
  * operationTimeoutMs, after which messages still without a receipt fail with
  * PULSARC_ERR_ALREADY_CLOSED (they may have been persisted) and close returns
  * PULSARC_ERR_TIMEOUT. Later sends fail with PULSARC_ERR_ALREADY_CLOSED. The handle stays
- * valid until pulsarc_producer_free. */
+ * valid until pulsarc_producer_free. From a callback it fails with PULSARC_ERR_WOULD_BLOCK
+ * and does nothing: use pulsarc_producer_close_async (or pulsarc_producer_free) there. */
 PULSARC_API pulsarc_result pulsarc_producer_close(pulsarc_producer_t *producer);
 PULSARC_API pulsarc_result pulsarc_producer_close_async(pulsarc_producer_t *producer,
                                                         pulsarc_done_cb cb, void *ctx);
 /* Closes the producer if still open (without waiting) and frees the handle. Safe from a
- * callback: the memory is released once the callback returns. */
+ * callback: the memory is released once the callback returns. May be called before or
+ * after pulsarc_client_destroy (after it, only the handle's own memory is left to free),
+ * but not while destroy runs on another thread. */
 PULSARC_API void pulsarc_producer_free(pulsarc_producer_t *producer);
 
-/* The producer's name (user-given or assigned by the broker). Valid until free. */
+/* The accessors below may be called from any thread at any time until
+ * pulsarc_producer_free, also while partitions are added and after the client was
+ * destroyed. */
+/* The producer's name (user-given or assigned by the broker; "" until known, e.g. with
+ * lazyStartPartitionedProducers before partition 0 registered). Valid until free. */
 PULSARC_API const char *pulsarc_producer_name(const pulsarc_producer_t *producer);
 /* The normalised topic name. */
 PULSARC_API const char *pulsarc_producer_topic(const pulsarc_producer_t *producer);

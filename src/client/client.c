@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ void pc_waiter_init(pc_waiter_t *w)
     uv_cond_init(&w->cond);
     w->done = false;
     w->res = PULSARC_OK;
+    w->detail[0] = '\0';
 }
 
 void pc_waiter_destroy(pc_waiter_t *w)
@@ -23,10 +25,11 @@ void pc_waiter_destroy(pc_waiter_t *w)
     uv_mutex_destroy(&w->mu);
 }
 
-void pc_waiter_signal(pc_waiter_t *w, pulsarc_result res)
+void pc_waiter_signal(pc_waiter_t *w, pulsarc_result res, const char *detail)
 {
     uv_mutex_lock(&w->mu);
     w->res = res;
+    snprintf(w->detail, sizeof w->detail, "%s", detail ? detail : "");
     w->done = true;
     uv_cond_signal(&w->cond);
     uv_mutex_unlock(&w->mu);
@@ -39,6 +42,8 @@ pulsarc_result pc_waiter_wait(pc_waiter_t *w)
         uv_cond_wait(&w->cond, &w->mu);
     pulsarc_result r = w->res;
     uv_mutex_unlock(&w->mu);
+    if (r != PULSARC_OK)
+        pc_set_detail(w->detail);
     return r;
 }
 
@@ -51,8 +56,10 @@ void pc_client_post(pulsarc_client_t *c, pc_task_t *task)
     else
         c->tasks_head = task;
     c->tasks_tail = task;
+    bool closed = c->tasks_closed;
     uv_mutex_unlock(&c->tasks_mu);
-    uv_async_send(&c->wakeup);
+    if (!closed)
+        uv_async_send(&c->wakeup);
 }
 
 bool pc_client_on_loop(const pulsarc_client_t *c)
@@ -68,10 +75,29 @@ void pc_client_admission_released(pulsarc_client_t *c)
     uv_mutex_unlock(&c->admit_mu);
 }
 
-/* Wake-ups coalesce, so take the whole list each time. */
-static void on_wakeup(uv_async_t *h)
+uv_timer_t *pc_client_timer_new(pulsarc_client_t *c, void *data)
 {
-    pulsarc_client_t *c = h->data;
+    uv_timer_t *t = malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    uv_timer_init(&c->loop, t);
+    t->data = data;
+    return t;
+}
+
+static void free_closed_timer(uv_handle_t *h)
+{
+    free(h);
+}
+
+void pc_client_timer_free(uv_timer_t *t)
+{
+    if (t)
+        uv_close((uv_handle_t *)t, free_closed_timer);
+}
+
+static void run_tasks(pulsarc_client_t *c)
+{
     uv_mutex_lock(&c->tasks_mu);
     pc_task_t *t = c->tasks_head;
     c->tasks_head = c->tasks_tail = NULL;
@@ -81,6 +107,23 @@ static void on_wakeup(uv_async_t *h)
         t->run(t);
         t = next;
     }
+}
+
+/* Wake-ups coalesce, so take the whole list each time. Once destroy has begun, the queue
+ * closes only when it has run dry: what callbacks post during the shutdown (a flush, a
+ * free) still runs here, on the loop thread. */
+static void on_wakeup(uv_async_t *h)
+{
+    pulsarc_client_t *c = h->data;
+    run_tasks(c);
+    if (!c->stopping)
+        return;
+    uv_mutex_lock(&c->tasks_mu);
+    c->tasks_closed = !c->tasks_head;
+    bool closed = c->tasks_closed;
+    uv_mutex_unlock(&c->tasks_mu);
+    if (closed)
+        uv_close((uv_handle_t *)&c->wakeup, NULL);
 }
 
 static void loop_main(void *arg)
@@ -154,14 +197,24 @@ typedef struct shutdown_task {
     pulsarc_client_t *client;
 } shutdown_task;
 
-/* Fail and close every producer, close the pool, then let the loop run dry. */
+/* Fail and close every producer and close the pool; the task queue closes once it is
+ * empty (on_wakeup), then the loop runs dry. */
 static void run_shutdown(pc_task_t *t)
 {
     pulsarc_client_t *c = ((shutdown_task *)t)->client;
     c->stopping = true;
     pc_producers_shutdown(c);
     pc_pool_close_all(c->pool);
-    uv_close((uv_handle_t *)&c->wakeup, NULL);
+}
+
+/* Senders that the shutdown woke from admission still use its lock and counter: the
+ * client may go only once the last of them has left (admit signals as it leaves). */
+static void wait_admission_empty(pulsarc_client_t *c)
+{
+    uv_mutex_lock(&c->admit_mu);
+    while (atomic_load(&c->admit_waiters) > 0)
+        uv_cond_wait(&c->admit_cond, &c->admit_mu);
+    uv_mutex_unlock(&c->admit_mu);
 }
 
 pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
@@ -174,9 +227,10 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
     st.task.run = run_shutdown;
     pc_client_post(c, &st.task);
     uv_thread_join(&c->thread);
-    /* Tasks that arrived after the shutdown (e.g. sends racing destroy) still own memory. */
-    on_wakeup(&c->wakeup);
-    pc_producers_free_all(c);
+    /* Only a call that broke the rule that nothing may start during destroy can have left
+     * a task after the queue closed; running it releases what it holds. */
+    run_tasks(c);
+    wait_admission_empty(c);
     pc_pool_free(c->pool);
     uv_loop_close(&c->loop);
     uv_cond_destroy(&c->admit_cond);

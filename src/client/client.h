@@ -20,17 +20,21 @@ typedef struct pc_task {
     void (*run)(struct pc_task *task);
 } pc_task_t;
 
-/* A one-shot rendezvous for blocking calls: the loop thread signals, the caller waits. */
+/* A one-shot rendezvous for blocking calls: the loop thread signals a result and its
+ * detail, the caller waits and gets both (the detail is per thread, so it must travel). */
 typedef struct pc_waiter {
     uv_mutex_t mu;
     uv_cond_t cond;
     bool done;
     pulsarc_result res;
+    char detail[512];
 } pc_waiter_t;
 
 void pc_waiter_init(pc_waiter_t *w);
 void pc_waiter_destroy(pc_waiter_t *w);
-void pc_waiter_signal(pc_waiter_t *w, pulsarc_result res);
+/* detail (may be NULL) explains a failure. */
+void pc_waiter_signal(pc_waiter_t *w, pulsarc_result res, const char *detail);
+/* Returns the result; a failure's detail becomes the calling thread's. */
 pulsarc_result pc_waiter_wait(pc_waiter_t *w);
 
 struct pulsarc_client {
@@ -45,6 +49,7 @@ struct pulsarc_client {
     uv_mutex_t tasks_mu;
     pc_task_t *tasks_head, *tasks_tail;
     bool stopping;            /* loop thread: destroy has started */
+    bool tasks_closed;        /* under tasks_mu: the loop takes no more tasks */
 
     struct pc_pool *pool;
     uint64_t next_request_id; /* loop thread only */
@@ -66,5 +71,9 @@ void pc_client_post(pulsarc_client_t *c, pc_task_t *task);
 bool pc_client_on_loop(const pulsarc_client_t *c);
 /* Wake threads waiting for admission (memory or permits were released). */
 void pc_client_admission_released(pulsarc_client_t *c);
+/* A timer on the loop, in its own allocation so that it may outlive its owner while it
+ * closes; NULL when out of memory. pc_client_timer_free stops, closes and frees it. */
+uv_timer_t *pc_client_timer_new(pulsarc_client_t *c, void *data);
+void pc_client_timer_free(uv_timer_t *t);
 
 #endif

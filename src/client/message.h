@@ -49,6 +49,8 @@ typedef struct pc_msg {
     uint64_t deliver_at;
     int64_t sequence_id;            /* explicit id or -1; the assigned id once queued */
     int partition;                  /* chosen by the router at send time */
+    uint64_t handover;              /* its place among the producer's messages, in the
+                                       order they reached the loop thread */
     pulsarc_send_cb cb;
     void *cb_ctx;
     struct pulsarc_producer *producer;

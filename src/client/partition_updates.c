@@ -34,6 +34,8 @@ static void on_new_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
         p->n_parts = p->update_old_n;
     } else {
         PC_INFO(&p->client->log, "%s: now sending to %d partitions", p->topic.full, p->n_parts);
+        for (int i = p->update_old_n; i < p->n_parts; i++)
+            pc_producer_publish(p, p->parts[i]);
         atomic_store(&p->n_routable, p->n_parts);
     }
     updates_done(p);
@@ -88,25 +90,16 @@ void pc_partition_updates_start(pulsarc_producer_t *p)
     if (!p->partitioned || !p->conf.auto_update_partitions)
         return;
     uint64_t every = (uint64_t)p->conf.partitions_update_interval_s * 1000u;
-    p->update_timer = malloc(sizeof *p->update_timer);
+    p->update_timer = pc_client_timer_new(p->client, p);
     if (!p->update_timer) {
         PC_WARN(&p->client->log, "%s: no memory to watch the partition count", p->topic.full);
         return;
     }
-    uv_timer_init(&p->client->loop, p->update_timer);
-    p->update_timer->data = p;
     uv_timer_start(p->update_timer, on_update_tick, every, every);
-}
-
-static void free_timer(uv_handle_t *h)
-{
-    free(h);
 }
 
 void pc_partition_updates_stop(pulsarc_producer_t *p)
 {
-    if (!p->update_timer)
-        return;
-    uv_close((uv_handle_t *)p->update_timer, free_timer);
+    pc_client_timer_free(p->update_timer);
     p->update_timer = NULL;
 }

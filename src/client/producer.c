@@ -10,10 +10,9 @@
 #include "client/message_id.h"
 #include "common/error.h"
 #include "common/topic_name.h"
-#include "net/lookup.h"
+#include "producer/op_build.h"
 #include "producer/partition_producer.h"
 #include "routing/router.h"
-#include "wire/frame.h"
 
 /* ---- admission -------------------------------------------------------------- */
 
@@ -65,6 +64,9 @@ static pulsarc_result admit(pulsarc_producer_t *p, size_t bytes)
         uv_cond_wait(&c->admit_cond, &c->admit_mu);
     }
     atomic_fetch_sub(&c->admit_waiters, 1);
+    /* A closing producer woke us: destroy may be waiting for the last sender to leave. */
+    if (res == PULSARC_ERR_ALREADY_CLOSED)
+        uv_cond_broadcast(&c->admit_cond);
     uv_mutex_unlock(&c->admit_mu);
     return res;
 }
@@ -79,13 +81,18 @@ static void release(pulsarc_producer_t *p, size_t bytes)
         pc_client_admission_released(c);
 }
 
-/* The one place a message ends: admission released, then the callback. The memory goes
- * with the op that carried it, once no write still reads it. */
+/* The one place a message ends: admission released, the handle's record updated, then
+ * the callback. The memory goes with the op that carried it, once no write still reads
+ * it. */
 static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
                              const pulsarc_message_id_t *id)
 {
     pulsarc_producer_t *p = owner;
     release(p, msg->reserved_bytes);
+    if (p->parts)
+        pc_producer_publish(p, p->parts[msg->partition]);
+    if (res != PULSARC_OK)
+        pc_failures_note(p, msg, res, pulsarc_last_error_detail());
     if (msg->cb)
         msg->cb(p, res, res == PULSARC_OK ? id : NULL, msg->cb_ctx);
 }
@@ -96,6 +103,7 @@ static void run_send(pc_task_t *t)
 {
     pc_msg_t *msg = (pc_msg_t *)t;
     pulsarc_producer_t *p = msg->producer;
+    msg->handover = p->handed_over++;
     if (p->client->stopping || !p->parts) {
         pc_set_detail("client is closing");
         complete_message(p, msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
@@ -105,11 +113,38 @@ static void run_send(pc_task_t *t)
     pc_pp_send(p->parts[msg->partition], msg);
 }
 
+/* Every call but the accessors and free starts here: after pulsarc_client_destroy the
+ * handle has no client to touch. */
+static pulsarc_result check_attached(const pulsarc_producer_t *p)
+{
+    if (!p)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer must not be NULL");
+    if (atomic_load(&p->state) == P_DETACHED)
+        return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "the client was destroyed");
+    return PULSARC_OK;
+}
+
 pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_message_t *msg,
                                            pulsarc_send_cb cb, void *ctx)
 {
     if (!p || !msg)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer and message must not be NULL");
+    pulsarc_result refused = check_attached(p);
+    if (refused == PULSARC_OK)
+        refused = pc_failures_refusal(p);
+    if (refused != PULSARC_OK)
+        return refused;
+    if (msg->payload_len > PC_MAX_PAYLOAD)
+        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                       "payload of %zu bytes is above the protocol's limit of %d bytes",
+                       msg->payload_len, PC_MAX_PAYLOAD);
+    /* Key-based batches interleave keys, so their ids are given at flush, in flush order;
+     * an id of the application's could not keep that order. */
+    if (msg->sequence_id >= 0 && p->conf.batching_enabled && p->conf.batcher == 1)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "explicit sequence ids cannot be used with key-based batching: its "
+                       "batches would interleave them and a deduplicating broker would drop "
+                       "whole batches");
     /* Uncompressed payloads can be judged at once; compressed ones after compression. */
     uint32_t max = atomic_load(&p->max_message_size);
     if (p->conf.compression == 0 && !p->conf.chunking_enabled && msg->payload_len > max)
@@ -145,7 +180,6 @@ typedef struct sync_send {
     pc_waiter_t waiter;
     pulsarc_message_id_t id;
     bool has_id;
-    char detail[512];
 } sync_send;
 
 static void on_sync_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_message_id_t *id,
@@ -156,8 +190,7 @@ static void on_sync_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsar
         s->id = *id;
         s->has_id = true;
     }
-    snprintf(s->detail, sizeof s->detail, "%s", pulsarc_last_error_detail());
-    pc_waiter_signal(&s->waiter, res);
+    pc_waiter_signal(&s->waiter, res, pulsarc_last_error_detail());
 }
 
 pulsarc_result pulsarc_producer_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
@@ -167,15 +200,17 @@ pulsarc_result pulsarc_producer_send(pulsarc_producer_t *p, pulsarc_message_t *m
         *id_out = NULL;
     if (!p || !msg)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer and message must not be NULL");
+    pulsarc_result res = check_attached(p);
+    if (res != PULSARC_OK)
+        return res;
     if (pc_client_on_loop(p->client))
         return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_producer_send called from a callback");
     sync_send s;
     memset(&s, 0, sizeof s);
     pc_waiter_init(&s.waiter);
-    pulsarc_result res = pulsarc_producer_send_async(p, msg, on_sync_sent, &s);
+    res = pulsarc_producer_send_async(p, msg, on_sync_sent, &s);
     if (res == PULSARC_OK) {
         res = pc_waiter_wait(&s.waiter);
-        pc_set_detail(s.detail);
         if (res == PULSARC_OK && id_out && s.has_id)
             *id_out = pulsarc_message_id_copy(&s.id);
     }
@@ -185,16 +220,40 @@ pulsarc_result pulsarc_producer_send(pulsarc_producer_t *p, pulsarc_message_t *m
 
 /* ---- flush and close -------------------------------------------------------- */
 
-static void done_task_part(pc_pp_t *pp, pulsarc_result res, void *ctx)
+/* One partition answered; true when it was the last. The first failure is kept. */
+static bool done_task_part_finished(done_task *d, pulsarc_result res)
+{
+    if (res != PULSARC_OK && d->res == PULSARC_OK) {
+        d->res = res;
+        snprintf(d->detail, sizeof d->detail, "%s", pulsarc_last_error_detail());
+    }
+    return --d->remaining == 0;
+}
+
+/* The callback hears the result with its detail (pulsarc_last_error_detail). */
+static void done_task_report(done_task *d)
+{
+    if (d->cb) {
+        pc_set_detail(d->res == PULSARC_OK ? NULL : d->detail);
+        d->cb(d->producer, d->res, d->ctx);
+    }
+    free(d);
+}
+
+static void close_part_done(pc_pp_t *pp, pulsarc_result res, void *ctx)
 {
     done_task *d = ctx;
-    if (res != PULSARC_OK && d->res == PULSARC_OK)
-        d->res = res;
-    if (--d->remaining > 0)
+    if (done_task_part_finished(d, res))
+        done_task_report(d);
+}
+
+static void flush_part_done(pc_pp_t *pp, pulsarc_result res, void *ctx)
+{
+    done_task *d = ctx;
+    if (!done_task_part_finished(d, res))
         return;
-    if (d->cb)
-        d->cb(d->producer, d->res, d->ctx);
-    free(d);
+    pc_failures_flush_end(d->producer, d);
+    done_task_report(d);
 }
 
 static void run_flush(pc_task_t *t)
@@ -202,12 +261,15 @@ static void run_flush(pc_task_t *t)
     done_task *d = (done_task *)t;
     pulsarc_producer_t *p = d->producer;
     if (!p->parts) {
-        done_task_part(NULL, PULSARC_ERR_ALREADY_CLOSED, d);
+        d->res = PULSARC_ERR_ALREADY_CLOSED;
+        snprintf(d->detail, sizeof d->detail, "producer is closed");
+        done_task_report(d);
         return;
     }
+    pc_failures_flush_begin(p, d);
     d->remaining = p->n_parts;
     for (int i = 0, n = p->n_parts; i < n; i++)
-        pc_pp_flush(p->parts[i], done_task_part, d);
+        pc_pp_flush(p->parts[i], flush_part_done, d);
 }
 
 static pulsarc_result post_done_task(pulsarc_producer_t *p, void (*run)(pc_task_t *),
@@ -227,14 +289,15 @@ static pulsarc_result post_done_task(pulsarc_producer_t *p, void (*run)(pc_task_
 
 pulsarc_result pulsarc_producer_flush_async(pulsarc_producer_t *p, pulsarc_done_cb cb, void *ctx)
 {
-    if (!p)
-        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer must not be NULL");
+    pulsarc_result res = check_attached(p);
+    if (res != PULSARC_OK)
+        return res;
     return post_done_task(p, run_flush, cb, ctx);
 }
 
 static void on_sync_done(pulsarc_producer_t *p, pulsarc_result res, void *ctx)
 {
-    pc_waiter_signal(ctx, res);
+    pc_waiter_signal(ctx, res, pulsarc_last_error_detail());
 }
 
 static pulsarc_result wait_done(pulsarc_producer_t *p,
@@ -252,14 +315,14 @@ static pulsarc_result wait_done(pulsarc_producer_t *p,
 
 pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *p)
 {
-    if (!p)
-        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer must not be NULL");
+    pulsarc_result res = check_attached(p);
+    if (res != PULSARC_OK)
+        return res;
     if (pc_client_on_loop(p->client))
         return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_producer_flush called from a callback");
     return wait_done(p, pulsarc_producer_flush_async);
 }
 
-/* Release the handle's memory; the update timer, if any, is closed first. */
 /* The partition producers go; their memory follows once their timers have closed. */
 static void free_parts(pulsarc_producer_t *p)
 {
@@ -275,6 +338,7 @@ void pc_producer_release(pulsarc_producer_t *p)
     free_parts(p);
     pc_producer_config_clear(&p->conf);
     pc_partition_updates_stop(p);
+    free(atomic_load(&p->name));
     free(p);
 }
 
@@ -333,7 +397,7 @@ static void run_close(pc_task_t *t)
     all->ctx = d;
     all->remaining = p->n_parts;
     for (int i = 0, n = p->n_parts; i < n; i++)
-        pc_pp_close(p->parts[i], done_task_part, all);
+        pc_pp_close(p->parts[i], close_part_done, all);
 }
 
 static void begin_closing(pulsarc_producer_t *p)
@@ -348,18 +412,21 @@ static void begin_closing(pulsarc_producer_t *p)
 
 pulsarc_result pulsarc_producer_close_async(pulsarc_producer_t *p, pulsarc_done_cb cb, void *ctx)
 {
-    if (!p)
-        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer must not be NULL");
+    pulsarc_result res = check_attached(p);
+    if (res != PULSARC_OK)
+        return res;
     begin_closing(p);
     return post_done_task(p, run_close, cb, ctx);
 }
 
 pulsarc_result pulsarc_producer_close(pulsarc_producer_t *p)
 {
-    if (!p)
-        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer must not be NULL");
+    pulsarc_result res = check_attached(p);
+    if (res != PULSARC_OK)
+        return res;
     if (pc_client_on_loop(p->client))
-        return pulsarc_producer_close_async(p, NULL, NULL);
+        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_producer_close called from a callback "
+                                                "(pulsarc_producer_close_async does not block)");
     return wait_done(p, pulsarc_producer_close_async);
 }
 
@@ -386,38 +453,16 @@ void pulsarc_producer_free(pulsarc_producer_t *p)
 {
     if (!p)
         return;
+    if (atomic_load(&p->state) == P_DETACHED) {
+        pc_producer_release(p); /* the client is gone, and with it every other reference */
+        return;
+    }
     begin_closing(p);
     p->free_task.run = run_free;
     pc_client_post(p->client, &p->free_task);
 }
 
-/* ---- creation --------------------------------------------------------------- */
-
-
-static void creation_finished(pulsarc_producer_t *p)
-{
-    if (p->create_res != PULSARC_OK) {
-        free_parts(p);
-    } else {
-        atomic_store(&p->max_message_size, pc_pp_max_message_size(p->parts[0]));
-        p->next = p->client->producers;
-        p->client->producers = p;
-        p->listed = true;
-        pc_partition_updates_start(p);
-    }
-    pc_waiter_signal(p->create_waiter, p->create_res);
-}
-
-static void on_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
-{
-    pulsarc_producer_t *p = ctx;
-    if (res != PULSARC_OK && p->create_res == PULSARC_OK) {
-        p->create_res = res;
-        snprintf(p->create_detail, sizeof p->create_detail, "%s", pulsarc_last_error_detail());
-    }
-    if (--p->create_remaining == 0)
-        creation_finished(p);
-}
+/* ---- partitions -------------------------------------------------------------- */
 
 pc_pp_t *pc_producer_new_part(pulsarc_producer_t *p, int i)
 {
@@ -426,113 +471,29 @@ pc_pp_t *pc_producer_new_part(pulsarc_producer_t *p, int i)
         pc_topic_name_partition(&p->topic, i, name, sizeof name);
     else
         snprintf(name, sizeof name, "%s", p->topic.full);
-    return pc_pp_new(p->client, name, p->partitioned ? i : -1, &p->conf, complete_message, p);
+    return pc_pp_new(p->client, name, p->partitioned ? i : -1, &p->conf, complete_message,
+                     pc_failures_note_terminal, p);
 }
 
-static void on_partitions(pulsarc_result res, int n, void *ctx)
+void pc_producer_publish(pulsarc_producer_t *p, const pc_pp_t *pp)
 {
-    pulsarc_producer_t *p = ctx;
-    if (res != PULSARC_OK) {
-        p->create_res = res;
-        snprintf(p->create_detail, sizeof p->create_detail, "partition metadata of %.300s: %.500s",
-                 p->topic.full, pulsarc_last_error_detail());
-        pc_waiter_signal(p->create_waiter, res);
-        return;
+    int64_t last = pc_pp_last_sequence_id(pp);
+    if (last > atomic_load(&p->last_sequence_id))
+        atomic_store(&p->last_sequence_id, last);
+    /* The name is partition 0's, known once it has registered (later with lazy start). */
+    if (!atomic_load(&p->name) && pp == p->parts[0] && *pc_pp_name(pp)) {
+        char *name = strdup(pc_pp_name(pp));
+        if (name)
+            atomic_store(&p->name, name);
     }
-    p->partitioned = n > 0;
-    p->n_parts = n > 0 ? n : 1;
-    p->parts = calloc((size_t)p->n_parts, sizeof *p->parts);
-    if (!p->parts) {
-        p->create_res = PULSARC_ERR_NO_MEMORY;
-        pc_waiter_signal(p->create_waiter, p->create_res);
-        return;
-    }
-    for (int i = 0; i < p->n_parts; i++) {
-        p->parts[i] = pc_producer_new_part(p, i);
-        if (!p->parts[i]) {
-            p->n_parts = i;
-            p->create_res = PULSARC_ERR_NO_MEMORY;
-            creation_finished(p);
-            return;
-        }
-    }
-    pc_router_init(&p->router, &p->conf);
-    atomic_store(&p->n_routable, p->n_parts);
-    if (p->partitioned && p->conf.lazy_start) {
-        /* Each partition connects on its first message. */
-        creation_finished(p);
-        return;
-    }
-    p->create_remaining = p->n_parts;
-    for (int i = 0, n_parts = p->n_parts; i < n_parts; i++)
-        pc_pp_start(p->parts[i], on_part_started, p);
-}
-
-static void run_create(pc_task_t *t)
-{
-    pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)t - offsetof(pulsarc_producer_t, create_task));
-    if (p->client->stopping) {
-        p->create_res = PULSARC_ERR_ALREADY_CLOSED;
-        pc_waiter_signal(p->create_waiter, p->create_res);
-        return;
-    }
-    pc_lookup_partitions(p->client, p->topic.full, on_partitions, p);
-}
-
-pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *topic,
-                                              const pulsarc_producer_config_t *conf,
-                                              pulsarc_producer_t **out)
-{
-    if (out)
-        *out = NULL;
-    if (!c || !topic || !out)
-        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client, topic and out must not be NULL");
-    if (pc_client_on_loop(c))
-        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "create_producer called from a callback");
-    pulsarc_producer_t *p = calloc(1, sizeof *p);
-    if (!p)
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    char err[256];
-    if (pc_topic_name_parse(topic, &p->topic, err, sizeof err) != 0) {
-        free(p);
-        return pc_fail(PULSARC_ERR_INVALID_TOPIC, "topic \"%s\": %s", topic, err);
-    }
-    pulsarc_producer_config_t defaults;
-    if (!conf) {
-        pc_producer_config_defaults(&defaults);
-        conf = &defaults;
-    }
-    if (pc_producer_config_copy(&p->conf, conf) != 0) {
-        free(p);
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    }
-    p->client = c;
-    atomic_init(&p->state, P_OPEN);
-    atomic_init(&p->pending, 0);
-    atomic_init(&p->max_message_size, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE);
-    pc_waiter_t w;
-    pc_waiter_init(&w);
-    p->create_waiter = &w;
-    p->create_task.run = run_create;
-    pc_client_post(c, &p->create_task);
-    pulsarc_result res = pc_waiter_wait(&w);
-    pc_waiter_destroy(&w);
-    p->create_waiter = NULL;
-    if (res != PULSARC_OK) {
-        pc_set_detail(p->create_detail);
-        pc_producer_config_clear(&p->conf);
-        free(p);
-        return res;
-    }
-    *out = p;
-    return PULSARC_OK;
 }
 
 /* ---- accessors and client shutdown ------------------------------------------ */
 
 const char *pulsarc_producer_name(const pulsarc_producer_t *p)
 {
-    return p && p->n_parts > 0 ? pc_pp_name(p->parts[0]) : "";
+    const char *name = p ? atomic_load(&p->name) : NULL;
+    return name ? name : "";
 }
 
 const char *pulsarc_producer_topic(const pulsarc_producer_t *p)
@@ -542,15 +503,7 @@ const char *pulsarc_producer_topic(const pulsarc_producer_t *p)
 
 int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *p)
 {
-    if (!p)
-        return -1;
-    int64_t last = -1;
-    for (int i = 0; i < p->n_parts; i++) {
-        int64_t v = pc_pp_last_sequence_id(p->parts[i]);
-        if (v > last)
-            last = v;
-    }
-    return last;
+    return p ? atomic_load(&p->last_sequence_id) : -1;
 }
 
 uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *p)
@@ -560,14 +513,20 @@ uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *p)
 
 void pc_producers_shutdown(pulsarc_client_t *c)
 {
-    for (pulsarc_producer_t *p = c->producers, *next; p; p = next) {
-        next = p->next;
+    pulsarc_producer_t *p = c->producers;
+    c->producers = NULL;
+    while (p) {
+        pulsarc_producer_t *next = p->next;
+        /* A handle the user freed already goes with its close (on_closed); the others
+         * stay the user's, detached from the client. */
+        bool users = !p->free_requested;
+        p->listed = false;
         pc_partition_updates_stop(p);
         begin_closing(p);
         atomic_store(&p->state, P_CLOSED);
         /* Aborting a partition runs a close still in progress to its end, and on_closed
          * frees a handle the user already freed: take the partitions off the handle first
-         * and do not touch p after the aborts. */
+         * and touch p after the aborts only if it is the user's. */
         pc_pp_t **parts = p->parts;
         int n_parts = p->n_parts;
         p->parts = NULL;
@@ -577,15 +536,8 @@ void pc_producers_shutdown(pulsarc_client_t *c)
         for (int i = 0; i < n_parts; i++)
             pc_pp_free(parts[i]);
         free(parts);
-    }
-}
-
-void pc_producers_free_all(pulsarc_client_t *c)
-{
-    while (c->producers) {
-        pulsarc_producer_t *p = c->producers;
-        c->producers = p->next;
-        pc_producer_config_clear(&p->conf);
-        free(p);
+        if (users)
+            atomic_store(&p->state, P_DETACHED);
+        p = next;
     }
 }

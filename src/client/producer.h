@@ -5,9 +5,8 @@
 
 #include "client/client.h"
 
-/* @locality loop thread: fail and stop every producer (client shutdown). */
+/* @locality loop thread: fail and stop every producer (client shutdown). The handles the
+ * user has not freed stay valid, detached from the client, until pulsarc_producer_free. */
 void pc_producers_shutdown(pulsarc_client_t *c);
-/* After the loop thread ended: free the producer handles the user did not free. */
-void pc_producers_free_all(pulsarc_client_t *c);
 
 #endif

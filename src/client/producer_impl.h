@@ -1,6 +1,8 @@
 /* The public producer handle's state, shared by the files that make up the handle:
- * producer.c (admission, send, flush, close, creation) and partition_updates.c (growing
- * a partitioned topic). Nothing outside src/client/ includes this. */
+ * producer.c (admission, send, flush, close, free), producer_create.c (creation),
+ * send_failures.c (what failed messages leave for flushes and later sends) and
+ * partition_updates.c (growing a partitioned topic). Nothing outside src/client/
+ * includes this. */
 #ifndef PC_PRODUCER_IMPL_H
 #define PC_PRODUCER_IMPL_H
 
@@ -12,8 +14,11 @@
 #include "producer/partition_producer.h"
 #include "routing/router.h"
 
-enum { P_OPEN, P_CLOSING, P_CLOSED };
+/* P_DETACHED: the client was destroyed. The handle holds only its own memory: its
+ * accessors answer, every other call fails, pulsarc_producer_free frees it. */
+enum { P_OPEN, P_CLOSING, P_CLOSED, P_DETACHED };
 
+/* A flush or close in progress: its partitions answer one by one. */
 typedef struct done_task {
     pc_task_t task;
     pulsarc_producer_t *producer;
@@ -21,6 +26,9 @@ typedef struct done_task {
     void *ctx;
     int remaining;
     pulsarc_result res;
+    char detail[512];
+    uint64_t covers;              /* flush: it covers the messages handed over before it */
+    struct done_task *next_flush; /* the producer's other flushes in progress */
 } done_task;
 
 struct pulsarc_producer {
@@ -37,17 +45,31 @@ struct pulsarc_producer {
     _Atomic int_fast64_t pending; /* accepted, callback not yet run */
     _Atomic uint32_t max_message_size; /* the broker's limit, for an early check */
 
+    /* What the accessors report. Kept on the handle, so that any thread may read it while
+     * the loop thread replaces or frees the partition producers (pc_producer_publish). */
+    _Atomic(char *) name;         /* partition 0's, once known; freed with the handle */
+    _Atomic int64_t last_sequence_id;
+
+    /* Failures (send_failures.c). */
+    _Atomic int terminal;         /* a terminal result every later send gets; 0 = none */
+    char terminal_detail[512];    /* written once, before terminal is set */
+    uint64_t handed_over;         /* loop thread: messages given to partition producers */
+    done_task *flushes;           /* loop thread: flushes in progress */
+    pulsarc_result unreported;    /* loop thread: first failure no flush covered yet */
+    char unreported_detail[512];
+
     struct pulsarc_producer *next; /* client's list, loop thread */
     bool listed;
     bool free_requested;
     bool closing_on_loop;
 
-    /* Creation, reported to the blocked creator. */
+    /* Creation (producer_create.c), reported to the blocked creator. */
     pc_task_t create_task;
     int create_remaining;
     pulsarc_result create_res;
     char create_detail[1024];
-    pc_waiter_t *create_waiter;
+    pc_waiter_t *create_waiter;   /* NULL once the creator has its answer */
+    uv_timer_t *create_deadline;  /* operationTimeoutMs */
     pc_task_t free_task;
 
     /* Partition-count updates (partitioned topics). */
@@ -60,8 +82,25 @@ struct pulsarc_producer {
 
 /* A partition producer for partition i (or the whole topic when not partitioned). */
 pc_pp_t *pc_producer_new_part(pulsarc_producer_t *p, int i);
+/* Copy what the accessors report (name, last sequence id) from a partition producer to
+ * the handle. Loop thread. */
+void pc_producer_publish(pulsarc_producer_t *p, const pc_pp_t *pp);
 /* Free the handle's memory (its partition producers included). */
 void pc_producer_release(pulsarc_producer_t *p);
+
+/* A partition producer stopped after a terminal error (a pc_pp_stopped_fn; owner is the
+ * handle): every later send fails at once with res. Loop thread. */
+void pc_failures_note_terminal(void *owner, pulsarc_result res, const char *detail);
+/* A failed message: remember it for the flushes that cover it (or the next flush) and,
+ * when terminal, for every later send. Loop thread. */
+void pc_failures_note(pulsarc_producer_t *p, const pc_msg_t *msg, pulsarc_result res,
+                      const char *detail);
+/* A flush starts (d covers every message handed over so far) or ends. Loop thread. */
+void pc_failures_flush_begin(pulsarc_producer_t *p, done_task *d);
+void pc_failures_flush_end(pulsarc_producer_t *p, done_task *d);
+/* The terminal result a new send must fail with (and its detail), or PULSARC_OK. Any
+ * thread. */
+pulsarc_result pc_failures_refusal(const pulsarc_producer_t *p);
 
 /* Watch the partition count of a partitioned topic (autoUpdatePartitions). */
 void pc_partition_updates_start(pulsarc_producer_t *p);

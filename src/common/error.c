@@ -33,6 +33,8 @@ static const struct result_text texts[] = {
     { PULSARC_ERR_WOULD_BLOCK, "WOULD_BLOCK",
       "blocking call on the client's loop thread (from a callback)" },
     { PULSARC_ERR_UNSUPPORTED, "UNSUPPORTED", "not supported by this build" },
+    { PULSARC_ERR_DUPLICATE_DROPPED, "DUPLICATE_DROPPED",
+      "the broker dropped this as a duplicate: it was not stored" },
     { PULSARC_ERR_BROKER_UNKNOWN, "BROKER_UNKNOWN", "broker: unknown error" },
     { PULSARC_ERR_BROKER_METADATA, "BROKER_METADATA", "broker: metadata error" },
     { PULSARC_ERR_BROKER_PERSISTENCE, "BROKER_PERSISTENCE", "broker: persistence error" },
@@ -119,25 +121,33 @@ pulsarc_result pc_result_from_server_error(int server_error)
     return (pulsarc_result)code;
 }
 
-int pc_result_is_terminal(pulsarc_result res)
+/* One list, the one the README's guarantees name. After a producer was created, only
+ * errors that no retry can change stop it; everything else (producer busy while the broker
+ * has not yet noticed the old connection died, service not ready, quotas, a topic being
+ * re-created) is retried with backoff, as the official clients do. */
+int pulsarc_result_is_terminal(pulsarc_result res)
 {
     switch (res) {
     case PULSARC_ERR_BROKER_TOPIC_TERMINATED:
     case PULSARC_ERR_BROKER_PRODUCER_FENCED:
+    case PULSARC_ERR_BROKER_NOT_ALLOWED:
     case PULSARC_ERR_BROKER_AUTHORIZATION:
     case PULSARC_ERR_BROKER_AUTHENTICATION:
-    case PULSARC_ERR_BROKER_TOPIC_NOT_FOUND:
     case PULSARC_ERR_BROKER_INVALID_TOPIC_NAME:
     case PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA:
-    case PULSARC_ERR_BROKER_NOT_ALLOWED:
-    case PULSARC_ERR_BROKER_PRODUCER_BUSY:
     case PULSARC_ERR_BROKER_UNSUPPORTED_VERSION:
-    case PULSARC_ERR_BROKER_QUOTA_EXCEEDED_EXCEPTION:
-    case PULSARC_ERR_BROKER_QUOTA_EXCEEDED_ERROR:
     case PULSARC_ERR_INVALID_TOPIC:
     case PULSARC_ERR_UNSUPPORTED:
         return 1;
     default:
         return 0;
     }
+}
+
+/* Creating a producer gives up on a few more: a name already in use or a topic that does
+ * not exist is an answer the caller should hear at once (Java's isRetriableError). */
+int pc_result_fails_creation(pulsarc_result res)
+{
+    return pulsarc_result_is_terminal(res) || res == PULSARC_ERR_BROKER_PRODUCER_BUSY ||
+           res == PULSARC_ERR_BROKER_TOPIC_NOT_FOUND;
 }

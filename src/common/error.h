@@ -12,7 +12,8 @@ pulsarc_result pc_fail(pulsarc_result res, const char *fmt, ...)
 void pc_set_detail(const char *detail);
 /* Map a protocol ServerError value to a result code. */
 pulsarc_result pc_result_from_server_error(int server_error);
-/* Errors after which retrying (reconnecting, re-creating) cannot help. */
-int pc_result_is_terminal(pulsarc_result res);
+/* Errors that fail the first registration at once instead of retrying until
+ * operationTimeoutMs (a superset of pulsarc_result_is_terminal). */
+int pc_result_fails_creation(pulsarc_result res);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/error.h"
@@ -10,6 +11,8 @@
 
 #define TICK_MS 100
 #define READ_CHUNK (64 * 1024)
+
+int (*pc_conn_test_socket)(const pc_host_port_t *physical);
 
 typedef struct request {
     struct request *next;
@@ -556,6 +559,14 @@ static void on_tick(uv_timer_t *t)
 
 /* ---- connecting -------------------------------------------------------------- */
 
+/* The socket is connected: start reading and open the session with CONNECT. */
+static void start_handshake(pc_conn_t *c)
+{
+    uv_tcp_nodelay(&c->tcp, 1);
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    send_connect(c);
+}
+
 static void on_tcp_connect(uv_connect_t *req, int status)
 {
     pc_conn_t *c = req->data;
@@ -571,9 +582,7 @@ static void on_tcp_connect(uv_connect_t *req, int status)
         pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, why);
         return;
     }
-    uv_tcp_nodelay(&c->tcp, 1);
-    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
-    send_connect(c);
+    start_handshake(c);
 }
 
 /* Prefer IPv4: "localhost" often lists ::1 first while brokers commonly bind 127.0.0.1. */
@@ -635,6 +644,19 @@ pc_conn_t *pc_conn_open(pulsarc_client_t *client, const pc_host_port_t *logical,
     uv_timer_start(&c->timer, on_tick, TICK_MS, TICK_MS);
     uv_tcp_init(&client->loop, &c->tcp);
     c->tcp.data = c;
+
+    if (pc_conn_test_socket) {
+        int fd = pc_conn_test_socket(physical);
+        int rc = fd < 0 ? UV_ECONNREFUSED : uv_tcp_open(&c->tcp, fd);
+        if (rc != 0) {
+            if (fd >= 0)
+                close(fd);
+            pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, uv_strerror(rc));
+            return c;
+        }
+        start_handshake(c);
+        return c;
+    }
 
     char port[16];
     snprintf(port, sizeof port, "%d", physical->port);

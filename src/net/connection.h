@@ -45,6 +45,13 @@ typedef enum pc_conn_state {
     PC_CONN_CLOSED,
 } pc_conn_state_t;
 
+/* Test seam, for fuzzing the client without a network: when set, a new connection does
+ * not resolve and connect physical but starts its handshake at once on the connected
+ * stream socket this returns (and owns it from then on), or fails to connect when it
+ * returns -1. Called on the loop thread. Set it before creating a client; NULL (the
+ * default) means real TCP connections. */
+extern int (*pc_conn_test_socket)(const pc_host_port_t *physical);
+
 /* Start connecting to physical; logical is the broker the connection speaks for (they
  * differ when going through a proxy). on_ready is called once, with OK or an error. */
 pc_conn_t *pc_conn_open(pulsarc_client_t *client, const pc_host_port_t *logical,

@@ -75,6 +75,12 @@ static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
             pc_set_detail(m->message);
             finish(lk, m->has_error ? pc_result_from_server_error(m->error) : PULSARC_ERR_BROKER_UNKNOWN,
                    NULL, NULL, 0);
+        } else if (m->partitions > PC_MAX_PARTITIONS) {
+            /* Each partition costs a producer: a count no real topic has is an error in
+             * the answer, not a reason to allocate millions of them. */
+            pc_fail(PULSARC_ERR_PROTOCOL, "partition metadata claims %u partitions (at most %d)",
+                    m->partitions, PC_MAX_PARTITIONS);
+            finish(lk, PULSARC_ERR_PROTOCOL, NULL, NULL, 0);
         } else {
             finish(lk, PULSARC_OK, NULL, NULL, (int)m->partitions);
         }

@@ -10,6 +10,9 @@
  * (the service URL itself when the answer says proxy_through_service_url). */
 typedef void (*pc_lookup_cb)(pulsarc_result res, const pc_host_port_t *logical,
                              const pc_host_port_t *physical, void *ctx);
+/* The most partitions a topic may have: a larger count in an answer is a protocol error. */
+#define PC_MAX_PARTITIONS 65536
+
 typedef void (*pc_partitions_cb)(pulsarc_result res, int partitions, void *ctx);
 
 void pc_lookup_topic(pulsarc_client_t *c, const char *topic, pc_lookup_cb cb, void *ctx);

@@ -1,5 +1,6 @@
 #include "producer/batch.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@ int pc_batcher_init(pc_batcher_t *b, bool key_based, int max_messages, size_t ma
     b->key_based = key_based;
     b->max_messages = max_messages > 0 ? max_messages : 1;
     b->max_bytes = max_bytes > 0 ? max_bytes : 1;
+    b->frame_limit = SIZE_MAX;
     b->cap_batches = 4;
     b->batches = calloc((size_t)b->cap_batches, sizeof *b->batches);
     return b->batches ? 0 : -1;
@@ -22,18 +24,67 @@ void pc_batcher_free(pc_batcher_t *b)
     b->batches = NULL;
 }
 
+void pc_batcher_set_frame_limit(pc_batcher_t *b, size_t max_message_size)
+{
+    b->frame_limit = max_message_size;
+}
+
 bool pc_batcher_empty(const pc_batcher_t *b)
 {
     return b->total_messages == 0;
 }
 
-/* The limits apply to everything the container holds, as in the official clients. */
+/* Protobuf field costs: a one-byte tag plus a varint, at most 5 bytes for a length and
+ * 10 for a 64-bit value. */
+#define LEN_FIELD 6
+#define U64_FIELD 11
+
+size_t pc_batch_entry_size(const pc_msg_t *m)
+{
+    size_t n = 4 + m->payload_len + U64_FIELD /* payload_size */ + U64_FIELD /* sequence_id */;
+    if (m->key)
+        n += LEN_FIELD + strlen(m->key);
+    if (m->ordering_key)
+        n += LEN_FIELD + m->ordering_key_len;
+    if (m->event_time)
+        n += U64_FIELD;
+    for (size_t i = 0; i < m->n_props; i++)
+        n += 3 * LEN_FIELD + strlen(m->props[i].key) + strlen(m->props[i].value);
+    return n;
+}
+
+/* The batch's MessageMetadata repeats its first message's keys. */
+static size_t head_keys_size(const pc_msg_t *m)
+{
+    return 2 * LEN_FIELD + (m->key ? strlen(m->key) : 0) + m->ordering_key_len;
+}
+
+static pc_batch_t *find_batch(const pc_batcher_t *b, const pc_msg_t *msg);
+
+/* Encoded bytes msg adds to the container: its entry, plus the keys of a batch it opens. */
+static size_t encoded_growth(const pc_batcher_t *b, const pc_msg_t *msg)
+{
+    size_t n = pc_batch_entry_size(msg);
+    if (!find_batch(b, msg))
+        n += head_keys_size(msg);
+    return n;
+}
+
+bool pc_batcher_takes_alone(const pc_batcher_t *b, const pc_msg_t *msg)
+{
+    return msg->payload_len < b->max_bytes &&
+           pc_batch_entry_size(msg) + head_keys_size(msg) <= b->frame_limit;
+}
+
+/* The limits apply to everything the container holds, as in the official clients; the
+ * encoded bound keeps every batch's frame within what the broker accepts. */
 bool pc_batcher_fits(const pc_batcher_t *b, const pc_msg_t *msg)
 {
     if (b->total_messages == 0)
         return true;
     return b->total_messages + 1 <= b->max_messages &&
-           b->total_bytes + msg->payload_len <= b->max_bytes;
+           b->total_bytes + msg->payload_len <= b->max_bytes &&
+           b->total_encoded + encoded_growth(b, msg) <= b->frame_limit;
 }
 
 bool pc_batcher_full(const pc_batcher_t *b)
@@ -55,7 +106,7 @@ static void batch_key(const pc_msg_t *m, const uint8_t **key, size_t *len)
     }
 }
 
-static pc_batch_t *batch_for(pc_batcher_t *b, const pc_msg_t *msg)
+static pc_batch_t *find_batch(const pc_batcher_t *b, const pc_msg_t *msg)
 {
     const uint8_t *key = NULL;
     size_t len = 0;
@@ -66,6 +117,11 @@ static pc_batch_t *batch_for(pc_batcher_t *b, const pc_msg_t *msg)
         if (!b->key_based || (x->key_len == len && (len == 0 || !memcmp(x->key, key, len))))
             return x;
     }
+    return NULL;
+}
+
+static pc_batch_t *open_batch(pc_batcher_t *b, const pc_msg_t *msg)
+{
     if (b->n_batches == b->cap_batches) {
         int cap = b->cap_batches * 2;
         pc_batch_t *a = realloc(b->batches, (size_t)cap * sizeof *a);
@@ -76,16 +132,20 @@ static pc_batch_t *batch_for(pc_batcher_t *b, const pc_msg_t *msg)
     }
     pc_batch_t *x = &b->batches[b->n_batches++];
     memset(x, 0, sizeof *x);
-    x->key = key;
-    x->key_len = len;
+    if (b->key_based)
+        batch_key(msg, &x->key, &x->key_len);
+    x->opened = b->next_opened++;
+    x->encoded = head_keys_size(msg);
+    b->total_encoded += x->encoded;
     return x;
 }
 
 int pc_batcher_add(pc_batcher_t *b, pc_msg_t *msg)
 {
-    pc_batch_t *x = batch_for(b, msg);
-    if (!x)
+    pc_batch_t *x = find_batch(b, msg);
+    if (!x && !(x = open_batch(b, msg)))
         return -1;
+    size_t entry = pc_batch_entry_size(msg);
     msg->next = NULL;
     if (x->tail)
         x->tail->next = msg;
@@ -94,15 +154,17 @@ int pc_batcher_add(pc_batcher_t *b, pc_msg_t *msg)
     x->tail = msg;
     x->count++;
     x->bytes += msg->payload_len;
+    x->encoded += entry;
     b->total_messages++;
     b->total_bytes += msg->payload_len;
+    b->total_encoded += entry;
     return 0;
 }
 
-static int by_first_sequence(const void *a, const void *b)
+static int by_opening(const void *a, const void *b)
 {
-    int64_t x = ((const pc_batch_t *)a)->head->sequence_id;
-    int64_t y = ((const pc_batch_t *)b)->head->sequence_id;
+    uint64_t x = ((const pc_batch_t *)a)->opened;
+    uint64_t y = ((const pc_batch_t *)b)->opened;
     return x < y ? -1 : x > y;
 }
 
@@ -112,10 +174,11 @@ int pc_batcher_take(pc_batcher_t *b, pc_batch_t *out)
     for (int i = 0; i < b->n_batches; i++)
         if (b->batches[i].count > 0)
             out[n++] = b->batches[i];
-    qsort(out, (size_t)n, sizeof *out, by_first_sequence);
+    qsort(out, (size_t)n, sizeof *out, by_opening);
     b->n_batches = 0;
     b->total_messages = 0;
     b->total_bytes = 0;
+    b->total_encoded = 0;
     return n;
 }
 

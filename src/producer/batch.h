@@ -15,9 +15,12 @@
 #include "common/buf.h"
 
 typedef struct pc_batch {
-    pc_msg_t *head, *tail;  /* linked by msg->next; msg->sequence_id is assigned */
+    pc_msg_t *head, *tail;  /* linked by msg->next */
     int count;
-    size_t bytes;           /* payload bytes */
+    size_t bytes;           /* payload bytes (what batchingMaxBytes counts, as in Java) */
+    size_t encoded;         /* upper bound of the encoded entries plus the head's keys,
+                               which the batch's own metadata repeats */
+    uint64_t opened;        /* when the batch got its first message: the flush order */
     const uint8_t *key;     /* key-based: the key this batch collects (borrowed from head) */
     size_t key_len;
 } pc_batch_t;
@@ -26,25 +29,39 @@ typedef struct pc_batcher {
     bool key_based;
     int max_messages;
     size_t max_bytes;
+    size_t frame_limit;     /* encoded bytes a batch may reach: the broker's max message
+                               size (the frame allowance covers the command) */
     int total_messages;
     size_t total_bytes;
+    size_t total_encoded;
+    uint64_t next_opened;
     pc_batch_t *batches;    /* one (default) or one per key */
     int n_batches, cap_batches;
 } pc_batcher_t;
 
 int pc_batcher_init(pc_batcher_t *b, bool key_based, int max_messages, size_t max_bytes);
 void pc_batcher_free(pc_batcher_t *b);
+/* The connection's max message size bounds every batch's encoded size. */
+void pc_batcher_set_frame_limit(pc_batcher_t *b, size_t max_message_size);
 bool pc_batcher_empty(const pc_batcher_t *b);
-/* Would adding msg stay within the limits? (An empty container always takes one.) */
+/* Could msg travel in a batch at all, alone in an empty container? A message that fills
+ * a batch by itself, or whose encoded entry is above the frame limit, goes on its own. */
+bool pc_batcher_takes_alone(const pc_batcher_t *b, const pc_msg_t *msg);
+/* Would adding msg keep every limit (count, payload bytes, encoded size)? An empty
+ * container takes any message pc_batcher_takes_alone accepts. */
 bool pc_batcher_fits(const pc_batcher_t *b, const pc_msg_t *msg);
-/* Add msg (its sequence id assigned). Returns 0 or -1 when out of memory. */
+/* Add msg. Returns 0 or -1 when out of memory. */
 int pc_batcher_add(pc_batcher_t *b, pc_msg_t *msg);
 bool pc_batcher_full(const pc_batcher_t *b);
-/* Move the open batches out, ordered by their first sequence id; the container is empty
+/* Move the open batches out in the order they were opened; the container is empty
  * afterwards. Returns how many were written to out (capacity: b->n_batches). */
 int pc_batcher_take(pc_batcher_t *b, pc_batch_t *out);
+/* Upper bound of msg's bytes in a batch payload: size prefix, SingleMessageMetadata (with
+ * any sequence id) and payload. */
+size_t pc_batch_entry_size(const pc_msg_t *msg);
 
-/* Serialise a batch's messages into the batch payload layout. Returns 0 or -1. */
+/* Serialise a batch's messages (their sequence ids assigned) into the batch payload
+ * layout. Returns 0 or -1. */
 int pc_batch_encode(const pc_batch_t *batch, pc_buf_t *out);
 
 #endif

@@ -33,6 +33,10 @@ typedef struct pc_op {
     pc_shared_payload_t *shared;  /* chunks of one compressed message */
     int chunk_id;                 /* -1 unless a chunk */
     int num_chunks;
+    bool replay;                  /* ids at or below what the broker may already hold: a
+                                     duplicate receipt for it is expected */
+    uint64_t first_registration;  /* the producer registration it was first written on;
+                                     0 = never written to any connection */
     uint64_t created_ms;          /* monotonic, for the send timeout */
     int writes_in_flight;         /* memory stays until no write uses it */
     bool done;

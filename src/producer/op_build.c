@@ -161,6 +161,13 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
     pulsarc_result res = PULSARC_OK;
     const uint8_t *data = msg->payload;
     size_t len = msg->payload_len;
+    if (len > PC_MAX_PAYLOAD) {
+        /* The protocol's total_chunk_msg_size and uncompressed_size are 32-bit. */
+        res = pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                      "payload of %zu bytes is above the protocol's limit of %d bytes", len,
+                      PC_MAX_PAYLOAD);
+        goto out;
+    }
     if (kv_fill(&kv, msg) != 0 || maybe_compress(p, &data, &len, &compressed) != 0) {
         res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory compressing or encoding");
         goto out;
@@ -176,11 +183,19 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
         meta.has_deliver_at_time = 1;
         meta.deliver_at_time = (int64_t)msg->deliver_at;
     }
-    /* The frame must fit the broker's limit with its metadata. */
+    /* The frame must fit the broker's limit with its metadata: the payload within
+     * max_message_size, the whole frame within the allowance the broker adds for the
+     * command and metadata. Keys and properties count. */
     size_t meta_size = pulsar__proto__message_metadata__get_packed_size(&meta);
-    size_t room = p->max_message_size > meta_size + CHUNK_METADATA_MARGIN
-                      ? p->max_message_size - meta_size - CHUNK_METADATA_MARGIN
-                      : 1;
+    if (meta_size + CHUNK_METADATA_MARGIN >= p->max_message_size ||
+        meta_size + CHUNK_METADATA_MARGIN > PC_FRAME_OVERHEAD_ALLOWANCE) {
+        res = pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                      "the message's metadata (key, properties) takes %zu bytes, more than a "
+                      "frame within the broker's limit of %u bytes leaves room for",
+                      meta_size, p->max_message_size);
+        goto out;
+    }
+    size_t room = p->max_message_size - meta_size - CHUNK_METADATA_MARGIN;
     size_t chunk_size = p->chunk_size && p->chunk_size < room ? p->chunk_size : room;
     bool split = p->chunking && len > chunk_size;
     if (!split && len > p->max_message_size) {
@@ -228,6 +243,37 @@ out:
     return res;
 }
 
+/* The highest id a batch carries: replayed explicit ids may come in any order. */
+static int64_t highest_id(const pc_batch_t *batch)
+{
+    int64_t top = batch->head->sequence_id;
+    for (const pc_msg_t *m = batch->head->next; m; m = m->next)
+        if (m->sequence_id > top)
+            top = m->sequence_id;
+    return top;
+}
+
+static bool frame_fits(const pc_op_params_t *p, const pc_op_t *op)
+{
+    return op->head.len + op->payload_len <= (size_t)p->max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE;
+}
+
+static int encode_batch_head(const pc_op_params_t *p, pc_op_t *op, const pc_batch_t *batch,
+                             size_t uncompressed, bool compressed)
+{
+    Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    pc_op_params_t q = *p;
+    if (!compressed)
+        q.codec = PC_CODEC_NONE;
+    fill_common(&meta, &q, batch->head, uncompressed);
+    meta.has_num_messages_in_batch = 1;
+    meta.num_messages_in_batch = batch->count;
+    meta.has_highest_sequence_id = 1;
+    meta.highest_sequence_id = op->highest_sequence_id;
+    pc_buf_free(&op->head);
+    return encode_head(p, op, &meta, false);
+}
+
 pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_op_t **out)
 {
     pc_op_t *op = pc_op_new();
@@ -242,27 +288,39 @@ pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_
     size_t len = raw.len;
     if (maybe_compress(p, &data, &len, &op->owned) != 0)
         goto oom;
-    if (p->codec == PC_CODEC_NONE || len == 0) {
-        op->owned = raw; /* keep the uncompressed payload itself */
-        pc_buf_init(&raw);
-        data = op->owned.data;
-    }
-    op->payload = data;
-    op->payload_len = len;
+    bool compressed = p->codec != PC_CODEC_NONE && len > 0;
     op->num_messages = batch->count;
     op->batch = true;
     op->sequence_id = (uint64_t)batch->head->sequence_id;
-    op->highest_sequence_id = (uint64_t)batch->tail->sequence_id;
-
-    Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
-    fill_common(&meta, p, batch->head, uncompressed);
-    meta.has_num_messages_in_batch = 1;
-    meta.num_messages_in_batch = batch->count;
-    meta.has_highest_sequence_id = 1;
-    meta.highest_sequence_id = op->highest_sequence_id;
-    if (encode_head(p, op, &meta, false) != 0)
+    op->highest_sequence_id = (uint64_t)highest_id(batch);
+    op->payload = data;
+    op->payload_len = len;
+    if (encode_batch_head(p, op, batch, uncompressed, compressed) != 0)
         goto oom;
+    if (compressed && !frame_fits(p, op)) {
+        /* Incompressible bytes grew past the limit: this entry goes uncompressed, which
+         * its metadata says, so every consumer still reads it. */
+        compressed = false;
+        op->payload = raw.data;
+        op->payload_len = raw.len;
+        if (encode_batch_head(p, op, batch, uncompressed, false) != 0)
+            goto oom;
+    }
+    if (!compressed) {
+        pc_buf_free(&op->owned);
+        op->owned = raw; /* keep the uncompressed payload itself */
+        pc_buf_init(&raw);
+        op->payload = op->owned.data;
+        op->payload_len = op->owned.len;
+    }
     pc_buf_free(&raw);
+    if (!frame_fits(p, op)) {
+        size_t frame = op->head.len + op->payload_len;
+        pc_op_release(op);
+        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                       "a batch frame of %zu bytes is above the broker's limit of %u bytes",
+                       frame, p->max_message_size);
+    }
     op->msgs = batch->head;
     batch->head = batch->tail = NULL;
     *out = op;

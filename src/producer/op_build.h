@@ -11,6 +11,10 @@
 #include "producer/op.h"
 #include "pulsarc/pulsarc.h"
 
+/* The largest payload the protocol can describe: total_chunk_msg_size and
+ * uncompressed_size are 32-bit fields. */
+#define PC_MAX_PAYLOAD INT32_MAX
+
 typedef struct pc_op_params {
     uint64_t producer_id;
     const char *producer_name;
@@ -25,7 +29,9 @@ typedef struct pc_op_params {
  * untouched and the detail is set. */
 pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,
                                    pc_op_t **last);
-/* A batch → one op owning the batch's messages. */
+/* A batch (its sequence ids assigned) → one op owning the batch's messages. The op's
+ * sequence_id is the first message's, highest_sequence_id the largest in the batch. A
+ * frame above the broker's limit fails with MESSAGE_TOO_BIG (the batch untouched). */
 pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_op_t **out);
 /* How many chunks a payload of len bytes needs at chunk_size bytes each. */
 size_t pc_chunk_count(size_t len, size_t chunk_size);

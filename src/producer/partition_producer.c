@@ -28,7 +28,7 @@ typedef enum pp_state {
 
 typedef struct flush_waiter {
     struct flush_waiter *next;
-    uint64_t target;          /* done when every op with index <= target completed */
+    uint64_t target;          /* done when every op with index < target completed */
     pulsarc_result res;       /* first failure among those ops */
     pc_pp_done_fn cb;
     void *ctx;
@@ -40,10 +40,12 @@ struct pc_pp {
     char *topic;
     int partition;
     pc_pp_complete_fn complete;
+    pc_pp_stopped_fn stopped;
     void *owner;
 
     pp_state state;
     pulsarc_result fail_res;  /* PP_FAILED: the error every send gets */
+    char fail_detail[256];    /* ... and its detail */
     uint64_t producer_id;
     char *name;
     bool user_named;
@@ -53,8 +55,17 @@ struct pc_pp {
     uint32_t max_message_size;
 
     int64_t next_sequence_id;
+    bool ids_exhausted;       /* INT64_MAX was used: no automatic id is left */
     _Atomic int64_t last_sequence_id; /* confirmed by the broker; read from any thread */
     bool sequence_known;      /* sequence ids were fixed by the first registration */
+    /* Deduplication: the broker drops a whole entry whose first id is at or below the
+     * highest it has seen from this producer name. `pushed` is that mark as far as we can
+     * know it: the highest id that entered the op stream or the open batch, or the
+     * broker's last id at registration. An id at or below it is a replay, and replays
+     * never share a batch with new ids. */
+    int64_t pushed;
+    bool batch_replays;       /* the open batch holds replayed ids */
+    uint64_t registration;    /* counts successful registrations (1 = the first) */
 
     pc_op_t *head, *tail;     /* pendingMessages: ops written or waiting to be */
     uint64_t next_op_index;
@@ -87,6 +98,9 @@ struct pc_pp {
 static void connect_now(pc_pp_t *pp);
 static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail);
 static void finish_close(pc_pp_t *pp, pulsarc_result res);
+static void stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail);
+
+#define NOT_SENT_DETAIL "the message was never written to a connection: not sent"
 
 /* ---- small helpers ----------------------------------------------------------- */
 
@@ -161,7 +175,7 @@ static void check_flushes(pc_pp_t *pp)
     uint64_t first_pending = pp->head ? pp->head->index : pp->next_op_index;
     for (flush_waiter **pp_w = &pp->flushes; *pp_w;) {
         flush_waiter *w = *pp_w;
-        if (w->target != WAITING_TARGET && w->target < first_pending) {
+        if (w->target != WAITING_TARGET && w->target <= first_pending) {
             *pp_w = w->next;
             w->cb(pp, w->res, w->ctx);
             free(w);
@@ -174,7 +188,7 @@ static void check_flushes(pc_pp_t *pp)
 static void note_failure_for_flushes(pc_pp_t *pp, uint64_t op_index, pulsarc_result res)
 {
     for (flush_waiter *w = pp->flushes; w; w = w->next)
-        if (w->target >= op_index && w->res == PULSARC_OK)
+        if (w->target > op_index && w->res == PULSARC_OK)
             w->res = res;
 }
 
@@ -249,6 +263,15 @@ static void fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const c
     pc_msg_free(msg);
 }
 
+static void fail_batch(pc_pp_t *pp, pc_batch_t *b, pulsarc_result res, const char *detail)
+{
+    for (pc_msg_t *m = b->head, *next; m; m = next) {
+        next = m->next;
+        fail_message(pp, m, res, detail);
+    }
+    b->head = b->tail = NULL;
+}
+
 /* Move the open batches into pp->taken; returns how many (-1 when out of memory). */
 static int take_batches(pc_pp_t *pp)
 {
@@ -271,21 +294,16 @@ static void fail_unsent(pc_pp_t *pp, pulsarc_result res, const char *detail)
     }
     pp->waiting_tail = NULL;
     int n = take_batches(pp);
-    for (int i = 0; i < n; i++) {
-        pc_msg_t *m = pp->taken[i].head;
-        while (m) {
-            pc_msg_t *next = m->next;
-            fail_message(pp, m, res, detail);
-            m = next;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        fail_batch(pp, &pp->taken[i], res, detail);
 }
 
 static void fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail)
 {
-    fail_unsent(pp, res, detail);
+    /* Oldest first: ops in flight, then what is still batched or waiting. */
     while (pp->head)
         complete_head(pp, res, NULL, detail);
+    fail_unsent(pp, res, detail);
     /* Nothing is pending any more, so every flush is answered. */
     flush_waiter *w = pp->flushes;
     pp->flushes = NULL;
@@ -306,6 +324,8 @@ static void on_op_written(void *ctx, int status)
 
 static void write_op(pc_pp_t *pp, pc_op_t *op)
 {
+    if (!op->first_registration)
+        op->first_registration = pp->registration;
     uv_buf_t bufs[2] = {
         uv_buf_init((char *)op->head.data, (unsigned)op->head.len),
         uv_buf_init((char *)op->payload, (unsigned)op->payload_len),
@@ -353,6 +373,51 @@ static void op_params(const pc_pp_t *pp, pc_op_params_t *p)
 
 static void on_batch_timer(uv_timer_t *t);
 
+/* ---- sequence ids ------------------------------------------------------------ */
+
+/* Automatic ids continue after the highest id used so far, without overflowing. */
+static void note_id_used(pc_pp_t *pp, int64_t id)
+{
+    if (pp->ids_exhausted || id < pp->next_sequence_id)
+        return;
+    if (id == INT64_MAX)
+        pp->ids_exhausted = true;
+    else
+        pp->next_sequence_id = id + 1;
+}
+
+/* Give msg the next automatic id unless it brought its own. False when none is left. */
+static bool assign_id(pc_pp_t *pp, pc_msg_t *msg)
+{
+    if (msg->sequence_id < 0) {
+        if (pp->ids_exhausted)
+            return false;
+        msg->sequence_id = pp->next_sequence_id;
+    }
+    note_id_used(pp, msg->sequence_id);
+    return true;
+}
+
+#define IDS_EXHAUSTED "sequence ids are exhausted (INT64_MAX was used)"
+
+/* Key-based batching interleaves keys, so its automatic ids are given when a batch is
+ * flushed, in flush order: every batch's ids are then above the previous batch's, and
+ * above anything the broker may hold, which a deduplicating broker requires. */
+static bool assign_ids_at_flush(pc_pp_t *pp, pc_batch_t *b)
+{
+    if (pp->next_sequence_id <= pp->pushed)
+        note_id_used(pp, pp->pushed);
+    for (pc_msg_t *m = b->head; m; m = m->next) {
+        if (m->sequence_id >= 0)
+            continue;
+        if (!assign_id(pp, m))
+            return false;
+        if (m->sequence_id > pp->pushed)
+            pp->pushed = m->sequence_id;
+    }
+    return true;
+}
+
 /* Send the open batches, oldest first. */
 static void flush_batches(pc_pp_t *pp)
 {
@@ -367,19 +432,23 @@ static void flush_batches(pc_pp_t *pp)
         uv_timer_start(&pp->batch_timer, on_batch_timer, 10, 0);
         return;
     }
+    bool replays = pp->batch_replays;
+    pp->batch_replays = false;
     for (int i = 0; i < n; i++) {
+        if (!assign_ids_at_flush(pp, &pp->taken[i])) {
+            fail_batch(pp, &pp->taken[i], PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
+            continue;
+        }
         pc_op_t *op;
         pulsarc_result res = pc_op_build_batch(&p, &pp->taken[i], &op);
         if (res == PULSARC_OK) {
+            op->replay = replays;
             enqueue(pp, op, op);
             continue;
         }
         char detail[256];
         snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
-        for (pc_msg_t *m = pp->taken[i].head, *next; m; m = next) {
-            next = m->next;
-            fail_message(pp, m, res, detail);
-        }
+        fail_batch(pp, &pp->taken[i], res, detail);
     }
 }
 
@@ -393,33 +462,46 @@ static bool batchable(const pc_pp_t *pp, const pc_msg_t *msg)
     /* Delayed delivery is per entry on the broker, so such messages travel alone; so do
      * messages that would fill a batch by themselves. */
     return pp->conf.batching_enabled && msg->deliver_at == 0 &&
-           msg->payload_len < (size_t)pp->conf.batching_max_bytes &&
-           msg->payload_len < pp->max_message_size;
+           pc_batcher_takes_alone(&pp->batcher, msg);
+}
+
+/* Batch msg. A replayed id closes a batch of new ids and the other way round, so the
+ * broker never drops new messages together with a replay. */
+static void add_to_batch(pc_pp_t *pp, pc_msg_t *msg)
+{
+    bool deferred = msg->sequence_id < 0; /* key-based: the id comes at flush */
+    bool replay = !deferred && msg->sequence_id <= pp->pushed;
+    if (!pc_batcher_empty(&pp->batcher) &&
+        (replay != pp->batch_replays || !pc_batcher_fits(&pp->batcher, msg)))
+        flush_batches(pp);
+    bool first = pc_batcher_empty(&pp->batcher);
+    if (pc_batcher_add(&pp->batcher, msg) != 0) {
+        fail_message(pp, msg, PULSARC_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    if (first)
+        pp->batch_replays = replay;
+    if (!deferred && !replay)
+        pp->pushed = msg->sequence_id;
+    if (pc_batcher_full(&pp->batcher))
+        flush_batches(pp);
+    else if (first)
+        uv_timer_start(&pp->batch_timer, on_batch_timer,
+                       (uint64_t)pp->conf.batching_max_delay_ms, 0);
 }
 
 static void send_now(pc_pp_t *pp, pc_msg_t *msg)
 {
+    bool batch = batchable(pp, msg);
     /* Explicit ids come from the application (deduplication across restarts); automatic
      * ids continue after the highest id seen so far. */
-    if (msg->sequence_id >= 0) {
-        if (msg->sequence_id >= pp->next_sequence_id)
-            pp->next_sequence_id = msg->sequence_id + 1;
-    } else {
-        msg->sequence_id = pp->next_sequence_id++;
+    bool deferred = batch && pp->batcher.key_based && msg->sequence_id < 0;
+    if (!deferred && !assign_id(pp, msg)) {
+        fail_message(pp, msg, PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
+        return;
     }
-    if (batchable(pp, msg)) {
-        if (!pc_batcher_fits(&pp->batcher, msg))
-            flush_batches(pp);
-        bool first = pc_batcher_empty(&pp->batcher);
-        if (pc_batcher_add(&pp->batcher, msg) != 0) {
-            fail_message(pp, msg, PULSARC_ERR_NO_MEMORY, "out of memory");
-            return;
-        }
-        if (pc_batcher_full(&pp->batcher))
-            flush_batches(pp);
-        else if (first)
-            uv_timer_start(&pp->batch_timer, on_batch_timer,
-                           (uint64_t)pp->conf.batching_max_delay_ms, 0);
+    if (batch) {
+        add_to_batch(pp, msg);
         return;
     }
     /* Keep order: whatever is batched goes before this message. */
@@ -427,6 +509,7 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
     pc_op_params_t p;
     op_params(pp, &p);
     pc_op_t *first, *last;
+    int64_t id = msg->sequence_id;
     pulsarc_result res = pc_op_build_message(&p, msg, &first, &last);
     if (res != PULSARC_OK) {
         char detail[512];
@@ -434,13 +517,18 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
         fail_message(pp, msg, res, detail);
         return;
     }
+    bool replay = id <= pp->pushed;
+    if (!replay)
+        pp->pushed = id;
+    for (pc_op_t *op = first; op; op = op->next)
+        op->replay = replay;
     enqueue(pp, first, last);
 }
 
 void pc_pp_send(pc_pp_t *pp, pc_msg_t *msg)
 {
     if (pp->state == PP_FAILED) {
-        fail_message(pp, msg, pp->fail_res, "the producer stopped after a terminal error");
+        fail_message(pp, msg, pp->fail_res, pp->fail_detail);
         return;
     }
     if (pp->state == PP_CLOSING || pp->state == PP_CLOSED) {
@@ -480,28 +568,35 @@ static void send_waiting(pc_pp_t *pp)
     flush_batches(pp);
     for (flush_waiter *w = pp->flushes; w; w = w->next)
         if (w->target == WAITING_TARGET)
-            w->target = pp->tail ? pp->tail->index : 0;
+            w->target = pp->next_op_index; /* every op queued so far, maybe none */
     check_flushes(pp);
 }
 
 /* ---- receipts ---------------------------------------------------------------- */
 
+/* Is an op with this sequence id pending behind the head? Then a receipt for it means the
+ * broker skipped the head: the stream is out of step. (Replayed explicit ids need not
+ * increase, so the order of ids says nothing by itself.) */
+static bool pending_behind_head(const pc_pp_t *pp, uint64_t sequence_id)
+{
+    for (const pc_op_t *op = pp->head->next; op; op = op->next)
+        if (op->sequence_id == sequence_id)
+            return true;
+    return false;
+}
+
+/* A receipt without a position: the broker dropped the entry as a duplicate. */
+static bool is_duplicate_receipt(const Pulsar__Proto__CommandSendReceipt *r)
+{
+    return r->message_id && r->message_id->ledgerid == UINT64_MAX &&
+           r->message_id->entryid == UINT64_MAX;
+}
+
 static void on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r)
 {
     pc_pp_t *pp = ctx;
     pc_op_t *op = pp->head;
-    if (!op) {
-        PC_DEBUG(&pp->client->log, "%s: receipt for %llu with nothing pending ignored",
-                 pp->topic, (unsigned long long)r->sequence_id);
-        return;
-    }
-    if (r->sequence_id < op->sequence_id) {
-        /* A late receipt for an op that already completed (timed out or resent). */
-        PC_DEBUG(&pp->client->log, "%s: late receipt for %llu ignored", pp->topic,
-                 (unsigned long long)r->sequence_id);
-        return;
-    }
-    if (r->sequence_id > op->sequence_id) {
+    if (op && r->sequence_id != op->sequence_id && pending_behind_head(pp, r->sequence_id)) {
         PC_WARN(&pp->client->log,
                 "%s: receipt for %llu while %llu is the oldest pending: reconnecting to resend",
                 pp->topic, (unsigned long long)r->sequence_id,
@@ -509,6 +604,27 @@ static void on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r)
         pc_conn_close(pp->conn, PULSARC_ERR_PROTOCOL, "receipts out of order");
         return;
     }
+    if (!op || r->sequence_id != op->sequence_id) {
+        /* A late receipt for an op that already completed (timed out or resent). */
+        PC_DEBUG(&pp->client->log, "%s: late receipt for %llu ignored", pp->topic,
+                 (unsigned long long)r->sequence_id);
+        return;
+    }
+    pc_backoff_reset(&pp->backoff); /* the broker stores what we send: progress */
+    if (is_duplicate_receipt(r) && !op->replay && op->first_registration == pp->registration) {
+        /* New ids, sent for the first time, cannot be duplicates of anything this producer
+         * sent: the broker holds a higher id from elsewhere, and did not store these. */
+        PC_WARN(&pp->client->log, "%s: the broker dropped new sequence id %llu as a duplicate",
+                pp->topic, (unsigned long long)op->sequence_id);
+        char detail[256];
+        snprintf(detail, sizeof detail,
+                 "the broker dropped this as a duplicate: sequence id %llu was above every id "
+                 "this producer had sent, and it was not stored",
+                 (unsigned long long)op->sequence_id);
+        complete_head(pp, PULSARC_ERR_DUPLICATE_DROPPED, NULL, detail);
+        return;
+    }
+    /* A duplicate of what the broker already holds completes with ledger and entry -1. */
     pulsarc_message_id_t id;
     int64_t ledger = r->message_id ? (int64_t)r->message_id->ledgerid : -1;
     int64_t entry = r->message_id ? (int64_t)r->message_id->entryid : -1;
@@ -522,14 +638,46 @@ static void on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r)
     complete_head(pp, PULSARC_OK, &id, NULL);
 }
 
+/* Tell the broker we are gone without waiting for its answer, so that the name is free
+ * for a successor at once. */
+static void send_close_producer(pc_pp_t *pp)
+{
+    Pulsar__Proto__CommandCloseProducer close = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    close.producer_id = pp->producer_id;
+    close.request_id = pc_conn_new_request_id(pp->conn);
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
+    cmd.close_producer = &close;
+    pc_conn_send_command(pp->conn, &cmd);
+}
+
 static void on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e)
 {
     pc_pp_t *pp = ctx;
-    /* The broker could not store the message; resending on a fresh connection is what
-     * the official clients do, and the send timeout bounds how long that may go on. */
-    PC_WARN(&pp->client->log, "%s: broker failed to store %llu: %s", pp->topic,
-            (unsigned long long)e->sequence_id, e->message ? e->message : "");
-    pc_conn_close(pp->conn, pc_result_from_server_error(e->error), e->message);
+    pulsarc_result res = pc_result_from_server_error(e->error);
+    char detail[512];
+    snprintf(detail, sizeof detail, "the broker refused to store sequence id %llu: %s",
+             (unsigned long long)e->sequence_id, e->message ? e->message : "");
+    PC_WARN(&pp->client->log, "%s: %s (%s)", pp->topic, detail, pulsarc_result_name(res));
+    if (res == PULSARC_ERR_BROKER_NOT_ALLOWED) {
+        /* About this message (too big for the topic's policy, say): it fails alone; the
+         * connection and the other producers on it are fine. */
+        if (pp->head && pp->head->sequence_id == e->sequence_id)
+            complete_head(pp, res, NULL, detail);
+        return;
+    }
+    if (pulsarc_result_is_terminal(res)) {
+        /* About the topic or this producer: retrying cannot help, but the connection is
+         * shared and stays. */
+        send_close_producer(pp);
+        pc_conn_remove_listener(pp->conn, &pp->listener);
+        pp->conn = NULL;
+        stop_with(pp, res, detail);
+        return;
+    }
+    /* Checksum, persistence and other transient failures: resending on a fresh
+     * connection is what the official clients do; the send timeout bounds it. */
+    pc_conn_close(pp->conn, res, detail);
 }
 
 static void on_broker_close(void *ctx)
@@ -555,7 +703,9 @@ static void on_timeout_tick(uv_timer_t *t)
     /* Only ops that waited longer than the limit fail; ops queue in age order. */
     while (pp->head && now - pp->head->created_ms >= limit)
         complete_head(pp, PULSARC_ERR_SEND_TIMEOUT, NULL,
-                      "no receipt within sendTimeoutMs; the message may have been persisted");
+                      pp->head->first_registration
+                          ? "no receipt within sendTimeoutMs; the message may have been persisted"
+                          : "no receipt within sendTimeoutMs; " NOT_SENT_DETAIL);
 }
 
 /* ---- connecting and registering --------------------------------------------- */
@@ -576,10 +726,12 @@ static void stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail)
 {
     pp->state = PP_FAILED;
     pp->fail_res = res;
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", detail ? detail : "");
-    PC_ERROR(&pp->client->log, "%s: producer stopped: %s %s", pp->topic, pulsarc_strerror(res), copy);
-    fail_all(pp, res, copy);
+    snprintf(pp->fail_detail, sizeof pp->fail_detail, "the producer stopped: %s",
+             detail && *detail ? detail : pulsarc_strerror(res));
+    if (pulsarc_result_is_terminal(res))
+        pp->stopped(pp->owner, res, pp->fail_detail);
+    PC_ERROR(&pp->client->log, "%s: %s", pp->topic, pp->fail_detail);
+    fail_all(pp, res, pp->fail_detail);
 }
 
 /* An attempt to (re)register failed. */
@@ -588,12 +740,23 @@ static void attempt_failed(pc_pp_t *pp, pulsarc_result res, const char *detail)
     if (pp->state != PP_CONNECTING)
         return;
     pp->conn = NULL;
+    PC_INFO(&pp->client->log, "%s: attempt to register failed: %s (%s)", pp->topic,
+            pulsarc_result_name(res), detail ? detail : "");
     if (!pp->sequence_known) {
         /* The first registration retries until operationTimeoutMs. */
         uint64_t now = pc_mono_ms();
-        if (pc_result_is_terminal(res) || now + pp->backoff.next_ms >= pp->start_deadline_ms) {
+        if (pc_result_fails_creation(res) || now + pp->backoff.next_ms >= pp->start_deadline_ms) {
             pc_pp_done_fn cb = pp->start_cb;
             pp->start_cb = NULL;
+            if (!cb && pp->conf.lazy_start && !pulsarc_result_is_terminal(res)) {
+                /* A lazy partition (started by a send, nobody waits on its creation):
+                 * its waiting messages fail, but the next send tries to register again,
+                 * since the error may well be gone by then. */
+                fail_all(pp, res, detail);
+                pp->state = PP_IDLE;
+                pc_backoff_reset(&pp->backoff);
+                return;
+            }
             stop_with(pp, res, detail);
             pc_set_detail(detail);
             if (cb)
@@ -603,7 +766,7 @@ static void attempt_failed(pc_pp_t *pp, pulsarc_result res, const char *detail)
         schedule_reconnect(pp);
         return;
     }
-    if (pc_result_is_terminal(res)) {
+    if (pulsarc_result_is_terminal(res)) {
         stop_with(pp, res, detail);
         return;
     }
@@ -635,17 +798,26 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
             return;
         }
     }
-    int64_t broker_last = ok->has_last_sequence_id ? ok->last_sequence_id : -1;
+    int64_t broker_last = ok->has_last_sequence_id && ok->last_sequence_id >= 0
+                              ? ok->last_sequence_id : -1;
     if (!pp->sequence_known) {
         /* Only the first registration fixes the ids: later ones must not rewind them. */
         pp->sequence_known = true;
         int64_t last = pp->conf.initial_sequence_id >= 0 ? pp->conf.initial_sequence_id : broker_last;
-        pp->next_sequence_id = last + 1;
+        note_id_used(pp, last);
         atomic_store(&pp->last_sequence_id, last);
     }
+    /* What the broker holds is a replay for every later message with an id up to it. */
+    if (broker_last > pp->pushed)
+        pp->pushed = broker_last;
+    pp->registration++;
     pp->max_message_size = pc_conn_max_message_size(conn);
+    pc_batcher_set_frame_limit(&pp->batcher, pp->max_message_size);
     pp->state = PP_READY;
-    pc_backoff_reset(&pp->backoff);
+    /* The backoff starts over once the broker stores something (on_receipt): a frame it
+     * refuses, closing the connection each time, must not make us spin. */
+    if (!pp->head)
+        pc_backoff_reset(&pp->backoff);
     PC_INFO(&pp->client->log, "%s: producer %s ready (id %llu, epoch %llu, last sequence id %lld)",
             pp->topic, pp->name, (unsigned long long)pp->producer_id,
             (unsigned long long)pp->epoch, (long long)broker_last);
@@ -769,12 +941,24 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
 static void finish_close(pc_pp_t *pp, pulsarc_result res)
 {
     uv_timer_stop(&pp->close_timer);
+    uv_timer_stop(&pp->reconnect_timer);
+    /* A close may come while a registration is in flight: the connection must not keep
+     * our listener, and the answers to that attempt are stale from now on. */
+    if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
+        pc_conn_remove_listener(pp->conn, &pp->listener);
     pp->conn = NULL;
+    pp->attempt++;
     pp->state = PP_CLOSED;
-    fail_all(pp, PULSARC_ERR_ALREADY_CLOSED,
-             res == PULSARC_ERR_TIMEOUT
-                 ? "producer closed before the receipt arrived; the message may have been persisted"
-                 : "producer closed");
+    if (res == PULSARC_ERR_TIMEOUT) {
+        /* Messages already written may have been stored; the rest were never sent. */
+        while (pp->head)
+            complete_head(pp, PULSARC_ERR_ALREADY_CLOSED, NULL,
+                          pp->head->first_registration
+                              ? "producer closed before the receipt arrived; the message may "
+                                "have been persisted"
+                              : "producer closed before " NOT_SENT_DETAIL);
+    }
+    fail_all(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
     pc_pp_done_fn cb = pp->close_cb;
     pp->close_cb = NULL;
     if (cb)
@@ -783,7 +967,7 @@ static void finish_close(pc_pp_t *pp, pulsarc_result res)
 
 pc_pp_t *pc_pp_new(pulsarc_client_t *client, const char *topic, int partition,
                    const pulsarc_producer_config_t *conf, pc_pp_complete_fn complete,
-                   void *owner)
+                   pc_pp_stopped_fn stopped, void *owner)
 {
     pc_pp_t *pp = calloc(1, sizeof *pp);
     if (!pp)
@@ -806,10 +990,12 @@ pc_pp_t *pc_pp_new(pulsarc_client_t *client, const char *topic, int partition,
     pp->client = client;
     pp->partition = partition;
     pp->complete = complete;
+    pp->stopped = stopped;
     pp->owner = owner;
     pp->state = PP_IDLE;
     pp->producer_id = client->next_producer_id++;
     pp->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
+    pp->pushed = -1;
     atomic_init(&pp->last_sequence_id, -1);
     pp->listener.producer_id = pp->producer_id;
     pp->listener.ctx = pp;
@@ -829,6 +1015,7 @@ pc_pp_t *pc_pp_new(pulsarc_client_t *client, const char *topic, int partition,
         free(pp);
         return NULL;
     }
+    pc_batcher_set_frame_limit(&pp->batcher, pp->max_message_size);
     uv_timer_init(&client->loop, &pp->reconnect_timer);
     uv_timer_init(&client->loop, &pp->timeout_timer);
     uv_timer_init(&client->loop, &pp->batch_timer);
@@ -871,7 +1058,7 @@ void pc_pp_flush(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
     }
     /* Messages still waiting for the first registration have no op yet: the target is
      * fixed once they are queued (send_waiting). */
-    w->target = pp->waiting_head ? WAITING_TARGET : pp->tail->index;
+    w->target = pp->waiting_head ? WAITING_TARGET : pp->next_op_index;
     w->res = PULSARC_OK;
     w->cb = cb;
     w->ctx = ctx;
@@ -922,14 +1109,7 @@ static void on_close_deadline(uv_timer_t *t)
         return;
     PC_WARN(&pp->client->log, "%s: close did not finish within operationTimeoutMs", pp->topic);
     if (pp->conn && pc_conn_state(pp->conn) == PC_CONN_READY && pp->state == PP_READY) {
-        /* Tell the broker anyway, without waiting for its answer. */
-        Pulsar__Proto__CommandCloseProducer close = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
-        Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-        close.producer_id = pp->producer_id;
-        close.request_id = pc_conn_new_request_id(pp->conn);
-        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
-        cmd.close_producer = &close;
-        pc_conn_send_command(pp->conn, &cmd);
+        send_close_producer(pp);
     }
     if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
         pc_conn_remove_listener(pp->conn, &pp->listener);

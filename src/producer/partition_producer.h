@@ -18,10 +18,13 @@ typedef struct pc_pp pc_pp_t;
 typedef void (*pc_pp_complete_fn)(void *owner, pc_msg_t *msg, pulsarc_result res,
                                   const pulsarc_message_id_t *id);
 typedef void (*pc_pp_done_fn)(pc_pp_t *pp, pulsarc_result res, void *ctx);
+/* The producer stopped for good after a terminal error (pulsarc_result_is_terminal), even
+ * with nothing pending: every later send fails with res. */
+typedef void (*pc_pp_stopped_fn)(void *owner, pulsarc_result res, const char *detail);
 
 pc_pp_t *pc_pp_new(pulsarc_client_t *client, const char *topic, int partition,
                    const pulsarc_producer_config_t *conf, pc_pp_complete_fn complete,
-                   void *owner);
+                   pc_pp_stopped_fn stopped, void *owner);
 /* Look up, connect and register with the broker; retries retryable failures until
  * operationTimeoutMs. cb reports the outcome. */
 void pc_pp_start(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx);

@@ -11,14 +11,16 @@
  *
  * Everything else (failures, -v traces, the library's log) goes to stderr.
  * Exit status: 0 every message was persisted, 1 anything failed, 2 usage error.
+ * A failure that every later message would share (topic terminated, not authorised, ...)
+ * stops the run at once, even while it waits for standard input.
  * docs/cli.md is the user documentation; keep it in step with the option table below.
  */
-#define _POSIX_C_SOURCE 200809L /* getline, sigaction, nanosleep, clock_gettime */
+#define _GNU_SOURCE /* ppoll, memmem */
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -29,6 +31,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <pulsarc/pulsarc.h>
 
@@ -74,6 +77,7 @@ enum long_only_id {
     OPT_CHUNK_SIZE,
     OPT_SEND_TIMEOUT,
     OPT_SEQUENCE_ID_START,
+    OPT_KEY_SEPARATOR,
 };
 
 /* Flags that are plain producer settings: the flag's id, its config key, and the value
@@ -124,6 +128,9 @@ static const struct cli_option cli_options[] = {
 
     {NULL, 0, 0, NULL, "Message metadata:"},
     {"key", 'k', required_argument, "KEY", "message key (routes to a partition)"},
+    {"key-separator", OPT_KEY_SEPARATOR, required_argument, "SEP",
+     "--stdin lines are KEY<SEP>PAYLOAD: split at the first SEP;\n"
+     "lines without SEP have no key"},
     {"property", 'p', required_argument, "K=V", "message property (repeatable)"},
 
     {NULL, 0, 0, NULL, "Producer:"},
@@ -186,6 +193,16 @@ static void *xrealloc(void *p, size_t size)
     return q;
 }
 
+/* A NUL-terminated copy of len bytes: usable as a payload and, without inner NULs, as a
+ * string. */
+static char *xmemdup(const void *data, size_t len)
+{
+    char *copy = xrealloc(NULL, len + 1);
+    memcpy(copy, data, len);
+    copy[len] = '\0';
+    return copy;
+}
+
 /* Make room for one more element in a growing array. */
 static void *grow(void *items, size_t *cap, size_t count, size_t elem_size)
 {
@@ -243,9 +260,11 @@ static double now_seconds(void)
  * Parsed command line
  * ------------------------------------------------------------------------------- */
 
+/* One message of the set. */
 struct payload {
     char *data;
     size_t len;
+    char *key; /* from a --key-separator line; NULL: the -k key, or none */
 };
 
 /* KEY=VALUE split at the first '='; key is malloc'ed, value points into argv. */
@@ -263,6 +282,7 @@ struct args {
     const char *topic;
     const char *service_url;
     const char *key;
+    const char *key_separator; /* NULL: --stdin lines are whole payloads */
     const char *producer_name;
     struct payload *payloads; /* from -m and -f, in command-line order */
     size_t n_payloads, cap_payloads;
@@ -280,10 +300,11 @@ struct args {
     bool verbose;
 };
 
-static void add_payload(struct args *a, char *data, size_t len)
+/* Takes ownership of data and key (which may be NULL). */
+static void add_payload(struct args *a, char *data, size_t len, char *key)
 {
     a->payloads = grow(a->payloads, &a->cap_payloads, a->n_payloads, sizeof *a->payloads);
-    a->payloads[a->n_payloads++] = (struct payload){data, len};
+    a->payloads[a->n_payloads++] = (struct payload){data, len, key};
 }
 
 /* A flag from setting_flags becomes "key=value" in a->flag_settings. */
@@ -354,7 +375,7 @@ static void add_file(struct args *a, const char *path)
         usage_error("cannot read '%s': %s", path, strerror(err));
     }
     fclose(f);
-    add_payload(a, data, len);
+    add_payload(a, data, len, NULL);
 }
 
 static void print_help(FILE *out)
@@ -441,7 +462,7 @@ static void parse_args(int argc, char **argv, struct args *a)
             a->service_url = optarg;
             break;
         case 'm':
-            add_payload(a, strcpy(xrealloc(NULL, strlen(optarg) + 1), optarg), strlen(optarg));
+            add_payload(a, xmemdup(optarg, strlen(optarg)), strlen(optarg), NULL);
             break;
         case 'f':
             add_file(a, optarg);
@@ -465,6 +486,11 @@ static void parse_args(int argc, char **argv, struct args *a)
             break;
         case 'k':
             a->key = optarg;
+            break;
+        case OPT_KEY_SEPARATOR:
+            if (!*optarg)
+                usage_error("--key-separator must not be empty");
+            a->key_separator = optarg;
             break;
         case 'p':
             add_kv(&a->properties, "--property", optarg);
@@ -520,6 +546,10 @@ static void parse_args(int argc, char **argv, struct args *a)
         usage_error("--size cannot be combined with --messages, --files or --stdin");
     if (!a->use_size && !have_set)
         usage_error("nothing to send: give --messages, --files, --stdin or --size");
+    if (a->key_separator && !a->use_stdin)
+        usage_error("--key-separator splits the lines of --stdin, which was not given");
+    if (a->key_separator && a->key)
+        usage_error("--key and --key-separator cannot be combined: the lines give the keys");
 }
 
 /* ---------------------------------------------------------------------------------
@@ -539,19 +569,34 @@ static bool g_verbose;
 /* Set by SIGINT/SIGTERM: stop sending, then flush and report what did get through. */
 static volatile sig_atomic_t g_interrupted;
 
+/* The failure that ended the sending (PULSARC_OK: none yet), set by whichever thread saw
+ * it first. */
+static atomic_int g_stop_result;
+
+/* Written once sending must end (a signal, a stopped producer) and never drained, so
+ * every later wait on its read end returns at once. The main thread waits on it together
+ * with standard input or the pacer's deadline: it cannot miss the event, even one that
+ * happened just before the wait began. */
+static int g_wake_pipe[2];
+
 /* What a send callback needs to know about its message. */
 struct send_ctx {
     uint64_t index; /* 1-based, in send order */
     size_t len;
 };
 
-static void report_failure(uint64_t index, pulsarc_result res, const char *what)
-{
-    /* Copy the detail first: the string is only valid until the next pulsarc call on
-     * this thread, and pulsarc_strerror below is one. */
-    char detail[512];
-    snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+/* pulsarc_last_error_detail() is valid only until the next pulsarc call on the thread,
+ * and describing the result is one: callers copy the detail first. */
+#define DETAIL_MAX 512
 
+static void copy_error_detail(char detail[DETAIL_MAX])
+{
+    snprintf(detail, DETAIL_MAX, "%s", pulsarc_last_error_detail());
+}
+
+static void report_failure(uint64_t index, pulsarc_result res, const char *what,
+                           const char *detail)
+{
     uint_fast64_t n = atomic_fetch_add(&stats.reported, 1);
     if (n < MAX_REPORTED_FAILURES || g_verbose) {
         fprintf(stderr, PROG ": message %" PRIu64 " %s: %s [%s]%s%s\n", index, what,
@@ -560,6 +605,53 @@ static void report_failure(uint64_t index, pulsarc_result res, const char *what)
     } else if (n == MAX_REPORTED_FAILURES) {
         fprintf(stderr, PROG ": further failures are counted but not printed (-v prints all)\n");
     }
+}
+
+/* Whether a failure says the producer has stopped, so that every later message would
+ * only fail the same way: a terminal error (topic terminated, producer fenced, not
+ * authorised, ...) or a closed producer. Other failures (a send timeout, a full queue, a
+ * message too big) concern their own message, and sending goes on. */
+static bool stops_producer(pulsarc_result res)
+{
+    return pulsarc_result_is_terminal(res) || res == PULSARC_ERR_ALREADY_CLOSED;
+}
+
+/* Async-signal-safe, for on_signal. */
+static void wake_main_thread(void)
+{
+    /* The result needs no check: the pipe gets at most two bytes, so it cannot fill. */
+    ssize_t n = write(g_wake_pipe[1], "", 1);
+    (void)n;
+}
+
+/* Ends the sending after a failure the rest of the run would share: says so once, with
+ * the detail (the per-message lines stop after MAX_REPORTED_FAILURES), and wakes the main
+ * thread wherever it waits. */
+static void stop_sending(pulsarc_result res, const char *detail)
+{
+    int none = PULSARC_OK;
+    if (!atomic_compare_exchange_strong(&g_stop_result, &none, (int)res))
+        return;
+    fprintf(stderr, PROG ": producer stopped: %s [%s]%s%s; sending no more messages\n",
+            pulsarc_strerror(res), pulsarc_result_name(res), detail[0] ? ": " : "", detail);
+    wake_main_thread();
+}
+
+static bool sending_stopped(void)
+{
+    return g_interrupted || atomic_load(&g_stop_result) != PULSARC_OK;
+}
+
+/* Counts and reports a message that failed, and stops the run if the producer has
+ * stopped. On either thread, right after the failing pulsarc call. */
+static void message_failed(uint64_t index, pulsarc_result res, const char *what)
+{
+    char detail[DETAIL_MAX];
+    copy_error_detail(detail);
+    atomic_fetch_add(&stats.failed, 1);
+    report_failure(index, res, what, detail);
+    if (stops_producer(res))
+        stop_sending(res, detail);
 }
 
 /* Runs on the loop thread, exactly once per accepted message. */
@@ -577,10 +669,129 @@ static void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
             fprintf(stderr, PROG ": message %" PRIu64 " persisted as %s\n", sc->index, buf);
         }
     } else {
-        atomic_fetch_add(&stats.failed, 1);
-        report_failure(sc->index, res, "failed");
+        message_failed(sc->index, res, "failed");
     }
     free(sc);
+}
+
+/* ---------------------------------------------------------------------------------
+ * Waiting and reading standard input
+ * ------------------------------------------------------------------------------- */
+
+/* Waits until fd (-1: none) has input or the timeout (NULL: none) has passed. Returns
+ * false, at once, when sending has to stop instead. */
+static bool wait_for(int fd, const struct timespec *timeout)
+{
+    struct pollfd fds[2] = {{.fd = g_wake_pipe[0], .events = POLLIN},
+                            {.fd = fd, .events = POLLIN}};
+    for (;;) {
+        int n = ppoll(fds, 2, timeout, NULL);
+        if (sending_stopped())
+            return false;
+        /* The wake pipe is written only after the stop is recorded, so a ready fd here
+         * is fd. Only a signal (EINTR) that stopped nothing means waiting on. */
+        if (n >= 0 || errno != EINTR)
+            return true;
+    }
+}
+
+/* Standard input, read with read(2): stdio could hold complete lines in its buffer,
+ * where polling the descriptor cannot see them. */
+struct line_reader {
+    char *buf;
+    size_t cap;
+    size_t start;   /* the unread bytes are buf[start, start + len) */
+    size_t len;
+    size_t scanned; /* leading unread bytes known to hold no '\n' */
+    bool eof;
+};
+
+#define LINE_READER_CHUNK (64 * 1024)
+
+static void line_reader_init(struct line_reader *r)
+{
+    *r = (struct line_reader){.buf = xrealloc(NULL, LINE_READER_CHUNK), .cap = LINE_READER_CHUNK};
+}
+
+/* Appends what standard input has to the unread bytes, after moving them to the start of
+ * the buffer, and doubling it when they fill it (a long line). */
+static void line_reader_fill(struct line_reader *r)
+{
+    if (r->start > 0) {
+        memmove(r->buf, r->buf + r->start, r->len);
+        r->start = 0;
+    }
+    if (r->len == r->cap) {
+        r->cap *= 2;
+        r->buf = xrealloc(r->buf, r->cap);
+    }
+    ssize_t n = read(STDIN_FILENO, r->buf + r->len, r->cap - r->len);
+    if (n > 0) {
+        r->len += (size_t)n;
+    } else if (n == 0) {
+        r->eof = true;
+    } else if (errno != EINTR && errno != EAGAIN) {
+        fprintf(stderr, PROG ": cannot read standard input: %s\n", strerror(errno));
+        r->eof = true;
+    }
+}
+
+/* The next line without its '\n' (a last line without one counts too), valid until the
+ * next call. Returns false at the end of input, or when sending stops while it waits. */
+static bool next_line(struct line_reader *r, char **line, size_t *len)
+{
+    for (;;) {
+        char *unread = r->buf + r->start;
+        char *nl = memchr(unread + r->scanned, '\n', r->len - r->scanned);
+        if (nl || (r->eof && r->len > 0)) {
+            *line = unread;
+            *len = nl ? (size_t)(nl - unread) : r->len;
+            size_t used = *len + (nl != NULL);
+            r->start += used;
+            r->len -= used;
+            r->scanned = 0;
+            return true;
+        }
+        r->scanned = r->len;
+        if (r->eof || !wait_for(STDIN_FILENO, NULL))
+            return false;
+        line_reader_fill(r);
+    }
+}
+
+/* With --key-separator, a line "KEY<SEP>PAYLOAD" split at the first SEP, in place: the
+ * separator's first byte becomes the key's terminator. Other lines are all payload. */
+static struct payload split_line(char *line, size_t len, const char *sep)
+{
+    struct payload p = {line, len, NULL};
+    if (!sep)
+        return p;
+    size_t sep_len = strlen(sep);
+    char *at = memmem(line, len, sep, sep_len);
+    if (!at)
+        return p;
+    *at = '\0';
+    p.key = line;
+    p.data = at + sep_len;
+    p.len = len - (size_t)(p.data - line);
+    return p;
+}
+
+/* Calls handle for each line of standard input, until it returns false, the input ends
+ * or sending stops. The payload lives in the reader's buffer until handle returns. */
+static void for_each_stdin_line(const char *key_separator,
+                                bool (*handle)(const struct payload *p, void *ctx), void *ctx)
+{
+    struct line_reader r;
+    line_reader_init(&r);
+    char *line;
+    size_t len;
+    while (next_line(&r, &line, &len)) {
+        struct payload p = split_line(line, len, key_separator);
+        if (!handle(&p, ctx))
+            break;
+    }
+    free(r.buf);
 }
 
 /* ---------------------------------------------------------------------------------
@@ -589,13 +800,16 @@ static void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
 
 struct run {
     pulsarc_producer_t *producer;
-    pulsarc_message_t *msg;
+    pulsarc_message_t *msg;       /* builder with the -k key (if any) and the properties */
+    pulsarc_message_t *keyed_msg; /* the same for lines with their own key (NULL without
+                                     --key-separator): the library cannot remove a key
+                                     from a builder, so lines without one use msg */
+    const char *key_separator;
     double rate;        /* messages per second; 0 = unpaced */
     double start;       /* now_seconds() when sending began */
     double next_due;    /* now_seconds() at which the next message may go */
     uint64_t attempted; /* send_async calls made */
     int64_t sequence_id_start; /* -1: automatic ids */
-    bool stopped;       /* a rejection said the producer is gone: further sends are futile */
 };
 
 /* How far the pacer may fall behind and still catch up. Scheduling each message one
@@ -614,76 +828,76 @@ static void pace(struct run *run)
     double wait = run->next_due - now;
     if (wait > 0.0) {
         struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-        /* A signal cuts the sleep short; the caller then sees g_interrupted. */
-        nanosleep(&ts, NULL);
+        /* A signal or a stop cuts the sleep short; the caller then sees it. */
+        wait_for(-1, &ts);
     } else if (wait < -PACER_MAX_LAG) {
         run->next_due = now - PACER_MAX_LAG;
     }
     run->next_due += 1.0 / run->rate;
 }
 
-/* Returns false when the loop should stop (interrupted or producer gone). */
-static bool send_one(struct run *run, const void *data, size_t len)
+/* Puts payload p, its key and its sequence id into the builder that suits it. */
+static pulsarc_result build_message(struct run *run, const struct payload *p, uint64_t index,
+                                    pulsarc_message_t **out)
+{
+    pulsarc_message_t *msg = p->key ? run->keyed_msg : run->msg;
+    pulsarc_result res = p->key ? pulsarc_message_set_key(msg, p->key) : PULSARC_OK;
+    if (res == PULSARC_OK)
+        res = pulsarc_message_set_payload(msg, p->data, p->len);
+    if (res == PULSARC_OK && run->sequence_id_start >= 0)
+        res = pulsarc_message_set_sequence_id(msg, run->sequence_id_start + (int64_t)index - 1);
+    *out = msg;
+    return res;
+}
+
+/* Returns false when the loop should stop (interrupted, or the run stopped). */
+static bool send_one(struct run *run, const struct payload *p)
 {
     pace(run);
-    if (g_interrupted || run->stopped)
+    if (sending_stopped())
         return false;
 
     uint64_t index = ++run->attempted;
-    pulsarc_result res = pulsarc_message_set_payload(run->msg, data, len);
+    pulsarc_message_t *msg;
+    pulsarc_result res = build_message(run, p, index, &msg);
     if (res != PULSARC_OK) {
-        atomic_fetch_add(&stats.failed, 1);
-        report_failure(index, res, "could not be built");
-        return true;
+        message_failed(index, res, "could not be built");
+        return !sending_stopped();
     }
-    if (run->sequence_id_start >= 0)
-        pulsarc_message_set_sequence_id(run->msg, run->sequence_id_start + (int64_t)index - 1);
     struct send_ctx *sc = xrealloc(NULL, sizeof *sc);
-    *sc = (struct send_ctx){index, len};
-    res = pulsarc_producer_send_async(run->producer, run->msg, on_send_done, sc);
+    *sc = (struct send_ctx){index, p->len};
+    res = pulsarc_producer_send_async(run->producer, msg, on_send_done, sc);
     if (res != PULSARC_OK) {
         /* Not accepted: no callback will come, so count and free here. */
         free(sc);
-        atomic_fetch_add(&stats.failed, 1);
-        report_failure(index, res, "was rejected");
-        if (res == PULSARC_ERR_ALREADY_CLOSED)
-            run->stopped = true;
+        message_failed(index, res, "was rejected");
     }
-    return !run->stopped;
+    return !sending_stopped();
+}
+
+static bool send_line(const struct payload *p, void *run)
+{
+    return send_one(run, p);
+}
+
+static bool keep_line(const struct payload *p, void *args)
+{
+    add_payload(args, xmemdup(p->data, p->len), p->len,
+                p->key ? xmemdup(p->key, strlen(p->key)) : NULL);
+    return true;
 }
 
 /* Streams standard input, one message per line, so `tail -f log | pulsarc-produce`
  * publishes as lines arrive instead of after end of input. */
 static void send_stdin_lines(struct run *run)
 {
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    while (!g_interrupted && (n = getline(&line, &cap, stdin)) >= 0) {
-        size_t len = (size_t)n;
-        if (len > 0 && line[len - 1] == '\n')
-            len--;
-        if (!send_one(run, line, len))
-            break;
-    }
-    free(line);
+    for_each_stdin_line(run->key_separator, send_line, run);
 }
 
 /* Reads all of standard input into the set; used when -n repeats it. */
 static void read_stdin_lines(struct args *a)
 {
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    while ((n = getline(&line, &cap, stdin)) >= 0) {
-        size_t len = (size_t)n;
-        if (len > 0 && line[len - 1] == '\n')
-            len--;
-        char *copy = xrealloc(NULL, len + 1);
-        memcpy(copy, line, len);
-        add_payload(a, copy, len);
-    }
-    free(line);
+    for_each_stdin_line(a->key_separator, keep_line, a);
 }
 
 /* Random-ish bytes (xorshift64): enough to defeat compression and look like data. */
@@ -700,15 +914,27 @@ static char *synthetic_payload(size_t size)
     return buf;
 }
 
+/* Before anything waits on it (see g_wake_pipe). */
+static void open_wake_pipe(void)
+{
+    if (pipe(g_wake_pipe) != 0) {
+        fprintf(stderr, PROG ": cannot create a pipe: %s\n", strerror(errno));
+        exit(EXIT_SOME_FAILED);
+    }
+}
+
 static void on_signal(int sig)
 {
     (void)sig;
+    int saved_errno = errno; /* the interrupted code may be about to read it */
     g_interrupted = 1;
+    wake_main_thread();
+    errno = saved_errno;
 }
 
 /* First SIGINT/SIGTERM: stop sending, flush, report. SA_RESETHAND makes a second one
- * kill the process, in case the broker is unreachable and the flush hangs. No
- * SA_RESTART, so a blocked getline or nanosleep returns early. */
+ * kill the process, in case the broker is unreachable and the flush hangs. The handler
+ * wakes the main thread's waits for input or for the pacer, on whichever thread it runs. */
 static void install_signal_handlers(void)
 {
     struct sigaction sa;
@@ -729,8 +955,8 @@ static void install_signal_handlers(void)
 static _Noreturn void config_error(const char *option, const char *key, const char *value,
                                    pulsarc_result res)
 {
-    char detail[512];
-    snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+    char detail[DETAIL_MAX];
+    copy_error_detail(detail);
     usage_error("%s %s=%s: %s%s%s", option, key, value, pulsarc_strerror(res),
                 detail[0] ? ": " : "", detail);
 }
@@ -851,16 +1077,18 @@ static int setup_exit_status(pulsarc_result res)
 
 static void print_setup_error(const char *what, const char *arg, pulsarc_result res)
 {
-    char detail[512];
-    snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+    char detail[DETAIL_MAX];
+    copy_error_detail(detail);
     fprintf(stderr, PROG ": %s '%s': %s [%s]%s%s\n", what, arg, pulsarc_strerror(res),
             pulsarc_result_name(res), detail[0] ? ": " : "", detail);
 }
 
 static void free_args(struct args *a)
 {
-    for (size_t i = 0; i < a->n_payloads; i++)
+    for (size_t i = 0; i < a->n_payloads; i++) {
         free(a->payloads[i].data);
+        free(a->payloads[i].key);
+    }
     free(a->payloads);
     free_kv_list(&a->properties);
     free_kv_list(&a->conf);
@@ -869,7 +1097,7 @@ static void free_args(struct args *a)
 }
 
 /* Sends everything the arguments ask for on an open producer. Returns true when the
- * sending ran to its end (not interrupted, producer not gone). */
+ * sending ran to its end (not interrupted, not stopped by a failure). */
 static bool send_all(struct args *a, struct run *run, bool stream_stdin)
 {
     for (uint64_t round = 0; round < a->num_produce; round++) {
@@ -877,32 +1105,22 @@ static bool send_all(struct args *a, struct run *run, bool stream_stdin)
             if (a->use_size && a->size >= 8)
                 /* Stamp the message number so synthetic messages differ from each other. */
                 memcpy(a->payloads[i].data, &run->attempted, 8);
-            if (!send_one(run, a->payloads[i].data, a->payloads[i].len))
+            if (!send_one(run, &a->payloads[i]))
                 return false;
         }
     }
     if (stream_stdin)
         send_stdin_lines(run);
-    return !g_interrupted && !run->stopped;
+    return !sending_stopped();
 }
 
-/* Creates client and producer, sends, flushes, closes and prints the result lines.
- * Takes ownership of both configs. Returns the exit status. */
-static int produce(struct args *a, pulsarc_client_config_t *client_conf,
-                   pulsarc_producer_config_t *producer_conf, pulsarc_message_t *msg,
-                   bool stream_stdin)
+/* Creates client and producer, sends with run's message builders, flushes, closes and
+ * prints the result lines. Takes ownership of both configs. Returns the exit status. */
+static int produce(struct args *a, struct run *run, pulsarc_client_config_t *client_conf,
+                   pulsarc_producer_config_t *producer_conf, bool stream_stdin)
 {
-    /* The client's loop thread inherits our signal mask: block SIGINT/SIGTERM while it
-     * starts so they are always delivered to this thread, where they interrupt getline
-     * and the pacer's sleep. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
     pulsarc_client_t *client = NULL;
     pulsarc_result res = pulsarc_client_new(a->service_url, client_conf, &client);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pulsarc_client_config_free(client_conf);
     if (res != PULSARC_OK) {
         pulsarc_producer_config_free(producer_conf);
@@ -919,17 +1137,16 @@ static int produce(struct args *a, pulsarc_client_config_t *client_conf,
         return setup_exit_status(res);
     }
 
-    struct run run = {.producer = producer, .msg = msg, .rate = a->rate, .start = now_seconds(),
-                      .sequence_id_start = a->sequence_id_start};
-    run.next_due = run.start;
-    bool completed = send_all(a, &run, stream_stdin);
+    run->producer = producer;
+    run->start = run->next_due = now_seconds();
+    bool completed = send_all(a, run, stream_stdin);
     if (g_interrupted)
         fprintf(stderr, PROG ": interrupted; flushing what was sent\n");
 
     /* flush returns the first failure among the pending messages, which the callbacks
      * have already counted and printed; only a failure of flush itself is news. */
     res = pulsarc_producer_flush(producer);
-    double elapsed = now_seconds() - run.start;
+    double elapsed = now_seconds() - run->start;
     if (res != PULSARC_OK && atomic_load(&stats.failed) == 0)
         print_setup_error("flush of", a->topic, res);
 
@@ -942,7 +1159,7 @@ static int produce(struct args *a, pulsarc_client_config_t *client_conf,
     const char *name = pulsarc_producer_name(producer);
     if (!name)
         name = "";
-    char *producer_name = strcpy(xrealloc(NULL, strlen(name) + 1), name);
+    char *producer_name = xmemdup(name, strlen(name));
     pulsarc_producer_free(producer);
     /* Destroy before reading the counters: it completes anything still pending, so
      * every accepted message has had its callback by now. */
@@ -959,7 +1176,7 @@ static int produce(struct args *a, pulsarc_client_config_t *client_conf,
     fflush(stdout);
     free(producer_name);
 
-    bool all_sent = completed && failed == 0 && sent == run.attempted;
+    bool all_sent = completed && failed == 0 && sent == run->attempted;
     return all_sent ? EXIT_ALL_SENT : EXIT_SOME_FAILED;
 }
 
@@ -969,22 +1186,30 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &a);
     g_verbose = a.verbose;
 
+    open_wake_pipe();
     /* With -n > 1 stdin must be read whole to be repeated; otherwise it is streamed. */
     bool stream_stdin = a.use_stdin && a.num_produce == 1;
     if (a.use_stdin && !stream_stdin)
         read_stdin_lines(&a);
     if (a.use_size)
-        add_payload(&a, synthetic_payload((size_t)a.size), (size_t)a.size);
+        add_payload(&a, synthetic_payload((size_t)a.size), (size_t)a.size, NULL);
 
     /* Configuration problems are reported (exit 2) before anything connects. */
     pulsarc_client_config_t *client_conf = make_client_config(&a);
     pulsarc_producer_config_t *producer_conf = make_producer_config(&a);
-    pulsarc_message_t *msg = make_message(&a);
+    struct run run = {
+        .msg = make_message(&a),
+        .keyed_msg = a.key_separator ? make_message(&a) : NULL,
+        .key_separator = a.key_separator,
+        .rate = a.rate,
+        .sequence_id_start = a.sequence_id_start,
+    };
 
     install_signal_handlers();
-    int status = produce(&a, client_conf, producer_conf, msg, stream_stdin);
+    int status = produce(&a, &run, client_conf, producer_conf, stream_stdin);
 
-    pulsarc_message_free(msg);
+    pulsarc_message_free(run.msg);
+    pulsarc_message_free(run.keyed_msg);
     free_args(&a);
     return status;
 }

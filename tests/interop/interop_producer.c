@@ -11,6 +11,11 @@
  *                       lines (result: the pulsarc_result name of the callback)
  *     --conf k=v        producer configuration (repeatable)
  *     --start-seq N     explicit sequence ids N, N+1, ... (default: automatic)
+ *     --first-index N   send messages N .. N+COUNT-1 of the deterministic set (default 0):
+ *                       message i of this run is message N+i of the set (same payload,
+ *                       keys and "index" property as in a run from 0), so a second run can
+ *                       replay or continue a first one; the --ids file lists N+i too
+ *     --client-conf k=v client configuration (repeatable), e.g. keepAliveIntervalSeconds=1
  *     --rate N          at most N messages per second
  *     --router mod3     custom router: message i goes to partition i % 3
  *     --no-block        blockIfQueueFull=false: a full queue rejects the send, which is
@@ -50,6 +55,7 @@ typedef struct result {
 } result;
 
 static result *results;
+static int first_index; /* --first-index: message i of this run is message first_index + i */
 static atomic_int done_ok, done_failed;
 
 static int route_mod3(const pulsarc_message_t *msg, int n, void *ctx)
@@ -64,7 +70,7 @@ static void record(int index, pulsarc_result res, const pulsarc_message_id_t *id
     r->res = res;
     r->ledger = -1;
     if (res != PULSARC_OK || !id) {
-        fprintf(stderr, "message %d failed: %s (%s)\n", index, pulsarc_strerror(res),
+        fprintf(stderr, "message %d failed: %s (%s)\n", first_index + index, pulsarc_strerror(res),
                 pulsarc_last_error_detail());
         atomic_fetch_add(&done_failed, 1);
         return;
@@ -89,7 +95,15 @@ static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_mes
     record((int)(intptr_t)ctx, res, id);
 }
 
-/* Fill msg with message number i of the deterministic set. */
+/* Advance g past message i of the deterministic set, as build() would. */
+static void skip(gen *g, size_t max_size)
+{
+    size_t len = max_size ? (size_t)(next_rand(g) % (max_size + 1)) : 0;
+    for (size_t k = 0; k < len; k++)
+        next_rand(g);
+}
+
+/* Fill msg with message number i of the deterministic set; seq >= 0: its sequence id. */
 static void build(pulsarc_message_t *msg, gen *g, int i, size_t max_size, uint8_t *buf,
                   int64_t seq)
 {
@@ -113,7 +127,7 @@ static void build(pulsarc_message_t *msg, gen *g, int i, size_t max_size, uint8_
     pulsarc_message_set_property(msg, "tag", s);
     pulsarc_message_set_event_time(msg, 1700000000000ULL + (uint64_t)i);
     if (seq >= 0)
-        pulsarc_message_set_sequence_id(msg, seq + i);
+        pulsarc_message_set_sequence_id(msg, seq);
 }
 
 int main(int argc, char **argv)
@@ -131,6 +145,7 @@ int main(int argc, char **argv)
     double rate = 0;
     int block = 1, rejected = 0;
     pulsarc_producer_config_t *pconf = pulsarc_producer_config_new();
+    pulsarc_client_config_t *cconf = pulsarc_client_config_new();
     for (int i = 5; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--name"))
             pulsarc_producer_config_set(pconf, "producerName", argv[i + 1]);
@@ -142,6 +157,8 @@ int main(int argc, char **argv)
             ids_file = argv[i + 1];
         else if (!strcmp(argv[i], "--start-seq"))
             start_seq = strtoll(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--first-index"))
+            first_index = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rate"))
             rate = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--router") && !strcmp(argv[i + 1], "mod3"))
@@ -158,6 +175,15 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bad --conf %s: %s\n", argv[i + 1], pulsarc_last_error_detail());
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--client-conf")) {
+            char kv[256];
+            snprintf(kv, sizeof kv, "%s", argv[i + 1]);
+            char *eq = strchr(kv, '=');
+            if (!eq || pulsarc_client_config_set(cconf, (*eq = 0, kv), eq + 1) != PULSARC_OK) {
+                fprintf(stderr, "bad --client-conf %s: %s\n", argv[i + 1],
+                        pulsarc_last_error_detail());
+                return 2;
+            }
         } else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -166,7 +192,8 @@ int main(int argc, char **argv)
     pulsarc_producer_config_set(pconf, "blockIfQueueFull", block ? "true" : "false");
 
     pulsarc_client_t *client;
-    pulsarc_result res = pulsarc_client_new(url, NULL, &client);
+    pulsarc_result res = pulsarc_client_new(url, cconf, &client);
+    pulsarc_client_config_free(cconf);
     if (res != PULSARC_OK) {
         fprintf(stderr, "client: %s (%s)\n", pulsarc_strerror(res), pulsarc_last_error_detail());
         return 1;
@@ -184,6 +211,8 @@ int main(int argc, char **argv)
     uint8_t *buf = malloc(max_size + 1);
     pulsarc_message_t *msg = pulsarc_message_new();
     gen g = { seed };
+    for (int i = 0; i < first_index; i++)
+        skip(&g, max_size);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < count; i++) {
@@ -200,7 +229,7 @@ int main(int argc, char **argv)
                 nanosleep(&d, NULL);
             }
         }
-        build(msg, &g, i, max_size, buf, start_seq);
+        build(msg, &g, first_index + i, max_size, buf, start_seq >= 0 ? start_seq + i : -1);
         if (!strcmp(mode, "sync")) {
             pulsarc_message_id_t *id = NULL;
             res = pulsarc_producer_send(producer, msg, &id);
@@ -233,7 +262,7 @@ int main(int argc, char **argv)
     if (ids_file) {
         FILE *f = fopen(ids_file, "w");
         for (int i = 0; f && i < count; i++)
-            fprintf(f, "%d %" PRId64 " %" PRId64 " %d %d %s %s\n", i,
+            fprintf(f, "%d %" PRId64 " %" PRId64 " %d %d %s %s\n", first_index + i,
                     results[i].res == PULSARC_ERR_QUEUE_FULL ? -2 : results[i].ledger,
                     results[i].entry, results[i].partition, results[i].batch_index,
                     results[i].ser[0] ? results[i].ser : "-",

@@ -422,3 +422,65 @@ def wait_for(predicate: Callable[[], Any], timeout_s: float = 30, interval_s: fl
         time.sleep(interval_s)
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what}"
                          + (f" (last error: {last_exc})" if last_exc else ""))
+
+
+def deduplication_status(topic: str) -> str:
+    """The broker's own view of deduplication on a loaded topic (or one partition):
+    'Enabled', 'Disabled', 'Recovering', 'Removing' or 'Failed'. Asking loads the topic."""
+    return topic_stats(topic).get("deduplicationStatus", "")
+
+
+def enable_topic_deduplication(topic: str, partitions: int = 0, timeout_s: float = 60) -> None:
+    """Turn deduplication on for one topic (a partitioned topic's policy covers its
+    partitions) and wait until the broker reports it enabled on the topic, or on every
+    partition: the policy is applied asynchronously, and a producer that registers before
+    that is not deduplicated."""
+    set_topic_deduplication(topic, True)
+    names = [partition_name(topic, i) for i in range(partitions)] if partitions else [topic]
+    wait_for(lambda: all(deduplication_status(n) == "Enabled" for n in names),
+             timeout_s=timeout_s, what=f"deduplication enabled on {topic}")
+
+
+def entry_metadata(topic: str, ledger_id: int, entry_id: int) -> dict:
+    """What the broker stored in one entry's metadata, from the admin API's headers:
+    {'sequence_id': int, 'num_messages': int (1 when not a batch), 'producer_name': str}."""
+    headers, _ = get_message_by_id(topic, ledger_id, entry_id)
+    seq = header(headers, "X-Pulsar-sequence-id")
+    return {"sequence_id": int(seq) if seq is not None else None,
+            "num_messages": int(header(headers, "X-Pulsar-num-batch-message", 1)),
+            "producer_name": header(headers, "X-Pulsar-producer-name")}
+
+
+def read_to_end(topic: str, partitions: int = 0, timeout_s: float = 120,
+                client: "pulsar.Client | None" = None) -> list[dict]:
+    """Everything stored on a topic (each partition of a partitioned one, partition by
+    partition) when nothing is being written any more: reads from the earliest message
+    until the broker says none is left (has_message_available), so a test whose messages
+    went missing ends at once instead of waiting for a count that never comes. As dicts
+    (message_to_dict); for partitions, message_id[2] is the partition index. Raises
+    AssertionError when the reading itself does not finish within timeout_s."""
+    own = client is None
+    client = client or make_client()
+    out: list[dict] = []
+    deadline = time.monotonic() + timeout_s
+    try:
+        for part in (range(partitions) if partitions else [-1]):
+            name = partition_name(topic, part) if partitions else topic
+            reader = client.create_reader(name, pulsar.MessageId.earliest)
+            try:
+                while reader.has_message_available():
+                    left_ms = int((deadline - time.monotonic()) * 1000)
+                    if left_ms <= 0:
+                        raise AssertionError(f"reading {name} did not finish within {timeout_s} s "
+                                             f"({len(out)} messages so far)")
+                    d = message_to_dict(reader.read_next(timeout_millis=min(left_ms, 10_000)))
+                    if partitions:
+                        ledger, entry, _, batch = d["message_id"]
+                        d["message_id"] = (ledger, entry, part, batch)
+                    out.append(d)
+            finally:
+                reader.close()
+    finally:
+        if own:
+            client.close()
+    return out

@@ -47,3 +47,9 @@ def read_ids(path: str) -> list[dict]:
                         "serialized": bytes.fromhex(ser) if ser != "-" else b"",
                         "result": result})
     return ids
+
+
+def gen_messages_range(first: int, count: int, seed: int = 1, max_size: int = 512) -> list[dict]:
+    """Messages first .. first+count-1 of the set: what `interop_producer --first-index
+    first` sends (each message is the same as in a run from 0)."""
+    return gen_messages(first + count, seed=seed, max_size=max_size)[first:]

@@ -136,6 +136,21 @@ static H_UNUSED void h_on_sent(pulsarc_producer_t *p, pulsarc_result res,
         T.hook(p, s->idx, res);
 }
 
+/* Forget every callback seen so far (between two producers of one test). */
+static H_UNUSED void h_reset_tracker(void)
+{
+    pthread_mutex_lock(&T.mu);
+    memset(T.calls, 0, sizeof T.calls);
+    memset(T.res, 0, sizeof T.res);
+    memset(T.ledger, 0, sizeof T.ledger);
+    memset(T.entry, 0, sizeof T.entry);
+    memset(T.detail, 0, sizeof T.detail);
+    T.on_null_id_ok = T.id_on_failure = false;
+    T.n_order = 0;
+    T.total = 0;
+    pthread_mutex_unlock(&T.mu);
+}
+
 /* Wait until at least n callbacks ran in total. */
 static H_UNUSED bool h_wait_calls(int n, int timeout_ms)
 {
@@ -380,6 +395,16 @@ static H_UNUSED void h_send_range(pulsarc_producer_t *p, int from, int to)
         cr_assert_eq(r, PULSARC_OK, "send_async %d: %s (%s)", i, pulsarc_result_name(r),
                      pulsarc_last_error_detail());
     }
+}
+
+/* Messages 0..n-1 sent with receipts suppressed, so that they are pending on the broker's
+ * side when the test breaks the connection. Receipts are normal again on return. */
+static H_UNUSED void h_pending_unanswered(int n)
+{
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_SUPPRESS);
+    h_send_range(producer, 0, n);
+    cr_assert(mock_broker_wait_sends(mb, (size_t)n, 3000));
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
 }
 
 /* A blocking send of message idx (untracked). */

@@ -91,6 +91,7 @@ struct mock_broker {
     uint32_t partitions;
     char *lookup_url;
     int64_t last_seq;
+    bool dedup;
     bool refuse;
     bool want_down, is_down;
     bool up_failed;
@@ -591,6 +592,30 @@ static void send_send_error(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
     mb->counters[MOCK_SEND_ERRORS]++;
 }
 
+static void send_receipt(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandSend *in,
+                         uint64_t ledger, uint64_t entry, uint64_t highest)
+{
+    Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+    id.ledgerid = ledger;
+    id.entryid = entry;
+    Pulsar__Proto__CommandSendReceipt out = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
+    out.producer_id = in->producer_id;
+    out.sequence_id = in->sequence_id;
+    out.message_id = &id;
+    out.has_highest_sequence_id = true;
+    out.highest_sequence_id = highest;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT;
+    cmd.send_receipt = &out;
+    size_t len = 0;
+    uint8_t *data = encode_cmd(&cmd, &len);
+    if (!data) {
+        c->dead = true;
+        return;
+    }
+    route_receipt(mb, c, data, len);
+}
+
 static void handle_send(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandSend *in,
                         const pc_frame_t *f)
 {
@@ -643,6 +668,13 @@ static void handle_send(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Comma
         return;
     }
 
+    if (mb->dedup && s->duplicate) {
+        /* As the broker does: the whole entry is dropped when its first id is at or below
+         * the highest stored, and the receipt carries no position (ledger and entry -1). */
+        send_receipt(mb, c, in, UINT64_MAX, UINT64_MAX,
+                     in->has_highest_sequence_id ? in->highest_sequence_id : in->sequence_id);
+        return;
+    }
     s->persisted = true;
     uint64_t top = in->sequence_id;
     if (in->has_highest_sequence_id && in->highest_sequence_id > top)
@@ -656,25 +688,7 @@ static void handle_send(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Comma
             mb->tracks[mb->n_tracks++] = (seq_track_t){ .name = tn, .highest = top };
     }
 
-    Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
-    id.ledgerid = 1;
-    id.entryid = mb->next_entry++;
-    Pulsar__Proto__CommandSendReceipt out = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
-    out.producer_id = in->producer_id;
-    out.sequence_id = in->sequence_id;
-    out.message_id = &id;
-    out.has_highest_sequence_id = true;
-    out.highest_sequence_id = top;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT;
-    cmd.send_receipt = &out;
-    size_t len = 0;
-    uint8_t *data = encode_cmd(&cmd, &len);
-    if (!data) {
-        c->dead = true;
-        return;
-    }
-    route_receipt(mb, c, data, len);
+    send_receipt(mb, c, in, 1, mb->next_entry++, top);
 }
 
 static void handle_close_producer(mock_broker_t *mb, conn_t *c,
@@ -1160,6 +1174,11 @@ void mock_broker_set_lookup_url(mock_broker_t *mb, const char *url)
 void mock_broker_set_last_sequence_id(mock_broker_t *mb, int64_t last_sequence_id)
 {
     LOCKED(mb, mb->last_seq = last_sequence_id);
+}
+
+void mock_broker_set_deduplication(mock_broker_t *mb, bool on)
+{
+    LOCKED(mb, mb->dedup = on);
 }
 
 void mock_broker_set_refuse(mock_broker_t *mb, bool on)

@@ -66,6 +66,13 @@ void mock_broker_set_lookup_url(mock_broker_t *mb, const char *url);
  * but not SEND_ERRORed) from a producer of that name, or -1 if none. */
 #define MOCK_LAST_SEQ_TRACKED INT64_MIN
 void mock_broker_set_last_sequence_id(mock_broker_t *mb, int64_t last_sequence_id);
+/* On: drop duplicates the way a deduplicating broker does. A SEND whose sequence_id is at
+ * or below the highest id accepted from a producer of that name is not stored — the whole
+ * entry, even when its highest_sequence_id is above — and gets a SEND_RECEIPT whose
+ * message id is ledger -1, entry -1. (The real broker answers "unknown" with a SEND_ERROR
+ * for ids pushed but not yet persisted; the mock persists at once, so it never does.)
+ * Combine with MOCK_LAST_SEQ_TRACKED for a full deduplicating broker. */
+void mock_broker_set_deduplication(mock_broker_t *mb, bool on);
 
 /* ---- connection faults ------------------------------------------------------------- */
 
@@ -207,7 +214,7 @@ typedef struct mock_send {
     bool is_chunk;
     bool has_payload;            /* the frame carried magic + checksum + metadata */
     bool checksum_ok;
-    bool persisted;              /* accepted (not SEND_ERRORed) */
+    bool persisted;              /* stored: not SEND_ERRORed, not dropped as a duplicate */
     bool duplicate;              /* sequence_id <= the highest accepted earlier from a
                                     producer of the same name */
     uint8_t *metadata_raw;       /* serialised MessageMetadata as received */

@@ -330,6 +330,8 @@ Test(client_faults, send_timeout_while_broker_down)
     cr_assert(h_wait_calls(3, 3000), "only %d of 3 callbacks", h_total());
     uint64_t elapsed = h_now_ms() - t0;
     h_assert_each_once(3, PULSARC_ERR_SEND_TIMEOUT);
+    for (int i = 0; i < 3; i++)
+        cr_assert(strstr(T.detail[i], "not sent"), "never written, yet: %s", T.detail[i]);
     cr_assert_geq(elapsed, 350, "timed out after %llu ms", (unsigned long long)elapsed);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);

@@ -428,3 +428,17 @@ Test(client_lookup, service_url_with_a_dead_host)
     cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
     h_finish();
 }
+
+/* A partition count no real topic has is an error in the answer: creation fails with a
+ * protocol error instead of allocating producers for it. */
+Test(client_lookup, absurd_partition_count_is_refused)
+{
+    mock_broker_set_partitions(mb, 4000000000u);
+    client = h_client(NULL);
+    char detail[256];
+    pulsarc_result r = h_producer_fails(client, H_TOPIC, h_producer_conf(0, NULL), detail,
+                                        sizeof detail, NULL);
+    cr_assert_eq(r, PULSARC_ERR_PROTOCOL, "got %s (%s)", pulsarc_result_name(r), detail);
+    cr_assert(strstr(detail, "4000000000"), "detail: %s", detail);
+    h_finish();
+}

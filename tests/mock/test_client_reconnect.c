@@ -8,23 +8,13 @@
 
 TestSuite(client_reconnect, .init = h_setup, .fini = h_teardown, .timeout = 30);
 
-/* Messages 0..n-1 sent with receipts suppressed, so that they are pending on the broker's
- * side when the test breaks the connection. Receipts are normal again on return. */
-static void pending_unanswered(int n)
-{
-    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_SUPPRESS);
-    h_send_range(producer, 0, n);
-    cr_assert(mock_broker_wait_sends(mb, (size_t)n, 3000));
-    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
-}
-
 /* ---- re-registration after a lost connection -------------------------------------------- */
 
 Test(client_reconnect, reregistration_retries_service_not_ready)
 {
     client = h_client(NULL);
     producer = h_producer(client, H_TOPIC, NULL);
-    pending_unanswered(2);
+    h_pending_unanswered(2);
     mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ServiceNotReady, "unloading", 2);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
@@ -40,7 +30,7 @@ Test(client_reconnect, reregistration_terminal_error_fails_pending_once)
 {
     client = h_client(NULL);
     producer = h_producer(client, H_TOPIC, NULL);
-    pending_unanswered(2);
+    h_pending_unanswered(2);
     mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__TopicTerminatedError,
                               "Topic was already terminated", -1);
     mock_broker_cut_now(mb);
@@ -66,17 +56,103 @@ Test(client_reconnect, reregistration_terminal_error_fails_pending_once)
     h_finish();
 }
 
+/* Once created, a producer retries a topic that is gone (it may be re-created), as the
+ * official clients do; the send timeout bounds what is pending meanwhile. */
 Test(client_reconnect, topic_deleted_while_reconnecting)
 {
     client = h_client(NULL);
-    producer = h_producer(client, H_TOPIC, NULL);
-    pending_unanswered(1);
+    producer = h_producer(client, H_TOPIC, "sendTimeoutMs", "1000", NULL);
+    h_pending_unanswered(1);
     mock_broker_lookup_fail(mb, PULSAR__PROTO__SERVER_ERROR__TopicNotFound, "Topic not found", -1);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(1, 5000), "the pending message never completed");
     h_sleep_ms(50);
-    h_assert_each_once(1, PULSARC_ERR_BROKER_TOPIC_NOT_FOUND);
+    h_assert_each_once(1, PULSARC_ERR_SEND_TIMEOUT);
+    cr_assert(strstr(T.detail[0], "may have been persisted"), "detail: %s", T.detail[0]);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
+    /* The topic is back: the producer registers again and goes on. */
+    mock_broker_lookup_fail(mb, 0, NULL, 0);
+    cr_assert_eq(h_send(producer, 1), PULSARC_OK);
+    cr_assert(h_wait_calls(2, 5000));
+    cr_assert_eq(T.res[1], PULSARC_OK, "got %s", pulsarc_result_name(T.res[1]));
+    h_finish();
+}
+
+/* The broker has not yet noticed that the old connection died and still holds the
+ * producer: ProducerBusy is transient after creation, so the producer waits its turn. */
+Test(client_reconnect, reregistration_retries_producer_busy)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "producerName", "busy-1", NULL);
+    h_pending_unanswered(2);
+    mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ProducerBusy,
+                              "Producer with name 'busy-1' is already connected", 3);
+    mock_broker_cut_now(mb);
+    cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
+    h_sleep_ms(50);
+    h_assert_each_once(2, PULSARC_OK);
+    h_assert_order(2);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1 + 4);
+    h_finish();
+}
+
+/* A SEND_ERROR about the message (NotAllowed) fails that message alone: the connection,
+ * which other producers share, stays, and later messages go through. */
+Test(client_reconnect, send_error_not_allowed_fails_one_message_only)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__NotAllowedError, 1);
+    h_send_range(producer, 0, 3);
+    cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
+    h_sleep_ms(50);
+    cr_assert_eq(T.calls[0], 1);
+    cr_assert_eq(T.res[0], PULSARC_ERR_BROKER_NOT_ALLOWED, "got %s", pulsarc_result_name(T.res[0]));
+    cr_assert_eq(T.res[1], PULSARC_OK);
+    cr_assert_eq(T.res[2], PULSARC_OK);
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 1, "the connection was closed");
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 3, "a refused message was resent");
+    h_finish();
+}
+
+/* A SEND_ERROR saying the topic is terminated stops the producer for good, but does not
+ * close the shared connection. */
+Test(client_reconnect, send_error_topic_terminated_stops_producer_keeps_connection)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    h_send_range(producer, 0, 3);
+    cr_assert(h_wait_calls(3, 5000));
+    mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__TopicTerminatedError, 1);
+    cr_assert_eq(h_send(producer, 3), PULSARC_OK);
+    cr_assert(h_wait_calls(4, 5000), "only %d of 4 callbacks", h_total());
+    h_sleep_ms(50);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(T.res[i], PULSARC_OK, "message %d: %s", i, pulsarc_result_name(T.res[i]));
+    cr_assert_eq(T.res[3], PULSARC_ERR_BROKER_TOPIC_TERMINATED, "got %s",
+                 pulsarc_result_name(T.res[3]));
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 1, "the shared connection was closed");
+    cr_assert(mock_broker_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000),
+              "the broker was not told the producer is gone");
+    h_finish();
+}
+
+/* A transient SEND_ERROR that repeats (the broker cannot persist) reconnects with a
+ * growing backoff, not in a tight loop. */
+Test(client_reconnect, repeated_send_errors_back_off)
+{
+    client = h_client("initialBackoffIntervalMs", "50", "maxBackoffIntervalMs", "10000", NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__PersistenceError, -1);
+    cr_assert_eq(h_send(producer, 0), PULSARC_OK);
+    h_sleep_ms(2000);
+    /* 50, 100, 200, 400, 800 ms of backoff (with jitter) fit at most ~6 attempts into 2 s;
+     * a backoff reset at every registration would make about 40. */
+    uint64_t connects = h_count(mb, MOCK_CONNECTS);
+    cr_assert_leq(connects, 8, "%llu connections in 2 s", (unsigned long long)connects);
+    mock_broker_fail_sends(mb, 0, 0);
+    cr_assert(h_wait_calls(1, 15000));
+    cr_assert_eq(T.res[0], PULSARC_OK);
     h_finish();
 }
 
@@ -86,7 +162,7 @@ Test(client_reconnect, topic_moves_to_another_broker)
     cr_assert_not_null(second);
     client = h_client(NULL);
     producer = h_producer(client, H_TOPIC, NULL);
-    pending_unanswered(2);
+    h_pending_unanswered(2);
     /* The topic is unloaded here and now owned by the second broker. */
     mock_broker_set_lookup_url(mb, mock_broker_url(second));
     mock_producer_info_t info;
@@ -233,6 +309,12 @@ Test(client_reconnect, lazy_start_failure_fails_waiting_messages)
     h_assert_each_once(3, PULSARC_ERR_BROKER_PRODUCER_BUSY);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
+    /* Not terminal: once the broker lets it in, the next send registers and goes out. */
+    mock_broker_fail_producer(mb, 0, NULL, 0);
+    cr_assert_eq(h_send(producer, 3), PULSARC_OK);
+    cr_assert(h_wait_calls(4, 5000));
+    cr_assert_eq(T.res[3], PULSARC_OK, "got %s (%s)", pulsarc_result_name(T.res[3]), T.detail[3]);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 1);
     h_finish();
 }
 
@@ -290,7 +372,7 @@ Test(client_reconnect, duplicate_and_stray_receipts_are_ignored)
     producer = h_producer(client, H_TOPIC, NULL);
     mock_producer_info_t info;
     cr_assert(mock_broker_last_producer(mb, &info));
-    pending_unanswered(1);
+    h_pending_unanswered(1);
 
     Pulsar__Proto__CommandSendReceipt r;
     Pulsar__Proto__MessageIdData id;
@@ -427,7 +509,7 @@ Test(client_reconnect, reconnect_through_unanswered_and_refused_handshakes)
 {
     client = h_client("connectionTimeoutMs", "300", NULL);
     producer = h_producer(client, H_TOPIC, NULL);
-    pending_unanswered(2);
+    h_pending_unanswered(2);
     /* First the broker accepts but never answers CONNECT, then it refuses outright. */
     mock_broker_set_ignore_connect(mb, true);
     mock_broker_cut_now(mb);
@@ -445,5 +527,48 @@ Test(client_reconnect, reconnect_through_unanswered_and_refused_handshakes)
     h_assert_order(2);
     /* The abandoned handshakes left no connection behind. */
     cr_assert(mock_broker_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 1, 3000));
+    h_finish();
+}
+
+static atomic_int lazy_flush_calls;
+static _Atomic pulsarc_result lazy_flush_res;
+
+static void on_lazy_flushed(pulsarc_producer_t *p, pulsarc_result res, void *ctx)
+{
+    (void)p;
+    (void)ctx;
+    atomic_store(&lazy_flush_res, res);
+    atomic_fetch_add(&lazy_flush_calls, 1);
+}
+
+/* A lazy partition's only waiting message fails while its op is built (too big once
+ * compressed): no op was ever queued there, and a flush must still be answered. */
+Test(client_reconnect, flush_answered_when_a_lazy_partitions_only_message_fails)
+{
+    mock_broker_set_partitions(mb, 2);
+    mock_broker_set_max_message_size(mb, 1000);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "lazyStartPartitionedProducers", "true",
+                          "messageRoutingMode", "single", "compressionType", "zlib", NULL);
+    static uint8_t noise[3000];
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < sizeof noise; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        noise[i] = (uint8_t)x;
+    }
+    T.slots[0].idx = 0;
+    pulsarc_message_t *m = pulsarc_message_new();
+    cr_assert_eq(pulsarc_message_set_payload(m, noise, sizeof noise), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_send_async(producer, m, h_on_sent, &T.slots[0]), PULSARC_OK);
+    pulsarc_message_free(m);
+    cr_assert_eq(pulsarc_producer_flush_async(producer, on_lazy_flushed, NULL), PULSARC_OK);
+    cr_assert(h_wait_calls(1, 5000));
+    cr_assert_eq(T.res[0], PULSARC_ERR_MESSAGE_TOO_BIG, "got %s", pulsarc_result_name(T.res[0]));
+    uint64_t t0 = h_now_ms();
+    while (atomic_load(&lazy_flush_calls) == 0 && h_now_ms() - t0 < 5000)
+        h_sleep_ms(5);
+    cr_assert_eq(atomic_load(&lazy_flush_calls), 1, "the flush was never answered");
+    cr_assert_eq(atomic_load(&lazy_flush_res), PULSARC_ERR_MESSAGE_TOO_BIG, "flush: %s",
+                 pulsarc_result_name(atomic_load(&lazy_flush_res)));
     h_finish();
 }

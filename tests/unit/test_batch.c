@@ -167,3 +167,58 @@ Test(chunks, without_chunking_a_big_message_is_refused)
     cr_assert(strstr(pulsarc_last_error_detail(), "3000"));
     pc_msg_free(m);
 }
+
+/* The encoded bound counts keys and properties, not only payloads, and stops a batch at
+ * the broker's max message size whatever batchingMaxBytes allows. */
+Test(batch, encoded_size_bounds_the_batch)
+{
+    pc_batcher_t bt;
+    pc_batcher_init(&bt, false, 1000, 1 << 30);
+    pc_batcher_set_frame_limit(&bt, 200);
+    pc_msg_t *a = make("0123456789", "a-rather-long-partition-key", NULL, 1);
+    size_t entry = pc_batch_entry_size(a);
+    cr_assert_gt(entry, 10 + strlen("a-rather-long-partition-key"), "entry %zu", entry);
+    cr_assert(pc_batcher_takes_alone(&bt, a));
+    pc_batcher_add(&bt, a);
+    int added = 1;
+    pc_msg_t *m;
+    while (pc_batcher_fits(&bt, m = make("0123456789", "a-rather-long-partition-key", NULL, 2))) {
+        pc_batcher_add(&bt, m);
+        added++;
+    }
+    cr_assert_lt(added, 5, "%d entries of about %zu bytes within 200", added, entry);
+    pc_batch_t out[1];
+    cr_assert_eq(pc_batcher_take(&bt, out), 1);
+    pc_buf_t buf;
+    pc_buf_init(&buf);
+    cr_assert_eq(pc_batch_encode(&out[0], &buf), 0);
+    cr_assert_leq(buf.len, 200, "encoded %zu bytes", buf.len);
+    pc_buf_free(&buf);
+    free_batch(&out[0]);
+    pc_msg_free(m);
+
+    pc_msg_t *huge = make("x", "k", NULL, 3);
+    pc_batcher_set_frame_limit(&bt, 20);
+    cr_assert_not(pc_batcher_takes_alone(&bt, huge), "a message above the limit goes alone");
+    pc_msg_free(huge);
+    pc_batcher_free(&bt);
+}
+
+/* Key-based batches leave in the order they were opened, whatever their ids. */
+Test(batch, key_based_batches_leave_in_opening_order)
+{
+    pc_batcher_t bt;
+    pc_batcher_init(&bt, true, 100, 1000);
+    pc_batcher_add(&bt, make("1", "b", NULL, -1));
+    pc_batcher_add(&bt, make("2", "a", NULL, -1));
+    pc_batcher_add(&bt, make("3", "b", NULL, -1));
+    pc_batch_t out[2];
+    cr_assert_eq(pc_batcher_take(&bt, out), 2);
+    cr_assert_eq(out[0].key_len, 1);
+    cr_assert_eq(out[0].key[0], 'b');
+    cr_assert_eq(out[0].count, 2);
+    cr_assert_eq(out[1].key[0], 'a');
+    free_batch(&out[0]);
+    free_batch(&out[1]);
+    pc_batcher_free(&bt);
+}

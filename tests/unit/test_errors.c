@@ -40,12 +40,28 @@ Test(errors, broker_errors_map_by_protocol_value)
 
 Test(errors, terminal_errors_stop_retries)
 {
-    cr_assert(pc_result_is_terminal(PULSARC_ERR_BROKER_TOPIC_TERMINATED));
-    cr_assert(pc_result_is_terminal(PULSARC_ERR_BROKER_PRODUCER_FENCED));
-    cr_assert(pc_result_is_terminal(PULSARC_ERR_BROKER_AUTHORIZATION));
-    cr_assert_not(pc_result_is_terminal(PULSARC_ERR_BROKER_SERVICE_NOT_READY));
-    cr_assert_not(pc_result_is_terminal(PULSARC_ERR_CONNECTION_CLOSED));
-    cr_assert_not(pc_result_is_terminal(PULSARC_ERR_TIMEOUT));
+    cr_assert(pulsarc_result_is_terminal(PULSARC_ERR_BROKER_TOPIC_TERMINATED));
+    cr_assert(pulsarc_result_is_terminal(PULSARC_ERR_BROKER_PRODUCER_FENCED));
+    cr_assert(pulsarc_result_is_terminal(PULSARC_ERR_BROKER_AUTHORIZATION));
+    cr_assert(pulsarc_result_is_terminal(PULSARC_ERR_BROKER_NOT_ALLOWED));
+    cr_assert_not(pulsarc_result_is_terminal(PULSARC_ERR_BROKER_SERVICE_NOT_READY));
+    cr_assert_not(pulsarc_result_is_terminal(PULSARC_ERR_CONNECTION_CLOSED));
+    cr_assert_not(pulsarc_result_is_terminal(PULSARC_ERR_TIMEOUT));
+}
+
+/* Once created, a producer keeps retrying what the broker will eventually let through:
+ * its old registration lingering (ProducerBusy), quotas, a topic being re-created. */
+Test(errors, transient_broker_errors_retry_after_creation)
+{
+    cr_assert_not(pulsarc_result_is_terminal(PULSARC_ERR_BROKER_PRODUCER_BUSY));
+    cr_assert_not(pulsarc_result_is_terminal(PULSARC_ERR_BROKER_QUOTA_EXCEEDED_ERROR));
+    cr_assert_not(pulsarc_result_is_terminal(PULSARC_ERR_BROKER_QUOTA_EXCEEDED_EXCEPTION));
+    cr_assert_not(pulsarc_result_is_terminal(PULSARC_ERR_BROKER_TOPIC_NOT_FOUND));
+    cr_assert(pc_result_fails_creation(PULSARC_ERR_BROKER_PRODUCER_BUSY));
+    cr_assert(pc_result_fails_creation(PULSARC_ERR_BROKER_TOPIC_NOT_FOUND));
+    cr_assert(pc_result_fails_creation(PULSARC_ERR_BROKER_TOPIC_TERMINATED));
+    cr_assert_not(pc_result_fails_creation(PULSARC_ERR_BROKER_QUOTA_EXCEEDED_ERROR));
+    cr_assert_not(pc_result_fails_creation(PULSARC_ERR_BROKER_SERVICE_NOT_READY));
 }
 
 Test(errors, detail_is_formatted_and_per_thread)

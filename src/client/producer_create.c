@@ -1,0 +1,201 @@
+/* Producer creation: look up the partition count, start a partition producer for each
+ * partition and answer the blocked creator, within operationTimeoutMs however silent the
+ * broker is. On failure the loop thread frees the handle once nothing refers to it any
+ * more; the creator only reads the result and detail from its waiter.
+ * @locality loop thread, except pulsarc_client_create_producer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/producer_impl.h"
+#include "common/error.h"
+#include "net/lookup.h"
+#include "wire/frame.h"
+
+static void answer_creator(pulsarc_producer_t *p)
+{
+    pc_client_timer_free(p->create_deadline);
+    p->create_deadline = NULL;
+    pc_waiter_signal(p->create_waiter, p->create_res, p->create_detail);
+    p->create_waiter = NULL;
+}
+
+static void fail_creation(pulsarc_producer_t *p, pulsarc_result res, const char *detail)
+{
+    if (p->create_res != PULSARC_OK)
+        return;
+    p->create_res = res;
+    snprintf(p->create_detail, sizeof p->create_detail, "%s", detail);
+}
+
+/* Every partition has answered (or none was started). */
+static void creation_finished(pulsarc_producer_t *p)
+{
+    pulsarc_client_t *c = p->client;
+    /* A producer the shutdown did not see must not outlive the client attached to it. */
+    if (c->stopping)
+        fail_creation(p, PULSARC_ERR_ALREADY_CLOSED, "client is closing");
+    if (p->create_res != PULSARC_OK) {
+        answer_creator(p);
+        pc_producer_release(p);
+        return;
+    }
+    atomic_store(&p->max_message_size, pc_pp_max_message_size(p->parts[0]));
+    for (int i = 0; i < p->n_parts; i++)
+        pc_producer_publish(p, p->parts[i]);
+    p->next = c->producers;
+    c->producers = p;
+    p->listed = true;
+    pc_partition_updates_start(p);
+    answer_creator(p);
+}
+
+static void on_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
+{
+    pulsarc_producer_t *p = ctx;
+    if (res != PULSARC_OK)
+        fail_creation(p, res, pulsarc_last_error_detail());
+    if (--p->create_remaining == 0)
+        creation_finished(p);
+}
+
+/* Whatever is still in progress is given up: the lookup answers into the void (its
+ * callback frees the handle), partitions still registering are aborted. */
+static void on_create_deadline(uv_timer_t *t)
+{
+    pulsarc_producer_t *p = t->data;
+    char detail[768];
+    snprintf(detail, sizeof detail,
+             "no producer for %.300s within operationTimeoutMs (%d ms): %s", p->topic.full,
+             (int)p->client->conf.operation_timeout_ms,
+             p->parts ? "partitions still looking up, connecting or registering"
+                      : "no answer to the partition metadata lookup");
+    fail_creation(p, PULSARC_ERR_TIMEOUT, detail);
+    if (!p->parts) {
+        answer_creator(p);
+        return;
+    }
+    /* Aborting a registering partition calls on_part_started; this count keeps the
+     * handle until every abort has returned. */
+    p->create_remaining++;
+    for (int i = 0; i < p->n_parts; i++)
+        pc_pp_abort(p->parts[i], PULSARC_ERR_TIMEOUT, detail);
+    if (--p->create_remaining == 0)
+        creation_finished(p);
+}
+
+static void start_parts(pulsarc_producer_t *p, int n)
+{
+    p->partitioned = n > 0;
+    p->n_parts = n > 0 ? n : 1;
+    p->parts = calloc((size_t)p->n_parts, sizeof *p->parts);
+    if (!p->parts) {
+        p->n_parts = 0;
+        fail_creation(p, PULSARC_ERR_NO_MEMORY, "out of memory");
+        creation_finished(p);
+        return;
+    }
+    for (int i = 0; i < p->n_parts; i++) {
+        p->parts[i] = pc_producer_new_part(p, i);
+        if (!p->parts[i]) {
+            p->n_parts = i;
+            fail_creation(p, PULSARC_ERR_NO_MEMORY, "out of memory");
+            creation_finished(p);
+            return;
+        }
+    }
+    pc_router_init(&p->router, &p->conf);
+    atomic_store(&p->n_routable, p->n_parts);
+    if (p->partitioned && p->conf.lazy_start) {
+        /* Each partition connects on its first message. */
+        creation_finished(p);
+        return;
+    }
+    p->create_remaining = p->n_parts;
+    for (int i = 0, n_parts = p->n_parts; i < n_parts; i++)
+        pc_pp_start(p->parts[i], on_part_started, p);
+}
+
+static void on_partitions(pulsarc_result res, int n, void *ctx)
+{
+    pulsarc_producer_t *p = ctx;
+    if (!p->create_waiter) {
+        /* The deadline has answered the creator already. */
+        pc_producer_release(p);
+        return;
+    }
+    if (res != PULSARC_OK) {
+        char detail[768];
+        snprintf(detail, sizeof detail, "partition metadata of %.300s: %.400s", p->topic.full,
+                 pulsarc_last_error_detail());
+        fail_creation(p, res, detail);
+        creation_finished(p);
+        return;
+    }
+    start_parts(p, n);
+}
+
+static void run_create(pc_task_t *t)
+{
+    pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)t - offsetof(pulsarc_producer_t, create_task));
+    pulsarc_client_t *c = p->client;
+    if (c->stopping) {
+        creation_finished(p);
+        return;
+    }
+    p->create_deadline = pc_client_timer_new(c, p);
+    if (!p->create_deadline) {
+        fail_creation(p, PULSARC_ERR_NO_MEMORY, "out of memory");
+        creation_finished(p);
+        return;
+    }
+    uv_timer_start(p->create_deadline, on_create_deadline, (uint64_t)c->conf.operation_timeout_ms, 0);
+    pc_lookup_partitions(c, p->topic.full, on_partitions, p);
+}
+
+pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *topic,
+                                              const pulsarc_producer_config_t *conf,
+                                              pulsarc_producer_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!c || !topic || !out)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client, topic and out must not be NULL");
+    if (pc_client_on_loop(c))
+        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "create_producer called from a callback");
+    pulsarc_producer_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    char err[256];
+    if (pc_topic_name_parse(topic, &p->topic, err, sizeof err) != 0) {
+        free(p);
+        return pc_fail(PULSARC_ERR_INVALID_TOPIC, "topic \"%s\": %s", topic, err);
+    }
+    pulsarc_producer_config_t defaults;
+    if (!conf) {
+        pc_producer_config_defaults(&defaults);
+        conf = &defaults;
+    }
+    if (pc_producer_config_copy(&p->conf, conf) != 0) {
+        free(p);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
+    p->client = c;
+    atomic_init(&p->state, P_OPEN);
+    atomic_init(&p->pending, 0);
+    atomic_init(&p->max_message_size, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE);
+    atomic_init(&p->name, NULL);
+    atomic_init(&p->last_sequence_id, -1);
+    atomic_init(&p->terminal, PULSARC_OK);
+    pc_waiter_t w;
+    pc_waiter_init(&w);
+    p->create_waiter = &w;
+    p->create_task.run = run_create;
+    pc_client_post(c, &p->create_task);
+    /* After a failure the handle is the loop thread's to free: p is not touched again. */
+    pulsarc_result res = pc_waiter_wait(&w);
+    pc_waiter_destroy(&w);
+    if (res == PULSARC_OK)
+        *out = p;
+    return res;
+}

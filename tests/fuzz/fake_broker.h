@@ -1,0 +1,134 @@
+/* The broker's side of in-memory connections, for fuzzing a client (test support).
+ *
+ * While a fake broker exists, every connection the client opens is one end of a
+ * socketpair (through the pc_conn_test_socket seam); the broker keeps the other end. It
+ * runs on the caller's thread and only while the caller serves it (fb_serve, fb_sync):
+ * then it reads what the client wrote, checks that every frame parses, records requests,
+ * producers and SENDs, and answers the kinds of command whose automatic answer is on.
+ * Everything else the caller writes itself, as commands or raw bytes.
+ *
+ * One fake broker at a time per process. Every function is for the creating thread,
+ * except the connection hand-over, which the seam runs on the client's loop thread. */
+#ifndef PC_FUZZ_FAKE_BROKER_H
+#define PC_FUZZ_FAKE_BROKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "PulsarApi.pb-c.h"
+#include "broker_session_format.h"
+#include "wire/frame.h"
+
+#define FB_MAX_CONNS 32
+#define FB_MAX_REQUESTS 64
+#define FB_MAX_PRODUCERS 32
+#define FB_MAX_SENDS 512
+
+/* The logical brokers lookups name; all of them are this one fake broker. */
+#define FB_BROKER_URL "pulsar://broker-1:6650"
+#define FB_REDIRECT_URL "pulsar://broker-2:6650"
+
+/* How the broker's automatic answers look. */
+typedef struct fb_settings {
+    uint32_t partitions;       /* PARTITIONED_METADATA answer */
+    int lookup_redirects;      /* LOOKUPs answered Redirect before the first Connect */
+    bool proxy_through;        /* Connect answers say proxy_through_service_url */
+    int producer_errors;       /* PRODUCERs answered ERROR(ServiceNotReady) first */
+    int64_t last_sequence_id;  /* in PRODUCER_SUCCESS */
+    int32_t max_message_size;  /* in CONNECTED */
+} fb_settings_t;
+
+typedef enum fb_refuse {
+    FB_ACCEPT,    /* new connections work */
+    FB_FAIL,      /* the connect fails */
+    FB_HANG_UP,   /* connected, but the broker closes its end at once */
+} fb_refuse_t;
+
+typedef struct fb_conn {
+    int fd;                   /* the broker's end; -1 once closed */
+    pc_frame_reader_t in;     /* frames from the client */
+    pc_frame_reader_t out;    /* what the broker wrote, as the client's reader sees it */
+    bool out_connected;       /* a CONNECTED went out (it sets the client's frame limit) */
+    unsigned pings_out;       /* PINGs written, each owed a PONG */
+    unsigned pongs;           /* PONGs from the client */
+} fb_conn_t;
+
+typedef struct fb_request {
+    int conn;
+    uint64_t id;
+    Pulsar__Proto__BaseCommand__Type type;
+} fb_request_t;
+
+typedef struct fb_producer {
+    uint64_t id;
+    int conn;                 /* where it registered last */
+} fb_producer_t;
+
+typedef struct fb_send {
+    int conn;
+    uint64_t producer_id;
+    uint64_t sequence_id;
+    bool has_highest;
+    uint64_t highest_sequence_id;
+    bool receipted;           /* a receipt for it was written (automatic or by the caller) */
+} fb_send_t;
+
+/* Read-only for users, apart from the knob marked so. */
+typedef struct fake_broker {
+    fb_settings_t settings;
+    bool autos[BS_AUTO_COUNT]; /* knob: which automatic answers are on */
+
+    pthread_mutex_t mu;        /* guards n_conns, refuse and connections being handed over */
+    fb_refuse_t refuse;        /* what happens to new connections (fb_set_refuse) */
+    int wake[2];               /* the seam writes a byte here for each new connection */
+    fb_conn_t conns[FB_MAX_CONNS];
+    int n_conns;               /* connections handed over so far (closed ones included) */
+    unsigned connect_attempts; /* including failed ones */
+
+    fb_request_t requests[FB_MAX_REQUESTS]; /* the most recent, as a ring */
+    unsigned n_requests;       /* requests seen in total */
+    unsigned frames_received;  /* frames from the client, all connections */
+    fb_producer_t producers[FB_MAX_PRODUCERS];
+    int n_producers;
+    fb_send_t sends[FB_MAX_SENDS];
+    int n_sends;
+    unsigned messages_received; /* messages whose SENDs (all chunks) arrived */
+    uint64_t next_entry;        /* entry id of the next automatic receipt */
+} fake_broker_t;
+
+/* Create the broker and install the seam; NULL when out of resources. */
+fake_broker_t *fb_new(const fb_settings_t *settings);
+/* Close the broker's ends and remove the seam. Call after the client is destroyed. */
+void fb_free(fake_broker_t *fb);
+
+/* Serve until done(fb, ctx) returns true (checked before each wait; done may be NULL) or
+ * until the monotonic clock reaches deadline_ms. Returns whether done became true. */
+bool fb_serve(fake_broker_t *fb, uint64_t deadline_ms, bool (*done)(fake_broker_t *, void *),
+              void *ctx);
+/* Make a serve() waiting in poll() check its condition again (any thread). */
+void fb_wake(fake_broker_t *fb);
+/* Serve until the client has handled everything written to connection i so far: a PING
+ * answered by a PONG behind it, the connection closing, or the deadline. Returns at once
+ * when the bytes written end inside a frame or broke the stream: no PONG can come then. */
+void fb_sync(fake_broker_t *fb, int i, uint64_t deadline_ms);
+
+/* Decide what happens to connections the client opens from now on. */
+void fb_set_refuse(fake_broker_t *fb, fb_refuse_t mode);
+
+/* Connections handed over so far, closed ones included (their indices stay valid). */
+int fb_conn_count(fake_broker_t *fb);
+/* Open connections, in order of arrival: the index of the k-th (k modulo their number),
+ * or -1 when none is open. */
+int fb_open_conn(fake_broker_t *fb, unsigned k);
+/* Write to connection i (ignored when it is closed). */
+void fb_write(fake_broker_t *fb, int i, const void *data, size_t len);
+void fb_write_command(fake_broker_t *fb, int i, const Pulsar__Proto__BaseCommand *cmd);
+/* The broker closes connection i. */
+void fb_hang_up(fake_broker_t *fb, int i);
+
+/* The n-th most recent request (n < number kept), or NULL. */
+const fb_request_t *fb_recent_request(const fake_broker_t *fb, unsigned n);
+
+#endif
