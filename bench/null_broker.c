@@ -181,7 +181,7 @@ static void flush_out(broker_t *b, conn_t *c)
         b->n.bytes_out += (uint64_t)n;
         c->out_pos += (size_t)n;
     }
-    pc_buf_reset(&c->out);
+    c->out.len = 0; /* all written; the memory serves the next answers */
     c->out_pos = 0;
     if (c->out_blocked) {
         c->out_blocked = false;

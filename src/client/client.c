@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/producer.h"
 #include "common/error.h"
+#include "common/timer.h"
 #include "net/pool.h"
 
 void pc_waiter_init(pc_waiter_t *w)
@@ -75,27 +75,6 @@ void pc_client_admission_released(pulsarc_client_t *c)
     uv_mutex_unlock(&c->admit_mu);
 }
 
-uv_timer_t *pc_client_timer_new(pulsarc_client_t *c, void *data)
-{
-    uv_timer_t *t = malloc(sizeof *t);
-    if (!t)
-        return NULL;
-    uv_timer_init(&c->loop, t);
-    t->data = data;
-    return t;
-}
-
-static void free_closed_timer(uv_handle_t *h)
-{
-    free(h);
-}
-
-void pc_client_timer_free(uv_timer_t *t)
-{
-    if (t)
-        uv_close((uv_handle_t *)t, free_closed_timer);
-}
-
 static void run_tasks(pulsarc_client_t *c)
 {
     uv_mutex_lock(&c->tasks_mu);
@@ -116,7 +95,7 @@ static void on_wakeup(uv_async_t *h)
 {
     pulsarc_client_t *c = h->data;
     run_tasks(c);
-    if (!c->stopping)
+    if (!c->rt.stopping)
         return;
     uv_mutex_lock(&c->tasks_mu);
     c->tasks_closed = !c->tasks_head;
@@ -139,6 +118,28 @@ static void loop_main(void *arg)
     uv_run(&c->loop, UV_RUN_DEFAULT);
 }
 
+/* The runtime context below client/ sees: the client's loop, logger and service URL, and
+ * the limits from the configuration in the units net/ counts in. The pool comes after. */
+static void fill_runtime(pulsarc_client_t *c)
+{
+    const pulsarc_client_config_t *conf = &c->conf;
+    c->rt.loop = &c->loop;
+    c->rt.log = &c->log;
+    c->rt.limits = (pc_limits_t){
+        .operation_timeout_ms = (uint64_t)conf->operation_timeout_ms,
+        .connection_timeout_ms = (uint64_t)conf->connection_timeout_ms,
+        .keepalive_interval_ms = (uint64_t)conf->keepalive_interval_s * 1000u,
+        .max_lookup_redirects = (int)conf->max_lookup_redirects,
+        .initial_backoff_ms = (uint64_t)conf->initial_backoff_ms,
+        .max_backoff_ms = (uint64_t)conf->max_backoff_ms,
+    };
+    c->rt.service = &c->url;
+    c->rt.next_host = 0;
+    c->rt.next_request_id = 1;
+    c->rt.next_producer_id = 1;
+    c->rt.stopping = false;
+}
+
 pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_config_t *conf,
                                   pulsarc_client_t **out)
 {
@@ -157,16 +158,13 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         free(c);
         return pc_fail(PULSARC_ERR_UNSUPPORTED, "TLS (pulsar+ssl://) is not supported yet");
     }
-    snprintf(c->service_url, sizeof c->service_url, "%s", service_url);
     if (conf)
         c->conf = *conf;
     else
         pc_client_config_defaults(&c->conf);
     c->log.cb = c->conf.log_cb ? c->conf.log_cb : pc_log_stderr;
     c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
-    c->log.level = (pulsarc_log_level)c->conf.log_level;
-    c->next_request_id = 1;
-    c->next_producer_id = 1;
+    c->log.level = c->conf.log_level;
     atomic_init(&c->memory_used, 0);
     atomic_init(&c->admit_waiters, 0);
 
@@ -179,9 +177,10 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     uv_cond_init(&c->admit_cond);
     uv_async_init(&c->loop, &c->wakeup, on_wakeup);
     c->wakeup.data = c;
-    c->pool = pc_pool_new(c);
-    if (!c->pool || uv_thread_create(&c->thread, loop_main, c) != 0) {
-        pc_pool_free(c->pool);
+    fill_runtime(c);
+    c->rt.pool = pc_pool_new(&c->rt);
+    if (!c->rt.pool || uv_thread_create(&c->thread, loop_main, c) != 0) {
+        pc_pool_free(c->rt.pool);
         uv_close((uv_handle_t *)&c->wakeup, NULL);
         uv_run(&c->loop, UV_RUN_DEFAULT);
         uv_loop_close(&c->loop);
@@ -202,9 +201,31 @@ typedef struct shutdown_task {
 static void run_shutdown(pc_task_t *t)
 {
     pulsarc_client_t *c = ((shutdown_task *)t)->client;
-    c->stopping = true;
-    pc_producers_shutdown(c);
-    pc_pool_close_all(c->pool);
+    c->rt.stopping = true;
+    pc_shutdown_hook_t *h = c->shutdown_hooks;
+    c->shutdown_hooks = NULL;
+    while (h) {
+        pc_shutdown_hook_t *next = h->next; /* a hook may free what holds it */
+        h->run(h);
+        h = next;
+    }
+    pc_pool_close_all(c->rt.pool);
+}
+
+void pc_client_on_shutdown(pulsarc_client_t *c, pc_shutdown_hook_t *hook)
+{
+    hook->next = c->shutdown_hooks;
+    c->shutdown_hooks = hook;
+}
+
+void pc_client_forget_shutdown(pulsarc_client_t *c, pc_shutdown_hook_t *hook)
+{
+    for (pc_shutdown_hook_t **at = &c->shutdown_hooks; *at; at = &(*at)->next) {
+        if (*at == hook) {
+            *at = hook->next;
+            return;
+        }
+    }
 }
 
 /* Senders that the shutdown woke from admission still use its lock and counter: the
@@ -231,7 +252,7 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
      * a task after the queue closed; running it releases what it holds. */
     run_tasks(c);
     wait_admission_empty(c);
-    pc_pool_free(c->pool);
+    pc_pool_free(c->rt.pool);
     uv_loop_close(&c->loop);
     uv_cond_destroy(&c->admit_cond);
     uv_mutex_destroy(&c->admit_mu);

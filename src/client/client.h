@@ -9,16 +9,10 @@
 
 #include "client/config.h"
 #include "common/log.h"
+#include "common/task.h"
+#include "net/runtime.h"
 #include "net/service_url.h"
 #include "pulsarc/pulsarc.h"
-
-struct pc_pool;
-
-/* A unit of work handed to the loop thread. Embed it in a larger struct. */
-typedef struct pc_task {
-    struct pc_task *next;
-    void (*run)(struct pc_task *task);
-} pc_task_t;
 
 /* A one-shot rendezvous for blocking calls: the loop thread signals a result and its
  * detail, the caller waits and gets both (the detail is per thread, so it must travel). */
@@ -41,20 +35,18 @@ struct pulsarc_client {
     pulsarc_client_config_t conf;
     pc_logger_t log;
     pc_service_url_t url;
-    char service_url[1024];
 
     uv_loop_t loop;
     uv_thread_t thread;
     uv_async_t wakeup;
     uv_mutex_t tasks_mu;
     pc_task_t *tasks_head, *tasks_tail;
-    bool stopping;            /* loop thread: destroy has started */
     bool tasks_closed;        /* under tasks_mu: the loop takes no more tasks */
 
-    struct pc_pool *pool;
-    uint64_t next_request_id; /* loop thread only */
-    uint64_t next_producer_id;
-    int next_host;            /* round-robin over the service URL's hosts */
+    /* What the layers below client/ get instead of the client: the loop, the logger, the
+     * limits, the service URL, the pool, the id generators and whether destroy has started
+     * (rt.stopping). Loop thread only. */
+    pc_runtime_t rt;
 
     /* Admission counters, touched from any thread. */
     atomic_int_fast64_t memory_used;
@@ -62,8 +54,20 @@ struct pulsarc_client {
     uv_mutex_t admit_mu;
     uv_cond_t admit_cond;     /* signalled when memory or permits are released */
 
-    struct pulsarc_producer *producers; /* loop thread: every open producer */
+    struct pc_shutdown_hook *shutdown_hooks; /* loop thread: run when the client stops */
 };
+
+/* Something that must stop with the client (an open producer): registered on the loop
+ * thread, run there once when the client shuts down, after which it is unregistered. The
+ * client calls nothing else of its registrants, so it never depends on them. */
+typedef struct pc_shutdown_hook {
+    struct pc_shutdown_hook *next;
+    void (*run)(struct pc_shutdown_hook *hook);
+} pc_shutdown_hook_t;
+
+/* Loop thread. */
+void pc_client_on_shutdown(pulsarc_client_t *c, pc_shutdown_hook_t *hook);
+void pc_client_forget_shutdown(pulsarc_client_t *c, pc_shutdown_hook_t *hook);
 
 /* Queue work for the loop thread (any thread). */
 void pc_client_post(pulsarc_client_t *c, pc_task_t *task);
@@ -71,9 +75,5 @@ void pc_client_post(pulsarc_client_t *c, pc_task_t *task);
 bool pc_client_on_loop(const pulsarc_client_t *c);
 /* Wake threads waiting for admission (memory or permits were released). */
 void pc_client_admission_released(pulsarc_client_t *c);
-/* A timer on the loop, in its own allocation so that it may outlive its owner while it
- * closes; NULL when out of memory. pc_client_timer_free stops, closes and frees it. */
-uv_timer_t *pc_client_timer_new(pulsarc_client_t *c, void *data);
-void pc_client_timer_free(uv_timer_t *t);
 
 #endif

@@ -116,7 +116,7 @@ static pulsarc_result set_row(const conf_row *r, void *base, const char *value)
     case T_ENUM:
         for (int64_t i = 0; r->names[i]; i++) {
             if (!strcasecmp(r->names[i], value)) {
-                *(int64_t *)field = i;
+                *(int *)field = (int)i; /* every enum field is int-sized */
                 return PULSARC_OK;
             }
         }
@@ -162,7 +162,7 @@ static size_t dump(const conf_row *rows, size_t n, const void *base, char *buf, 
             v = *(char *const *)field ? *(char *const *)field : "";
             break;
         case T_ENUM:
-            v = rows[i].names[*(const int64_t *)field];
+            v = rows[i].names[*(const int *)field];
             break;
         }
         int w = snprintf(buf ? buf + (used < len ? used : len) : NULL,
@@ -271,6 +271,34 @@ pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *con
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config and router must not be NULL");
     conf->router = cb;
     conf->router_ctx = ctx;
-    conf->routing_mode = 2; /* custom */
+    conf->routing_mode = PC_ROUTE_CUSTOM;
     return PULSARC_OK;
+}
+
+void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t *out)
+{
+    out->producer_name = c->producer_name;
+    out->initial_sequence_id = c->initial_sequence_id;
+    out->send_timeout_ms = (uint64_t)c->send_timeout_ms;
+    out->compression = c->compression;
+    out->batching_enabled = c->batching_enabled;
+    out->batcher = c->batcher;
+    out->batching_max_messages = (int)c->batching_max_messages;
+    out->batching_max_bytes = (size_t)c->batching_max_bytes;
+    out->batching_max_delay_ms = (uint64_t)c->batching_max_delay_ms;
+    out->chunking_enabled = c->chunking_enabled;
+    out->chunk_max_size = (size_t)c->chunk_max_size;
+    out->lazy_start = c->lazy_start;
+}
+
+void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out)
+{
+    out->mode = c->routing_mode;
+    out->hashing = c->hashing;
+    out->custom = c->router;
+    out->custom_ctx = c->router_ctx;
+    /* With batching, keyless messages stay on one partition for a batching delay so that
+     * batches fill, as the Java client does. */
+    out->switch_ms = !c->batching_enabled ? 0
+                     : c->batching_max_delay_ms > 0 ? (uint64_t)c->batching_max_delay_ms : 1;
 }

@@ -1,13 +1,18 @@
 /* Client and producer configuration: plain structs filled from one table per struct.
  * Each table row names a key (as the official Java client spells it), its type, bounds and
- * default; the same table validates set(), fills defaults and prints the effective config. */
+ * default; the same table validates set(), fills defaults and prints the effective config.
+ * Enumerated settings are stored as the enums of the layers that use them. */
 #ifndef PC_CONFIG_H
 #define PC_CONFIG_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "codec/compression.h"
+#include "producer/batch.h"
+#include "producer/partition_producer.h"
 #include "pulsarc/pulsarc.h"
+#include "routing/router.h"
 
 struct pulsarc_client_config {
     int64_t operation_timeout_ms;
@@ -17,7 +22,7 @@ struct pulsarc_client_config {
     int64_t memory_limit_bytes;
     int64_t initial_backoff_ms;
     int64_t max_backoff_ms;
-    int64_t log_level; /* pulsarc_log_level */
+    pulsarc_log_level log_level;
     pulsarc_log_cb log_cb;
     void *log_ctx;
 };
@@ -28,16 +33,16 @@ struct pulsarc_producer_config {
     int64_t max_pending_messages;
     bool block_if_queue_full;
     int64_t initial_sequence_id;
-    int64_t compression; /* pc_codec_t */
+    pc_codec_t compression;
     bool batching_enabled;
     int64_t batching_max_messages;
     int64_t batching_max_bytes;
     int64_t batching_max_delay_ms;
-    int64_t batcher;     /* 0 default, 1 key-based */
+    pc_batcher_kind_t batcher;
     bool chunking_enabled;
     int64_t chunk_max_size; /* 0 = the broker's max message size */
-    int64_t routing_mode;   /* pc_routing_mode */
-    int64_t hashing;        /* 0 java string hash, 1 murmur3 */
+    pc_routing_mode routing_mode;
+    pc_hash_scheme hashing;
     int64_t max_pending_across_partitions;
     bool lazy_start;
     bool auto_update_partitions;
@@ -52,5 +57,8 @@ void pc_producer_config_defaults(pulsarc_producer_config_t *c);
 /* Deep copies (strings duplicated). Return 0 or -1 on allocation failure. */
 int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_producer_config_t *src);
 void pc_producer_config_clear(pulsarc_producer_config_t *c);
+/* What each layer needs of a producer configuration, in its own terms. */
+void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t *out);
+void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out);
 
 #endif

@@ -180,21 +180,28 @@ pulsarc_result pulsarc_message_set_sequence_id(pulsarc_message_t *m, int64_t id)
     return PULSARC_OK;
 }
 
-/* Lay out message, property table, strings and (copy mode) payload in one block. */
-pc_msg_t *pc_msg_from_builder(pulsarc_message_t *b)
+static void free_send(pc_msg_t *m)
+{
+    free(pc_send_of(m));
+}
+
+/* Lay out the send, property table, strings and (copy mode) payload in one block. */
+pc_send_t *pc_send_from_builder(pulsarc_message_t *b)
 {
     size_t strings = 0;
     for (size_t i = 0; i < b->n_props; i++)
         strings += strlen(b->props[i].key) + strlen(b->props[i].value) + 2;
     size_t key_len = b->key ? strlen(b->key) + 1 : 0;
     size_t copy_len = b->free_cb ? 0 : b->payload_len;
-    size_t size = sizeof(pc_msg_t) + b->n_props * sizeof(pc_property_t) + strings + key_len +
+    size_t size = sizeof(pc_send_t) + b->n_props * sizeof(pc_property_t) + strings + key_len +
                   b->ordering_key_len + copy_len;
-    pc_msg_t *m = malloc(size);
-    if (!m)
+    pc_send_t *s = malloc(size);
+    if (!s)
         return NULL;
-    memset(m, 0, sizeof *m);
-    char *p = (char *)(m + 1);
+    memset(s, 0, sizeof *s);
+    pc_msg_t *m = &s->msg;
+    m->release = free_send;
+    char *p = (char *)(s + 1);
     pc_property_t *props = (pc_property_t *)p;
     p += b->n_props * sizeof(pc_property_t);
     for (size_t i = 0; i < b->n_props; i++) {
@@ -233,14 +240,5 @@ pc_msg_t *pc_msg_from_builder(pulsarc_message_t *b)
     m->event_time = b->event_time;
     m->deliver_at = b->deliver_at;
     m->sequence_id = b->sequence_id;
-    return m;
-}
-
-void pc_msg_free(pc_msg_t *m)
-{
-    if (!m)
-        return;
-    if (m->free_cb)
-        m->free_cb((void *)m->payload, m->payload_len, m->free_ctx);
-    free(m);
+    return s;
 }

@@ -6,13 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "client/client.h"
+#include "common/task.h"
+#include "producer/message.h"
 #include "pulsarc/pulsarc.h"
-
-typedef struct pc_property {
-    char *key;
-    char *value;
-} pc_property_t;
 
 struct pulsarc_message {
     const uint8_t *payload;
@@ -31,23 +27,11 @@ struct pulsarc_message {
 
 struct pulsarc_producer;
 
-/* A message the library has accepted: one allocation holding the copies of key,
- * properties and (in copy mode) payload. Lives until its callback has run. */
-typedef struct pc_msg {
+/* A send accepted by a producer handle: the client's bookkeeping around the message the
+ * partition producer gets, all in one allocation with the copies of key, properties and
+ * (in copy mode) payload. Lives until its callback has run. */
+typedef struct pc_send {
     pc_task_t task;                 /* hand-over to the loop thread */
-    struct pc_msg *next;            /* producer-side queues (batches) */
-    const uint8_t *payload;
-    size_t payload_len;
-    pulsarc_payload_free_cb free_cb; /* borrowed payload */
-    void *free_ctx;
-    const char *key;                /* NULL if none */
-    const uint8_t *ordering_key;    /* NULL if none */
-    size_t ordering_key_len;
-    const pc_property_t *props;
-    size_t n_props;
-    uint64_t event_time;
-    uint64_t deliver_at;
-    int64_t sequence_id;            /* explicit id or -1; the assigned id once queued */
     int partition;                  /* chosen by the router at send time */
     uint64_t handover;              /* its place among the producer's messages, in the
                                        order they reached the loop thread */
@@ -55,13 +39,16 @@ typedef struct pc_msg {
     void *cb_ctx;
     struct pulsarc_producer *producer;
     size_t reserved_bytes;          /* memory-limit bytes held until completion */
-    bool holds_permit;              /* a pending-message permit is held */
-} pc_msg_t;
+    pc_msg_t msg;
+} pc_send_t;
 
-/* Copy the builder into a new accepted message. In borrow mode the payload is taken over
+static inline pc_send_t *pc_send_of(pc_msg_t *m)
+{
+    return (pc_send_t *)((char *)m - offsetof(pc_send_t, msg));
+}
+
+/* Copy the builder into a new accepted send. In borrow mode the payload is taken over
  * and the builder left without one. NULL when out of memory. */
-pc_msg_t *pc_msg_from_builder(pulsarc_message_t *b);
-/* Free the message and release a borrowed payload. Does not call the send callback. */
-void pc_msg_free(pc_msg_t *m);
+pc_send_t *pc_send_from_builder(pulsarc_message_t *b);
 
 #endif

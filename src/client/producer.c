@@ -1,4 +1,3 @@
-#include "client/producer.h"
 #include "client/producer_impl.h"
 
 #include <stdatomic.h>
@@ -7,7 +6,7 @@
 #include <string.h>
 
 #include "client/message.h"
-#include "client/message_id.h"
+#include "producer/message_id.h"
 #include "common/error.h"
 #include "common/topic_name.h"
 #include "producer/op_build.h"
@@ -23,7 +22,7 @@ static int64_t pending_limit(const pulsarc_producer_t *p)
 {
     int64_t per = p->conf.max_pending_messages;
     int64_t across = p->conf.max_pending_across_partitions;
-    int64_t limit = per > 0 ? per * atomic_load(&p->n_routable) : 0;
+    int64_t limit = per > 0 ? per * atomic_load(&p->pt.n_routable) : 0;
     if (across > 0 && (limit == 0 || across < limit))
         limit = across;
     return limit;
@@ -88,29 +87,30 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
                              const pulsarc_message_id_t *id)
 {
     pulsarc_producer_t *p = owner;
-    release(p, msg->reserved_bytes);
-    if (p->parts)
-        pc_producer_publish(p, p->parts[msg->partition]);
+    pc_send_t *s = pc_send_of(msg);
+    release(p, s->reserved_bytes);
+    if (p->pt.parts)
+        pc_producer_publish(p, p->pt.parts[s->partition]);
     if (res != PULSARC_OK)
-        pc_failures_note(p, msg, res, pulsarc_last_error_detail());
-    if (msg->cb)
-        msg->cb(p, res, res == PULSARC_OK ? id : NULL, msg->cb_ctx);
+        pc_failures_note(p, s->handover, res, pulsarc_last_error_detail());
+    if (s->cb)
+        s->cb(p, res, res == PULSARC_OK ? id : NULL, s->cb_ctx);
 }
 
 /* ---- sending ---------------------------------------------------------------- */
 
 static void run_send(pc_task_t *t)
 {
-    pc_msg_t *msg = (pc_msg_t *)t;
-    pulsarc_producer_t *p = msg->producer;
-    msg->handover = p->handed_over++;
-    if (p->client->stopping || !p->parts) {
+    pc_send_t *s = (pc_send_t *)t;
+    pulsarc_producer_t *p = s->producer;
+    s->handover = p->handed_over++;
+    if (p->client->rt.stopping || !p->pt.parts) {
         pc_set_detail("client is closing");
-        complete_message(p, msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
-        pc_msg_free(msg);
+        complete_message(p, &s->msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
+        pc_msg_free(&s->msg);
         return;
     }
-    pc_pp_send(p->parts[msg->partition], msg);
+    pc_pp_send(p->pt.parts[s->partition], &s->msg);
 }
 
 /* Every call but the accessors and free starts here: after pulsarc_client_destroy the
@@ -140,39 +140,38 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
                        msg->payload_len, PC_MAX_PAYLOAD);
     /* Key-based batches interleave keys, so their ids are given at flush, in flush order;
      * an id of the application's could not keep that order. */
-    if (msg->sequence_id >= 0 && p->conf.batching_enabled && p->conf.batcher == 1)
+    if (msg->sequence_id >= 0 && p->conf.batching_enabled && p->conf.batcher == PC_BATCHER_KEY_BASED)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
                        "explicit sequence ids cannot be used with key-based batching: its "
                        "batches would interleave them and a deduplicating broker would drop "
                        "whole batches");
     /* Uncompressed payloads can be judged at once; compressed ones after compression. */
     uint32_t max = atomic_load(&p->max_message_size);
-    if (p->conf.compression == 0 && !p->conf.chunking_enabled && msg->payload_len > max)
+    if (p->conf.compression == PC_CODEC_NONE && !p->conf.chunking_enabled && msg->payload_len > max)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
                        "payload of %zu bytes is above the broker's limit of %u bytes",
                        msg->payload_len, max);
-    int partition = 0;
-    if (p->partitioned) {
-        partition = pc_router_choose(&p->router, msg, atomic_load(&p->n_routable));
-        if (partition < 0)
-            return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
-                           "the custom router chose a partition out of range");
-    }
+    pc_route_view_t view = { .key = msg->key, .key_len = msg->key ? strlen(msg->key) : 0,
+                             .message = msg };
+    int partition = pc_partitioned_route(&p->pt, &view);
+    if (partition < 0)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "the custom router chose a partition out of range");
     pulsarc_result res = admit(p, msg->payload_len);
     if (res != PULSARC_OK)
         return res;
-    pc_msg_t *m = pc_msg_from_builder(msg);
-    if (!m) {
+    pc_send_t *s = pc_send_from_builder(msg);
+    if (!s) {
         release(p, msg->payload_len);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
-    m->reserved_bytes = m->payload_len;
-    m->cb = cb;
-    m->cb_ctx = ctx;
-    m->producer = p;
-    m->partition = partition;
-    m->task.run = run_send;
-    pc_client_post(p->client, &m->task);
+    s->reserved_bytes = s->msg.payload_len;
+    s->cb = cb;
+    s->cb_ctx = ctx;
+    s->producer = p;
+    s->partition = partition;
+    s->task.run = run_send;
+    pc_client_post(p->client, &s->task);
     return PULSARC_OK;
 }
 
@@ -260,16 +259,16 @@ static void run_flush(pc_task_t *t)
 {
     done_task *d = (done_task *)t;
     pulsarc_producer_t *p = d->producer;
-    if (!p->parts) {
+    if (!p->pt.parts) {
         d->res = PULSARC_ERR_ALREADY_CLOSED;
         snprintf(d->detail, sizeof d->detail, "producer is closed");
         done_task_report(d);
         return;
     }
     pc_failures_flush_begin(p, d);
-    d->remaining = p->n_parts;
-    for (int i = 0, n = p->n_parts; i < n; i++)
-        pc_pp_flush(p->parts[i], flush_part_done, d);
+    d->remaining = p->pt.n_parts;
+    for (int i = 0, n = p->pt.n_parts; i < n; i++)
+        pc_pp_flush(p->pt.parts[i], flush_part_done, d);
 }
 
 static pulsarc_result post_done_task(pulsarc_producer_t *p, void (*run)(pc_task_t *),
@@ -323,21 +322,11 @@ pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *p)
     return wait_done(p, pulsarc_producer_flush_async);
 }
 
-/* The partition producers go; their memory follows once their timers have closed. */
-static void free_parts(pulsarc_producer_t *p)
-{
-    for (int i = 0; i < p->n_parts; i++)
-        pc_pp_free(p->parts[i]);
-    free(p->parts);
-    p->parts = NULL;
-    p->n_parts = 0;
-}
-
 void pc_producer_release(pulsarc_producer_t *p)
 {
-    free_parts(p);
+    pc_partitioned_free_parts(&p->pt);
+    pc_partitioned_updates_stop(&p->pt);
     pc_producer_config_clear(&p->conf);
-    pc_partition_updates_stop(p);
     free(atomic_load(&p->name));
     free(p);
 }
@@ -345,18 +334,12 @@ void pc_producer_release(pulsarc_producer_t *p)
 static void unlink_and_free(pulsarc_producer_t *p)
 {
     pulsarc_client_t *c = p->client;
-    if (p->listed) {
-        for (pulsarc_producer_t **pp = &c->producers; *pp; pp = &(*pp)->next) {
-            if (*pp == p) {
-                *pp = p->next;
-                break;
-            }
-        }
-    }
+    if (p->listed)
+        pc_client_forget_shutdown(c, &p->on_shutdown);
     p->listed = false;
     p->free_requested = true;
-    if (p->updating)
-        return; /* the update finishing frees it */
+    if (p->pt.updating)
+        return; /* the update finishing frees it (update_finished) */
     pc_producer_release(p);
 }
 
@@ -376,7 +359,7 @@ static void run_close(pc_task_t *t)
 {
     done_task *d = (done_task *)t;
     pulsarc_producer_t *p = d->producer;
-    if (p->closing_on_loop || !p->parts || p->client->stopping) {
+    if (p->closing_on_loop || !p->pt.parts || p->client->rt.stopping) {
         if (d->cb)
             d->cb(p, PULSARC_OK, d->ctx);
         free(d);
@@ -395,9 +378,9 @@ static void run_close(pc_task_t *t)
     all->producer = p;
     all->cb = on_closed;
     all->ctx = d;
-    all->remaining = p->n_parts;
-    for (int i = 0, n = p->n_parts; i < n; i++)
-        pc_pp_close(p->parts[i], close_part_done, all);
+    all->remaining = p->pt.n_parts;
+    for (int i = 0, n = p->pt.n_parts; i < n; i++)
+        pc_pp_close(p->pt.parts[i], close_part_done, all);
 }
 
 static void begin_closing(pulsarc_producer_t *p)
@@ -436,7 +419,7 @@ static void run_free(pc_task_t *t)
     p->free_requested = true;
     if (p->closing_on_loop)
         return; /* on_closed frees it */
-    if (atomic_load(&p->state) == P_CLOSED || p->client->stopping) {
+    if (atomic_load(&p->state) == P_CLOSED || p->client->rt.stopping) {
         unlink_and_free(p);
         return;
     }
@@ -462,17 +445,36 @@ void pulsarc_producer_free(pulsarc_producer_t *p)
     pc_client_post(p->client, &p->free_task);
 }
 
-/* ---- partitions -------------------------------------------------------------- */
+/* ---- the partitioned producer's owner ----------------------------------------- */
 
-pc_pp_t *pc_producer_new_part(pulsarc_producer_t *p, int i)
+static void on_grown(void *ctx, int from, int to)
 {
-    char name[600];
-    if (p->partitioned)
-        pc_topic_name_partition(&p->topic, i, name, sizeof name);
-    else
-        snprintf(name, sizeof name, "%s", p->topic.full);
-    return pc_pp_new(p->client, name, p->partitioned ? i : -1, &p->conf, complete_message,
-                     pc_failures_note_terminal, p);
+    pulsarc_producer_t *p = ctx;
+    for (int i = from; i < to; i++)
+        pc_producer_publish(p, p->pt.parts[i]);
+}
+
+static bool may_grow(void *ctx)
+{
+    pulsarc_producer_t *p = ctx;
+    return !p->free_requested && !p->closing_on_loop && atomic_load(&p->state) == P_OPEN;
+}
+
+static void on_update_finished(void *ctx)
+{
+    pulsarc_producer_t *p = ctx;
+    if (p->free_requested && !p->closing_on_loop)
+        pc_producer_release(p);
+}
+
+void pc_producer_partitioned_owner(pulsarc_producer_t *p, pc_partitioned_owner_t *out)
+{
+    out->ctx = p;
+    out->complete = complete_message;
+    out->stopped = pc_failures_note_terminal;
+    out->grown = on_grown;
+    out->may_grow = may_grow;
+    out->update_finished = on_update_finished;
 }
 
 void pc_producer_publish(pulsarc_producer_t *p, const pc_pp_t *pp)
@@ -481,7 +483,7 @@ void pc_producer_publish(pulsarc_producer_t *p, const pc_pp_t *pp)
     if (last > atomic_load(&p->last_sequence_id))
         atomic_store(&p->last_sequence_id, last);
     /* The name is partition 0's, known once it has registered (later with lazy start). */
-    if (!atomic_load(&p->name) && pp == p->parts[0] && *pc_pp_name(pp)) {
+    if (!atomic_load(&p->name) && pp == p->pt.parts[0] && *pc_pp_name(pp)) {
         char *name = strdup(pc_pp_name(pp));
         if (name)
             atomic_store(&p->name, name);
@@ -511,33 +513,21 @@ uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *p)
     return p ? (uint64_t)atomic_load(&p->pending) : 0;
 }
 
-void pc_producers_shutdown(pulsarc_client_t *c)
+void pc_producer_shutdown(pc_shutdown_hook_t *hook)
 {
-    pulsarc_producer_t *p = c->producers;
-    c->producers = NULL;
-    while (p) {
-        pulsarc_producer_t *next = p->next;
-        /* A handle the user freed already goes with its close (on_closed); the others
-         * stay the user's, detached from the client. */
-        bool users = !p->free_requested;
-        p->listed = false;
-        pc_partition_updates_stop(p);
-        begin_closing(p);
-        atomic_store(&p->state, P_CLOSED);
-        /* Aborting a partition runs a close still in progress to its end, and on_closed
-         * frees a handle the user already freed: take the partitions off the handle first
-         * and touch p after the aborts only if it is the user's. */
-        pc_pp_t **parts = p->parts;
-        int n_parts = p->n_parts;
-        p->parts = NULL;
-        p->n_parts = 0;
-        for (int i = 0; i < n_parts; i++)
-            pc_pp_abort(parts[i], PULSARC_ERR_ALREADY_CLOSED, "client is closing");
-        for (int i = 0; i < n_parts; i++)
-            pc_pp_free(parts[i]);
-        free(parts);
-        if (users)
-            atomic_store(&p->state, P_DETACHED);
-        p = next;
-    }
+    pulsarc_producer_t *p =
+        (pulsarc_producer_t *)((char *)hook - offsetof(pulsarc_producer_t, on_shutdown));
+    /* A handle the user freed already goes with its close (on_closed); the others stay
+     * the user's, detached from the client. */
+    bool users = !p->free_requested;
+    p->listed = false;
+    pc_partitioned_updates_stop(&p->pt);
+    begin_closing(p);
+    atomic_store(&p->state, P_CLOSED);
+    /* Aborting a partition runs a close still in progress to its end, and on_closed frees
+     * a handle the user already freed: touch p after the aborts only if it is the user's
+     * (abort_all takes the partitions off the handle first). */
+    pc_partitioned_abort_all(&p->pt, PULSARC_ERR_ALREADY_CLOSED, "client is closing");
+    if (users)
+        atomic_store(&p->state, P_DETACHED);
 }

@@ -9,12 +9,13 @@
 
 #include "client/producer_impl.h"
 #include "common/error.h"
+#include "common/timer.h"
 #include "net/lookup.h"
 #include "wire/frame.h"
 
 static void answer_creator(pulsarc_producer_t *p)
 {
-    pc_client_timer_free(p->create_deadline);
+    pc_timer_free(p->create_deadline);
     p->create_deadline = NULL;
     pc_waiter_signal(p->create_waiter, p->create_res, p->create_detail);
     p->create_waiter = NULL;
@@ -33,20 +34,21 @@ static void creation_finished(pulsarc_producer_t *p)
 {
     pulsarc_client_t *c = p->client;
     /* A producer the shutdown did not see must not outlive the client attached to it. */
-    if (c->stopping)
+    if (c->rt.stopping)
         fail_creation(p, PULSARC_ERR_ALREADY_CLOSED, "client is closing");
     if (p->create_res != PULSARC_OK) {
         answer_creator(p);
         pc_producer_release(p);
         return;
     }
-    atomic_store(&p->max_message_size, pc_pp_max_message_size(p->parts[0]));
-    for (int i = 0; i < p->n_parts; i++)
-        pc_producer_publish(p, p->parts[i]);
-    p->next = c->producers;
-    c->producers = p;
+    atomic_store(&p->max_message_size, pc_pp_max_message_size(p->pt.parts[0]));
+    for (int i = 0; i < p->pt.n_parts; i++)
+        pc_producer_publish(p, p->pt.parts[i]);
+    p->on_shutdown.run = pc_producer_shutdown;
+    pc_client_on_shutdown(c, &p->on_shutdown);
     p->listed = true;
-    pc_partition_updates_start(p);
+    if (p->conf.auto_update_partitions)
+        pc_partitioned_updates_start(&p->pt, (uint64_t)p->conf.partitions_update_interval_s * 1000u);
     answer_creator(p);
 }
 
@@ -68,52 +70,37 @@ static void on_create_deadline(uv_timer_t *t)
     snprintf(detail, sizeof detail,
              "no producer for %.300s within operationTimeoutMs (%d ms): %s", p->topic.full,
              (int)p->client->conf.operation_timeout_ms,
-             p->parts ? "partitions still looking up, connecting or registering"
+             p->pt.parts ? "partitions still looking up, connecting or registering"
                       : "no answer to the partition metadata lookup");
     fail_creation(p, PULSARC_ERR_TIMEOUT, detail);
-    if (!p->parts) {
+    if (!p->pt.parts) {
         answer_creator(p);
         return;
     }
     /* Aborting a registering partition calls on_part_started; this count keeps the
      * handle until every abort has returned. */
     p->create_remaining++;
-    for (int i = 0; i < p->n_parts; i++)
-        pc_pp_abort(p->parts[i], PULSARC_ERR_TIMEOUT, detail);
+    for (int i = 0; i < p->pt.n_parts; i++)
+        pc_pp_abort(p->pt.parts[i], PULSARC_ERR_TIMEOUT, detail);
     if (--p->create_remaining == 0)
         creation_finished(p);
 }
 
 static void start_parts(pulsarc_producer_t *p, int n)
 {
-    p->partitioned = n > 0;
-    p->n_parts = n > 0 ? n : 1;
-    p->parts = calloc((size_t)p->n_parts, sizeof *p->parts);
-    if (!p->parts) {
-        p->n_parts = 0;
+    if (pc_partitioned_create(&p->pt, n) != 0) {
         fail_creation(p, PULSARC_ERR_NO_MEMORY, "out of memory");
         creation_finished(p);
         return;
     }
-    for (int i = 0; i < p->n_parts; i++) {
-        p->parts[i] = pc_producer_new_part(p, i);
-        if (!p->parts[i]) {
-            p->n_parts = i;
-            fail_creation(p, PULSARC_ERR_NO_MEMORY, "out of memory");
-            creation_finished(p);
-            return;
-        }
-    }
-    pc_router_init(&p->router, &p->conf);
-    atomic_store(&p->n_routable, p->n_parts);
-    if (p->partitioned && p->conf.lazy_start) {
+    if (p->pt.partitioned && p->conf.lazy_start) {
         /* Each partition connects on its first message. */
         creation_finished(p);
         return;
     }
-    p->create_remaining = p->n_parts;
-    for (int i = 0, n_parts = p->n_parts; i < n_parts; i++)
-        pc_pp_start(p->parts[i], on_part_started, p);
+    p->create_remaining = p->pt.n_parts;
+    for (int i = 0, n_parts = p->pt.n_parts; i < n_parts; i++)
+        pc_pp_start(p->pt.parts[i], on_part_started, p);
 }
 
 static void on_partitions(pulsarc_result res, int n, void *ctx)
@@ -139,18 +126,18 @@ static void run_create(pc_task_t *t)
 {
     pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)t - offsetof(pulsarc_producer_t, create_task));
     pulsarc_client_t *c = p->client;
-    if (c->stopping) {
+    if (c->rt.stopping) {
         creation_finished(p);
         return;
     }
-    p->create_deadline = pc_client_timer_new(c, p);
+    p->create_deadline = pc_timer_new(c->rt.loop, p);
     if (!p->create_deadline) {
         fail_creation(p, PULSARC_ERR_NO_MEMORY, "out of memory");
         creation_finished(p);
         return;
     }
     uv_timer_start(p->create_deadline, on_create_deadline, (uint64_t)c->conf.operation_timeout_ms, 0);
-    pc_lookup_partitions(c, p->topic.full, on_partitions, p);
+    pc_lookup_partitions(&c->rt, p->topic.full, on_partitions, p);
 }
 
 pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *topic,
@@ -181,6 +168,13 @@ pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *t
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
     p->client = c;
+    pc_pp_settings_t pp;
+    pc_router_settings_t routing;
+    pc_partitioned_owner_t owner;
+    pc_producer_config_pp(&p->conf, &pp);
+    pc_producer_config_router(&p->conf, &routing);
+    pc_producer_partitioned_owner(p, &owner);
+    pc_partitioned_init(&p->pt, &c->rt, &p->topic, &pp, &routing, &owner);
     atomic_init(&p->state, P_OPEN);
     atomic_init(&p->pending, 0);
     atomic_init(&p->max_message_size, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE);

@@ -1,8 +1,8 @@
 /* The public producer handle's state, shared by the files that make up the handle:
  * producer.c (admission, send, flush, close, free), producer_create.c (creation),
- * send_failures.c (what failed messages leave for flushes and later sends) and
- * partition_updates.c (growing a partitioned topic). Nothing outside src/client/
- * includes this. */
+ * send_failures.c (what failed messages leave for flushes and later sends). The
+ * partition producers themselves are the partitioned producer's (src/partitioned/).
+ * Nothing outside src/client/ includes this. */
 #ifndef PC_PRODUCER_IMPL_H
 #define PC_PRODUCER_IMPL_H
 
@@ -12,7 +12,7 @@
 #include "client/client.h"
 #include "common/topic_name.h"
 #include "producer/partition_producer.h"
-#include "routing/router.h"
+#include "partitioned/partitioned.h"
 
 /* P_DETACHED: the client was destroyed. The handle holds only its own memory: its
  * accessors answer, every other call fails, pulsarc_producer_free frees it. */
@@ -35,11 +35,7 @@ struct pulsarc_producer {
     pulsarc_client_t *client;
     pulsarc_producer_config_t conf;
     pc_topic_name_t topic;
-    pc_pp_t **parts;
-    int n_parts;
-    bool partitioned;
-    pc_router_t router;
-    _Atomic int n_routable; /* partitions the router may pick (grows with updates) */
+    pc_partitioned_t pt;    /* the partition producers, their router and updates */
 
     _Atomic int state;
     _Atomic int_fast64_t pending; /* accepted, callback not yet run */
@@ -58,7 +54,7 @@ struct pulsarc_producer {
     pulsarc_result unreported;    /* loop thread: first failure no flush covered yet */
     char unreported_detail[512];
 
-    struct pulsarc_producer *next; /* client's list, loop thread */
+    pc_shutdown_hook_t on_shutdown; /* registered with the client while listed */
     bool listed;
     bool free_requested;
     bool closing_on_loop;
@@ -72,28 +68,25 @@ struct pulsarc_producer {
     uv_timer_t *create_deadline;  /* operationTimeoutMs */
     pc_task_t free_task;
 
-    /* Partition-count updates (partitioned topics). */
-    uv_timer_t *update_timer; /* its own allocation: it may outlive the handle while closing */
-    bool updating;            /* a metadata lookup or new partitions are in flight */
-    int update_remaining;
-    int update_old_n;
-    bool update_failed;
 };
 
-/* A partition producer for partition i (or the whole topic when not partitioned). */
-pc_pp_t *pc_producer_new_part(pulsarc_producer_t *p, int i);
+/* The owner hooks a handle gives its partitioned producer. */
+void pc_producer_partitioned_owner(pulsarc_producer_t *p, pc_partitioned_owner_t *out);
 /* Copy what the accessors report (name, last sequence id) from a partition producer to
  * the handle. Loop thread. */
 void pc_producer_publish(pulsarc_producer_t *p, const pc_pp_t *pp);
+/* The client is shutting down (a pc_shutdown_hook_t): fail and stop the producer. A
+ * handle the user has not freed stays valid, detached, until pulsarc_producer_free. */
+void pc_producer_shutdown(pc_shutdown_hook_t *hook);
 /* Free the handle's memory (its partition producers included). */
 void pc_producer_release(pulsarc_producer_t *p);
 
 /* A partition producer stopped after a terminal error (a pc_pp_stopped_fn; owner is the
  * handle): every later send fails at once with res. Loop thread. */
 void pc_failures_note_terminal(void *owner, pulsarc_result res, const char *detail);
-/* A failed message: remember it for the flushes that cover it (or the next flush) and,
- * when terminal, for every later send. Loop thread. */
-void pc_failures_note(pulsarc_producer_t *p, const pc_msg_t *msg, pulsarc_result res,
+/* A failed message (its hand-over number): remember it for the flushes that cover it (or
+ * the next flush) and, when terminal, for every later send. Loop thread. */
+void pc_failures_note(pulsarc_producer_t *p, uint64_t handover, pulsarc_result res,
                       const char *detail);
 /* A flush starts (d covers every message handed over so far) or ends. Loop thread. */
 void pc_failures_flush_begin(pulsarc_producer_t *p, done_task *d);
@@ -102,9 +95,5 @@ void pc_failures_flush_end(pulsarc_producer_t *p, done_task *d);
  * thread. */
 pulsarc_result pc_failures_refusal(const pulsarc_producer_t *p);
 
-/* Watch the partition count of a partitioned topic (autoUpdatePartitions). */
-void pc_partition_updates_start(pulsarc_producer_t *p);
-/* Stop watching; the handle may be freed right after. */
-void pc_partition_updates_stop(pulsarc_producer_t *p);
 
 #endif

@@ -19,13 +19,13 @@ void pc_failures_note_terminal(void *owner, pulsarc_result res, const char *deta
     }
 }
 
-void pc_failures_note(pulsarc_producer_t *p, const pc_msg_t *msg, pulsarc_result res,
+void pc_failures_note(pulsarc_producer_t *p, uint64_t handover, pulsarc_result res,
                       const char *detail)
 {
     pc_failures_note_terminal(p, res, detail);
     bool covered = false;
     for (done_task *d = p->flushes; d; d = d->next_flush) {
-        if (msg->handover >= d->covers)
+        if (handover >= d->covers)
             continue;
         covered = true;
         if (d->res == PULSARC_OK) {

@@ -26,9 +26,5 @@ int pc_compress(pc_codec_t codec, const uint8_t *in, size_t len, pc_buf_t *out);
  * (sync-flushed, no trailer) and treats empty input as an empty payload for every codec. */
 int pc_decompress(pc_codec_t codec, const uint8_t *in, size_t len, size_t uncompressed_size,
                   pc_buf_t *out);
-/* Name ("none", "lz4", "zlib", "zstd", "snappy"; "unknown" otherwise) and the reverse,
- * case-insensitive; -1 if unknown. */
-const char *pc_codec_name(pc_codec_t codec);
-int pc_codec_from_name(const char *name);
 
 #endif

@@ -16,11 +16,6 @@ void pc_buf_free(pc_buf_t *b)
     pc_buf_init(b);
 }
 
-void pc_buf_reset(pc_buf_t *b)
-{
-    b->len = 0;
-}
-
 int pc_buf_reserve(pc_buf_t *b, size_t extra)
 {
     if (extra > SIZE_MAX - b->len)

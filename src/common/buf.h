@@ -13,8 +13,6 @@ typedef struct pc_buf {
 
 void pc_buf_init(pc_buf_t *b);
 void pc_buf_free(pc_buf_t *b);
-/* Forget the contents, keep the memory. */
-void pc_buf_reset(pc_buf_t *b);
 /* Make room for `extra` more bytes. Returns 0, or -1 when out of memory. */
 int pc_buf_reserve(pc_buf_t *b, size_t extra);
 int pc_buf_append(pc_buf_t *b, const void *data, size_t len);

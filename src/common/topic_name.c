@@ -138,6 +138,47 @@ static int partition_of(const char *local)
     return (int)v;
 }
 
+/* The domain ("persistent://..." or a short name, which implies persistent and, without
+ * any '/', the public/default namespace). Returns where the rest of the name starts, or
+ * NULL after recording why not. */
+static const char *parse_domain(const char *topic, pc_topic_name_t *out, char *err,
+                                size_t errlen)
+{
+    const char *sep = strstr(topic, "://");
+    if (!sep) {
+        size_t slashes = 0;
+        for (const char *p = topic; *p; p++)
+            slashes += *p == '/';
+        if (slashes != 0 && slashes != 2) {
+            fail(err, errlen, topic,
+                 "a short name must be '<topic>' or '<tenant>/<namespace>/<topic>'");
+            return NULL;
+        }
+        strcpy(out->domain, "persistent");
+        if (slashes == 0) {
+            strcpy(out->tenant, "public");
+            strcpy(out->ns, "default");
+        }
+        return topic;
+    }
+    size_t dlen = (size_t)(sep - topic);
+    static const char *const domains[] = { "persistent", "non-persistent" };
+    for (size_t i = 0; i < 2; i++) {
+        if (dlen != strlen(domains[i]))
+            continue;
+        size_t k = 0;
+        while (k < dlen && ascii_lower(topic[k]) == domains[i][k])
+            k++;
+        if (k == dlen) {
+            strcpy(out->domain, domains[i]);
+            return sep + 3;
+        }
+    }
+    fail(err, errlen, topic, "unknown domain '%.*s' (expected persistent:// or non-persistent://)",
+         (int)(dlen > 32 ? 32 : dlen), topic);
+    return NULL;
+}
+
 int pc_topic_name_parse(const char *topic, pc_topic_name_t *out, char *err, size_t errlen)
 {
     if (err && errlen > 0)
@@ -156,41 +197,9 @@ int pc_topic_name_parse(const char *topic, pc_topic_name_t *out, char *err, size
     if (why)
         return fail(err, errlen, topic, "%s", why);
 
-    const char *rest;
-    const char *sep = strstr(topic, "://");
-    if (sep) {
-        size_t dlen = (size_t)(sep - topic);
-        static const char *const domains[] = { "persistent", "non-persistent" };
-        const char *domain = NULL;
-        for (size_t i = 0; i < 2; i++) {
-            if (dlen != strlen(domains[i]))
-                continue;
-            size_t k = 0;
-            while (k < dlen && ascii_lower(topic[k]) == domains[i][k])
-                k++;
-            if (k == dlen)
-                domain = domains[i];
-        }
-        if (!domain)
-            return fail(err, errlen, topic,
-                        "unknown domain '%.*s' (expected persistent:// or non-persistent://)",
-                        (int)(dlen > 32 ? 32 : dlen), topic);
-        strcpy(out->domain, domain);
-        rest = sep + 3;
-    } else {
-        size_t slashes = 0;
-        for (const char *p = topic; *p; p++)
-            slashes += *p == '/';
-        if (slashes != 0 && slashes != 2)
-            return fail(err, errlen, topic,
-                        "a short name must be '<topic>' or '<tenant>/<namespace>/<topic>'");
-        strcpy(out->domain, "persistent");
-        if (slashes == 0) {
-            strcpy(out->tenant, "public");
-            strcpy(out->ns, "default");
-        }
-        rest = topic;
-    }
+    const char *rest = parse_domain(topic, out, err, errlen);
+    if (!rest)
+        return -1;
 
     const char *local = rest;
     if (out->tenant[0] == '\0') {

@@ -7,7 +7,6 @@
 
 #include "common/clock.h"
 #include "common/error.h"
-#include "net/pool.h"
 
 #define TICK_MS 100
 #define READ_CHUNK (64 * 1024)
@@ -50,7 +49,9 @@ typedef struct write_req {
 } write_req_t;
 
 struct pc_conn {
-    pulsarc_client_t *client;
+    pc_runtime_t *rt;
+    pc_conn_closed_cb on_closed; /* the owner's hook, NULL until set */
+    void *owner;
     pc_host_port_t logical;
     pc_host_port_t physical;
     pc_conn_state_t state;
@@ -102,17 +103,23 @@ pc_conn_state_t pc_conn_state(const pc_conn_t *c) { return c->state; }
 uint32_t pc_conn_max_message_size(const pc_conn_t *c) { return c->max_message_size; }
 const pc_host_port_t *pc_conn_logical(const pc_conn_t *c) { return &c->logical; }
 const pc_host_port_t *pc_conn_physical(const pc_conn_t *c) { return &c->physical; }
-uint64_t pc_conn_new_request_id(pc_conn_t *c) { return c->client->next_request_id++; }
+uint64_t pc_conn_new_request_id(pc_conn_t *c) { return c->rt->next_request_id++; }
+
+void pc_conn_set_owner(pc_conn_t *c, pc_conn_closed_cb on_closed, void *ctx)
+{
+    c->on_closed = on_closed;
+    c->owner = ctx;
+}
 
 void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
 {
     if (c->state == PC_CONN_CLOSED)
         return;
-    pulsarc_client_t *client = c->client;
-    PC_INFO(&client->log, "connection to %s:%d closed: %s%s%s", c->physical.host,
+    PC_INFO(c->rt->log, "connection to %s:%d closed: %s%s%s", c->physical.host,
             c->physical.port, pulsarc_strerror(why), detail ? ": " : "", detail ? detail : "");
     c->state = PC_CONN_CLOSED;
-    pc_pool_forget(client->pool, c);
+    if (c->on_closed)
+        c->on_closed(c, c->owner);
 
     /* Hold a busy count so that callbacks below cannot free the struct under us. */
     c->busy_requests++;
@@ -277,7 +284,7 @@ void pc_conn_request(pc_conn_t *c, Pulsar__Proto__BaseCommand *cmd, uint64_t req
         return;
     }
     r->id = request_id;
-    r->deadline_ms = pc_mono_ms() + (uint64_t)c->client->conf.operation_timeout_ms;
+    r->deadline_ms = pc_mono_ms() + c->rt->limits.operation_timeout_ms;
     r->cb = cb;
     r->ctx = ctx;
     r->next = c->requests;
@@ -303,7 +310,7 @@ static void complete_request(pc_conn_t *c, uint64_t id, pulsarc_result res,
 {
     request_t *r = take_request(c, id);
     if (!r) {
-        PC_DEBUG(&c->client->log, "answer for unknown request %llu ignored",
+        PC_DEBUG(c->rt->log, "answer for unknown request %llu ignored",
                  (unsigned long long)id);
         return;
     }
@@ -370,7 +377,7 @@ static void on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m)
         c->max_message_size = (uint32_t)m->max_message_size;
     pc_frame_reader_set_max(&c->reader, c->max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE);
     c->state = PC_CONN_READY;
-    PC_INFO(&c->client->log, "connected to %s:%d (server %s, protocol %d, max message %u)",
+    PC_INFO(c->rt->log, "connected to %s:%d (server %s, protocol %d, max message %u)",
             c->physical.host, c->physical.port, m->server_version ? m->server_version : "?",
             c->server_protocol, c->max_message_size);
     ready_waiter_t *w = c->waiters;
@@ -471,7 +478,7 @@ static void dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
         pc_conn_close(c, PULSARC_ERR_UNSUPPORTED, "broker asked for authentication");
         break;
     default:
-        PC_DEBUG(&c->client->log, "ignoring command type %d", (int)cmd->type);
+        PC_DEBUG(c->rt->log, "ignoring command type %d", (int)cmd->type);
         break;
     }
 }
@@ -529,9 +536,9 @@ static void on_tick(uv_timer_t *t)
 {
     pc_conn_t *c = t->data;
     uint64_t now = pc_mono_ms();
-    const pulsarc_client_config_t *conf = &c->client->conf;
+    const pc_limits_t *limits = &c->rt->limits;
     if (c->state != PC_CONN_READY) {
-        if (now - c->opened_ms >= (uint64_t)conf->connection_timeout_ms)
+        if (now - c->opened_ms >= limits->connection_timeout_ms)
             pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, "connection timed out");
         return;
     }
@@ -548,7 +555,7 @@ static void on_tick(uv_timer_t *t)
             pp = &r->next;
         }
     }
-    uint64_t ka = (uint64_t)conf->keepalive_interval_s * 1000u;
+    uint64_t ka = limits->keepalive_interval_ms;
     if (now - c->last_rx_ms >= 2 * ka) {
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "broker did not answer keep-alive pings");
     } else if (now - c->last_rx_ms >= ka && now - c->last_ping_ms >= ka) {
@@ -622,13 +629,13 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
     c->busy_requests++;
 }
 
-pc_conn_t *pc_conn_open(pulsarc_client_t *client, const pc_host_port_t *logical,
+pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
                         const pc_host_port_t *physical)
 {
     pc_conn_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->client = client;
+    c->rt = rt;
     c->logical = *logical;
     c->physical = *physical;
     c->state = PC_CONN_CONNECTING;
@@ -637,12 +644,12 @@ pc_conn_t *pc_conn_open(pulsarc_client_t *client, const pc_host_port_t *logical,
     c->opened_ms = c->last_rx_ms = c->last_ping_ms = pc_mono_ms();
     /* Three handles live for the whole connection: timer, write flusher, TCP socket. */
     c->live_handles = 3;
-    uv_idle_init(&client->loop, &c->flusher);
+    uv_idle_init(rt->loop, &c->flusher);
     c->flusher.data = c;
-    uv_timer_init(&client->loop, &c->timer);
+    uv_timer_init(rt->loop, &c->timer);
     c->timer.data = c;
     uv_timer_start(&c->timer, on_tick, TICK_MS, TICK_MS);
-    uv_tcp_init(&client->loop, &c->tcp);
+    uv_tcp_init(rt->loop, &c->tcp);
     c->tcp.data = c;
 
     if (pc_conn_test_socket) {
@@ -665,7 +672,7 @@ pc_conn_t *pc_conn_open(pulsarc_client_t *client, const pc_host_port_t *logical,
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     c->gai.data = c;
-    int rc = uv_getaddrinfo(&client->loop, &c->gai, on_resolved, physical->host, port, &hints);
+    int rc = uv_getaddrinfo(rt->loop, &c->gai, on_resolved, physical->host, port, &hints);
     if (rc != 0) {
         pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, uv_strerror(rc));
         return c;

@@ -9,7 +9,7 @@
 #include <uv.h>
 
 #include "PulsarApi.pb-c.h"
-#include "client/client.h"
+#include "net/runtime.h"
 #include "net/service_url.h"
 #include "pulsarc/pulsarc.h"
 #include "wire/frame.h"
@@ -24,6 +24,9 @@ typedef void (*pc_request_cb)(pc_conn_t *conn, pulsarc_result res,
                               const Pulsar__Proto__BaseCommand *resp, void *ctx);
 typedef void (*pc_conn_ready_cb)(pc_conn_t *conn, pulsarc_result res, void *ctx);
 typedef void (*pc_write_done_cb)(void *ctx, int status);
+/* The owner's hook: the connection has just closed and must be forgotten (it frees itself
+ * once its handles are closed). */
+typedef void (*pc_conn_closed_cb)(pc_conn_t *conn, void *ctx);
 
 /* A producer listening on a connection for its receipts and for the connection's end. */
 typedef struct pc_conn_listener {
@@ -53,9 +56,13 @@ typedef enum pc_conn_state {
 extern int (*pc_conn_test_socket)(const pc_host_port_t *physical);
 
 /* Start connecting to physical; logical is the broker the connection speaks for (they
- * differ when going through a proxy). on_ready is called once, with OK or an error. */
-pc_conn_t *pc_conn_open(pulsarc_client_t *client, const pc_host_port_t *logical,
+ * differ when going through a proxy). A connection that fails at once comes back already
+ * closed. rt must outlive the connection. */
+pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
                         const pc_host_port_t *physical);
+/* Name the connection's owner: on_closed runs once, when the connection closes, before
+ * anyone else hears of it. Set it right after pc_conn_open on a connection not closed. */
+void pc_conn_set_owner(pc_conn_t *c, pc_conn_closed_cb on_closed, void *ctx);
 /* Call cb once when the connection is ready or has failed (at once if already ready). */
 void pc_conn_when_ready(pc_conn_t *c, pc_conn_ready_cb cb, void *ctx);
 

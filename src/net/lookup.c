@@ -10,7 +10,7 @@
 /* One lookup in flight. It follows redirects, each to the broker named in the answer,
  * until a Connect answer, a failure, or the redirect limit. */
 typedef struct lookup {
-    pulsarc_client_t *client;
+    pc_runtime_t *rt;
     char *topic;
     bool partitions;        /* PARTITIONED_METADATA instead of LOOKUP */
     bool authoritative;
@@ -25,18 +25,24 @@ typedef struct lookup {
 
 static void send_request(lookup_t *lk);
 
+/* Spread lookups over the service URL's hosts. */
+static pc_host_port_t next_service_host(pc_runtime_t *rt)
+{
+    return rt->service->hosts[rt->next_host++ % rt->service->n_hosts];
+}
+
 /* A service host that cannot be reached is not the topic's fault: try the next host of
  * the service URL before giving up, once each. */
 static bool fail_over(lookup_t *lk, pulsarc_result res)
 {
-    pulsarc_client_t *c = lk->client;
+    pc_runtime_t *rt = lk->rt;
     if ((res != PULSARC_ERR_CONNECT_FAILED && res != PULSARC_ERR_CONNECTION_CLOSED) ||
-        lk->hosts_tried >= c->url.n_hosts || c->stopping)
+        lk->hosts_tried >= rt->service->n_hosts || rt->stopping)
         return false;
-    PC_INFO(&c->log, "lookup of %s via %s:%d failed (%s); trying the next service host", lk->topic,
+    PC_INFO(rt->log, "lookup of %s via %s:%d failed (%s); trying the next service host", lk->topic,
             lk->service.host, lk->service.port, pulsarc_last_error_detail());
     lk->hosts_tried++;
-    lk->service = c->url.hosts[c->next_host++ % c->url.n_hosts];
+    lk->service = next_service_host(rt);
     lk->target = lk->service;
     lk->redirects = 0;
     lk->authoritative = false;
@@ -108,9 +114,9 @@ static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
     }
     bool proxied = m->has_proxy_through_service_url && m->proxy_through_service_url;
     if (m->response == PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect) {
-        if (++lk->redirects > lk->client->conf.max_lookup_redirects) {
+        if (++lk->redirects > lk->rt->limits.max_lookup_redirects) {
             pc_fail(PULSARC_ERR_TOO_MANY_REDIRECTS, "lookup of %s redirected more than %d times",
-                    lk->topic, (int)lk->client->conf.max_lookup_redirects);
+                    lk->topic, lk->rt->limits.max_lookup_redirects);
             finish(lk, PULSARC_ERR_TOO_MANY_REDIRECTS, NULL, NULL, 0);
             return;
         }
@@ -154,7 +160,7 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
 
 static void send_request(lookup_t *lk)
 {
-    pc_conn_t *conn = pc_pool_get(lk->client->pool, &lk->target, &lk->target);
+    pc_conn_t *conn = pc_pool_get(lk->rt->pool, &lk->target, &lk->target);
     if (!conn) {
         pc_set_detail("out of memory");
         finish(lk, PULSARC_ERR_NO_MEMORY, NULL, NULL, 0);
@@ -163,7 +169,7 @@ static void send_request(lookup_t *lk)
     pc_conn_when_ready(conn, on_conn_ready, lk);
 }
 
-static void start(pulsarc_client_t *c, const char *topic, bool partitions, pc_lookup_cb lcb,
+static void start(pc_runtime_t *rt, const char *topic, bool partitions, pc_lookup_cb lcb,
                   pc_partitions_cb pcb, void *ctx)
 {
     lookup_t *lk = calloc(1, sizeof *lk);
@@ -178,26 +184,24 @@ static void start(pulsarc_client_t *c, const char *topic, bool partitions, pc_lo
             lcb(PULSARC_ERR_NO_MEMORY, NULL, NULL, ctx);
         return;
     }
-    lk->client = c;
+    lk->rt = rt;
     lk->topic = t;
     lk->partitions = partitions;
     lk->lookup_cb = lcb;
     lk->partitions_cb = pcb;
     lk->ctx = ctx;
-    /* Spread lookups over the service URL's hosts. */
-    lk->service = c->url.hosts[c->next_host++ % c->url.n_hosts];
+    lk->service = next_service_host(rt);
     lk->hosts_tried = 1;
     lk->target = lk->service;
     send_request(lk);
 }
 
-void pc_lookup_topic(pulsarc_client_t *c, const char *topic, pc_lookup_cb cb, void *ctx)
+void pc_lookup_topic(pc_runtime_t *rt, const char *topic, pc_lookup_cb cb, void *ctx)
 {
-    start(c, topic, false, cb, NULL, ctx);
+    start(rt, topic, false, cb, NULL, ctx);
 }
 
-void pc_lookup_partitions(pulsarc_client_t *c, const char *topic, pc_partitions_cb cb,
-                          void *ctx)
+void pc_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb cb, void *ctx)
 {
-    start(c, topic, true, NULL, cb, ctx);
+    start(rt, topic, true, NULL, cb, ctx);
 }

@@ -3,8 +3,9 @@
 #ifndef PC_LOOKUP_H
 #define PC_LOOKUP_H
 
-#include "client/client.h"
+#include "net/runtime.h"
 #include "net/service_url.h"
+#include "pulsarc/pulsarc.h"
 
 /* Where a topic is served: logical is the owning broker, physical where to connect
  * (the service URL itself when the answer says proxy_through_service_url). */
@@ -15,8 +16,9 @@ typedef void (*pc_lookup_cb)(pulsarc_result res, const pc_host_port_t *logical,
 
 typedef void (*pc_partitions_cb)(pulsarc_result res, int partitions, void *ctx);
 
-void pc_lookup_topic(pulsarc_client_t *c, const char *topic, pc_lookup_cb cb, void *ctx);
-void pc_lookup_partitions(pulsarc_client_t *c, const char *topic, pc_partitions_cb cb,
-                          void *ctx);
+/* Both start from the next host of rt's service URL (round-robin) and connect through
+ * rt's pool; cb runs once, on the loop thread. */
+void pc_lookup_topic(pc_runtime_t *rt, const char *topic, pc_lookup_cb cb, void *ctx);
+void pc_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb cb, void *ctx);
 
 #endif

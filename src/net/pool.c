@@ -4,16 +4,16 @@
 #include <string.h>
 
 struct pc_pool {
-    pulsarc_client_t *client;
+    pc_runtime_t *rt;
     pc_conn_t **conns;
     size_t n, cap;
 };
 
-pc_pool_t *pc_pool_new(pulsarc_client_t *client)
+pc_pool_t *pc_pool_new(pc_runtime_t *rt)
 {
     pc_pool_t *p = calloc(1, sizeof *p);
     if (p)
-        p->client = client;
+        p->rt = rt;
     return p;
 }
 
@@ -23,6 +23,19 @@ void pc_pool_free(pc_pool_t *p)
         return;
     free(p->conns);
     free(p);
+}
+
+/* The owner hook: a closed connection leaves the pool at once, so that it is never handed
+ * out again. */
+static void forget(pc_conn_t *conn, void *ctx)
+{
+    pc_pool_t *p = ctx;
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->conns[i] == conn) {
+            p->conns[i] = p->conns[--p->n];
+            return;
+        }
+    }
 }
 
 static bool same(const pc_host_port_t *a, const pc_host_port_t *b)
@@ -47,26 +60,18 @@ pc_conn_t *pc_pool_get(pc_pool_t *p, const pc_host_port_t *logical,
         p->conns = a;
         p->cap = cap;
     }
-    pc_conn_t *c = pc_conn_open(p->client, logical, physical);
+    pc_conn_t *c = pc_conn_open(p->rt, logical, physical);
     /* A connection that failed at once is already closed and must not be pooled. */
-    if (c && pc_conn_state(c) != PC_CONN_CLOSED)
+    if (c && pc_conn_state(c) != PC_CONN_CLOSED) {
+        pc_conn_set_owner(c, forget, p);
         p->conns[p->n++] = c;
-    return c;
-}
-
-void pc_pool_forget(pc_pool_t *p, pc_conn_t *conn)
-{
-    for (size_t i = 0; i < p->n; i++) {
-        if (p->conns[i] == conn) {
-            p->conns[i] = p->conns[--p->n];
-            return;
-        }
     }
+    return c;
 }
 
 void pc_pool_close_all(pc_pool_t *p)
 {
-    /* Closing removes the connection from the array, so always take the last one. */
+    /* Closing removes the connection from the array (forget), so always take the last one. */
     while (p->n > 0)
         pc_conn_close(p->conns[p->n - 1], PULSARC_ERR_ALREADY_CLOSED, "client is closing");
 }

@@ -11,8 +11,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "client/message.h"
+#include "producer/message.h"
 #include "common/buf.h"
+
+/* Which batch container a producer uses. */
+typedef enum pc_batcher_kind {
+    PC_BATCHER_DEFAULT = 0,   /* one batch */
+    PC_BATCHER_KEY_BASED = 1, /* one batch per key, for Key_Shared consumers */
+} pc_batcher_kind_t;
 
 typedef struct pc_batch {
     pc_msg_t *head, *tail;  /* linked by msg->next */

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "client/message.h"
+#include "producer/message.h"
 #include "common/buf.h"
 
 /* What the chunks of one large message share: the message (whose payload they slice,

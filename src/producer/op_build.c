@@ -89,7 +89,7 @@ static int maybe_compress(const pc_op_params_t *p, const uint8_t **data, size_t 
 {
     if (p->codec == PC_CODEC_NONE || *len == 0)
         return 0;
-    if (pc_compress((pc_codec_t)p->codec, *data, *len, out) != 0)
+    if (pc_compress(p->codec, *data, *len, out) != 0)
         return -1;
     *data = out->data;
     *len = out->len;
@@ -151,6 +151,54 @@ fail:
     return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building chunks");
 }
 
+/* The frame must fit the broker's limit with its metadata: the payload within
+ * max_message_size, the whole frame within the allowance the broker adds for the command
+ * and metadata. Keys and properties count. Decides whether a payload of len bytes goes in
+ * chunks (of *chunk_size) or whole. */
+static pulsarc_result plan_frames(const pc_op_params_t *p, size_t meta_size, size_t len,
+                                  size_t *chunk_size, bool *split)
+{
+    if (meta_size + CHUNK_METADATA_MARGIN >= p->max_message_size ||
+        meta_size + CHUNK_METADATA_MARGIN > PC_FRAME_OVERHEAD_ALLOWANCE)
+        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                       "the message's metadata (key, properties) takes %zu bytes, more than a "
+                       "frame within the broker's limit of %u bytes leaves room for",
+                       meta_size, p->max_message_size);
+    size_t room = p->max_message_size - meta_size - CHUNK_METADATA_MARGIN;
+    *chunk_size = p->chunk_size && p->chunk_size < room ? p->chunk_size : room;
+    *split = p->chunking && len > *chunk_size;
+    if (!*split && len > p->max_message_size)
+        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                       "payload of %zu bytes%s is above the broker's limit of %u bytes (enable "
+                       "chunkingEnabled to send it in chunks)",
+                       len, p->codec ? " (compressed)" : "", p->max_message_size);
+    return PULSARC_OK;
+}
+
+/* One op for the whole message; it takes the compressed bytes, if any. */
+static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
+                                   const Pulsar__Proto__MessageMetadata *meta,
+                                   pc_buf_t *compressed, const uint8_t *data, size_t len,
+                                   pc_op_t **out)
+{
+    pc_op_t *op = pc_op_new();
+    if (!op)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    op->sequence_id = op->highest_sequence_id = (uint64_t)msg->sequence_id;
+    op->owned = *compressed;
+    pc_buf_init(compressed);
+    op->payload = data;
+    op->payload_len = len;
+    if (encode_head(p, op, meta, false) != 0) {
+        pc_op_release(op);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");
+    }
+    msg->next = NULL;
+    op->msgs = msg;
+    *out = op;
+    return PULSARC_OK;
+}
+
 pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,
                                    pc_op_t **last)
 {
@@ -183,28 +231,12 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
         meta.has_deliver_at_time = 1;
         meta.deliver_at_time = (int64_t)msg->deliver_at;
     }
-    /* The frame must fit the broker's limit with its metadata: the payload within
-     * max_message_size, the whole frame within the allowance the broker adds for the
-     * command and metadata. Keys and properties count. */
-    size_t meta_size = pulsar__proto__message_metadata__get_packed_size(&meta);
-    if (meta_size + CHUNK_METADATA_MARGIN >= p->max_message_size ||
-        meta_size + CHUNK_METADATA_MARGIN > PC_FRAME_OVERHEAD_ALLOWANCE) {
-        res = pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
-                      "the message's metadata (key, properties) takes %zu bytes, more than a "
-                      "frame within the broker's limit of %u bytes leaves room for",
-                      meta_size, p->max_message_size);
+    size_t chunk_size = 0;
+    bool split = false;
+    res = plan_frames(p, pulsar__proto__message_metadata__get_packed_size(&meta), len,
+                      &chunk_size, &split);
+    if (res != PULSARC_OK)
         goto out;
-    }
-    size_t room = p->max_message_size - meta_size - CHUNK_METADATA_MARGIN;
-    size_t chunk_size = p->chunk_size && p->chunk_size < room ? p->chunk_size : room;
-    bool split = p->chunking && len > chunk_size;
-    if (!split && len > p->max_message_size) {
-        res = pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
-                      "payload of %zu bytes%s is above the broker's limit of %u bytes (enable "
-                      "chunkingEnabled to send it in chunks)",
-                      len, p->codec ? " (compressed)" : "", p->max_message_size);
-        goto out;
-    }
     if (split) {
         pc_shared_payload_t *sh = pc_shared_payload_new();
         if (!sh) {
@@ -219,24 +251,9 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
         pc_shared_payload_unref(sh); /* the chunk ops hold their own references */
         goto out;
     }
-    pc_op_t *op = pc_op_new();
-    if (!op) {
-        res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-        goto out;
-    }
-    op->sequence_id = op->highest_sequence_id = (uint64_t)msg->sequence_id;
-    op->owned = compressed;
-    pc_buf_init(&compressed);
-    op->payload = data;
-    op->payload_len = len;
-    if (encode_head(p, op, &meta, false) != 0) {
-        pc_op_release(op);
-        res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");
-        goto out;
-    }
-    msg->next = NULL;
-    op->msgs = msg;
-    *first = *last = op;
+    res = build_single(p, msg, &meta, &compressed, data, len, first);
+    if (res == PULSARC_OK)
+        *last = *first;
 out:
     kv_free(&kv);
     pc_buf_free(&compressed);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codec/compression.h"
 #include "producer/batch.h"
 #include "producer/op.h"
 #include "pulsarc/pulsarc.h"
@@ -18,7 +19,7 @@
 typedef struct pc_op_params {
     uint64_t producer_id;
     const char *producer_name;
-    int codec;                 /* pc_codec_t */
+    pc_codec_t codec;
     uint32_t max_message_size; /* the connection's limit */
     bool chunking;
     size_t chunk_size;         /* 0 = derive from max_message_size */

@@ -5,13 +5,33 @@
 #ifndef PC_PARTITION_PRODUCER_H
 #define PC_PARTITION_PRODUCER_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "client/client.h"
-#include "client/message.h"
-#include "client/message_id.h"
+#include "codec/compression.h"
+#include "net/runtime.h"
+#include "producer/batch.h"
+#include "producer/message.h"
+#include "producer/message_id.h"
 
 typedef struct pc_pp pc_pp_t;
+
+/* What a partition producer needs of the producer configuration, in its own terms. */
+typedef struct pc_pp_settings {
+    const char *producer_name;   /* NULL: the broker assigns one (copied by pc_pp_new) */
+    int64_t initial_sequence_id; /* -1: continue after the broker's last id */
+    uint64_t send_timeout_ms;    /* 0: no send timeout */
+    pc_codec_t compression;
+    bool batching_enabled;
+    pc_batcher_kind_t batcher;
+    int batching_max_messages;
+    size_t batching_max_bytes;   /* payload bytes, as batchingMaxBytes counts them */
+    uint64_t batching_max_delay_ms;
+    bool chunking_enabled;
+    size_t chunk_max_size;       /* 0: as large as the broker's max message size allows */
+    bool lazy_start;             /* the first send registers it, not the creation */
+} pc_pp_settings_t;
 
 /* Runs once per message: success with its id, or failure. The owner runs the user's
  * callback and releases what admission reserved. */
@@ -22,8 +42,8 @@ typedef void (*pc_pp_done_fn)(pc_pp_t *pp, pulsarc_result res, void *ctx);
  * with nothing pending: every later send fails with res. */
 typedef void (*pc_pp_stopped_fn)(void *owner, pulsarc_result res, const char *detail);
 
-pc_pp_t *pc_pp_new(pulsarc_client_t *client, const char *topic, int partition,
-                   const pulsarc_producer_config_t *conf, pc_pp_complete_fn complete,
+pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
+                   const pc_pp_settings_t *set, pc_pp_complete_fn complete,
                    pc_pp_stopped_fn stopped, void *owner);
 /* Look up, connect and register with the broker; retries retryable failures until
  * operationTimeoutMs. cb reports the outcome. */

@@ -1,13 +1,14 @@
 /* MessageRouter: picks the partition of a partitioned topic for each message.
- * Runs on the sending thread (like the Java client), so the state it keeps is atomic. */
+ * Runs on the sending thread (like the Java client), so the state it keeps is atomic.
+ * It sees a read-only view of the message and its own settings, nothing else. */
 #ifndef PC_ROUTER_H
 #define PC_ROUTER_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "client/config.h"
-#include "client/message.h"
+#include "pulsarc/pulsarc.h"
 
 typedef enum pc_routing_mode {
     PC_ROUTE_ROUND_ROBIN = 0,
@@ -15,22 +16,40 @@ typedef enum pc_routing_mode {
     PC_ROUTE_CUSTOM = 2,
 } pc_routing_mode;
 
-typedef struct pc_router {
+typedef enum pc_hash_scheme {
+    PC_HASH_JAVA_STRING = 0, /* Java's String.hashCode, the Java client's default */
+    PC_HASH_MURMUR3_32 = 1,
+} pc_hash_scheme;
+
+typedef struct pc_router_settings {
     pc_routing_mode mode;
-    int hashing;             /* 0 Java String.hashCode, 1 Murmur3_32 */
-    pulsarc_router_cb custom;
+    pc_hash_scheme hashing;
+    pulsarc_router_cb custom;  /* PC_ROUTE_CUSTOM */
     void *custom_ctx;
-    uint32_t start;          /* random start partition (and SINGLE's partition) */
-    uint64_t switch_ms;      /* batching on: keyless messages change partition this often */
-    _Atomic uint32_t next;   /* batching off: plain rotation */
+    uint64_t switch_ms;        /* 0: keyless messages rotate per message; else per period
+                                  (the batching delay, so that batches fill) */
+} pc_router_settings_t;
+
+/* What a router may look at: the key, and the message as the application built it (for
+ * a custom router, which gets the public handle). */
+typedef struct pc_route_view {
+    const char *key;           /* NULL: no key */
+    size_t key_len;
+    const pulsarc_message_t *message;
+} pc_route_view_t;
+
+typedef struct pc_router {
+    pc_router_settings_t set;
+    uint32_t start;            /* random start partition (and SINGLE's partition) */
+    _Atomic uint32_t next;     /* per-message rotation */
 } pc_router_t;
 
-void pc_router_init(pc_router_t *r, const pulsarc_producer_config_t *conf);
-/* The partition for msg among n, or -1 when a custom router answered out of range.
- * Keyed messages go to hash(key) % n in every mode but custom. Keyless ones: round robin
- * rotates — with batching, by time (one partition per batching delay, as the Java client
- * does, so batches fill); single sticks to one partition picked at random. */
-int pc_router_choose(pc_router_t *r, const pulsarc_message_t *msg, int n);
+void pc_router_init(pc_router_t *r, const pc_router_settings_t *set);
+/* The partition for the message among n, or -1 when a custom router answered out of
+ * range. Keyed messages go to hash(key) % n in every mode but custom. Keyless ones: round
+ * robin rotates (by period when switch_ms is set, as the Java client does with batching);
+ * single sticks to one partition picked at random. */
+int pc_router_choose(pc_router_t *r, const pc_route_view_t *m, int n);
 /* The hash of a key under the configured scheme. */
 int32_t pc_router_hash(const pc_router_t *r, const char *key, size_t len);
 

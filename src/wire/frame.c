@@ -38,13 +38,12 @@ int pc_frame_encode_command(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd
     return 0;
 }
 
-/* Shared by both payload encoders: the metadata comes either as a message packed in
- * place (meta_msg) or as bytes already serialised (meta_raw). */
-static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                               const Pulsar__Proto__MessageMetadata *meta_msg, const uint8_t *meta_raw,
-                               size_t meta_len, const uint8_t *payload, size_t payload_len)
+int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
+                                 const Pulsar__Proto__MessageMetadata *meta,
+                                 const uint8_t *payload, size_t payload_len)
 {
     size_t cmd_len = pulsar__proto__base_command__get_packed_size(cmd);
+    size_t meta_len = pulsar__proto__message_metadata__get_packed_size(meta);
     if (meta_len > UINT32_MAX)
         return -1;
     /* Sums checked piecewise so no size_t wrap can sneak past the u32 check. */
@@ -67,33 +66,14 @@ static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *
     uint8_t *crc_at = p + 2;
     uint8_t *sum_from = p + 6;
     pc_write_u32be(sum_from, (uint32_t)meta_len);
-    if (meta_msg) {
-        if (pulsar__proto__message_metadata__pack(meta_msg, sum_from + 4) != meta_len)
-            return -1;
-    } else if (meta_len) {
-        memcpy(sum_from + 4, meta_raw, meta_len);
-    }
+    if (pulsar__proto__message_metadata__pack(meta, sum_from + 4) != meta_len)
+        return -1;
     uint32_t crc = pc_crc32c(0, sum_from, 4 + meta_len);
     crc = pc_crc32c(crc, payload, payload_len);
     pc_write_u32be(crc_at, crc);
     /* The payload bytes are the caller's to write; count only what we wrote. */
     out->len += 4 + total - payload_len;
     return 0;
-}
-
-int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                                 const Pulsar__Proto__MessageMetadata *meta,
-                                 const uint8_t *payload, size_t payload_len)
-{
-    size_t meta_len = pulsar__proto__message_metadata__get_packed_size(meta);
-    return encode_payload_head(out, cmd, meta, NULL, meta_len, payload, payload_len);
-}
-
-int pc_frame_encode_payload_head_raw(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                                     const uint8_t *meta, size_t meta_len,
-                                     const uint8_t *payload, size_t payload_len)
-{
-    return encode_payload_head(out, cmd, NULL, meta, meta_len, payload, payload_len);
 }
 
 void pc_frame_reader_init(pc_frame_reader_t *r, size_t max_frame)

@@ -31,11 +31,6 @@ int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand
                                  const Pulsar__Proto__MessageMetadata *meta,
                                  const uint8_t *payload, size_t payload_len);
 
-/* Same, with the metadata already serialised (used when a producer re-encodes). */
-int pc_frame_encode_payload_head_raw(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                                     const uint8_t *meta, size_t meta_len,
-                                     const uint8_t *payload, size_t payload_len);
-
 /* One decoded frame. Pointers point into the reader's buffer and are valid until the
  * next call to pc_frame_reader_feed or pc_frame_reader_next. */
 typedef struct pc_frame {

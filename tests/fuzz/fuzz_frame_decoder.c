@@ -3,7 +3,9 @@
  * Input: 4 bytes choosing how the rest is split into feeds (each byte, cycled, is
  * the size of the next piece; 0 means "everything left"), then the byte stream.
  * Every frame the reader hands out is unpacked, fully read (so ASan sees any
- * out-of-bounds pointer), re-encoded and decoded again, which must round-trip. */
+ * out-of-bounds pointer), re-encoded with the library's encoders and decoded again, which
+ * must round-trip. A payload frame re-encodes only when its metadata parses (the encoder
+ * takes a MessageMetadata), and its metadata comes back as that message packs. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +19,21 @@
             __builtin_trap();   \
     } while (0)
 
-static void roundtrip(const pc_frame_t *f, const Pulsar__Proto__BaseCommand *cmd)
+static void roundtrip(const pc_frame_t *f, const Pulsar__Proto__BaseCommand *cmd,
+                      const Pulsar__Proto__MessageMetadata *meta)
 {
+    uint8_t *meta_bytes = NULL;
+    size_t meta_len = 0;
+    if (f->has_payload) {
+        meta_len = pulsar__proto__message_metadata__get_packed_size(meta);
+        meta_bytes = malloc(meta_len ? meta_len : 1);
+        CHECK(meta_bytes != NULL);
+        CHECK(pulsar__proto__message_metadata__pack(meta, meta_bytes) == meta_len);
+    }
     pc_buf_t b;
     pc_buf_init(&b);
     int rc = f->has_payload
-                 ? pc_frame_encode_payload_head_raw(&b, cmd, f->metadata, f->metadata_len, f->payload,
-                                                    f->payload_len)
+                 ? pc_frame_encode_payload_head(&b, cmd, meta, f->payload, f->payload_len)
                  : pc_frame_encode_command(&b, cmd);
     CHECK(rc == 0);
     if (f->has_payload)
@@ -38,33 +48,35 @@ static void roundtrip(const pc_frame_t *f, const Pulsar__Proto__BaseCommand *cmd
     CHECK(g.command_len == pulsar__proto__base_command__get_packed_size(cmd));
     if (g.has_payload) {
         CHECK(g.checksum_ok);
-        CHECK(g.metadata_len == f->metadata_len && g.payload_len == f->payload_len);
-        CHECK(memcmp(g.metadata, f->metadata, f->metadata_len) == 0);
+        CHECK(g.metadata_len == meta_len && g.payload_len == f->payload_len);
+        CHECK(memcmp(g.metadata, meta_bytes, meta_len) == 0);
         CHECK(memcmp(g.payload, f->payload, f->payload_len) == 0);
     }
     CHECK(pc_frame_reader_next(&r, &g) == PC_FRAME_NEED_MORE);
     pc_frame_reader_free(&r);
     pc_buf_free(&b);
+    free(meta_bytes);
 }
 
 static void handle(const pc_frame_t *f)
 {
     /* Touch every byte the frame points at. */
     uint32_t c = pc_crc32c(0, f->command, f->command_len);
+    Pulsar__Proto__MessageMetadata *meta = NULL;
     if (f->has_payload) {
         c = pc_crc32c(c, f->metadata, f->metadata_len);
         c = pc_crc32c(c, f->payload, f->payload_len);
-        Pulsar__Proto__MessageMetadata *m =
-            pulsar__proto__message_metadata__unpack(NULL, f->metadata_len, f->metadata);
-        pulsar__proto__message_metadata__free_unpacked(m, NULL);
+        meta = pulsar__proto__message_metadata__unpack(NULL, f->metadata_len, f->metadata);
     }
     (void)c;
 
     Pulsar__Proto__BaseCommand *cmd = pc_frame_unpack_command(f);
-    if (cmd) {
-        roundtrip(f, cmd);
+    if (cmd && (meta || !f->has_payload))
+        roundtrip(f, cmd, meta);
+    if (cmd)
         pulsar__proto__base_command__free_unpacked(cmd, NULL);
-    }
+    if (meta)
+        pulsar__proto__message_metadata__free_unpacked(meta, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

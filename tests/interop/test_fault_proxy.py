@@ -180,7 +180,7 @@ def test_scheduled_cuts_keep_cutting_until_off(fault_proxy, unique_topic, client
         p = f"m{len(sent)}".encode()
         producer.send(p)
         sent.append(p)
-        time.sleep(0.05)
+        time.sleep(0.05)  # pacing the sends while waiting for the cuts (deadline above)
     fault_proxy.schedule_off()
     assert fault_proxy.stats()["faults"]["schedule"] is None
     cuts = fault_proxy.stats()["cuts"]
@@ -188,6 +188,7 @@ def test_scheduled_cuts_keep_cutting_until_off(fault_proxy, unique_topic, client
     sent.append(b"last")
     producer.close()
 
+    # Deliberately let time pass: a cut still scheduled (every 0.3-0.8 s) would come now.
     time.sleep(1.0)
     assert fault_proxy.stats()["cuts"] == cuts, "no cuts after schedule-off"
     # Every send succeeded, so every message is stored; a cut between the broker

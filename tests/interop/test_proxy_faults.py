@@ -86,13 +86,20 @@ def test_stall_times_out_only_the_old_messages(service_url, unique_topic, tmp_pa
                                      "--conf", "sendTimeoutMs=1500", "--conf", "batchingEnabled=false",
                                      timeout_s=120, check=False)
 
-    # Messages 0..~150 go through, then the connection stalls for 4 s: what was sent in
-    # the stall's first 2.5 s waits longer than 1.5 s and fails; after the resume the
-    # rest (and later ones) succeed.
+    # The first 100 or so messages go through, then the connection stalls for 4 s: what
+    # was sent in the stall's first 2.5 s waits longer than 1.5 s and fails; after the
+    # resume the rest (and later ones) succeed.
     t = threading.Thread(target=produce)
     t.start()
-    time.sleep(1.5)
+    try:
+        ph.wait_for(lambda: ph.topic_stats(topic).get("msgInCounter", 0) >= 100, timeout_s=60,
+                    interval_s=0.05, what="the producer to be sending")
+    except BaseException:
+        t.join()
+        raise
     fault_proxy.stall()
+    # The fault itself, not a wait: the stall must outlast sendTimeoutMs (1.5 s) by enough
+    # that some messages expire, and end early enough that later ones do not.
     time.sleep(4.0)
     fault_proxy.resume()
     t.join()

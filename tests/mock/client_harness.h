@@ -9,15 +9,35 @@
  * and h_teardown() (the suite's .fini) frees whatever an early failure left behind.
  *
  * Every client uses short timeouts (see h_client) and a logger that keeps the lines in
- * memory (h_log_contains); set PULSARC_TEST_LOG=1 to also see them on stderr. */
+ * memory (h_log_contains); set PULSARC_TEST_LOG=1 to also see them on stderr.
+ *
+ * Timing rules (a loaded 2-core CI machine running sanitizer builds must not flake):
+ *   - Never sleep to wait for something that must happen: wait for the event with
+ *     h_wait_calls, h_wait_sends / h_wait_count, h_wait_log, h_wait_until or
+ *     h_wait_changed. Their deadlines are generous (at least H_WAIT_MIN_MS) and scaled
+ *     by h_time_scale(); a deadline only decides how long a failing test takes to fail.
+ *   - h_let_time_pass(ms) is the one deliberate pause: it gives something that must NOT
+ *     happen (a second callback, a retry) the chance to, so the next assertion can see
+ *     it. Keep it short; it never makes a test pass that would otherwise fail.
+ *   - Where a duration is what a test checks, keep lower bounds the library guarantees
+ *     and put upper bounds at h_upper_ms(nominal): the nominal time plus slack scaled
+ *     like the deadlines. When a bound must stay below another duration to mean
+ *     anything (e.g. "failed at once, not at operationTimeoutMs"), derive that duration
+ *     from the bound (h_ms_str) instead of fixing it.
+ *   - The scale is PC_TEST_TIME_SCALE (tests/CMakeLists.txt: 1, or more for ASan/TSan
+ *     builds), overridden at run time by the environment variable
+ *     PULSARC_TEST_TIME_SCALE (an integer, 1..100). Suite timeouts use
+ *     H_SUITE_TIMEOUT(seconds), scaled by the compile-time factor only. */
 #ifndef PC_TEST_CLIENT_HARNESS_H
 #define PC_TEST_CLIENT_HARNESS_H
 
 #include <criterion/criterion.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +66,103 @@ static H_UNUSED void h_sleep_ms(unsigned ms)
     struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
     while (nanosleep(&ts, &ts) != 0) {
     }
+}
+
+/* A deliberate pause (see the timing rules above): only before asserting that something
+ * did NOT happen. Not scaled: a longer pause would only make the check stricter. */
+static H_UNUSED void h_let_time_pass(unsigned ms)
+{
+    h_sleep_ms(ms);
+}
+
+/* ---- time scale, deadlines and bounds ------------------------------------------------ */
+
+#ifndef PC_TEST_TIME_SCALE
+#define PC_TEST_TIME_SCALE 1
+#endif
+/* Criterion's per-test timeout (seconds), scaled for sanitizer builds. */
+#define H_SUITE_TIMEOUT(seconds) ((seconds) * PC_TEST_TIME_SCALE)
+/* The shortest deadline of a wait for something that must happen, before scaling. */
+#define H_WAIT_MIN_MS 10000
+/* Slack for a machine that is slow or busy, before scaling (see h_upper_ms). */
+#define H_SLACK_MS 2000
+
+static H_UNUSED unsigned h_time_scale(void)
+{
+    unsigned v = PC_TEST_TIME_SCALE;
+    const char *e = getenv("PULSARC_TEST_TIME_SCALE");
+    if (e && *e) {
+        char *end = NULL;
+        long n = strtol(e, &end, 10);
+        if (end && *end == '\0' && n >= 1 && n <= 100)
+            v = (unsigned)n;
+    }
+    return v < 1 ? 1 : v;
+}
+
+/* ms scaled for this build and machine. */
+static H_UNUSED uint64_t h_scaled_ms(uint64_t ms)
+{
+    return ms * h_time_scale();
+}
+
+/* The deadline of a wait for something that must happen: at least H_WAIT_MIN_MS, scaled. */
+static H_UNUSED int h_deadline_ms(int timeout_ms)
+{
+    uint64_t ms = timeout_ms < H_WAIT_MIN_MS ? H_WAIT_MIN_MS : (uint64_t)timeout_ms;
+    ms = h_scaled_ms(ms);
+    return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+/* An upper bound on a duration whose nominal value is nominal_ms: that plus scaled slack. */
+static H_UNUSED uint64_t h_upper_ms(uint64_t nominal_ms)
+{
+    return nominal_ms + h_scaled_ms(H_SLACK_MS);
+}
+
+/* ms as a decimal string for a config value (a few rotating buffers, so that several may
+ * appear in one h_client / h_producer call). */
+static H_UNUSED const char *h_ms_str(uint64_t ms)
+{
+    static _Thread_local char bufs[8][24];
+    static _Thread_local unsigned next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, sizeof bufs[0], "%llu", (unsigned long long)ms);
+    return b;
+}
+
+/* Poll cond(arg) every 2 ms until it holds or the (scaled, generous) deadline passes;
+ * returns whether it holds. For conditions nothing signals (atomics set in hooks, log
+ * lines, handle state). */
+typedef bool (*h_cond_fn)(void *arg);
+
+static H_UNUSED bool h_wait_until(h_cond_fn cond, void *arg, int timeout_ms)
+{
+    uint64_t deadline = h_now_ms() + (uint64_t)h_deadline_ms(timeout_ms);
+    while (!cond(arg)) {
+        if (h_now_ms() >= deadline)
+            return cond(arg);
+        h_sleep_ms(2);
+    }
+    return true;
+}
+
+typedef struct h_atomic_ne {
+    _Atomic int *v;
+    int initial;
+} h_atomic_ne_t;
+
+static H_UNUSED bool h_atomic_ne_cond(void *arg)
+{
+    h_atomic_ne_t *a = arg;
+    return atomic_load(a->v) != a->initial;
+}
+
+/* Wait until *v is no longer `initial` (a hook or done-callback stored its result). */
+static H_UNUSED bool h_wait_changed(_Atomic int *v, int initial, int timeout_ms)
+{
+    h_atomic_ne_t a = { v, initial };
+    return h_wait_until(h_atomic_ne_cond, &a, timeout_ms);
 }
 
 /* ---- log capture ------------------------------------------------------------------ */
@@ -82,6 +199,47 @@ static H_UNUSED bool h_log_contains(const char *needle)
     bool found = strstr(h_log_buf, needle) != NULL;
     pthread_mutex_unlock(&h_log_mu);
     return found;
+}
+
+/* Number of times needle occurs in the client's log so far. */
+static H_UNUSED int h_log_count(const char *needle)
+{
+    int n = 0;
+    size_t len = strlen(needle);
+    pthread_mutex_lock(&h_log_mu);
+    for (const char *p = h_log_buf; len && (p = strstr(p, needle)) != NULL; p += len)
+        n++;
+    pthread_mutex_unlock(&h_log_mu);
+    return n;
+}
+
+static H_UNUSED bool h_log_cond(void *needle)
+{
+    return h_log_contains(needle);
+}
+
+/* Wait until the client's log contains needle. */
+static H_UNUSED bool h_wait_log(const char *needle, int timeout_ms)
+{
+    return h_wait_until(h_log_cond, (void *)needle, timeout_ms);
+}
+
+typedef struct h_log_count_arg {
+    const char *needle;
+    int at_least;
+} h_log_count_arg_t;
+
+static H_UNUSED bool h_log_count_cond(void *arg)
+{
+    h_log_count_arg_t *a = arg;
+    return h_log_count(a->needle) >= a->at_least;
+}
+
+/* Wait until needle occurs at least at_least times in the client's log. */
+static H_UNUSED bool h_wait_log_count(const char *needle, int at_least, int timeout_ms)
+{
+    h_log_count_arg_t a = { needle, at_least };
+    return h_wait_until(h_log_count_cond, &a, timeout_ms);
 }
 
 /* ---- send callbacks ---------------------------------------------------------------- */
@@ -151,10 +309,10 @@ static H_UNUSED void h_reset_tracker(void)
     pthread_mutex_unlock(&T.mu);
 }
 
-/* Wait until at least n callbacks ran in total. */
+/* Wait until at least n callbacks ran in total (deadline: h_deadline_ms). */
 static H_UNUSED bool h_wait_calls(int n, int timeout_ms)
 {
-    uint64_t deadline = h_now_ms() + (uint64_t)timeout_ms;
+    uint64_t deadline = h_now_ms() + (uint64_t)h_deadline_ms(timeout_ms);
     pthread_mutex_lock(&T.mu);
     while (T.total < n) {
         uint64_t now = h_now_ms();
@@ -403,7 +561,7 @@ static H_UNUSED void h_pending_unanswered(int n)
 {
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_SUPPRESS);
     h_send_range(producer, 0, n);
-    cr_assert(mock_broker_wait_sends(mb, (size_t)n, 3000));
+    cr_assert(mock_broker_wait_sends(mb, (size_t)n, h_deadline_ms(3000)));
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
 }
 
@@ -423,6 +581,25 @@ static H_UNUSED uint64_t h_count(mock_broker_t *b, mock_counter_t c)
     return mock_broker_count(b, c);
 }
 
+/* The mock's waits with the harness's deadlines (h_deadline_ms): for counts that must be
+ * reached. */
+static H_UNUSED bool h_wait_count(mock_broker_t *b, mock_counter_t c, uint64_t at_least,
+                                  int timeout_ms)
+{
+    return mock_broker_wait_count(b, c, at_least, h_deadline_ms(timeout_ms));
+}
+
+static H_UNUSED bool h_wait_count_at_most(mock_broker_t *b, mock_counter_t c, uint64_t at_most,
+                                          int timeout_ms)
+{
+    return mock_broker_wait_count_at_most(b, c, at_most, h_deadline_ms(timeout_ms));
+}
+
+static H_UNUSED bool h_wait_sends(mock_broker_t *b, size_t n, int timeout_ms)
+{
+    return mock_broker_wait_sends(b, n, h_deadline_ms(timeout_ms));
+}
+
 /* Have the broker write cmd (framed by the project's own code) to every connection.
  * Returns the number of connections. */
 static H_UNUSED int h_broker_send_cmd(mock_broker_t *b, const Pulsar__Proto__BaseCommand *cmd)
@@ -433,6 +610,18 @@ static H_UNUSED int h_broker_send_cmd(mock_broker_t *b, const Pulsar__Proto__Bas
     int n = mock_broker_send_raw(b, buf.data, buf.len);
     pc_buf_free(&buf);
     return n;
+}
+
+/* A barrier: returns once the client has handled every frame the mock wrote before the
+ * call. The mock PINGs every connection and waits for the PONGs, which the client sends
+ * only after it has read (and acted on) everything ahead of the PING. */
+static H_UNUSED void h_client_caught_up(mock_broker_t *b)
+{
+    uint64_t pongs = mock_broker_count(b, MOCK_PONGS);
+    int n = mock_broker_send_ping(b);
+    cr_assert_gt(n, 0, "no connection to ping");
+    cr_assert(h_wait_count(b, MOCK_PONGS, pongs + (uint64_t)n, 3000),
+              "the client did not answer the barrier PING");
 }
 
 /* Recorded SEND i; the caller frees it with mock_send_free. */

@@ -5,7 +5,8 @@
 
 #include <stdatomic.h>
 
-TestSuite(client_api, .init = h_setup, .fini = h_teardown, .timeout = 30);
+TestSuite(client_api, .init = h_setup, .fini = h_teardown,
+          .timeout = H_SUITE_TIMEOUT(30));
 
 /* ---- bad arguments --------------------------------------------------------------------- */
 
@@ -56,7 +57,7 @@ Test(client_api, null_message_is_rejected)
                  PULSARC_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pulsarc_producer_send(producer, NULL, &id), PULSARC_ERR_INVALID_ARGUMENT);
     cr_assert_null(id, "id_out not cleared");
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a wrong callback for the rejected message would come now */
     cr_assert_eq(h_total(), 0, "a rejected message got a callback");
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
@@ -107,7 +108,7 @@ Test(client_api, send_after_close)
 
     cr_assert_eq(h_send(producer, 1), PULSARC_ERR_ALREADY_CLOSED);
     cr_assert_eq(h_send_sync(producer, 2), PULSARC_ERR_ALREADY_CLOSED);
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a wrong callback for a refused message would come now */
     cr_assert_eq(h_total(), 0, "a refused message got a callback");
     cr_assert_eq(h_count(mb, MOCK_SENDS), 1);
     /* Closing twice is harmless. */
@@ -139,11 +140,11 @@ Test(client_api, queue_full)
     h_send_range(producer, 0, 2);
     cr_assert_eq(h_send(producer, 2), PULSARC_ERR_QUEUE_FULL);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 2);
-    cr_assert(mock_broker_wait_sends(mb, 2, 3000));
+    cr_assert(h_wait_sends(mb, 2, 3000));
 
     cr_assert_eq(mock_broker_release_receipts(mb), 2);
     cr_assert(h_wait_calls(2, 3000));
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback, or one for the refused message, would come now */
     h_assert_each_once(2, PULSARC_OK);
     cr_assert_eq(T.calls[2], 0, "the refused message got a callback");
     cr_assert_eq(h_total(), 2);
@@ -158,11 +159,19 @@ Test(client_api, queue_full)
     h_finish();
 }
 
+static atomic_bool blocked_send_started, blocked_send_returned, returned_before_room;
+static _Atomic size_t released_receipts;
+
+/* Waits until the main thread is in its blocking send, gives that send time to return
+ * (it must not: there is no room), notes whether it did, then makes room. */
 static void *release_later(void *arg)
 {
-    h_sleep_ms(300);
+    while (!atomic_load(&blocked_send_started))
+        h_sleep_ms(1);
+    h_let_time_pass(300);
+    atomic_store(&returned_before_room, atomic_load(&blocked_send_returned));
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
-    mock_broker_release_receipts(mb);
+    atomic_store(&released_receipts, mock_broker_release_receipts(mb));
     return NULL;
 }
 
@@ -173,13 +182,20 @@ Test(client_api, block_if_queue_full_waits_for_room)
                           NULL);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     h_send_range(producer, 0, 2);
+    cr_assert(h_wait_sends(mb, 2, 3000));
     pthread_t th;
     cr_assert_eq(pthread_create(&th, NULL, release_later, NULL), 0);
     uint64_t t0 = h_now_ms();
-    cr_assert_eq(h_send(producer, 2), PULSARC_OK);
+    atomic_store(&blocked_send_started, true);
+    pulsarc_result r = h_send(producer, 2);
+    atomic_store(&blocked_send_returned, true);
     uint64_t waited = h_now_ms() - t0;
     pthread_join(th, NULL);
-    cr_assert_geq(waited, 200, "send did not wait for room (%llu ms)", (unsigned long long)waited);
+    cr_assert_eq(r, PULSARC_OK, "got %s", pulsarc_result_name(r));
+    cr_assert_not(atomic_load(&returned_before_room), "send returned while the queue was full");
+    cr_assert_eq(atomic_load(&released_receipts), 2);
+    /* Room came no earlier than 300 ms after t0 (less some rounding). */
+    cr_assert_geq(waited, 290, "send did not wait for room (%llu ms)", (unsigned long long)waited);
     cr_assert(h_wait_calls(3, 3000));
     h_assert_each_once(3, PULSARC_OK);
     h_finish();
@@ -196,7 +212,7 @@ Test(client_api, message_too_big)
     pulsarc_message_t *m = h_message(1, 2000);
     cr_assert_eq(pulsarc_producer_send(producer, m, NULL), PULSARC_ERR_MESSAGE_TOO_BIG);
     pulsarc_message_free(m);
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a wrong callback for a refused message would come now */
     cr_assert_eq(h_total(), 0, "a refused message got a callback");
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     /* Below the limit it goes through. */
@@ -227,11 +243,11 @@ Test(client_api, compressed_message_too_big_fails_in_callback)
     if (r == PULSARC_OK) {
         /* Accepted: the callback must report it, exactly once. */
         cr_assert(h_wait_calls(1, 3000));
-        h_sleep_ms(50);
+        h_let_time_pass(50); /* a second callback would come now */
         h_assert_each_once(1, PULSARC_ERR_MESSAGE_TOO_BIG);
     } else {
         cr_assert_eq(r, PULSARC_ERR_MESSAGE_TOO_BIG, "got %s", pulsarc_result_name(r));
-        h_sleep_ms(50);
+        h_let_time_pass(50); /* a wrong callback for the refused message would come now */
         cr_assert_eq(h_total(), 0);
     }
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
@@ -248,7 +264,7 @@ Test(client_api, destroy_with_pending_fails_each_once)
     producer = h_producer(client, H_TOPIC, NULL);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     h_send_range(producer, 0, 3);
-    cr_assert(mock_broker_wait_sends(mb, 3, 3000));
+    cr_assert(h_wait_sends(mb, 3, 3000));
     cr_assert_eq(h_total(), 0);
     cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
     client = NULL;
@@ -256,7 +272,7 @@ Test(client_api, destroy_with_pending_fails_each_once)
     producer = NULL;
     h_assert_each_once(3, PULSARC_ERR_ALREADY_CLOSED);
     h_assert_order(3);
-    cr_assert(mock_broker_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 0, 3000),
+    cr_assert(h_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 0, 3000),
               "the client left its connection open");
     h_finish();
 }
@@ -269,7 +285,7 @@ Test(client_api, destroy_with_unsent_and_batched_messages)
                           NULL);
     /* Sit in the batch container: nothing reaches the broker before destroy. */
     h_send_range(producer, 0, 5);
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a batch sent too early would reach the mock now */
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
     cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
     client = NULL;
@@ -285,7 +301,9 @@ Test(client_api, destroy_while_broker_down)
     producer = h_producer(client, H_TOPIC, NULL);
     cr_assert_eq(mock_broker_set_down(mb, true), 0);
     h_send_range(producer, 0, 2);
-    h_sleep_ms(150); /* reconnecting */
+    /* Destroy while reconnecting: the producer has seen the connection go and is waiting
+     * to retry. */
+    cr_assert(h_wait_log("reconnecting in", 3000), "the producer never tried to reconnect");
     cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
     client = NULL;
     pulsarc_producer_free(producer);
@@ -302,7 +320,7 @@ Test(client_api, free_then_destroy_at_once)
     producer = h_producer(client, H_TOPIC, NULL);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     h_send_range(producer, 0, 2);
-    cr_assert(mock_broker_wait_sends(mb, 2, 3000));
+    cr_assert(h_wait_sends(mb, 2, 3000));
     pulsarc_producer_free(producer);
     producer = NULL;
     cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
@@ -333,7 +351,7 @@ Test(client_api, send_async_from_callback)
     cr_assert(h_wait_calls(2, 3000), "only %d of 2 callbacks", h_total());
     cr_assert_eq(atomic_load(&hook_rc), PULSARC_OK, "send_async from a callback: %s",
                  pulsarc_result_name(atomic_load(&hook_rc)));
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(2, PULSARC_OK);
     h_assert_order(2);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 2);
@@ -360,7 +378,8 @@ Test(client_api, blocking_calls_from_callback_would_block)
     T.hook = blocking_calls_from_callback;
     cr_assert_eq(h_send(producer, 0), PULSARC_OK);
     cr_assert(h_wait_calls(1, 3000));
-    h_sleep_ms(50);
+    /* The hook runs after the callback was recorded; client_destroy is its last call. */
+    cr_assert(h_wait_changed(&hook_rc4, 1000, 3000), "the hook never finished");
     cr_assert_eq(atomic_load(&hook_rc), PULSARC_ERR_WOULD_BLOCK, "send: %s",
                  pulsarc_result_name(atomic_load(&hook_rc)));
     cr_assert_eq(atomic_load(&hook_rc2), PULSARC_ERR_WOULD_BLOCK, "flush: %s",
@@ -388,21 +407,23 @@ static void close_from_callback(pulsarc_producer_t *p, int idx, pulsarc_result r
 
 Test(client_api, close_from_callback)
 {
-    client = h_client(NULL);
+    client = h_client("operationTimeoutMs", h_ms_str(3 * h_upper_ms(0)), NULL);
     producer = h_producer(client, H_TOPIC, NULL);
     T.hook = close_from_callback;
     cr_assert_eq(h_send(producer, 0), PULSARC_OK);
     cr_assert(h_wait_calls(1, 3000));
-    cr_assert(mock_broker_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000),
+    cr_assert(h_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000),
               "close from a callback never reached the broker");
     cr_assert_eq(atomic_load(&hook_rc), PULSARC_OK, "close from a callback: %s",
                  pulsarc_result_name(atomic_load(&hook_rc)));
     h_assert_each_once(1, PULSARC_OK);
     cr_assert_eq(h_send(producer, 1), PULSARC_ERR_ALREADY_CLOSED);
-    /* A blocking close afterwards returns at once. */
+    /* A blocking close afterwards returns at once (bound generous, but far below the
+     * operationTimeoutMs a close could wait for). */
     uint64_t t0 = h_now_ms();
     cr_assert_eq(pulsarc_producer_close(producer), PULSARC_OK);
-    cr_assert_lt(h_now_ms() - t0, 1000);
+    uint64_t took = h_now_ms() - t0;
+    cr_assert_lt(took, h_upper_ms(0), "close took %llu ms", (unsigned long long)took);
     h_finish();
 }
 
@@ -419,13 +440,14 @@ Test(client_api, close_from_callback_with_more_pending)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     T.hook = close_with_pending_from_callback;
     h_send_range(producer, 0, 3);
-    cr_assert(mock_broker_wait_sends(mb, 3, 3000));
-    mock_broker_release_receipts(mb);
+    cr_assert(h_wait_sends(mb, 3, 3000));
+    cr_assert_eq(mock_broker_release_receipts(mb), 3);
     /* Close waits for 1 and 2, which are receipted in the same burst. */
     cr_assert(h_wait_calls(3, 3000), "only %d of 3 callbacks", h_total());
-    cr_assert(mock_broker_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000));
-    h_sleep_ms(50);
+    cr_assert(h_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000));
+    h_let_time_pass(50); /* a second callback or close would come now */
     h_assert_each_once(3, PULSARC_OK);
+    cr_assert_eq(h_count(mb, MOCK_CLOSE_PRODUCERS), 1);
     cr_assert_eq(atomic_load(&hook_rc), PULSARC_OK);
     h_finish();
 }
@@ -445,12 +467,12 @@ Test(client_api, free_from_callback)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     T.hook = free_from_callback;
     h_send_range(producer, 0, 2);
-    cr_assert(mock_broker_wait_sends(mb, 2, 3000));
+    cr_assert(h_wait_sends(mb, 2, 3000));
     producer = NULL; /* the callback frees it */
-    mock_broker_release_receipts(mb);
+    cr_assert_eq(mock_broker_release_receipts(mb), 2);
     cr_assert(h_wait_calls(2, 3000), "only %d of 2 callbacks", h_total());
-    cr_assert(mock_broker_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000));
-    h_sleep_ms(50);
+    cr_assert(h_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000));
+    h_let_time_pass(50); /* a second callback would come now */
     cr_assert_eq(atomic_load(&hook_rc), 0);
     h_assert_each_once(2, PULSARC_OK);
     h_finish();
@@ -472,27 +494,33 @@ Test(client_api, flush_async_waits_for_receipts)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     h_send_range(producer, 0, 3);
     cr_assert_eq(pulsarc_producer_flush_async(producer, on_flushed, NULL), PULSARC_OK);
-    cr_assert(mock_broker_wait_sends(mb, 3, 3000));
-    h_sleep_ms(50);
+    cr_assert(h_wait_sends(mb, 3, 3000));
+    h_let_time_pass(50); /* a flush completed too early would show now */
     cr_assert_eq(atomic_load(&flush_done), 0, "flush completed before the receipts");
-    mock_broker_release_receipts(mb);
+    cr_assert_eq(mock_broker_release_receipts(mb), 3);
     cr_assert(h_wait_calls(3, 3000));
-    for (int i = 0; i < 100 && atomic_load(&flush_done) == 0; i++)
-        h_sleep_ms(10);
-    h_sleep_ms(50);
+    cr_assert(h_wait_changed(&flush_done, 0, 3000), "flush_async never completed");
+    h_let_time_pass(50); /* a second completion would come now */
     cr_assert_eq(atomic_load(&flush_done), 1);
     cr_assert_eq(atomic_load(&flush_res), PULSARC_OK);
     h_assert_each_once(3, PULSARC_OK);
     h_finish();
 }
 
+static atomic_int destroy_close_done, destroy_flush_done;
+
+static void count_done(pulsarc_producer_t *p, pulsarc_result res, void *ctx)
+{
+    atomic_fetch_add((atomic_int *)ctx, 1);
+}
+
 static void misbehave_during_destroy(pulsarc_producer_t *p, int idx, pulsarc_result res)
 {
     if (idx == 0) {
         atomic_store(&hook_rc, h_send(p, 10));
-        atomic_store(&hook_rc2, pulsarc_producer_close_async(p, NULL, NULL));
+        atomic_store(&hook_rc2, pulsarc_producer_close_async(p, count_done, &destroy_close_done));
     } else if (idx == 1) {
-        atomic_store(&hook_rc3, pulsarc_producer_flush_async(p, NULL, NULL));
+        atomic_store(&hook_rc3, pulsarc_producer_flush_async(p, count_done, &destroy_flush_done));
     } else if (idx == 2) {
         pulsarc_producer_free(p);
     }
@@ -505,7 +533,7 @@ Test(client_api, callbacks_during_destroy_may_call_the_api)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     T.hook = misbehave_during_destroy;
     h_send_range(producer, 0, 3);
-    cr_assert(mock_broker_wait_sends(mb, 3, 3000));
+    cr_assert(h_wait_sends(mb, 3, 3000));
     cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
     client = NULL;
     producer = NULL; /* the callback of message 2 freed it */
@@ -513,5 +541,14 @@ Test(client_api, callbacks_during_destroy_may_call_the_api)
     cr_assert_eq(T.calls[10], 0, "a message sent during destroy got a callback");
     cr_assert_eq(atomic_load(&hook_rc), PULSARC_ERR_ALREADY_CLOSED, "send during destroy: %s",
                  pulsarc_result_name(atomic_load(&hook_rc)));
+    cr_assert_eq(atomic_load(&hook_rc2), PULSARC_OK, "close_async during destroy: %s",
+                 pulsarc_result_name(atomic_load(&hook_rc2)));
+    cr_assert_eq(atomic_load(&hook_rc3), PULSARC_OK, "flush_async during destroy: %s",
+                 pulsarc_result_name(atomic_load(&hook_rc3)));
+    /* Accepted, so each completes once, before destroy returns. */
+    cr_assert_eq(atomic_load(&destroy_close_done), 1, "close_async completed %d times",
+                 atomic_load(&destroy_close_done));
+    cr_assert_eq(atomic_load(&destroy_flush_done), 1, "flush_async completed %d times",
+                 atomic_load(&destroy_flush_done));
     h_finish();
 }

@@ -6,7 +6,8 @@
 
 #include "wire/frame.h"
 
-TestSuite(client_faults, .init = h_setup, .fini = h_teardown, .timeout = 30);
+TestSuite(client_faults, .init = h_setup, .fini = h_teardown,
+          .timeout = H_SUITE_TIMEOUT(30));
 
 /* One message whose receipt is suppressed sits pending; inject() then breaks the
  * connection from the broker's side. The client must drop the connection, reconnect, and
@@ -17,8 +18,8 @@ static void pending_message_survives(int (*inject)(void), const char *log_needle
     producer = h_producer(client, H_TOPIC, NULL);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_SUPPRESS);
     cr_assert_eq(h_send(producer, 0), PULSARC_OK);
-    cr_assert(mock_broker_wait_sends(mb, 1, 3000));
-    h_sleep_ms(50);
+    cr_assert(h_wait_sends(mb, 1, 3000));
+    h_let_time_pass(50); /* a callback without a receipt would come now */
     cr_assert_eq(h_total(), 0, "a callback without a receipt");
     cr_assert_eq(pulsarc_producer_pending_count(producer), 1);
 
@@ -26,7 +27,7 @@ static void pending_message_survives(int (*inject)(void), const char *log_needle
     int reached = inject();
     cr_assert_eq(reached, 1, "the fault reached %d connections, want 1", reached);
     cr_assert(h_wait_calls(1, 5000), "the pending message never completed");
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(1, PULSARC_OK);
     cr_assert_eq(h_total(), 1);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -146,7 +147,7 @@ static void hundred_in_flight_then(void (*cut)(void), int expect_min_connections
     h_send_range(producer, 0, 100);
     cut();
     cr_assert(h_wait_calls(100, 15000), "only %d of 100 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(100, PULSARC_OK);
     h_assert_order(100);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -176,7 +177,7 @@ static void hundred_in_flight_then(void (*cut)(void), int expect_min_connections
 
 static void cut_when_30_arrived(void)
 {
-    cr_assert(mock_broker_wait_sends(mb, 30, 5000));
+    cr_assert(h_wait_sends(mb, 30, 5000));
     mock_broker_cut_now(mb);
 }
 
@@ -225,7 +226,7 @@ Test(client_faults, cut_after_bytes_mid_frame_with_100_in_flight)
     mock_broker_cut_after_bytes(mb, 20 * frame + frame / 2);
     h_send_range_len(producer, 1, 101, 40);
     cr_assert(h_wait_calls(101, 15000), "only %d of 101 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(101, PULSARC_OK);
     h_assert_order(101);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -252,17 +253,22 @@ Test(client_faults, keepalive_drops_silent_broker)
 {
     mock_broker_set_answer_pings(mb, false);
     client = h_client("keepAliveIntervalSeconds", "1", NULL);
-    producer = h_producer(client, H_TOPIC, NULL);
+    /* t0 before creation: the broker's last frame (PRODUCER_SUCCESS) comes after it, and
+     * the client cannot give up before 2 s of silence after that frame. */
     uint64_t t0 = h_now_ms();
+    producer = h_producer(client, H_TOPIC, NULL);
+    uint64_t created = h_now_ms() - t0;
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1);
     /* Pings after 1 s of silence, gives up after 2 s without an answer, reconnects. */
-    cr_assert(mock_broker_wait_count(mb, MOCK_CONNECTS, 2, 5000),
+    cr_assert(h_wait_count(mb, MOCK_CONNECTS, 2, 5000),
               "the client kept a connection whose broker never answers pings");
     uint64_t elapsed = h_now_ms() - t0;
     cr_assert_geq(h_count(mb, MOCK_PINGS), 1, "the client never pinged");
-    cr_assert_geq(elapsed, 1500, "dropped after %llu ms", (unsigned long long)elapsed);
-    cr_assert_leq(elapsed, 3500, "dropped after %llu ms", (unsigned long long)elapsed);
-    cr_assert(mock_broker_wait_count(mb, MOCK_PRODUCERS, 2, 3000), "producer not re-registered");
+    cr_assert_geq(elapsed, 2000 - 10, "dropped after %llu ms", (unsigned long long)elapsed);
+    /* Nominal: 2 s of silence plus a 100 ms keep-alive tick, after creation. */
+    cr_assert_leq(elapsed, h_upper_ms(created + 2100), "dropped after %llu ms (creation: %llu ms)",
+                  (unsigned long long)elapsed, (unsigned long long)created);
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, 2, 3000), "producer not re-registered");
     cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 2);
     /* The new connection serves sends. */
     cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
@@ -273,7 +279,11 @@ Test(client_faults, keepalive_keeps_answering_broker)
 {
     client = h_client("keepAliveIntervalSeconds", "1", NULL);
     producer = h_producer(client, H_TOPIC, NULL);
-    h_sleep_ms(2600);
+    /* Three pings, one per second of silence: a client that did not count the PONGs would
+     * give the connection up 2 s after the broker's last other frame, before its second
+     * ping on that connection, and reconnect. */
+    cr_assert(h_wait_count(mb, MOCK_PINGS, 3, 5000), "only %llu pings",
+              (unsigned long long)h_count(mb, MOCK_PINGS));
     /* The broker answered the pings: still the first connection. */
     cr_assert_geq(h_count(mb, MOCK_PINGS), 1);
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1);
@@ -287,9 +297,9 @@ Test(client_faults, answers_broker_ping)
     producer = h_producer(client, H_TOPIC, NULL);
     int n = mock_broker_send_ping(mb);
     cr_assert_eq(n, 1);
-    cr_assert(mock_broker_wait_count(mb, MOCK_PONGS, 1, 3000), "no PONG for the broker's PING");
+    cr_assert(h_wait_count(mb, MOCK_PONGS, 1, 3000), "no PONG for the broker's PING");
     cr_assert_eq(mock_broker_send_ping(mb), 1);
-    cr_assert(mock_broker_wait_count(mb, MOCK_PONGS, 2, 3000));
+    cr_assert(h_wait_count(mb, MOCK_PONGS, 2, 3000));
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1);
     h_finish();
 }
@@ -302,17 +312,19 @@ Test(client_faults, broker_restart_resends_pending)
     producer = h_producer(client, H_TOPIC, NULL);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_SUPPRESS);
     h_send_range(producer, 0, 2);
-    cr_assert(mock_broker_wait_sends(mb, 2, 3000));
+    cr_assert(h_wait_sends(mb, 2, 3000));
     cr_assert_eq(mock_broker_set_down(mb, true), 0);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
-    /* Sent while the broker is away: queued, not failed. */
+    /* Sent while the broker is away: queued, not failed, also once reconnecting failed. */
     h_send_range(producer, 2, 4);
-    h_sleep_ms(300);
+    int retries = h_log_count("reconnecting in");
+    cr_assert(h_wait_log_count("reconnecting in", retries + 2, 3000),
+              "the producer did not keep trying to reconnect");
     cr_assert_eq(h_total(), 0, "a message failed while the broker was down");
     cr_assert_eq(pulsarc_producer_pending_count(producer), 4);
     cr_assert_eq(mock_broker_set_down(mb, false), 0);
     cr_assert(h_wait_calls(4, 5000), "only %d of 4 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(4, PULSARC_OK);
     h_assert_order(4);
     h_assert_seq_in_order_per_connection(mb);
@@ -332,12 +344,16 @@ Test(client_faults, send_timeout_while_broker_down)
     h_assert_each_once(3, PULSARC_ERR_SEND_TIMEOUT);
     for (int i = 0; i < 3; i++)
         cr_assert(strstr(T.detail[i], "not sent"), "never written, yet: %s", T.detail[i]);
-    cr_assert_geq(elapsed, 350, "timed out after %llu ms", (unsigned long long)elapsed);
+    /* No earlier than sendTimeoutMs after the sends (t0 before them; less some rounding). */
+    cr_assert_geq(elapsed, 400 - 10, "timed out after %llu ms", (unsigned long long)elapsed);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
 
-    /* Back up: later messages go through, the timed-out ones are not resent. */
+    /* Back up: later messages go through, the timed-out ones are not resent. Message 3
+     * goes once the producer is registering again, so that its short send timeout does not
+     * also cover the reconnect backoff. */
     cr_assert_eq(mock_broker_set_down(mb, false), 0);
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, 2, 5000), "the producer never re-registered");
     cr_assert_eq(h_send(producer, 3), PULSARC_OK);
     cr_assert(h_wait_calls(4, 5000));
     cr_assert_eq(T.res[3], PULSARC_OK, "got %s", pulsarc_result_name(T.res[3]));
@@ -363,11 +379,11 @@ Test(client_faults, reset_while_writing_does_not_raise_sigpipe)
         mock_broker_cut_after_bytes(mb, 3000);
         h_send_range_len(producer, sent, sent + 60, 4096);
         sent += 60;
-        cr_assert(mock_broker_wait_count(mb, MOCK_CONNECTS, connects + 1, 5000),
+        cr_assert(h_wait_count(mb, MOCK_CONNECTS, connects + 1, 5000),
                   "round %d: no reconnect", round);
     }
     cr_assert(h_wait_calls(sent, 15000), "only %d of %d callbacks", h_total(), sent);
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(sent, PULSARC_OK);
     h_assert_order(sent);
     h_assert_seq_in_order_per_connection(mb);

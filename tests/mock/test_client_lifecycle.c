@@ -8,7 +8,8 @@
 
 #include "client/client.h"
 
-TestSuite(client_lifecycle, .init = h_setup, .fini = h_teardown, .timeout = 60);
+TestSuite(client_lifecycle, .init = h_setup, .fini = h_teardown,
+          .timeout = H_SUITE_TIMEOUT(60));
 
 /* A payload zlib cannot shrink, so its size is judged only after compression. */
 static pulsarc_message_t *incompressible(size_t len)
@@ -29,10 +30,7 @@ static pulsarc_message_t *incompressible(size_t len)
  * loop thread after the events the harness counts. */
 static bool wait_changed(_Atomic int *v, int initial)
 {
-    uint64_t deadline = h_now_ms() + 10000;
-    while (atomic_load(v) == initial && h_now_ms() < deadline)
-        h_sleep_ms(2);
-    return atomic_load(v) != initial;
+    return h_wait_changed(v, initial, 10000);
 }
 
 /* ---- flush reports failures ---------------------------------------------------------- */
@@ -155,7 +153,7 @@ Test(client_lifecycle, callbacks_during_destroy_run_on_the_loop_thread)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     T.hook = flush_during_destroy;
     h_send_range(producer, 0, 2);
-    cr_assert(mock_broker_wait_sends(mb, 2, 10000));
+    cr_assert(h_wait_sends(mb, 2, 10000));
     cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
     client = NULL;
     h_assert_each_once(2, PULSARC_ERR_ALREADY_CLOSED);
@@ -183,6 +181,11 @@ static void *send_blocking(void *arg)
     return NULL;
 }
 
+static bool all_senders_blocked(void *n)
+{
+    return atomic_load(&client->admit_waiters) >= *(const int *)n;
+}
+
 Test(client_lifecycle, destroy_wakes_senders_blocked_on_a_full_queue)
 {
     client = h_client(NULL);
@@ -198,9 +201,8 @@ Test(client_lifecycle, destroy_wakes_senders_blocked_on_a_full_queue)
         cr_assert_eq(pthread_create(&senders[i].thread, NULL, send_blocking, &senders[i]), 0);
     }
     /* Wait until every sender is inside admission, waiting for room. */
-    uint64_t deadline = h_now_ms() + 10000;
-    while (atomic_load(&client->admit_waiters) < N && h_now_ms() < deadline)
-        h_sleep_ms(2);
+    int n_senders = N;
+    cr_assert(h_wait_until(all_senders_blocked, &n_senders, 10000), "the senders did not block");
     cr_assert_eq(atomic_load(&client->admit_waiters), N, "the senders did not block");
     cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
     client = NULL;
@@ -238,6 +240,10 @@ Test(client_lifecycle, producer_handle_outlives_the_client)
 
 /* ---- creation within operationTimeoutMs ----------------------------------------------- */
 
+/* operationTimeoutMs of the two tests below, scaled so that creating a producer against a
+ * broker that answers fits in it on a slow build. */
+#define OP_TIMEOUT_MS ((uint64_t)h_scaled_ms(300))
+
 /* Creation fails with TIMEOUT and says why, long before connectionTimeoutMs (45 s). */
 static void assert_creation_times_out(void)
 {
@@ -255,7 +261,8 @@ static void assert_creation_times_out(void)
 Test(client_lifecycle, create_gives_up_within_operation_timeout_on_a_silent_broker)
 {
     mock_broker_set_ignore_connect(mb, true);
-    client = h_client("operationTimeoutMs", "300", "connectionTimeoutMs", "45000", NULL);
+    client = h_client("operationTimeoutMs", h_ms_str(OP_TIMEOUT_MS), "connectionTimeoutMs",
+                      "45000", NULL);
     assert_creation_times_out();
     cr_assert_geq(h_count(mb, MOCK_CONNECTS), 1);
     h_finish();
@@ -270,7 +277,8 @@ Test(client_lifecycle, create_gives_up_within_operation_timeout_while_registerin
     mock_broker_set_ignore_connect(silent, true);
     mock_broker_set_partitions(mb, 3);
     mock_broker_set_lookup_url(mb, mock_broker_url(silent));
-    client = h_client("operationTimeoutMs", "300", "connectionTimeoutMs", "45000", NULL);
+    client = h_client("operationTimeoutMs", h_ms_str(OP_TIMEOUT_MS), "connectionTimeoutMs",
+                      "45000", NULL);
     assert_creation_times_out();
     cr_assert_geq(mock_broker_count(silent, MOCK_CONNECTS), 1);
     /* The client still works against a broker that answers. */
@@ -291,7 +299,7 @@ Test(client_lifecycle, terminal_error_refuses_later_sends_at_once)
     cr_assert(mock_broker_last_producer(mb, &info));
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     h_send_range(producer, 0, 2);
-    cr_assert(mock_broker_wait_sends(mb, 2, 10000));
+    cr_assert(h_wait_sends(mb, 2, 10000));
     /* The topic is terminated: the broker drops the producer and refuses it back. */
     mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__TopicTerminatedError,
                               "topic was terminated", -1);
@@ -321,13 +329,10 @@ Test(client_lifecycle, terminal_error_while_idle_refuses_the_next_send)
     mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__TopicTerminatedError,
                               "topic was terminated", -1);
     cr_assert_eq(mock_broker_close_producer(mb, info.producer_id), 1);
-    cr_assert(mock_broker_wait_count(mb, MOCK_PRODUCERS, 2, 10000));
-    pulsarc_result r = PULSARC_OK;
-    uint64_t t0 = h_now_ms();
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, 2, 10000));
     /* The refusal is published on the loop thread right after the broker's answer. */
-    while (!h_log_contains("producer stopped") && h_now_ms() - t0 < 10000)
-        h_sleep_ms(5);
-    r = h_send(producer, 0);
+    cr_assert(h_wait_log("producer stopped", 10000), "the producer never stopped");
+    pulsarc_result r = h_send(producer, 0);
     cr_assert_eq(r, PULSARC_ERR_BROKER_TOPIC_TERMINATED, "got %s", pulsarc_result_name(r));
     cr_assert_eq(h_total(), 0, "a refused send got a callback");
     h_finish();

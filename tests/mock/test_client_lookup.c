@@ -3,8 +3,10 @@
  * CONNECT and PRODUCER. */
 #include "client_harness.h"
 
-TestSuite(client_lookup, .init = h_setup, .fini = h_teardown, .timeout = 30);
-TestSuite(client_create, .init = h_setup, .fini = h_teardown, .timeout = 30);
+TestSuite(client_lookup, .init = h_setup, .fini = h_teardown,
+          .timeout = H_SUITE_TIMEOUT(30));
+TestSuite(client_create, .init = h_setup, .fini = h_teardown,
+          .timeout = H_SUITE_TIMEOUT(30));
 
 /* ---- lookup -------------------------------------------------------------------------- */
 
@@ -39,7 +41,7 @@ Test(client_lookup, too_many_redirects_fails)
     cr_assert_geq(lookups, 3);
     cr_assert_eq(lookups % 3, 0, "%llu lookups: an attempt followed more than 2 redirects",
                  (unsigned long long)lookups);
-    cr_assert_lt(elapsed, 1000 + 2000, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_lt(elapsed, h_upper_ms(1000), "create took %llu ms", (unsigned long long)elapsed);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
     h_finish();
 }
@@ -48,14 +50,17 @@ Test(client_lookup, redirect_limit_is_inclusive)
 {
     /* Exactly maxLookupRedirects redirects are allowed. */
     mock_broker_lookup_redirect(mb, mock_broker_url(mb), 2);
-    /* A long backoff: a failed first attempt would show as a slow create. */
-    client = h_client("maxLookupRedirects", "2", "initialBackoffIntervalMs", "2000",
-                      "operationTimeoutMs", "5000", NULL);
+    /* A long backoff: a failed first attempt would show as a slow create. The retry would
+     * wait at least 90% of it (jitter), well above the bound. */
+    uint64_t bound = h_upper_ms(0);
+    client = h_client("maxLookupRedirects", "2", "initialBackoffIntervalMs", h_ms_str(2 * bound),
+                      "maxBackoffIntervalMs", h_ms_str(2 * bound), "operationTimeoutMs",
+                      h_ms_str(4 * bound), NULL);
     uint64_t t0 = h_now_ms();
     producer = h_producer(client, H_TOPIC, NULL);
     uint64_t elapsed = h_now_ms() - t0;
     cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 3);
-    cr_assert_lt(elapsed, 1000, "create took %llu ms: the first attempt failed",
+    cr_assert_lt(elapsed, bound, "create took %llu ms: the first attempt failed",
                  (unsigned long long)elapsed);
     h_finish();
 }
@@ -102,7 +107,9 @@ Test(client_lookup, topic_not_found_is_reported)
 {
     mock_broker_lookup_fail(mb, PULSAR__PROTO__SERVER_ERROR__TopicNotFound,
                             "Topic faults-xyz does not exist", -1);
-    client = h_client("operationTimeoutMs", "5000", NULL);
+    /* The bound on "at once" stays well below the operation timeout. */
+    uint64_t bound = h_upper_ms(0);
+    client = h_client("operationTimeoutMs", h_ms_str(2 * bound), NULL);
     char detail[512];
     uint64_t elapsed;
     pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
@@ -111,7 +118,7 @@ Test(client_lookup, topic_not_found_is_reported)
     cr_assert(strstr(detail, "Topic faults-xyz does not exist"), "detail: %s", detail);
     /* Terminal: no retry until the operation timeout. */
     cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 1);
-    cr_assert_lt(elapsed, 2000, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_lt(elapsed, bound, "create took %llu ms", (unsigned long long)elapsed);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
     h_finish();
 }
@@ -132,7 +139,9 @@ Test(client_create, producer_busy_is_terminal)
 {
     mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ProducerBusy,
                               "Producer with name 'p1' is already connected", -1);
-    client = h_client("operationTimeoutMs", "5000", NULL);
+    /* The bound on "at once" stays well below the operation timeout. */
+    uint64_t bound = h_upper_ms(0);
+    client = h_client("operationTimeoutMs", h_ms_str(2 * bound), NULL);
     char detail[512];
     uint64_t elapsed;
     pulsarc_result r = h_producer_fails(client, H_TOPIC,
@@ -141,7 +150,7 @@ Test(client_create, producer_busy_is_terminal)
     cr_assert_eq(r, PULSARC_ERR_BROKER_PRODUCER_BUSY, "got %s (%s)", pulsarc_result_name(r), detail);
     cr_assert(strstr(detail, "already connected"), "detail: %s", detail);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1, "a terminal error was retried");
-    cr_assert_lt(elapsed, 2000, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_lt(elapsed, bound, "create took %llu ms", (unsigned long long)elapsed);
     h_finish();
 }
 
@@ -172,8 +181,10 @@ Test(client_create, service_not_ready_always_times_out)
                  detail);
     cr_assert(strstr(detail, "still loading"), "detail: %s", detail);
     cr_assert_geq(h_count(mb, MOCK_PRODUCERS), 3, "retryable error not retried");
+    /* It gives up when the next backoff (at most maxBackoffIntervalMs, 200 ms) would pass
+     * operationTimeoutMs: not before 800 ms. */
     cr_assert_geq(elapsed, 500, "gave up after %llu ms", (unsigned long long)elapsed);
-    cr_assert_lt(elapsed, 2500, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_lt(elapsed, h_upper_ms(1000), "create took %llu ms", (unsigned long long)elapsed);
     h_finish();
 }
 
@@ -188,10 +199,10 @@ Test(client_create, connect_never_answered)
               pulsarc_result_name(r), detail);
     cr_assert_geq(h_count(mb, MOCK_CONNECTS), 1);
     cr_assert_geq(elapsed, 400, "failed after %llu ms", (unsigned long long)elapsed);
-    cr_assert_lt(elapsed, 1500 + 1000, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_lt(elapsed, h_upper_ms(1500), "create took %llu ms", (unsigned long long)elapsed);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
     /* The abandoned connection is closed by the client. */
-    cr_assert(mock_broker_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 0, 3000));
+    cr_assert(h_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 0, 3000));
     h_finish();
 }
 
@@ -207,7 +218,7 @@ Test(client_create, refused_connection_fails)
               "got %s (%s)", pulsarc_result_name(r), detail);
     cr_assert_geq(h_count(mb, MOCK_CONNECTIONS), 1);
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 0);
-    cr_assert_lt(elapsed, 1000 + 1500, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_lt(elapsed, h_upper_ms(1000), "create took %llu ms", (unsigned long long)elapsed);
     /* The client is still usable once the broker accepts again. */
     mock_broker_set_refuse(mb, false);
     producer = h_producer(client, H_TOPIC, NULL);
@@ -225,7 +236,7 @@ Test(client_create, broker_down_connect_failed)
     cr_assert_eq(r, PULSARC_ERR_CONNECT_FAILED, "got %s (%s)", pulsarc_result_name(r), detail);
     cr_assert_neq(detail[0], '\0', "no detail for CONNECT_FAILED");
     cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 0);
-    cr_assert_lt(elapsed, 1000 + 1500, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_lt(elapsed, h_upper_ms(1000), "create took %llu ms", (unsigned long long)elapsed);
     h_finish();
 }
 
@@ -323,32 +334,36 @@ typedef struct create_job {
     pulsarc_producer_t *producer;
     pulsarc_result res;
     char detail[512];
-    uint64_t elapsed_ms;
+    uint64_t done_at_ms;    /* h_now_ms() when creation returned */
+    uint64_t answered_at_ms; /* h_now_ms() just before the broker's answer went out */
 } create_job_t;
 
 static void *create_in_thread(void *arg)
 {
     create_job_t *j = arg;
-    uint64_t t0 = h_now_ms();
     j->res = pulsarc_client_create_producer(j->client, H_TOPIC, NULL, &j->producer);
-    j->elapsed_ms = h_now_ms() - t0;
+    j->done_at_ms = h_now_ms();
     snprintf(j->detail, sizeof j->detail, "%s", pulsarc_last_error_detail());
     return NULL;
 }
 
 /* Create a producer in a thread while the mock holds back CONNECTED; answer the CONNECT
- * with cmd instead and return how creation ended. */
+ * with cmd instead and return how creation ended. The timeouts are twice the bound the
+ * tests put on "acted on at once" (from the answer to the end of creation). */
 static create_job_t handshake_answered_with(const Pulsar__Proto__BaseCommand *cmd)
 {
     mock_broker_set_ignore_connect(mb, true);
-    client = h_client("operationTimeoutMs", "3000", "connectionTimeoutMs", "3000", NULL);
+    const char *limit = h_ms_str(2 * h_upper_ms(0));
+    client = h_client("operationTimeoutMs", limit, "connectionTimeoutMs", limit, NULL);
     create_job_t job = { .client = client };
     pthread_t th;
     cr_assert_eq(pthread_create(&th, NULL, create_in_thread, &job), 0);
-    cr_assert(mock_broker_wait_count(mb, MOCK_CONNECTS, 1, 3000));
-    cr_assert_eq(h_broker_send_cmd(mb, cmd), 1);
+    cr_assert(h_wait_count(mb, MOCK_CONNECTS, 1, 3000));
+    job.answered_at_ms = h_now_ms();
+    int reached = h_broker_send_cmd(mb, cmd);
     pthread_join(th, NULL);
     producer = job.producer;
+    cr_assert_eq(reached, 1);
     return job;
 }
 
@@ -365,7 +380,9 @@ Test(client_create, connect_answered_with_error)
     cr_assert_eq(job.res, PULSARC_ERR_BROKER_AUTHENTICATION, "got %s (%s)",
                  pulsarc_result_name(job.res), job.detail);
     cr_assert(strstr(job.detail, "bad token"), "detail: %s", job.detail);
-    cr_assert_lt(job.elapsed_ms, 2500, "the handshake error was not acted on at once");
+    uint64_t acted = job.done_at_ms - job.answered_at_ms;
+    cr_assert_lt(acted, h_upper_ms(0), "the handshake error was acted on after %llu ms",
+                 (unsigned long long)acted);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
     h_finish();
 }
@@ -382,7 +399,9 @@ Test(client_create, connect_answered_with_auth_challenge)
     create_job_t job = handshake_answered_with(&cmd);
     cr_assert_eq(job.res, PULSARC_ERR_UNSUPPORTED, "got %s (%s)", pulsarc_result_name(job.res),
                  job.detail);
-    cr_assert_lt(job.elapsed_ms, 2500);
+    uint64_t acted = job.done_at_ms - job.answered_at_ms;
+    cr_assert_lt(acted, h_upper_ms(0), "the challenge was acted on after %llu ms",
+                 (unsigned long long)acted);
     h_finish();
 }
 
@@ -397,7 +416,7 @@ Test(client_lookup, redirect_to_unreachable_broker)
     uint64_t elapsed;
     pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
     cr_assert_eq(r, PULSARC_ERR_CONNECT_FAILED, "got %s (%s)", pulsarc_result_name(r), detail);
-    cr_assert_lt(elapsed, 1000 + 1500, "create took %llu ms", (unsigned long long)elapsed);
+    cr_assert_lt(elapsed, h_upper_ms(1000), "create took %llu ms", (unsigned long long)elapsed);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);
     h_finish();
 }

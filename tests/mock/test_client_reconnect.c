@@ -6,7 +6,8 @@
 
 #include <stdatomic.h>
 
-TestSuite(client_reconnect, .init = h_setup, .fini = h_teardown, .timeout = 30);
+TestSuite(client_reconnect, .init = h_setup, .fini = h_teardown,
+          .timeout = H_SUITE_TIMEOUT(30));
 
 /* ---- re-registration after a lost connection -------------------------------------------- */
 
@@ -18,7 +19,7 @@ Test(client_reconnect, reregistration_retries_service_not_ready)
     mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ServiceNotReady, "unloading", 2);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(2, PULSARC_OK);
     h_assert_order(2);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1 + 3);
@@ -35,7 +36,7 @@ Test(client_reconnect, reregistration_terminal_error_fails_pending_once)
                               "Topic was already terminated", -1);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(2, PULSARC_ERR_BROKER_TOPIC_TERMINATED);
     cr_assert(strstr(T.detail[0], "terminated"), "detail: %s", T.detail[0]);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -50,7 +51,7 @@ Test(client_reconnect, reregistration_terminal_error_fails_pending_once)
     } else {
         cr_assert_eq(r, PULSARC_ERR_BROKER_TOPIC_TERMINATED, "got %s", pulsarc_result_name(r));
     }
-    h_sleep_ms(300);
+    h_let_time_pass(300); /* a retry (backoff at most 200 ms) would reach the mock now */
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), producers, "a terminal error was retried");
     cr_assert_eq(h_count(mb, MOCK_SENDS), 2);
     h_finish();
@@ -66,12 +67,14 @@ Test(client_reconnect, topic_deleted_while_reconnecting)
     mock_broker_lookup_fail(mb, PULSAR__PROTO__SERVER_ERROR__TopicNotFound, "Topic not found", -1);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(1, 5000), "the pending message never completed");
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(1, PULSARC_ERR_SEND_TIMEOUT);
     cr_assert(strstr(T.detail[0], "may have been persisted"), "detail: %s", T.detail[0]);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
-    /* The topic is back: the producer registers again and goes on. */
+    /* The topic is back: the producer registers again and goes on (message 1 is sent
+     * once it is registering, so that its send timeout does not cover the backoff). */
     mock_broker_lookup_fail(mb, 0, NULL, 0);
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, 2, 5000), "the producer never re-registered");
     cr_assert_eq(h_send(producer, 1), PULSARC_OK);
     cr_assert(h_wait_calls(2, 5000));
     cr_assert_eq(T.res[1], PULSARC_OK, "got %s", pulsarc_result_name(T.res[1]));
@@ -89,7 +92,7 @@ Test(client_reconnect, reregistration_retries_producer_busy)
                               "Producer with name 'busy-1' is already connected", 3);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(2, PULSARC_OK);
     h_assert_order(2);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1 + 4);
@@ -105,7 +108,7 @@ Test(client_reconnect, send_error_not_allowed_fails_one_message_only)
     mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__NotAllowedError, 1);
     h_send_range(producer, 0, 3);
     cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     cr_assert_eq(T.calls[0], 1);
     cr_assert_eq(T.res[0], PULSARC_ERR_BROKER_NOT_ALLOWED, "got %s", pulsarc_result_name(T.res[0]));
     cr_assert_eq(T.res[1], PULSARC_OK);
@@ -126,13 +129,13 @@ Test(client_reconnect, send_error_topic_terminated_stops_producer_keeps_connecti
     mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__TopicTerminatedError, 1);
     cr_assert_eq(h_send(producer, 3), PULSARC_OK);
     cr_assert(h_wait_calls(4, 5000), "only %d of 4 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     for (int i = 0; i < 3; i++)
         cr_assert_eq(T.res[i], PULSARC_OK, "message %d: %s", i, pulsarc_result_name(T.res[i]));
     cr_assert_eq(T.res[3], PULSARC_ERR_BROKER_TOPIC_TERMINATED, "got %s",
                  pulsarc_result_name(T.res[3]));
     cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 1, "the shared connection was closed");
-    cr_assert(mock_broker_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000),
+    cr_assert(h_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 3000),
               "the broker was not told the producer is gone");
     h_finish();
 }
@@ -145,9 +148,10 @@ Test(client_reconnect, repeated_send_errors_back_off)
     producer = h_producer(client, H_TOPIC, NULL);
     mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__PersistenceError, -1);
     cr_assert_eq(h_send(producer, 0), PULSARC_OK);
-    h_sleep_ms(2000);
-    /* 50, 100, 200, 400, 800 ms of backoff (with jitter) fit at most ~6 attempts into 2 s;
-     * a backoff reset at every registration would make about 40. */
+    /* A measuring window, not a wait: 50, 100, 200, 400, 800 ms of backoff (with jitter)
+     * fit at most ~6 attempts into 2 s; a backoff reset at every registration would make
+     * about 40. A slow machine only makes fewer attempts. */
+    h_let_time_pass(2000);
     uint64_t connects = h_count(mb, MOCK_CONNECTS);
     cr_assert_leq(connects, 8, "%llu connections in 2 s", (unsigned long long)connects);
     mock_broker_fail_sends(mb, 0, 0);
@@ -169,7 +173,7 @@ Test(client_reconnect, topic_moves_to_another_broker)
     cr_assert(mock_broker_last_producer(mb, &info));
     cr_assert_eq(mock_broker_close_producer(mb, info.producer_id), 1);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(2, PULSARC_OK);
     cr_assert_eq(h_count(second, MOCK_PRODUCERS), 1);
     cr_assert_eq(h_count(second, MOCK_SENDS), 2, "pending messages not resent to the new owner");
@@ -194,11 +198,11 @@ Test(client_reconnect, two_producers_share_a_connection_and_both_recover)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_SUPPRESS);
     h_send_range(producer, 0, 2);
     h_send_range(other, 2, 4);
-    cr_assert(mock_broker_wait_sends(mb, 4, 3000));
+    cr_assert(h_wait_sends(mb, 4, 3000));
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(4, 5000), "only %d of 4 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(4, PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 4);
     h_assert_seq_in_order_per_connection(mb);
@@ -216,10 +220,10 @@ Test(client_reconnect, partitioned_cut_resends_on_every_partition)
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 3);
     mock_broker_set_receipt_delay(mb, 20);
     h_send_range(producer, 0, 30);
-    cr_assert(mock_broker_wait_sends(mb, 10, 3000));
+    cr_assert(h_wait_sends(mb, 10, 3000));
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(30, 10000), "only %d of 30 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(30, PULSARC_OK);
     cr_assert_geq(h_count(mb, MOCK_PRODUCERS), 6, "not every partition re-registered");
     h_assert_seq_in_order_per_connection(mb);
@@ -242,7 +246,7 @@ Test(client_reconnect, partitioned_free_then_destroy_with_pending)
     producer = h_producer(client, H_TOPIC, NULL);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     h_send_range(producer, 0, 9);
-    cr_assert(mock_broker_wait_sends(mb, 9, 3000));
+    cr_assert(h_wait_sends(mb, 9, 3000));
     pulsarc_producer_free(producer);
     producer = NULL;
     cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
@@ -258,11 +262,14 @@ Test(client_reconnect, partition_count_grows)
     producer = h_producer(client, H_TOPIC, "autoUpdatePartitionsIntervalSeconds", "1", NULL);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 2);
     mock_broker_set_partitions(mb, 4);
-    cr_assert(mock_broker_wait_count(mb, MOCK_PRODUCERS, 4, 4000), "new partitions not started");
-    /* The router picks the new partitions once they are registered. */
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, 4, 4000), "new partitions not started");
+    /* The router picks the new partitions once they are registered (the mock counts the
+     * PRODUCER commands before the client has the answers): rounds of 4 messages until
+     * one reaches all 4, within a generous deadline. */
     bool all = false;
     int sent = 0;
-    for (int round = 0; round < 20 && !all; round++) {
+    uint64_t deadline = h_now_ms() + (uint64_t)h_deadline_ms(5000);
+    while (!all && sent + 4 <= H_MAX_MSGS && h_now_ms() < deadline) {
         h_send_range(producer, sent, sent + 4);
         sent += 4;
         cr_assert(h_wait_calls(sent, 3000));
@@ -272,7 +279,7 @@ Test(client_reconnect, partition_count_grows)
                 seen[T.partition[i]] = true;
         all = seen[0] && seen[1] && seen[2] && seen[3];
         if (!all)
-            h_sleep_ms(50);
+            h_sleep_ms(50); /* pacing between rounds */
     }
     cr_assert(all, "messages never reached all 4 partitions");
     h_assert_each_once(sent, PULSARC_OK);
@@ -305,7 +312,7 @@ Test(client_reconnect, lazy_start_failure_fails_waiting_messages)
     mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ProducerBusy, "busy", -1);
     h_send_range(producer, 0, 3);
     cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(3, PULSARC_ERR_BROKER_PRODUCER_BUSY);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
@@ -327,8 +334,8 @@ Test(client_reconnect, chunked_message_resent_whole_after_cut)
     producer = h_producer(client, H_TOPIC, "chunkingEnabled", "true", NULL);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_SUPPRESS);
     cr_assert_eq(h_send_len(producer, 0, 3500), PULSARC_OK);
-    cr_assert(mock_broker_wait_sends(mb, 4, 3000), "3500 bytes in chunks of <= 1000: 4 SENDs");
-    h_sleep_ms(50);
+    cr_assert(h_wait_sends(mb, 4, 3000), "3500 bytes in chunks of <= 1000: 4 SENDs");
+    h_let_time_pass(50); /* a fifth chunk would arrive now */
     size_t chunks = (size_t)h_count(mb, MOCK_SENDS);
     for (size_t i = 0; i < chunks; i++) {
         mock_send_t s = h_get_send(mb, i);
@@ -339,7 +346,7 @@ Test(client_reconnect, chunked_message_resent_whole_after_cut)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(1, 5000), "the chunked message never completed");
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(1, PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 2 * chunks);
     cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0);
@@ -379,14 +386,14 @@ Test(client_reconnect, duplicate_and_stray_receipts_are_ignored)
     /* For a producer that does not exist: ignored. */
     Pulsar__Proto__BaseCommand cmd = receipt_cmd(&r, &id, info.producer_id + 1000, 0);
     cr_assert_eq(h_broker_send_cmd(mb, &cmd), 1);
-    h_sleep_ms(50);
+    h_client_caught_up(mb); /* the client has handled that receipt */
     cr_assert_eq(h_total(), 0, "a receipt for another producer completed a message");
     /* Ours, twice: the second is a duplicate. */
     cmd = receipt_cmd(&r, &id, info.producer_id, 0);
     cr_assert_eq(h_broker_send_cmd(mb, &cmd), 1);
     cr_assert_eq(h_broker_send_cmd(mb, &cmd), 1);
     cr_assert(h_wait_calls(1, 3000));
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a callback for the duplicate receipt would come now */
     h_assert_each_once(1, PULSARC_OK);
     cr_assert_eq(T.ledger[0], 77);
     cr_assert_eq(T.entry[0], 88);
@@ -456,14 +463,14 @@ Test(client_reconnect, memory_limit_refuses_then_frees)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     cr_assert_eq(h_send_len(producer, 0, 600), PULSARC_OK);
     cr_assert_eq(h_send_len(producer, 1, 600), PULSARC_ERR_MEMORY_LIMIT);
-    cr_assert(mock_broker_wait_sends(mb, 1, 3000));
+    cr_assert(h_wait_sends(mb, 1, 3000));
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
-    mock_broker_release_receipts(mb);
+    cr_assert_eq(mock_broker_release_receipts(mb), 1);
     cr_assert(h_wait_calls(1, 3000));
     /* The memory came back with the callback. */
     cr_assert_eq(h_send_len(producer, 2, 600), PULSARC_OK);
     cr_assert(h_wait_calls(2, 3000));
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a callback for the refused message would come now */
     cr_assert_eq(T.calls[1], 0, "the refused message got a callback");
     cr_assert_eq(T.res[0], PULSARC_OK);
     cr_assert_eq(T.res[2], PULSARC_OK);
@@ -489,17 +496,23 @@ Test(client_reconnect, close_while_broker_down_ends_within_operation_timeout)
     producer = h_producer(client, H_TOPIC, "sendTimeoutMs", "0", NULL);
     cr_assert_eq(mock_broker_set_down(mb, true), 0);
     cr_assert_eq(h_send(producer, 0), PULSARC_OK);
-    h_sleep_ms(50);
+    /* Close while the producer is reconnecting. */
+    cr_assert(h_wait_log("reconnecting in", 3000), "the producer never tried to reconnect");
     uint64_t t0 = h_now_ms();
     cr_assert_eq(pulsarc_producer_close_async(producer, on_closed_cb, NULL), PULSARC_OK);
-    for (int i = 0; i < 250 && atomic_load(&closed_calls) == 0; i++)
-        h_sleep_ms(10);
+    cr_assert(h_wait_changed(&closed_calls, 0, 5000), "close never completed");
     uint64_t elapsed = h_now_ms() - t0;
-    cr_assert_eq(atomic_load(&closed_calls), 1, "close still not done after %llu ms",
-                 (unsigned long long)elapsed);
+    cr_assert_leq(elapsed, h_upper_ms(1000), "close done after %llu ms",
+                  (unsigned long long)elapsed);
+    h_let_time_pass(50); /* a second completion would come now */
+    cr_assert_eq(atomic_load(&closed_calls), 1);
+    /* Cut short by the timeout: close says so, and the pending message failed as "maybe
+     * persisted" (pulsarc.h). */
+    cr_assert_eq(atomic_load(&closed_res), PULSARC_ERR_TIMEOUT, "close: %s",
+                 pulsarc_result_name(atomic_load(&closed_res)));
     cr_assert_eq(h_total(), 1, "the pending message did not complete");
     cr_assert_eq(T.calls[0], 1);
-    cr_assert_neq(T.res[0], PULSARC_OK);
+    cr_assert_eq(T.res[0], PULSARC_ERR_ALREADY_CLOSED, "got %s", pulsarc_result_name(T.res[0]));
     h_finish();
 }
 
@@ -507,26 +520,27 @@ Test(client_reconnect, close_while_broker_down_ends_within_operation_timeout)
 
 Test(client_reconnect, reconnect_through_unanswered_and_refused_handshakes)
 {
-    client = h_client("connectionTimeoutMs", "300", NULL);
+    /* Answered handshakes must finish within connectionTimeoutMs: scaled for slow builds. */
+    client = h_client("connectionTimeoutMs", h_ms_str(h_scaled_ms(300)), NULL);
     producer = h_producer(client, H_TOPIC, NULL);
     h_pending_unanswered(2);
     /* First the broker accepts but never answers CONNECT, then it refuses outright. */
     mock_broker_set_ignore_connect(mb, true);
     mock_broker_cut_now(mb);
-    cr_assert(mock_broker_wait_count(mb, MOCK_CONNECTS, 3, 5000),
+    cr_assert(h_wait_count(mb, MOCK_CONNECTS, 3, 5000),
               "the client did not give up on an unanswered handshake and retry");
     mock_broker_set_refuse(mb, true);
     mock_broker_set_ignore_connect(mb, false);
     uint64_t conns = h_count(mb, MOCK_CONNECTIONS);
-    cr_assert(mock_broker_wait_count(mb, MOCK_CONNECTIONS, conns + 2, 5000));
+    cr_assert(h_wait_count(mb, MOCK_CONNECTIONS, conns + 2, 5000));
     cr_assert_eq(h_total(), 0, "a message failed while reconnecting (no send timeout hit)");
     mock_broker_set_refuse(mb, false);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
-    h_sleep_ms(50);
+    h_let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(2, PULSARC_OK);
     h_assert_order(2);
     /* The abandoned handshakes left no connection behind. */
-    cr_assert(mock_broker_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 1, 3000));
+    cr_assert(h_wait_count_at_most(mb, MOCK_OPEN_CONNECTIONS, 1, 3000));
     h_finish();
 }
 
@@ -564,10 +578,10 @@ Test(client_reconnect, flush_answered_when_a_lazy_partitions_only_message_fails)
     cr_assert_eq(pulsarc_producer_flush_async(producer, on_lazy_flushed, NULL), PULSARC_OK);
     cr_assert(h_wait_calls(1, 5000));
     cr_assert_eq(T.res[0], PULSARC_ERR_MESSAGE_TOO_BIG, "got %s", pulsarc_result_name(T.res[0]));
-    uint64_t t0 = h_now_ms();
-    while (atomic_load(&lazy_flush_calls) == 0 && h_now_ms() - t0 < 5000)
-        h_sleep_ms(5);
-    cr_assert_eq(atomic_load(&lazy_flush_calls), 1, "the flush was never answered");
+    cr_assert(h_wait_changed(&lazy_flush_calls, 0, 5000), "the flush was never answered");
+    h_let_time_pass(50); /* a second answer would come now */
+    cr_assert_eq(atomic_load(&lazy_flush_calls), 1, "the flush was answered %d times",
+                 atomic_load(&lazy_flush_calls));
     cr_assert_eq(atomic_load(&lazy_flush_res), PULSARC_ERR_MESSAGE_TOO_BIG, "flush: %s",
                  pulsarc_result_name(atomic_load(&lazy_flush_res)));
     h_finish();

@@ -15,7 +15,11 @@
 #include "mock_broker.h"
 #include "wire/frame.h"
 
-#define T_TIMEOUT_MS 3000
+/* Deadlines for what must arrive, scaled for sanitizer builds (tests/CMakeLists.txt). */
+#ifndef PC_TEST_TIME_SCALE
+#define PC_TEST_TIME_SCALE 1
+#endif
+#define T_TIMEOUT_MS (3000 * PC_TEST_TIME_SCALE)
 
 typedef enum { RECV_OK, RECV_TIMEOUT, RECV_EOF, RECV_BAD } recv_result_t;
 
@@ -40,7 +44,7 @@ static void teardown(void)
     mb = NULL;
 }
 
-TestSuite(mock_broker, .init = setup, .fini = teardown, .timeout = 20);
+TestSuite(mock_broker, .init = setup, .fini = teardown, .timeout = 20 * PC_TEST_TIME_SCALE);
 
 /* ---- the raw client ----------------------------------------------------------------- */
 

@@ -15,7 +15,9 @@ static pc_msg_t *make(const char *payload, const char *key, const char *ordering
         pulsarc_message_set_key(b, key);
     if (ordering)
         pulsarc_message_set_ordering_key(b, ordering, strlen(ordering));
-    pc_msg_t *m = pc_msg_from_builder(b);
+    pc_send_t *s = pc_send_from_builder(b);
+    cr_assert_not_null(s);
+    pc_msg_t *m = &s->msg;
     pulsarc_message_free(b);
     m->sequence_id = seq;
     return m;
@@ -127,7 +129,9 @@ Test(chunks, ops_slice_the_payload_without_copies)
         payload[i] = (uint8_t)i;
     pulsarc_message_t *b = pulsarc_message_new();
     pulsarc_message_set_payload(b, payload, sizeof payload);
-    pc_msg_t *m = pc_msg_from_builder(b);
+    pc_send_t *s = pc_send_from_builder(b);
+    cr_assert_not_null(s);
+    pc_msg_t *m = &s->msg;
     pulsarc_message_free(b);
     m->sequence_id = 42;
     pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .codec = 0,
@@ -158,7 +162,9 @@ Test(chunks, without_chunking_a_big_message_is_refused)
     static uint8_t payload[3000];
     pulsarc_message_t *b = pulsarc_message_new();
     pulsarc_message_set_payload(b, payload, sizeof payload);
-    pc_msg_t *m = pc_msg_from_builder(b);
+    pc_send_t *s = pc_send_from_builder(b);
+    cr_assert_not_null(s);
+    pc_msg_t *m = &s->msg;
     pulsarc_message_free(b);
     m->sequence_id = 1;
     pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .max_message_size = 2000 };

@@ -81,21 +81,27 @@ Test(frame, golden_send)
     pc_buf_free(&b);
 }
 
-Test(frame, golden_send_raw_metadata_and_head_only)
+Test(frame, golden_send_head_only_after_existing_bytes)
 {
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
+    Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    char name[] = "p";
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
     cmd.send = &send;
     send.producer_id = 1;
     send.sequence_id = 2;
+    meta.producer_name = name;
+    meta.sequence_id = 2;
+    meta.publish_time = 3;
 
     pc_buf_t b;
     pc_buf_init(&b);
     cr_assert_eq(pc_buf_append(&b, "xy", 2), 0); /* appends after existing bytes */
-    cr_assert_eq(pc_frame_encode_payload_head_raw(&b, &cmd, send_frame + 26, 7, (const uint8_t *)"hi", 2), 0);
-    /* Head only: the payload is the caller's to write. */
+    cr_assert_eq(pc_frame_encode_payload_head(&b, &cmd, &meta, (const uint8_t *)"hi", 2), 0);
+    /* Head only: the payload is the caller's to write, yet the checksum covers it. */
     cr_assert_eq(b.len, 2 + sizeof(send_frame) - 2);
+    cr_assert_arr_eq(b.data, "xy", 2);
     cr_assert_arr_eq(b.data + 2, send_frame, sizeof(send_frame) - 2);
     pc_buf_free(&b);
 }

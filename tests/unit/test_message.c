@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "client/message.h"
-#include "client/message_id.h"
+#include "producer/message_id.h"
 #include "pulsarc/pulsarc.h"
 
 static int freed_count;
@@ -40,8 +40,9 @@ Test(message, accepted_copy_owns_everything)
     pulsarc_message_set_property(b, "b", "2");
     pulsarc_message_set_property(b, "a", "3"); /* replaces */
     pulsarc_message_set_event_time(b, 77);
-    pc_msg_t *m = pc_msg_from_builder(b);
-    cr_assert_not_null(m);
+    pc_send_t *s = pc_send_from_builder(b);
+    cr_assert_not_null(s);
+    pc_msg_t *m = &s->msg;
     memset(payload, 'X', 7);
     pulsarc_message_free(b);
     cr_assert_eq(m->payload_len, 7);
@@ -61,7 +62,9 @@ Test(message, borrowed_payload_is_taken_over_and_freed_once)
     freed_count = 0;
     pulsarc_message_t *b = pulsarc_message_new();
     pulsarc_message_set_payload_borrowed(b, "hello", 5, count_free, (void *)0x1);
-    pc_msg_t *m = pc_msg_from_builder(b);
+    pc_send_t *s = pc_send_from_builder(b);
+    cr_assert_not_null(s);
+    pc_msg_t *m = &s->msg;
     cr_assert_eq(m->payload_len, 5);
     cr_assert_eq(b->payload_len, 0, "the builder no longer holds it");
     pulsarc_message_free(b);

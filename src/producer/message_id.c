@@ -1,4 +1,4 @@
-#include "client/message_id.h"
+#include "producer/message_id.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -6,19 +6,6 @@
 
 #include "PulsarApi.pb-c.h"
 #include "common/error.h"
-
-void pc_message_id_init(pulsarc_message_id_t *id, int64_t ledger, int64_t entry,
-                        int32_t partition)
-{
-    id->ledger = ledger;
-    id->entry = entry;
-    id->partition = partition;
-    id->batch_index = -1;
-    id->batch_size = 0;
-    id->chunked = false;
-    id->first_ledger = ledger;
-    id->first_entry = entry;
-}
 
 int64_t pulsarc_message_id_ledger(const pulsarc_message_id_t *id) { return id ? id->ledger : -1; }
 int64_t pulsarc_message_id_entry(const pulsarc_message_id_t *id) { return id ? id->entry : -1; }

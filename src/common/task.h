@@ -1,0 +1,11 @@
+/* A unit of work handed from one thread to another through an intrusive queue (the
+ * client's hand-over to its loop thread). Embed it in a larger struct. */
+#ifndef PC_TASK_H
+#define PC_TASK_H
+
+typedef struct pc_task {
+    struct pc_task *next;
+    void (*run)(struct pc_task *task);
+} pc_task_t;
+
+#endif

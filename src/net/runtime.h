@@ -1,0 +1,40 @@
+/* The runtime context: what the layers below client/ need from their surroundings, handed
+ * down explicitly instead of reached for in the client struct. The client fills one and
+ * owns it; net/ and producer/ only ever see this (so a mode running on the caller's own
+ * loop only has to fill it differently).
+ * @locality loop thread (every field). */
+#ifndef PC_RUNTIME_H
+#define PC_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "common/log.h"
+#include "net/service_url.h"
+
+struct pc_pool;
+
+/* Timeouts and limits, from the client configuration. */
+typedef struct pc_limits {
+    uint64_t operation_timeout_ms;  /* a request's answer, a producer's creation or close */
+    uint64_t connection_timeout_ms; /* TCP connect plus the CONNECT/CONNECTED handshake */
+    uint64_t keepalive_interval_ms; /* ping after this much silence; dead after twice it */
+    int max_lookup_redirects;
+    uint64_t initial_backoff_ms;    /* reconnect backoff, doubling up to the maximum */
+    uint64_t max_backoff_ms;
+} pc_limits_t;
+
+typedef struct pc_runtime {
+    uv_loop_t *loop;
+    const pc_logger_t *log;
+    pc_limits_t limits;
+    const pc_service_url_t *service; /* where lookups start */
+    int next_host;                   /* round-robin over the service URL's hosts */
+    struct pc_pool *pool;            /* one connection per broker, shared */
+    uint64_t next_request_id;        /* id generators */
+    uint64_t next_producer_id;
+    bool stopping;                   /* shutting down: no fail-over, no new work */
+} pc_runtime_t;
+
+#endif

@@ -1,0 +1,10 @@
+#include "producer/message.h"
+
+void pc_msg_free(pc_msg_t *m)
+{
+    if (!m)
+        return;
+    if (m->free_cb)
+        m->free_cb((void *)m->payload, m->payload_len, m->free_ctx);
+    m->release(m);
+}

@@ -1,0 +1,38 @@
+/* The message the partition producer works with: what was accepted for sending, in one
+ * block its owner allocated. The layer that accepted it (client/) wraps it with its own
+ * bookkeeping and says how the block goes (release).
+ * @locality loop thread once handed over. */
+#ifndef PC_PRODUCER_MESSAGE_H
+#define PC_PRODUCER_MESSAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pulsarc/pulsarc.h"
+
+typedef struct pc_property {
+    char *key;
+    char *value;
+} pc_property_t;
+
+typedef struct pc_msg {
+    struct pc_msg *next;            /* producer-side queues (batches, ops) */
+    const uint8_t *payload;
+    size_t payload_len;
+    pulsarc_payload_free_cb free_cb; /* non-NULL: a borrowed payload */
+    void *free_ctx;
+    const char *key;                /* NULL if none */
+    const uint8_t *ordering_key;    /* NULL if none */
+    size_t ordering_key_len;
+    const pc_property_t *props;
+    size_t n_props;
+    uint64_t event_time;
+    uint64_t deliver_at;
+    int64_t sequence_id;            /* explicit id or -1; the assigned id once queued */
+    void (*release)(struct pc_msg *m); /* frees the block that holds the message */
+} pc_msg_t;
+
+/* Hand a borrowed payload back and free the message. Does not call any callback. */
+void pc_msg_free(pc_msg_t *m);
+
+#endif

@@ -1,0 +1,243 @@
+/* Sequence ids and the batching driver: messages become ops, batched or alone,
+ * and replayed ids never share a batch with new ones. @locality loop thread. */
+#include "producer/pp_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include "common/error.h"
+#include "producer/op_build.h"
+
+#define IDS_EXHAUSTED "sequence ids are exhausted (INT64_MAX was used)"
+
+static void on_batch_timer(uv_timer_t *t);
+
+/* Move the open batches into pp->taken; returns how many (-1 when out of memory). */
+static int take_batches(pc_pp_t *pp)
+{
+    if (pp->batcher.n_batches > pp->cap_taken) {
+        pc_batch_t *t = realloc(pp->taken, (size_t)pp->batcher.cap_batches * sizeof *t);
+        if (!t)
+            return -1;
+        pp->taken = t;
+        pp->cap_taken = pp->batcher.cap_batches;
+    }
+    return pc_batcher_take(&pp->batcher, pp->taken);
+}
+
+void pp_fail_unsent(pc_pp_t *pp, pulsarc_result res, const char *detail)
+{
+    while (pp->waiting_head) {
+        pc_msg_t *m = pp->waiting_head;
+        pp->waiting_head = m->next;
+        pp_fail_message(pp, m, res, detail);
+    }
+    pp->waiting_tail = NULL;
+    int n = take_batches(pp);
+    for (int i = 0; i < n; i++)
+        pp_fail_batch(pp, &pp->taken[i], res, detail);
+}
+
+static void op_params(const pc_pp_t *pp, pc_op_params_t *p)
+{
+    p->producer_id = pp->producer_id;
+    p->producer_name = pp->name;
+    p->codec = pp->set.compression;
+    p->max_message_size = pp->max_message_size;
+    p->chunking = pp->set.chunking_enabled;
+    p->chunk_size = pp->set.chunk_max_size;
+}
+
+/* Automatic ids continue after the highest id used so far, without overflowing. */
+void pp_note_id_used(pc_pp_t *pp, int64_t id)
+{
+    if (pp->ids_exhausted || id < pp->next_sequence_id)
+        return;
+    if (id == INT64_MAX)
+        pp->ids_exhausted = true;
+    else
+        pp->next_sequence_id = id + 1;
+}
+
+/* Give msg the next automatic id unless it brought its own. False when none is left. */
+static bool assign_id(pc_pp_t *pp, pc_msg_t *msg)
+{
+    if (msg->sequence_id < 0) {
+        if (pp->ids_exhausted)
+            return false;
+        msg->sequence_id = pp->next_sequence_id;
+    }
+    pp_note_id_used(pp, msg->sequence_id);
+    return true;
+}
+
+/* Key-based batching interleaves keys, so its automatic ids are given when a batch is
+ * flushed, in flush order: every batch's ids are then above the previous batch's, and
+ * above anything the broker may hold, which a deduplicating broker requires. */
+static bool assign_ids_at_flush(pc_pp_t *pp, pc_batch_t *b)
+{
+    if (pp->next_sequence_id <= pp->pushed)
+        pp_note_id_used(pp, pp->pushed);
+    for (pc_msg_t *m = b->head; m; m = m->next) {
+        if (m->sequence_id >= 0)
+            continue;
+        if (!assign_id(pp, m))
+            return false;
+        if (m->sequence_id > pp->pushed)
+            pp->pushed = m->sequence_id;
+    }
+    return true;
+}
+
+/* Send the open batches, oldest first. */
+void pp_flush_batches(pc_pp_t *pp)
+{
+    uv_timer_stop(&pp->batch_timer);
+    if (pc_batcher_empty(&pp->batcher))
+        return;
+    pc_op_params_t p;
+    op_params(pp, &p);
+    int n = take_batches(pp);
+    if (n < 0) {
+        /* Leave the batches where they are; the timer tries again. */
+        uv_timer_start(&pp->batch_timer, on_batch_timer, 10, 0);
+        return;
+    }
+    bool replays = pp->batch_replays;
+    pp->batch_replays = false;
+    for (int i = 0; i < n; i++) {
+        if (!assign_ids_at_flush(pp, &pp->taken[i])) {
+            pp_fail_batch(pp, &pp->taken[i], PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
+            continue;
+        }
+        pc_op_t *op;
+        pulsarc_result res = pc_op_build_batch(&p, &pp->taken[i], &op);
+        if (res == PULSARC_OK) {
+            op->replay = replays;
+            pp_enqueue(pp, op, op);
+            continue;
+        }
+        char detail[256];
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        pp_fail_batch(pp, &pp->taken[i], res, detail);
+    }
+}
+
+static void on_batch_timer(uv_timer_t *t)
+{
+    pp_flush_batches(t->data);
+}
+
+static bool batchable(const pc_pp_t *pp, const pc_msg_t *msg)
+{
+    /* Delayed delivery is per entry on the broker, so such messages travel alone; so do
+     * messages that would fill a batch by themselves. */
+    return pp->set.batching_enabled && msg->deliver_at == 0 &&
+           pc_batcher_takes_alone(&pp->batcher, msg);
+}
+
+/* Batch msg. A replayed id closes a batch of new ids and the other way round, so the
+ * broker never drops new messages together with a replay. */
+static void add_to_batch(pc_pp_t *pp, pc_msg_t *msg)
+{
+    bool deferred = msg->sequence_id < 0; /* key-based: the id comes at flush */
+    bool replay = !deferred && msg->sequence_id <= pp->pushed;
+    if (!pc_batcher_empty(&pp->batcher) &&
+        (replay != pp->batch_replays || !pc_batcher_fits(&pp->batcher, msg)))
+        pp_flush_batches(pp);
+    bool first = pc_batcher_empty(&pp->batcher);
+    if (pc_batcher_add(&pp->batcher, msg) != 0) {
+        pp_fail_message(pp, msg, PULSARC_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    if (first)
+        pp->batch_replays = replay;
+    if (!deferred && !replay)
+        pp->pushed = msg->sequence_id;
+    if (pc_batcher_full(&pp->batcher))
+        pp_flush_batches(pp);
+    else if (first)
+        uv_timer_start(&pp->batch_timer, on_batch_timer,
+                       pp->set.batching_max_delay_ms, 0);
+}
+
+static void send_now(pc_pp_t *pp, pc_msg_t *msg)
+{
+    bool batch = batchable(pp, msg);
+    /* Explicit ids come from the application (deduplication across restarts); automatic
+     * ids continue after the highest id seen so far. */
+    bool deferred = batch && pp->batcher.key_based && msg->sequence_id < 0;
+    if (!deferred && !assign_id(pp, msg)) {
+        pp_fail_message(pp, msg, PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
+        return;
+    }
+    if (batch) {
+        add_to_batch(pp, msg);
+        return;
+    }
+    /* Keep order: whatever is batched goes before this message. */
+    pp_flush_batches(pp);
+    pc_op_params_t p;
+    op_params(pp, &p);
+    pc_op_t *first, *last;
+    int64_t id = msg->sequence_id;
+    pulsarc_result res = pc_op_build_message(&p, msg, &first, &last);
+    if (res != PULSARC_OK) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        pp_fail_message(pp, msg, res, detail);
+        return;
+    }
+    bool replay = id <= pp->pushed;
+    if (!replay)
+        pp->pushed = id;
+    for (pc_op_t *op = first; op; op = op->next)
+        op->replay = replay;
+    pp_enqueue(pp, first, last);
+}
+
+void pc_pp_send(pc_pp_t *pp, pc_msg_t *msg)
+{
+    if (pp->state == PP_FAILED) {
+        pp_fail_message(pp, msg, pp->fail_res, pp->fail_detail);
+        return;
+    }
+    if (pp->state == PP_CLOSING || pp->state == PP_CLOSED) {
+        pp_fail_message(pp, msg, PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
+        return;
+    }
+    if (!pp->sequence_known) {
+        /* Not registered yet (lazy start): sequence ids and the producer name come from
+         * the broker, so the message waits for them. */
+        if (pp->state == PP_IDLE && pp->set.lazy_start)
+            pc_pp_start(pp, NULL, NULL);
+        msg->next = NULL;
+        if (pp->waiting_tail)
+            pp->waiting_tail->next = msg;
+        else
+            pp->waiting_head = msg;
+        pp->waiting_tail = msg;
+        return;
+    }
+    send_now(pp, msg);
+}
+
+void pp_send_waiting(pc_pp_t *pp)
+{
+    pc_msg_t *m = pp->waiting_head;
+    pp->waiting_head = pp->waiting_tail = NULL;
+    while (m) {
+        pc_msg_t *next = m->next;
+        send_now(pp, m);
+        m = next;
+    }
+    bool waited = false;
+    for (flush_waiter *w = pp->flushes; w; w = w->next)
+        waited |= w->target == WAITING_TARGET;
+    if (!waited)
+        return;
+    pp_flush_batches(pp);
+    for (flush_waiter *w = pp->flushes; w; w = w->next)
+        if (w->target == WAITING_TARGET)
+            w->target = pp->next_op_index; /* every op queued so far, maybe none */
+    pp_check_flushes(pp);
+}

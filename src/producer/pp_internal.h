@@ -1,0 +1,137 @@
+/* The partition producer's state, shared by the files that make it up, each with one job:
+ *   partition_producer.c  lifecycle: create, close, abort, free, accessors
+ *   pp_registration.c     look up, connect, register; reconnect with backoff; stop
+ *   pp_queue.c            pendingMessages: writing, resending, receipts, send errors,
+ *                         the send timeout, flush waiters
+ *   pp_batching.c         sequence ids, the batch container, turning messages into ops
+ * Nothing outside src/producer/ includes this.
+ * @locality loop thread. */
+#ifndef PC_PP_INTERNAL_H
+#define PC_PP_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "net/backoff.h"
+#include "net/connection.h"
+#include "net/runtime.h"
+#include "producer/batch.h"
+#include "producer/op.h"
+#include "producer/partition_producer.h"
+
+typedef enum pp_state {
+    PP_IDLE,         /* created, not started */
+    PP_CONNECTING,   /* looking up, connecting or registering */
+    PP_READY,        /* registered: ops are written as they come */
+    PP_CLOSING,      /* CLOSE_PRODUCER sent */
+    PP_CLOSED,
+    PP_FAILED,       /* terminal error: every send fails */
+} pp_state;
+
+#define WAITING_TARGET UINT64_MAX
+
+typedef struct flush_waiter {
+    struct flush_waiter *next;
+    uint64_t target;          /* done when every op with index < target completed */
+    pulsarc_result res;       /* first failure among those ops */
+    pc_pp_done_fn cb;
+    void *ctx;
+} flush_waiter;
+
+struct pc_pp {
+    pc_runtime_t *rt;
+    pc_pp_settings_t set;
+    char *topic;
+    int partition;
+    pc_pp_complete_fn complete;
+    pc_pp_stopped_fn stopped;
+    void *owner;
+
+    pp_state state;
+    pulsarc_result fail_res;  /* PP_FAILED: the error every send gets */
+    char fail_detail[256];    /* ... and its detail */
+    uint64_t producer_id;
+    char *name;
+    bool user_named;
+    uint64_t epoch;
+    pc_conn_t *conn;
+    pc_conn_listener_t listener;
+    uint32_t max_message_size;
+
+    int64_t next_sequence_id;
+    bool ids_exhausted;       /* INT64_MAX was used: no automatic id is left */
+    _Atomic int64_t last_sequence_id; /* confirmed by the broker; read from any thread */
+    bool sequence_known;      /* sequence ids were fixed by the first registration */
+    /* Deduplication: the broker drops a whole entry whose first id is at or below the
+     * highest it has seen from this producer name. `pushed` is that mark as far as we can
+     * know it: the highest id that entered the op stream or the open batch, or the
+     * broker's last id at registration. An id at or below it is a replay, and replays
+     * never share a batch with new ids. */
+    int64_t pushed;
+    bool batch_replays;       /* the open batch holds replayed ids */
+    uint64_t registration;    /* counts successful registrations (1 = the first) */
+
+    pc_op_t *head, *tail;     /* pendingMessages: ops written or waiting to be */
+    uint64_t next_op_index;
+    flush_waiter *flushes;
+    pc_msg_t *waiting_head, *waiting_tail; /* sent before the first registration */
+    pc_batcher_t batcher;
+    pc_batch_t *taken;        /* scratch for pc_batcher_take */
+    int cap_taken;
+    int64_t chunk_first_ledger, chunk_first_entry; /* first chunk of the message in flight */
+
+    pc_backoff_t backoff;
+    uv_timer_t reconnect_timer;
+    uv_timer_t timeout_timer;
+    uv_timer_t batch_timer;
+    uv_timer_t close_timer;   /* bounds a close by operationTimeoutMs */
+    int live_handles;
+    int inflight;             /* lookups, connection waits and requests that will call back */
+    uint64_t attempt;         /* numbers (re)connection attempts; answers to older ones are stale */
+    bool freed;
+
+    /* First registration (pc_pp_start). */
+    pc_pp_done_fn start_cb;
+    void *start_ctx;
+    uint64_t start_deadline_ms;
+    /* Close. */
+    pc_pp_done_fn close_cb;
+    void *close_ctx;
+};
+
+#define NOT_SENT_DETAIL "the message was never written to a connection: not sent"
+
+/* partition_producer.c */
+/* An asynchronous call made with pp as context returned; false when pp is gone. */
+bool pp_callback_returned(pc_pp_t *pp);
+/* The producer is closed: whatever is still pending fails, then the closer hears. */
+void pp_finish_close(pc_pp_t *pp, pulsarc_result res);
+
+/* pp_registration.c */
+void pp_stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail);
+void pp_on_broker_close(void *ctx);
+void pp_on_disconnect(void *ctx, pulsarc_result why);
+
+/* pp_queue.c */
+void pp_check_flushes(pc_pp_t *pp);
+void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
+                      const char *detail);
+void pp_fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const char *detail);
+void pp_fail_batch(pc_pp_t *pp, pc_batch_t *b, pulsarc_result res, const char *detail);
+void pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail);
+void pp_enqueue(pc_pp_t *pp, pc_op_t *first, pc_op_t *last);
+void pp_resend_pending(pc_pp_t *pp);
+void pp_send_close_producer(pc_pp_t *pp);
+void pp_on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r);
+void pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e);
+void pp_on_timeout_tick(uv_timer_t *t);
+
+/* pp_batching.c */
+void pp_note_id_used(pc_pp_t *pp, int64_t id);
+void pp_flush_batches(pc_pp_t *pp);
+void pp_fail_unsent(pc_pp_t *pp, pulsarc_result res, const char *detail);
+void pp_send_waiting(pc_pp_t *pp);
+
+#endif

@@ -1,0 +1,313 @@
+/* pendingMessages: ops in flight, their receipts and send errors, the send timeout
+ * and flush waiters. @locality loop thread. */
+#include "producer/pp_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "producer/message_id.h"
+#include "wire/frame.h"
+
+void pp_check_flushes(pc_pp_t *pp)
+{
+    uint64_t first_pending = pp->head ? pp->head->index : pp->next_op_index;
+    for (flush_waiter **pp_w = &pp->flushes; *pp_w;) {
+        flush_waiter *w = *pp_w;
+        if (w->target != WAITING_TARGET && w->target <= first_pending) {
+            *pp_w = w->next;
+            w->cb(pp, w->res, w->ctx);
+            free(w);
+        } else {
+            pp_w = &w->next;
+        }
+    }
+}
+
+static void note_failure_for_flushes(pc_pp_t *pp, uint64_t op_index, pulsarc_result res)
+{
+    for (flush_waiter *w = pp->flushes; w; w = w->next)
+        if (w->target > op_index && w->res == PULSARC_OK)
+            w->res = res;
+}
+
+static pc_op_t *pop_head(pc_pp_t *pp)
+{
+    pc_op_t *op = pp->head;
+    pp->head = op->next;
+    if (!pp->head)
+        pp->tail = NULL;
+    op->next = NULL;
+    return op;
+}
+
+/* Remove the head op and complete what it carries: every message of a batch (each with
+ * its own id), a single message, or — for chunks — the message once its last chunk is
+ * stored, or at the first failed chunk (the rest of its chunks are dropped with it). */
+void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
+                          const char *detail)
+{
+    pc_op_t *op = pop_head(pp);
+    if (res != PULSARC_OK)
+        note_failure_for_flushes(pp, op->index, res);
+    if (op->shared) {
+        pc_msg_t *msg = op->shared->msg;
+        bool last = op->chunk_id == op->num_chunks - 1;
+        if (res == PULSARC_OK && op->chunk_id == 0) {
+            pp->chunk_first_ledger = id->ledger;
+            pp->chunk_first_entry = id->entry;
+        }
+        if (res != PULSARC_OK) {
+            while (pp->head && pp->head->shared == op->shared)
+                pc_op_release(pop_head(pp));
+            last = true;
+        }
+        if (last) {
+            pulsarc_message_id_t cid;
+            if (res == PULSARC_OK) {
+                cid = *id;
+                cid.chunked = op->num_chunks > 1;
+                cid.first_ledger = pp->chunk_first_ledger;
+                cid.first_entry = pp->chunk_first_entry;
+            }
+            pc_set_detail(detail);
+            pp->complete(pp->owner, msg, res, res == PULSARC_OK ? &cid : NULL);
+        }
+        pc_op_release(op);
+        pp_check_flushes(pp);
+        return;
+    }
+    int i = 0;
+    for (pc_msg_t *m = op->msgs; m; m = m->next, i++) {
+        pulsarc_message_id_t mid;
+        if (res == PULSARC_OK) {
+            mid = *id;
+            if (op->batch) {
+                mid.batch_index = i;
+                mid.batch_size = op->num_messages;
+            }
+        }
+        pc_set_detail(detail);
+        pp->complete(pp->owner, m, res, res == PULSARC_OK ? &mid : NULL);
+    }
+    pc_op_release(op);
+    pp_check_flushes(pp);
+}
+
+/* A message that never became an op ends here. */
+void pp_fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const char *detail)
+{
+    pc_set_detail(detail);
+    pp->complete(pp->owner, msg, res, NULL);
+    pc_msg_free(msg);
+}
+
+void pp_fail_batch(pc_pp_t *pp, pc_batch_t *b, pulsarc_result res, const char *detail)
+{
+    for (pc_msg_t *m = b->head, *next; m; m = next) {
+        next = m->next;
+        pp_fail_message(pp, m, res, detail);
+    }
+    b->head = b->tail = NULL;
+}
+
+void pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail)
+{
+    /* Oldest first: ops in flight, then what is still batched or waiting. */
+    while (pp->head)
+        pp_complete_head(pp, res, NULL, detail);
+    pp_fail_unsent(pp, res, detail);
+    /* Nothing is pending any more, so every flush is answered. */
+    flush_waiter *w = pp->flushes;
+    pp->flushes = NULL;
+    while (w) {
+        flush_waiter *next = w->next;
+        w->cb(pp, w->target == WAITING_TARGET && w->res == PULSARC_OK ? res : w->res, w->ctx);
+        free(w);
+        w = next;
+    }
+}
+
+static void on_op_written(void *ctx, int status)
+{
+    pc_op_write_finished(ctx);
+}
+
+static void write_op(pc_pp_t *pp, pc_op_t *op)
+{
+    if (!op->first_registration)
+        op->first_registration = pp->registration;
+    uv_buf_t bufs[2] = {
+        uv_buf_init((char *)op->head.data, (unsigned)op->head.len),
+        uv_buf_init((char *)op->payload, (unsigned)op->payload_len),
+    };
+    if (pc_conn_write(pp->conn, bufs, op->payload_len ? 2 : 1, on_op_written, op) == 0)
+        op->writes_in_flight++;
+}
+
+/* After (re)registration every op still pending goes out again, in order, before any
+ * new one: the broker sees the same sequence ids and deduplicates what it already has. */
+void pp_resend_pending(pc_pp_t *pp)
+{
+    for (pc_op_t *op = pp->head; op && pp->state == PP_READY; op = op->next)
+        write_op(pp, op);
+}
+
+void pp_enqueue(pc_pp_t *pp, pc_op_t *first, pc_op_t *last)
+{
+    uint64_t now = pc_mono_ms();
+    for (pc_op_t *op = first; op; op = op->next) {
+        op->created_ms = now;
+        op->index = pp->next_op_index++;
+    }
+    if (pp->tail)
+        pp->tail->next = first;
+    else
+        pp->head = first;
+    pp->tail = last;
+    if (pp->state == PP_READY)
+        for (pc_op_t *op = first; op && pp->state == PP_READY; op = op->next)
+            write_op(pp, op);
+}
+
+/* Is an op with this sequence id pending behind the head? Then a receipt for it means the
+ * broker skipped the head: the stream is out of step. (Replayed explicit ids need not
+ * increase, so the order of ids says nothing by itself.) */
+static bool pending_behind_head(const pc_pp_t *pp, uint64_t sequence_id)
+{
+    for (const pc_op_t *op = pp->head->next; op; op = op->next)
+        if (op->sequence_id == sequence_id)
+            return true;
+    return false;
+}
+
+/* A receipt without a position: the broker dropped the entry as a duplicate. */
+static bool is_duplicate_receipt(const Pulsar__Proto__CommandSendReceipt *r)
+{
+    return r->message_id && r->message_id->ledgerid == UINT64_MAX &&
+           r->message_id->entryid == UINT64_MAX;
+}
+
+void pp_on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r)
+{
+    pc_pp_t *pp = ctx;
+    pc_op_t *op = pp->head;
+    if (op && r->sequence_id != op->sequence_id && pending_behind_head(pp, r->sequence_id)) {
+        PC_WARN(pp->rt->log,
+                "%s: receipt for %llu while %llu is the oldest pending: reconnecting to resend",
+                pp->topic, (unsigned long long)r->sequence_id,
+                (unsigned long long)op->sequence_id);
+        pc_conn_close(pp->conn, PULSARC_ERR_PROTOCOL, "receipts out of order");
+        return;
+    }
+    if (!op || r->sequence_id != op->sequence_id) {
+        /* A late receipt for an op that already completed (timed out or resent). */
+        PC_DEBUG(pp->rt->log, "%s: late receipt for %llu ignored", pp->topic,
+                 (unsigned long long)r->sequence_id);
+        return;
+    }
+    pc_backoff_reset(&pp->backoff); /* the broker stores what we send: progress */
+    if (is_duplicate_receipt(r) && !op->replay && op->first_registration == pp->registration) {
+        /* New ids, sent for the first time, cannot be duplicates of anything this producer
+         * sent: the broker holds a higher id from elsewhere, and did not store these. */
+        PC_WARN(pp->rt->log, "%s: the broker dropped new sequence id %llu as a duplicate",
+                pp->topic, (unsigned long long)op->sequence_id);
+        char detail[256];
+        snprintf(detail, sizeof detail,
+                 "the broker dropped this as a duplicate: sequence id %llu was above every id "
+                 "this producer had sent, and it was not stored",
+                 (unsigned long long)op->sequence_id);
+        pp_complete_head(pp, PULSARC_ERR_DUPLICATE_DROPPED, NULL, detail);
+        return;
+    }
+    /* A duplicate of what the broker already holds completes with ledger and entry -1. */
+    pulsarc_message_id_t id;
+    int64_t ledger = r->message_id ? (int64_t)r->message_id->ledgerid : -1;
+    int64_t entry = r->message_id ? (int64_t)r->message_id->entryid : -1;
+    pc_message_id_init(&id, ledger, entry, pp->partition);
+    /* Brokers send highest_sequence_id = -1 for ops that are not batches. */
+    int64_t highest = (int64_t)op->highest_sequence_id;
+    if (r->has_highest_sequence_id && (int64_t)r->highest_sequence_id > highest)
+        highest = (int64_t)r->highest_sequence_id;
+    if (highest > atomic_load(&pp->last_sequence_id))
+        atomic_store(&pp->last_sequence_id, highest);
+    pp_complete_head(pp, PULSARC_OK, &id, NULL);
+}
+
+/* Tell the broker we are gone without waiting for its answer, so that the name is free
+ * for a successor at once. */
+void pp_send_close_producer(pc_pp_t *pp)
+{
+    Pulsar__Proto__CommandCloseProducer close = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    close.producer_id = pp->producer_id;
+    close.request_id = pc_conn_new_request_id(pp->conn);
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
+    cmd.close_producer = &close;
+    pc_conn_send_command(pp->conn, &cmd);
+}
+
+void pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e)
+{
+    pc_pp_t *pp = ctx;
+    pulsarc_result res = pc_result_from_server_error(e->error);
+    char detail[512];
+    snprintf(detail, sizeof detail, "the broker refused to store sequence id %llu: %s",
+             (unsigned long long)e->sequence_id, e->message ? e->message : "");
+    PC_WARN(pp->rt->log, "%s: %s (%s)", pp->topic, detail, pulsarc_result_name(res));
+    if (res == PULSARC_ERR_BROKER_NOT_ALLOWED) {
+        /* About this message (too big for the topic's policy, say): it fails alone; the
+         * connection and the other producers on it are fine. */
+        if (pp->head && pp->head->sequence_id == e->sequence_id)
+            pp_complete_head(pp, res, NULL, detail);
+        return;
+    }
+    if (pulsarc_result_is_terminal(res)) {
+        /* About the topic or this producer: retrying cannot help, but the connection is
+         * shared and stays. */
+        pp_send_close_producer(pp);
+        pc_conn_remove_listener(pp->conn, &pp->listener);
+        pp->conn = NULL;
+        pp_stop_with(pp, res, detail);
+        return;
+    }
+    /* Checksum, persistence and other transient failures: resending on a fresh
+     * connection is what the official clients do; the send timeout bounds it. */
+    pc_conn_close(pp->conn, res, detail);
+}
+
+void pp_on_timeout_tick(uv_timer_t *t)
+{
+    pc_pp_t *pp = t->data;
+    uint64_t now = pc_mono_ms();
+    uint64_t limit = pp->set.send_timeout_ms;
+    /* Only ops that waited longer than the limit fail; ops queue in age order. */
+    while (pp->head && now - pp->head->created_ms >= limit)
+        pp_complete_head(pp, PULSARC_ERR_SEND_TIMEOUT, NULL,
+                      pp->head->first_registration
+                          ? "no receipt within sendTimeoutMs; the message may have been persisted"
+                          : "no receipt within sendTimeoutMs; " NOT_SENT_DETAIL);
+}
+
+void pc_pp_flush(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
+{
+    pp_flush_batches(pp);
+    if (!pp->head && !pp->waiting_head) {
+        cb(pp, PULSARC_OK, ctx);
+        return;
+    }
+    flush_waiter *w = malloc(sizeof *w);
+    if (!w) {
+        cb(pp, PULSARC_ERR_NO_MEMORY, ctx);
+        return;
+    }
+    /* Messages still waiting for the first registration have no op yet: the target is
+     * fixed once they are queued (pp_send_waiting). */
+    w->target = pp->waiting_head ? WAITING_TARGET : pp->next_op_index;
+    w->res = PULSARC_OK;
+    w->cb = cb;
+    w->ctx = ctx;
+    w->next = pp->flushes;
+    pp->flushes = w;
+}

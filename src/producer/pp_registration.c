@@ -1,0 +1,293 @@
+/* Registration: look the topic up, connect, register with the broker; after a lost
+ * connection, do it again with backoff and resend; stop on a terminal error.
+ * @locality loop thread. */
+#include "producer/pp_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "net/lookup.h"
+#include "net/pool.h"
+
+static void connect_now(pc_pp_t *pp);
+static void schedule_reconnect(pc_pp_t *pp);
+
+/* Context for the calls of one connection attempt, so that an answer arriving after the
+ * attempt was abandoned (the broker closed us mid-registration) is recognised as stale. */
+typedef struct attempt_ctx {
+    pc_pp_t *pp;
+    uint64_t attempt;
+} attempt_ctx;
+
+static attempt_ctx *attempt_ctx_new(pc_pp_t *pp)
+{
+    attempt_ctx *a = malloc(sizeof *a);
+    if (a) {
+        a->pp = pp;
+        a->attempt = pp->attempt;
+        pp->inflight++;
+    }
+    return a;
+}
+
+/* Returns the producer if the answer is still wanted, else NULL; frees the context. */
+static pc_pp_t *attempt_ctx_take(void *ctx)
+{
+    attempt_ctx *a = ctx;
+    pc_pp_t *pp = a->pp;
+    bool current = a->attempt == pp->attempt;
+    free(a);
+    if (!pp_callback_returned(pp) || !current || pp->state != PP_CONNECTING)
+        return NULL;
+    return pp;
+}
+
+static void on_reconnect_timer(uv_timer_t *t)
+{
+    connect_now(t->data);
+}
+
+static void schedule_reconnect(pc_pp_t *pp)
+{
+    uint64_t delay = pc_backoff_next(&pp->backoff);
+    PC_INFO(pp->rt->log, "%s: reconnecting in %llu ms", pp->topic, (unsigned long long)delay);
+    uv_timer_start(&pp->reconnect_timer, on_reconnect_timer, delay, 0);
+}
+
+void pp_stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail)
+{
+    pp->state = PP_FAILED;
+    pp->fail_res = res;
+    snprintf(pp->fail_detail, sizeof pp->fail_detail, "the producer stopped: %s",
+             detail && *detail ? detail : pulsarc_strerror(res));
+    if (pulsarc_result_is_terminal(res))
+        pp->stopped(pp->owner, res, pp->fail_detail);
+    PC_ERROR(pp->rt->log, "%s: %s", pp->topic, pp->fail_detail);
+    pp_fail_all(pp, res, pp->fail_detail);
+}
+
+/* An attempt to (re)register failed. */
+static void attempt_failed(pc_pp_t *pp, pulsarc_result res, const char *detail)
+{
+    if (pp->state != PP_CONNECTING)
+        return;
+    pp->conn = NULL;
+    PC_INFO(pp->rt->log, "%s: attempt to register failed: %s (%s)", pp->topic,
+            pulsarc_result_name(res), detail ? detail : "");
+    if (!pp->sequence_known) {
+        /* The first registration retries until operationTimeoutMs. */
+        uint64_t now = pc_mono_ms();
+        if (pc_result_fails_creation(res) || now + pp->backoff.next_ms >= pp->start_deadline_ms) {
+            pc_pp_done_fn cb = pp->start_cb;
+            pp->start_cb = NULL;
+            if (!cb && pp->set.lazy_start && !pulsarc_result_is_terminal(res)) {
+                /* A lazy partition (started by a send, nobody waits on its creation):
+                 * its waiting messages fail, but the next send tries to register again,
+                 * since the error may well be gone by then. */
+                pp_fail_all(pp, res, detail);
+                pp->state = PP_IDLE;
+                pc_backoff_reset(&pp->backoff);
+                return;
+            }
+            pp_stop_with(pp, res, detail);
+            pc_set_detail(detail);
+            if (cb)
+                cb(pp, res, pp->start_ctx);
+            return;
+        }
+        schedule_reconnect(pp);
+        return;
+    }
+    if (pulsarc_result_is_terminal(res)) {
+        pp_stop_with(pp, res, detail);
+        return;
+    }
+    schedule_reconnect(pp);
+}
+
+static void on_registered(pc_conn_t *conn, pulsarc_result res,
+                          const Pulsar__Proto__BaseCommand *resp, void *ctx)
+{
+    pc_pp_t *pp = attempt_ctx_take(ctx);
+    if (!pp || pp->conn != conn)
+        return;
+    if (res != PULSARC_OK || !resp->producer_success) {
+        if (res == PULSARC_OK)
+            res = pc_fail(PULSARC_ERR_PROTOCOL, "PRODUCER answered with the wrong command");
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        if (pc_conn_state(conn) != PC_CONN_CLOSED)
+            pc_conn_remove_listener(conn, &pp->listener);
+        attempt_failed(pp, res, detail);
+        return;
+    }
+    const Pulsar__Proto__CommandProducerSuccess *ok = resp->producer_success;
+    if (!pp->name && ok->producer_name) {
+        pp->name = strdup(ok->producer_name);
+        if (!pp->name) {
+            pc_conn_remove_listener(conn, &pp->listener);
+            attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
+            return;
+        }
+    }
+    int64_t broker_last = ok->has_last_sequence_id && ok->last_sequence_id >= 0
+                              ? ok->last_sequence_id : -1;
+    if (!pp->sequence_known) {
+        /* Only the first registration fixes the ids: later ones must not rewind them. */
+        pp->sequence_known = true;
+        int64_t last = pp->set.initial_sequence_id >= 0 ? pp->set.initial_sequence_id : broker_last;
+        pp_note_id_used(pp, last);
+        atomic_store(&pp->last_sequence_id, last);
+    }
+    /* What the broker holds is a replay for every later message with an id up to it. */
+    if (broker_last > pp->pushed)
+        pp->pushed = broker_last;
+    pp->registration++;
+    pp->max_message_size = pc_conn_max_message_size(conn);
+    pc_batcher_set_frame_limit(&pp->batcher, pp->max_message_size);
+    pp->state = PP_READY;
+    /* The backoff starts over once the broker stores something (pp_on_receipt): a frame it
+     * refuses, closing the connection each time, must not make us spin. */
+    if (!pp->head)
+        pc_backoff_reset(&pp->backoff);
+    PC_INFO(pp->rt->log, "%s: producer %s ready (id %llu, epoch %llu, last sequence id %lld)",
+            pp->topic, pp->name, (unsigned long long)pp->producer_id,
+            (unsigned long long)pp->epoch, (long long)broker_last);
+    pp->epoch++;
+    if (pp->start_cb || pp->waiting_head) {
+        pc_pp_done_fn cb = pp->start_cb;
+        pp->start_cb = NULL;
+        if (cb)
+            cb(pp, PULSARC_OK, pp->start_ctx);
+    }
+    pp_resend_pending(pp);
+    if (pp->state == PP_READY)
+        pp_send_waiting(pp);
+}
+
+static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
+{
+    pc_pp_t *pp = attempt_ctx_take(ctx);
+    if (!pp || pp->conn != conn)
+        return;
+    if (res != PULSARC_OK) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        attempt_failed(pp, res, detail);
+        return;
+    }
+    pc_conn_add_listener(conn, &pp->listener);
+    Pulsar__Proto__CommandProducer reg = PULSAR__PROTO__COMMAND_PRODUCER__INIT;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    uint64_t rid = pc_conn_new_request_id(conn);
+    reg.topic = pp->topic;
+    reg.producer_id = pp->producer_id;
+    reg.request_id = rid;
+    reg.producer_name = pp->name;
+    reg.has_epoch = 1;
+    reg.epoch = pp->epoch;
+    reg.has_user_provided_producer_name = 1;
+    reg.user_provided_producer_name = pp->user_named;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER;
+    cmd.producer = &reg;
+    attempt_ctx *a = attempt_ctx_new(pp);
+    if (!a) {
+        pc_conn_remove_listener(conn, &pp->listener);
+        attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    pc_conn_request(conn, &cmd, rid, on_registered, a);
+}
+
+static void on_lookup(pulsarc_result res, const pc_host_port_t *logical,
+                      const pc_host_port_t *physical, void *ctx)
+{
+    pc_pp_t *pp = attempt_ctx_take(ctx);
+    if (!pp)
+        return;
+    if (res != PULSARC_OK) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "lookup of %s: %s", pp->topic, pulsarc_last_error_detail());
+        attempt_failed(pp, res, detail);
+        return;
+    }
+    pc_conn_t *conn = pc_pool_get(pp->rt->pool, logical, physical);
+    if (!conn) {
+        attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    attempt_ctx *a = attempt_ctx_new(pp);
+    if (!a) {
+        attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    pp->conn = conn;
+    pc_conn_when_ready(conn, on_conn_ready, a);
+}
+
+static void connect_now(pc_pp_t *pp)
+{
+    if (pp->state != PP_CONNECTING)
+        return;
+    pp->attempt++;
+    attempt_ctx *a = attempt_ctx_new(pp);
+    if (!a) {
+        schedule_reconnect(pp);
+        return;
+    }
+    pc_lookup_topic(pp->rt, pp->topic, on_lookup, a);
+}
+
+/* The connection went away (or the broker closed us): queue everything and retry. */
+static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
+{
+    if (pp->state == PP_CONNECTING) {
+        if (!pp->conn)
+            return; /* between attempts: the next one is scheduled already */
+        /* The broker closed us while registering (the topic is moving): its answer to the
+         * PRODUCER command may never come, so give up on this attempt and start anew. */
+        PC_INFO(pp->rt->log, "%s: closed during registration; retrying", pp->topic);
+        pp->attempt++;
+        pp->conn = NULL;
+        schedule_reconnect(pp);
+        return;
+    }
+    if (pp->state == PP_CLOSING) {
+        /* Closing anyway: the broker forgets the producer with the connection. */
+        pp_finish_close(pp, PULSARC_OK);
+        return;
+    }
+    if (pp->state != PP_READY)
+        return;
+    PC_WARN(pp->rt->log, "%s: connection lost (%s%s%s); %zu message(s) will be resent",
+            pp->topic, pulsarc_strerror(why), detail && *detail ? ": " : "", detail ? detail : "",
+            (size_t)(pp->head ? pp->next_op_index - pp->head->index : 0));
+    pp->conn = NULL;
+    pp->state = PP_CONNECTING;
+    schedule_reconnect(pp);
+}
+
+void pp_on_broker_close(void *ctx)
+{
+    pc_pp_t *pp = ctx;
+    PC_INFO(pp->rt->log, "%s: broker closed the producer; reconnecting", pp->topic);
+    connection_lost(pp, PULSARC_ERR_CONNECTION_CLOSED, "closed by the broker");
+}
+
+void pp_on_disconnect(void *ctx, pulsarc_result why)
+{
+    pc_pp_t *pp = ctx;
+    connection_lost(pp, why, pulsarc_last_error_detail());
+}
+
+void pc_pp_start(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
+{
+    pp->start_cb = cb;
+    pp->start_ctx = ctx;
+    pp->start_deadline_ms = pc_mono_ms() + pp->rt->limits.operation_timeout_ms;
+    pp->state = PP_CONNECTING;
+    connect_now(pp);
+}

@@ -1,0 +1,2 @@
+/* public API */
+#include <stdint.h>

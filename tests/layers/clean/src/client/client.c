@@ -1,0 +1,3 @@
+#include "partitioned/partitioned.h"
+#include <pulsarc/pulsarc.h>
+#include <uv.h>

@@ -1,0 +1,2 @@
+#include "producer/producer.h"
+#include "routing/router.h"

@@ -1,0 +1,1 @@
+#include "producer/pp_internal.h"

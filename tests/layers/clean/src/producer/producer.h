@@ -1,0 +1,2 @@
+#include "net/pool.h"
+#include "PulsarApi.pb-c.h"

@@ -1,0 +1,3 @@
+#include "client/client.h"
+#include "client/impl.h"
+#include "net/connection.h"

@@ -1,0 +1,1 @@
+#include "pulsarc/pulsarc.h"

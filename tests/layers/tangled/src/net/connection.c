@@ -1,0 +1,2 @@
+#include "net/connection.h"
+#include "pool.h"

@@ -1,0 +1,2 @@
+#include "common/buf.h"
+#include "client/client.h"

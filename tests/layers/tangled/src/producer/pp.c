@@ -1,0 +1,2 @@
+#include "producer/pp.h"
+#include "client/client.h"

@@ -1,0 +1,2 @@
+#include "common/buf.h"
+#include "PulsarApi.pb-c.h"

@@ -1,0 +1,2 @@
+#include <pulsarc/pulsarc.h>
+#include "common/buf.h"
