@@ -64,6 +64,17 @@ typedef enum pulsarc_result {
     PULSARC_ERR_DUPLICATE_DROPPED = -18, /* the broker dropped the message as a duplicate of
                                           * an id it already had, though this producer never
                                           * sent that id before: it was NOT stored */
+    PULSARC_ERR_TLS_HANDSHAKE = -19,    /* TLS handshake failed (no common protocol or
+                                          * cipher, a plain-text peer, a broken stream) */
+    PULSARC_ERR_TLS_UNTRUSTED = -20,    /* the broker's certificate does not chain to a
+                                          * trusted CA (self-signed, wrong CA) */
+    PULSARC_ERR_TLS_HOSTNAME = -21,     /* the certificate was not issued for the host */
+    PULSARC_ERR_TLS_EXPIRED = -22,      /* a certificate is expired or not yet valid */
+    PULSARC_ERR_TLS_CLIENT_CERT = -23,  /* the broker wants a client certificate (mTLS) that
+                                          * was not given or that it does not trust */
+    PULSARC_ERR_TLS_CONFIG = -24,       /* a CA, certificate or key could not be loaded */
+    PULSARC_ERR_AUTH_PROVIDER = -25,    /* the authentication provider could not produce
+                                          * credentials (token file unreadable, issuer down) */
 
     PULSARC_ERR_BROKER_BASE = 100,
     PULSARC_ERR_BROKER_UNKNOWN = 100,
@@ -140,6 +151,24 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *   initialBackoffIntervalMs  100     reconnect backoff (doubles, with jitter)
  *   maxBackoffIntervalMs      60000
  *   logLevel                  warn    debug | info | warn | error | off
+ *
+ *   TLS (pulsar+ssl:// and https:// service URLs; verified by default):
+ *   tlsTrustCertsFilePath     (unset) PEM file of trusted CAs; unset: the system's store
+ *   tlsAllowInsecureConnection false  accept any certificate (testing only)
+ *   tlsEnableHostnameVerification true the certificate must name the host connected to
+ *                                     (the official clients default to false)
+ *   tlsCertificateFilePath    (unset) client certificate (PEM), for mTLS
+ *   tlsKeyFilePath            (unset) its private key (PEM)
+ *   tlsProtocols              (unset) e.g. "TLSv1.2,TLSv1.3"; never below TLS 1.2
+ *   tlsCiphers                (unset) OpenSSL cipher list
+ *
+ *   Authentication, as the official clients write it:
+ *   authPlugin                (unset) token | tls | basic | oauth2, or the Java class names
+ *                                     (org.apache.pulsar.client.impl.auth.AuthenticationToken,
+ *                                     ...AuthenticationTls, ...AuthenticationBasic,
+ *                                     ...oauth2.AuthenticationOAuth2)
+ *   authParams                (unset) the plugin's parameters, in the official formats;
+ *                                     a secret: never logged or dumped
  * ------------------------------------------------------------------------------- */
 typedef struct pulsarc_client_config pulsarc_client_config_t;
 

@@ -158,10 +158,13 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         free(c);
         return pc_fail(PULSARC_ERR_UNSUPPORTED, "TLS (pulsar+ssl://) is not supported yet");
     }
-    if (conf)
-        c->conf = *conf;
-    else
+    if (!conf)
         pc_client_config_defaults(&c->conf);
+    else if (pc_client_config_copy(&c->conf, conf) != 0) {
+        pc_client_config_clear(&c->conf);
+        free(c);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
     c->log.cb = c->conf.log_cb ? c->conf.log_cb : pc_log_stderr;
     c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
     c->log.level = c->conf.log_level;
@@ -169,6 +172,7 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     atomic_init(&c->admit_waiters, 0);
 
     if (uv_loop_init(&c->loop) != 0) {
+        pc_client_config_clear(&c->conf);
         free(c);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot create the event loop");
     }
@@ -184,6 +188,7 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         uv_close((uv_handle_t *)&c->wakeup, NULL);
         uv_run(&c->loop, UV_RUN_DEFAULT);
         uv_loop_close(&c->loop);
+        pc_client_config_clear(&c->conf);
         free(c);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot start the client thread");
     }
@@ -257,6 +262,7 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
     uv_cond_destroy(&c->admit_cond);
     uv_mutex_destroy(&c->admit_mu);
     uv_mutex_destroy(&c->tasks_mu);
+    pc_client_config_clear(&c->conf);
     free(c);
     return PULSARC_OK;
 }

@@ -10,7 +10,8 @@
 
 #include "common/error.h"
 
-typedef enum { T_INT, T_BOOL, T_STR, T_ENUM } conf_type;
+/* T_SECRET is a string that config dumps (and so logs) show only as set or not. */
+typedef enum { T_INT, T_BOOL, T_STR, T_SECRET, T_ENUM } conf_type;
 
 typedef struct conf_row {
     const char *key;
@@ -37,6 +38,16 @@ static const conf_row client_rows[] = {
     { "initialBackoffIntervalMs", T_INT, CC(initial_backoff_ms), 1, 3600000, "100", NULL },
     { "maxBackoffIntervalMs", T_INT, CC(max_backoff_ms), 1, 86400000, "60000", NULL },
     { "logLevel", T_ENUM, CC(log_level), 0, 4, "warn", log_levels },
+    { "tlsTrustCertsFilePath", T_STR, CC(tls_trust_certs_file), 1, 4096, NULL, NULL },
+    { "tlsAllowInsecureConnection", T_BOOL, CC(tls_allow_insecure), 0, 1, "false", NULL },
+    { "tlsEnableHostnameVerification", T_BOOL, CC(tls_hostname_verification), 0, 1, "true",
+      NULL },
+    { "tlsCertificateFilePath", T_STR, CC(tls_cert_file), 1, 4096, NULL, NULL },
+    { "tlsKeyFilePath", T_STR, CC(tls_key_file), 1, 4096, NULL, NULL },
+    { "tlsProtocols", T_STR, CC(tls_protocols), 1, 256, NULL, NULL },
+    { "tlsCiphers", T_STR, CC(tls_ciphers), 1, 4096, NULL, NULL },
+    { "authPlugin", T_STR, CC(auth_plugin), 1, 256, NULL, NULL },
+    { "authParams", T_SECRET, CC(auth_params), 1, 65536, NULL, NULL },
 };
 #undef CC
 
@@ -101,7 +112,8 @@ static pulsarc_result set_row(const conf_row *r, void *base, const char *value)
             return pc_fail(PULSARC_ERR_INVALID_CONFIG, "%s: \"%s\" is not true or false", r->key,
                            value);
         return PULSARC_OK;
-    case T_STR: {
+    case T_STR:
+    case T_SECRET: {
         size_t n = strlen(value);
         if ((int64_t)n < r->min || (int64_t)n > r->max)
             return pc_fail(PULSARC_ERR_INVALID_CONFIG, "%s: length must be %" PRId64 "..%" PRId64,
@@ -161,6 +173,9 @@ static size_t dump(const conf_row *rows, size_t n, const void *base, char *buf, 
         case T_STR:
             v = *(char *const *)field ? *(char *const *)field : "";
             break;
+        case T_SECRET:
+            v = *(char *const *)field ? "<set, not shown>" : "";
+            break;
         case T_ENUM:
             v = rows[i].names[*(const int *)field];
             break;
@@ -171,6 +186,31 @@ static size_t dump(const conf_row *rows, size_t n, const void *base, char *buf, 
             used += (size_t)w;
     }
     return used;
+}
+
+/* The string fields of a struct described by rows: freed, or deep-copied. */
+static void clear_strings(const conf_row *rows, size_t n, void *base)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].type != T_STR && rows[i].type != T_SECRET)
+            continue;
+        char **field = (char **)((char *)base + rows[i].offset);
+        free(*field);
+        *field = NULL;
+    }
+}
+
+static int copy_strings(const conf_row *rows, size_t n, void *dst)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].type != T_STR && rows[i].type != T_SECRET)
+            continue;
+        char **field = (char **)((char *)dst + rows[i].offset);
+        if (*field && !(*field = strdup(*field)))
+            rc = -1; /* the rest still become copies or NULL, so clearing stays safe */
+    }
+    return rc;
 }
 
 void pc_client_config_defaults(pulsarc_client_config_t *c)
@@ -195,6 +235,9 @@ pulsarc_client_config_t *pulsarc_client_config_new(void)
 
 void pulsarc_client_config_free(pulsarc_client_config_t *conf)
 {
+    if (!conf)
+        return;
+    pc_client_config_clear(conf);
     free(conf);
 }
 
@@ -231,8 +274,7 @@ pulsarc_producer_config_t *pulsarc_producer_config_new(void)
 
 void pc_producer_config_clear(pulsarc_producer_config_t *c)
 {
-    free(c->producer_name);
-    c->producer_name = NULL;
+    clear_strings(producer_rows, NROWS(producer_rows), c);
 }
 
 void pulsarc_producer_config_free(pulsarc_producer_config_t *conf)
@@ -258,10 +300,18 @@ size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf, char 
 int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_producer_config_t *src)
 {
     *dst = *src;
-    dst->producer_name = NULL;
-    if (src->producer_name && !(dst->producer_name = strdup(src->producer_name)))
-        return -1;
-    return 0;
+    return copy_strings(producer_rows, NROWS(producer_rows), dst);
+}
+
+int pc_client_config_copy(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src)
+{
+    *dst = *src;
+    return copy_strings(client_rows, NROWS(client_rows), dst);
+}
+
+void pc_client_config_clear(pulsarc_client_config_t *c)
+{
+    clear_strings(client_rows, NROWS(client_rows), c);
 }
 
 pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *conf,

@@ -25,6 +25,17 @@ struct pulsarc_client_config {
     pulsarc_log_level log_level;
     pulsarc_log_cb log_cb;
     void *log_ctx;
+    /* TLS (pulsar+ssl:// and https:// service URLs). Strings are owned copies. */
+    char *tls_trust_certs_file;   /* NULL: the system's trust store */
+    bool tls_allow_insecure;      /* accept any certificate (off) */
+    bool tls_hostname_verification; /* on by default, unlike the official clients */
+    char *tls_cert_file;          /* client certificate and key, for mTLS */
+    char *tls_key_file;
+    char *tls_protocols;          /* e.g. "TLSv1.2,TLSv1.3"; NULL: TLS 1.2 and newer */
+    char *tls_ciphers;            /* OpenSSL cipher list; NULL: OpenSSL's defaults */
+    /* Authentication as the official clients configure it. auth_params is a secret. */
+    char *auth_plugin;
+    char *auth_params;
 };
 
 struct pulsarc_producer_config {
@@ -57,6 +68,8 @@ void pc_producer_config_defaults(pulsarc_producer_config_t *c);
 /* Deep copies (strings duplicated). Return 0 or -1 on allocation failure. */
 int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_producer_config_t *src);
 void pc_producer_config_clear(pulsarc_producer_config_t *c);
+int pc_client_config_copy(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src);
+void pc_client_config_clear(pulsarc_client_config_t *c);
 /* What each layer needs of a producer configuration, in its own terms. */
 void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t *out);
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out);

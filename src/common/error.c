@@ -35,6 +35,17 @@ static const struct result_text texts[] = {
     { PULSARC_ERR_UNSUPPORTED, "UNSUPPORTED", "not supported by this build" },
     { PULSARC_ERR_DUPLICATE_DROPPED, "DUPLICATE_DROPPED",
       "the broker dropped this as a duplicate: it was not stored" },
+    { PULSARC_ERR_TLS_HANDSHAKE, "TLS_HANDSHAKE", "TLS handshake failed" },
+    { PULSARC_ERR_TLS_UNTRUSTED, "TLS_UNTRUSTED",
+      "the broker's certificate is not trusted (unknown CA or self-signed)" },
+    { PULSARC_ERR_TLS_HOSTNAME, "TLS_HOSTNAME",
+      "the broker's certificate was not issued for this host name" },
+    { PULSARC_ERR_TLS_EXPIRED, "TLS_EXPIRED", "a certificate is expired or not yet valid" },
+    { PULSARC_ERR_TLS_CLIENT_CERT, "TLS_CLIENT_CERT",
+      "the broker requires a client certificate it trusts" },
+    { PULSARC_ERR_TLS_CONFIG, "TLS_CONFIG", "a TLS CA, certificate or key could not be loaded" },
+    { PULSARC_ERR_AUTH_PROVIDER, "AUTH_PROVIDER",
+      "the authentication provider could not produce credentials" },
     { PULSARC_ERR_BROKER_UNKNOWN, "BROKER_UNKNOWN", "broker: unknown error" },
     { PULSARC_ERR_BROKER_METADATA, "BROKER_METADATA", "broker: metadata error" },
     { PULSARC_ERR_BROKER_PERSISTENCE, "BROKER_PERSISTENCE", "broker: persistence error" },
@@ -138,6 +149,11 @@ int pulsarc_result_is_terminal(pulsarc_result res)
     case PULSARC_ERR_BROKER_UNSUPPORTED_VERSION:
     case PULSARC_ERR_INVALID_TOPIC:
     case PULSARC_ERR_UNSUPPORTED:
+    case PULSARC_ERR_TLS_UNTRUSTED:
+    case PULSARC_ERR_TLS_HOSTNAME:
+    case PULSARC_ERR_TLS_EXPIRED:
+    case PULSARC_ERR_TLS_CLIENT_CERT:
+    case PULSARC_ERR_TLS_CONFIG:
         return 1;
     default:
         return 0;
