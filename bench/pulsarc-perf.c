@@ -29,6 +29,9 @@
 
 #include <pulsarc/pulsarc.h>
 
+#include "cli_common/client_conf.h"
+#include "cli_common/security_flags.h"
+
 /* The send timestamp travels to the callback in its ctx pointer: no per-message memory. */
 _Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t),
                "pulsarc-perf keeps a 64-bit timestamp in the callback's ctx pointer");
@@ -61,6 +64,9 @@ typedef struct options {
     int partitions_hint;  /* informational: printed, not used */
     conf_list_t producer_conf; /* applied in command-line order, after the defaults */
     conf_list_t client_conf;
+    conf_list_t security;      /* --auth-plugin, --tls-*: client settings */
+    const char *conf_file;     /* Pulsar's client.conf */
+    struct client_conf file;   /* what it gave */
 } options_t;
 
 /* ---- latency histogram ----------------------------------------------------------------
@@ -308,8 +314,18 @@ static void usage(FILE *f, const char *prog)
             "      --zero-copy           hand the payload over borrowed instead of copied\n"
             "      --payload-file FILE   send this file's bytes as every payload (overrides -s)\n"
             "      --partitions N        informational only: the broker decides partitions\n"
-            "  -h, --help\n",
+            "      --conf-file FILE      Pulsar's client.conf: service URL, TLS and auth\n"
+            "                            settings (the flags override it)\n",
             prog);
+    for (size_t i = 0; i < n_security_flags; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", security_flags[i].name,
+                 security_flags[i].arg ? " " : "", security_flags[i].arg ? security_flags[i].arg : "");
+        fprintf(f, "      %-22s%s%s\n", left, strlen(left) > 21 ? "\n                            " : "",
+                security_flags[i].help);
+    }
+    fprintf(f,
+            "  -h, --help\n");
 }
 
 static int conf_add_n(conf_list_t *l, const char *key, size_t key_len, const char *value)
@@ -360,8 +376,8 @@ static int parse_u64(const char *s, uint64_t *out)
 static int parse_args(int argc, char **argv, options_t *o)
 {
     enum { OPT_CONF = 256, OPT_CLIENT_CONF, OPT_BATCHING, OPT_NO_BATCHING, OPT_ZERO_COPY,
-           OPT_PAYLOAD_FILE, OPT_PARTITIONS };
-    static const struct option longs[] = {
+           OPT_PAYLOAD_FILE, OPT_PARTITIONS, OPT_CONF_FILE, OPT_SECURITY };
+    static struct option longs[32] = {
         { "service-url", required_argument, NULL, 'u' },
         { "topic", required_argument, NULL, 't' },
         { "size", required_argument, NULL, 's' },
@@ -378,8 +394,17 @@ static int parse_args(int argc, char **argv, options_t *o)
         { "payload-file", required_argument, NULL, OPT_PAYLOAD_FILE },
         { "partitions", required_argument, NULL, OPT_PARTITIONS },
         { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "conf-file", required_argument, NULL, OPT_CONF_FILE },
     };
+    /* The shared TLS and authentication flags (security_flags.c) follow; the long name
+     * tells them apart. */
+    size_t nl = 0;
+    while (longs[nl].name)
+        nl++;
+    for (size_t i = 0; i < n_security_flags && nl + 1 < sizeof longs / sizeof longs[0]; i++)
+        longs[nl++] = (struct option){ security_flags[i].name,
+                                       security_flags[i].arg ? required_argument : no_argument,
+                                       NULL, OPT_SECURITY };
     bool duration_given = false;
     uint64_t v;
     int ch;
@@ -445,6 +470,15 @@ static int parse_args(int argc, char **argv, options_t *o)
                 goto bad;
             o->partitions_hint = (int)v;
             break;
+        case OPT_CONF_FILE:
+            o->conf_file = optarg;
+            break;
+        case OPT_SECURITY: {
+            const struct security_flag *f = security_flag_find(longs[idx].name);
+            if (conf_add(&o->security, f->key, f->fixed ? f->fixed : optarg) != 0)
+                goto bad;
+            break;
+        }
         case 'h':
             usage(stdout, argv[0]);
             exit(0);
@@ -517,18 +551,52 @@ static int build_client_conf(const options_t *o, pulsarc_client_config_t **out)
     pulsarc_client_config_t *conf = pulsarc_client_config_new();
     if (!conf)
         return -1;
-    for (int i = 0; i < o->client_conf.n; i++) {
-        const conf_kv_t *kv = &o->client_conf.v[i];
-        pulsarc_result res = pulsarc_client_config_set(conf, kv->key, kv->value);
-        if (res != PULSARC_OK) {
-            char what[128];
-            snprintf(what, sizeof what, "client setting %s=%s", kv->key, kv->value);
-            print_error(what, res);
-            pulsarc_client_config_free(conf);
-            return -1;
+    /* The file first, then the TLS and auth flags, then --client-conf: later wins. */
+    conf_list_t file = { .n = 0 };
+    for (size_t i = 0; i < o->file.n_settings; i++)
+        conf_add(&file, o->file.settings[i].key, o->file.settings[i].value);
+    const conf_list_t *lists[] = { &file, &o->security, &o->client_conf };
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+        for (int i = 0; i < lists[l]->n; i++) {
+            const conf_kv_t *kv = &lists[l]->v[i];
+            pulsarc_result res = pulsarc_client_config_set(conf, kv->key, kv->value);
+            if (res != PULSARC_OK) {
+                char what[128]; /* a secret (authParams) is never printed */
+                snprintf(what, sizeof what, "client setting %s=%s", kv->key,
+                         client_conf_is_secret(kv->key) ? "(hidden)" : kv->value);
+                print_error(what, res);
+                pulsarc_client_config_free(conf);
+                return -1;
+            }
         }
     }
     *out = conf;
+    return 0;
+}
+
+static void warn_conf_file_key(void *path, int line, const char *key, const char *why)
+{
+    fprintf(stderr, "warning: %s:%d: %s: %s\n", (const char *)path, line, key, why);
+}
+
+/* --conf-file's settings, and its service URL unless -u gave one. */
+static int load_conf_file(options_t *o)
+{
+    char err[512];
+    if (o->conf_file && client_conf_load(o->conf_file, &o->file, warn_conf_file_key,
+                                         (void *)o->conf_file, err, sizeof err) != 0) {
+        fprintf(stderr, "--conf-file %s: %s\n", o->conf_file, err);
+        return -1;
+    }
+    if (o->conf_file && !o->service_url) {
+        o->service_url = client_conf_service_url(&o->file, err, sizeof err);
+        if (!o->service_url && o->file.web_service_url) {
+            fprintf(stderr, "--conf-file %s: %s\n", o->conf_file, err);
+            return -1;
+        }
+    }
+    if (!o->service_url)
+        o->service_url = "pulsar://127.0.0.1:6650";
     return 0;
 }
 
@@ -730,11 +798,10 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
 
 int main(int argc, char **argv)
 {
-    static options_t o = {
-        .service_url = "pulsar://127.0.0.1:6650", .size = 100, .duration_s = 10 };
+    static options_t o = { .size = 100, .duration_s = 10 }; /* service URL: load_conf_file */
     snprintf(o.topic, sizeof o.topic, "persistent://public/default/pulsarc-perf-%ld",
              (long)getpid());
-    if (parse_args(argc, argv, &o) != 0)
+    if (parse_args(argc, argv, &o) != 0 || load_conf_file(&o) != 0)
         return 2;
 
     pulsarc_producer_config_t *pconf = NULL;
@@ -770,5 +837,6 @@ int main(int argc, char **argv)
     pulsarc_producer_config_free(pconf);
     pulsarc_client_config_free(cconf);
     free(payload);
+    client_conf_free(&o.file);
     return rc;
 }

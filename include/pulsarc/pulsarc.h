@@ -185,6 +185,70 @@ PULSARC_API size_t pulsarc_client_config_dump(const pulsarc_client_config_t *con
                                               size_t len);
 
 /* ---------------------------------------------------------------------------------
+ * TLS material in memory: PEM text instead of the files tlsTrustCertsFilePath,
+ * tlsCertificateFilePath and tlsKeyFilePath name (a PEM given here wins over the file of
+ * the same role). The text is copied and checked at once: a PEM that does not parse is
+ * PULSARC_ERR_TLS_CONFIG. NULL clears. The key is a secret: never logged or dumped, and
+ * wiped from memory when replaced or freed. Keys with a passphrase are not supported.
+ * ------------------------------------------------------------------------------- */
+
+/* Trusted CA certificates (one or more PEM certificates). */
+PULSARC_API pulsarc_result pulsarc_client_config_set_tls_trust_certs_pem(
+    pulsarc_client_config_t *conf, const char *pem);
+/* The client certificate (optionally followed by its chain) and its private key, for
+ * mTLS; both or neither (NULL, NULL clears). */
+PULSARC_API pulsarc_result pulsarc_client_config_set_tls_cert_pem(pulsarc_client_config_t *conf,
+                                                                  const char *cert_pem,
+                                                                  const char *key_pem);
+
+/* ---------------------------------------------------------------------------------
+ * Authentication: typed equivalents of authPlugin + authParams. Each setter replaces
+ * whatever authentication was configured before (it rewrites both keys, so dumps show
+ * authPlugin and keep authParams masked). The secrets are copied.
+ *
+ * authParams by plugin, as the official clients write them:
+ *   token   "token:<jwt>" | "file:///path" | "env:NAME" | {"token":"<jwt>"} |
+ *           {"file":"/path"} | the bare token. A file or variable is read again on every
+ *           connect and every AUTH_CHALLENGE from the broker (token refresh).
+ *   basic   {"userId":"u","password":"p"} | "userId:u,password:p"
+ *   tls     {"tlsCertFile":"/c.pem","tlsKeyFile":"/k.pem"} |
+ *           "tlsCertFile:/c.pem,tlsKeyFile:/k.pem": sets tlsCertificateFilePath and
+ *           tlsKeyFilePath unless those are set themselves
+ *   oauth2  not implemented yet: pulsarc_client_new fails with PULSARC_ERR_UNSUPPORTED
+ * An unknown plugin or bad parameters fail pulsarc_client_new with
+ * PULSARC_ERR_INVALID_CONFIG; a token that cannot be read at connect time fails the
+ * connection (and so producer creation) with PULSARC_ERR_AUTH_PROVIDER.
+ * ------------------------------------------------------------------------------- */
+
+/* Supplies a token on each connect and each AUTH_CHALLENGE, on the client's loop thread
+ * (keep it quick: fetching over the network here stalls every producer of the client).
+ * Returns a NUL-terminated token in memory from malloc(), which the library wipes and
+ * releases with free(); NULL means no token is available (the connection attempt fails
+ * with PULSARC_ERR_AUTH_PROVIDER and is retried like any failed connect). */
+typedef char *(*pulsarc_token_supplier_cb)(void *ctx);
+
+/* The token itself (a JWT). */
+PULSARC_API pulsarc_result pulsarc_client_config_set_auth_token(pulsarc_client_config_t *conf,
+                                                                const char *token);
+/* A file holding the token (read on every connect and challenge; blanks trimmed). */
+PULSARC_API pulsarc_result pulsarc_client_config_set_auth_token_file(
+    pulsarc_client_config_t *conf, const char *path);
+/* An environment variable holding the token (read on every connect and challenge). */
+PULSARC_API pulsarc_result pulsarc_client_config_set_auth_token_env(
+    pulsarc_client_config_t *conf, const char *name);
+/* A callback that supplies the token (see pulsarc_token_supplier_cb). */
+PULSARC_API pulsarc_result pulsarc_client_config_set_auth_token_supplier(
+    pulsarc_client_config_t *conf, pulsarc_token_supplier_cb cb, void *ctx);
+/* HTTP-basic-style credentials (method "basic"); user must not contain ':'. */
+PULSARC_API pulsarc_result pulsarc_client_config_set_auth_basic(pulsarc_client_config_t *conf,
+                                                                const char *user,
+                                                                const char *password);
+/* Mutual TLS as the identity (method "tls"): the client certificate and its key (PEM). */
+PULSARC_API pulsarc_result pulsarc_client_config_set_auth_tls(pulsarc_client_config_t *conf,
+                                                              const char *cert_file,
+                                                              const char *key_file);
+
+/* ---------------------------------------------------------------------------------
  * Producer configuration.
  *
  *   producerName          (broker-assigned)  a fixed name; needed to resume deduplication

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth/auth.h"
 #include "common/error.h"
 #include "common/timer.h"
+#include "net/http.h"
 #include "net/pool.h"
 
 void pc_waiter_init(pc_waiter_t *w)
@@ -140,6 +142,24 @@ static void fill_runtime(pulsarc_client_t *c)
     c->rt.stopping = false;
 }
 
+/* An http(s):// service URL looks topics up over the admin REST API, with the same trust
+ * and client certificate as the binary connections. NULL (detail set) on failure. */
+static struct pc_http *lookup_http_new(pulsarc_client_t *c)
+{
+    const pulsarc_client_config_t *conf = &c->conf;
+    pc_http_tls_t tls = {
+        .trust_certs_file = conf->tls_trust_certs_file,
+        .trust_certs_pem = conf->tls_trust_certs_pem,
+        .cert_file = conf->tls_cert_file,
+        .key_file = conf->tls_key_file,
+        .cert_pem = conf->tls_cert_pem,
+        .key_pem = conf->tls_key_pem,
+        .allow_insecure = conf->tls_allow_insecure,
+        .verify_hostname = conf->tls_hostname_verification,
+    };
+    return pc_http_new(&c->loop, &c->log, &tls);
+}
+
 pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_config_t *conf,
                                   pulsarc_client_t **out)
 {
@@ -154,16 +174,26 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         free(c);
         return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%s\": %s", service_url, err);
     }
-    if (c->url.tls) {
-        free(c);
-        return pc_fail(PULSARC_ERR_UNSUPPORTED, "TLS (pulsar+ssl://) is not supported yet");
-    }
     if (!conf)
         pc_client_config_defaults(&c->conf);
     else if (pc_client_config_copy(&c->conf, conf) != 0) {
         pc_client_config_clear(&c->conf);
         free(c);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
+    pulsarc_result auth_rc = pc_client_config_auth(&c->conf, &c->rt.auth);
+    if (auth_rc != PULSARC_OK) {
+        pc_client_config_clear(&c->conf);
+        free(c);
+        return auth_rc;
+    }
+    /* After authentication, which may name the client certificate (the tls plugin). */
+    pulsarc_result tls_rc = pc_client_tls_new(&c->conf, &c->url, &c->rt.tls);
+    if (tls_rc != PULSARC_OK) {
+        pc_auth_free(c->rt.auth);
+        pc_client_config_clear(&c->conf);
+        free(c);
+        return tls_rc;
     }
     c->log.cb = c->conf.log_cb ? c->conf.log_cb : pc_log_stderr;
     c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
@@ -172,6 +202,8 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     atomic_init(&c->admit_waiters, 0);
 
     if (uv_loop_init(&c->loop) != 0) {
+        pc_auth_free(c->rt.auth);
+        pc_client_tls_free(c->rt.tls);
         pc_client_config_clear(&c->conf);
         free(c);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot create the event loop");
@@ -182,14 +214,23 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     uv_async_init(&c->loop, &c->wakeup, on_wakeup);
     c->wakeup.data = c;
     fill_runtime(c);
-    c->rt.pool = pc_pool_new(&c->rt);
-    if (!c->rt.pool || uv_thread_create(&c->thread, loop_main, c) != 0) {
+    pulsarc_result http_rc = pc_client_auth_http(&c->conf, &c->loop, &c->log, c->rt.auth);
+    c->rt.pool = http_rc == PULSARC_OK ? pc_pool_new(&c->rt) : NULL;
+    if (c->rt.pool && c->url.http && !(c->rt.http = lookup_http_new(c)))
+        http_rc = PULSARC_ERR_NO_MEMORY;
+    if (!c->rt.pool || http_rc != PULSARC_OK || uv_thread_create(&c->thread, loop_main, c) != 0) {
+        pc_http_free(c->rt.http); /* like the provider's: closes in the uv_run below */
         pc_pool_free(c->rt.pool);
+        pc_auth_use_http(c->rt.auth, NULL); /* its handles close in the uv_run below */
+        pc_auth_free(c->rt.auth);
+        pc_client_tls_free(c->rt.tls);
         uv_close((uv_handle_t *)&c->wakeup, NULL);
         uv_run(&c->loop, UV_RUN_DEFAULT);
         uv_loop_close(&c->loop);
         pc_client_config_clear(&c->conf);
         free(c);
+        if (http_rc != PULSARC_OK)
+            return http_rc;
         return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot start the client thread");
     }
     *out = c;
@@ -215,6 +256,12 @@ static void run_shutdown(pc_task_t *t)
         h = next;
     }
     pc_pool_close_all(c->rt.pool);
+    /* Lookups still waiting on HTTP fail now; its handles close as the loop runs dry. */
+    pc_http_free(c->rt.http);
+    c->rt.http = NULL;
+    /* With the connections gone, nobody waits for a token: the provider's HTTP client
+     * closes its handles while the loop still runs. */
+    pc_auth_use_http(c->rt.auth, NULL);
 }
 
 void pc_client_on_shutdown(pulsarc_client_t *c, pc_shutdown_hook_t *hook)
@@ -258,6 +305,8 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
     run_tasks(c);
     wait_admission_empty(c);
     pc_pool_free(c->rt.pool);
+    pc_auth_free(c->rt.auth);
+    pc_client_tls_free(c->rt.tls);
     uv_loop_close(&c->loop);
     uv_cond_destroy(&c->admit_cond);
     uv_mutex_destroy(&c->admit_mu);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/crypto.h>
+
 #include "common/error.h"
 
 /* T_SECRET is a string that config dumps (and so logs) show only as set or not. */
@@ -195,6 +197,8 @@ static void clear_strings(const conf_row *rows, size_t n, void *base)
         if (rows[i].type != T_STR && rows[i].type != T_SECRET)
             continue;
         char **field = (char **)((char *)base + rows[i].offset);
+        if (*field && rows[i].type == T_SECRET)
+            OPENSSL_cleanse(*field, strlen(*field)); /* no secret left in freed memory */
         free(*field);
         *field = NULL;
     }
@@ -306,11 +310,13 @@ int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_produc
 int pc_client_config_copy(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src)
 {
     *dst = *src;
-    return copy_strings(client_rows, NROWS(client_rows), dst);
+    int rc_pem = pc_client_config_copy_tls_pem(dst, src);
+    return copy_strings(client_rows, NROWS(client_rows), dst) | rc_pem;
 }
 
 void pc_client_config_clear(pulsarc_client_config_t *c)
 {
+    pc_client_config_clear_tls_pem(c);
     clear_strings(client_rows, NROWS(client_rows), c);
 }
 

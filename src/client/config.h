@@ -33,9 +33,17 @@ struct pulsarc_client_config {
     char *tls_key_file;
     char *tls_protocols;          /* e.g. "TLSv1.2,TLSv1.3"; NULL: TLS 1.2 and newer */
     char *tls_ciphers;            /* OpenSSL cipher list; NULL: OpenSSL's defaults */
+    /* PEM in memory (config_tls.c; not table rows: copied and cleared by hand). */
+    char *tls_trust_certs_pem;
+    char *tls_cert_pem;
+    char *tls_key_pem;            /* a secret: wiped when freed */
     /* Authentication as the official clients configure it. auth_params is a secret. */
     char *auth_plugin;
     char *auth_params;
+    /* Set with pulsarc_client_config_set_auth_token_supplier (config_auth.c); not a
+     * table row, and plain pointers, so a struct copy copies them. */
+    pulsarc_token_supplier_cb auth_token_supplier;
+    void *auth_token_supplier_ctx;
 };
 
 struct pulsarc_producer_config {
@@ -70,6 +78,29 @@ int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_produc
 void pc_producer_config_clear(pulsarc_producer_config_t *c);
 int pc_client_config_copy(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src);
 void pc_client_config_clear(pulsarc_client_config_t *c);
+/* The PEM fields' share of copy and clear (config_tls.c). */
+int pc_client_config_copy_tls_pem(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src);
+void pc_client_config_clear_tls_pem(pulsarc_client_config_t *c);
+/* The TLS context of a client of url: NULL (and PULSARC_OK) for a plain pulsar:// URL;
+ * PULSARC_ERR_TLS_CONFIG with the detail set when the settings do not load. */
+struct pc_service_url;
+struct pc_tls_ctx;
+pulsarc_result pc_client_tls_new(const pulsarc_client_config_t *conf,
+                                 const struct pc_service_url *url, struct pc_tls_ctx **out);
+void pc_client_tls_free(struct pc_tls_ctx *ctx);
+struct pc_auth;
+/* The authentication provider the configuration asks for (config_auth.c): *out is NULL
+ * when none. A tls plugin's certificate files fill tls_cert_file/tls_key_file when those
+ * are unset, so call this before the TLS settings are used. Fails with a detail. */
+pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth **out);
+/* Give a provider that needs HTTP (OAuth2) its client, made on loop with the client's TLS
+ * trust settings; the provider frees it when detached (pc_auth_use_http(auth, NULL),
+ * on the loop while it still runs). No-op for the other providers. Tests set
+ * pc_client_test_auth_http to fill a fake table on the client's loop instead. */
+struct pc_auth_http;
+extern int (*pc_client_test_auth_http)(uv_loop_t *loop, struct pc_auth_http *out);
+pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, uv_loop_t *loop,
+                                   const pc_logger_t *log, struct pc_auth *auth);
 /* What each layer needs of a producer configuration, in its own terms. */
 void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t *out);
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out);

@@ -17,6 +17,8 @@ static void answer_creator(pulsarc_producer_t *p)
 {
     pc_timer_free(p->create_deadline);
     p->create_deadline = NULL;
+    pc_timer_free(p->create_retry);
+    p->create_retry = NULL;
     pc_waiter_signal(p->create_waiter, p->create_res, p->create_detail);
     p->create_waiter = NULL;
 }
@@ -74,7 +76,12 @@ static void on_create_deadline(uv_timer_t *t)
                       : "no answer to the partition metadata lookup");
     fail_creation(p, PULSARC_ERR_TIMEOUT, detail);
     if (!p->pt.parts) {
+        /* Waiting to retry the lookup, nothing is in flight: the handle goes now. Else the
+         * lookup's answer frees it (on_partitions). */
+        bool idle = p->create_retry && uv_is_active((uv_handle_t *)p->create_retry);
         answer_creator(p);
+        if (idle)
+            pc_producer_release(p);
         return;
     }
     /* Aborting a registering partition calls on_part_started; this count keeps the
@@ -103,6 +110,43 @@ static void start_parts(pulsarc_producer_t *p, int n)
         pc_pp_start(p->pt.parts[i], on_part_started, p);
 }
 
+static void on_partitions(pulsarc_result res, int n, void *ctx);
+
+static void on_create_retry(uv_timer_t *t)
+{
+    pulsarc_producer_t *p = t->data;
+    pc_lookup_partitions(&p->client->rt, p->topic.full, on_partitions, p);
+}
+
+/* Failures of the partition metadata lookup that a moment may cure: the connection
+ * dropped mid-request or mid-handshake, the broker is still loading or shedding load. An
+ * unreachable service URL (CONNECT_FAILED) and local credential problems fail at once.
+ * A drop that keeps happening is a set-up problem (a plain-text client on a TLS port looks
+ * just like a cut connection): after a few tries its own error is the answer. */
+#define LOOKUP_RETRIES 4
+
+static bool lookup_may_pass(pulsarc_producer_t *p, pulsarc_result res)
+{
+    bool transient = res == PULSARC_ERR_CONNECTION_CLOSED || res == PULSARC_ERR_TLS_HANDSHAKE ||
+                     res == PULSARC_ERR_BROKER_SERVICE_NOT_READY ||
+                     res == PULSARC_ERR_BROKER_TOO_MANY_REQUESTS;
+    return transient && p->create_retries++ < LOOKUP_RETRIES;
+}
+
+/* Such a lookup is tried again with backoff until operationTimeoutMs, as the official
+ * clients do. False when it cannot be (out of memory). */
+static bool retry_partitions_later(pulsarc_producer_t *p, pulsarc_result res)
+{
+    if (!p->create_retry && !(p->create_retry = pc_timer_new(p->client->rt.loop, p)))
+        return false;
+    uint64_t delay = pc_backoff_next(&p->create_backoff);
+    PC_INFO(&p->client->log, "%s: partition metadata lookup failed (%s: %s); retrying in %llu ms",
+            p->topic.full, pulsarc_result_name(res), pulsarc_last_error_detail(),
+            (unsigned long long)delay);
+    uv_timer_start(p->create_retry, on_create_retry, delay, 0);
+    return true;
+}
+
 static void on_partitions(pulsarc_result res, int n, void *ctx)
 {
     pulsarc_producer_t *p = ctx;
@@ -111,6 +155,8 @@ static void on_partitions(pulsarc_result res, int n, void *ctx)
         pc_producer_release(p);
         return;
     }
+    if (!p->client->rt.stopping && lookup_may_pass(p, res) && retry_partitions_later(p, res))
+        return;
     if (res != PULSARC_OK) {
         char detail[768];
         snprintf(detail, sizeof detail, "partition metadata of %.300s: %.400s", p->topic.full,
@@ -137,6 +183,7 @@ static void run_create(pc_task_t *t)
         return;
     }
     uv_timer_start(p->create_deadline, on_create_deadline, (uint64_t)c->conf.operation_timeout_ms, 0);
+    pc_backoff_init(&p->create_backoff, c->rt.limits.initial_backoff_ms, c->rt.limits.max_backoff_ms);
     pc_lookup_partitions(&c->rt, p->topic.full, on_partitions, p);
 }
 

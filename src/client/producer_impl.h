@@ -11,6 +11,7 @@
 
 #include "client/client.h"
 #include "common/topic_name.h"
+#include "net/backoff.h"
 #include "producer/partition_producer.h"
 #include "partitioned/partitioned.h"
 
@@ -66,6 +67,9 @@ struct pulsarc_producer {
     char create_detail[1024];
     pc_waiter_t *create_waiter;   /* NULL once the creator has its answer */
     uv_timer_t *create_deadline;  /* operationTimeoutMs */
+    uv_timer_t *create_retry;     /* the next partition metadata lookup, after a failure */
+    int create_retries;
+    pc_backoff_t create_backoff;
     pc_task_t free_task;
 
 };

@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "net/connection.h"
+#include "net/lookup_http.h"
 #include "net/pool.h"
 
 /* One lookup in flight. It follows redirects, each to the broker named in the answer,
@@ -63,6 +64,29 @@ static void finish(lookup_t *lk, pulsarc_result res, const pc_host_port_t *logic
     free(lk);
 }
 
+/* The broker an answer names: its TLS address on a TLS client (brokerServiceUrlTls, a
+ * pulsar+ssl:// URL), its plain one otherwise. A TLS client never falls back to plain
+ * text. Returns 0, or -1 with the detail set. */
+static int answer_broker(const lookup_t *lk, const Pulsar__Proto__CommandLookupTopicResponse *m,
+                         pc_host_port_t *broker)
+{
+    bool want_tls = lk->rt->service->tls;
+    const char *url = want_tls ? m->brokerserviceurltls : m->brokerserviceurl;
+    bool tls = false;
+    if (want_tls && (!url || !*url)) {
+        pc_fail(PULSARC_ERR_PROTOCOL, "the lookup answer for %s gives no TLS address "
+                "(brokerServiceUrlTls) though the service URL is pulsar+ssl://: is "
+                "brokerServicePortTls set on the broker?", lk->topic);
+        return -1;
+    }
+    if (!url || pc_broker_url_parse(url, broker, &tls) != 0 || tls != want_tls) {
+        pc_fail(PULSARC_ERR_PROTOCOL, "lookup answered with a bad broker URL \"%s\"%s",
+                url ? url : "", want_tls && !tls ? " (expected pulsar+ssl://)" : "");
+        return -1;
+    }
+    return 0;
+}
+
 static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
                              const Pulsar__Proto__BaseCommand *resp, void *ctx)
 {
@@ -105,10 +129,7 @@ static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
         return;
     }
     pc_host_port_t broker;
-    bool tls = false;
-    if (!m->brokerserviceurl || pc_broker_url_parse(m->brokerserviceurl, &broker, &tls) != 0) {
-        pc_fail(PULSARC_ERR_PROTOCOL, "lookup answered with a bad broker URL \"%s\"",
-                m->brokerserviceurl ? m->brokerserviceurl : "");
+    if (answer_broker(lk, m, &broker) != 0) {
         finish(lk, PULSARC_ERR_PROTOCOL, NULL, NULL, 0);
         return;
     }
@@ -198,10 +219,16 @@ static void start(pc_runtime_t *rt, const char *topic, bool partitions, pc_looku
 
 void pc_lookup_topic(pc_runtime_t *rt, const char *topic, pc_lookup_cb cb, void *ctx)
 {
-    start(rt, topic, false, cb, NULL, ctx);
+    if (rt->service->http)
+        pc_http_lookup_topic(rt, topic, cb, ctx);
+    else
+        start(rt, topic, false, cb, NULL, ctx);
 }
 
 void pc_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb cb, void *ctx)
 {
-    start(rt, topic, true, NULL, cb, ctx);
+    if (rt->service->http)
+        pc_http_lookup_partitions(rt, topic, cb, ctx);
+    else
+        start(rt, topic, true, NULL, cb, ctx);
 }

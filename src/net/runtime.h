@@ -14,6 +14,9 @@
 #include "net/service_url.h"
 
 struct pc_pool;
+struct pc_tls_ctx;
+struct pc_auth;
+struct pc_http;
 
 /* Timeouts and limits, from the client configuration. */
 typedef struct pc_limits {
@@ -32,9 +35,12 @@ typedef struct pc_runtime {
     const pc_service_url_t *service; /* where lookups start */
     int next_host;                   /* round-robin over the service URL's hosts */
     struct pc_pool *pool;            /* one connection per broker, shared */
+    struct pc_tls_ctx *tls;          /* TLS for every connection; NULL: plain TCP */
     uint64_t next_request_id;        /* id generators */
     uint64_t next_producer_id;
     bool stopping;                   /* shutting down: no fail-over, no new work */
+    struct pc_auth *auth;            /* credentials for CONNECT; NULL = no authentication */
+    struct pc_http *http;            /* HTTP(S) for http(s):// service URLs' lookups; else NULL */
 } pc_runtime_t;
 
 #endif

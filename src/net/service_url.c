@@ -1,9 +1,10 @@
-/* Service URLs as the official clients accept them for the binary protocol:
- * "pulsar://host[:port][,host[:port]...][/path]" and the same with "pulsar+ssl://".
- * The scheme is matched case-insensitively; default ports are 6650 and 6651; an IPv6
- * address goes in brackets and is stored without them (ready for getaddrinfo). A path,
- * even "/", is ignored, as the C++ and Java clients ignore it. HTTP lookup URLs are refused
- * with a clear message because this client only speaks the binary protocol. */
+/* Service URLs as the official clients accept them:
+ * "pulsar://host[:port][,host[:port]...][/path]" and the same with "pulsar+ssl://",
+ * "http://" or "https://" (the web service, where lookups go over the admin REST API).
+ * The scheme is matched case-insensitively; default ports are 6650, 6651, 8080 and 8443
+ * (the broker's defaults); an IPv6 address goes in brackets and is stored without them
+ * (ready for getaddrinfo). A path, even "/", is ignored, as the C++ and Java clients ignore
+ * it for the binary protocol. */
 #include "net/service_url.h"
 
 #include <stdarg.h>
@@ -12,6 +13,8 @@
 
 #define PORT_PLAIN 6650
 #define PORT_TLS 6651
+#define PORT_HTTP 8080
+#define PORT_HTTPS 8443
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -149,22 +152,28 @@ int pc_service_url_parse(const char *url, pc_service_url_t *out, char *err, size
 
     const char *sep = strstr(url, "://");
     if (!sep)
-        return fail(err, errlen, "service URL '%.200s' has no scheme (expected pulsar:// or "
-                                 "pulsar+ssl://)",
+        return fail(err, errlen, "service URL '%.200s' has no scheme (expected pulsar://, "
+                                 "pulsar+ssl://, http:// or https://)",
                     url);
     size_t slen = (size_t)(sep - url);
+    int default_port;
     if (scheme_is(url, slen, "pulsar")) {
-        out->tls = false;
+        default_port = PORT_PLAIN;
     } else if (scheme_is(url, slen, "pulsar+ssl")) {
         out->tls = true;
-    } else if (scheme_is(url, slen, "http") || scheme_is(url, slen, "https")) {
-        return fail(err, errlen,
-                    "HTTP service URLs are not supported; use pulsar:// or pulsar+ssl://");
+        default_port = PORT_TLS;
+    } else if (scheme_is(url, slen, "http")) {
+        out->http = true;
+        default_port = PORT_HTTP;
+    } else if (scheme_is(url, slen, "https")) {
+        out->http = out->tls = true;
+        default_port = PORT_HTTPS;
     } else {
-        return fail(err, errlen, "unknown scheme '%.*s' (expected pulsar:// or pulsar+ssl://)",
+        return fail(err, errlen,
+                    "unknown scheme '%.*s' (expected pulsar://, pulsar+ssl://, http:// or "
+                    "https://)",
                     (int)(slen > 32 ? 32 : slen), url);
     }
-    int default_port = out->tls ? PORT_TLS : PORT_PLAIN;
 
     const char *auth = sep + 3;
     const char *slash = strchr(auth, '/');
@@ -196,7 +205,8 @@ int pc_service_url_parse(const char *url, pc_service_url_t *out, char *err, size
 int pc_broker_url_parse(const char *url, pc_host_port_t *out, bool *tls)
 {
     pc_service_url_t su;
-    if (!out || pc_service_url_parse(url, &su, NULL, 0) != 0 || su.n_hosts != 1)
+    /* A broker's binary address: an http(s):// URL here would be a web service URL. */
+    if (!out || pc_service_url_parse(url, &su, NULL, 0) != 0 || su.n_hosts != 1 || su.http)
         return -1;
     *out = su.hosts[0];
     if (tls)

@@ -1,4 +1,4 @@
-/* Service URLs: pulsar://host1:6650,host2:6650 or pulsar+ssl://... */
+/* Service URLs: pulsar://host1:6650,host2:6650, pulsar+ssl://..., http://... or https://... */
 #ifndef PC_SERVICE_URL_H
 #define PC_SERVICE_URL_H
 
@@ -13,18 +13,19 @@ typedef struct pc_host_port {
 } pc_host_port_t;
 
 typedef struct pc_service_url {
-    bool tls;
+    bool tls;  /* pulsar+ssl:// or https:// */
+    bool http; /* http:// or https://: lookups go over the admin REST API */
     int n_hosts;
     pc_host_port_t hosts[PC_SERVICE_URL_MAX_HOSTS];
 } pc_service_url_t;
 
-/* Accepts "pulsar://h[:p][,h[:p]...]" (default port 6650) and "pulsar+ssl://..." (6651).
- * IPv6 hosts in brackets (stored without them). A trailing "/" or path is ignored, as the
- * official clients ignore it; http(s):// is refused. Returns 0, or -1 with a reason in err
- * (err may be NULL). */
+/* Accepts "pulsar://h[:p][,h[:p]...]" (default port 6650), "pulsar+ssl://..." (6651),
+ * "http://..." (8080) and "https://..." (8443). IPv6 hosts in brackets (stored without
+ * them). A trailing "/" or path is ignored, as the official clients ignore it. Returns 0,
+ * or -1 with a reason in err (err may be NULL). */
 int pc_service_url_parse(const char *url, pc_service_url_t *out, char *err, size_t errlen);
-/* Parse one "pulsar://host:port" address as a lookup answers it (exactly one host).
- * Returns 0 or -1; tls may be NULL. */
+/* Parse one "pulsar://host:port" or "pulsar+ssl://host:port" address as a lookup answers
+ * it (exactly one host; http(s):// is refused). Returns 0 or -1; tls may be NULL. */
 int pc_broker_url_parse(const char *url, pc_host_port_t *out, bool *tls);
 
 #endif

@@ -3,13 +3,13 @@
  *
  * In the spirit of the official `pulsar-client produce`: the messages come from the
  * command line (-m), from files (-f), from standard input (--stdin, one per line) or are
- * synthesised (-s). The set is sent -n times, optionally paced (-r), with send_async; the
+ * synthesised (--size). The set is sent -n times, optionally paced (-r), with send_async; the
  * tool then flushes, closes and prints two lines to stdout that scripts and tests parse:
  *
  *   sent=N failed=M elapsed=S.SSSs rate=R msg/s throughput=T MB/s
  *   last-sequence-id=<n> producer-name=<name>
  *
- * Everything else (failures, -v traces, the library's log) goes to stderr.
+ * Everything else (failures, --verbose traces, the library's log) goes to stderr.
  * Exit status: 0 every message was persisted, 1 anything failed, 2 usage error.
  * A failure that every later message would share (topic terminated, not authorised, ...)
  * stops the run at once, even while it waits for standard input.
@@ -35,6 +35,9 @@
 
 #include <pulsarc/pulsarc.h>
 
+#include "cli_common/client_conf.h"
+#include "cli_common/security_flags.h"
+
 #define PROG "pulsarc-produce"
 
 enum exit_status {
@@ -43,7 +46,7 @@ enum exit_status {
     EXIT_USAGE = 2,
 };
 
-/* Failures are printed one per line; past this many only -v keeps printing them, so a
+/* Failures are printed one per line; past this many only --verbose keeps printing them, so a
  * dead broker under -n 1000000 does not bury the summary in a million identical lines. */
 #define MAX_REPORTED_FAILURES 100
 
@@ -52,8 +55,15 @@ enum exit_status {
 
 /* ---------------------------------------------------------------------------------
  * The option table. One row per option drives getopt_long's table, the short-option
- * string and --help, so adding a flag (--chunking, --compression, ...) is one row here
- * plus one case in parse_args(). Rows with a NULL name are section headings for --help.
+ * string and --help, so adding a flag is one row here plus one case in handle_option().
+ * Rows with a NULL name are section headings for --help; rows with a NULL help are
+ * accepted spellings that --help does not list.
+ *
+ * Pulsar's `bin/pulsar-client produce` users should find its flags here with the same
+ * meaning, so none of its letters means anything else: -c is chunking, -s the separator
+ * of -m values, -v the version (compression is -z, the synthetic size --size, verbose
+ * --verbose). Its multi-letter single-dash flags (-db, -dr, -ekn, ...) are rows with a
+ * dash_alias; expand_dash_aliases() turns them into the long form before getopt_long.
  * ------------------------------------------------------------------------------- */
 
 /* Long-only options get ids above the char range so they never collide with a short
@@ -73,11 +83,16 @@ enum long_only_id {
     OPT_HASHING,
     OPT_MAX_PENDING,
     OPT_MEMORY_LIMIT,
-    OPT_CHUNKING,
     OPT_CHUNK_SIZE,
     OPT_SEND_TIMEOUT,
     OPT_SEQUENCE_ID_START,
     OPT_KEY_SEPARATOR,
+    OPT_SIZE,
+    OPT_VERBOSE,
+    OPT_CONF_FILE,
+    OPT_SECURITY,    /* a row of security_flags: the long name tells which */
+    OPT_SCHEMA,      /* -vs/-ks: only "bytes", what pulsarc sends */
+    OPT_UNSUPPORTED, /* a pulsar-client flag for a feature pulsarc lacks: refused */
 };
 
 /* Flags that are plain producer settings: the flag's id, its config key, and the value
@@ -87,7 +102,7 @@ static const struct {
     const char *key;
     const char *fixed;
 } setting_flags[] = {
-    {'c', "compressionType", NULL},
+    {'z', "compressionType", NULL},
     {OPT_BATCHING, "batchingEnabled", "true"},
     {OPT_NO_BATCHING, "batchingEnabled", "false"},
     {OPT_BATCH_MAX_MESSAGES, "batchingMaxMessages", NULL},
@@ -97,7 +112,7 @@ static const struct {
     {OPT_ROUTING, "messageRoutingMode", NULL},
     {OPT_HASHING, "hashingScheme", NULL},
     {OPT_MAX_PENDING, "maxPendingMessages", NULL},
-    {OPT_CHUNKING, "chunkingEnabled", "true"},
+    {'c', "chunkingEnabled", "true"},
     {OPT_CHUNK_SIZE, "chunkMaxMessageSize", NULL},
     {OPT_SEND_TIMEOUT, "sendTimeoutMs", NULL},
 };
@@ -107,72 +122,140 @@ struct cli_option {
     int id;           /* the short letter, or a long_only_id */
     int has_arg;      /* no_argument | required_argument */
     const char *arg;  /* argument name shown in --help */
-    const char *help; /* may contain '\n' for continuation lines */
+    const char *help; /* may contain '\n' for continuation lines; NULL: not listed */
+    const char *dash_alias; /* pulsar-client's multi-letter single-dash spelling */
 };
 
 static const struct cli_option cli_options[] = {
-    {NULL, 0, 0, NULL, "Connection:"},
+    {NULL, 0, 0, NULL, "Connection:", NULL},
     {"service-url", 'u', required_argument, "URL",
-     "broker service URL (default pulsar://localhost:6650)"},
+     "broker service URL (default: brokerServiceUrl of\n--conf-file, else pulsar://localhost:6650)", NULL},
+    {"url", 'u', required_argument, "URL", NULL, NULL},
+    {"conf-file", OPT_CONF_FILE, required_argument, "FILE",
+     "Pulsar's client.conf: service URL, TLS and auth settings\n(the flags override it)", NULL},
     {"client-conf", OPT_CLIENT_CONF, required_argument, "KEY=VALUE",
-     "client setting, passed to pulsarc_client_config_set\n(repeatable)"},
+     "client setting, passed to pulsarc_client_config_set\n(repeatable)", NULL},
 
-    {NULL, 0, 0, NULL, "What to send (-m, -f and --stdin combine, in that order; -s stands alone):"},
-    {"messages", 'm', required_argument, "MSG", "one message with this text (repeatable)"},
-    {"files", 'f', required_argument, "FILE", "one message with the bytes of FILE (repeatable)"},
+    {NULL, 0, 0, NULL, "What to send (-m, -f and --stdin combine, in that order; --size stands alone):", NULL},
+    {"messages", 'm', required_argument, "MSG", "one message with this text (repeatable)", NULL},
+    {"separator", 's', required_argument, "SEP",
+     "split every -m value at each SEP into several messages\n(default: no splitting)", NULL},
+    {"files", 'f', required_argument, "FILE", "one message with the bytes of FILE (repeatable)", NULL},
     {"stdin", OPT_STDIN, no_argument, NULL,
-     "one message per line of standard input, without the\nnewline (empty lines are empty messages)"},
-    {"size", 's', required_argument, "BYTES", "one synthetic message of BYTES random-ish bytes"},
-    {"num-produce", 'n', required_argument, "N", "send the message set N times (default 1)"},
-    {"rate", 'r', required_argument, "R", "at most R messages per second (default 0 = no limit)"},
+     "one message per line of standard input, without the\nnewline (empty lines are empty messages)", NULL},
+    {"size", OPT_SIZE, required_argument, "BYTES", "one synthetic message of BYTES random-ish bytes", NULL},
+    {"num-produce", 'n', required_argument, "N", "send the message set N times (default 1)", NULL},
+    {"rate", 'r', required_argument, "R", "at most R messages per second (default 0 = no limit)", NULL},
 
-    {NULL, 0, 0, NULL, "Message metadata:"},
-    {"key", 'k', required_argument, "KEY", "message key (routes to a partition)"},
+    {NULL, 0, 0, NULL, "Message metadata:", NULL},
+    {"key", 'k', required_argument, "KEY", "message key (routes to a partition)", NULL},
     {"key-separator", OPT_KEY_SEPARATOR, required_argument, "SEP",
      "--stdin lines are KEY<SEP>PAYLOAD: split at the first SEP;\n"
-     "lines without SEP have no key"},
-    {"property", 'p', required_argument, "K=V", "message property (repeatable)"},
+     "lines without SEP have no key", NULL},
+    {"property", 'p', required_argument, "K=V", "message property (repeatable)", NULL},
+    {"properties", 'p', required_argument, "K=V", NULL, NULL},
 
-    {NULL, 0, 0, NULL, "Producer:"},
+    {NULL, 0, 0, NULL, "Producer:", NULL},
     {"producer-name", OPT_PRODUCER_NAME, required_argument, "NAME",
-     "fixed producer name (default: assigned by the broker)"},
+     "fixed producer name (default: assigned by the broker)", NULL},
     {"conf", OPT_CONF, required_argument, "KEY=VALUE",
      "producer setting, passed to pulsarc_producer_config_set\n"
-     "(repeatable; applied after the other flags, so it wins)"},
+     "(repeatable; applied after the other flags, so it wins)", NULL},
 
-    {"compression", 'c', required_argument, "CODEC", "none | lz4 | zlib | zstd | snappy"},
-    {"batching", OPT_BATCHING, no_argument, NULL, "batch messages (the default)"},
-    {"no-batching", OPT_NO_BATCHING, no_argument, NULL, "one message per frame"},
+    {"compression", 'z', required_argument, "CODEC", "none | lz4 | zlib | zstd | snappy", NULL},
+    {"batching", OPT_BATCHING, no_argument, NULL, "batch messages (the default)", NULL},
+    {"no-batching", OPT_NO_BATCHING, no_argument, NULL, "one message per frame", NULL},
+    {"disable-batching", OPT_NO_BATCHING, no_argument, NULL, "the same (pulsar-client's -db)", "db"},
     {"batch-max-messages", OPT_BATCH_MAX_MESSAGES, required_argument, "N",
-     "messages per batch (default 1000)"},
+     "messages per batch (default 1000)", NULL},
     {"batch-max-bytes", OPT_BATCH_MAX_BYTES, required_argument, "BYTES",
-     "payload bytes per batch (default 131072)"},
+     "payload bytes per batch (default 131072)", NULL},
     {"batch-delay-ms", OPT_BATCH_DELAY_MS, required_argument, "MS",
-     "send a batch this long after its first message (default 10)"},
+     "send a batch this long after its first message (default 10)", NULL},
     {"key-based-batching", OPT_KEY_BASED_BATCHING, no_argument, NULL,
-     "one batch per key (for Key_Shared consumers)"},
+     "one batch per key (for Key_Shared consumers)", NULL},
     {"routing", OPT_ROUTING, required_argument, "MODE",
-     "round_robin | single (partitioned topics; '-' may be used for '_')"},
-    {"hashing", OPT_HASHING, required_argument, "SCHEME", "java | murmur3 (key hash)"},
+     "round_robin | single (partitioned topics; '-' may be used for '_')", NULL},
+    {"hashing", OPT_HASHING, required_argument, "SCHEME", "java | murmur3 (key hash)", NULL},
     {"max-pending", OPT_MAX_PENDING, required_argument, "N",
-     "messages waiting for a receipt (default 1000)"},
+     "messages waiting for a receipt (default 1000)", NULL},
     {"memory-limit", OPT_MEMORY_LIMIT, required_argument, "BYTES",
-     "client-wide pending payload bytes (default 64 MiB)"},
-    {"chunking", OPT_CHUNKING, no_argument, NULL,
-     "split messages above the broker's limit into chunks"},
+     "client-wide pending payload bytes (default 64 MiB)", NULL},
+    {"chunking", 'c', no_argument, NULL,
+     "split messages above the broker's limit into chunks", NULL},
     {"chunk-size", OPT_CHUNK_SIZE, required_argument, "BYTES",
-     "chunk size (default: the broker's max message size)"},
+     "chunk size (default: the broker's max message size)", NULL},
     {"send-timeout-ms", OPT_SEND_TIMEOUT, required_argument, "MS",
-     "fail a message without a receipt after MS (default 30000;\n0 = never)"},
+     "fail a message without a receipt after MS (default 30000;\n0 = never)", NULL},
     {"sequence-id-start", OPT_SEQUENCE_ID_START, required_argument, "N",
-     "explicit sequence ids N, N+1, ... (resume deduplication\nwith --producer-name)"},
+     "explicit sequence ids N, N+1, ... (resume deduplication\nwith --producer-name)", NULL},
 
-    {NULL, 0, 0, NULL, "Other:"},
-    {"verbose", 'v', no_argument, NULL, "debug logging, effective settings and one line per\nmessage id (all on stderr)"},
-    {"help", 'h', no_argument, NULL, "show this help and exit"},
+    {NULL, 0, 0, NULL, "pulsar-client produce flags for features pulsarc does not have yet (refused):", NULL},
+    {"disable-replication", OPT_UNSUPPORTED, no_argument, NULL,
+     "geo-replication control", "dr"},
+    {"encryption-key-name", OPT_UNSUPPORTED, required_argument, "NAME",
+     "end-to-end encryption", "ekn"},
+    {"encryption-key-value", OPT_UNSUPPORTED, required_argument, "URI",
+     "end-to-end encryption", "ekv"},
+    {"value-schema", OPT_SCHEMA, required_argument, "TYPE",
+     "schemas (\"bytes\", the default, is accepted)", "vs"},
+    {"key-schema", OPT_SCHEMA, required_argument, "TYPE",
+     "schemas (\"bytes\", the default, is accepted)", "ks"},
+    {"key-value-encoding-type", OPT_UNSUPPORTED, required_argument, "TYPE",
+     "KeyValue schemas", "kvet"},
+    {"key-value-key", OPT_UNSUPPORTED, required_argument, "KEY", "KeyValue schemas", "kvk"},
+    {"key-value-key-file", OPT_UNSUPPORTED, required_argument, "FILE", "KeyValue schemas",
+     "kvkf"},
+
+    {NULL, 0, 0, NULL, "Other:", NULL},
+    {"verbose", OPT_VERBOSE, no_argument, NULL,
+     "debug logging, effective settings and one line per\nmessage id (all on stderr)", NULL},
+    {"version", 'v', no_argument, NULL, "print the version and exit", NULL},
+    {"help", 'h', no_argument, NULL, "show this help and exit", NULL},
 };
 
 #define N_CLI_OPTIONS (sizeof cli_options / sizeof cli_options[0])
+
+/* Room for the shared TLS and authentication flags in the full table. */
+#define MAX_SECURITY_ROWS 16
+
+/* cli_options with the shared TLS and authentication flags (security_flags.c) as a
+ * section of their own before "Other:", built on first use. */
+static const struct cli_option *all_options(size_t *count)
+{
+    static struct cli_option table[N_CLI_OPTIONS + 1 + MAX_SECURITY_ROWS];
+    static size_t n;
+    if (n > 0) {
+        *count = n;
+        return table;
+    }
+    for (size_t i = 0; i < N_CLI_OPTIONS; i++) {
+        const struct cli_option *o = &cli_options[i];
+        if (!o->name && strcmp(o->help, "Other:") == 0) {
+            table[n++] = (struct cli_option){NULL, 0, 0, NULL,
+                                             "TLS and authentication (override --conf-file):", NULL};
+            for (size_t j = 0; j < n_security_flags && j < MAX_SECURITY_ROWS; j++) {
+                const struct security_flag *f = &security_flags[j];
+                table[n++] = (struct cli_option){f->name, OPT_SECURITY,
+                                                 f->arg ? required_argument : no_argument,
+                                                 f->arg, f->help, NULL};
+            }
+        }
+        table[n++] = *o;
+    }
+    *count = n;
+    return table;
+}
+
+static const struct cli_option *find_option(const char *name)
+{
+    size_t n;
+    const struct cli_option *opts = all_options(&n);
+    for (size_t i = 0; i < n; i++)
+        if (opts[i].name && strcmp(opts[i].name, name) == 0)
+            return &opts[i];
+    return NULL;
+}
 
 /* ---------------------------------------------------------------------------------
  * Small helpers
@@ -265,6 +348,7 @@ struct payload {
     char *data;
     size_t len;
     char *key; /* from a --key-separator line; NULL: the -k key, or none */
+    bool from_messages; /* a -m value: --separator may split it */
 };
 
 /* KEY=VALUE split at the first '='; key is malloc'ed, value points into argv. */
@@ -279,11 +363,20 @@ struct kv_list {
 };
 
 struct args {
+    /* argv with pulsar-client's -db style flags spelled long (expand_dash_aliases): option
+     * values point into it, so it lives as long as the args, with the strings made for it
+     * (getopt_long reorders the array, so those are listed apart). */
+    char **expanded;
+    char **made;
+    int n_made;
     const char *topic;
-    const char *service_url;
+    const char *service_url; /* NULL until -u or --conf-file gives one */
     const char *key;
     const char *key_separator; /* NULL: --stdin lines are whole payloads */
     const char *producer_name;
+    const char *separator; /* --separator: splits -m values; NULL: no splitting */
+    const char *conf_file;
+    struct client_conf file; /* what --conf-file gave */
     struct payload *payloads; /* from -m and -f, in command-line order */
     size_t n_payloads, cap_payloads;
     bool use_stdin;
@@ -295,6 +388,7 @@ struct args {
     struct kv_list conf;
     struct kv_list client_conf;
     struct kv_list flag_settings; /* dedicated flags that are producer settings */
+    struct kv_list security;      /* TLS and authentication flags: client settings */
     const char *memory_limit;
     int64_t sequence_id_start;    /* -1: automatic ids */
     bool verbose;
@@ -304,7 +398,7 @@ struct args {
 static void add_payload(struct args *a, char *data, size_t len, char *key)
 {
     a->payloads = grow(a->payloads, &a->cap_payloads, a->n_payloads, sizeof *a->payloads);
-    a->payloads[a->n_payloads++] = (struct payload){data, len, key};
+    a->payloads[a->n_payloads++] = (struct payload){data, len, key, false};
 }
 
 /* A flag from setting_flags becomes "key=value" in a->flag_settings. */
@@ -378,6 +472,35 @@ static void add_file(struct args *a, const char *path)
     add_payload(a, data, len, NULL);
 }
 
+/* One option's "-x, --name ARG" column of --help. */
+static int option_label(char *buf, size_t size, const struct cli_option *o)
+{
+    const char *sp = o->arg ? " " : "", *arg = o->arg ? o->arg : "";
+    if (o->dash_alias)
+        return snprintf(buf, size, "  -%s, --%s%s%s", o->dash_alias, o->name, sp, arg);
+    if (o->id < 256)
+        return snprintf(buf, size, "  -%c, --%s%s%s", o->id, o->name, sp, arg);
+    return snprintf(buf, size, "      --%s%s%s", o->name, sp, arg);
+}
+
+static void print_option_help(FILE *out, const struct cli_option *o)
+{
+    char left[64];
+    int n = option_label(left, sizeof left, o);
+    const int width = 28;
+    if (n < width)
+        fprintf(out, "%-*s", width, left);
+    else
+        fprintf(out, "%s\n%*s", left, width, "");
+    for (const char *c = o->help; *c; c++) {
+        if (*c == '\n')
+            fprintf(out, "\n%*s", width, "");
+        else
+            fputc(*c, out);
+    }
+    fputc('\n', out);
+}
+
 static void print_help(FILE *out)
 {
     fprintf(out,
@@ -386,33 +509,14 @@ static void print_help(FILE *out)
             "Publish messages to a Pulsar topic with pulsarc, then print\n"
             "  sent=N failed=M elapsed=S.SSSs rate=R msg/s throughput=T MB/s\n"
             "  last-sequence-id=<n> producer-name=<name>\n"
-            "to standard output.\n");
-    for (size_t i = 0; i < N_CLI_OPTIONS; i++) {
-        const struct cli_option *o = &cli_options[i];
-        if (!o->name) {
-            fprintf(out, "\n%s\n", o->help);
-            continue;
-        }
-        char left[64];
-        int n;
-        if (o->id < 256)
-            n = snprintf(left, sizeof left, "  -%c, --%s%s%s", o->id, o->name, o->arg ? " " : "",
-                         o->arg ? o->arg : "");
-        else
-            n = snprintf(left, sizeof left, "      --%s%s%s", o->name, o->arg ? " " : "",
-                         o->arg ? o->arg : "");
-        const int width = 28;
-        if (n < width)
-            fprintf(out, "%-*s", width, left);
-        else
-            fprintf(out, "%s\n%*s", left, width, "");
-        for (const char *c = o->help; *c; c++) {
-            if (*c == '\n')
-                fprintf(out, "\n%*s", width, "");
-            else
-                fputc(*c, out);
-        }
-        fputc('\n', out);
+            "to standard output. The flags of `pulsar-client produce` mean the same here.\n");
+    size_t n;
+    const struct cli_option *opts = all_options(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (!opts[i].name)
+            fprintf(out, "\n%s\n", opts[i].help);
+        else if (opts[i].help)
+            print_option_help(out, &opts[i]);
     }
     fprintf(out,
             "\n"
@@ -425,116 +529,304 @@ static void print_help(FILE *out)
             "sent or the run was interrupted; 2 usage or configuration error.\n");
 }
 
-static void parse_args(int argc, char **argv, struct args *a)
+/* The row whose dash_alias is arg (after its '-'), alone or as "alias=value". */
+static const struct cli_option *find_dash_alias(const char *arg, const char **value)
 {
-    struct option long_opts[N_CLI_OPTIONS + 1];
-    char short_opts[2 * N_CLI_OPTIONS + 2];
-    size_t nl = 0, ns = 0;
+    size_t n;
+    const struct cli_option *opts = all_options(&n);
+    for (size_t i = 0; i < n; i++) {
+        const char *alias = opts[i].dash_alias;
+        size_t len = alias ? strlen(alias) : 0;
+        if (!alias || strncmp(arg, alias, len) != 0 || (arg[len] && arg[len] != '='))
+            continue;
+        *value = arg[len] == '=' ? arg + len + 1 : NULL;
+        return &opts[i];
+    }
+    return NULL;
+}
 
+/* Whether "--name" (possibly abbreviated, as getopt_long allows) takes the next
+ * argument as its value. */
+static bool long_option_takes_next(const char *name)
+{
+    if (strchr(name, '='))
+        return false;
+    size_t n, len = strlen(name);
+    const struct cli_option *opts = all_options(&n);
+    const struct cli_option *exact = find_option(name);
+    if (exact)
+        return exact->has_arg == required_argument;
+    for (size_t i = 0; i < n; i++)
+        if (opts[i].name && strncmp(opts[i].name, name, len) == 0 &&
+            opts[i].has_arg == required_argument)
+            return true;
+    return false;
+}
+
+/* Whether a cluster of short letters ("kn", "m" ...) ends with one that takes the next
+ * argument as its value. */
+static bool short_cluster_takes_next(const char *letters)
+{
+    size_t n;
+    const struct cli_option *opts = all_options(&n);
+    for (const char *c = letters; *c; c++) {
+        const struct cli_option *o = NULL;
+        for (size_t i = 0; i < n && !o; i++)
+            if (opts[i].name && opts[i].id == (unsigned char)*c)
+                o = &opts[i];
+        if (!o)
+            return false; /* getopt reports the unknown letter */
+        if (o->has_arg == required_argument)
+            return c[1] == '\0'; /* otherwise the rest of the cluster is the value */
+    }
+    return false;
+}
+
+/* A copy of argv in which pulsar-client's multi-letter single-dash flags ("-db",
+ * "-ekn=K") are spelled long ("--disable-batching", "--encryption-key-name=K"), which
+ * getopt_long understands. Option values are skipped, so `-m -db` still sends "-db".
+ * The copy and the strings made for it go with the args (free_args). */
+static char **expand_dash_aliases(int argc, char **argv, struct args *a)
+{
+    char **out = xrealloc(NULL, ((size_t)argc + 1) * sizeof *out);
+    a->made = xrealloc(NULL, ((size_t)argc + 1) * sizeof *a->made);
+    bool value_next = false, options_ended = false;
+    for (int i = 0; i < argc; i++) {
+        char *arg = out[i] = argv[i];
+        if (i == 0 || options_ended || value_next || arg[0] != '-' || arg[1] == '\0') {
+            value_next = false;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            options_ended = true;
+        } else if (arg[1] == '-') {
+            value_next = long_option_takes_next(arg + 2);
+        } else {
+            const char *value;
+            const struct cli_option *o = find_dash_alias(arg + 1, &value);
+            if (!o) {
+                value_next = short_cluster_takes_next(arg + 1);
+                continue;
+            }
+            size_t size = strlen(o->name) + (value ? strlen(value) : 0) + 4;
+            out[i] = a->made[a->n_made++] = xrealloc(NULL, size);
+            snprintf(out[i], size, "--%s%s%s", o->name, value ? "=" : "", value ? value : "");
+            value_next = o->has_arg == required_argument && !value;
+        }
+    }
+    out[argc] = NULL;
+    return out;
+}
+
+/* getopt_long's tables from the option rows. short_opts has room for 2 * n + 2. */
+static void build_getopt_tables(struct option *long_opts, char *short_opts)
+{
+    size_t n, nl = 0, ns = 0;
+    const struct cli_option *opts = all_options(&n);
     /* Leading ':' makes getopt report a missing argument as ':' (not '?'), so the two
      * mistakes get different messages; we print them ourselves (opterr = 0). */
     short_opts[ns++] = ':';
-    for (size_t i = 0; i < N_CLI_OPTIONS; i++) {
-        const struct cli_option *o = &cli_options[i];
+    for (size_t i = 0; i < n; i++) {
+        const struct cli_option *o = &opts[i];
         if (!o->name)
             continue;
         long_opts[nl++] = (struct option){o->name, o->has_arg, NULL, o->id};
-        if (o->id < 256) {
+        if (o->id < 256 && !strchr(short_opts, o->id)) {
             short_opts[ns++] = (char)o->id;
             if (o->has_arg == required_argument)
                 short_opts[ns++] = ':';
         }
+        short_opts[ns] = '\0';
     }
     long_opts[nl] = (struct option){NULL, 0, NULL, 0};
-    short_opts[ns] = '\0';
+}
 
-    *a = (struct args){
-        .service_url = "pulsar://localhost:6650",
-        .num_produce = 1,
-        .sequence_id_start = -1,
-    };
+static void push_kv(struct kv_list *list, const char *key, const char *value)
+{
+    list->items = grow(list->items, &list->cap, list->count, sizeof *list->items);
+    list->items[list->count++] = (struct kv){xmemdup(key, strlen(key)), value};
+}
 
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
-        switch (c) {
-        case 'u':
-            a->service_url = optarg;
-            break;
-        case 'm':
-            add_payload(a, xmemdup(optarg, strlen(optarg)), strlen(optarg), NULL);
-            break;
-        case 'f':
-            add_file(a, optarg);
-            break;
-        case OPT_STDIN:
-            a->use_stdin = true;
-            break;
-        case 's':
-            if (!parse_u64(optarg, &a->size) || a->size > SIZE_MAX / 2)
-                usage_error("--size expects a number of bytes, got '%s'", optarg);
-            a->use_size = true;
-            break;
-        case 'n':
-            if (!parse_u64(optarg, &a->num_produce) || a->num_produce == 0)
-                usage_error("--num-produce expects a count of at least 1, got '%s'", optarg);
-            break;
-        case 'r':
-            if (!parse_rate(optarg, &a->rate))
-                usage_error("--rate expects messages per second (0 = unlimited), got '%s'",
-                            optarg);
-            break;
-        case 'k':
-            a->key = optarg;
-            break;
-        case OPT_KEY_SEPARATOR:
-            if (!*optarg)
-                usage_error("--key-separator must not be empty");
-            a->key_separator = optarg;
-            break;
-        case 'p':
-            add_kv(&a->properties, "--property", optarg);
-            break;
-        case OPT_PRODUCER_NAME:
-            a->producer_name = optarg;
-            break;
-        case OPT_CONF:
-            add_kv(&a->conf, "--conf", optarg);
-            break;
-        case OPT_CLIENT_CONF:
-            add_kv(&a->client_conf, "--client-conf", optarg);
-            break;
-        case OPT_MEMORY_LIMIT:
-            a->memory_limit = optarg;
-            break;
-        case OPT_SEQUENCE_ID_START: {
-            uint64_t v;
-            if (!parse_u64(optarg, &v) || v > INT64_MAX / 2)
-                usage_error("--sequence-id-start expects a number, got '%s'", optarg);
-            a->sequence_id_start = (int64_t)v;
-            break;
-        }
-        case 'v':
-            a->verbose = true;
-            break;
-        case 'h':
-            print_help(stdout);
-            exit(EXIT_ALL_SENT);
-        case ':':
-            /* For a long option optopt holds its id (maybe a short letter), so name it
-             * from argv instead. */
-            if (strncmp(argv[optind - 1], "--", 2) == 0)
-                usage_error("option '%s' needs an argument", argv[optind - 1]);
-            usage_error("option -%c needs an argument", optopt);
-        default:
-            if (add_setting_flag(a, c, optarg))
-                break;
-            if (optopt && optopt < 256)
-                usage_error("unknown option -%c", optopt);
-            usage_error("unknown option '%s'", argv[optind - 1]);
-        }
+/* The options of pulsar-client produce that pulsarc cannot honour: refused rather than
+ * silently ignored, since each changes what is stored or who can read it. */
+static _Noreturn void refuse_unsupported(const struct cli_option *o)
+{
+    usage_error("--%s (pulsar-client's -%s) is not supported by pulsarc yet: it needs %s",
+                o->name, o->dash_alias, o->help);
+}
+
+/* Flags that only record a value in a. Returns false for other ids. */
+static bool handle_value_option(struct args *a, int c, const char *arg)
+{
+    switch (c) {
+    case 'u':
+        a->service_url = arg;
+        return true;
+    case 'm':
+        add_payload(a, xmemdup(arg, strlen(arg)), strlen(arg), NULL);
+        a->payloads[a->n_payloads - 1].from_messages = true;
+        return true;
+    case 's':
+        if (!*arg)
+            usage_error("--separator must not be empty");
+        a->separator = arg;
+        return true;
+    case 'f':
+        add_file(a, arg);
+        return true;
+    case 'k':
+        a->key = arg;
+        return true;
+    case 'p':
+        add_kv(&a->properties, "--property", arg);
+        return true;
+    case OPT_CONF_FILE:
+        a->conf_file = arg;
+        return true;
+    case OPT_PRODUCER_NAME:
+        a->producer_name = arg;
+        return true;
+    case OPT_CONF:
+        add_kv(&a->conf, "--conf", arg);
+        return true;
+    case OPT_CLIENT_CONF:
+        add_kv(&a->client_conf, "--client-conf", arg);
+        return true;
+    case OPT_MEMORY_LIMIT:
+        a->memory_limit = arg;
+        return true;
+    case OPT_STDIN:
+        a->use_stdin = true;
+        return true;
+    case OPT_VERBOSE:
+        a->verbose = true;
+        return true;
     }
+    return false;
+}
 
+/* Flags whose value is checked here. Returns false for other ids. */
+static bool handle_checked_option(struct args *a, int c, const char *arg)
+{
+    uint64_t v;
+    switch (c) {
+    case OPT_SIZE:
+        if (!parse_u64(arg, &a->size) || a->size > SIZE_MAX / 2)
+            usage_error("--size expects a number of bytes, got '%s'", arg);
+        a->use_size = true;
+        return true;
+    case 'n':
+        if (!parse_u64(arg, &a->num_produce) || a->num_produce == 0)
+            usage_error("--num-produce expects a count of at least 1, got '%s'", arg);
+        return true;
+    case 'r':
+        if (!parse_rate(arg, &a->rate))
+            usage_error("--rate expects messages per second (0 = unlimited), got '%s'", arg);
+        return true;
+    case OPT_KEY_SEPARATOR:
+        if (!*arg)
+            usage_error("--key-separator must not be empty");
+        a->key_separator = arg;
+        return true;
+    case OPT_SEQUENCE_ID_START:
+        if (!parse_u64(arg, &v) || v > INT64_MAX / 2)
+            usage_error("--sequence-id-start expects a number, got '%s'", arg);
+        a->sequence_id_start = (int64_t)v;
+        return true;
+    }
+    return false;
+}
+
+/* One option from getopt_long; long_name is the option's name when it was spelled long. */
+static void handle_option(struct args *a, int c, const char *arg, const char *long_name,
+                          char **argv)
+{
+    if (handle_value_option(a, c, arg) || handle_checked_option(a, c, arg))
+        return;
+    const struct cli_option *o = long_name ? find_option(long_name) : NULL;
+    switch (c) {
+    case OPT_SECURITY: {
+        const struct security_flag *f = security_flag_find(long_name);
+        push_kv(&a->security, f->key, f->fixed ? f->fixed : arg);
+        return;
+    }
+    case OPT_SCHEMA:
+        if (strcmp(arg, "bytes") != 0)
+            usage_error("--%s %s: schemas are not supported by pulsarc yet (only bytes)",
+                        long_name, arg);
+        return;
+    case OPT_UNSUPPORTED:
+        refuse_unsupported(o);
+    case 'v':
+        printf(PROG " %s\n", PULSARC_VERSION_STRING); /* built with the library */
+        exit(EXIT_ALL_SENT);
+    case 'h':
+        print_help(stdout);
+        exit(EXIT_ALL_SENT);
+    case ':':
+        /* For a long option optopt holds its id (maybe a short letter), so name it from
+         * argv instead. */
+        if (strncmp(argv[optind - 1], "--", 2) == 0)
+            usage_error("option '%s' needs an argument", argv[optind - 1]);
+        usage_error("option -%c needs an argument", optopt);
+    default:
+        if (add_setting_flag(a, c, arg))
+            return;
+        if (optopt && optopt < 256)
+            usage_error("unknown option -%c", optopt);
+        usage_error("unknown option '%s'", argv[optind - 1]);
+    }
+}
+
+/* --separator splits each -m value at every SEP, as pulsar-client does (empty pieces
+ * included): the set is rebuilt with the pieces in place of the value. */
+static void split_messages(struct args *a)
+{
+    struct payload *old = a->payloads;
+    size_t n_old = a->n_payloads, sep_len = strlen(a->separator);
+    a->payloads = NULL;
+    a->n_payloads = a->cap_payloads = 0;
+    for (size_t i = 0; i < n_old; i++) {
+        if (!old[i].from_messages) {
+            add_payload(a, old[i].data, old[i].len, old[i].key);
+            continue;
+        }
+        const char *piece = old[i].data, *end = old[i].data + old[i].len;
+        for (;;) {
+            const char *at = memmem(piece, (size_t)(end - piece), a->separator, sep_len);
+            const char *stop = at ? at : end;
+            add_payload(a, xmemdup(piece, (size_t)(stop - piece)), (size_t)(stop - piece), NULL);
+            if (!at)
+                break;
+            piece = at + sep_len;
+        }
+        free(old[i].data);
+    }
+    free(old);
+}
+
+static void warn_conf_file_key(void *path, int line, const char *key, const char *why)
+{
+    fprintf(stderr, PROG ": warning: %s:%d: %s: %s\n", (const char *)path, line, key, why);
+}
+
+/* --conf-file: its settings, and its service URL unless -u gave one. */
+static void load_conf_file(struct args *a)
+{
+    char err[512];
+    if (client_conf_load(a->conf_file, &a->file, warn_conf_file_key, (void *)a->conf_file, err,
+                         sizeof err) != 0)
+        usage_error("--conf-file %s: %s", a->conf_file, err);
+    if (!a->service_url) {
+        a->service_url = client_conf_service_url(&a->file, err, sizeof err);
+        if (!a->service_url && a->file.web_service_url)
+            usage_error("--conf-file %s: %s", a->conf_file, err);
+    }
+}
+
+/* What no single option can check: the topic and how the options combine. */
+static void check_args(int argc, char **argv, struct args *a)
+{
     if (optind >= argc)
         usage_error("missing TOPIC");
     if (argc - optind > 1)
@@ -550,6 +842,27 @@ static void parse_args(int argc, char **argv, struct args *a)
         usage_error("--key-separator splits the lines of --stdin, which was not given");
     if (a->key_separator && a->key)
         usage_error("--key and --key-separator cannot be combined: the lines give the keys");
+}
+
+static void parse_args(int argc, char **argv, struct args *a)
+{
+    struct option long_opts[N_CLI_OPTIONS + MAX_SECURITY_ROWS + 2];
+    char short_opts[2 * (N_CLI_OPTIONS + MAX_SECURITY_ROWS) + 4];
+    build_getopt_tables(long_opts, short_opts);
+    *a = (struct args){.num_produce = 1, .sequence_id_start = -1};
+
+    argv = a->expanded = expand_dash_aliases(argc, argv, a);
+    opterr = 0;
+    int c, idx;
+    while ((idx = -1, c = getopt_long(argc, argv, short_opts, long_opts, &idx)) != -1)
+        handle_option(a, c, optarg, idx >= 0 ? long_opts[idx].name : NULL, argv);
+    check_args(argc, argv, a);
+    if (a->separator)
+        split_messages(a);
+    if (a->conf_file)
+        load_conf_file(a);
+    if (!a->service_url)
+        a->service_url = "pulsar://localhost:6650";
 }
 
 /* ---------------------------------------------------------------------------------
@@ -603,7 +916,7 @@ static void report_failure(uint64_t index, pulsarc_result res, const char *what,
                 pulsarc_strerror(res), pulsarc_result_name(res), detail[0] ? ": " : "",
                 detail);
     } else if (n == MAX_REPORTED_FAILURES) {
-        fprintf(stderr, PROG ": further failures are counted but not printed (-v prints all)\n");
+        fprintf(stderr, PROG ": further failures are counted but not printed (--verbose prints all)\n");
     }
 }
 
@@ -763,7 +1076,7 @@ static bool next_line(struct line_reader *r, char **line, size_t *len)
  * separator's first byte becomes the key's terminator. Other lines are all payload. */
 static struct payload split_line(char *line, size_t len, const char *sep)
 {
-    struct payload p = {line, len, NULL};
+    struct payload p = {line, len, NULL, false};
     if (!sep)
         return p;
     size_t sep_len = strlen(sep);
@@ -957,11 +1270,37 @@ static _Noreturn void config_error(const char *option, const char *key, const ch
 {
     char detail[DETAIL_MAX];
     copy_error_detail(detail);
-    usage_error("%s %s=%s: %s%s%s", option, key, value, pulsarc_strerror(res),
-                detail[0] ? ": " : "", detail);
+    /* A secret (authParams) stays off the terminal and out of CI logs. */
+    usage_error("%s %s=%s: %s%s%s", option, key, client_conf_is_secret(key) ? "(hidden)" : value,
+                pulsarc_strerror(res), detail[0] ? ": " : "", detail);
 }
 
-/* -v shows the effective settings, one per line, so a run can be reproduced exactly. */
+static void apply_client_settings(pulsarc_client_config_t *conf, const struct kv_list *list,
+                                  const char *option)
+{
+    for (size_t i = 0; i < list->count; i++) {
+        const struct kv *kv = &list->items[i];
+        pulsarc_result res = pulsarc_client_config_set(conf, kv->key, kv->value);
+        if (res != PULSARC_OK)
+            config_error(option, kv->key, kv->value, res);
+    }
+}
+
+/* --conf-file's settings; an error names the file and line. */
+static void apply_file_settings(pulsarc_client_config_t *conf, const struct args *a)
+{
+    for (size_t i = 0; i < a->file.n_settings; i++) {
+        const struct client_conf_setting *cs = &a->file.settings[i];
+        pulsarc_result res = pulsarc_client_config_set(conf, cs->key, cs->value);
+        if (res != PULSARC_OK) {
+            char where[512];
+            snprintf(where, sizeof where, "--conf-file %s:%d:", a->conf_file, cs->line);
+            config_error(where, cs->key, cs->value, res);
+        }
+    }
+}
+
+/* --verbose shows the effective settings, one per line, so a run can be reproduced exactly. */
 static void print_config_dump(const char *what, const char *dump)
 {
     while (*dump) {
@@ -976,7 +1315,8 @@ static pulsarc_client_config_t *make_client_config(const struct args *a)
     pulsarc_client_config_t *conf = pulsarc_client_config_new();
     if (!conf)
         out_of_memory();
-    /* -v and --memory-limit first, so --client-conf can still override them. */
+    /* --verbose, --memory-limit, the file, then the TLS and auth flags: each overrides
+     * what came before, and --client-conf overrides them all. */
     if (a->verbose) {
         pulsarc_result res = pulsarc_client_config_set(conf, "logLevel", "debug");
         if (res != PULSARC_OK)
@@ -987,12 +1327,9 @@ static pulsarc_client_config_t *make_client_config(const struct args *a)
         if (res != PULSARC_OK)
             config_error("--memory-limit", "memoryLimitBytes", a->memory_limit, res);
     }
-    for (size_t i = 0; i < a->client_conf.count; i++) {
-        const struct kv *kv = &a->client_conf.items[i];
-        pulsarc_result res = pulsarc_client_config_set(conf, kv->key, kv->value);
-        if (res != PULSARC_OK)
-            config_error("--client-conf", kv->key, kv->value, res);
-    }
+    apply_file_settings(conf, a);
+    apply_client_settings(conf, &a->security, "flag");
+    apply_client_settings(conf, &a->client_conf, "--client-conf");
     if (a->verbose) {
         size_t n = pulsarc_client_config_dump(conf, NULL, 0);
         char *buf = xrealloc(NULL, n + 1);
@@ -1094,6 +1431,12 @@ static void free_args(struct args *a)
     free_kv_list(&a->conf);
     free_kv_list(&a->client_conf);
     free_kv_list(&a->flag_settings);
+    free_kv_list(&a->security);
+    client_conf_free(&a->file);
+    for (int i = 0; i < a->n_made; i++)
+        free(a->made[i]);
+    free(a->made);
+    free(a->expanded);
 }
 
 /* Sends everything the arguments ask for on an open producer. Returns true when the

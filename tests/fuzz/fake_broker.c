@@ -106,8 +106,7 @@ void fb_free(fake_broker_t *fb)
     current = NULL;
     for (int i = 0; i < fb->n_conns; i++) {
         fb_conn_t *c = &fb->conns[i];
-        if (c->fd >= 0)
-            close(c->fd);
+        fb_hang_up(fb, i);
         pc_frame_reader_free(&c->in);
         pc_frame_reader_free(&c->out);
     }
@@ -135,8 +134,12 @@ int fb_open_conn(fake_broker_t *fb, unsigned k)
 void fb_hang_up(fake_broker_t *fb, int i)
 {
     fb_conn_t *c = &fb->conns[i];
-    if (c->fd >= 0)
-        close(c->fd);
+    if (c->fd < 0)
+        return;
+    /* Before the close: a layer may want to say goodbye on the socket. */
+    if (fb->settings.transport)
+        fb->settings.transport->closed(fb->settings.transport_ctx, fb, i);
+    close(c->fd);
     c->fd = -1;
 }
 
@@ -169,7 +172,7 @@ static void track_output(fb_conn_t *c, const uint8_t *data, size_t len)
 
 static bool at_frame_boundary(const fb_conn_t *c)
 {
-    return c->out.error == 0 && c->out.buf.len == c->out.pos;
+    return !c->broken && c->out.error == 0 && c->out.buf.len == c->out.pos;
 }
 
 void fb_write(fake_broker_t *fb, int i, const void *data, size_t len)
@@ -178,6 +181,23 @@ void fb_write(fake_broker_t *fb, int i, const void *data, size_t len)
     if (c->fd < 0)
         return;
     track_output(c, data, len);
+    const fb_transport_t *t = fb->settings.transport;
+    if (!t)
+        fb_write_wire(fb, i, data, len);
+    else if (!t->write(fb->settings.transport_ctx, fb, i, data, len))
+        c->broken = true;
+}
+
+void fb_set_broken(fake_broker_t *fb, int i)
+{
+    fb->conns[i].broken = true;
+}
+
+void fb_write_wire(fake_broker_t *fb, int i, const void *data, size_t len)
+{
+    fb_conn_t *c = &fb->conns[i];
+    if (c->fd < 0)
+        return;
     const uint8_t *p = data;
     while (len > 0) {
         /* Blocking is fine: the client's loop reads whenever it is not closed, and a
@@ -284,9 +304,11 @@ static void answer_lookup(fake_broker_t *fb, int i, uint64_t request_id)
         fb->settings.lookup_redirects--;
         m.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect;
         m.brokerserviceurl = (char *)FB_REDIRECT_URL;
+        m.brokerserviceurltls = fb->settings.tls ? (char *)FB_REDIRECT_URL_TLS : NULL;
     } else {
         m.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Connect;
         m.brokerserviceurl = (char *)FB_BROKER_URL;
+        m.brokerserviceurltls = fb->settings.tls ? (char *)FB_BROKER_URL_TLS : NULL;
         m.has_proxy_through_service_url = fb->settings.proxy_through;
         m.proxy_through_service_url = fb->settings.proxy_through;
     }
@@ -451,7 +473,16 @@ static void read_conn(fake_broker_t *fb, int i)
         fb_hang_up(fb, i);
         return;
     }
-    FB_CHECK(pc_frame_reader_feed(&c->in, buf, (size_t)n) == 0, "out of memory reading");
+    if (fb->settings.transport)
+        fb->settings.transport->read(fb->settings.transport_ctx, fb, i, buf, (size_t)n);
+    else
+        fb_deliver(fb, i, buf, (size_t)n);
+}
+
+void fb_deliver(fake_broker_t *fb, int i, const uint8_t *data, size_t len)
+{
+    fb_conn_t *c = &fb->conns[i];
+    FB_CHECK(pc_frame_reader_feed(&c->in, data, len) == 0, "out of memory reading");
     pc_frame_t f;
     pc_frame_status_t st;
     while ((st = pc_frame_reader_next(&c->in, &f)) == PC_FRAME_OK) {

@@ -29,6 +29,24 @@
 /* The logical brokers lookups name; all of them are this one fake broker. */
 #define FB_BROKER_URL "pulsar://broker-1:6650"
 #define FB_REDIRECT_URL "pulsar://broker-2:6650"
+/* Their TLS addresses (brokerServiceUrlTls), given when the settings say tls. Both on
+ * localhost, so one test certificate for "localhost" covers every broker. */
+#define FB_BROKER_URL_TLS "pulsar+ssl://localhost:6651"
+#define FB_REDIRECT_URL_TLS "pulsar+ssl://localhost:6652"
+
+typedef struct fake_broker fake_broker_t;
+
+/* A layer between the broker's frames and the socket (TLS, say); NULL in the settings
+ * means plain bytes. All three run on the broker's thread. */
+typedef struct fb_transport {
+    /* Carry plaintext the broker writes to connection i onto the wire (fb_write_wire).
+     * False when it cannot now (no session yet): the client will not see those bytes. */
+    bool (*write)(void *ctx, fake_broker_t *fb, int i, const uint8_t *data, size_t len);
+    /* Bytes the client wrote arrived on connection i: pass the plaintext to fb_deliver. */
+    void (*read)(void *ctx, fake_broker_t *fb, int i, const uint8_t *wire, size_t len);
+    /* Connection i is closing (its socket still open): drop the layer's state for it. */
+    void (*closed)(void *ctx, fake_broker_t *fb, int i);
+} fb_transport_t;
 
 /* How the broker's automatic answers look. */
 typedef struct fb_settings {
@@ -38,6 +56,9 @@ typedef struct fb_settings {
     int producer_errors;       /* PRODUCERs answered ERROR(ServiceNotReady) first */
     int64_t last_sequence_id;  /* in PRODUCER_SUCCESS */
     int32_t max_message_size;  /* in CONNECTED */
+    bool tls;                  /* lookup answers give TLS addresses too */
+    const fb_transport_t *transport; /* NULL: plain */
+    void *transport_ctx;
 } fb_settings_t;
 
 typedef enum fb_refuse {
@@ -53,6 +74,8 @@ typedef struct fb_conn {
     bool out_connected;       /* a CONNECTED went out (it sets the client's frame limit) */
     unsigned pings_out;       /* PINGs written, each owed a PONG */
     unsigned pongs;           /* PONGs from the client */
+    bool broken;              /* bytes below the frames were lost or damaged (transport):
+                                 the client cannot be expected to answer a PING */
 } fb_conn_t;
 
 typedef struct fb_request {
@@ -76,7 +99,7 @@ typedef struct fb_send {
 } fb_send_t;
 
 /* Read-only for users, apart from the knob marked so. */
-typedef struct fake_broker {
+struct fake_broker {
     fb_settings_t settings;
     bool autos[BS_AUTO_COUNT]; /* knob: which automatic answers are on */
 
@@ -96,7 +119,7 @@ typedef struct fake_broker {
     int n_sends;
     unsigned messages_received; /* messages whose SENDs (all chunks) arrived */
     uint64_t next_entry;        /* entry id of the next automatic receipt */
-} fake_broker_t;
+};
 
 /* Create the broker and install the seam; NULL when out of resources. */
 fake_broker_t *fb_new(const fb_settings_t *settings);
@@ -125,6 +148,12 @@ int fb_open_conn(fake_broker_t *fb, unsigned k);
 /* Write to connection i (ignored when it is closed). */
 void fb_write(fake_broker_t *fb, int i, const void *data, size_t len);
 void fb_write_command(fake_broker_t *fb, int i, const Pulsar__Proto__BaseCommand *cmd);
+/* For transports: bytes straight onto connection i's socket, below any layer; and the
+ * plaintext a layer recovered from what the client wrote. */
+void fb_write_wire(fake_broker_t *fb, int i, const void *data, size_t len);
+void fb_deliver(fake_broker_t *fb, int i, const uint8_t *data, size_t len);
+/* The layer damaged or ended connection i's stream on purpose: syncs stop waiting on it. */
+void fb_set_broken(fake_broker_t *fb, int i);
 /* The broker closes connection i. */
 void fb_hang_up(fake_broker_t *fb, int i);
 

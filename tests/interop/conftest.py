@@ -63,3 +63,40 @@ def pulsar_client(broker):
     client = ph.make_client()
     yield client
     client.close()
+
+
+# --------------------------------------------------------------------------------------
+# The secured broker (scripts/broker-secure): tests marked `secure`
+# --------------------------------------------------------------------------------------
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "secure: needs the secured broker (scripts/broker-secure); run with -m secure "
+        "or by naming tests/interop/test_security.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """`secure` tests run only when asked for (-m secure, or their file named on the
+    command line): the ordinary interop runs (-m "not proxy") have no secured broker."""
+    markexpr = config.getoption("markexpr", "") or ""
+    if "secure" in markexpr:
+        return
+    named = any("test_security" in str(a) for a in config.args)
+    if named:
+        return
+    keep, dropped = [], []
+    for item in items:
+        (dropped if item.get_closest_marker("secure") else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+@pytest.fixture(scope="session")
+def secure_broker() -> dict:
+    """The secured broker's URLs and generated files (ph.secure_env()); fails (never
+    skips) the test when that broker is not answering."""
+    if not ph.secure_broker_ready():
+        pytest.fail(f"secured Pulsar broker not reachable at {ph.secure_env()['https_url']} "
+                    "(start it with scripts/broker-secure start)", pytrace=False)
+    return ph.secure_env()

@@ -258,3 +258,112 @@ def fault_proxy(fault_proxy_session: FaultProxy):
     fault_proxy_session.reset()
     yield fault_proxy_session
     fault_proxy_session.reset()
+
+
+# --------------------------------------------------------------------------------------
+# Measuring a TLS connection: where the client's handshake ends and its frames begin
+# --------------------------------------------------------------------------------------
+
+class RecordingRelay:
+    """A plain TCP relay without faults that keeps every byte each connection's client
+    sent (c2s[i] for the i-th accepted connection), to measure a TLS handshake before
+    choosing where a cut-after should land:
+
+        with RecordingRelay(("localhost", 6651)) as tap:
+            ... connect a client to 127.0.0.1:tap.port ...
+        records = tls_records(bytes(tap.c2s[0]))
+    """
+
+    def __init__(self, target: tuple[str, int], listen_host: str = "127.0.0.1"):
+        self.target = target
+        self._srv = socket.create_server((listen_host, 0))
+        self.port = self._srv.getsockname()[1]
+        self.c2s: list[bytearray] = []
+        self._socks: list[socket.socket] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._srv.accept()
+            except OSError:
+                return
+            try:
+                up = socket.create_connection(self.target, timeout=10)
+                up.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            rec = bytearray()
+            with self._lock:
+                self.c2s.append(rec)
+                self._socks += [client, up]
+            threading.Thread(target=self._pump, args=(client, up, rec), daemon=True).start()
+            threading.Thread(target=self._pump, args=(up, client, None), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket, rec: bytearray | None) -> None:
+        try:
+            while data := src.recv(1 << 16):
+                if rec is not None:
+                    rec += data
+                dst.sendall(data)
+        except OSError:
+            pass
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._srv.close()
+        with self._lock:
+            for s in self._socks:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+    def __enter__(self) -> "RecordingRelay":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+TLS_CHANGE_CIPHER_SPEC, TLS_ALERT, TLS_HANDSHAKE, TLS_APPLICATION_DATA = 20, 21, 22, 23
+
+
+def tls_records(data: bytes) -> list[tuple[int, int, int]]:
+    """(content type, offset, length including the 5-byte header) of each complete TLS
+    record in one direction of a connection."""
+    out, i = [], 0
+    while i + 5 <= len(data):
+        n = int.from_bytes(data[i + 3:i + 5], "big")
+        if i + 5 + n > len(data):
+            break
+        out.append((data[i], i, 5 + n))
+        i += 5 + n
+    return out
+
+
+def tls_client_handshake_end(records: list[tuple[int, int, int]]) -> int:
+    """Offset of the first byte after the client's Finished, from its records (client to
+    server). TLS 1.2: the Finished is the encrypted handshake record right after the
+    client's ChangeCipherSpec. TLS 1.3 (OpenSSL sends the middlebox-compatibility CCS):
+    everything after the CCS is application_data on the wire; the client's flight is an
+    optional (here usually empty) Certificate, then the Finished, which is the first record
+    of 58 or 74 bytes (5-byte record header + 4-byte message header + a SHA-256 or SHA-384
+    verify_data + inner content type + 16-byte AEAD tag)."""
+    for k, (ctype, _, _) in enumerate(records):
+        if ctype != TLS_CHANGE_CIPHER_SPEC:
+            continue
+        after = records[k + 1:]
+        if after and after[0][0] == TLS_HANDSHAKE:
+            return after[0][1] + after[0][2]
+        for ctype2, off, n in after[:3]:
+            if ctype2 == TLS_APPLICATION_DATA and n in (58, 74):
+                return off + n
+        break
+    raise ValueError(f"cannot tell where the client's handshake ends: {records}")

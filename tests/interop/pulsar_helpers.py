@@ -484,3 +484,124 @@ def read_to_end(topic: str, partitions: int = 0, timeout_s: float = 120,
         if own:
             client.close()
     return out
+
+
+# --------------------------------------------------------------------------------------
+# The secured broker (scripts/broker-secure): TLS, tokens, mTLS, basic, authorization
+# --------------------------------------------------------------------------------------
+
+def _secure_secrets_dir() -> Path:
+    cache = Path(os.environ.get("PULSARC_CACHE", Path.home() / ".cache" / "pulsarc"))
+    return Path(os.environ.get("PULSAR_SECURE_SECRETS", cache / "broker-secure" / "secrets"))
+
+
+def secure_env() -> dict:
+    """Where the secured broker listens and where its generated files are: the exports of
+    `scripts/broker-secure env`, with the same defaults when they are not set."""
+    s = _secure_secrets_dir()
+    e = os.environ.get
+    return {
+        "tls_url": e("PULSAR_SECURE_TLS_URL", "pulsar+ssl://localhost:6651"),
+        "https_url": e("PULSAR_SECURE_HTTPS_URL", "https://localhost:8443"),
+        "plain_url": e("PULSAR_SECURE_PLAIN_URL", "pulsar://localhost:6660"),
+        "http_url": e("PULSAR_SECURE_HTTP_URL", "http://localhost:8090"),
+        "tls_port": int(e("PULSAR_SECURE_TLS_PORT", "6651")),
+        "plain_port": int(e("PULSAR_SECURE_PORT", "6660")),
+        "secrets": str(s),
+        "ca": e("PULSAR_SECURE_CA", str(s / "ca.cert.pem")),
+        "other_ca": e("PULSAR_SECURE_OTHER_CA", str(s / "other-ca.cert.pem")),
+        "client_cert": e("PULSAR_SECURE_CLIENT_CERT", str(s / "client.cert.pem")),
+        "client_key": e("PULSAR_SECURE_CLIENT_KEY", str(s / "client.key-pk8.pem")),
+        "token_key": e("PULSAR_SECURE_TOKEN_KEY", str(s / "token-secret.key")),
+        "admin_token_file": e("PULSAR_SECURE_ADMIN_TOKEN_FILE", str(s / "admin.token")),
+        "producer_token_file": e("PULSAR_SECURE_PRODUCER_TOKEN_FILE", str(s / "producer.token")),
+        "noperm_token_file": e("PULSAR_SECURE_NOPERM_TOKEN_FILE", str(s / "noperm.token")),
+        "expired_token_file": e("PULSAR_SECURE_EXPIRED_TOKEN_FILE", str(s / "expired.token")),
+        "basic_user": e("PULSAR_SECURE_BASIC_USER", "basicuser"),
+        "basic_password_file": e("PULSAR_SECURE_BASIC_PASSWORD_FILE", str(s / "basic.password")),
+    }
+
+
+def read_secret(path: str) -> str:
+    return Path(path).read_text().strip()
+
+
+def mint_token(role: str, expires_in_s: float | None = None, key_file: str | None = None) -> str:
+    """An HS256 JWT {"sub": role[, "exp": now + expires_in_s]} signed with the secured
+    broker's secret key, as `bin/pulsar tokens create` makes it. A negative expires_in_s
+    gives an expired token."""
+    import base64
+    import hashlib
+    import hmac
+
+    key = Path(key_file or secure_env()["token_key"]).read_bytes()
+    claims: dict = {"sub": role}
+    if expires_in_s is not None:
+        claims["exp"] = int(time.time() + expires_in_s)
+
+    def b64(b: bytes) -> str:
+        return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+    signing = b64(json.dumps({"alg": "HS256"}, separators=(",", ":")).encode()) + "." + \
+        b64(json.dumps(claims, separators=(",", ":")).encode())
+    return signing + "." + b64(hmac.new(key, signing.encode(), hashlib.sha256).digest())
+
+
+def make_secure_client(token: str | None = None, url: str | None = None, **kw) -> "pulsar.Client":
+    """An official client on the secured broker's TLS port, trusting the test CA and
+    checking the host name, authenticated with `token` (default: the superuser's)."""
+    env = secure_env()
+    kw.setdefault("tls_trust_certs_file_path", env["ca"])
+    kw.setdefault("tls_validate_hostname", True)
+    if "authentication" not in kw:
+        kw["authentication"] = pulsar.AuthenticationToken(token or read_secret(env["admin_token_file"]))
+    return make_client(url or env["tls_url"], **kw)
+
+
+def secure_admin_request(method: str, path: str, body: Any = None, timeout_s: float = 30):
+    """The secured broker's admin API over HTTPS (test CA, host name checked), as the
+    superuser. Returns parsed JSON or None; raises AdminError on HTTP >= 400."""
+    import ssl
+
+    env = secure_env()
+    url = env["https_url"].rstrip("/") + path
+    headers = {"Accept": "application/json",
+               "Authorization": "Bearer " + read_secret(env["admin_token_file"])}
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    ctx = ssl.create_default_context(cafile=env["ca"])
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s, context=ctx) as resp:
+            payload = resp.read()
+    except urllib.error.HTTPError as e:
+        raise AdminError(method, url, e.code, e.read().decode(errors="replace")) from None
+    return json.loads(payload) if payload else None
+
+
+def secure_broker_ready() -> bool:
+    try:
+        secure_admin_request("GET", "/admin/v2/namespaces/public/default", timeout_s=5)
+        return True
+    except (AdminError, OSError, ValueError):
+        return False
+
+
+def result_names() -> dict:
+    """pulsarc_strerror() text -> pulsarc_result_name() for every result, from the built
+    shared library, to turn a program's "... : <strerror> (detail)" line into the name."""
+    import ctypes
+
+    lib = ctypes.CDLL(str(build_dir() / "lib" / "libpulsarc.so"))
+    lib.pulsarc_strerror.restype = ctypes.c_char_p
+    lib.pulsarc_strerror.argtypes = [ctypes.c_int]
+    lib.pulsarc_result_name.restype = ctypes.c_char_p
+    lib.pulsarc_result_name.argtypes = [ctypes.c_int]
+    out = {}
+    for v in range(-64, 200):
+        name = lib.pulsarc_result_name(v).decode()
+        if name != "UNKNOWN_RESULT":
+            out[lib.pulsarc_strerror(v).decode()] = name
+    return out

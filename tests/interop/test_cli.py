@@ -155,3 +155,39 @@ def test_terminated_topic_ends_idle_stdin(bin_path, service_url, unique_topic, t
     finally:
         proc.stdin.close()
     assert result == {"sent": 1, "failed": 1}
+
+
+def test_pulsar_client_produce_flags_and_conf_file(service_url, unique_topic, tmp_path):
+    # The flags of `pulsar-client produce` mean the same here (-s splits -m values, -db
+    # turns batching off), and a client.conf gives the service URL: unknown keys are
+    # warned about without their values.
+    topic = unique_topic()
+    conf = tmp_path / "client.conf"
+    conf.write_text(f"# Pulsar's format\nbrokerServiceUrl={service_url}\n"
+                    "webServiceUrl=http://localhost:8080/\nmySecretKey=hunter2\n")
+    proc = ph.run_bin("pulsarc-produce", topic, "--conf-file", str(conf), "-m", "a;b",
+                      "-s", ";", "-m", "-db", "-db", "-p", "k=v")
+    assert summary(proc.stdout) == {"sent": 3, "failed": 0}
+    assert b"mySecretKey: unknown key" in proc.stderr and b"hunter2" not in proc.stderr
+    received = ph.read_messages(topic, 3, timeout_s=30, extra_wait_s=0.5)
+    assert [m["data"] for m in received] == [b"a", b"b", b"-db"]
+    assert all(m["properties"] == {"k": "v"} for m in received)
+
+
+def test_refused_pulsar_client_flags(service_url, unique_topic):
+    cases = {
+        "geo-replication": ["-dr"],
+        "end-to-end encryption": ["-ekn=k"],
+        "schemas are not supported": ["-vs", "json"],
+        "(hidden)": ["--auth-plugin", "token", "--auth-params", "hunter2",
+                     "--client-conf", "authParams=hunter2", "--client-conf", "bogus=1"],
+    }
+    for message, args in cases.items():
+        proc = ph.run_bin("pulsarc-produce", unique_topic(), "-m", "x", *args, check=False,
+                          timeout_s=30)
+        if message == "(hidden)":
+            assert b"hunter2" not in proc.stderr, proc.stderr
+            continue
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message.encode() in proc.stderr, (args, proc.stderr)
+        assert proc.stdout == b""

@@ -133,7 +133,7 @@ def test_invalid_topic_and_url_are_rejected(service_url):
                           check=False, timeout_s=30)
         assert proc.returncode != 0, topic
         assert b"topic" in proc.stderr.lower(), proc.stderr
-    proc = ph.run_bin("pulsarc-produce", "t", "-u", "http://127.0.0.1:8080", "-m", "x",
+    proc = ph.run_bin("pulsarc-produce", "t", "-u", "ftp://127.0.0.1:8080", "-m", "x",
                       check=False, timeout_s=30)
     assert proc.returncode != 0 and b"url" in proc.stderr.lower(), proc.stderr
 
@@ -153,7 +153,7 @@ def test_cli_chunking_compression_and_explicit_sequence_ids(service_url, unique_
     ph.wait_for(lambda: ph.get_topic_deduplication(topic) is True, timeout_s=30)
     big = tmp_path / "big.bin"
     big.write_bytes(os.urandom(8 * 1024 * 1024))
-    args = [topic, "-u", service_url, "-f", str(big), "-m", "small", "--chunking", "-c", "zstd",
+    args = [topic, "-u", service_url, "-f", str(big), "-m", "small", "-c", "-z", "zstd",
             "--no-batching", "--producer-name", "cli-seq-" + topic[-8:], "--sequence-id-start", "500"]
     out = ph.run_bin("pulsarc-produce", *args, timeout_s=120).stdout.decode()
     assert "sent=2 failed=0" in out and "last-sequence-id=501" in out, out

@@ -96,6 +96,9 @@ struct mock_broker {
     bool want_down, is_down;
     bool up_failed;
     bool ignore_connect;
+    int connect_fail_times;
+    int connect_fail_error;
+    char *connect_fail_msg;
     bool answer_pings;
     bool cut_after_armed;
     size_t cut_after_left;
@@ -121,6 +124,8 @@ struct mock_broker {
     uint64_t next_producer_name;
     bool has_connect;
     mock_connect_info_t last_connect;
+    bool has_auth_response;
+    mock_auth_response_t last_auth_response;
     bool has_producer;
     mock_producer_info_t last_producer;
     mock_send_t *sends; /* metadata left NULL here; unpacked on copy-out */
@@ -183,6 +188,15 @@ static uint8_t *dupmem(const void *p, size_t n)
 static void copy_str(char *dst, size_t cap, const char *src)
 {
     snprintf(dst, cap, "%s", src ? src : "");
+}
+
+/* Binary field to a NUL-terminated string, truncated to fit. */
+static void copy_bytes(char *dst, size_t cap, const uint8_t *src, size_t len)
+{
+    size_t n = src ? (len < cap - 1 ? len : cap - 1) : 0;
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 /* Grow a dynamic array to hold one more element. */
@@ -428,6 +442,22 @@ static void emit_due_receipts(mock_broker_t *mb)
 
 /* ---- command handlers --------------------------------------------------------------- */
 
+static void send_error_cmd(mock_broker_t *mb, conn_t *c, uint64_t request_id, int error,
+                           const char *message);
+
+/* As the broker refuses bad credentials: an ERROR not tied to a request, then close. */
+static void refuse_connect(mock_broker_t *mb, conn_t *c)
+{
+    if (mb->connect_fail_times > 0)
+        mb->connect_fail_times--;
+    mb_log(mb, "conn %d: refusing CONNECT", c->id);
+    send_error_cmd(mb, c, BROKER_REQUEST_ID, mb->connect_fail_error,
+                   mb->connect_fail_msg ? mb->connect_fail_msg : "mock authentication failure");
+    c->close_when_flushed = true;
+    if (c->out.len == 0)
+        c->dead = true;
+}
+
 static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandConnect *in)
 {
     mb->counters[MOCK_CONNECTS]++;
@@ -438,9 +468,17 @@ static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Co
     mb->last_connect.has_auth_method_name = in->auth_method_name != NULL;
     copy_str(mb->last_connect.auth_method_name, sizeof mb->last_connect.auth_method_name,
              in->auth_method_name);
+    mb->last_connect.has_auth_data = in->has_auth_data;
+    mb->last_connect.auth_data_len = in->has_auth_data ? in->auth_data.len : 0;
+    copy_bytes(mb->last_connect.auth_data, sizeof mb->last_connect.auth_data,
+               in->has_auth_data ? in->auth_data.data : NULL, mb->last_connect.auth_data_len);
     c->got_connect = true;
     if (mb->ignore_connect) {
         mb_log(mb, "conn %d: ignoring CONNECT", c->id);
+        return;
+    }
+    if (mb->connect_fail_times != 0) {
+        refuse_connect(mb, c);
         return;
     }
 
@@ -454,6 +492,18 @@ static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Co
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED;
     cmd.connected = &out;
     send_cmd(mb, c, &cmd);
+}
+
+static void handle_auth_response(mock_broker_t *mb, const Pulsar__Proto__CommandAuthResponse *in)
+{
+    mb->counters[MOCK_AUTH_RESPONSES]++;
+    mb->has_auth_response = true;
+    mock_auth_response_t *r = &mb->last_auth_response;
+    const Pulsar__Proto__AuthData *d = in->response;
+    copy_str(r->auth_method_name, sizeof r->auth_method_name, d ? d->auth_method_name : NULL);
+    r->auth_data_len = d && d->has_auth_data ? d->auth_data.len : 0;
+    copy_bytes(r->auth_data, sizeof r->auth_data, r->auth_data_len ? d->auth_data.data : NULL,
+               r->auth_data_len);
 }
 
 static void handle_partitioned_metadata(mock_broker_t *mb, conn_t *c,
@@ -766,6 +816,10 @@ static void handle_frame(mock_broker_t *mb, conn_t *c, const pc_frame_t *f)
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PONG:
         mb->counters[MOCK_PONGS]++;
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_RESPONSE:
+        REQUIRE_BODY(authresponse);
+        handle_auth_response(mb, cmd->authresponse);
         break;
     default:
         mb->counters[MOCK_UNKNOWN_COMMANDS]++;
@@ -1126,6 +1180,7 @@ void mock_broker_stop(mock_broker_t *mb)
     free(mb->redirect_url);
     free(mb->lookup_fail_msg);
     free(mb->producer_fail_msg);
+    free(mb->connect_fail_msg);
     pthread_cond_destroy(&mb->cond);
     pthread_mutex_destroy(&mb->mu);
     free(mb);
@@ -1195,6 +1250,13 @@ int mock_broker_set_down(mock_broker_t *mb, bool down)
     int rc = (mb->is_down == down && !mb->up_failed) ? 0 : -1;
     pthread_mutex_unlock(&mb->mu);
     return rc;
+}
+
+void mock_broker_fail_connect(mock_broker_t *mb, int server_error, const char *message,
+                              int times)
+{
+    LOCKED(mb, (mb->connect_fail_error = server_error, replace_str(&mb->connect_fail_msg, message),
+                mb->connect_fail_times = times));
 }
 
 void mock_broker_set_ignore_connect(mock_broker_t *mb, bool on)
@@ -1269,6 +1331,32 @@ int mock_broker_send_ping(mock_broker_t *mb)
         conn_t *c = mb->conns[i];
         if (conn_writable(c) && c->got_connect) {
             send_simple(mb, c, PULSAR__PROTO__BASE_COMMAND__TYPE__PING);
+            n++;
+        }
+    }
+    sync_with_thread(mb);
+    pthread_mutex_unlock(&mb->mu);
+    return n;
+}
+
+int mock_broker_send_auth_challenge(mock_broker_t *mb, const char *data)
+{
+    Pulsar__Proto__AuthData ad = PULSAR__PROTO__AUTH_DATA__INIT;
+    ad.auth_method_name = (char *)"token";
+    ad.has_auth_data = true;
+    ad.auth_data = (ProtobufCBinaryData){ strlen(data), (uint8_t *)data };
+    Pulsar__Proto__CommandAuthChallenge ch = PULSAR__PROTO__COMMAND_AUTH_CHALLENGE__INIT;
+    ch.server_version = (char *)"mock";
+    ch.challenge = &ad;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_CHALLENGE;
+    cmd.authchallenge = &ch;
+    pthread_mutex_lock(&mb->mu);
+    int n = 0;
+    for (size_t i = 0; i < mb->n_conns; i++) {
+        conn_t *c = mb->conns[i];
+        if (conn_writable(c) && c->got_connect) {
+            send_cmd(mb, c, &cmd);
             n++;
         }
     }
@@ -1430,6 +1518,18 @@ bool mock_broker_last_connect(mock_broker_t *mb, mock_connect_info_t *out)
     bool has = mb->has_connect;
     if (has)
         *out = mb->last_connect;
+    else
+        memset(out, 0, sizeof *out);
+    pthread_mutex_unlock(&mb->mu);
+    return has;
+}
+
+bool mock_broker_last_auth_response(mock_broker_t *mb, mock_auth_response_t *out)
+{
+    pthread_mutex_lock(&mb->mu);
+    bool has = mb->has_auth_response;
+    if (has)
+        *out = mb->last_auth_response;
     else
         memset(out, 0, sizeof *out);
     pthread_mutex_unlock(&mb->mu);

@@ -15,7 +15,8 @@
  *
  * Default behaviour:
  *   CONNECT              -> CONNECTED(server_version "mock", the client's protocol_version,
- *                           max_message_size 5 MiB)
+ *                           max_message_size 5 MiB); its auth method and data are recorded
+ *   AUTH_RESPONSE        -> recorded, not answered (the mock accepts any credentials)
  *   PARTITIONED_METADATA -> partitions 0
  *   LOOKUP               -> Connect to pulsar://127.0.0.1:<own port>, authoritative
  *   PRODUCER             -> PRODUCER_SUCCESS(given name, or "mock-<k>"; last_sequence_id -1)
@@ -83,6 +84,11 @@ void mock_broker_set_refuse(mock_broker_t *mb, bool on);
 int mock_broker_set_down(mock_broker_t *mb, bool down);
 /* Count CONNECTs but never answer them (the client's connection timeout must fire). */
 void mock_broker_set_ignore_connect(mock_broker_t *mb, bool on);
+/* The next `times` CONNECTs are refused as the real broker refuses bad credentials:
+ * ERROR(server_error, message) with request_id -1, then the connection closes (times < 0:
+ * always; 0: off). E.g. PULSAR__PROTO__SERVER_ERROR__AuthenticationError. */
+void mock_broker_fail_connect(mock_broker_t *mb, int server_error, const char *message,
+                              int times);
 /* Off: client PINGs are counted but get no PONG (keep-alive must detect a dead peer). */
 void mock_broker_set_answer_pings(mock_broker_t *mb, bool on);
 /* Close every open connection now, dropping any unsent output. */
@@ -105,6 +111,11 @@ int mock_broker_send_garbage(mock_broker_t *mb);
 /* Send a PING to every connection that has sent CONNECT; the client's PONGs are counted
  * as MOCK_PONGS. Returns the number of connections pinged. */
 int mock_broker_send_ping(mock_broker_t *mb);
+/* Send AUTH_CHALLENGE (method "token", auth_data `data`, e.g. "refresh" as the broker
+ * sends once a token expired) to every connection that has sent CONNECT. The client's
+ * AUTH_RESPONSEs are counted (MOCK_AUTH_RESPONSES) and the last one kept
+ * (mock_broker_last_auth_response). Returns the number of connections challenged. */
+int mock_broker_send_auth_challenge(mock_broker_t *mb, const char *data);
 
 /* ---- lookup faults ----------------------------------------------------------------- */
 
@@ -166,6 +177,7 @@ typedef enum mock_counter {
     MOCK_PROTOCOL_ERRORS,   /* connections closed for a bad or oversized frame, or a
                                SEND for an unknown producer */
     MOCK_UNKNOWN_COMMANDS,  /* commands the mock does not handle */
+    MOCK_AUTH_RESPONSES,    /* AUTH_RESPONSE commands from the client */
     MOCK_COUNTER_COUNT
 } mock_counter_t;
 
@@ -186,8 +198,19 @@ typedef struct mock_connect_info {
     int32_t protocol_version; /* -1 when the field was absent */
     bool has_auth_method_name;
     char auth_method_name[64];
+    bool has_auth_data;
+    char auth_data[4096];  /* NUL-terminated copy (truncated if longer) */
+    size_t auth_data_len;  /* the length on the wire */
 } mock_connect_info_t;
 bool mock_broker_last_connect(mock_broker_t *mb, mock_connect_info_t *out);
+
+/* The last AUTH_RESPONSE's method and data (NUL-terminated copies). False when none. */
+typedef struct mock_auth_response {
+    char auth_method_name[64];
+    char auth_data[4096];
+    size_t auth_data_len;
+} mock_auth_response_t;
+bool mock_broker_last_auth_response(mock_broker_t *mb, mock_auth_response_t *out);
 
 /* The fields of the last PRODUCER command. Returns false when none arrived yet. */
 typedef struct mock_producer_info {

@@ -15,7 +15,7 @@ Test(client_api, null_arguments)
     pulsarc_client_t *c = (pulsarc_client_t *)0x1;
     cr_assert_eq(pulsarc_client_new(NULL, NULL, &c), PULSARC_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pulsarc_client_new(mock_broker_url(mb), NULL, NULL), PULSARC_ERR_INVALID_ARGUMENT);
-    cr_assert_eq(pulsarc_client_new("http://nowhere", NULL, &c), PULSARC_ERR_INVALID_URL);
+    cr_assert_eq(pulsarc_client_new("ftp://nowhere", NULL, &c), PULSARC_ERR_INVALID_URL);
     cr_assert_null(c, "a failed client_new left *out set");
     cr_assert_eq(pulsarc_client_destroy(NULL), PULSARC_ERR_INVALID_ARGUMENT);
 

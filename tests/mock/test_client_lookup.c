@@ -461,3 +461,16 @@ Test(client_lookup, absurd_partition_count_is_refused)
     cr_assert(strstr(detail, "4000000000"), "detail: %s", detail);
     h_finish();
 }
+
+/* The partition metadata lookup's connection drops (the first bytes the client sends are
+ * cut): creation tries again with backoff, as the official clients do, and succeeds. */
+Test(client_create, dropped_metadata_lookup_is_retried)
+{
+    mock_broker_cut_after_bytes(mb, 0);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_geq(h_count(mb, MOCK_CONNECTIONS), 2, "the first connection was not cut");
+    cr_assert(h_log_contains("partition metadata lookup failed"), "no retry was logged");
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    h_finish();
+}

@@ -116,10 +116,42 @@ Test(service_url, trailing_slash_and_path_are_ignored)
     expect_host(&u, 0, "::1", 6650);
 }
 
+Test(service_url, http_lookup_urls)
+{
+    pc_service_url_t u = parse_ok("http://localhost:8080");
+    cr_expect(u.http);
+    cr_expect_not(u.tls);
+    expect_host(&u, 0, "localhost", 8080);
+
+    u = parse_ok("HTTP://localhost");
+    cr_expect(u.http);
+    expect_host(&u, 0, "localhost", 8080);
+
+    u = parse_ok("https://broker.example.com");
+    cr_expect(u.http);
+    cr_expect(u.tls);
+    expect_host(&u, 0, "broker.example.com", 8443);
+
+    u = parse_ok("https://a:9443,b,[::1]:8444/");
+    cr_expect_eq(u.n_hosts, 3);
+    expect_host(&u, 0, "a", 9443);
+    expect_host(&u, 1, "b", 8443);
+    expect_host(&u, 2, "::1", 8444);
+
+    /* The binary schemes are not web service URLs. */
+    u = parse_ok("pulsar+ssl://localhost");
+    cr_expect_not(u.http);
+    u = parse_ok("pulsar://localhost");
+    cr_expect_not(u.http);
+
+    expect_reject("http://", "no host");
+    expect_reject("https://h:0", "invalid port");
+    expect_reject("http+ssl://h", "unknown scheme");
+}
+
 Test(service_url, rejects_other_schemes)
 {
-    expect_reject("http://localhost:8080", "HTTP");
-    expect_reject("https://localhost:8443", "HTTP");
+    expect_reject("ftp://localhost:8080", "unknown scheme");
     expect_reject("pulsar+tls://localhost", "unknown scheme");
     expect_reject("localhost:6650", "no scheme");
     expect_reject("://localhost:6650", "unknown scheme");
@@ -195,8 +227,8 @@ Test(service_url, error_buffer_is_optional)
 {
     pc_service_url_t u;
     char small[5];
-    cr_expect_eq(pc_service_url_parse("http://x", &u, NULL, 0), -1);
-    cr_expect_eq(pc_service_url_parse("http://x", &u, small, sizeof small), -1);
+    cr_expect_eq(pc_service_url_parse("ftp://x", &u, NULL, 0), -1);
+    cr_expect_eq(pc_service_url_parse("ftp://x", &u, small, sizeof small), -1);
     cr_expect_eq(strlen(small), sizeof small - 1);
     cr_expect_eq(pc_service_url_parse("pulsar://x", NULL, small, sizeof small), -1);
 }
@@ -223,6 +255,7 @@ Test(service_url, broker_url_from_lookup)
 
     cr_expect_eq(pc_broker_url_parse("pulsar://a:1,b:2", &hp, &tls), -1);
     cr_expect_eq(pc_broker_url_parse("http://b:8080", &hp, &tls), -1);
+    cr_expect_eq(pc_broker_url_parse("https://b:8443", &hp, &tls), -1);
     cr_expect_eq(pc_broker_url_parse("", &hp, &tls), -1);
     cr_expect_eq(pc_broker_url_parse(NULL, &hp, &tls), -1);
     cr_expect_eq(pc_broker_url_parse("pulsar://b:1", NULL, &tls), -1);

@@ -1,0 +1,103 @@
+/* The provider-independent half of the interface: dispatch and secret hygiene. */
+#include "auth/auth.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *pc_auth_method(const pc_auth_t *a)
+{
+    return a->ops->method;
+}
+
+pulsarc_result pc_auth_initial_data(pc_auth_t *a, pc_auth_data_t *out)
+{
+    memset(out, 0, sizeof *out);
+    return a->ops->initial(a, out);
+}
+
+pulsarc_result pc_auth_challenge_data(pc_auth_t *a, const uint8_t *challenge, size_t len,
+                                      pc_auth_data_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!a->ops->challenge)
+        return a->ops->initial(a, out);
+    return a->ops->challenge(a, challenge, len, out);
+}
+
+void pc_auth_free(pc_auth_t *a)
+{
+    if (a)
+        a->ops->destroy(a);
+}
+
+void pc_auth_prepare(pc_auth_t *a, pc_auth_wait_t *w, pc_auth_ready_cb cb, void *ctx)
+{
+    w->next = NULL;
+    w->cb = cb;
+    w->ctx = ctx;
+    w->pending = 1;
+    if (a->ops->prepare)
+        a->ops->prepare(a, w);
+    else
+        pc_auth_wait_done(w, PULSARC_OK);
+}
+
+void pc_auth_cancel(pc_auth_t *a, pc_auth_wait_t *w)
+{
+    if (!w->pending)
+        return;
+    if (a->ops->cancel)
+        a->ops->cancel(a, w);
+    w->pending = 0;
+    w->next = NULL;
+}
+
+void pc_auth_wait_done(pc_auth_wait_t *w, pulsarc_result res)
+{
+    w->pending = 0;
+    w->next = NULL;
+    w->cb(w, res);
+}
+
+int pc_auth_wants_http(const pc_auth_t *a)
+{
+    return a && a->ops->use_http != NULL;
+}
+
+void pc_auth_use_http(pc_auth_t *a, const pc_auth_http_t *http)
+{
+    if (pc_auth_wants_http(a))
+        a->ops->use_http(a, http);
+}
+
+void pc_auth_data_free(pc_auth_data_t *d)
+{
+    if (d->bytes) {
+        /* explicit_bzero: a plain memset before free may be optimised away. */
+        explicit_bzero(d->bytes, d->len);
+        free(d->bytes);
+    }
+    d->bytes = NULL;
+    d->len = 0;
+}
+
+int pc_auth_data_set(pc_auth_data_t *out, const char *s)
+{
+    size_t n = strlen(s);
+    out->bytes = malloc(n ? n : 1);
+    if (!out->bytes) {
+        out->len = 0;
+        return -1;
+    }
+    memcpy(out->bytes, s, n);
+    out->len = n;
+    return 0;
+}
+
+void pc_auth_secret_free(char *s)
+{
+    if (!s)
+        return;
+    explicit_bzero(s, strlen(s));
+    free(s);
+}

@@ -1,0 +1,158 @@
+/* Authentication providers behind one small interface: a method name for CONNECT, the
+ * credentials to send with it, and the answer to the broker's AUTH_CHALLENGE. net/ calls
+ * these on every connect and challenge without knowing which provider it holds; the
+ * client builds the provider from authPlugin/authParams or the typed setters
+ * (auth_plugin.h).
+ *
+ * Credentials are secrets: they never go into a log line or an error detail, and the
+ * buffers that carry them are wiped before they are freed (pc_auth_data_free).
+ *
+ * Some providers must fetch their data over the network first (OAuth2 asks its issuer
+ * for a token): net/ calls pc_auth_prepare before CONNECT and before answering a
+ * challenge, and asks for the data only once the provider says it is ready. The loop
+ * never blocks on a provider's network traffic.
+ * @locality loop thread (a provider may read a file or call the user's supplier). */
+#ifndef PC_AUTH_H
+#define PC_AUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pulsarc/pulsarc.h"
+
+typedef struct pc_auth pc_auth_t;
+typedef struct pc_auth_wait pc_auth_wait_t;
+typedef struct pc_auth_http pc_auth_http_t;
+
+/* Credentials handed out by a provider: malloc'ed (bytes may be NULL when len is 0). */
+typedef struct pc_auth_data {
+    uint8_t *bytes;
+    size_t len;
+} pc_auth_data_t;
+
+typedef struct pc_auth_ops {
+    const char *method; /* auth_method_name: "token", "basic", "tls" */
+    /* The data for CONNECT. A failure returns PULSARC_ERR_AUTH_PROVIDER (or NO_MEMORY)
+     * with a detail that names the source (a path, a variable) but never its content. */
+    pulsarc_result (*initial)(pc_auth_t *a, pc_auth_data_t *out);
+    /* The answer to an AUTH_CHALLENGE carrying `challenge`; NULL means "fresh initial
+     * data", which is what every non-SASL provider answers (a "refresh" challenge after
+     * a token expired wants exactly that). */
+    pulsarc_result (*challenge)(pc_auth_t *a, const uint8_t *challenge, size_t len,
+                                pc_auth_data_t *out);
+    void (*destroy)(pc_auth_t *a);
+    /* Optional (NULL: the data is always at hand). Start making the data ready and
+     * finish w with pc_auth_wait_done once it is, possibly before returning. */
+    void (*prepare)(pc_auth_t *a, pc_auth_wait_t *w);
+    /* With prepare: forget the pending w; it must not be finished any more. */
+    void (*cancel)(pc_auth_t *a, pc_auth_wait_t *w);
+    /* Optional: the provider needs HTTP(S) and takes the client's (pc_auth_use_http). */
+    void (*use_http)(pc_auth_t *a, const pc_auth_http_t *http);
+} pc_auth_ops_t;
+
+/* Providers embed this as their first member. */
+struct pc_auth {
+    const pc_auth_ops_t *ops;
+};
+
+const char *pc_auth_method(const pc_auth_t *a);
+pulsarc_result pc_auth_initial_data(pc_auth_t *a, pc_auth_data_t *out);
+pulsarc_result pc_auth_challenge_data(pc_auth_t *a, const uint8_t *challenge, size_t len,
+                                      pc_auth_data_t *out);
+/* NULL is a no-op. */
+void pc_auth_free(pc_auth_t *a);
+
+/* ---- waiting for data that must be fetched ---------------------------------------- */
+
+/* res is PULSARC_OK when initial (or challenge) data can now be had without waiting,
+ * else the failure (detail set; it never quotes a secret). */
+typedef void (*pc_auth_ready_cb)(pc_auth_wait_t *w, pulsarc_result res);
+
+/* Embedded by the waiter (a connection): no allocation, and pc_auth_cancel makes sure the
+ * provider never calls into a waiter that went away. */
+struct pc_auth_wait {
+    pc_auth_wait_t *next; /* the provider's list while pending */
+    pc_auth_ready_cb cb;
+    void *ctx;
+    int pending;
+};
+
+/* Call cb once the data is ready or cannot be (possibly before returning), unless
+ * pc_auth_cancel comes first. w must not be pending already. */
+void pc_auth_prepare(pc_auth_t *a, pc_auth_wait_t *w, pc_auth_ready_cb cb, void *ctx);
+/* No-op unless w is pending. */
+void pc_auth_cancel(pc_auth_t *a, pc_auth_wait_t *w);
+/* For providers: mark w finished and call its callback. */
+void pc_auth_wait_done(pc_auth_wait_t *w, pulsarc_result res);
+
+/* ---- HTTP for providers that need it ---------------------------------------------- */
+
+/* The outcome of a request, as net/http.h reports it: res is PULSARC_OK when an HTTP
+ * answer came (whatever its status); body is valid during the call only. */
+typedef void (*pc_auth_http_done_cb)(pulsarc_result res, long status, const char *body,
+                                     size_t len, void *ctx);
+
+/* auth/ may not include net/, so the client hands a provider its HTTP client as a table
+ * (filled with net/http.h's pc_http_get / pc_http_post_form). get and post_form return
+ * 0, or -1 when the request could not start (done not called, detail set). */
+struct pc_auth_http {
+    int (*get)(void *h, const char *url, uint64_t timeout_ms, pc_auth_http_done_cb done,
+               void *ctx);
+    int (*post_form)(void *h, const char *url, const char *form, uint64_t timeout_ms,
+                     pc_auth_http_done_cb done, void *ctx);
+    /* Optional: frees h (which cancels its requests: their done runs with a failure).
+     * NULL when h is shared and freed by its owner. */
+    void (*release)(void *h);
+    void *h;
+    uint64_t timeout_ms; /* for each request */
+};
+
+/* True when the provider needs HTTP. */
+int pc_auth_wants_http(const pc_auth_t *a);
+/* Hand the provider its HTTP client (copied). NULL detaches: the provider releases the
+ * client (on the loop thread, while the loop still runs, since releasing closes handles)
+ * and fails whoever waits; the client calls this when it shuts down. */
+void pc_auth_use_http(pc_auth_t *a, const pc_auth_http_t *http);
+
+/* Wipe and free; leaves d empty. */
+void pc_auth_data_free(pc_auth_data_t *d);
+/* Copy a NUL-terminated string into out (without the NUL). 0, or -1 on no memory. */
+int pc_auth_data_set(pc_auth_data_t *out, const char *s);
+/* Wipe a NUL-terminated secret and free it; NULL is a no-op. */
+void pc_auth_secret_free(char *s);
+
+/* ---- the providers ---------------------------------------------------------------- */
+
+/* Token (method "token"): each returns PULSARC_OK or PULSARC_ERR_NO_MEMORY. */
+pulsarc_result pc_auth_token_literal(const char *token, pc_auth_t **out);
+/* Read on every connect and challenge, so a token rotated on disk is picked up. */
+pulsarc_result pc_auth_token_file(const char *path, pc_auth_t **out);
+/* The variable is read on every connect and challenge. */
+pulsarc_result pc_auth_token_env(const char *name, pc_auth_t **out);
+/* The user's callback, called on every connect and challenge. */
+pulsarc_result pc_auth_token_supplier(pulsarc_token_supplier_cb cb, void *ctx,
+                                      pc_auth_t **out);
+
+/* Basic (method "basic"): sends "user:password". */
+pulsarc_result pc_auth_basic(const char *user, const char *password, pc_auth_t **out);
+
+/* TLS (method "tls"): no data; the identity is the TLS client certificate, which the
+ * client's TLS settings carry. */
+pulsarc_result pc_auth_tls(pc_auth_t **out);
+
+/* OAuth2 client credentials (method "token"): the access token from the issuer's token
+ * endpoint (found through {issuer_url}/.well-known/openid-configuration), cached until
+ * shortly before it expires. Needs pc_auth_use_http before the first connect. Strings
+ * are copied; scope may be NULL. Returns PULSARC_OK or PULSARC_ERR_NO_MEMORY. */
+typedef struct pc_auth_oauth2_params {
+    const char *issuer_url;
+    const char *client_id;
+    const char *client_secret;
+    const char *audience; /* NULL: not sent */
+    const char *scope;    /* NULL: not sent */
+} pc_auth_oauth2_params_t;
+pulsarc_result pc_auth_oauth2(const pc_auth_oauth2_params_t *p, pc_auth_t **out);
+/* Tests: the clock a token's lifetime is counted on (default: the monotonic clock). */
+void pc_auth_oauth2_set_clock(pc_auth_t *a, uint64_t (*now_ms)(void));
+
+#endif

@@ -1,0 +1,192 @@
+/* authParams of the oauth2 plugin, in the official clients' names: the C++ client's
+ * issuer_url, private_key, client_id, client_secret, audience, scope, and the Java and Go
+ * clients' issuerUrl, privateKey, audience, scope (JSON or key:value, auth_params.c).
+ *
+ * private_key (privateKey) names the credentials file the issuer hands out, a JSON
+ * object with client_id and client_secret (and perhaps issuer_url): a path,
+ * file:///path, or the file itself inline as data:application/json;base64,<...>. It is
+ * read once, when the client is created. */
+#include "auth/auth_plugin.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth/auth_params.h"
+#include "common/error.h"
+
+#define MAX_KEY_FILE (64 * 1024)
+#define DATA_PREFIX "data:application/json;base64,"
+
+/* The first of the names that is set. */
+static const char *either(const pc_auth_params_t *kv, const char *a, const char *b)
+{
+    const char *v = pc_auth_params_get(kv, a);
+    return v ? v : pc_auth_params_get(kv, b);
+}
+
+/* The credentials file's text into *text (a secret: the caller wipes it); errors name
+ * the file, never its content. */
+static pulsarc_result read_key_file(const char *path, char **text)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "authParams for oauth2: cannot read private_key %s: %s", path,
+                       strerror(errno));
+    char *buf = malloc(MAX_KEY_FILE + 1);
+    if (!buf) {
+        fclose(f);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
+    size_t n = fread(buf, 1, MAX_KEY_FILE + 1, f);
+    int bad = ferror(f) || n > MAX_KEY_FILE;
+    fclose(f);
+    if (bad) {
+        explicit_bzero(buf, MAX_KEY_FILE + 1);
+        free(buf);
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "authParams for oauth2: cannot read private_key %s (or it is larger "
+                       "than %d bytes)", path, MAX_KEY_FILE);
+    }
+    buf[n] = '\0';
+    *text = buf;
+    return PULSARC_OK;
+}
+
+static pulsarc_result decode_data_url(const char *b64, char **text)
+{
+    size_t n = strlen(b64);
+    char *out = malloc(n / 4 * 3 + 4);
+    if (!out)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    int got = EVP_DecodeBlock((unsigned char *)out, (const unsigned char *)b64, (int)n);
+    if (got < 0) {
+        free(out);
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "authParams for oauth2: the private_key data: URL is not valid base64");
+    }
+    out[got] = '\0'; /* padding decodes to NULs, which end the text early: harmless */
+    *text = out;
+    return PULSARC_OK;
+}
+
+static pulsarc_result key_text(const char *key, char **text)
+{
+    *text = NULL;
+    if (!strncmp(key, DATA_PREFIX, strlen(DATA_PREFIX)))
+        return decode_data_url(key + strlen(DATA_PREFIX), text);
+    if (!strncmp(key, "data:", 5))
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG, "authParams for oauth2: private_key data: "
+                                                   "URLs must be " DATA_PREFIX "...");
+    if (!strncmp(key, "file://", 7))
+        return read_key_file(key + 7, text);
+    if (!strncmp(key, "file:", 5))
+        return read_key_file(key + 5, text);
+    return read_key_file(key, text);
+}
+
+/* Copies of the credentials file's fields into owned strings (wiped by the caller). */
+typedef struct key_fields {
+    char *client_id, *client_secret, *issuer_url;
+} key_fields_t;
+
+static void key_fields_clear(key_fields_t *k)
+{
+    free(k->client_id);
+    pc_auth_secret_free(k->client_secret);
+    free(k->issuer_url);
+    memset(k, 0, sizeof *k);
+}
+
+static pulsarc_result load_key(const char *key, key_fields_t *out)
+{
+    char *text;
+    pulsarc_result r = key_text(key, &text);
+    if (r != PULSARC_OK)
+        return r;
+    json_t *root = json_loads(text, 0, NULL);
+    pc_auth_secret_free(text);
+    const char *id = json_string_value(json_object_get(root, "client_id"));
+    const char *secret = json_string_value(json_object_get(root, "client_secret"));
+    const char *issuer = json_string_value(json_object_get(root, "issuer_url"));
+    if (!json_is_object(root) || !id || !*id || !secret)
+        r = pc_fail(PULSARC_ERR_INVALID_CONFIG, "authParams for oauth2: private_key must be a "
+                                                "JSON object with client_id and client_secret");
+    else if (!(out->client_id = strdup(id)) || !(out->client_secret = strdup(secret)) ||
+             (issuer && !(out->issuer_url = strdup(issuer))))
+        r = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    json_decref(root); /* jansson does not wipe; the text itself was wiped above */
+    if (r != PULSARC_OK)
+        key_fields_clear(out);
+    return r;
+}
+
+static pulsarc_result check_options(const pc_auth_params_t *kv)
+{
+    const char *type = pc_auth_params_get(kv, "type");
+    const char *method = pc_auth_params_get(kv, "tokenEndpointAuthMethod");
+    if (type && *type && strcmp(type, "client_credentials"))
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "authParams for oauth2: only type client_credentials is supported");
+    if (method && *method && strcmp(method, "client_secret_post"))
+        return pc_fail(PULSARC_ERR_UNSUPPORTED,
+                       "authParams for oauth2: tokenEndpointAuthMethod %s is not supported "
+                       "(client_secret_post is)", method);
+    return PULSARC_OK;
+}
+
+static pulsarc_result build(const pc_auth_params_t *kv, pc_auth_t **out)
+{
+    key_fields_t key = { 0 };
+    const char *private_key = either(kv, "private_key", "privateKey");
+    pulsarc_result r = check_options(kv);
+    if (r == PULSARC_OK && private_key && *private_key)
+        r = load_key(private_key, &key);
+    if (r != PULSARC_OK)
+        return r;
+    pc_auth_oauth2_params_t p = {
+        .issuer_url = either(kv, "issuer_url", "issuerUrl"),
+        .client_id = key.client_id ? key.client_id : either(kv, "client_id", "clientId"),
+        .client_secret = key.client_secret ? key.client_secret
+                                           : either(kv, "client_secret", "clientSecret"),
+        .audience = pc_auth_params_get(kv, "audience"),
+        .scope = pc_auth_params_get(kv, "scope"),
+    };
+    if (!p.issuer_url || !*p.issuer_url)
+        p.issuer_url = key.issuer_url;
+    if (p.audience && !*p.audience)
+        p.audience = NULL;
+    if (p.scope && !*p.scope)
+        p.scope = NULL;
+    if (!p.issuer_url || !*p.issuer_url)
+        r = pc_fail(PULSARC_ERR_INVALID_CONFIG, "authParams for oauth2: issuer_url (issuerUrl) "
+                                                "is required");
+    else if (!p.client_id || !*p.client_id || !p.client_secret)
+        r = pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                    "authParams for oauth2: give private_key (privateKey), or client_id and "
+                    "client_secret");
+    else
+        r = pc_auth_oauth2(&p, out);
+    key_fields_clear(&key);
+    return r;
+}
+
+pulsarc_result pc_auth_oauth2_from_params(const char *params, pc_auth_t **out)
+{
+    *out = NULL;
+    if (!params || !*params)
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "authPlugin oauth2 needs authParams {\"issuer_url\":..,\"private_key\":..,"
+                       "\"audience\":..} (or issuerUrl, privateKey, audience)");
+    pc_auth_params_t kv;
+    pulsarc_result r = pc_auth_params_parse(params, &kv);
+    if (r != PULSARC_OK)
+        return r;
+    r = build(&kv, out);
+    pc_auth_params_clear(&kv);
+    return r;
+}

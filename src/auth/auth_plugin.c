@@ -1,0 +1,183 @@
+/* Plugin names and parameter formats (see auth_plugin.h), mapped to providers. */
+#include "auth/auth_plugin.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "auth/auth_params.h"
+#include "common/error.h"
+
+#define JAVA_AUTH "org.apache.pulsar.client.impl.auth."
+
+static const struct {
+    const char *short_name;
+    const char *class_name;
+    pc_auth_kind_t kind;
+} plugins[] = {
+    { "token", JAVA_AUTH "AuthenticationToken", PC_AUTH_TOKEN },
+    { "tls", JAVA_AUTH "AuthenticationTls", PC_AUTH_TLS },
+    { "basic", JAVA_AUTH "AuthenticationBasic", PC_AUTH_BASIC },
+    { "oauth2", JAVA_AUTH "oauth2.AuthenticationOAuth2", PC_AUTH_OAUTH2 },
+};
+
+pulsarc_result pc_auth_kind_from_name(const char *name, pc_auth_kind_t *out)
+{
+    for (size_t i = 0; i < sizeof plugins / sizeof plugins[0]; i++) {
+        if (!strcasecmp(name, plugins[i].short_name) || !strcmp(name, plugins[i].class_name)) {
+            *out = plugins[i].kind;
+            return PULSARC_OK;
+        }
+    }
+    return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                   "authPlugin \"%s\" is not known (token, tls, basic, oauth2 or the official "
+                   "clients' class names, e.g. " JAVA_AUTH "AuthenticationToken)", name);
+}
+
+/* "file:///p" and "file:/p" name /p; "file:p" a relative path. */
+static const char *file_path(const char *uri)
+{
+    const char *p = uri + strlen("file:");
+    return strncmp(p, "//", 2) ? p : p + 2;
+}
+
+static pulsarc_result token_from_json(const char *params, pc_auth_t **out)
+{
+    pc_auth_params_t kv;
+    pulsarc_result r = pc_auth_params_parse(params, &kv);
+    if (r != PULSARC_OK)
+        return r;
+    const char *token = pc_auth_params_get(&kv, "token");
+    const char *file = pc_auth_params_get(&kv, "file");
+    if (token && *token)
+        r = pc_auth_token_literal(token, out);
+    else if (file && *file)
+        r = pc_auth_token_file(strncmp(file, "file:", 5) ? file : file_path(file), out);
+    else
+        r = pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                    "authParams for token: the JSON object needs \"token\" or \"file\"");
+    pc_auth_params_clear(&kv);
+    return r;
+}
+
+static pulsarc_result token_from_params(const char *params, pc_auth_t **out)
+{
+    if (!params || !*params)
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "authPlugin token needs authParams (token:<jwt>, file:///path, env:NAME "
+                       "or {\"token\":\"<jwt>\"})");
+    if (pc_auth_params_is_json(params))
+        return token_from_json(params, out);
+    if (!strncmp(params, "token:", 6)) {
+        if (!params[6])
+            return pc_fail(PULSARC_ERR_INVALID_CONFIG, "authParams for token: empty token");
+        return pc_auth_token_literal(params + 6, out);
+    }
+    if (!strncmp(params, "file:", 5)) {
+        if (!*file_path(params))
+            return pc_fail(PULSARC_ERR_INVALID_CONFIG, "authParams for token: empty file path");
+        return pc_auth_token_file(file_path(params), out);
+    }
+    if (!strncmp(params, "env:", 4)) {
+        if (!params[4])
+            return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                           "authParams for token: empty environment variable name");
+        return pc_auth_token_env(params + 4, out);
+    }
+    return pc_auth_token_literal(params, out); /* the bare token, as Java accepts it */
+}
+
+static pulsarc_result basic_from_params(const char *params, pc_auth_t **out)
+{
+    pc_auth_params_t kv;
+    if (!params || !*params)
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "authPlugin basic needs authParams {\"userId\":..,\"password\":..}");
+    pulsarc_result r = pc_auth_params_parse(params, &kv);
+    if (r != PULSARC_OK)
+        return r;
+    const char *user = pc_auth_params_get(&kv, "userId");
+    const char *password = pc_auth_params_get(&kv, "password");
+    if (!user || !*user || !password)
+        r = pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                    "authParams for basic: userId and password are required");
+    else if (strchr(user, ':'))
+        r = pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                    "authParams for basic: userId must not contain ':'");
+    else
+        r = pc_auth_basic(user, password, out);
+    pc_auth_params_clear(&kv);
+    return r;
+}
+
+static pulsarc_result tls_from_params(const char *params, pc_auth_t **out,
+                                      pc_auth_tls_files_t *tls)
+{
+    pc_auth_params_t kv = { 0 };
+    if (params && *params) {
+        pulsarc_result r = pc_auth_params_parse(params, &kv);
+        if (r != PULSARC_OK)
+            return r;
+    }
+    const char *cert = pc_auth_params_get(&kv, "tlsCertFile");
+    const char *key = pc_auth_params_get(&kv, "tlsKeyFile");
+    pulsarc_result r = PULSARC_OK;
+    if (!cert != !key || (cert && (!*cert || !*key)))
+        r = pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                    "authParams for tls: give both tlsCertFile and tlsKeyFile");
+    else if (cert && (!(tls->cert_file = strdup(cert)) || !(tls->key_file = strdup(key))))
+        r = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    else
+        r = pc_auth_tls(out);
+    pc_auth_params_clear(&kv);
+    if (r != PULSARC_OK)
+        pc_auth_tls_files_clear(tls);
+    return r;
+}
+
+static pulsarc_result build(pc_auth_kind_t kind, const pc_auth_config_t *in, pc_auth_t **out,
+                            pc_auth_tls_files_t *tls)
+{
+    if (in->supplier && kind != PC_AUTH_TOKEN)
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "a token supplier is set, but authPlugin \"%s\" is not token", in->plugin);
+    switch (kind) {
+    case PC_AUTH_TOKEN:
+        if (in->supplier)
+            return pc_auth_token_supplier(in->supplier, in->supplier_ctx, out);
+        return token_from_params(in->params, out);
+    case PC_AUTH_BASIC:
+        return basic_from_params(in->params, out);
+    case PC_AUTH_TLS:
+        return tls_from_params(in->params, out, tls);
+    case PC_AUTH_OAUTH2:
+        return pc_auth_oauth2_from_params(in->params, out);
+    }
+    return pc_fail(PULSARC_ERR_INVALID_CONFIG, "unknown authentication plugin");
+}
+
+pulsarc_result pc_auth_from_config(const pc_auth_config_t *in, pc_auth_t **out,
+                                   pc_auth_tls_files_t *tls)
+{
+    *out = NULL;
+    memset(tls, 0, sizeof *tls);
+    pc_auth_kind_t kind = PC_AUTH_TOKEN;
+    if (!in->plugin && !in->supplier) {
+        if (in->params)
+            return pc_fail(PULSARC_ERR_INVALID_CONFIG, "authParams is set but authPlugin is not");
+        return PULSARC_OK;
+    }
+    if (in->plugin) {
+        pulsarc_result r = pc_auth_kind_from_name(in->plugin, &kind);
+        if (r != PULSARC_OK)
+            return r;
+    }
+    return build(kind, in, out, tls);
+}
+
+void pc_auth_tls_files_clear(pc_auth_tls_files_t *f)
+{
+    free(f->cert_file);
+    free(f->key_file);
+    f->cert_file = f->key_file = NULL;
+}

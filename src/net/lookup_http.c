@@ -1,0 +1,345 @@
+/* Lookups over the admin REST API, as the Java client's HttpLookupService does them:
+ *   GET {service}/lookup/v2/topic/{domain}/{tenant}/{namespace}/{topic}
+ *       -> {"brokerUrl": "pulsar://...", "brokerUrlTls": "pulsar+ssl://...", ...}
+ *   GET {service}/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions
+ *       -> {"partitions": N}
+ * The broker redirects a lookup to the bundle's owner by HTTP (pc_http follows), so an
+ * answer is final. Credentials go in the Authorization header (token: Bearer, basic:
+ * Basic); the tls method's identity is the client certificate pc_http presents. */
+#include "net/lookup_http.h"
+
+#include <jansson.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth/auth.h"
+#include "common/error.h"
+#include "common/topic_name.h"
+#include "net/http.h"
+
+typedef struct http_lookup {
+    pc_runtime_t *rt;
+    pc_topic_name_t name;
+    bool partitions;       /* partition metadata instead of the owner */
+    pc_host_port_t service; /* the service URL host asked now */
+    int hosts_tried;
+    pc_lookup_cb lookup_cb;
+    pc_partitions_cb partitions_cb;
+    void *ctx;
+} http_lookup_t;
+
+static void send_request(http_lookup_t *lk);
+
+static void finish(http_lookup_t *lk, pulsarc_result res, const pc_host_port_t *broker,
+                   int partitions)
+{
+    if (lk->partitions)
+        lk->partitions_cb(res, partitions, lk->ctx);
+    else
+        lk->lookup_cb(res, broker, broker, lk->ctx);
+    free(lk);
+}
+
+static pc_host_port_t next_service_host(pc_runtime_t *rt)
+{
+    return rt->service->hosts[rt->next_host++ % rt->service->n_hosts];
+}
+
+/* A web service host that cannot be reached is not the topic's fault: try the others of
+ * the service URL once each, as the binary lookup does. */
+static bool fail_over(http_lookup_t *lk, pulsarc_result res)
+{
+    pc_runtime_t *rt = lk->rt;
+    if (res != PULSARC_ERR_CONNECT_FAILED || lk->hosts_tried >= rt->service->n_hosts ||
+        rt->stopping)
+        return false;
+    PC_INFO(rt->log, "HTTP lookup of %s via %s:%d failed (%s); trying the next service host",
+            lk->name.full, lk->service.host, lk->service.port, pulsarc_last_error_detail());
+    lk->hosts_tried++;
+    lk->service = next_service_host(rt);
+    send_request(lk);
+    return true;
+}
+
+/* Percent-encode a path segment: the local name may hold any character a topic name
+ * allows, and only the unreserved ones go through as they are. */
+static int encode_segment(const char *s, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        bool plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                     (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' || *p == '~';
+        if (n + (plain ? 1 : 3) >= cap)
+            return -1;
+        if (plain) {
+            out[n++] = (char)*p;
+        } else {
+            out[n++] = '%';
+            out[n++] = hex[*p >> 4];
+            out[n++] = hex[*p & 15];
+        }
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+/* The request's URL on the current service host; 0, or -1 when it does not fit. */
+static int build_url(const http_lookup_t *lk, char *url, size_t cap)
+{
+    char local[3 * sizeof lk->name.local];
+    if (encode_segment(lk->name.local, local, sizeof local) != 0)
+        return -1;
+    const pc_host_port_t *hp = &lk->service;
+    bool v6 = strchr(hp->host, ':') != NULL;
+    const pc_topic_name_t *t = &lk->name;
+    int n;
+    if (lk->partitions)
+        /* checkAllowAutoCreation: a topic that does not exist yet gets the broker's default
+         * (as PARTITIONED_METADATA does on the binary protocol) instead of a 404. */
+        n = snprintf(url, cap, "%s://%s%s%s:%d/admin/v2/%s/%s/%s/%s/partitions"
+                     "?checkAllowAutoCreation=true",
+                     lk->rt->service->tls ? "https" : "http", v6 ? "[" : "", hp->host,
+                     v6 ? "]" : "", hp->port, t->domain, t->tenant, t->ns, local);
+    else
+        n = snprintf(url, cap, "%s://%s%s%s:%d/lookup/v2/topic/%s/%s/%s/%s",
+                     lk->rt->service->tls ? "https" : "http", v6 ? "[" : "", hp->host,
+                     v6 ? "]" : "", hp->port, t->domain, t->tenant, t->ns, local);
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+/* "Authorization: Basic base64(user:pass)" from the provider's "user:pass". */
+static char *basic_header(const pc_auth_data_t *d)
+{
+    static const char prefix[] = "Authorization: Basic ";
+    size_t enc = 4 * ((d->len + 2) / 3);
+    char *h = malloc(sizeof prefix + enc);
+    if (!h)
+        return NULL;
+    memcpy(h, prefix, sizeof prefix - 1);
+    EVP_EncodeBlock((unsigned char *)h + sizeof prefix - 1, d->bytes, (int)d->len);
+    return h;
+}
+
+static char *bearer_header(const pc_auth_data_t *d)
+{
+    static const char prefix[] = "Authorization: Bearer ";
+    char *h = malloc(sizeof prefix + d->len);
+    if (!h)
+        return NULL;
+    memcpy(h, prefix, sizeof prefix - 1);
+    if (d->len)
+        memcpy(h + sizeof prefix - 1, d->bytes, d->len);
+    h[sizeof prefix - 1 + d->len] = '\0';
+    return h;
+}
+
+/* The Authorization header for rt's provider: *out is NULL when none is sent (no provider,
+ * or tls, whose identity is the certificate), else a secret the caller wipes. */
+static pulsarc_result auth_header(pc_runtime_t *rt, char **out)
+{
+    *out = NULL;
+    if (!rt->auth)
+        return PULSARC_OK;
+    const char *method = pc_auth_method(rt->auth);
+    bool basic = strcmp(method, "basic") == 0;
+    if (strcmp(method, "tls") == 0)
+        return PULSARC_OK;
+    if (!basic && strcmp(method, "token") != 0)
+        return pc_fail(PULSARC_ERR_UNSUPPORTED, "authentication method \"%s\" cannot be "
+                       "used for HTTP lookups", method);
+    pc_auth_data_t d = { 0 };
+    pulsarc_result r = pc_auth_initial_data(rt->auth, &d);
+    if (r != PULSARC_OK)
+        return r;
+    *out = basic ? basic_header(&d) : bearer_header(&d);
+    pc_auth_data_free(&d);
+    return *out ? PULSARC_OK : pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+}
+
+static void on_answer(pulsarc_result res, long status, const char *body, size_t len,
+                      void *ctx);
+
+static void send_request(http_lookup_t *lk)
+{
+    pc_runtime_t *rt = lk->rt;
+    char url[2048];
+    char *header = NULL;
+    if (!rt->http) { /* gone with the shutdown, or never made (a bug) */
+        pulsarc_result why = rt->stopping ? PULSARC_ERR_ALREADY_CLOSED : PULSARC_ERR_UNSUPPORTED;
+        pc_fail(why, "HTTP lookup of %s: %s", lk->name.full,
+                rt->stopping ? "the client is closing" : "the client has no HTTP client");
+        finish(lk, why, NULL, 0);
+        return;
+    }
+    if (build_url(lk, url, sizeof url) != 0) {
+        pc_fail(PULSARC_ERR_INVALID_TOPIC, "the lookup URL for %s is too long", lk->name.full);
+        finish(lk, PULSARC_ERR_INVALID_TOPIC, NULL, 0);
+        return;
+    }
+    pulsarc_result r = auth_header(rt, &header);
+    if (r != PULSARC_OK) {
+        finish(lk, r, NULL, 0);
+        return;
+    }
+    PC_DEBUG(rt->log, "HTTP %s of %s: GET %s", lk->partitions ? "partition metadata" : "lookup",
+             lk->name.full, url);
+    int rc = pc_http_get(rt->http, url, header, rt->limits.operation_timeout_ms, on_answer, lk);
+    if (header) {
+        OPENSSL_cleanse(header, strlen(header));
+        free(header);
+    }
+    /* pc_http_get has set the detail: the HTTP client is closed (the client is shutting
+     * down) or out of memory. */
+    if (rc != 0)
+        finish(lk, rt->stopping ? PULSARC_ERR_ALREADY_CLOSED : PULSARC_ERR_NO_MEMORY, NULL, 0);
+}
+
+/* The broker's own words, for the detail: Pulsar's REST errors are {"reason": "..."}. */
+static void server_reason(const char *body, size_t len, char *out, size_t cap)
+{
+    out[0] = '\0';
+    json_t *root = json_loadb(body, len, 0, NULL);
+    const char *reason = json_string_value(json_object_get(root, "reason"));
+    if (reason)
+        snprintf(out, cap, ": %.300s", reason);
+    else if (len > 0 && !root)
+        snprintf(out, cap, ": %.*s", (int)(len > 200 ? 200 : len), body);
+    json_decref(root);
+}
+
+/* An HTTP error status as a named result: authentication and authorization are terminal,
+ * a missing topic or namespace fails creation, a server error is retried. */
+static pulsarc_result status_result(long status)
+{
+    switch (status) {
+    case 401:
+        return PULSARC_ERR_BROKER_AUTHENTICATION;
+    case 403:
+        return PULSARC_ERR_BROKER_AUTHORIZATION;
+    case 404:
+        return PULSARC_ERR_BROKER_TOPIC_NOT_FOUND;
+    case 429:
+        return PULSARC_ERR_BROKER_TOO_MANY_REQUESTS;
+    default:
+        return status >= 500 ? PULSARC_ERR_BROKER_SERVICE_NOT_READY : PULSARC_ERR_BROKER_UNKNOWN;
+    }
+}
+
+static pulsarc_result status_failure(const http_lookup_t *lk, long status, const char *body,
+                                     size_t len)
+{
+    char reason[400];
+    server_reason(body, len, reason, sizeof reason);
+    return pc_fail(status_result(status), "HTTP %s of %s via %s:%d: status %ld%s",
+                   lk->partitions ? "partition metadata" : "lookup", lk->name.full,
+                   lk->service.host, lk->service.port, status, reason);
+}
+
+static pulsarc_result parse_partitions(const http_lookup_t *lk, json_t *root, int *out)
+{
+    json_t *v = json_object_get(root, "partitions");
+    if (!json_is_integer(v))
+        return pc_fail(PULSARC_ERR_PROTOCOL, "partition metadata of %s has no \"partitions\"",
+                       lk->name.full);
+    json_int_t n = json_integer_value(v);
+    /* Each partition costs a producer: no real topic has more than this. */
+    if (n < 0 || n > PC_MAX_PARTITIONS)
+        return pc_fail(PULSARC_ERR_PROTOCOL, "partition metadata of %s claims %lld partitions "
+                       "(at most %d)", lk->name.full, (long long)n, PC_MAX_PARTITIONS);
+    *out = (int)n;
+    return PULSARC_OK;
+}
+
+/* The broker to connect to: brokerUrlTls (pulsar+ssl://) when the service URL is https,
+ * which never falls back to plain text; brokerUrl (pulsar://) otherwise. */
+static pulsarc_result parse_broker(const http_lookup_t *lk, json_t *root, pc_host_port_t *out)
+{
+    bool want_tls = lk->rt->service->tls;
+    const char *url = json_string_value(json_object_get(root, want_tls ? "brokerUrlTls"
+                                                                       : "brokerUrl"));
+    /* Brokers also write the TLS address as "brokerUrlSsl" (a getter of the same field),
+     * and some leave brokerUrlTls out. */
+    if (want_tls && (!url || !*url))
+        url = json_string_value(json_object_get(root, "brokerUrlSsl"));
+    if (want_tls && (!url || !*url))
+        return pc_fail(PULSARC_ERR_PROTOCOL, "the lookup answer for %s gives no TLS address "
+                       "(brokerUrlTls) though the service URL is https://: is "
+                       "brokerServicePortTls set on the broker?", lk->name.full);
+    bool tls = false;
+    if (!url || pc_broker_url_parse(url, out, &tls) != 0 || tls != want_tls)
+        return pc_fail(PULSARC_ERR_PROTOCOL, "HTTP lookup of %s answered with a bad broker URL "
+                       "\"%.200s\"%s", lk->name.full, url ? url : "",
+                       want_tls && !tls ? " (expected pulsar+ssl://)" : "");
+    return PULSARC_OK;
+}
+
+static void on_answer(pulsarc_result res, long status, const char *body, size_t len, void *ctx)
+{
+    http_lookup_t *lk = ctx;
+    if (res != PULSARC_OK) {
+        if (!fail_over(lk, res))
+            finish(lk, res, NULL, 0);
+        return;
+    }
+    if (status != 200) {
+        finish(lk, status_failure(lk, status, body, len), NULL, 0);
+        return;
+    }
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, 0, &jerr);
+    pc_host_port_t broker;
+    int partitions = 0;
+    if (!json_is_object(root))
+        res = pc_fail(PULSARC_ERR_PROTOCOL, "HTTP %s of %s: the answer is not a JSON object "
+                      "(%s)", lk->partitions ? "partition metadata" : "lookup", lk->name.full,
+                      root ? "another JSON value" : jerr.text);
+    else if (lk->partitions)
+        res = parse_partitions(lk, root, &partitions);
+    else
+        res = parse_broker(lk, root, &broker);
+    json_decref(root);
+    finish(lk, res, res == PULSARC_OK ? &broker : NULL, partitions);
+}
+
+static void start(pc_runtime_t *rt, const char *topic, bool partitions, pc_lookup_cb lcb,
+                  pc_partitions_cb pcb, void *ctx)
+{
+    http_lookup_t *lk = calloc(1, sizeof *lk);
+    if (!lk) {
+        pc_set_detail("out of memory");
+        if (partitions)
+            pcb(PULSARC_ERR_NO_MEMORY, 0, ctx);
+        else
+            lcb(PULSARC_ERR_NO_MEMORY, NULL, NULL, ctx);
+        return;
+    }
+    lk->rt = rt;
+    lk->partitions = partitions;
+    lk->lookup_cb = lcb;
+    lk->partitions_cb = pcb;
+    lk->ctx = ctx;
+    char err[256];
+    if (pc_topic_name_parse(topic, &lk->name, err, sizeof err) != 0) {
+        pc_fail(PULSARC_ERR_INVALID_TOPIC, "topic \"%.200s\": %s", topic, err);
+        finish(lk, PULSARC_ERR_INVALID_TOPIC, NULL, 0);
+        return;
+    }
+    lk->service = next_service_host(rt);
+    lk->hosts_tried = 1;
+    send_request(lk);
+}
+
+void pc_http_lookup_topic(pc_runtime_t *rt, const char *topic, pc_lookup_cb cb, void *ctx)
+{
+    start(rt, topic, false, cb, NULL, ctx);
+}
+
+void pc_http_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb cb,
+                               void *ctx)
+{
+    start(rt, topic, true, NULL, cb, ctx);
+}

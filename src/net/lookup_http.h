@@ -1,0 +1,20 @@
+/* Topic lookup and partition metadata over the admin REST API, for http:// and https://
+ * service URLs: GET /lookup/v2/topic/... and /admin/v2/.../partitions with the client's TLS
+ * settings and credentials (rt->http, rt->auth); the producer then connects to the broker
+ * the answer names over the binary protocol. lookup.c chooses this by the URL's scheme.
+ * @locality loop thread. */
+#ifndef PC_LOOKUP_HTTP_H
+#define PC_LOOKUP_HTTP_H
+
+#include "net/lookup_types.h"
+#include "net/runtime.h"
+
+/* Like pc_lookup_topic / pc_lookup_partitions: start from the next host of the service URL
+ * (round-robin), try the others when one cannot be reached; cb runs once, on the loop
+ * thread (from within the call only when the request cannot even start, as with the
+ * binary lookup). */
+void pc_http_lookup_topic(pc_runtime_t *rt, const char *topic, pc_lookup_cb cb, void *ctx);
+void pc_http_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb cb,
+                               void *ctx);
+
+#endif

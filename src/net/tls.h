@@ -1,0 +1,84 @@
+/* TLS for broker connections: OpenSSL driven entirely through memory buffers, so that the
+ * event loop never blocks and the socket stays libuv's. A context (pc_tls_ctx_t) holds
+ * what every connection of a client shares: trust, the client certificate, the protocol
+ * range and ciphers. A session (pc_tls_session_t) is one connection's TLS state: the
+ * connection feeds it the ciphertext it reads, takes plaintext out, hands it plaintext to
+ * encrypt, and writes whatever ciphertext the session has ready.
+ *
+ * Safe by default: the peer's certificate is verified (unless allow_insecure), the host
+ * name or IP address is checked against it (unless verify_hostname is false), the
+ * protocol is TLS 1.2 or newer, and SNI names every host name.
+ *
+ * Failures are named results (PULSARC_ERR_TLS_*) with a detail message; no detail ever
+ * holds key material or the contents of a PEM given in memory.
+ * @locality a context is built on any thread and then only read; a session belongs to the
+ * thread that uses it (the loop thread). */
+#ifndef PC_TLS_H
+#define PC_TLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pulsarc/pulsarc.h"
+
+/* What a context is built from. Strings may be NULL (unset); none is kept after
+ * pc_tls_ctx_new returns. A PEM in memory wins over the file of the same role. */
+typedef struct pc_tls_settings {
+    const char *trust_file;    /* PEM file of trusted CAs */
+    const char *trust_pem;     /* the same in memory; both unset: the system's store */
+    const char *cert_file;     /* client certificate (chain) for mTLS, PEM */
+    const char *cert_pem;
+    const char *key_file;      /* its private key, PEM, not encrypted */
+    const char *key_pem;
+    const char *protocols;     /* "TLSv1.2,TLSv1.3": narrows the range, never below 1.2 */
+    const char *ciphers;       /* comma or colon separated; OpenSSL or IANA names */
+    bool allow_insecure;       /* accept any certificate: no verification at all */
+    bool verify_hostname;      /* the certificate must name the host connected to */
+} pc_tls_settings_t;
+
+typedef struct pc_tls_ctx pc_tls_ctx_t;
+typedef struct pc_tls_session pc_tls_session_t;
+
+/* Build a context. Returns PULSARC_OK with *out set, or PULSARC_ERR_TLS_CONFIG (a file or
+ * PEM that cannot be loaded, a bad protocol or cipher list) / PULSARC_ERR_NO_MEMORY with
+ * the detail set (pc_set_detail). */
+pulsarc_result pc_tls_ctx_new(const pc_tls_settings_t *s, pc_tls_ctx_t **out);
+void pc_tls_ctx_free(pc_tls_ctx_t *ctx);
+
+typedef enum pc_tls_status {
+    PC_TLS_WANT_MORE,  /* the handshake needs more bytes from the peer */
+    PC_TLS_DONE,       /* handshake finished and the peer verified */
+    PC_TLS_FAILED,     /* see pc_tls_result / pc_tls_detail */
+} pc_tls_status_t;
+
+/* A client session towards host (a name, or an IP literal checked as an address). The
+ * context must outlive the session. NULL when out of memory. */
+pc_tls_session_t *pc_tls_session_new(pc_tls_ctx_t *ctx, const char *host);
+void pc_tls_session_free(pc_tls_session_t *s);
+
+/* Advance the handshake (the first call produces the ClientHello). Only PC_TLS_DONE
+ * means the certificate and host name checks have passed. */
+pc_tls_status_t pc_tls_handshake(pc_tls_session_t *s);
+bool pc_tls_established(const pc_tls_session_t *s);
+
+/* Ciphertext read from the socket. Returns 0, or -1 when out of memory. */
+int pc_tls_feed(pc_tls_session_t *s, const uint8_t *data, size_t len);
+/* Decrypt into out. Returns the number of plaintext bytes (> 0), 0 when no complete
+ * record is buffered, or -1 on failure (the session has failed: see pc_tls_result). */
+long pc_tls_read(pc_tls_session_t *s, uint8_t *out, size_t cap);
+/* Encrypt plaintext (after the handshake). Returns 0 or -1 (failed). */
+int pc_tls_write(pc_tls_session_t *s, const uint8_t *data, size_t len);
+
+/* Ciphertext ready to go to the socket (handshake messages, encrypted records, alerts):
+ * a malloc'ed buffer the caller frees, or NULL with *len 0 when there is none. */
+uint8_t *pc_tls_take_output(pc_tls_session_t *s, size_t *len);
+
+/* The peer closed the transport before the handshake finished: record why. */
+void pc_tls_fail_eof(pc_tls_session_t *s);
+
+/* Why the session failed (PULSARC_OK while it has not), and a sentence saying so. */
+pulsarc_result pc_tls_result(const pc_tls_session_t *s);
+const char *pc_tls_detail(const pc_tls_session_t *s);
+
+#endif

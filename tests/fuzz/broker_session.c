@@ -1,0 +1,621 @@
+/* The broker session program shared by the session fuzz targets: see broker_session.h.
+ *
+ * The setup bytes configure the client, the producer and the broker's automatic answers;
+ * the broker (fake_broker.c, over socketpairs: no network) then answers the client's
+ * CONNECT, lookups and PRODUCER so that the producer registers, and the setup's messages
+ * are sent and left waiting for receipts. Then the program plays the broker: framed
+ * commands built from the input (receipts for the SENDs it saw, errors and answers for
+ * the requests it saw, CLOSE_PRODUCER, redirects, ...), raw bytes, hang-ups, refused
+ * reconnects, waits that let timers fire, and the application's own sends, flushes and
+ * closes in between.
+ *
+ * Checked: no crash and no leak (ASan, LSan, UBSan); every frame the client writes parses;
+ * every accepted message and every accepted flush or close is called back exactly once
+ * (a second call aborts when it happens; a missing one, or a call for something not
+ * accepted, once the client is destroyed); a success comes with a message id.
+ *
+ * Time per input is bounded: short client timeouts and backoff, and all serving by the
+ * program shares BS_PROGRAM_BUDGET_MS. */
+#include "broker_session.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+
+#define TOPIC "persistent://public/default/fuzz"
+#define SETUP_LIMIT_MS 3000    /* creation ends by itself well before (operationTimeoutMs) */
+#define SEND_SETTLE_MS 50      /* for the setup's messages to reach the broker */
+#define EVENT_LIMIT_MS 8       /* a reconnect (backoff at most 4 ms) shows by then */
+#define MAX_PAYLOAD 3000
+
+#define CHECK(cond, ...)                                           \
+    do {                                                           \
+        if (!(cond)) {                                             \
+            fprintf(stderr, "broker session: " __VA_ARGS__);       \
+            fputc('\n', stderr);                                   \
+            abort();                                               \
+        }                                                          \
+    } while (0)
+
+#define next_byte bs_next_byte
+#define MAX_MESSAGES BS_MAX_MESSAGES
+#define MAX_DONES BS_MAX_DONES
+
+/* ---- callbacks: exactly one per accepted message, flush and close ------------------- */
+
+static void called(outcome_t *o, pulsarc_result res)
+{
+    int n = atomic_fetch_add(&o->calls, 1) + 1;
+    CHECK(n == 1, "%s called back %d times", o->what, n);
+    o->res = res;
+    atomic_fetch_add(o->callbacks, 1);
+    fb_wake(o->fb);
+}
+
+static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_message_id_t *id,
+                    void *ctx)
+{
+    called(ctx, res);
+    CHECK(res != PULSARC_OK || id, "a message succeeded without a message id");
+}
+
+static void on_done(pulsarc_producer_t *p, pulsarc_result res, void *ctx)
+{
+    called(ctx, res);
+}
+
+/* Format every log line (formatting is code under test too) and print nothing. */
+static void discard_log(pulsarc_log_level level, const char *file, int line, const char *message,
+                        void *ctx)
+{
+}
+
+static uint8_t payload[MAX_PAYLOAD];
+
+static outcome_t *new_outcome(session_t *s, outcome_t *v, int *n, int cap, const char *what)
+{
+    if (*n == cap)
+        return NULL;
+    outcome_t *o = &v[(*n)++];
+    o->accepted = true; /* before the call: the callback may run before it returns */
+    atomic_init(&o->calls, 0);
+    o->what = what;
+    o->fb = s->fb;
+    o->callbacks = &s->callbacks;
+    return o;
+}
+
+static void send_message(session_t *s, int64_t sequence_id, const char *key, bool deliver_later)
+{
+    outcome_t *o;
+    if (!s->producer || !(o = new_outcome(s, s->msgs, &s->n_msgs, MAX_MESSAGES, "a message")))
+        return;
+    pulsarc_message_clear(s->msg);
+    pulsarc_message_set_payload(s->msg, payload, s->payload_len);
+    if (sequence_id >= 0)
+        pulsarc_message_set_sequence_id(s->msg, sequence_id);
+    if (key)
+        pulsarc_message_set_key(s->msg, key);
+    if (deliver_later)
+        pulsarc_message_set_deliver_at(s->msg, pc_wall_ms() + 60000);
+    o->accepted = pulsarc_producer_send_async(s->producer, s->msg, on_sent, o) == PULSARC_OK;
+}
+
+typedef struct creation {
+    session_t *s;
+    pulsarc_producer_config_t *conf;
+    pulsarc_producer_t *producer;
+    atomic_bool finished;
+} creation_t;
+
+/* create_producer blocks until the broker answers, and the broker runs on the main thread. */
+static void *create_producer(void *arg)
+{
+    creation_t *c = arg;
+    if (pulsarc_client_create_producer(c->s->client, TOPIC, c->conf, &c->producer) != PULSARC_OK)
+        c->producer = NULL;
+    atomic_store(&c->finished, true);
+    fb_wake(c->s->fb);
+    return NULL;
+}
+
+static bool creation_finished(fake_broker_t *fb, void *ctx)
+{
+    return atomic_load(&((creation_t *)ctx)->finished);
+}
+
+/* Every accepted message reached the broker or was called back (e.g. too big). */
+static bool messages_settled(fake_broker_t *fb, void *ctx)
+{
+    const session_t *s = ctx;
+    unsigned accepted = 0, settled = fb->messages_received;
+    for (int i = 0; i < s->n_msgs; i++) {
+        accepted += s->msgs[i].accepted;
+        settled += atomic_load(&s->msgs[i].calls) > 0;
+    }
+    return settled >= accepted;
+}
+
+static const int32_t max_sizes[] = { 5 * 1024 * 1024, 4096, 1024, 640 };
+static const size_t payload_sizes[] = { 8, 100, 700, MAX_PAYLOAD };
+static const uint32_t partition_counts[] = { 0, 2, 3, 1 };
+static const char *const send_timeouts[] = { "0", "10", "30", "100" };
+
+static void client_set(pulsarc_client_config_t *conf, const char *key, const char *value)
+{
+    CHECK(pulsarc_client_config_set(conf, key, value) == PULSARC_OK, "cannot set %s", key);
+}
+
+static void producer_set(pulsarc_producer_config_t *conf, const char *key, const char *value)
+{
+    CHECK(pulsarc_producer_config_set(conf, key, value) == PULSARC_OK, "cannot set %s", key);
+}
+
+/* Setup bytes: the broker, the client, the producer and its first messages. Returns
+ * false when out of resources (the input is skipped). */
+static bool setup(session_t *s, input_t *in, const bs_options_t *opt)
+{
+    uint8_t b0 = next_byte(in), b1 = next_byte(in), b2 = next_byte(in);
+    fb_settings_t st = {
+        .partitions = partition_counts[(b0 >> 2) & 3],
+        .lookup_redirects = (b0 >> 4) & 1,
+        .proxy_through = (b0 >> 5) & 1,
+        .producer_errors = (b1 >> 6) & 1,
+        .last_sequence_id = (b1 >> 7) ? 41 : -1,
+        .max_message_size = max_sizes[b2 & 3],
+        .tls = opt->trust_pem != NULL,
+        .transport = opt->transport,
+        .transport_ctx = opt->transport_ctx,
+    };
+    s->tls = st.tls;
+    s->payload_len = payload_sizes[(b2 >> 2) & 3];
+    s->free_before_destroy = (b2 >> 6) & 1;
+    s->current = -1;
+    if (!(s->fb = fb_new(&st)) || !(s->msg = pulsarc_message_new()))
+        return false;
+
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    /* Short enough that request, connect and close timeouts fire within an input (the
+     * connection checks them every 100 ms). */
+    client_set(cc, "operationTimeoutMs", "50");
+    client_set(cc, "connectionTimeoutMs", "50");
+    client_set(cc, "initialBackoffIntervalMs", "1");
+    client_set(cc, "maxBackoffIntervalMs", "4");
+    client_set(cc, "maxLookupRedirects", "3");
+    client_set(cc, "logLevel", "debug");
+    /* FUZZ_BROKER_SESSION_LOG=1 shows the client's log, to see what a reproducer does. */
+    if (!getenv("FUZZ_BROKER_SESSION_LOG"))
+        pulsarc_client_config_set_logger(cc, discard_log, NULL);
+    if (opt->trust_pem)
+        CHECK(pulsarc_client_config_set_tls_trust_certs_pem(cc, opt->trust_pem) == PULSARC_OK,
+              "the test CA does not load");
+    pulsarc_result res = pulsarc_client_new(opt->service_url, cc, &s->client);
+    pulsarc_client_config_free(cc);
+    if (res != PULSARC_OK)
+        return false;
+
+    pulsarc_producer_config_t *pc = pulsarc_producer_config_new();
+    producer_set(pc, "batchingEnabled", (b0 & 1) ? "true" : "false");
+    producer_set(pc, "batchingMaxPublishDelayMs", "1");
+    producer_set(pc, "chunkingEnabled", (b0 >> 1) & 1 ? "true" : "false");
+    if ((b0 >> 6) & 1)
+        producer_set(pc, "producerName", "fuzz-producer");
+    producer_set(pc, "compressionType", (b0 >> 7) ? "lz4" : "none");
+    producer_set(pc, "sendTimeoutMs", send_timeouts[(b1 >> 4) & 3]);
+    producer_set(pc, "batcherType", (b2 >> 4) & 1 ? "key_based" : "default");
+    producer_set(pc, "maxPendingMessages", (b2 >> 5) & 1 ? "4" : "1000");
+    producer_set(pc, "lazyStartPartitionedProducers", (b2 >> 7) ? "true" : "false");
+
+    creation_t c = { .s = s, .conf = pc };
+    atomic_init(&c.finished, false);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, create_producer, &c) == 0, "cannot start a thread");
+    fb_serve(s->fb, pc_mono_ms() + SETUP_LIMIT_MS, creation_finished, &c);
+    pthread_join(t, NULL);
+    pulsarc_producer_config_free(pc);
+    s->producer = c.producer;
+
+    for (unsigned i = 0; i < (b1 & 15u); i++)
+        send_message(s, -1, NULL, false);
+    fb_serve(s->fb, pc_mono_ms() + SEND_SETTLE_MS, messages_settled, s);
+    return true;
+}
+
+/* ---- references to what the broker has seen ----------------------------------------
+ * Each resolves a reference byte (see broker_session_format.h); one that names something
+ * recorded also points *conn at the connection it came from, if that is still open. */
+
+static void aim(const fake_broker_t *fb, int *conn, int recorded)
+{
+    if (fb->conns[recorded].fd >= 0)
+        *conn = recorded;
+}
+
+static uint64_t request_ref(const fake_broker_t *fb, uint8_t ref, int *conn)
+{
+    if (ref == 0xff)
+        return UINT64_MAX;
+    unsigned kept = fb->n_requests < FB_MAX_REQUESTS ? fb->n_requests : FB_MAX_REQUESTS;
+    if ((ref & 0x80) || kept == 0)
+        return ref & 0x7f;
+    const fb_request_t *r = fb_recent_request(fb, ref % kept);
+    aim(fb, conn, r->conn);
+    return r->id;
+}
+
+static uint64_t producer_ref(const fake_broker_t *fb, uint8_t ref, int *conn)
+{
+    if ((ref & 0x80) || fb->n_producers == 0)
+        return ref & 0x7f;
+    const fb_producer_t *p = &fb->producers[ref % fb->n_producers];
+    aim(fb, conn, p->conn);
+    return p->id;
+}
+
+typedef struct seq_choice {
+    uint64_t sequence_id;
+    bool has_highest;
+    uint64_t highest;
+} seq_choice_t;
+
+/* Mostly the oldest SENDs not receipted yet: those are what the client waits for. */
+static seq_choice_t sequence_ref(fake_broker_t *fb, uint8_t ref, int *conn)
+{
+    unsigned open = 0;
+    for (int i = 0; i < fb->n_sends; i++)
+        open += !fb->sends[i].receipted;
+    unsigned mode = ref >> 5, k = ref & 31u;
+    fb_send_t *send = NULL;
+    if (open > 0 && mode != 7) {
+        k %= open;
+        for (int i = 0; i < fb->n_sends && !send; i++)
+            if (!fb->sends[i].receipted && k-- == 0)
+                send = &fb->sends[i];
+    }
+    if (!send)
+        return (seq_choice_t){ .sequence_id = ref & 31u };
+    aim(fb, conn, send->conn);
+    seq_choice_t c = { send->sequence_id, send->has_highest, send->highest_sequence_id };
+    if (mode == 4)
+        c.sequence_id--;
+    else if (mode == 5)
+        c.sequence_id++;
+    else if (mode == 6)
+        c.sequence_id = send->has_highest ? send->highest_sequence_id : send->sequence_id;
+    if (mode < 4 || mode == 6)
+        send->receipted = true;
+    return c;
+}
+
+/* ---- broker commands built from the input ------------------------------------------- */
+
+static void build_and_write(session_t *s, input_t *in)
+{
+    fake_broker_t *fb = s->fb;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    Pulsar__Proto__CommandConnected connected = PULSAR__PROTO__COMMAND_CONNECTED__INIT;
+    Pulsar__Proto__CommandPing ping = PULSAR__PROTO__COMMAND_PING__INIT;
+    Pulsar__Proto__CommandPong pong = PULSAR__PROTO__COMMAND_PONG__INIT;
+    Pulsar__Proto__CommandError error = PULSAR__PROTO__COMMAND_ERROR__INIT;
+    Pulsar__Proto__CommandSuccess success = PULSAR__PROTO__COMMAND_SUCCESS__INIT;
+    Pulsar__Proto__CommandProducerSuccess producer_success =
+        PULSAR__PROTO__COMMAND_PRODUCER_SUCCESS__INIT;
+    Pulsar__Proto__CommandLookupTopicResponse lookup =
+        PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
+    Pulsar__Proto__CommandPartitionedTopicMetadataResponse partitions =
+        PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__INIT;
+    Pulsar__Proto__CommandSendReceipt receipt = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
+    Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+    Pulsar__Proto__CommandSendError send_error = PULSAR__PROTO__COMMAND_SEND_ERROR__INIT;
+    Pulsar__Proto__CommandCloseProducer close = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
+    Pulsar__Proto__CommandTopicMigrated migrated = PULSAR__PROTO__COMMAND_TOPIC_MIGRATED__INIT;
+    Pulsar__Proto__CommandAuthChallenge challenge = PULSAR__PROTO__COMMAND_AUTH_CHALLENGE__INIT;
+    Pulsar__Proto__AuthData auth = PULSAR__PROTO__AUTH_DATA__INIT;
+    static const char *const urls[] = { FB_BROKER_URL, FB_REDIRECT_URL, "broker-1", NULL };
+    static const char *const tls_urls[] = { FB_BROKER_URL_TLS, FB_REDIRECT_URL_TLS, "localhost",
+                                            NULL };
+    uint8_t flags;
+    seq_choice_t seq;
+    int to = s->current;
+
+    switch (next_byte(in) % BS_CMD_COUNT) {
+    case BS_CMD_CONNECTED:
+        connected.server_version = (char *)"Pulsar Server3.2.0";
+        connected.has_protocol_version = 1;
+        connected.protocol_version = next_byte(in);
+        connected.has_max_message_size = 1;
+        connected.max_message_size = max_sizes[next_byte(in) & 3];
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED;
+        cmd.connected = &connected;
+        break;
+    case BS_CMD_PING:
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PING;
+        cmd.ping = &ping;
+        break;
+    case BS_CMD_PONG:
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PONG;
+        cmd.pong = &pong;
+        break;
+    case BS_CMD_ERROR:
+        error.request_id = request_ref(fb, next_byte(in), &to);
+        error.error = (Pulsar__Proto__ServerError)next_byte(in);
+        error.message = next_byte(in) & 1 ? (char *)"fuzz: refused" : NULL;
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR;
+        cmd.error = &error;
+        break;
+    case BS_CMD_SUCCESS:
+        success.request_id = request_ref(fb, next_byte(in), &to);
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SUCCESS;
+        cmd.success = &success;
+        break;
+    case BS_CMD_PRODUCER_SUCCESS:
+        producer_success.request_id = request_ref(fb, next_byte(in), &to);
+        flags = next_byte(in);
+        producer_success.producer_name = flags & 1 ? (char *)"standalone-0-9" : NULL;
+        producer_success.has_last_sequence_id = (flags >> 1) & 1;
+        producer_success.last_sequence_id = producer_success.has_last_sequence_id
+                                                ? (int8_t)next_byte(in)
+                                                : 0;
+        producer_success.has_producer_ready = (flags >> 2) & 1;
+        producer_success.producer_ready = 0;
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS;
+        cmd.producer_success = &producer_success;
+        break;
+    case BS_CMD_LOOKUP:
+        lookup.request_id = request_ref(fb, next_byte(in), &to);
+        lookup.has_response = 1;
+        lookup.response = (Pulsar__Proto__CommandLookupTopicResponse__LookupType)(next_byte(in) % 4);
+        flags = next_byte(in);
+        lookup.has_authoritative = 1;
+        lookup.authoritative = flags & 1;
+        lookup.has_proxy_through_service_url = (flags >> 1) & 1;
+        lookup.proxy_through_service_url = (flags >> 1) & 1;
+        lookup.has_error = (flags >> 2) & 1;
+        lookup.error = lookup.has_error ? (Pulsar__Proto__ServerError)next_byte(in) : 0;
+        lookup.brokerserviceurl = (char *)urls[(flags >> 3) & 3];
+        lookup.brokerserviceurltls = s->tls ? (char *)tls_urls[(flags >> 3) & 3] : NULL;
+        lookup.message = (char *)"fuzz: lookup";
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE;
+        cmd.lookuptopicresponse = &lookup;
+        break;
+    case BS_CMD_PARTITIONS:
+        partitions.request_id = request_ref(fb, next_byte(in), &to);
+        partitions.has_partitions = 1;
+        partitions.partitions = next_byte(in);
+        flags = next_byte(in);
+        partitions.has_response = 1;
+        partitions.response = flags & 1;
+        partitions.has_error = (flags >> 1) & 1;
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA_RESPONSE;
+        cmd.partitionmetadataresponse = &partitions;
+        break;
+    case BS_CMD_RECEIPT:
+        receipt.producer_id = producer_ref(fb, next_byte(in), &to);
+        seq = sequence_ref(fb, next_byte(in), &to);
+        receipt.sequence_id = seq.sequence_id;
+        flags = next_byte(in);
+        if (flags & 1) {
+            id.ledgerid = next_byte(in);
+            id.entryid = next_byte(in);
+            receipt.message_id = &id;
+        }
+        receipt.has_highest_sequence_id = (flags >> 1) & 1;
+        receipt.highest_sequence_id = seq.has_highest ? seq.highest : seq.sequence_id;
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT;
+        cmd.send_receipt = &receipt;
+        break;
+    case BS_CMD_SEND_ERROR:
+        send_error.producer_id = producer_ref(fb, next_byte(in), &to);
+        send_error.sequence_id = sequence_ref(fb, next_byte(in), &to).sequence_id;
+        send_error.error = (Pulsar__Proto__ServerError)next_byte(in);
+        send_error.message = (char *)"fuzz: not stored";
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_ERROR;
+        cmd.send_error = &send_error;
+        break;
+    case BS_CMD_CLOSE_PRODUCER:
+        close.producer_id = producer_ref(fb, next_byte(in), &to);
+        close.request_id = request_ref(fb, next_byte(in), &to);
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
+        cmd.close_producer = &close;
+        break;
+    case BS_CMD_TOPIC_MIGRATED:
+        migrated.resource_id = producer_ref(fb, next_byte(in), &to);
+        migrated.resource_type = (Pulsar__Proto__CommandTopicMigrated__ResourceType)(next_byte(in) % 3);
+        if (next_byte(in) & 1)
+            migrated.brokerserviceurl = (char *)FB_REDIRECT_URL;
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__TOPIC_MIGRATED;
+        cmd.topicmigrated = &migrated;
+        break;
+    case BS_CMD_AUTH_CHALLENGE:
+        auth.auth_method_name = (char *)"token";
+        challenge.challenge = &auth;
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_CHALLENGE;
+        cmd.authchallenge = &challenge;
+        break;
+    default: /* BS_CMD_BARE */
+        cmd.type = (Pulsar__Proto__BaseCommand__Type)next_byte(in);
+        break;
+    }
+    if (to >= 0)
+        fb_write_command(fb, to, &cmd);
+    s->written = to;
+}
+
+/* ---- the program -------------------------------------------------------------------- */
+
+uint64_t bs_within_budget(const session_t *s, uint64_t ms)
+{
+    uint64_t t = pc_mono_ms() + ms;
+    return t < s->budget_end ? t : s->budget_end;
+}
+
+static void sync_all(session_t *s, uint64_t deadline_ms)
+{
+    for (int i = 0, n = fb_conn_count(s->fb); i < n; i++)
+        fb_sync(s->fb, i, deadline_ms);
+}
+
+/* What the client did so far: a frame, a connection or a callback. */
+static unsigned activity(session_t *s)
+{
+    return s->fb->frames_received + (unsigned)fb_conn_count(s->fb) +
+           (unsigned)atomic_load(&s->callbacks);
+}
+
+typedef struct progress {
+    session_t *s;
+    unsigned seen;
+} progress_t;
+
+static bool something_new(fake_broker_t *fb, void *ctx)
+{
+    const progress_t *p = ctx;
+    return activity(p->s) != p->seen;
+}
+
+static void app_action(session_t *s, uint8_t what)
+{
+    outcome_t *o;
+    switch (what % 3) {
+    case 0:
+        if (s->producer && (o = new_outcome(s, s->dones, &s->n_dones, MAX_DONES, "a flush")))
+            o->accepted = pulsarc_producer_flush_async(s->producer, on_done, o) == PULSARC_OK;
+        break;
+    case 1:
+        if (s->producer && (o = new_outcome(s, s->dones, &s->n_dones, MAX_DONES, "a close")))
+            o->accepted = pulsarc_producer_close_async(s->producer, on_done, o) == PULSARC_OK;
+        break;
+    default:
+        pulsarc_producer_free(s->producer);
+        s->producer = NULL;
+        break;
+    }
+}
+
+int bs_current(session_t *s)
+{
+    if (s->current < 0 || s->fb->conns[s->current].fd < 0)
+        s->current = fb_open_conn(s->fb, 0);
+    return s->current;
+}
+
+void bs_run_op(session_t *s, bs_op_t op, input_t *in)
+{
+    fake_broker_t *fb = s->fb;
+    bs_current(s);
+    uint8_t arg;
+    switch (op) {
+    case BS_OP_RAW: {
+        size_t len = next_byte(in);
+        len = len < in->n ? len : in->n;
+        s->written = s->current;
+        if (s->current >= 0)
+            fb_write(fb, s->current, in->p, len);
+        in->p += len;
+        in->n -= len;
+        break;
+    }
+    case BS_OP_CMD:
+        build_and_write(s, in);
+        break;
+    case BS_OP_SEND:
+        arg = next_byte(in);
+        for (int i = 0; i <= (arg & 3); i++) {
+            char key[8];
+            snprintf(key, sizeof key, "k%d", i % 3);
+            send_message(s, (arg >> 2) & 1 ? next_byte(in) : -1, (arg >> 3) & 1 ? key : NULL,
+                         (arg >> 4) & 1);
+        }
+        break;
+    case BS_OP_USE_CONN:
+        s->current = fb_open_conn(fb, next_byte(in));
+        break;
+    case BS_OP_AUTO:
+        arg = next_byte(in) % BS_AUTO_COUNT;
+        fb->autos[arg] = !fb->autos[arg];
+        break;
+    case BS_OP_SYNC:
+        sync_all(s, s->budget_end);
+        break;
+    case BS_OP_WAIT:
+        fb_serve(fb, bs_within_budget(s, next_byte(in) % 32u + 1), NULL, NULL);
+        break;
+    case BS_OP_WAIT_EVENT: {
+        progress_t p = { s, activity(s) };
+        fb_serve(fb, bs_within_budget(s, EVENT_LIMIT_MS), something_new, &p);
+        break;
+    }
+    case BS_OP_HANGUP:
+        if (s->current >= 0)
+            fb_hang_up(fb, s->current);
+        break;
+    case BS_OP_APP:
+        app_action(s, next_byte(in));
+        break;
+    default: /* BS_OP_REFUSE */
+        fb_set_refuse(fb, (fb_refuse_t)(next_byte(in) % 3));
+        break;
+    }
+    /* Let the client handle what was just written before the next operation, so that
+     * what an input does depends on its bytes rather than on thread timing. */
+    if ((op == BS_OP_RAW || op == BS_OP_CMD) && s->written >= 0)
+        fb_sync(fb, s->written, bs_within_budget(s, BS_SYNC_LIMIT_MS));
+}
+
+static void check_outcomes(const outcome_t *v, int n, bool log)
+{
+    for (int i = 0; i < n; i++) {
+        int calls = atomic_load(&v[i].calls);
+        if (log)
+            fprintf(stderr, "%s #%d: %s, %s\n", v[i].what, i,
+                    v[i].accepted ? "accepted" : "not accepted",
+                    calls ? pulsarc_strerror(v[i].res) : "no callback");
+        CHECK(calls == (v[i].accepted ? 1 : 0), "%s (#%d, %s) was called back %d times",
+              v[i].what, i, v[i].accepted ? "accepted" : "not accepted", calls);
+    }
+}
+
+void bs_init(void)
+{
+    for (size_t i = 0; i < sizeof payload; i++)
+        payload[i] = (uint8_t)(i * 7);
+}
+
+bool bs_start(session_t *s, input_t *in, const bs_options_t *opt)
+{
+    memset(s, 0, sizeof *s);
+    atomic_init(&s->callbacks, 0);
+    if (!setup(s, in, opt))
+        return false;
+    s->budget_end = pc_mono_ms() + BS_PROGRAM_BUDGET_MS;
+    return true;
+}
+
+bool bs_running(const session_t *s, const input_t *in)
+{
+    return in->n > 0 && pc_mono_ms() < s->budget_end;
+}
+
+void bs_finish(session_t *s)
+{
+    if (s->client) {
+        sync_all(s, pc_mono_ms() + BS_SYNC_LIMIT_MS);
+        if (s->free_before_destroy) {
+            pulsarc_producer_free(s->producer);
+            s->producer = NULL;
+        }
+        CHECK(pulsarc_client_destroy(s->client) == PULSARC_OK, "destroy failed");
+    }
+    /* A handle outlives its client until freed. */
+    pulsarc_producer_free(s->producer);
+    /* The loop thread has ended: every callback that will ever come has come. */
+    bool log = getenv("FUZZ_BROKER_SESSION_LOG");
+    check_outcomes(s->msgs, s->n_msgs, log);
+    check_outcomes(s->dones, s->n_dones, log);
+    pulsarc_message_free(s->msg);
+    if (s->fb)
+        fb_free(s->fb);
+}

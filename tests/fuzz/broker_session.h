@@ -1,0 +1,95 @@
+/* A client with messages in flight, played against the fake broker by a program read
+ * from fuzz input (format: broker_session_format.h). Shared by the fuzz targets that
+ * play a broker session: fuzz_broker_session (plain sockets) and fuzz_tls_session (the
+ * same session under TLS, plus damage to the TLS layer itself).
+ *
+ * A target calls bs_start, then bs_run_op for each operation while bs_running, then
+ * bs_finish, which destroys the client and checks the callbacks (abort on a violation).
+ *
+ * FUZZ_BROKER_SESSION_LOG=1 in the environment prints the client's log (debug level) and
+ * how each message ended to stderr, to follow what a reproducer does. */
+#ifndef PC_FUZZ_BROKER_SESSION_H
+#define PC_FUZZ_BROKER_SESSION_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker_session_format.h"
+#include "fake_broker.h"
+#include "pulsarc/pulsarc.h"
+
+#define BS_PROGRAM_BUDGET_MS 200  /* all serving done by the program */
+#define BS_SYNC_LIMIT_MS 50       /* for the client to answer a PING */
+#define BS_MAX_MESSAGES 128
+#define BS_MAX_DONES 16
+
+typedef struct input {
+    const uint8_t *p;
+    size_t n;
+} input_t;
+
+/* The next input byte; past the end every argument reads as 0. */
+static inline uint8_t bs_next_byte(input_t *in)
+{
+    if (in->n == 0)
+        return 0;
+    in->n--;
+    return *in->p++;
+}
+
+typedef struct outcome {
+    bool accepted;      /* main thread only; read after the loop thread is joined */
+    atomic_int calls;
+    pulsarc_result res; /* of the first call, for the log */
+    const char *what;
+    fake_broker_t *fb;  /* woken, since the main thread may be waiting for callbacks */
+    atomic_int *callbacks; /* the session's count of every callback */
+} outcome_t;
+
+typedef struct session {
+    fake_broker_t *fb;
+    pulsarc_client_t *client;
+    pulsarc_producer_t *producer;   /* NULL when creation failed or after producer_free */
+    pulsarc_message_t *msg;
+    size_t payload_len;
+    bool tls;                       /* the broker answers with TLS addresses */
+    bool free_before_destroy;       /* else after: a handle outlives its client */
+    uint64_t budget_end;            /* monotonic ms when the program must stop serving */
+    int current;                    /* connection the program writes to, -1: none */
+    int written;                    /* connection the last operation wrote to, -1: none */
+
+    outcome_t msgs[BS_MAX_MESSAGES];
+    int n_msgs;
+    outcome_t dones[BS_MAX_DONES];
+    int n_dones;
+    atomic_int callbacks;
+} session_t;
+
+/* What differs between targets: how the client reaches the broker. */
+typedef struct bs_options {
+    const char *service_url;
+    const char *trust_pem;           /* CA the client trusts (TLS), or NULL */
+    const fb_transport_t *transport; /* the broker's layer under the frames, or NULL */
+    void *transport_ctx;
+} bs_options_t;
+
+/* Once per process (LLVMFuzzerInitialize). */
+void bs_init(void);
+/* Read the setup bytes, create the broker, the client and the producer and send the
+ * setup's messages. False when out of resources (still call bs_finish). */
+bool bs_start(session_t *s, input_t *in, const bs_options_t *opt);
+/* Whether the program goes on: input left and serving budget left. */
+bool bs_running(const session_t *s, const input_t *in);
+/* The connection operations write to (the first open one when the current closed). */
+int bs_current(session_t *s);
+/* Run operation op (< BS_OP_COUNT) with its arguments from in. */
+void bs_run_op(session_t *s, bs_op_t op, input_t *in);
+/* A deadline ms from now, capped by the program's budget. */
+uint64_t bs_within_budget(const session_t *s, uint64_t ms);
+/* Let the client answer everything written, destroy it, free the broker and check that
+ * every accepted message, flush and close was called back exactly once. */
+void bs_finish(session_t *s);
+
+#endif

@@ -1,0 +1,130 @@
+"""pulsarc with an http:// service URL: topics are looked up over the broker's admin REST
+API (/lookup/v2/topic/..., /admin/v2/.../partitions), then pulsarc publishes over the
+binary protocol to the broker the answer names. The official Python client reads back.
+
+The https + token case needs the secured broker (scripts/broker-secure) and is marked
+`secure` like tests/interop/test_security.py."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+import pytest
+
+import pulsar_helpers as ph
+from pulsarc_messages import gen_messages
+
+
+def http_url() -> str:
+    """The default broker's web service, where the admin helpers already go."""
+    return ph.admin_url()
+
+
+def produce(url: str, topic: str, count: int, *args: str, mode: str = "async",
+            check: bool = True, timeout_s: float = 120):
+    proc = ph.run_bin("interop_producer", url, topic, str(count), mode, *args,
+                      timeout_s=timeout_s, check=check)
+    out = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    return proc, out
+
+
+def assert_exact(want: list[dict], got: list[dict]):
+    assert len(got) == len(want)
+    for i, (w, g) in enumerate(zip(want, got)):
+        assert g["data"] == w["data"], f"payload of message {i}"
+        assert g["partition_key"] == w["partition_key"], f"key of message {i}"
+        assert g["properties"] == w["properties"], f"properties of message {i}"
+        assert g["event_timestamp"] == w["event_timestamp"], f"event time of message {i}"
+
+
+def test_plain_topic_over_http_lookup(unique_topic):
+    topic = unique_topic()
+    count = 500
+    _, out = produce(http_url(), topic, count)
+    assert f"sent={count} failed=0" in out, out
+    received = ph.read_messages(topic, count, timeout_s=60, extra_wait_s=1.0)
+    assert_exact(gen_messages(count), received)
+
+
+def test_default_port_is_8080(unique_topic):
+    parsed = urllib.parse.urlsplit(http_url())
+    if parsed.port not in (None, 8080):
+        pytest.fail(f"the default broker's web service is not on port 8080: {http_url()}")
+    topic = unique_topic()
+    _, out = produce(f"http://{parsed.hostname}", topic, 5, mode="sync")
+    assert "sent=5 failed=0" in out, out
+    assert_exact(gen_messages(5), ph.read_messages(topic, 5, extra_wait_s=0.5))
+
+
+def test_partitioned_topic_over_http_lookup(unique_topic):
+    topic = unique_topic()
+    partitions, count = 3, 600
+    ph.create_partitioned_topic(topic, partitions)
+    # Without keys in every message, round-robin spreads them over the partitions.
+    _, out = produce(http_url(), topic, count)
+    assert f"sent={count} failed=0" in out, out
+    received = ph.read_partitioned(topic, count, timeout_s=60, extra_wait_s=1.0)
+    want = gen_messages(count)
+    assert len(received) == count
+    by_index = {int(m["properties"]["index"]): m for m in received}
+    assert sorted(by_index) == list(range(count)), "every message exactly once"
+    assert_exact(want, [by_index[i] for i in range(count)])
+    used = {m["message_id"][2] for m in received}
+    assert used == set(range(partitions)), f"partitions used: {sorted(used)}"
+    # Order holds within each partition.
+    for p in range(partitions):
+        idx = [int(m["properties"]["index"]) for m in received if m["message_id"][2] == p]
+        assert idx == sorted(idx), f"order in partition {p}"
+
+
+def test_unknown_namespace_is_a_clear_error(unique_topic):
+    topic = unique_topic(namespace="public/no-such-namespace-for-http")
+    proc, out = produce(http_url(), topic, 1, mode="sync", check=False, timeout_s=60)
+    assert proc.returncode != 0, out
+    assert "topic not found" in out, out
+    assert "Namespace not found" in out, out
+    assert "status 404" in out, out
+
+
+def test_unreachable_web_service_fails_with_connect_error(unique_topic):
+    proc, out = produce("http://127.0.0.1:1", unique_topic(), 1, "--client-conf",
+                        "operationTimeoutMs=3000", mode="sync", check=False, timeout_s=60)
+    assert proc.returncode != 0, out
+    assert re.search(r"could not connect", out), out
+    assert "127.0.0.1:1" in out, out
+
+
+# --------------------------------------------------------------------------------------
+# https + token against the secured broker
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.secure
+def test_https_lookup_with_token(secure_broker, unique_topic):
+    env = secure_broker
+    token = ph.read_secret(env["producer_token_file"])
+    topic = unique_topic()
+    count = 50
+    proc, out = produce(env["https_url"], topic, count,
+                        "--client-conf", f"tlsTrustCertsFilePath={env['ca']}",
+                        "--client-conf", "authPlugin=token",
+                        "--client-conf", f"authParams=file://{env['producer_token_file']}",
+                        "--client-conf", "logLevel=debug", mode="sync")
+    assert f"sent={count} failed=0" in out, out
+    assert token not in out and token.rsplit(".", 1)[1] not in out, "the token leaked"
+    client = ph.make_secure_client()
+    try:
+        got = ph.read_messages(topic, count, timeout_s=60, extra_wait_s=0.5, client=client)
+    finally:
+        client.close()
+    assert [m["data"] for m in got] == [m["data"] for m in gen_messages(count)]
+
+
+@pytest.mark.secure
+def test_https_lookup_without_token_is_refused(secure_broker, unique_topic):
+    env = secure_broker
+    proc, out = produce(env["https_url"], unique_topic(), 1,
+                        "--client-conf", f"tlsTrustCertsFilePath={env['ca']}",
+                        mode="sync", check=False, timeout_s=60)
+    assert proc.returncode != 0, out
+    assert "status 401" in out, out

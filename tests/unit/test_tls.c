@@ -1,0 +1,457 @@
+/* TLS sessions against an in-process OpenSSL server, through memory only. Every CA,
+ * certificate and key is made at test time, so the tests need no files and no network. */
+#include <criterion/criterion.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/config.h"
+#include "net/tls.h"
+
+/* ---- test PKI ----------------------------------------------------------------- */
+
+typedef struct ident {
+    EVP_PKEY *key;
+    X509 *cert;
+} ident_t;
+
+static void add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
+{
+    X509V3_CTX v3;
+    X509V3_set_ctx(&v3, issuer, cert, NULL, NULL, 0);
+    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
+    cr_assert_not_null(ext);
+    X509_add_ext(cert, ext, -1);
+    X509_EXTENSION_free(ext);
+}
+
+/* A certificate for cn, valid from now+from_s to now+to_s, signed by issuer (NULL:
+ * self-signed). san: subjectAltName, or NULL. */
+static ident_t make_ident(const char *cn, const ident_t *issuer, bool ca, long from_s, long to_s,
+                          const char *san)
+{
+    static long serial = 1;
+    ident_t id;
+    id.key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+    cr_assert_not_null(id.key);
+    id.cert = X509_new();
+    X509_set_version(id.cert, 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(id.cert), serial++);
+    X509_gmtime_adj(X509_getm_notBefore(id.cert), from_s);
+    X509_gmtime_adj(X509_getm_notAfter(id.cert), to_s);
+    X509_NAME *name = X509_get_subject_name(id.cert);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
+    X509 *issuer_cert = issuer ? issuer->cert : id.cert;
+    X509_set_issuer_name(id.cert, X509_get_subject_name(issuer_cert));
+    X509_set_pubkey(id.cert, id.key);
+    add_ext(id.cert, issuer_cert, NID_basic_constraints, ca ? "critical,CA:TRUE" : "CA:FALSE");
+    if (ca)
+        add_ext(id.cert, issuer_cert, NID_key_usage, "critical,keyCertSign,cRLSign");
+    if (san)
+        add_ext(id.cert, issuer_cert, NID_subject_alt_name, san);
+    cr_assert(X509_sign(id.cert, issuer ? issuer->key : id.key, EVP_sha256()) > 0);
+    return id;
+}
+
+static void free_ident(ident_t *id)
+{
+    X509_free(id->cert);
+    EVP_PKEY_free(id->key);
+}
+
+static char *bio_string(BIO *bio)
+{
+    char *data;
+    long n = BIO_get_mem_data(bio, &data);
+    char *s = malloc((size_t)n + 1);
+    memcpy(s, data, (size_t)n);
+    s[n] = '\0';
+    BIO_free(bio);
+    return s;
+}
+
+static char *cert_pem(const ident_t *id)
+{
+    BIO *bio = BIO_new(BIO_s_mem());
+    PEM_write_bio_X509(bio, id->cert);
+    return bio_string(bio);
+}
+
+static char *key_pem(const ident_t *id)
+{
+    BIO *bio = BIO_new(BIO_s_mem());
+    PEM_write_bio_PrivateKey(bio, id->key, NULL, NULL, 0, NULL, NULL);
+    return bio_string(bio);
+}
+
+#define DAY (24L * 3600)
+static ident_t ca, other_ca, server, expired, self_signed, client_id;
+
+static void make_pki(void)
+{
+    ca = make_ident("pulsarc test CA", NULL, true, -DAY, 30 * DAY, NULL);
+    other_ca = make_ident("another CA", NULL, true, -DAY, 30 * DAY, NULL);
+    server = make_ident("localhost", &ca, false, -DAY, 30 * DAY, "DNS:localhost,IP:127.0.0.1");
+    expired = make_ident("localhost", &ca, false, -30 * DAY, -DAY, "DNS:localhost");
+    self_signed = make_ident("localhost", NULL, false, -DAY, 30 * DAY, "DNS:localhost");
+    client_id = make_ident("client-role", &ca, false, -DAY, 30 * DAY, NULL);
+}
+
+static void free_pki(void)
+{
+    ident_t *all[] = { &ca, &other_ca, &server, &expired, &self_signed, &client_id };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        free_ident(all[i]);
+}
+
+TestSuite(tls, .init = make_pki, .fini = free_pki);
+
+/* ---- the in-process server ---------------------------------------------------- */
+
+typedef struct server_opts {
+    const ident_t *id;
+    bool require_client_cert;
+    int max_version; /* 0: OpenSSL's default */
+} server_opts_t;
+
+static SSL *new_server(server_opts_t o)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    cr_assert(SSL_CTX_use_certificate(ctx, o.id->cert) == 1);
+    cr_assert(SSL_CTX_use_PrivateKey(ctx, o.id->key) == 1);
+    if (o.require_client_cert) {
+        X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca.cert);
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    }
+    if (o.max_version) {
+        SSL_CTX_set_security_level(ctx, 0); /* let the old protocol be offered at all */
+        SSL_CTX_set_min_proto_version(ctx, 0);
+        SSL_CTX_set_max_proto_version(ctx, o.max_version);
+    }
+    SSL *ssl = SSL_new(ctx);
+    SSL_CTX_free(ctx);
+    SSL_set_bio(ssl, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
+    BIO_set_mem_eof_return(SSL_get_rbio(ssl), -1);
+    SSL_set_accept_state(ssl);
+    return ssl;
+}
+
+static pc_tls_ctx_t *new_ctx(pc_tls_settings_t s)
+{
+    pc_tls_ctx_t *ctx = NULL;
+    pulsarc_result r = pc_tls_ctx_new(&s, &ctx);
+    cr_assert_eq(r, PULSARC_OK, "context: %s: %s", pulsarc_result_name(r),
+                 pulsarc_last_error_detail());
+    return ctx;
+}
+
+static void client_to_server(pc_tls_session_t *cl, SSL *srv)
+{
+    size_t n;
+    uint8_t *out = pc_tls_take_output(cl, &n);
+    if (out)
+        BIO_write(SSL_get_rbio(srv), out, (int)n);
+    free(out);
+}
+
+static void server_to_client(SSL *srv, pc_tls_session_t *cl)
+{
+    uint8_t buf[16384];
+    int n;
+    while ((n = BIO_read(SSL_get_wbio(srv), buf, sizeof buf)) > 0)
+        cr_assert_eq(pc_tls_feed(cl, buf, (size_t)n), 0);
+}
+
+/* Run both ends until the client is done or failed; then read once, since a TLS 1.3
+ * server judges the client's certificate after the client has finished. */
+static pulsarc_result handshake(pc_tls_session_t *cl, SSL *srv)
+{
+    pc_tls_status_t st = PC_TLS_WANT_MORE;
+    for (int round = 0; round < 10 && st == PC_TLS_WANT_MORE; round++) {
+        st = pc_tls_handshake(cl);
+        client_to_server(cl, srv);
+        SSL_do_handshake(srv);
+        server_to_client(srv, cl);
+    }
+    if (st == PC_TLS_DONE) {
+        uint8_t buf[64];
+        st = pc_tls_read(cl, buf, sizeof buf) < 0 ? PC_TLS_FAILED : PC_TLS_DONE;
+    }
+    cr_assert_neq(st, PC_TLS_WANT_MORE, "handshake did not finish");
+    return st == PC_TLS_DONE ? PULSARC_OK : pc_tls_result(cl);
+}
+
+static pulsarc_result connect_to(pc_tls_settings_t s, const char *host, server_opts_t o)
+{
+    pc_tls_ctx_t *ctx = new_ctx(s);
+    pc_tls_session_t *cl = pc_tls_session_new(ctx, host);
+    cr_assert_not_null(cl);
+    SSL *srv = new_server(o);
+    pulsarc_result r = handshake(cl, srv);
+    if (r != PULSARC_OK)
+        cr_log_info("%s: %s", pulsarc_result_name(r), pc_tls_detail(cl));
+    SSL_free(srv);
+    pc_tls_session_free(cl);
+    pc_tls_ctx_free(ctx);
+    return r;
+}
+
+static pc_tls_settings_t trusting(const ident_t *trusted)
+{
+    static char *pem; /* one per test process */
+    free(pem);
+    pem = cert_pem(trusted);
+    return (pc_tls_settings_t){ .trust_pem = pem, .verify_hostname = true };
+}
+
+/* ---- tests -------------------------------------------------------------------- */
+
+Test(tls, handshake_and_data_with_the_right_ca)
+{
+    pc_tls_ctx_t *ctx = new_ctx(trusting(&ca));
+    pc_tls_session_t *cl = pc_tls_session_new(ctx, "localhost");
+    SSL *srv = new_server((server_opts_t){ .id = &server });
+    cr_assert_eq(handshake(cl, srv), PULSARC_OK, "%s", pc_tls_detail(cl));
+    cr_assert(pc_tls_established(cl));
+
+    cr_assert_eq(pc_tls_write(cl, (const uint8_t *)"ping", 4), 0);
+    client_to_server(cl, srv);
+    char got[16] = "";
+    cr_assert_eq(SSL_read(srv, got, sizeof got), 4);
+    cr_assert_eq(memcmp(got, "ping", 4), 0);
+
+    cr_assert_eq(SSL_write(srv, "pong!", 5), 5);
+    server_to_client(srv, cl);
+    uint8_t back[16];
+    cr_assert_eq(pc_tls_read(cl, back, sizeof back), 5);
+    cr_assert_eq(memcmp(back, "pong!", 5), 0);
+    cr_assert_eq(pc_tls_read(cl, back, sizeof back), 0, "nothing more buffered");
+
+    SSL_free(srv);
+    pc_tls_session_free(cl);
+    pc_tls_ctx_free(ctx);
+}
+
+Test(tls, ip_literal_is_checked_as_an_address)
+{
+    server_opts_t o = { .id = &server };
+    cr_expect_eq(connect_to(trusting(&ca), "127.0.0.1", o), PULSARC_OK);
+    cr_expect_eq(connect_to(trusting(&ca), "127.0.0.2", o), PULSARC_ERR_TLS_HOSTNAME);
+}
+
+Test(tls, another_ca_is_untrusted)
+{
+    cr_expect_eq(connect_to(trusting(&other_ca), "localhost", (server_opts_t){ .id = &server }),
+                 PULSARC_ERR_TLS_UNTRUSTED);
+}
+
+Test(tls, self_signed_is_untrusted)
+{
+    cr_expect_eq(connect_to(trusting(&ca), "localhost", (server_opts_t){ .id = &self_signed }),
+                 PULSARC_ERR_TLS_UNTRUSTED);
+}
+
+Test(tls, insecure_accepts_anything)
+{
+    pc_tls_settings_t s = { .allow_insecure = true, .verify_hostname = true };
+    cr_expect_eq(connect_to(s, "elsewhere", (server_opts_t){ .id = &self_signed }), PULSARC_OK);
+}
+
+Test(tls, hostname_mismatch_and_switching_it_off)
+{
+    server_opts_t o = { .id = &server };
+    pc_tls_settings_t s = trusting(&ca);
+    cr_expect_eq(connect_to(s, "broker.example.com", o), PULSARC_ERR_TLS_HOSTNAME);
+    s.verify_hostname = false;
+    cr_expect_eq(connect_to(s, "broker.example.com", o), PULSARC_OK);
+}
+
+Test(tls, hostname_detail_names_the_host)
+{
+    pc_tls_ctx_t *ctx = new_ctx(trusting(&ca));
+    pc_tls_session_t *cl = pc_tls_session_new(ctx, "broker.example.com");
+    SSL *srv = new_server((server_opts_t){ .id = &server });
+    cr_assert_eq(handshake(cl, srv), PULSARC_ERR_TLS_HOSTNAME);
+    cr_expect(strstr(pc_tls_detail(cl), "broker.example.com") != NULL, "%s", pc_tls_detail(cl));
+    SSL_free(srv);
+    pc_tls_session_free(cl);
+    pc_tls_ctx_free(ctx);
+}
+
+Test(tls, expired_certificate)
+{
+    cr_expect_eq(connect_to(trusting(&ca), "localhost", (server_opts_t){ .id = &expired }),
+                 PULSARC_ERR_TLS_EXPIRED);
+}
+
+Test(tls, missing_client_certificate)
+{
+    server_opts_t o = { .id = &server, .require_client_cert = true };
+    cr_expect_eq(connect_to(trusting(&ca), "localhost", o), PULSARC_ERR_TLS_CLIENT_CERT);
+    /* TLS 1.2 reports it differently (a handshake_failure alert during the handshake). */
+    pc_tls_settings_t s = trusting(&ca);
+    s.protocols = "TLSv1.2";
+    cr_expect_eq(connect_to(s, "localhost", o), PULSARC_ERR_TLS_CLIENT_CERT);
+}
+
+Test(tls, client_certificate_from_memory)
+{
+    server_opts_t o = { .id = &server, .require_client_cert = true };
+    pc_tls_settings_t s = trusting(&ca);
+    char *cert = cert_pem(&client_id), *key = key_pem(&client_id);
+    s.cert_pem = cert;
+    s.key_pem = key;
+    cr_expect_eq(connect_to(s, "localhost", o), PULSARC_OK);
+    /* A certificate the server's CA did not sign. */
+    char *other = cert_pem(&self_signed), *other_key = key_pem(&self_signed);
+    s.cert_pem = other;
+    s.key_pem = other_key;
+    cr_expect_eq(connect_to(s, "localhost", o), PULSARC_ERR_TLS_CLIENT_CERT);
+    free(cert);
+    free(key);
+    free(other);
+    free(other_key);
+}
+
+Test(tls, plain_text_peer)
+{
+    pc_tls_ctx_t *ctx = new_ctx(trusting(&ca));
+    pc_tls_session_t *cl = pc_tls_session_new(ctx, "localhost");
+    cr_assert_eq(pc_tls_handshake(cl), PC_TLS_WANT_MORE);
+    static const uint8_t frame[] = { 0, 0, 0, 12, 0, 0, 0, 8, 8, 3, 'x', 'y', 'z', 'w', 0, 0 };
+    cr_assert_eq(pc_tls_feed(cl, frame, sizeof frame), 0);
+    cr_expect_eq(pc_tls_handshake(cl), PC_TLS_FAILED);
+    cr_expect_eq(pc_tls_result(cl), PULSARC_ERR_TLS_HANDSHAKE, "%s", pc_tls_detail(cl));
+    cr_log_info("%s", pc_tls_detail(cl));
+    pc_tls_session_free(cl);
+
+    /* A peer that hangs up on the ClientHello. */
+    cl = pc_tls_session_new(ctx, "localhost");
+    cr_assert_eq(pc_tls_handshake(cl), PC_TLS_WANT_MORE);
+    pc_tls_fail_eof(cl);
+    cr_expect_eq(pc_tls_result(cl), PULSARC_ERR_TLS_HANDSHAKE);
+    pc_tls_session_free(cl);
+    pc_tls_ctx_free(ctx);
+}
+
+Test(tls, tls_1_1_refused)
+{
+    server_opts_t o = { .id = &server, .max_version = TLS1_1_VERSION };
+    cr_expect_eq(connect_to(trusting(&ca), "localhost", o), PULSARC_ERR_TLS_HANDSHAKE);
+}
+
+Test(tls, protocols_narrow_but_never_widen)
+{
+    pc_tls_settings_t s = trusting(&ca);
+    s.protocols = "TLSv1.3";
+    cr_expect_eq(connect_to(s, "localhost", (server_opts_t){ .id = &server,
+                                                              .max_version = TLS1_2_VERSION }),
+                 PULSARC_ERR_TLS_HANDSHAKE);
+    pc_tls_ctx_t *ctx = NULL;
+    s.protocols = "TLSv1.1";
+    cr_expect_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
+    s.protocols = "TLSv9";
+    cr_expect_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
+    cr_expect_null(ctx);
+}
+
+Test(tls, ciphers_take_iana_and_openssl_names)
+{
+    pc_tls_settings_t s = trusting(&ca);
+    s.ciphers = "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256";
+    s.protocols = "TLSv1.2";
+    cr_expect_eq(connect_to(s, "localhost", (server_opts_t){ .id = &server }), PULSARC_OK);
+    s.ciphers = "TLS_AES_256_GCM_SHA384";
+    s.protocols = NULL;
+    cr_expect_eq(connect_to(s, "localhost", (server_opts_t){ .id = &server }), PULSARC_OK);
+    pc_tls_ctx_t *ctx = NULL;
+    s.ciphers = "NOT-A-CIPHER";
+    cr_expect_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
+}
+
+Test(tls, bad_material_is_a_config_error_without_secrets)
+{
+    pc_tls_ctx_t *ctx = NULL;
+    pc_tls_settings_t s = { .trust_pem = "not a certificate" };
+    cr_expect_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
+    s = (pc_tls_settings_t){ .trust_file = "/nonexistent/ca.pem" };
+    cr_expect_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
+    cr_expect(strstr(pulsarc_last_error_detail(), "/nonexistent/ca.pem") != NULL);
+
+    char *cert = cert_pem(&client_id);
+    const char *key = "-----BEGIN PRIVATE KEY-----\nSECRETKEYMATERIAL\n-----END PRIVATE KEY-----\n";
+    s = (pc_tls_settings_t){ .allow_insecure = true, .cert_pem = cert, .key_pem = key };
+    cr_expect_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
+    cr_expect(strstr(pulsarc_last_error_detail(), "SECRETKEYMATERIAL") == NULL);
+    /* A key that is fine but not the certificate's. */
+    char *wrong = key_pem(&server);
+    s.key_pem = wrong;
+    cr_expect_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
+    s.key_pem = NULL;
+    cr_expect_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG, "certificate without key");
+    cr_expect_null(ctx);
+    free(cert);
+    free(wrong);
+}
+
+Test(tls, config_pem_api_copies_and_checks)
+{
+    pulsarc_client_config_t *conf = pulsarc_client_config_new();
+    char *ca_pem = cert_pem(&ca), *cert = cert_pem(&client_id), *key = key_pem(&client_id);
+    cr_expect_eq(pulsarc_client_config_set_tls_trust_certs_pem(conf, "garbage"),
+                 PULSARC_ERR_TLS_CONFIG);
+    cr_expect_eq(pulsarc_client_config_set_tls_trust_certs_pem(conf, ca_pem), PULSARC_OK);
+    cr_expect_eq(pulsarc_client_config_set_tls_cert_pem(conf, cert, NULL),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    cr_expect_eq(pulsarc_client_config_set_tls_cert_pem(conf, cert, key), PULSARC_OK);
+
+    pulsarc_client_config_t copy;
+    cr_assert_eq(pc_client_config_copy(&copy, conf), 0);
+    cr_expect_str_eq(copy.tls_key_pem, key);
+    cr_expect_neq(copy.tls_key_pem, conf->tls_key_pem, "a copy, not the same buffer");
+    char dump[8192];
+    pulsarc_client_config_dump(conf, dump, sizeof dump);
+    cr_expect(strstr(dump, "PRIVATE KEY") == NULL, "the key never shows in a dump");
+
+    /* A pulsar+ssl:// client builds its context from all of it. */
+    struct pc_tls_ctx *ctx = NULL;
+    pc_service_url_t url;
+    cr_assert_eq(pc_service_url_parse("pulsar+ssl://localhost:6651", &url, NULL, 0), 0);
+    cr_expect_eq(pc_client_tls_new(&copy, &url, &ctx), PULSARC_OK);
+    cr_expect_not_null(ctx);
+    pc_client_tls_free(ctx);
+    cr_assert_eq(pc_service_url_parse("pulsar://localhost:6650", &url, NULL, 0), 0);
+    cr_expect_eq(pc_client_tls_new(&copy, &url, &ctx), PULSARC_OK);
+    cr_expect_null(ctx, "plain URL: no TLS");
+
+    pc_client_config_clear(&copy);
+    cr_expect_null(copy.tls_key_pem);
+    cr_expect_eq(pulsarc_client_config_set_tls_cert_pem(conf, NULL, NULL), PULSARC_OK);
+    cr_expect_null(conf->tls_key_pem);
+    pulsarc_client_config_free(conf);
+    free(ca_pem);
+    free(cert);
+    free(key);
+}
+
+Test(tls, client_accepts_pulsar_ssl_urls)
+{
+    pulsarc_client_config_t *conf = pulsarc_client_config_new();
+    char *ca_pem = cert_pem(&ca);
+    cr_assert_eq(pulsarc_client_config_set_tls_trust_certs_pem(conf, ca_pem), PULSARC_OK);
+    pulsarc_client_t *client = NULL;
+    cr_assert_eq(pulsarc_client_new("pulsar+ssl://localhost:6651", conf, &client), PULSARC_OK,
+                 "%s", pulsarc_last_error_detail());
+    pulsarc_client_destroy(client);
+    cr_assert_eq(pulsarc_client_config_set(conf, "tlsTrustCertsFilePath", "/nonexistent.pem"),
+                 PULSARC_OK);
+    cr_expect_eq(pulsarc_client_config_set_tls_trust_certs_pem(conf, NULL), PULSARC_OK);
+    cr_expect_eq(pulsarc_client_new("pulsar+ssl://localhost:6651", conf, &client),
+                 PULSARC_ERR_TLS_CONFIG);
+    pulsarc_client_config_free(conf);
+    free(ca_pem);
+}
