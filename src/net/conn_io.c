@@ -1,0 +1,332 @@
+/* The connection's transport: reading and framing what arrives, the write queue (every
+ * frame of one loop turn leaves in one writev) and the TLS path (ciphertext on the
+ * socket, plaintext above), and the start of the handshake once the socket is connected.
+ * @locality loop thread. */
+#include "net/connection_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+
+typedef struct write_req {
+    uv_write_t req;
+    pc_conn_t *conn;
+    out_queue_t q;
+} write_req_t;
+
+/* ---- writing ----------------------------------------------------------------- */
+
+void conn_finish_items(out_queue_t *q, int status)
+{
+    for (size_t i = 0; i < q->n_items; i++) {
+        if (q->items[i].done)
+            q->items[i].done(q->items[i].ctx, status);
+        free(q->items[i].owned);
+    }
+    free(q->items);
+    free(q->bufs);
+    memset(q, 0, sizeof *q);
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+    write_req_t *w = (write_req_t *)req;
+    pc_conn_t *c = w->conn;
+    c->busy_requests--;
+    conn_finish_items(&w->q, status);
+    free(w);
+    if (status < 0 && status != UV_ECANCELED)
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(status));
+    else
+        conn_maybe_free(c);
+}
+
+static int grow_array(void **items, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*items, n * elem);
+    if (!p)
+        return -1;
+    *items = p;
+    *cap = n;
+    return 0;
+}
+
+/* Hand a queue to libuv as one writev; its items hear how it went. */
+static void start_write(pc_conn_t *c, out_queue_t *q)
+{
+    write_req_t *w = malloc(sizeof *w);
+    if (!w) {
+        conn_finish_items(q, UV_ENOMEM);
+        pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for a write");
+        return;
+    }
+    w->conn = c;
+    w->q = *q;
+    memset(q, 0, sizeof *q);
+    int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, w->q.bufs, (unsigned)w->q.n_bufs, on_write);
+    if (rc != 0) {
+        conn_finish_items(&w->q, rc);
+        free(w);
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(rc));
+        return;
+    }
+    c->busy_requests++;
+}
+
+/* ---- TLS transport: ciphertext on the socket, plaintext above ---------------- */
+
+/* Write whatever ciphertext the session has ready (handshake messages, alerts, records).
+ * Records must reach the peer in the order the session made them: every path that makes
+ * ciphertext calls this (or flush_out's encryption) at once, so uv_write order is it. */
+static void send_tls_output(pc_conn_t *c)
+{
+    size_t len;
+    uint8_t *bytes = pc_tls_take_output(c->tls, &len);
+    if (!bytes)
+        return;
+    out_queue_t q;
+    memset(&q, 0, sizeof q);
+    if (grow_array((void **)&q.bufs, &q.cap_bufs, 1, sizeof *q.bufs) != 0 ||
+        grow_array((void **)&q.items, &q.cap_items, 1, sizeof *q.items) != 0) {
+        free(bytes);
+        free(q.bufs);
+        pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for TLS output");
+        return;
+    }
+    q.bufs[q.n_bufs++] = uv_buf_init((char *)bytes, (unsigned)len);
+    q.items[q.n_items++] = (write_item_t){ NULL, NULL, bytes };
+    start_write(c, &q);
+}
+
+/* Replace the queue's plaintext buffers by their encryption, gathered into records of up
+ * to 16 KiB (one record per small frame would cost a header and a MAC each). The items
+ * keep their callbacks and owned plaintext; one more item owns the ciphertext. */
+static int encrypt_queue(pc_conn_t *c, out_queue_t *q)
+{
+    uint8_t chunk[16384];
+    size_t used = 0;
+    for (size_t i = 0; i < q->n_bufs; i++) {
+        const uint8_t *p = (const uint8_t *)q->bufs[i].base;
+        size_t left = q->bufs[i].len;
+        while (left > 0) {
+            size_t n = left < sizeof chunk - used ? left : sizeof chunk - used;
+            memcpy(chunk + used, p, n);
+            used += n;
+            p += n;
+            left -= n;
+            if (used == sizeof chunk && pc_tls_write(c->tls, chunk, used) != 0)
+                return -1;
+            used = used == sizeof chunk ? 0 : used;
+        }
+    }
+    if (used > 0 && pc_tls_write(c->tls, chunk, used) != 0)
+        return -1;
+    size_t len;
+    uint8_t *cipher = pc_tls_take_output(c->tls, &len);
+    if (!cipher ||
+        grow_array((void **)&q->items, &q->cap_items, q->n_items + 1, sizeof *q->items) != 0) {
+        free(cipher);
+        return -1;
+    }
+    q->items[q->n_items++] = (write_item_t){ NULL, NULL, cipher };
+    q->bufs[0] = uv_buf_init((char *)cipher, (unsigned)len);
+    q->n_bufs = 1;
+    return 0;
+}
+
+static void flush_out(uv_idle_t *h)
+{
+    pc_conn_t *c = h->data;
+    uv_idle_stop(h);
+    if (c->out.n_bufs == 0 || c->state == PC_CONN_CLOSED)
+        return;
+    if (c->tls && encrypt_queue(c, &c->out) != 0) {
+        pulsarc_result why = pc_tls_result(c->tls);
+        pc_conn_close(c, why != PULSARC_OK ? why : PULSARC_ERR_NO_MEMORY,
+                      why != PULSARC_OK ? pc_tls_detail(c->tls) : "no memory for TLS output");
+        return;
+    }
+    /* Plain connections write the callers' buffers as they are: zero copy. */
+    start_write(c, &c->out);
+}
+
+/* Queue buffers for the next coalesced write: every frame produced in one loop turn
+ * (a burst of sends, a resend of the whole pending queue) leaves in one writev. */
+static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,
+                      void *ctx, uint8_t *owned)
+{
+    out_queue_t *q = &c->out;
+    if (c->state == PC_CONN_CLOSED || c->state == PC_CONN_CONNECTING ||
+        grow_array((void **)&q->bufs, &q->cap_bufs, q->n_bufs + n, sizeof *q->bufs) != 0 ||
+        grow_array((void **)&q->items, &q->cap_items, q->n_items + 1, sizeof *q->items) != 0) {
+        free(owned);
+        return -1;
+    }
+    for (unsigned i = 0; i < n; i++)
+        if (bufs[i].len > 0)
+            q->bufs[q->n_bufs++] = bufs[i];
+    q->items[q->n_items++] = (write_item_t){ done, ctx, owned };
+    if (!uv_is_active((uv_handle_t *)&c->flusher))
+        uv_idle_start(&c->flusher, flush_out);
+    return 0;
+}
+
+int pc_conn_write(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,
+                  void *ctx)
+{
+    return write_bufs(c, bufs, n, done, ctx, NULL);
+}
+
+int pc_conn_send_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+{
+    pc_buf_t b;
+    pc_buf_init(&b);
+    if (pc_frame_encode_command(&b, cmd) != 0) {
+        pc_buf_free(&b);
+        return -1;
+    }
+    size_t len;
+    uint8_t *bytes = pc_buf_detach(&b, &len);
+    uv_buf_t ub = uv_buf_init((char *)bytes, (unsigned)len);
+    return write_bufs(c, &ub, 1, NULL, NULL, bytes);
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+static void process_frames(pc_conn_t *c)
+{
+    pc_frame_t f;
+    pc_frame_status_t st;
+    while (c->state != PC_CONN_CLOSED && (st = pc_frame_reader_next(&c->reader, &f)) == PC_FRAME_OK) {
+        Pulsar__Proto__BaseCommand *cmd = pc_frame_unpack_command(&f);
+        if (!cmd) {
+            pc_conn_close(c, PULSARC_ERR_PROTOCOL, "command does not parse");
+            return;
+        }
+        conn_dispatch(c, cmd);
+        pulsar__proto__base_command__free_unpacked(cmd, NULL);
+    }
+    if (c->state == PC_CONN_CLOSED)
+        return;
+    if (st == PC_FRAME_TOO_BIG)
+        pc_conn_close(c, PULSARC_ERR_PROTOCOL, "frame larger than the maximum message size");
+    else if (st == PC_FRAME_MALFORMED)
+        pc_conn_close(c, PULSARC_ERR_PROTOCOL, "malformed frame");
+    else if (st == PC_FRAME_NO_MEMORY)
+        pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for an incoming frame");
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    pc_conn_t *c = h->data;
+    *buf = uv_buf_init((char *)c->rbuf, sizeof c->rbuf);
+}
+
+static void on_plaintext(pc_conn_t *c, const uint8_t *data, size_t n)
+{
+    if (pc_frame_reader_feed(&c->reader, data, n) != 0) {
+        pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for incoming data");
+        return;
+    }
+    process_frames(c);
+}
+
+static void close_tls_failed(pc_conn_t *c)
+{
+    pulsarc_result why = pc_tls_result(c->tls);
+    pc_conn_close(c, why != PULSARC_OK ? why : PULSARC_ERR_TLS_HANDSHAKE, pc_tls_detail(c->tls));
+}
+
+/* Advance the TLS handshake; CONNECT (and with it any credentials) goes out only once
+ * the broker's certificate and name have been verified. */
+static void advance_tls_handshake(pc_conn_t *c)
+{
+    pc_tls_status_t st = pc_tls_handshake(c->tls);
+    send_tls_output(c); /* ClientHello, our Finished, or the alert of a failure */
+    if (c->state == PC_CONN_CLOSED)
+        return;
+    if (st == PC_TLS_FAILED) {
+        close_tls_failed(c);
+    } else if (st == PC_TLS_DONE) {
+        PC_DEBUG(c->rt->log, "TLS established with %s:%d", c->physical.host, c->physical.port);
+        conn_send_connect(c);
+    }
+}
+
+static void on_ciphertext(pc_conn_t *c, const uint8_t *data, size_t n)
+{
+    if (pc_tls_feed(c->tls, data, n) != 0) {
+        pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for incoming data");
+        return;
+    }
+    if (!pc_tls_established(c->tls)) {
+        advance_tls_handshake(c);
+        if (c->state == PC_CONN_CLOSED || !pc_tls_established(c->tls))
+            return;
+    }
+    /* The session holds the ciphertext now, so rbuf is free to take plaintext. */
+    long got = 0;
+    while (c->state != PC_CONN_CLOSED && (got = pc_tls_read(c->tls, c->rbuf, sizeof c->rbuf)) > 0)
+        on_plaintext(c, c->rbuf, (size_t)got);
+    if (c->state == PC_CONN_CLOSED)
+        return;
+    if (got < 0)
+        close_tls_failed(c);
+    else
+        send_tls_output(c); /* what reading made: a key update's answer, say */
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    pc_conn_t *c = s->data;
+    if (n < 0 && c->tls && n == UV_EOF) {
+        pc_tls_fail_eof(c->tls);
+        close_tls_failed(c);
+        return;
+    }
+    if (n < 0) {
+        /* A TLS port answers a plain CONNECT by hanging up: say so. */
+        const char *why = n != UV_EOF ? uv_strerror((int)n)
+                          : c->state == PC_CONN_HANDSHAKE
+                              ? "closed by the peer during the handshake (a TLS port? use "
+                                "pulsar+ssl://)"
+                              : "closed by the peer";
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, why);
+        return;
+    }
+    if (n == 0)
+        return;
+    c->last_rx_ms = pc_mono_ms();
+    if (c->tls)
+        on_ciphertext(c, (const uint8_t *)buf->base, (size_t)n);
+    else
+        on_plaintext(c, (const uint8_t *)buf->base, (size_t)n);
+}
+
+/* ---- connected ---------------------------------------------------------------- */
+
+/* The socket is connected: start reading and open the session with CONNECT, after the
+ * TLS handshake on a TLS client. The certificate must name the host we dialled (through
+ * a proxy, the proxy). */
+void conn_start_handshake(pc_conn_t *c)
+{
+    uv_tcp_nodelay(&c->tcp, 1);
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    if (!c->rt->tls) {
+        conn_send_connect(c);
+        return;
+    }
+    c->tls = pc_tls_session_new(c->rt->tls, c->physical.host);
+    if (!c->tls) {
+        pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for a TLS session");
+        return;
+    }
+    advance_tls_handshake(c);
+}

@@ -1,0 +1,200 @@
+/* The connection's requests and incoming commands: pending requests by id and their
+ * timeouts, the keep-alive tick, and dispatch of commands to requests and listeners.
+ * @locality loop thread. */
+#include "net/connection_internal.h"
+
+#include <stdlib.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+
+/* ---- requests ---------------------------------------------------------------- */
+
+void pc_conn_request(pc_conn_t *c, Pulsar__Proto__BaseCommand *cmd, uint64_t request_id,
+                     pc_request_cb cb, void *ctx)
+{
+    if (c->state != PC_CONN_READY) {
+        pc_set_detail("connection is not ready");
+        cb(c, PULSARC_ERR_CONNECTION_CLOSED, NULL, ctx);
+        return;
+    }
+    request_t *r = malloc(sizeof *r);
+    if (!r) {
+        pc_set_detail("out of memory");
+        cb(c, PULSARC_ERR_NO_MEMORY, NULL, ctx);
+        return;
+    }
+    r->id = request_id;
+    r->deadline_ms = pc_mono_ms() + c->rt->limits.operation_timeout_ms;
+    r->cb = cb;
+    r->ctx = ctx;
+    r->next = c->requests;
+    c->requests = r;
+    if (pc_conn_send_command(c, cmd) != 0 && c->state != PC_CONN_CLOSED)
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "cannot write a request");
+}
+
+static request_t *take_request(pc_conn_t *c, uint64_t id)
+{
+    for (request_t **pp = &c->requests; *pp; pp = &(*pp)->next) {
+        if ((*pp)->id == id) {
+            request_t *r = *pp;
+            *pp = r->next;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+static void complete_request(pc_conn_t *c, uint64_t id, pulsarc_result res,
+                             const Pulsar__Proto__BaseCommand *resp, const char *detail)
+{
+    request_t *r = take_request(c, id);
+    if (!r) {
+        PC_DEBUG(c->rt->log, "answer for unknown request %llu ignored",
+                 (unsigned long long)id);
+        return;
+    }
+    pc_set_detail(detail);
+    r->cb(c, res, resp, r->ctx);
+    free(r);
+}
+
+static pc_conn_listener_t *find_listener(pc_conn_t *c, uint64_t producer_id)
+{
+    for (pc_conn_listener_t *l = c->listeners; l; l = l->next)
+        if (l->producer_id == producer_id)
+            return l;
+    return NULL;
+}
+
+/* ---- incoming commands -------------------------------------------------------- */
+
+static void send_simple(pc_conn_t *c, Pulsar__Proto__BaseCommand__Type type)
+{
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    Pulsar__Proto__CommandPing ping = PULSAR__PROTO__COMMAND_PING__INIT;
+    Pulsar__Proto__CommandPong pong = PULSAR__PROTO__COMMAND_PONG__INIT;
+    cmd.type = type;
+    if (type == PULSAR__PROTO__BASE_COMMAND__TYPE__PING)
+        cmd.ping = &ping;
+    else
+        cmd.pong = &pong;
+    pc_conn_send_command(c, &cmd);
+}
+
+void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+{
+    pc_conn_listener_t *l;
+    switch (cmd->type) {
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED:
+        if (cmd->connected)
+            conn_on_connected(c, cmd->connected);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PING:
+        send_simple(c, PULSAR__PROTO__BASE_COMMAND__TYPE__PONG);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PONG:
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR:
+        if (!cmd->error)
+            break;
+        if (c->state == PC_CONN_HANDSHAKE) {
+            pc_conn_close(c, pc_result_from_server_error(cmd->error->error), cmd->error->message);
+            break;
+        }
+        complete_request(c, cmd->error->request_id, pc_result_from_server_error(cmd->error->error),
+                         cmd, cmd->error->message);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__SUCCESS:
+        if (cmd->success)
+            complete_request(c, cmd->success->request_id, PULSARC_OK, cmd, NULL);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS:
+        /* producer_ready=false means "queued for exclusive access"; the real answer follows. */
+        if (cmd->producer_success &&
+            !(cmd->producer_success->has_producer_ready && !cmd->producer_success->producer_ready))
+            complete_request(c, cmd->producer_success->request_id, PULSARC_OK, cmd, NULL);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE:
+        if (cmd->lookuptopicresponse)
+            complete_request(c, cmd->lookuptopicresponse->request_id, PULSARC_OK, cmd, NULL);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA_RESPONSE:
+        if (cmd->partitionmetadataresponse)
+            complete_request(c, cmd->partitionmetadataresponse->request_id, PULSARC_OK, cmd, NULL);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT:
+        if (cmd->send_receipt && (l = find_listener(c, cmd->send_receipt->producer_id)))
+            l->on_receipt(l->ctx, cmd->send_receipt);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_ERROR:
+        if (cmd->send_error && (l = find_listener(c, cmd->send_error->producer_id)))
+            l->on_send_error(l->ctx, cmd->send_error);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
+        if (cmd->close_producer && (l = find_listener(c, cmd->close_producer->producer_id))) {
+            pc_conn_remove_listener(c, l);
+            l->on_broker_close(l->ctx);
+        }
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__TOPIC_MIGRATED:
+        if (cmd->topicmigrated &&
+            cmd->topicmigrated->resource_type ==
+                PULSAR__PROTO__COMMAND_TOPIC_MIGRATED__RESOURCE_TYPE__Producer &&
+            (l = find_listener(c, cmd->topicmigrated->resource_id))) {
+            pc_conn_remove_listener(c, l);
+            l->on_broker_close(l->ctx);
+        }
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_CHALLENGE:
+        if (cmd->authchallenge)
+            conn_answer_auth_challenge(c, cmd->authchallenge);
+        break;
+    default:
+        PC_DEBUG(c->rt->log, "ignoring command type %d", (int)cmd->type);
+        break;
+    }
+}
+
+/* ---- timer: connect timeout, request timeouts, keep-alive ------------------- */
+
+void conn_on_tick(uv_timer_t *t)
+{
+    pc_conn_t *c = t->data;
+    uint64_t now = pc_mono_ms();
+    const pc_limits_t *limits = &c->rt->limits;
+    if (c->state != PC_CONN_READY) {
+        if (now - c->opened_ms >= limits->connection_timeout_ms)
+            pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED,
+                          c->auth_wait.pending ? "connection timed out (waiting for the "
+                                                 "authentication provider)"
+                                               : "connection timed out");
+        return;
+    }
+    if (c->auth_wait.pending && now - c->auth_started_ms >= limits->connection_timeout_ms) {
+        pc_conn_close(c, PULSARC_ERR_AUTH_PROVIDER,
+                      "the authentication provider did not answer a challenge in time");
+        return;
+    }
+    for (request_t **pp = &c->requests; *pp;) {
+        request_t *r = *pp;
+        if (r->deadline_ms <= now) {
+            *pp = r->next;
+            pc_set_detail("no answer from the broker within operationTimeoutMs");
+            r->cb(c, PULSARC_ERR_TIMEOUT, NULL, r->ctx);
+            free(r);
+            if (c->state == PC_CONN_CLOSED)
+                return;
+        } else {
+            pp = &r->next;
+        }
+    }
+    uint64_t ka = limits->keepalive_interval_ms;
+    if (now - c->last_rx_ms >= 2 * ka) {
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "broker did not answer keep-alive pings");
+    } else if (now - c->last_rx_ms >= ka && now - c->last_ping_ms >= ka) {
+        c->last_ping_ms = now;
+        send_simple(c, PULSAR__PROTO__BASE_COMMAND__TYPE__PING);
+    }
+}

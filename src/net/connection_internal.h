@@ -1,0 +1,115 @@
+/* The connection's state, shared by the files that make it up, each with one job:
+ *   connection.c       lifecycle: open (resolve, TCP connect), close, free, accessors,
+ *                      the owner hook, ready waiters, listeners
+ *   conn_io.c          the transport: reads and frames, the write queue (one coalesced
+ *                      writev per loop turn), the TLS path, the start of the handshake
+ *   conn_handshake.c   CONNECT/CONNECTED, authentication (prepare, CONNECT's data,
+ *                      answers to AUTH_CHALLENGE)
+ *   conn_requests.c    pending requests by id and their timeouts, the keep-alive
+ *                      tick, dispatch of incoming commands to requests and listeners
+ * Nothing outside src/net/ includes this.
+ * @locality loop thread. */
+#ifndef PC_CONNECTION_INTERNAL_H
+#define PC_CONNECTION_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "auth/auth.h"
+#include "net/connection.h"
+#include "net/tls.h"
+
+#define READ_CHUNK (64 * 1024)
+
+typedef struct request {
+    struct request *next;
+    uint64_t id;
+    uint64_t deadline_ms;
+    pc_request_cb cb;
+    void *ctx;
+} request_t;
+
+typedef struct ready_waiter {
+    struct ready_waiter *next;
+    pc_conn_ready_cb cb;
+    void *ctx;
+} ready_waiter_t;
+
+/* One caller's part of a write: told when its bytes are written (or dropped). */
+typedef struct write_item {
+    pc_write_done_cb done;
+    void *ctx;
+    uint8_t *owned; /* command bytes this write owns */
+} write_item_t;
+
+/* Everything queued during one loop turn, handed to libuv as one writev. */
+typedef struct out_queue {
+    uv_buf_t *bufs;
+    size_t n_bufs, cap_bufs;
+    write_item_t *items;
+    size_t n_items, cap_items;
+} out_queue_t;
+
+struct pc_conn {
+    pc_runtime_t *rt;
+    pc_conn_closed_cb on_closed; /* the owner's hook, NULL until set */
+    void *owner;
+    pc_host_port_t logical;
+    pc_host_port_t physical;
+    pc_conn_state_t state;
+
+    uv_tcp_t tcp;
+    uv_timer_t timer;
+    uv_idle_t flusher;  /* runs the coalesced write at the start of the next loop turn */
+    out_queue_t out;
+    uv_getaddrinfo_t gai;
+    uv_connect_t connect_req;
+    pc_tls_session_t *tls; /* NULL: plain TCP */
+    int live_handles;   /* handles not yet closed; the struct is freed at zero */
+    int busy_requests;  /* getaddrinfo/connect/write in flight */
+
+    pc_frame_reader_t reader;
+    uint8_t rbuf[READ_CHUNK];
+    uint32_t max_message_size;
+    int server_protocol;
+
+    uint64_t opened_ms;
+    uint64_t last_rx_ms;
+    uint64_t last_ping_ms;
+
+    request_t *requests;
+    ready_waiter_t *waiters;
+    pc_conn_listener_t *listeners;
+
+    /* Waiting for the provider's data (pc_auth_prepare) before CONNECT or before an
+     * AUTH_RESPONSE; cancelled when the connection closes, so the provider never calls
+     * into a freed connection. */
+    pc_auth_wait_t auth_wait;
+    bool auth_for_challenge;  /* what the wait is for: a challenge's answer, or CONNECT */
+    uint64_t auth_started_ms; /* a challenge's wait is bounded like the handshake */
+    uint8_t *challenge;       /* the pending challenge's data (copied), or NULL */
+    size_t challenge_len;
+};
+
+/* connection.c */
+/* Free the struct once it is closed and no handle or request can call back. */
+void conn_maybe_free(pc_conn_t *c);
+
+/* conn_io.c */
+/* Tell a queue's items how their write went (status) and empty the queue. */
+void conn_finish_items(out_queue_t *q, int status);
+/* The socket is connected: start reading, then TLS (if any) and CONNECT. */
+void conn_start_handshake(pc_conn_t *c);
+
+/* conn_handshake.c */
+void conn_send_connect(pc_conn_t *c);
+void conn_answer_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthChallenge *m);
+void conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m);
+
+/* conn_requests.c */
+void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);
+void conn_on_tick(uv_timer_t *t);
+
+#endif
