@@ -13,24 +13,15 @@
 typedef struct lookup {
     pc_runtime_t *rt;
     char *topic;
-    bool partitions;        /* PARTITIONED_METADATA instead of LOOKUP */
     bool authoritative;
     int redirects;
     pc_host_port_t service; /* the service URL host this lookup started from */
     pc_host_port_t target;  /* where the current request goes */
     int hosts_tried;        /* service URL hosts this lookup has started from */
-    pc_lookup_cb lookup_cb;
-    pc_partitions_cb partitions_cb;
-    void *ctx;
+    pc_lookup_reply_t reply; /* who hears the answer (and which kind of lookup) */
 } lookup_t;
 
 static void send_request(lookup_t *lk);
-
-/* Spread lookups over the service URL's hosts. */
-static pc_host_port_t next_service_host(pc_runtime_t *rt)
-{
-    return rt->service->hosts[rt->next_host++ % rt->service->n_hosts];
-}
 
 /* A service host that cannot be reached is not the topic's fault: try the next host of
  * the service URL before giving up, once each. */
@@ -43,7 +34,7 @@ static bool fail_over(lookup_t *lk, pulsarc_result res)
     PC_INFO(rt->log, "lookup of %s via %s:%d failed (%s); trying the next service host", lk->topic,
             lk->service.host, lk->service.port, pulsarc_last_error_detail());
     lk->hosts_tried++;
-    lk->service = next_service_host(rt);
+    lk->service = pc_next_service_host(rt);
     lk->target = lk->service;
     lk->redirects = 0;
     lk->authoritative = false;
@@ -56,10 +47,7 @@ static void finish(lookup_t *lk, pulsarc_result res, const pc_host_port_t *logic
 {
     if (res != PULSARC_OK && fail_over(lk, res))
         return;
-    if (lk->partitions)
-        lk->partitions_cb(res, partitions, lk->ctx);
-    else
-        lk->lookup_cb(res, logical, physical, lk->ctx);
+    pc_lookup_answer(&lk->reply, res, logical, physical, partitions);
     free(lk->topic);
     free(lk);
 }
@@ -95,7 +83,7 @@ static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
         finish(lk, res, NULL, NULL, 0);
         return;
     }
-    if (lk->partitions) {
+    if (lk->reply.partitions) {
         const Pulsar__Proto__CommandPartitionedTopicMetadataResponse *m = resp->partitionmetadataresponse;
         if (!m) {
             pc_set_detail("PARTITIONED_METADATA answered with the wrong command");
@@ -163,7 +151,7 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
     Pulsar__Proto__CommandPartitionedTopicMetadata meta =
         PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA__INIT;
     uint64_t rid = pc_conn_new_request_id(conn);
-    if (lk->partitions) {
+    if (lk->reply.partitions) {
         meta.topic = lk->topic;
         meta.request_id = rid;
         cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA;
@@ -190,8 +178,7 @@ static void send_request(lookup_t *lk)
     pc_conn_when_ready(conn, on_conn_ready, lk);
 }
 
-static void start(pc_runtime_t *rt, const char *topic, bool partitions, pc_lookup_cb lcb,
-                  pc_partitions_cb pcb, void *ctx)
+static void start(pc_runtime_t *rt, const char *topic, const pc_lookup_reply_t *reply)
 {
     lookup_t *lk = calloc(1, sizeof *lk);
     char *t = strdup(topic);
@@ -199,19 +186,13 @@ static void start(pc_runtime_t *rt, const char *topic, bool partitions, pc_looku
         free(lk);
         free(t);
         pc_set_detail("out of memory");
-        if (partitions)
-            pcb(PULSARC_ERR_NO_MEMORY, 0, ctx);
-        else
-            lcb(PULSARC_ERR_NO_MEMORY, NULL, NULL, ctx);
+        pc_lookup_answer(reply, PULSARC_ERR_NO_MEMORY, NULL, NULL, 0);
         return;
     }
     lk->rt = rt;
     lk->topic = t;
-    lk->partitions = partitions;
-    lk->lookup_cb = lcb;
-    lk->partitions_cb = pcb;
-    lk->ctx = ctx;
-    lk->service = next_service_host(rt);
+    lk->reply = *reply;
+    lk->service = pc_next_service_host(rt);
     lk->hosts_tried = 1;
     lk->target = lk->service;
     send_request(lk);
@@ -222,7 +203,7 @@ void pc_lookup_topic(pc_runtime_t *rt, const char *topic, pc_lookup_cb cb, void 
     if (rt->service->http)
         pc_http_lookup_topic(rt, topic, cb, ctx);
     else
-        start(rt, topic, false, cb, NULL, ctx);
+        start(rt, topic, &(pc_lookup_reply_t){ .lookup_cb = cb, .ctx = ctx });
 }
 
 void pc_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb cb, void *ctx)
@@ -230,5 +211,6 @@ void pc_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb 
     if (rt->service->http)
         pc_http_lookup_partitions(rt, topic, cb, ctx);
     else
-        start(rt, topic, true, NULL, cb, ctx);
+        start(rt, topic,
+              &(pc_lookup_reply_t){ .partitions = true, .partitions_cb = cb, .ctx = ctx });
 }

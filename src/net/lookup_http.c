@@ -23,12 +23,9 @@
 typedef struct http_lookup {
     pc_runtime_t *rt;
     pc_topic_name_t name;
-    bool partitions;       /* partition metadata instead of the owner */
     pc_host_port_t service; /* the service URL host asked now */
     int hosts_tried;
-    pc_lookup_cb lookup_cb;
-    pc_partitions_cb partitions_cb;
-    void *ctx;
+    pc_lookup_reply_t reply; /* who hears the answer (and which kind of lookup) */
 } http_lookup_t;
 
 static void send_request(http_lookup_t *lk);
@@ -36,16 +33,8 @@ static void send_request(http_lookup_t *lk);
 static void finish(http_lookup_t *lk, pulsarc_result res, const pc_host_port_t *broker,
                    int partitions)
 {
-    if (lk->partitions)
-        lk->partitions_cb(res, partitions, lk->ctx);
-    else
-        lk->lookup_cb(res, broker, broker, lk->ctx);
+    pc_lookup_answer(&lk->reply, res, broker, broker, partitions);
     free(lk);
-}
-
-static pc_host_port_t next_service_host(pc_runtime_t *rt)
-{
-    return rt->service->hosts[rt->next_host++ % rt->service->n_hosts];
 }
 
 /* A web service host that cannot be reached is not the topic's fault: try the others of
@@ -59,7 +48,7 @@ static bool fail_over(http_lookup_t *lk, pulsarc_result res)
     PC_INFO(rt->log, "HTTP lookup of %s via %s:%d failed (%s); trying the next service host",
             lk->name.full, lk->service.host, lk->service.port, pulsarc_last_error_detail());
     lk->hosts_tried++;
-    lk->service = next_service_host(rt);
+    lk->service = pc_next_service_host(rt);
     send_request(lk);
     return true;
 }
@@ -97,7 +86,7 @@ static int build_url(const http_lookup_t *lk, char *url, size_t cap)
     bool v6 = strchr(hp->host, ':') != NULL;
     const pc_topic_name_t *t = &lk->name;
     int n;
-    if (lk->partitions)
+    if (lk->reply.partitions)
         /* checkAllowAutoCreation: a topic that does not exist yet gets the broker's default
          * (as PARTITIONED_METADATA does on the binary protocol) instead of a 404. */
         n = snprintf(url, cap, "%s://%s%s%s:%d/admin/v2/%s/%s/%s/%s/partitions"
@@ -185,8 +174,8 @@ static void send_request(http_lookup_t *lk)
         finish(lk, r, NULL, 0);
         return;
     }
-    PC_DEBUG(rt->log, "HTTP %s of %s: GET %s", lk->partitions ? "partition metadata" : "lookup",
-             lk->name.full, url);
+    PC_DEBUG(rt->log, "HTTP %s of %s: GET %s",
+             lk->reply.partitions ? "partition metadata" : "lookup", lk->name.full, url);
     int rc = pc_http_get(rt->http, url, header, rt->limits.operation_timeout_ms, on_answer, lk);
     if (header) {
         OPENSSL_cleanse(header, strlen(header));
@@ -235,7 +224,7 @@ static pulsarc_result status_failure(const http_lookup_t *lk, long status, const
     char reason[400];
     server_reason(body, len, reason, sizeof reason);
     return pc_fail(status_result(status), "HTTP %s of %s via %s:%d: status %ld%s",
-                   lk->partitions ? "partition metadata" : "lookup", lk->name.full,
+                   lk->reply.partitions ? "partition metadata" : "lookup", lk->name.full,
                    lk->service.host, lk->service.port, status, reason);
 }
 
@@ -295,9 +284,9 @@ static void on_answer(pulsarc_result res, long status, const char *body, size_t 
     int partitions = 0;
     if (!json_is_object(root))
         res = pc_fail(PULSARC_ERR_PROTOCOL, "HTTP %s of %s: the answer is not a JSON object "
-                      "(%s)", lk->partitions ? "partition metadata" : "lookup", lk->name.full,
+                      "(%s)", lk->reply.partitions ? "partition metadata" : "lookup", lk->name.full,
                       root ? "another JSON value" : jerr.text);
-    else if (lk->partitions)
+    else if (lk->reply.partitions)
         res = parse_partitions(lk, root, &partitions);
     else
         res = parse_broker(lk, root, &broker);
@@ -305,41 +294,35 @@ static void on_answer(pulsarc_result res, long status, const char *body, size_t 
     finish(lk, res, res == PULSARC_OK ? &broker : NULL, partitions);
 }
 
-static void start(pc_runtime_t *rt, const char *topic, bool partitions, pc_lookup_cb lcb,
-                  pc_partitions_cb pcb, void *ctx)
+static void start(pc_runtime_t *rt, const char *topic, const pc_lookup_reply_t *reply)
 {
     http_lookup_t *lk = calloc(1, sizeof *lk);
     if (!lk) {
         pc_set_detail("out of memory");
-        if (partitions)
-            pcb(PULSARC_ERR_NO_MEMORY, 0, ctx);
-        else
-            lcb(PULSARC_ERR_NO_MEMORY, NULL, NULL, ctx);
+        pc_lookup_answer(reply, PULSARC_ERR_NO_MEMORY, NULL, NULL, 0);
         return;
     }
     lk->rt = rt;
-    lk->partitions = partitions;
-    lk->lookup_cb = lcb;
-    lk->partitions_cb = pcb;
-    lk->ctx = ctx;
+    lk->reply = *reply;
     char err[256];
     if (pc_topic_name_parse(topic, &lk->name, err, sizeof err) != 0) {
         pc_fail(PULSARC_ERR_INVALID_TOPIC, "topic \"%.200s\": %s", topic, err);
         finish(lk, PULSARC_ERR_INVALID_TOPIC, NULL, 0);
         return;
     }
-    lk->service = next_service_host(rt);
+    lk->service = pc_next_service_host(rt);
     lk->hosts_tried = 1;
     send_request(lk);
 }
 
 void pc_http_lookup_topic(pc_runtime_t *rt, const char *topic, pc_lookup_cb cb, void *ctx)
 {
-    start(rt, topic, false, cb, NULL, ctx);
+    start(rt, topic, &(pc_lookup_reply_t){ .lookup_cb = cb, .ctx = ctx });
 }
 
 void pc_http_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb cb,
                                void *ctx)
 {
-    start(rt, topic, true, NULL, cb, ctx);
+    start(rt, topic,
+          &(pc_lookup_reply_t){ .partitions = true, .partitions_cb = cb, .ctx = ctx });
 }
