@@ -49,18 +49,25 @@ pulsarc_result pc_waiter_wait(pc_waiter_t *w)
     return r;
 }
 
+/* From other threads a post is one lock-free push, and only the first push since the
+ * loop last found the queue empty pays for a wake-up (uv_async_send). The loop's own
+ * posts (from callbacks) go to a plain list that the next turn runs, as they always
+ * have. */
 void pc_client_post(pulsarc_client_t *c, pc_task_t *task)
 {
-    task->next = NULL;
-    uv_mutex_lock(&c->tasks_mu);
-    if (c->tasks_tail)
-        c->tasks_tail->next = task;
-    else
-        c->tasks_head = task;
-    c->tasks_tail = task;
-    bool closed = c->tasks_closed;
-    uv_mutex_unlock(&c->tasks_mu);
-    if (!closed)
+    if (pc_client_on_loop(c)) {
+        atomic_store_explicit(&task->next, NULL, memory_order_relaxed);
+        bool first = !c->local_head;
+        if (c->local_tail)
+            atomic_store_explicit(&c->local_tail->next, task, memory_order_relaxed);
+        else
+            c->local_head = task;
+        c->local_tail = task;
+        if (first && !atomic_load(&c->tasks_closed))
+            uv_async_send(&c->wakeup);
+        return;
+    }
+    if (pc_task_queue_push(&c->tasks, task) && !atomic_load(&c->tasks_closed))
         uv_async_send(&c->wakeup);
 }
 
@@ -70,41 +77,78 @@ bool pc_client_on_loop(const pulsarc_client_t *c)
     return uv_thread_equal(&self, &c->thread);
 }
 
-void pc_client_admission_released(pulsarc_client_t *c)
+static void wake_admission(pulsarc_client_t *c)
 {
     uv_mutex_lock(&c->admit_mu);
     uv_cond_broadcast(&c->admit_cond);
     uv_mutex_unlock(&c->admit_mu);
 }
 
-static void run_tasks(pulsarc_client_t *c)
+void pc_client_admission_released(pulsarc_client_t *c)
 {
-    uv_mutex_lock(&c->tasks_mu);
-    pc_task_t *t = c->tasks_head;
-    c->tasks_head = c->tasks_tail = NULL;
-    uv_mutex_unlock(&c->tasks_mu);
+    /* Once the client stops, the check handle is closed: wake at once. */
+    if (pc_client_on_loop(c) && !c->rt.stopping)
+        c->admit_freed = true;
+    else
+        wake_admission(c);
+}
+
+static void on_admit_check(uv_check_t *h)
+{
+    pulsarc_client_t *c = h->data;
+    if (!c->admit_freed)
+        return;
+    c->admit_freed = false;
+    wake_admission(c);
+}
+
+/* Each wake-up runs what the loop itself posted before it, then what other threads
+ * posted, up to a budget so that I/O is not starved (at full speed the senders' windows
+ * bound it anyway). While it drains, the wake-up flag stays set, so senders do not signal
+ * again; once the queue looks empty the flag is re-armed and the queue looked at once more,
+ * for a task whose sender saw the flag still set. What the loop's tasks post runs on a
+ * later turn. Returns true when work is left over. */
+#define TASKS_PER_TURN 4096
+
+static bool run_tasks(pulsarc_client_t *c)
+{
+    pc_task_t *t = c->local_head;
+    c->local_head = c->local_tail = NULL;
     while (t) {
-        pc_task_t *next = t->next;
+        pc_task_t *next = atomic_load_explicit(&t->next, memory_order_relaxed);
         t->run(t);
         t = next;
     }
+    for (int n = 0; n < TASKS_PER_TURN; n++) {
+        t = pc_task_queue_pop(&c->tasks);
+        if (!t) {
+            pc_task_queue_rearm(&c->tasks);
+            t = pc_task_queue_pop(&c->tasks);
+            if (!t)
+                return c->local_head != NULL;
+        }
+        t->run(t);
+    }
+    return true;
 }
 
-/* Wake-ups coalesce, so take the whole list each time. Once destroy has begun, the queue
- * closes only when it has run dry: what callbacks post during the shutdown (a flush, a
- * free) still runs here, on the loop thread. */
+/* Wake-ups coalesce, so take everything there is each time. Once destroy has begun, the
+ * queue closes only when it has run dry: what callbacks post during the shutdown (a
+ * flush, a free) still runs here, on the loop thread. */
 static void on_wakeup(uv_async_t *h)
 {
     pulsarc_client_t *c = h->data;
-    run_tasks(c);
+    bool more = run_tasks(c);
+    if (more) {
+        uv_async_send(&c->wakeup);
+        return;
+    }
     if (!c->rt.stopping)
         return;
-    uv_mutex_lock(&c->tasks_mu);
-    c->tasks_closed = !c->tasks_head;
-    bool closed = c->tasks_closed;
-    uv_mutex_unlock(&c->tasks_mu);
-    if (closed)
-        uv_close((uv_handle_t *)&c->wakeup, NULL);
+    /* Empty as far as the loop can see; a push half done now finds the handle closing
+     * (libuv waits for a uv_async_send in progress) and its task is run by destroy. */
+    atomic_store(&c->tasks_closed, true);
+    uv_close((uv_handle_t *)&c->wakeup, NULL);
 }
 
 static void loop_main(void *arg)
@@ -208,11 +252,16 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         free(c);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot create the event loop");
     }
-    uv_mutex_init(&c->tasks_mu);
+    pc_task_queue_init(&c->tasks);
+    atomic_init(&c->tasks_closed, false);
     uv_mutex_init(&c->admit_mu);
     uv_cond_init(&c->admit_cond);
     uv_async_init(&c->loop, &c->wakeup, on_wakeup);
     c->wakeup.data = c;
+    uv_check_init(&c->loop, &c->admit_check);
+    c->admit_check.data = c;
+    uv_check_start(&c->admit_check, on_admit_check);
+    uv_unref((uv_handle_t *)&c->admit_check);
     fill_runtime(c);
     pulsarc_result http_rc = pc_client_auth_http(&c->conf, &c->loop, &c->log, c->rt.auth);
     c->rt.pool = http_rc == PULSARC_OK ? pc_pool_new(&c->rt) : NULL;
@@ -225,6 +274,7 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         pc_auth_free(c->rt.auth);
         pc_client_tls_free(c->rt.tls);
         uv_close((uv_handle_t *)&c->wakeup, NULL);
+        uv_close((uv_handle_t *)&c->admit_check, NULL);
         uv_run(&c->loop, UV_RUN_DEFAULT);
         uv_loop_close(&c->loop);
         pc_client_config_clear(&c->conf);
@@ -255,6 +305,11 @@ static void run_shutdown(pc_task_t *t)
         h->run(h);
         h = next;
     }
+    /* Releases wake waiting senders at once from now on (pc_client_admission_released). */
+    uv_close((uv_handle_t *)&c->admit_check, NULL);
+    if (c->admit_freed)
+        wake_admission(c);
+    c->admit_freed = false;
     pc_pool_close_all(c->rt.pool);
     /* Lookups still waiting on HTTP fail now; its handles close as the loop runs dry. */
     pc_http_free(c->rt.http);
@@ -302,7 +357,8 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
     uv_thread_join(&c->thread);
     /* Only a call that broke the rule that nothing may start during destroy can have left
      * a task after the queue closed; running it releases what it holds. */
-    run_tasks(c);
+    while (run_tasks(c))
+        ;
     wait_admission_empty(c);
     pc_pool_free(c->rt.pool);
     pc_auth_free(c->rt.auth);
@@ -310,7 +366,6 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
     uv_loop_close(&c->loop);
     uv_cond_destroy(&c->admit_cond);
     uv_mutex_destroy(&c->admit_mu);
-    uv_mutex_destroy(&c->tasks_mu);
     pc_client_config_clear(&c->conf);
     free(c);
     return PULSARC_OK;

@@ -10,6 +10,7 @@
 #include "client/config.h"
 #include "common/log.h"
 #include "common/task.h"
+#include "common/task_queue.h"
 #include "net/runtime.h"
 #include "net/service_url.h"
 #include "pulsarc/pulsarc.h"
@@ -39,9 +40,9 @@ struct pulsarc_client {
     uv_loop_t loop;
     uv_thread_t thread;
     uv_async_t wakeup;
-    uv_mutex_t tasks_mu;
-    pc_task_t *tasks_head, *tasks_tail;
-    bool tasks_closed;        /* under tasks_mu: the loop takes no more tasks */
+    pc_task_queue_t tasks;    /* posted from other threads (lock-free) */
+    pc_task_t *local_head, *local_tail; /* loop thread: posted from the loop itself */
+    atomic_bool tasks_closed; /* the wake-up handle is closed: nobody signals it again */
 
     /* What the layers below client/ get instead of the client: the loop, the logger, the
      * limits, the service URL, the pool, the id generators and whether destroy has started
@@ -53,6 +54,8 @@ struct pulsarc_client {
     atomic_int admit_waiters;  /* threads inside admission (see producer.c admit) */
     uv_mutex_t admit_mu;
     uv_cond_t admit_cond;     /* signalled when memory or permits are released */
+    uv_check_t admit_check;   /* after each loop turn's I/O: wake waiting senders once */
+    bool admit_freed;         /* loop thread: released this turn while senders waited */
 
     struct pc_shutdown_hook *shutdown_hooks; /* loop thread: run when the client stops */
 };
@@ -73,7 +76,9 @@ void pc_client_forget_shutdown(pulsarc_client_t *c, pc_shutdown_hook_t *hook);
 void pc_client_post(pulsarc_client_t *c, pc_task_t *task);
 /* True on the client's loop thread. */
 bool pc_client_on_loop(const pulsarc_client_t *c);
-/* Wake threads waiting for admission (memory or permits were released). */
+/* Wake threads waiting for admission (memory or permits were released). On the loop
+ * thread the wake-up waits for the end of the loop turn's I/O, so that a receipt for a
+ * batch of a thousand messages wakes a waiting sender once, not a thousand times. */
 void pc_client_admission_released(pulsarc_client_t *c);
 
 #endif

@@ -12,6 +12,7 @@
 #include "producer/op_build.h"
 #include "producer/partition_producer.h"
 #include "routing/router.h"
+#include "wire/crc32c.h"
 
 /* ---- admission -------------------------------------------------------------- */
 
@@ -28,11 +29,45 @@ static int64_t pending_limit(const pulsarc_producer_t *p)
     return limit;
 }
 
+/* Take a permit and the memory if both are free, or neither. Compare-and-swap, so the
+ * counters never hold a reservation that is about to be given back (which could refuse
+ * another sender for nothing). */
+static bool try_reserve(pulsarc_producer_t *p, int64_t max_pending, int64_t limit, int64_t bytes,
+                        bool *room, bool *memory)
+{
+    pulsarc_client_t *c = p->client;
+    int_fast64_t n = atomic_load(&p->pending);
+    do {
+        *room = max_pending == 0 || n < max_pending;
+        if (!*room)
+            return false;
+    } while (!atomic_compare_exchange_weak(&p->pending, &n, n + 1));
+    int_fast64_t used = atomic_load(&c->memory_used);
+    do {
+        /* Like the Java client, a message above the whole limit still goes when nothing
+         * else holds memory, so large (chunked) payloads are possible at all. */
+        *memory = limit == 0 || used + bytes <= limit || used == 0;
+        if (!*memory) {
+            atomic_fetch_sub(&p->pending, 1);
+            return false;
+        }
+    } while (!atomic_compare_exchange_weak(&c->memory_used, &used, used + bytes));
+    return true;
+}
+
+/* The common case takes no lock: the counters are atomics. Only a sender that finds no
+ * room and may wait (blockIfQueueFull, not on the loop thread) uses the mutex and the
+ * condition variable, and a release signals only when somebody is waiting. */
 static pulsarc_result admit(pulsarc_producer_t *p, size_t bytes)
 {
     pulsarc_client_t *c = p->client;
     int64_t limit = c->conf.memory_limit_bytes;
     int64_t max_pending = pending_limit(p);
+    bool room, memory;
+    if (atomic_load(&p->state) != P_OPEN)
+        return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
+    if (try_reserve(p, max_pending, limit, (int64_t)bytes, &room, &memory))
+        return PULSARC_OK;
     bool may_block = p->conf.block_if_queue_full && !pc_client_on_loop(c);
     uv_mutex_lock(&c->admit_mu);
     /* Counted before the check, so a release that races the check sees a waiter. */
@@ -43,16 +78,8 @@ static pulsarc_result admit(pulsarc_producer_t *p, size_t bytes)
             res = pc_fail(PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
             break;
         }
-        bool room = max_pending == 0 || atomic_load(&p->pending) < max_pending;
-        /* Like the Java client, a message above the whole limit still goes when nothing
-         * else holds memory, so large (chunked) payloads are possible at all. */
-        int64_t used = atomic_load(&c->memory_used);
-        bool memory = limit == 0 || used + (int64_t)bytes <= limit || used == 0;
-        if (room && memory) {
-            atomic_fetch_add(&p->pending, 1);
-            atomic_fetch_add(&c->memory_used, (int64_t)bytes);
+        if (try_reserve(p, max_pending, limit, (int64_t)bytes, &room, &memory))
             break;
-        }
         if (!may_block) {
             res = !room ? pc_fail(PULSARC_ERR_QUEUE_FULL, "%lld messages pending (maxPendingMessages)",
                                   (long long)max_pending)
@@ -98,6 +125,23 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
 }
 
 /* ---- sending ---------------------------------------------------------------- */
+
+/* Large payloads that travel alone and unchanged (no compression, no chunks, not batched)
+ * get their frame CRC here, on the sending thread: the loop thread, which also writes
+ * every frame, is the one that runs out of time. Op building uses it only if the bytes it
+ * sends are still the payload's (op_build.c). */
+#define SENDER_CRC_MIN (64 * 1024)
+
+static bool crc_on_sender(const pulsarc_producer_t *p, const pc_msg_t *m,
+                          uint32_t max_message_size)
+{
+    if (m->payload_len < SENDER_CRC_MIN || p->conf.compression != PC_CODEC_NONE)
+        return false;
+    if (p->conf.chunking_enabled && m->payload_len > max_message_size)
+        return false;
+    return !p->conf.batching_enabled || m->deliver_at ||
+           m->payload_len >= (uint64_t)p->conf.batching_max_bytes;
+}
 
 static void run_send(pc_task_t *t)
 {
@@ -164,6 +208,10 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
     if (!s) {
         release(p, msg->payload_len);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
+    if (crc_on_sender(p, &s->msg, max)) {
+        s->msg.payload_crc = pc_crc32c(0, s->msg.payload, s->msg.payload_len);
+        s->msg.has_payload_crc = true;
     }
     s->reserved_bytes = s->msg.payload_len;
     s->cb = cb;

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <lz4.h>
 #include <snappy-c.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -39,28 +40,70 @@ static int lz4_compress(const uint8_t *in, size_t len, pc_buf_t *out)
     return 0;
 }
 
-static int zlib_compress(const uint8_t *in, size_t len, pc_buf_t *out)
+/* One finished zlib stream with zs (deflate-initialised at the default level, as
+ * compress2 does, so the bytes are compress2's). */
+static int zlib_compress(z_stream *zs, const uint8_t *in, size_t len, pc_buf_t *out)
 {
     uLong bound = compressBound((uLong)len);
-    if (pc_buf_reserve(out, (size_t)bound) != 0)
+    if (len > UINT_MAX || bound > UINT_MAX || pc_buf_reserve(out, (size_t)bound) != 0)
         return -1;
-    uLongf n = bound;
-    if (compress2(out->data + out->len, &n, in, (uLong)len, Z_DEFAULT_COMPRESSION) != Z_OK)
+    if (deflateReset(zs) != Z_OK)
         return -1;
-    out->len += (size_t)n;
+    zs->next_in = (Bytef *)in;
+    zs->avail_in = (uInt)len;
+    zs->next_out = out->data + out->len;
+    zs->avail_out = (uInt)bound;
+    if (deflate(zs, Z_FINISH) != Z_STREAM_END)
+        return -1;
+    out->len += (size_t)zs->total_out;
     return 0;
 }
 
-static int zstd_compress(const uint8_t *in, size_t len, pc_buf_t *out)
+static int zstd_compress(ZSTD_CCtx *cctx, const uint8_t *in, size_t len, pc_buf_t *out)
 {
     size_t bound = ZSTD_compressBound(len);
     if (ZSTD_isError(bound) || pc_buf_reserve(out, bound) != 0)
         return -1;
-    size_t n = ZSTD_compress(out->data + out->len, bound, in, len, ZSTD_LEVEL);
+    size_t n = ZSTD_compressCCtx(cctx, out->data + out->len, bound, in, len, ZSTD_LEVEL);
     if (ZSTD_isError(n))
         return -1;
     out->len += n;
     return 0;
+}
+
+static z_stream *zlib_context(pc_compressor_t *cx)
+{
+    if (!cx->zlib) {
+        z_stream *zs = calloc(1, sizeof *zs);
+        if (!zs)
+            return NULL;
+        if (deflateInit(zs, Z_DEFAULT_COMPRESSION) != Z_OK) {
+            free(zs);
+            return NULL;
+        }
+        cx->zlib = zs;
+    }
+    return cx->zlib;
+}
+
+static ZSTD_CCtx *zstd_context(pc_compressor_t *cx)
+{
+    if (!cx->zstd)
+        cx->zstd = ZSTD_createCCtx();
+    return cx->zstd;
+}
+
+void pc_compressor_clear(pc_compressor_t *cx)
+{
+    if (!cx)
+        return;
+    ZSTD_freeCCtx(cx->zstd);
+    if (cx->zlib) {
+        deflateEnd(cx->zlib);
+        free(cx->zlib);
+    }
+    cx->zstd = NULL;
+    cx->zlib = NULL;
 }
 
 static int snappy_compress_block(const uint8_t *in, size_t len, pc_buf_t *out)
@@ -75,27 +118,43 @@ static int snappy_compress_block(const uint8_t *in, size_t len, pc_buf_t *out)
     return 0;
 }
 
-int pc_compress(pc_codec_t codec, const uint8_t *in, size_t len, pc_buf_t *out)
+int pc_compress_with(pc_compressor_t *cx, pc_codec_t codec, const uint8_t *in, size_t len,
+                     pc_buf_t *out)
 {
     static const uint8_t empty[1] = { 0 };
     if (!out || (!in && len > 0))
         return -1;
     if (!in)
         in = empty; /* the libraries want a valid pointer even for zero bytes */
+    if (!cx && (codec == PC_CODEC_ZLIB || codec == PC_CODEC_ZSTD)) {
+        pc_compressor_t once = { 0 };
+        int rc = pc_compress_with(&once, codec, in, len, out);
+        pc_compressor_clear(&once);
+        return rc;
+    }
 
     switch (codec) {
     case PC_CODEC_NONE:
         return pc_buf_append(out, in, len);
     case PC_CODEC_LZ4:
         return lz4_compress(in, len, out);
-    case PC_CODEC_ZLIB:
-        return zlib_compress(in, len, out);
-    case PC_CODEC_ZSTD:
-        return zstd_compress(in, len, out);
+    case PC_CODEC_ZLIB: {
+        z_stream *zs = zlib_context(cx);
+        return zs ? zlib_compress(zs, in, len, out) : -1;
+    }
+    case PC_CODEC_ZSTD: {
+        ZSTD_CCtx *cctx = zstd_context(cx);
+        return cctx ? zstd_compress(cctx, in, len, out) : -1;
+    }
     case PC_CODEC_SNAPPY:
         return snappy_compress_block(in, len, out);
     }
     return -1;
+}
+
+int pc_compress(pc_codec_t codec, const uint8_t *in, size_t len, pc_buf_t *out)
+{
+    return pc_compress_with(NULL, codec, in, len, out);
 }
 
 /* ---- decompress ---------------------------------------------------------------------- */

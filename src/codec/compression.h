@@ -20,6 +20,21 @@ typedef enum pc_codec {
  * unchanged). Formats: LZ4 raw block (no frame), ZLIB zlib stream at the default level,
  * ZSTD one frame at level 3, SNAPPY raw block; the same as the official clients. */
 int pc_compress(pc_codec_t codec, const uint8_t *in, size_t len, pc_buf_t *out);
+/* Compression contexts kept between calls: building a zstd or zlib context costs more
+ * than compressing a small batch, so a producer keeps one set. Zeroed memory is an empty
+ * set; each context is made on first use. One thread at a time. */
+typedef struct pc_compressor {
+    void *zstd;    /* ZSTD_CCtx */
+    void *zlib;    /* z_stream, deflate-initialised */
+} pc_compressor_t;
+
+/* pc_compress with the contexts in cx (NULL: make and drop them in this call). The bytes
+ * are the same as pc_compress's. */
+int pc_compress_with(pc_compressor_t *cx, pc_codec_t codec, const uint8_t *in, size_t len,
+                     pc_buf_t *out);
+/* Free the contexts; cx is an empty set again. */
+void pc_compressor_clear(pc_compressor_t *cx);
+
 /* Decompress; the original size is known from MessageMetadata.uncompressed_size.
  * Appends exactly uncompressed_size bytes to out or returns -1 (out unchanged). Input that
  * would decode to more or fewer bytes is an error. Also reads the Java client's ZLIB form

@@ -3,8 +3,10 @@
 #ifndef PC_TASK_H
 #define PC_TASK_H
 
+#include <stdatomic.h>
+
 typedef struct pc_task {
-    struct pc_task *next;
+    _Atomic(struct pc_task *) next; /* the queue's link (task_queue.h) */
     void (*run)(struct pc_task *task);
 } pc_task_t;
 

@@ -1,6 +1,7 @@
-/* The connection's transport: reading and framing what arrives, the write queue (every
- * frame of one loop turn leaves in one writev) and the TLS path (ciphertext on the
- * socket, plaintext above), and the start of the handshake once the socket is connected.
+/* The connection's transport: reading and framing what arrives, the write queue (the
+ * frames of one loop turn leave together, in writevs of up to CONN_WRITE_BYTES), the TLS
+ * path (ciphertext on the socket, plaintext above), and the start of the handshake once
+ * the socket is connected.
  * @locality loop thread. */
 #include "net/connection_internal.h"
 
@@ -101,7 +102,7 @@ static void send_tls_output(pc_conn_t *c)
         return;
     }
     q.bufs[q.n_bufs++] = uv_buf_init((char *)bytes, (unsigned)len);
-    q.items[q.n_items++] = (write_item_t){ NULL, NULL, bytes };
+    q.items[q.n_items++] = (write_item_t){ NULL, NULL, bytes, 1, len };
     start_write(c, &q);
 }
 
@@ -135,10 +136,78 @@ static int encrypt_queue(pc_conn_t *c, out_queue_t *q)
         free(cipher);
         return -1;
     }
-    q->items[q->n_items++] = (write_item_t){ NULL, NULL, cipher };
+    q->items[q->n_items++] = (write_item_t){ NULL, NULL, cipher, 0, 0 };
     q->bufs[0] = uv_buf_init((char *)cipher, (unsigned)len);
     q->n_bufs = 1;
     return 0;
+}
+
+/* A write request holds every buffer in it until its last byte is written, and the
+ * frames' owners (ops and their payloads) wait for that: one writev for all a loop turn
+ * produced would keep messages whose receipts came long ago. Requests of about this many
+ * bytes still coalesce small frames, and free large ones soon after they are sent. */
+#define CONN_WRITE_BYTES (256 * 1024)
+
+/* Copy items [from, to) and their buffers out of q into part. */
+static int take_part(const out_queue_t *q, size_t from, size_t to, size_t buf_from,
+                     out_queue_t *part)
+{
+    size_t n_bufs = 0;
+    for (size_t i = from; i < to; i++)
+        n_bufs += q->items[i].n_bufs;
+    memset(part, 0, sizeof *part);
+    if (grow_array((void **)&part->bufs, &part->cap_bufs, n_bufs ? n_bufs : 1,
+                   sizeof *part->bufs) != 0 ||
+        grow_array((void **)&part->items, &part->cap_items, to - from, sizeof *part->items) != 0) {
+        free(part->bufs);
+        free(part->items);
+        return -1;
+    }
+    memcpy(part->bufs, q->bufs + buf_from, n_bufs * sizeof *part->bufs);
+    memcpy(part->items, q->items + from, (to - from) * sizeof *part->items);
+    part->n_bufs = n_bufs;
+    part->n_items = to - from;
+    return 0;
+}
+
+/* Hand q to libuv as writes of about CONN_WRITE_BYTES each, in order; q is left empty
+ * (before any write starts, since a failed one closes the connection, which finishes
+ * whatever its queue still holds). */
+static void write_in_parts(pc_conn_t *c, out_queue_t *q)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < q->n_items; i++)
+        total += q->items[i].bytes;
+    if (total <= CONN_WRITE_BYTES) {
+        start_write(c, q);
+        return;
+    }
+    out_queue_t all = *q;
+    memset(q, 0, sizeof *q);
+    size_t from = 0, buf_from = 0;
+    while (from < all.n_items && c->state != PC_CONN_CLOSED) {
+        size_t to = from, bytes = 0;
+        do
+            bytes += all.items[to++].bytes;
+        while (to < all.n_items && bytes + all.items[to].bytes <= CONN_WRITE_BYTES);
+        out_queue_t part;
+        if (take_part(&all, from, to, buf_from, &part) != 0) {
+            pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for a write");
+            break;
+        }
+        for (size_t i = from; i < to; i++)
+            buf_from += all.items[i].n_bufs;
+        from = to;
+        start_write(c, &part);
+    }
+    /* What a failed write left unwritten hears that it was cancelled. */
+    for (size_t i = from; i < all.n_items; i++) {
+        if (all.items[i].done)
+            all.items[i].done(all.items[i].ctx, UV_ECANCELED);
+        free(all.items[i].owned);
+    }
+    free(all.items);
+    free(all.bufs);
 }
 
 static void flush_out(uv_idle_t *h)
@@ -153,12 +222,16 @@ static void flush_out(uv_idle_t *h)
                       why != PULSARC_OK ? pc_tls_detail(c->tls) : "no memory for TLS output");
         return;
     }
-    /* Plain connections write the callers' buffers as they are: zero copy. */
-    start_write(c, &c->out);
+    /* TLS writes its one buffer of ciphertext; plain connections write the callers'
+     * buffers as they are (zero copy), in parts. */
+    if (c->tls)
+        start_write(c, &c->out);
+    else
+        write_in_parts(c, &c->out);
 }
 
-/* Queue buffers for the next coalesced write: every frame produced in one loop turn
- * (a burst of sends, a resend of the whole pending queue) leaves in one writev. */
+/* Queue buffers for the next coalesced write: the frames produced in one loop turn (a
+ * burst of sends, a resend of the whole pending queue) leave together at its end. */
 static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,
                       void *ctx, uint8_t *owned)
 {
@@ -169,10 +242,15 @@ static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_d
         free(owned);
         return -1;
     }
-    for (unsigned i = 0; i < n; i++)
-        if (bufs[i].len > 0)
+    size_t used = 0, bytes = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (bufs[i].len > 0) {
             q->bufs[q->n_bufs++] = bufs[i];
-    q->items[q->n_items++] = (write_item_t){ done, ctx, owned };
+            used++;
+            bytes += bufs[i].len;
+        }
+    }
+    q->items[q->n_items++] = (write_item_t){ done, ctx, owned, used, bytes };
     if (!uv_is_active((uv_handle_t *)&c->flusher))
         uv_idle_start(&c->flusher, flush_out);
     return 0;

@@ -1,8 +1,8 @@
 /* The connection's state, shared by the files that make it up, each with one job:
  *   connection.c       lifecycle: open (resolve, TCP connect), close, free, accessors,
  *                      the owner hook, ready waiters, listeners
- *   conn_io.c          the transport: reads and frames, the write queue (one coalesced
- *                      writev per loop turn), the TLS path, the start of the handshake
+ *   conn_io.c          the transport: reads and frames, the write queue (coalesced
+ *                      writevs per loop turn), the TLS path, the start of the handshake
  *   conn_handshake.c   CONNECT/CONNECTED, authentication (prepare, CONNECT's data,
  *                      answers to AUTH_CHALLENGE)
  *   conn_requests.c    pending requests by id and their timeouts, the keep-alive
@@ -42,9 +42,12 @@ typedef struct write_item {
     pc_write_done_cb done;
     void *ctx;
     uint8_t *owned; /* command bytes this write owns */
+    size_t n_bufs;  /* its buffers in the queue's bufs, in order */
+    size_t bytes;
 } write_item_t;
 
-/* Everything queued during one loop turn, handed to libuv as one writev. */
+/* Everything queued during one loop turn, handed to libuv in writevs of up to
+ * CONN_WRITE_BYTES each (conn_io.c). */
 typedef struct out_queue {
     uv_buf_t *bufs;
     size_t n_bufs, cap_bufs;

@@ -182,16 +182,26 @@ int pc_batcher_take(pc_batcher_t *b, pc_batch_t *out)
     return n;
 }
 
+/* Property tables of up to this many entries are built on the stack. */
+#define STACK_PROPS 16
+
 int pc_batch_encode(const pc_batch_t *batch, pc_buf_t *out)
 {
-    size_t max_props = 1;
+    size_t max_props = 0;
     for (const pc_msg_t *m = batch->head; m; m = m->next)
         if (m->n_props > max_props)
             max_props = m->n_props;
-    Pulsar__Proto__KeyValue *kvs = malloc(max_props * sizeof *kvs);
-    Pulsar__Proto__KeyValue **ptrs = malloc(max_props * sizeof *ptrs);
+    Pulsar__Proto__KeyValue kv_stack[STACK_PROPS], *kvs = kv_stack;
+    Pulsar__Proto__KeyValue *ptr_stack[STACK_PROPS], **ptrs = ptr_stack;
     int rc = -1;
-    if (!kvs || !ptrs)
+    if (max_props > STACK_PROPS) {
+        kvs = malloc(max_props * sizeof *kvs);
+        ptrs = malloc(max_props * sizeof *ptrs);
+        if (!kvs || !ptrs)
+            goto out;
+    }
+    /* One allocation for the whole payload: the batch's encoded size is a bound. */
+    if (pc_buf_reserve(out, batch->encoded) != 0)
         goto out;
     for (const pc_msg_t *m = batch->head; m; m = m->next) {
         Pulsar__Proto__SingleMessageMetadata smm = PULSAR__PROTO__SINGLE_MESSAGE_METADATA__INIT;
@@ -226,7 +236,9 @@ int pc_batch_encode(const pc_batch_t *batch, pc_buf_t *out)
     }
     rc = 0;
 out:
-    free(kvs);
-    free(ptrs);
+    if (kvs != kv_stack)
+        free(kvs);
+    if (ptrs != ptr_stack)
+        free(ptrs);
     return rc;
 }

@@ -5,6 +5,7 @@
 #ifndef PC_PRODUCER_MESSAGE_H
 #define PC_PRODUCER_MESSAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,8 @@ typedef struct pc_msg {
     uint64_t event_time;
     uint64_t deliver_at;
     int64_t sequence_id;            /* explicit id or -1; the assigned id once queued */
+    bool has_payload_crc;           /* the sender computed payload_crc (off the loop) */
+    uint32_t payload_crc;           /* pc_crc32c(0, payload, payload_len) */
     void (*release)(struct pc_msg *m); /* frees the block that holds the message */
 } pc_msg_t;
 

@@ -29,6 +29,8 @@ typedef struct pc_op {
     pc_buf_t head;                /* frame bytes up to the payload */
     const uint8_t *payload;       /* slice written after head, not copied */
     size_t payload_len;
+    bool has_payload_crc;         /* payload_crc = pc_crc32c(0, payload), known already */
+    uint32_t payload_crc;
     pc_buf_t owned;               /* a batch's payload or a compressed single message */
     pc_shared_payload_t *shared;  /* chunks of one compressed message */
     int chunk_id;                 /* -1 unless a chunk */

@@ -20,7 +20,9 @@ typedef struct kv_array {
 
 static int kv_fill(kv_array *a, const pc_msg_t *m)
 {
-    size_t n = m->n_props ? m->n_props : 1;
+    size_t n = m->n_props;
+    if (n == 0)
+        return 0; /* nothing to allocate for the common message without properties */
     a->kvs = malloc(n * sizeof *a->kvs);
     a->ptrs = malloc(n * sizeof *a->ptrs);
     if (!a->kvs || !a->ptrs)
@@ -80,6 +82,9 @@ static int encode_head(const pc_op_params_t *p, pc_op_t *op,
     }
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
     cmd.send = &send;
+    if (op->has_payload_crc)
+        return pc_frame_encode_payload_head_crc(&op->head, &cmd, meta, op->payload_len,
+                                                op->payload_crc);
     return pc_frame_encode_payload_head(&op->head, &cmd, meta, op->payload, op->payload_len);
 }
 
@@ -89,7 +94,7 @@ static int maybe_compress(const pc_op_params_t *p, const uint8_t **data, size_t 
 {
     if (p->codec == PC_CODEC_NONE || *len == 0)
         return 0;
-    if (pc_compress(p->codec, *data, *len, out) != 0)
+    if (pc_compress_with(p->compressor, p->codec, *data, *len, out) != 0)
         return -1;
     *data = out->data;
     *len = out->len;
@@ -189,6 +194,9 @@ static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
     pc_buf_init(compressed);
     op->payload = data;
     op->payload_len = len;
+    /* The sender's CRC holds only for the bytes it saw (not compressed or transformed). */
+    op->has_payload_crc = msg->has_payload_crc && data == msg->payload && len == msg->payload_len;
+    op->payload_crc = msg->payload_crc;
     if (encode_head(p, op, meta, false) != 0) {
         pc_op_release(op);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");

@@ -18,6 +18,7 @@ static void maybe_free(pc_pp_t *pp)
     if (!pp->freed || pp->live_handles > 0 || pp->inflight > 0)
         return;
     pc_batcher_free(&pp->batcher);
+    pc_compressor_clear(&pp->compressor);
     free(pp->taken);
     free(pp->topic);
     free(pp->name);

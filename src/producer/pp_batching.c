@@ -37,11 +37,12 @@ void pp_fail_unsent(pc_pp_t *pp, pulsarc_result res, const char *detail)
         pp_fail_batch(pp, &pp->taken[i], res, detail);
 }
 
-static void op_params(const pc_pp_t *pp, pc_op_params_t *p)
+static void op_params(pc_pp_t *pp, pc_op_params_t *p)
 {
     p->producer_id = pp->producer_id;
     p->producer_name = pp->name;
     p->codec = pp->set.compression;
+    p->compressor = &pp->compressor;
     p->max_message_size = pp->max_message_size;
     p->chunking = pp->set.chunking_enabled;
     p->chunk_size = pp->set.chunk_max_size;

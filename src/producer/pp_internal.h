@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "codec/compression.h"
 #include "net/backoff.h"
 #include "net/connection.h"
 #include "net/runtime.h"
@@ -78,6 +79,7 @@ struct pc_pp {
     flush_waiter *flushes;
     pc_msg_t *waiting_head, *waiting_tail; /* sent before the first registration */
     pc_batcher_t batcher;
+    pc_compressor_t compressor; /* compression contexts, reused for every op */
     pc_batch_t *taken;        /* scratch for pc_batcher_take */
     int cap_taken;
     int64_t chunk_first_ledger, chunk_first_entry; /* first chunk of the message in flight */

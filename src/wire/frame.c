@@ -8,14 +8,16 @@
 /* magic (2) + checksum (4) + metadata size (4) */
 #define PAYLOAD_HEAD_FIXED 10
 
-/* Reserve room for a whole frame of `total` bytes after the size field, write both
- * size fields and pack the command in place. Returns a pointer just past the
- * command, or NULL (out untouched apart from capacity). */
+/* Reserve room for a frame of `total` bytes after the size field, less the `unwritten`
+ * payload bytes the caller sends from its own buffer, write both size fields and pack the
+ * command in place. Returns a pointer just past the command, or NULL (out untouched apart
+ * from capacity). */
 static uint8_t *begin_frame(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd, size_t cmd_len,
-                            size_t total)
+                            size_t total, size_t unwritten)
 {
-    /* The wire holds 32-bit sizes; refuse what cannot be described. */
-    if (total > UINT32_MAX || pc_buf_reserve(out, 4 + total) != 0)
+    /* The wire holds 32-bit sizes; refuse what cannot be described. Only the bytes
+     * written here are reserved: a head for a 1 MiB payload is a few hundred bytes. */
+    if (total > UINT32_MAX || pc_buf_reserve(out, 4 + total - unwritten) != 0)
         return NULL;
     uint8_t *p = out->data + out->len;
     pc_write_u32be(p, (uint32_t)total);
@@ -32,15 +34,16 @@ int pc_frame_encode_command(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd
     if (cmd_len > SIZE_MAX - 4)
         return -1;
     size_t total = 4 + cmd_len;
-    if (!begin_frame(out, cmd, cmd_len, total))
+    if (!begin_frame(out, cmd, cmd_len, total, 0))
         return -1;
     out->len += 4 + total;
     return 0;
 }
 
-int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                                 const Pulsar__Proto__MessageMetadata *meta,
-                                 const uint8_t *payload, size_t payload_len)
+/* payload is NULL when payload_crc is the payload's CRC already. */
+static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
+                               const Pulsar__Proto__MessageMetadata *meta,
+                               const uint8_t *payload, size_t payload_len, uint32_t payload_crc)
 {
     size_t cmd_len = pulsar__proto__base_command__get_packed_size(cmd);
     size_t meta_len = pulsar__proto__message_metadata__get_packed_size(meta);
@@ -58,7 +61,7 @@ int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand
         return -1;
     total += payload_len;
 
-    uint8_t *p = begin_frame(out, cmd, cmd_len, total);
+    uint8_t *p = begin_frame(out, cmd, cmd_len, total, payload_len);
     if (!p)
         return -1;
     p[0] = (uint8_t)(PC_FRAME_MAGIC >> 8);
@@ -69,11 +72,29 @@ int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand
     if (pulsar__proto__message_metadata__pack(meta, sum_from + 4) != meta_len)
         return -1;
     uint32_t crc = pc_crc32c(0, sum_from, 4 + meta_len);
-    crc = pc_crc32c(crc, payload, payload_len);
+    if (payload)
+        crc = pc_crc32c(crc, payload, payload_len);
+    else
+        crc = pc_crc32c_combine(crc, payload_crc, payload_len);
     pc_write_u32be(crc_at, crc);
     /* The payload bytes are the caller's to write; count only what we wrote. */
     out->len += 4 + total - payload_len;
     return 0;
+}
+
+int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
+                                 const Pulsar__Proto__MessageMetadata *meta,
+                                 const uint8_t *payload, size_t payload_len)
+{
+    static const uint8_t none[1];
+    return encode_payload_head(out, cmd, meta, payload ? payload : none, payload_len, 0);
+}
+
+int pc_frame_encode_payload_head_crc(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
+                                     const Pulsar__Proto__MessageMetadata *meta,
+                                     size_t payload_len, uint32_t payload_crc)
+{
+    return encode_payload_head(out, cmd, meta, NULL, payload_len, payload_crc);
 }
 
 void pc_frame_reader_init(pc_frame_reader_t *r, size_t max_frame)

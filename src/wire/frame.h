@@ -31,6 +31,12 @@ int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand
                                  const Pulsar__Proto__MessageMetadata *meta,
                                  const uint8_t *payload, size_t payload_len);
 
+/* The same, with the payload's CRC computed already (pc_crc32c(0, payload, payload_len),
+ * e.g. on another thread): the payload is not read. */
+int pc_frame_encode_payload_head_crc(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
+                                     const Pulsar__Proto__MessageMetadata *meta,
+                                     size_t payload_len, uint32_t payload_crc);
+
 /* One decoded frame. Pointers point into the reader's buffer and are valid until the
  * next call to pc_frame_reader_feed or pc_frame_reader_next. */
 typedef struct pc_frame {

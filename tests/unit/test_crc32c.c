@@ -38,6 +38,91 @@ Test(crc32c, hardware_known_vectors)
     check_vectors(pc_crc32c_hw);
 }
 
+Test(crc32c, three_stream_known_vectors)
+{
+    if (!pc_crc32c_hw3_available())
+        cr_skip_test("no SSE4.2 and PCLMULQDQ on this CPU");
+    check_vectors(pc_crc32c_hw3);
+}
+
+/* The definition, one bit at a time: what every implementation must equal. */
+static uint32_t crc_reference(uint32_t crc, const uint8_t *p, size_t len)
+{
+    crc = ~crc;
+    while (len--) {
+        crc ^= *p++;
+        for (int i = 0; i < 8; i++)
+            crc = (crc >> 1) ^ (crc & 1 ? 0x82F63B78u : 0);
+    }
+    return ~crc;
+}
+
+typedef uint32_t (*crc_impl)(uint32_t, const void *, size_t);
+
+/* Every implementation the CPU runs, with its name. */
+static int implementations(crc_impl *fns, const char **names)
+{
+    int n = 0;
+    fns[n] = pc_crc32c, names[n++] = "dispatched";
+    fns[n] = pc_crc32c_sw, names[n++] = "table";
+    if (pc_crc32c_hw_available())
+        fns[n] = pc_crc32c_hw, names[n++] = "sse4.2";
+    if (pc_crc32c_hw3_available())
+        fns[n] = pc_crc32c_hw3, names[n++] = "sse4.2 x3";
+    return n;
+}
+
+/* Random lengths around and across the three-stream block sizes (3 x 256 and 3 x 8192
+ * bytes), at every alignment, with random seeds, against the bit-at-a-time definition. */
+Test(crc32c, every_implementation_equals_the_definition)
+{
+    enum { MAX = 3 * 3 * 8192 + 4096 };
+    uint8_t *buf = malloc(MAX + 16);
+    cr_assert_not_null(buf);
+    srand(4242);
+    for (size_t i = 0; i < MAX + 16; i++)
+        buf[i] = (uint8_t)rand();
+    crc_impl fns[4];
+    const char *names[4];
+    int n = implementations(fns, names);
+    static const size_t edges[] = { 767, 768, 769, 1535, 1536, 1537, 24575, 24576, 24577,
+                                    24576 + 768, 49152 + 767, 3 * 3 * 8192, MAX };
+    for (int round = 0; round < 300; round++) {
+        size_t off = (size_t)rand() % 16;
+        size_t len = round < (int)(sizeof edges / sizeof *edges) ? edges[round]
+                     : round % 3 == 0 ? (size_t)rand() % 2048
+                                      : (size_t)rand() % MAX;
+        uint32_t seed = round % 2 ? (uint32_t)rand() : 0;
+        uint32_t want = crc_reference(seed, buf + off, len);
+        for (int f = 0; f < n; f++)
+            cr_assert_eq(fns[f](seed, buf + off, len), want, "%s: off %zu len %zu seed %08x",
+                         names[f], off, len, seed);
+    }
+    free(buf);
+}
+
+Test(crc32c, combine_joins_separate_crcs)
+{
+    enum { MAX = 70000 };
+    uint8_t *buf = malloc(MAX);
+    cr_assert_not_null(buf);
+    srand(77);
+    for (size_t i = 0; i < MAX; i++)
+        buf[i] = (uint8_t)rand();
+    static const size_t cuts[] = { 0, 1, 7, 100, 4096, 40000, MAX };
+    for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+        size_t a = cuts[i];
+        uint32_t whole = crc_reference(0, buf, MAX);
+        uint32_t joined = pc_crc32c_combine(pc_crc32c(0, buf, a), pc_crc32c(0, buf + a, MAX - a),
+                                            MAX - a);
+        cr_assert_eq(joined, whole, "cut at %zu", a);
+    }
+    cr_assert_eq(pc_crc32c_combine(pc_crc32c(0, "1234", 4), pc_crc32c(0, "56789", 5), 5),
+                 0xE3069283u);
+    cr_assert_eq(pc_crc32c_combine(0, 0, 0), 0u);
+    free(buf);
+}
+
 Test(crc32c, chaining_in_pieces_equals_whole)
 {
     uint8_t buf[1000];
