@@ -11,6 +11,7 @@
 #include <openssl/crypto.h>
 
 #include "common/error.h"
+#include "schema/schema.h"
 
 /* T_SECRET is a string that config dumps (and so logs) show only as set or not. */
 typedef enum { T_INT, T_BOOL, T_STR, T_SECRET, T_ENUM } conf_type;
@@ -76,6 +77,7 @@ static const conf_row producer_rows[] = {
     { "autoUpdatePartitions", T_BOOL, PC(auto_update_partitions), 0, 1, "true", NULL },
     { "autoUpdatePartitionsIntervalSeconds", T_INT, PC(partitions_update_interval_s), 1, 86400,
       "60", NULL },
+    { "schemaValidationEnabled", T_BOOL, PC(schema_validation), 0, 1, "true", NULL },
 };
 #undef PC
 
@@ -279,6 +281,8 @@ pulsarc_producer_config_t *pulsarc_producer_config_new(void)
 void pc_producer_config_clear(pulsarc_producer_config_t *c)
 {
     clear_strings(producer_rows, NROWS(producer_rows), c);
+    pc_schema_unref(c->schema);
+    c->schema = NULL;
 }
 
 void pulsarc_producer_config_free(pulsarc_producer_config_t *conf)
@@ -304,6 +308,7 @@ size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf, char 
 int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_producer_config_t *src)
 {
     *dst = *src;
+    pc_schema_ref(dst->schema);
     return copy_strings(producer_rows, NROWS(producer_rows), dst);
 }
 
@@ -331,6 +336,17 @@ pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *con
     return PULSARC_OK;
 }
 
+pulsarc_result pulsarc_producer_config_set_schema(pulsarc_producer_config_t *conf,
+                                                  const pulsarc_schema_t *schema)
+{
+    if (!conf)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config must not be NULL");
+    pulsarc_schema_t *ref = pc_schema_ref(schema);
+    pc_schema_unref(conf->schema);
+    conf->schema = ref;
+    return PULSARC_OK;
+}
+
 void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t *out)
 {
     out->producer_name = c->producer_name;
@@ -345,6 +361,7 @@ void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t 
     out->chunking_enabled = c->chunking_enabled;
     out->chunk_max_size = (size_t)c->chunk_max_size;
     out->lazy_start = c->lazy_start;
+    out->schema = c->schema;
 }
 
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out)

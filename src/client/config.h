@@ -66,9 +66,12 @@ struct pulsarc_producer_config {
     bool lazy_start;
     bool auto_update_partitions;
     int64_t partitions_update_interval_s;
+    bool schema_validation;
     /* Set with pulsarc_producer_config_set_router. */
     pulsarc_router_cb router;
     void *router_ctx;
+    /* Set with pulsarc_producer_config_set_schema: a reference, or NULL (BYTES). */
+    pulsarc_schema_t *schema;
 };
 
 void pc_client_config_defaults(pulsarc_client_config_t *c);

@@ -5,6 +5,7 @@
 #ifndef PC_PRODUCER_MESSAGE_H
 #define PC_PRODUCER_MESSAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,10 @@ typedef struct pc_msg {
     uint64_t event_time;
     uint64_t deliver_at;
     int64_t sequence_id;            /* explicit id or -1; the assigned id once queued */
+    bool key_b64;                   /* key is base64 (KeyValue SEPARATED) */
+    bool null_key, null_value;      /* KeyValue SEPARATED with Java's null parts */
+    struct pulsarc_schema *schema;  /* its own schema (a reference) or NULL: the producer's */
+    const void *schema_slot;        /* the producer's: where its schema version is kept */
     void (*release)(struct pc_msg *m); /* frees the block that holds the message */
 } pc_msg_t;
 

@@ -48,6 +48,13 @@ static void fill_common(Pulsar__Proto__MessageMetadata *meta, const pc_op_params
     meta->sequence_id = (uint64_t)first->sequence_id;
     meta->publish_time = pc_wall_ms();
     meta->partition_key = (char *)first->key;
+    meta->has_partition_key_b64_encoded = first->key_b64;
+    meta->partition_key_b64_encoded = first->key_b64;
+    if (p->schema_version) {
+        meta->has_schema_version = 1;
+        meta->schema_version.data = (uint8_t *)p->schema_version;
+        meta->schema_version.len = p->schema_version_len;
+    }
     if (first->ordering_key) {
         meta->has_ordering_key = 1;
         meta->ordering_key.data = (uint8_t *)first->ordering_key;
@@ -223,6 +230,10 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
     fill_common(&meta, p, msg, msg->payload_len);
     meta.n_properties = msg->n_props;
     meta.properties = kv.ptrs;
+    meta.has_null_partition_key = msg->null_key;
+    meta.null_partition_key = msg->null_key;
+    meta.has_null_value = msg->null_value;
+    meta.null_value = msg->null_value;
     if (msg->event_time) {
         meta.has_event_time = 1;
         meta.event_time = msg->event_time;

@@ -23,6 +23,8 @@ typedef struct pc_op_params {
     uint32_t max_message_size; /* the connection's limit */
     bool chunking;
     size_t chunk_size;         /* 0 = derive from max_message_size */
+    const uint8_t *schema_version; /* stamped on the op's metadata; NULL = none */
+    size_t schema_version_len;
 } pc_op_params_t;
 
 /* One message (its sequence id assigned) → one op, or a chain of chunk ops linked by

@@ -12,12 +12,14 @@
 const char *pc_pp_name(const pc_pp_t *pp) { return pp->name ? pp->name : ""; }
 int64_t pc_pp_last_sequence_id(const pc_pp_t *pp) { return atomic_load(&pp->last_sequence_id); }
 uint32_t pc_pp_max_message_size(const pc_pp_t *pp) { return pp->max_message_size; }
+int64_t pc_pp_schema_version(const pc_pp_t *pp) { return atomic_load(&pp->schema_version); }
 
 static void maybe_free(pc_pp_t *pp)
 {
     if (!pp->freed || pp->live_handles > 0 || pp->inflight > 0)
         return;
     pc_batcher_free(&pp->batcher);
+    pp_schema_free_all(pp);
     free(pp->taken);
     free(pp->topic);
     free(pp->name);
@@ -96,6 +98,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
     pp->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
     pp->pushed = -1;
     atomic_init(&pp->last_sequence_id, -1);
+    atomic_init(&pp->schema_version, -1);
     pp->listener.producer_id = pp->producer_id;
     pp->listener.ctx = pp;
     pp->listener.on_receipt = pp_on_receipt;
@@ -113,6 +116,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
         return NULL;
     }
     pc_batcher_set_frame_limit(&pp->batcher, pp->max_message_size);
+    pp->set.schema = pc_schema_ref(set->schema);
     uv_timer_init(rt->loop, &pp->reconnect_timer);
     uv_timer_init(rt->loop, &pp->timeout_timer);
     uv_timer_init(rt->loop, &pp->batch_timer);

@@ -36,6 +36,7 @@
 #include <pulsarc/pulsarc.h>
 
 #include "cli_common/client_conf.h"
+#include "cli_common/schema_input.h"
 #include "cli_common/security_flags.h"
 
 #define PROG "pulsarc-produce"
@@ -91,7 +92,7 @@ enum long_only_id {
     OPT_VERBOSE,
     OPT_CONF_FILE,
     OPT_SECURITY,    /* a row of security_flags: the long name tells which */
-    OPT_SCHEMA,      /* -vs/-ks: only "bytes", what pulsarc sends */
+    OPT_SCHEMA_FLAG, /* a row of schema_input.h: the long name tells which */
     OPT_UNSUPPORTED, /* a pulsar-client flag for a feature pulsarc lacks: refused */
 };
 
@@ -155,6 +156,29 @@ static const struct cli_option cli_options[] = {
     {"property", 'p', required_argument, "K=V", "message property (repeatable)", NULL},
     {"properties", 'p', required_argument, "K=V", NULL, NULL},
 
+    {NULL, 0, 0, NULL, "Schema (default: bytes, no schema; see docs/cli.md):", NULL},
+    {SCHEMA_FLAG_TYPE, OPT_SCHEMA_FLAG, required_argument, "TYPE",
+     "string | json | avro | int32 | ... | auto_produce; -m and\n"
+     "--stdin text is converted (numbers; JSON to Avro)", NULL},
+    {SCHEMA_FLAG_FILE, OPT_SCHEMA_FLAG, required_argument, "FILE",
+     "the definition: an Avro schema (JSON) for json and avro", NULL},
+    {SCHEMA_FLAG_NAME, OPT_SCHEMA_FLAG, required_argument, "NAME",
+     "the schema's name (default: the Java client's)", NULL},
+    {SCHEMA_FLAG_KV_ENCODING, OPT_SCHEMA_FLAG, required_argument, "ENC",
+     "inline | separated: a KeyValue schema of the key schema\n"
+     "and --schema-type; the message key (-k) is its key", NULL},
+    {SCHEMA_FLAG_KEY_TYPE, OPT_SCHEMA_FLAG, required_argument, "TYPE",
+     "the KeyValue key's schema (default string)", NULL},
+    {SCHEMA_FLAG_KEY_FILE, OPT_SCHEMA_FLAG, required_argument, "FILE",
+     "the KeyValue key's definition", NULL},
+    {SCHEMA_FLAG_VALUE_SCHEMA, OPT_SCHEMA_FLAG, required_argument, "TYPE[:DEF]",
+     "--schema-type with the definition inline", "vs"},
+    {SCHEMA_FLAG_KEY_SCHEMA, OPT_SCHEMA_FLAG, required_argument, "TYPE[:DEF]",
+     "--key-schema-type with the definition inline", "ks"},
+    {SCHEMA_FLAG_KV_ENCODING_TYPE, OPT_SCHEMA_FLAG, required_argument, "ENC",
+     "the same as --kv-encoding", "kvet"},
+    {"key-value-key", 'k', required_argument, "KEY", "the same as -k", "kvk"},
+
     {NULL, 0, 0, NULL, "Producer:", NULL},
     {"producer-name", OPT_PRODUCER_NAME, required_argument, "NAME",
      "fixed producer name (default: assigned by the broker)", NULL},
@@ -197,15 +221,8 @@ static const struct cli_option cli_options[] = {
      "end-to-end encryption", "ekn"},
     {"encryption-key-value", OPT_UNSUPPORTED, required_argument, "URI",
      "end-to-end encryption", "ekv"},
-    {"value-schema", OPT_SCHEMA, required_argument, "TYPE",
-     "schemas (\"bytes\", the default, is accepted)", "vs"},
-    {"key-schema", OPT_SCHEMA, required_argument, "TYPE",
-     "schemas (\"bytes\", the default, is accepted)", "ks"},
-    {"key-value-encoding-type", OPT_UNSUPPORTED, required_argument, "TYPE",
-     "KeyValue schemas", "kvet"},
-    {"key-value-key", OPT_UNSUPPORTED, required_argument, "KEY", "KeyValue schemas", "kvk"},
-    {"key-value-key-file", OPT_UNSUPPORTED, required_argument, "FILE", "KeyValue schemas",
-     "kvkf"},
+    {"key-value-key-file", OPT_UNSUPPORTED, required_argument, "FILE",
+     "a KeyValue key from a file", "kvkf"},
 
     {NULL, 0, 0, NULL, "Other:", NULL},
     {"verbose", OPT_VERBOSE, no_argument, NULL,
@@ -349,6 +366,8 @@ struct payload {
     size_t len;
     char *key; /* from a --key-separator line; NULL: the -k key, or none */
     bool from_messages; /* a -m value: --separator may split it */
+    bool raw;           /* a file or --size: bytes as they are, never converted */
+    size_t key_len;     /* a KeyValue key (converted, may hold NULs) */
 };
 
 /* KEY=VALUE split at the first '='; key is malloc'ed, value points into argv. */
@@ -389,6 +408,8 @@ struct args {
     struct kv_list client_conf;
     struct kv_list flag_settings; /* dedicated flags that are producer settings */
     struct kv_list security;      /* TLS and authentication flags: client settings */
+    struct schema_flags schema;
+    struct schema_input *schema_in; /* NULL: no schema (bytes) */
     const char *memory_limit;
     int64_t sequence_id_start;    /* -1: automatic ids */
     bool verbose;
@@ -398,7 +419,7 @@ struct args {
 static void add_payload(struct args *a, char *data, size_t len, char *key)
 {
     a->payloads = grow(a->payloads, &a->cap_payloads, a->n_payloads, sizeof *a->payloads);
-    a->payloads[a->n_payloads++] = (struct payload){data, len, key, false};
+    a->payloads[a->n_payloads++] = (struct payload){data, len, key, false, false, 0};
 }
 
 /* A flag from setting_flags becomes "key=value" in a->flag_settings. */
@@ -470,6 +491,7 @@ static void add_file(struct args *a, const char *path)
     }
     fclose(f);
     add_payload(a, data, len, NULL);
+    a->payloads[a->n_payloads - 1].raw = true;
 }
 
 /* One option's "-x, --name ARG" column of --help. */
@@ -750,10 +772,8 @@ static void handle_option(struct args *a, int c, const char *arg, const char *lo
         push_kv(&a->security, f->key, f->fixed ? f->fixed : arg);
         return;
     }
-    case OPT_SCHEMA:
-        if (strcmp(arg, "bytes") != 0)
-            usage_error("--%s %s: schemas are not supported by pulsarc yet (only bytes)",
-                        long_name, arg);
+    case OPT_SCHEMA_FLAG:
+        schema_flags_set(&a->schema, long_name, arg);
         return;
     case OPT_UNSUPPORTED:
         refuse_unsupported(o);
@@ -863,6 +883,9 @@ static void parse_args(int argc, char **argv, struct args *a)
         load_conf_file(a);
     if (!a->service_url)
         a->service_url = "pulsar://localhost:6650";
+    char err[512];
+    if (schema_input_new(&a->schema, &a->schema_in, err, sizeof err) != 0)
+        usage_error("%s", err);
 }
 
 /* ---------------------------------------------------------------------------------
@@ -1076,7 +1099,7 @@ static bool next_line(struct line_reader *r, char **line, size_t *len)
  * separator's first byte becomes the key's terminator. Other lines are all payload. */
 static struct payload split_line(char *line, size_t len, const char *sep)
 {
-    struct payload p = {line, len, NULL, false};
+    struct payload p = {line, len, NULL, false, false, 0};
     if (!sep)
         return p;
     size_t sep_len = strlen(sep);
@@ -1123,6 +1146,8 @@ struct run {
     double next_due;    /* now_seconds() at which the next message may go */
     uint64_t attempted; /* send_async calls made */
     int64_t sequence_id_start; /* -1: automatic ids */
+    const struct schema_input *schema_in; /* NULL: no schema */
+    const char *kv_key; /* -k: the KeyValue key of messages without their own */
 };
 
 /* How far the pacer may fall behind and still catch up. Scheduling each message one
@@ -1154,9 +1179,17 @@ static pulsarc_result build_message(struct run *run, const struct payload *p, ui
                                     pulsarc_message_t **out)
 {
     pulsarc_message_t *msg = p->key ? run->keyed_msg : run->msg;
-    pulsarc_result res = p->key ? pulsarc_message_set_key(msg, p->key) : PULSARC_OK;
-    if (res == PULSARC_OK)
-        res = pulsarc_message_set_payload(msg, p->data, p->len);
+    pulsarc_result res;
+    if (schema_input_is_key_value(run->schema_in)) {
+        /* The key is part of the pair: one builder, which never holds a plain key. */
+        msg = run->msg;
+        res = pulsarc_message_set_key_value(msg, schema_input_schema(run->schema_in), p->key,
+                                            p->key ? p->key_len : 0, p->data, p->len);
+    } else {
+        res = p->key ? pulsarc_message_set_key(msg, p->key) : PULSARC_OK;
+        if (res == PULSARC_OK)
+            res = pulsarc_message_set_payload(msg, p->data, p->len);
+    }
     if (res == PULSARC_OK && run->sequence_id_start >= 0)
         res = pulsarc_message_set_sequence_id(msg, run->sequence_id_start + (int64_t)index - 1);
     *out = msg;
@@ -1171,20 +1204,33 @@ static bool send_one(struct run *run, const struct payload *p)
         return false;
 
     uint64_t index = ++run->attempted;
-    pulsarc_message_t *msg;
-    pulsarc_result res = build_message(run, p, index, &msg);
-    if (res != PULSARC_OK) {
-        message_failed(index, res, "could not be built");
+    /* With a schema, text becomes the bytes it wants (schema_input.h). */
+    struct schema_message enc = {.data = p->data, .len = p->len, .key = p->key};
+    char err[DETAIL_MAX];
+    if (run->schema_in && schema_input_message(run->schema_in, p->data, p->len, p->raw,
+                                               p->key ? p->key : run->kv_key, &enc, err,
+                                               sizeof err) != 0) {
+        atomic_fetch_add(&stats.failed, 1);
+        report_failure(index, PULSARC_ERR_INVALID_PAYLOAD, "could not be converted", err);
         return !sending_stopped();
     }
-    struct send_ctx *sc = xrealloc(NULL, sizeof *sc);
-    *sc = (struct send_ctx){index, p->len};
-    res = pulsarc_producer_send_async(run->producer, msg, on_send_done, sc);
+    struct payload converted = {(char *)enc.data, enc.len, (char *)enc.key, false, true,
+                                enc.key_len};
+    pulsarc_message_t *msg;
+    pulsarc_result res = build_message(run, &converted, index, &msg);
     if (res != PULSARC_OK) {
-        /* Not accepted: no callback will come, so count and free here. */
-        free(sc);
-        message_failed(index, res, "was rejected");
+        message_failed(index, res, "could not be built");
+    } else {
+        struct send_ctx *sc = xrealloc(NULL, sizeof *sc);
+        *sc = (struct send_ctx){index, enc.len};
+        res = pulsarc_producer_send_async(run->producer, msg, on_send_done, sc);
+        if (res != PULSARC_OK) {
+            /* Not accepted: no callback will come, so count and free here. */
+            free(sc);
+            message_failed(index, res, "was rejected");
+        }
     }
+    schema_message_free(&enc); /* the send has copied the payload (copy mode) */
     return !sending_stopped();
 }
 
@@ -1371,6 +1417,12 @@ static pulsarc_producer_config_t *make_producer_config(const struct args *a)
         if (res != PULSARC_OK)
             config_error(settings[i].option, settings[i].key, settings[i].value, res);
     }
+    if (a->schema_in) {
+        pulsarc_result res =
+            pulsarc_producer_config_set_schema(conf, schema_input_schema(a->schema_in));
+        if (res != PULSARC_OK)
+            config_error("--schema-type", "schema", a->schema.type ? a->schema.type : "", res);
+    }
     apply_producer_settings(conf, &a->flag_settings, "flag");
     apply_producer_settings(conf, &a->conf, "--conf");
     if (a->verbose) {
@@ -1390,7 +1442,7 @@ static pulsarc_message_t *make_message(const struct args *a)
     if (!msg)
         out_of_memory();
     pulsarc_result res = PULSARC_OK;
-    if (a->key)
+    if (a->key && !schema_input_is_key_value(a->schema_in)) /* else: a KeyValue key */
         res = pulsarc_message_set_key(msg, a->key);
     if (res != PULSARC_OK)
         usage_error("--key '%s': %s", a->key, pulsarc_strerror(res));
@@ -1433,6 +1485,7 @@ static void free_args(struct args *a)
     free_kv_list(&a->flag_settings);
     free_kv_list(&a->security);
     client_conf_free(&a->file);
+    schema_input_free(a->schema_in);
     for (int i = 0; i < a->n_made; i++)
         free(a->made[i]);
     free(a->made);
@@ -1534,8 +1587,10 @@ int main(int argc, char **argv)
     bool stream_stdin = a.use_stdin && a.num_produce == 1;
     if (a.use_stdin && !stream_stdin)
         read_stdin_lines(&a);
-    if (a.use_size)
+    if (a.use_size) {
         add_payload(&a, synthetic_payload((size_t)a.size), (size_t)a.size, NULL);
+        a.payloads[a.n_payloads - 1].raw = true;
+    }
 
     /* Configuration problems are reported (exit 2) before anything connects. */
     pulsarc_client_config_t *client_conf = make_client_config(&a);
@@ -1546,6 +1601,8 @@ int main(int argc, char **argv)
         .key_separator = a.key_separator,
         .rate = a.rate,
         .sequence_id_start = a.sequence_id_start,
+        .schema_in = a.schema_in,
+        .kv_key = schema_input_is_key_value(a.schema_in) ? a.key : NULL,
     };
 
     install_signal_handlers();
