@@ -18,6 +18,7 @@ static void maybe_free(pc_pp_t *pp)
     if (!pp->freed || pp->live_handles > 0 || pp->inflight > 0)
         return;
     pc_batcher_free(&pp->batcher);
+    pc_encryptor_free(pp->enc);
     free(pp->taken);
     free(pp->topic);
     free(pp->name);
@@ -79,10 +80,15 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
         return NULL;
     pp->set = *set;
     pp->set.producer_name = NULL; /* pp->name is the copy that lives */
+    pp->set.encryption.key_names = NULL; /* pp->enc keeps its own copy */
     pp->user_named = set->producer_name != NULL;
+    bool enc_oom = false;
     if (!(pp->topic = strdup(topic)) ||
-        (set->producer_name && !(pp->name = strdup(set->producer_name)))) {
+        (set->producer_name && !(pp->name = strdup(set->producer_name))) ||
+        (!(pp->enc = pc_encryptor_new(&set->encryption, rt->log, topic, &enc_oom)) &&
+         enc_oom)) {
         free(pp->topic);
+        free(pp->name);
         free(pp);
         return NULL;
     }
@@ -107,6 +113,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
                         pp->set.batching_max_messages, pp->set.batching_max_bytes) != 0 ||
         !(pp->taken = calloc(4, sizeof *pp->taken))) {
         pc_batcher_free(&pp->batcher);
+        pc_encryptor_free(pp->enc);
         free(pp->topic);
         free(pp->name);
         free(pp);

@@ -12,6 +12,7 @@
 #include "codec/compression.h"
 #include "net/runtime.h"
 #include "producer/batch.h"
+#include "producer/encryption.h"
 #include "producer/message.h"
 #include "producer/message_id.h"
 
@@ -31,6 +32,7 @@ typedef struct pc_pp_settings {
     bool chunking_enabled;
     size_t chunk_max_size;       /* 0: as large as the broker's max message size allows */
     bool lazy_start;             /* the first send registers it, not the creation */
+    pc_enc_settings_t encryption; /* key_names NULL: no end-to-end encryption */
 } pc_pp_settings_t;
 
 /* Runs once per message: success with its id, or failure. The owner runs the user's

@@ -177,7 +177,7 @@ def test_pulsar_client_produce_flags_and_conf_file(service_url, unique_topic, tm
 def test_refused_pulsar_client_flags(service_url, unique_topic):
     cases = {
         "geo-replication": ["-dr"],
-        "end-to-end encryption": ["-ekn=k"],
+        "give them in pairs": ["-ekn=k"],  # a key name without its public key
         "schemas are not supported": ["-vs", "json"],
         "(hidden)": ["--auth-plugin", "token", "--auth-params", "hunter2",
                      "--client-conf", "authParams=hunter2", "--client-conf", "bogus=1"],

@@ -583,6 +583,7 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
         in->has_user_provided_producer_name ? in->user_provided_producer_name : true;
     lp->has_epoch = in->has_epoch;
     lp->epoch = in->has_epoch ? in->epoch : 0;
+    lp->encrypted = in->has_encrypted && in->encrypted;
 
     if (mb->producer_fail_times != 0) {
         if (mb->producer_fail_times > 0)

@@ -222,6 +222,7 @@ typedef struct mock_producer_info {
     bool user_provided_producer_name;
     bool has_epoch;
     uint64_t epoch;
+    bool encrypted;              /* CommandProducer.encrypted */
 } mock_producer_info_t;
 bool mock_broker_last_producer(mock_broker_t *mb, mock_producer_info_t *out);
 
