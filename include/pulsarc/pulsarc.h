@@ -75,7 +75,9 @@ typedef enum pulsarc_result {
     PULSARC_ERR_TLS_CONFIG = -24,       /* a CA, certificate or key could not be loaded */
     PULSARC_ERR_AUTH_PROVIDER = -25,    /* the authentication provider could not produce
                                           * credentials (token file unreadable, issuer down) */
-    /* -26 is reserved. */
+    PULSARC_ERR_CRYPTO = -26,           /* end-to-end encryption failed: the key reader
+                                          * failed or a public key is unusable (with
+                                          * cryptoFailureAction=fail) */
     PULSARC_ERR_INVALID_PAYLOAD = -27,  /* the payload does not match the schema it is sent
                                           * with (bad UTF-8, JSON or Avro, wrong width) */
 
@@ -429,6 +431,15 @@ PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
  *   autoUpdatePartitionsIntervalSeconds 60
  *   schemaValidationEnabled true  check payloads against their schema at send (see
  *                                 "Schemas"); false: send them unchecked
+ *
+ *   End-to-end encryption (see "End-to-end encryption" below):
+ *   encryptionKeys        (unset) comma-separated key names; set: every message is
+ *                                 encrypted, with the data key wrapped for each name
+ *   cryptoFailureAction   fail    fail: a message whose encryption fails ends with
+ *                                 PULSARC_ERR_CRYPTO | send: it is published unencrypted
+ *                                 (with a warning in the log)
+ *   dataKeyRotationMs     14400000  a new data key this often (4 h, as the Java client);
+ *                                 0 = only when a public key changes
  * ------------------------------------------------------------------------------- */
 typedef struct pulsarc_producer_config pulsarc_producer_config_t;
 typedef struct pulsarc_message pulsarc_message_t;
@@ -456,6 +467,74 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set_schema(pulsarc_producer_c
 /* Install a custom router (and set messageRoutingMode to custom). */
 PULSARC_API pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *conf,
                                                               pulsarc_router_cb cb, void *ctx);
+
+/* ---------------------------------------------------------------------------------
+ * End-to-end encryption, compatible with the official clients' consumers (RSA keys).
+ *
+ * Each entry the producer writes (a single message, a batch, each chunk of a chunked
+ * message) is compressed first, then encrypted with AES-256-GCM under the producer's
+ * current data key (random, 256 bits) and a fresh random IV. The data key travels with
+ * every entry wrapped (RSA-OAEP, SHA-1) with the public key of each key name in
+ * encryptionKeys; a consumer holding one of the private keys unwraps it. Encrypted: the
+ * entry's payload. Readable by the broker and anyone: the entry's metadata, i.e. the key
+ * names, the key reader's metadata and, for a message sent alone, its key, ordering
+ * key, properties and event time. In a batch those of each message travel inside the
+ * encrypted payload, except that the batch's metadata repeats its first message's key
+ * and ordering key (for routing and Key_Shared delivery).
+ *
+ * The data key changes every dataKeyRotationMs and whenever a public key the key reader
+ * returns differs from the one in use (the keys are read again about once a minute, and
+ * at each rotation); messages already built keep theirs, sends never wait. The data key
+ * survives reconnects: resent messages are resent byte for byte.
+ *
+ * Public keys come from a key reader: the ready-made readers below (a PEM file read again
+ * each time, or PEM text in memory), or a callback (pulsarc_crypto_key_reader_cb) for
+ * names they do not cover. Only RSA public keys ("BEGIN PUBLIC KEY" or "BEGIN RSA PUBLIC
+ * KEY") are accepted; other key types fail with PULSARC_ERR_CRYPTO. The keys are first
+ * read when the producer builds its first entry (creating the producer does not need
+ * them). While they cannot be read, the producer tries again at each entry and
+ * cryptoFailureAction decides what happens to the entries meanwhile: fail (each such
+ * message ends with PULSARC_ERR_CRYPTO and a detail naming the key) or send (published
+ * unencrypted). Once a data key exists, a failed re-read or rotation keeps it in use
+ * (with a warning) and is tried again a second later. Key material never appears in
+ * logs, details or config dumps; key names do.
+ * ------------------------------------------------------------------------------- */
+
+/* What a key reader callback fills: the public key and optional metadata, set with the
+ * functions below. It belongs to the library and is valid only during the callback. */
+typedef struct pulsarc_crypto_key pulsarc_crypto_key_t;
+
+/* Supplies the public key of key_name by filling key (pulsarc_crypto_key_set_pem, and
+ * pulsarc_crypto_key_add_metadata any number of times). Runs on the client's loop thread
+ * (keep it quick); ctx must stay valid while producers made with this configuration
+ * exist. Return PULSARC_OK when key is filled; any other result means the key is not
+ * available now (the producer applies cryptoFailureAction and asks again later). */
+typedef pulsarc_result (*pulsarc_crypto_key_reader_cb)(const char *key_name,
+                                                       pulsarc_crypto_key_t *key, void *ctx);
+
+/* The PEM text of the public key (copied; need not be NUL-terminated). */
+PULSARC_API pulsarc_result pulsarc_crypto_key_set_pem(pulsarc_crypto_key_t *key,
+                                                      const void *pem, size_t len);
+/* A metadata pair sent with the wrapped data key (EncryptionKeys.metadata), which the
+ * consumer's key reader receives; name and value are copied. */
+PULSARC_API pulsarc_result pulsarc_crypto_key_add_metadata(pulsarc_crypto_key_t *key,
+                                                           const char *name,
+                                                           const char *value);
+
+/* The callback asked for every key name that add_encryption_key_file/_pem did not cover
+ * (NULL removes it). Does not change encryptionKeys: name the keys there. */
+PULSARC_API pulsarc_result pulsarc_producer_config_set_crypto_key_reader(
+    pulsarc_producer_config_t *conf, pulsarc_crypto_key_reader_cb cb, void *ctx);
+/* Encrypt for key name, whose public key is the PEM file at pem_path; the file is read
+ * each time the key is needed, so replacing it rotates the data key. Adds name to
+ * encryptionKeys (once) and replaces an earlier file or PEM for the same name. name
+ * must not contain ','. */
+PULSARC_API pulsarc_result pulsarc_producer_config_add_encryption_key_file(
+    pulsarc_producer_config_t *conf, const char *name, const char *pem_path);
+/* The same with the PEM text in memory (NUL-terminated, copied). It is checked at once:
+ * anything but an RSA public key fails with PULSARC_ERR_INVALID_CONFIG. */
+PULSARC_API pulsarc_result pulsarc_producer_config_add_encryption_key_pem(
+    pulsarc_producer_config_t *conf, const char *name, const char *pem);
 
 /* ---------------------------------------------------------------------------------
  * Message ids

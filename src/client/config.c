@@ -30,6 +30,7 @@ static const char *const codecs[] = { "none", "lz4", "zlib", "zstd", "snappy", N
 static const char *const batchers[] = { "default", "key_based", NULL };
 static const char *const routing_modes[] = { "round_robin", "single", "custom", NULL };
 static const char *const hashings[] = { "java", "murmur3", NULL };
+static const char *const crypto_actions[] = { "fail", "send", NULL };
 
 #define CC(field) offsetof(struct pulsarc_client_config, field)
 static const conf_row client_rows[] = {
@@ -78,10 +79,15 @@ static const conf_row producer_rows[] = {
     { "autoUpdatePartitionsIntervalSeconds", T_INT, PC(partitions_update_interval_s), 1, 86400,
       "60", NULL },
     { "schemaValidationEnabled", T_BOOL, PC(schema_validation), 0, 1, "true", NULL },
+    { "encryptionKeys", T_STR, PC(encryption_keys), 1, 65536, NULL, NULL },
+    { "cryptoFailureAction", T_ENUM, PC(crypto_failure_action), 0, 1, "fail", crypto_actions },
+    { "dataKeyRotationMs", T_INT, PC(data_key_rotation_ms), 0, INT64_MAX / 2, "14400000", NULL },
 };
 #undef PC
 
 #define NROWS(t) (sizeof(t) / sizeof((t)[0]))
+
+uint64_t pc_config_key_check_ms = 60000;
 
 static int parse_bool(const char *v, bool *out)
 {
@@ -280,6 +286,7 @@ pulsarc_producer_config_t *pulsarc_producer_config_new(void)
 
 void pc_producer_config_clear(pulsarc_producer_config_t *c)
 {
+    pc_producer_config_clear_keys(c);
     clear_strings(producer_rows, NROWS(producer_rows), c);
     pc_schema_unref(c->schema);
     c->schema = NULL;
@@ -309,7 +316,8 @@ int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_produc
 {
     *dst = *src;
     pc_schema_ref(dst->schema);
-    return copy_strings(producer_rows, NROWS(producer_rows), dst);
+    int rc_keys = pc_producer_config_copy_keys(dst, src);
+    return copy_strings(producer_rows, NROWS(producer_rows), dst) | rc_keys;
 }
 
 int pc_client_config_copy(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src)
@@ -362,6 +370,14 @@ void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t 
     out->chunk_max_size = (size_t)c->chunk_max_size;
     out->lazy_start = c->lazy_start;
     out->schema = c->schema;
+    out->encryption = (pc_enc_settings_t){
+        .key_names = c->encryption_keys,
+        .fetch = pc_producer_config_fetch_key,
+        .fetch_ctx = (void *)c,
+        .failure_action = c->crypto_failure_action,
+        .rotation_ms = (uint64_t)c->data_key_rotation_ms,
+        .check_ms = pc_config_key_check_ms,
+    };
 }
 
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out)

@@ -46,6 +46,8 @@ static const struct result_text texts[] = {
     { PULSARC_ERR_TLS_CONFIG, "TLS_CONFIG", "a TLS CA, certificate or key could not be loaded" },
     { PULSARC_ERR_AUTH_PROVIDER, "AUTH_PROVIDER",
       "the authentication provider could not produce credentials" },
+    { PULSARC_ERR_CRYPTO, "CRYPTO",
+      "end-to-end encryption failed: a public key could not be read or used" },
     { PULSARC_ERR_INVALID_PAYLOAD, "INVALID_PAYLOAD",
       "the payload does not match its schema" },
     { PULSARC_ERR_BROKER_UNKNOWN, "BROKER_UNKNOWN", "broker: unknown error" },

@@ -20,6 +20,7 @@ static void maybe_free(pc_pp_t *pp)
         return;
     pc_batcher_free(&pp->batcher);
     pp_schema_free_all(pp);
+    pc_encryptor_free(pp->enc);
     free(pp->taken);
     free(pp->topic);
     free(pp->name);
@@ -81,10 +82,15 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
         return NULL;
     pp->set = *set;
     pp->set.producer_name = NULL; /* pp->name is the copy that lives */
+    pp->set.encryption.key_names = NULL; /* pp->enc keeps its own copy */
     pp->user_named = set->producer_name != NULL;
+    bool enc_oom = false;
     if (!(pp->topic = strdup(topic)) ||
-        (set->producer_name && !(pp->name = strdup(set->producer_name)))) {
+        (set->producer_name && !(pp->name = strdup(set->producer_name))) ||
+        (!(pp->enc = pc_encryptor_new(&set->encryption, rt->log, topic, &enc_oom)) &&
+         enc_oom)) {
         free(pp->topic);
+        free(pp->name);
         free(pp);
         return NULL;
     }
@@ -110,6 +116,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
                         pp->set.batching_max_messages, pp->set.batching_max_bytes) != 0 ||
         !(pp->taken = calloc(4, sizeof *pp->taken))) {
         pc_batcher_free(&pp->batcher);
+        pc_encryptor_free(pp->enc);
         free(pp->topic);
         free(pp->name);
         free(pp);

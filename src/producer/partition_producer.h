@@ -12,6 +12,7 @@
 #include "codec/compression.h"
 #include "net/runtime.h"
 #include "producer/batch.h"
+#include "producer/encryption.h"
 #include "producer/message.h"
 #include "producer/message_id.h"
 
@@ -33,6 +34,7 @@ typedef struct pc_pp_settings {
     bool lazy_start;             /* the first send registers it, not the creation */
     struct pulsarc_schema *schema; /* registered with the producer; NULL: none (pc_pp_new
                                       takes its own reference) */
+    pc_enc_settings_t encryption; /* key_names NULL: no end-to-end encryption */
 } pc_pp_settings_t;
 
 /* Runs once per message: success with its id, or failure. The owner runs the user's

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include "common/clock.h"
 #include "common/error.h"
 #include "producer/op_build.h"
 
@@ -52,6 +53,15 @@ static void op_params(const pc_pp_t *pp, pc_op_params_t *p)
     p->max_message_size = pp->max_message_size;
     p->chunking = pp->set.chunking_enabled;
     p->chunk_size = pp->set.chunk_max_size;
+    p->enc = NULL;
+}
+
+/* The data key the next entry is encrypted with (p->enc; NULL: unencrypted). Fails with
+ * PULSARC_ERR_CRYPTO (cryptoFailureAction=fail) when the keys cannot be loaded. */
+static pulsarc_result entry_key(pc_pp_t *pp, pc_op_params_t *p)
+{
+    p->enc = NULL;
+    return pp->enc ? pc_encryptor_next(pp->enc, pc_mono_ms(), &p->enc) : PULSARC_OK;
 }
 
 /* Automatic ids continue after the highest id used so far, without overflowing. */
@@ -120,7 +130,9 @@ void pp_flush_batches(pc_pp_t *pp)
             continue;
         }
         pc_op_t *op;
-        pulsarc_result res = pc_op_build_batch(&p, &pp->taken[i], &op);
+        pulsarc_result res = entry_key(pp, &p);
+        if (res == PULSARC_OK)
+            res = pc_op_build_batch(&p, &pp->taken[i], &op);
         if (res == PULSARC_OK) {
             op->replay = replays;
             pp_enqueue(pp, op, op);
@@ -194,7 +206,9 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
     stamp_version(&p, msg->schema_slot);
     pc_op_t *first, *last;
     int64_t id = msg->sequence_id;
-    pulsarc_result res = pc_op_build_message(&p, msg, &first, &last);
+    pulsarc_result res = entry_key(pp, &p);
+    if (res == PULSARC_OK)
+        res = pc_op_build_message(&p, msg, &first, &last);
     if (res != PULSARC_OK) {
         char detail[512];
         snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());

@@ -20,6 +20,7 @@
 #include "net/connection.h"
 #include "net/runtime.h"
 #include "producer/batch.h"
+#include "producer/encryption.h"
 #include "producer/op.h"
 #include "producer/partition_producer.h"
 #include "schema/schema.h"
@@ -107,6 +108,7 @@ struct pc_pp {
     pc_batch_t *taken;        /* scratch for pc_batcher_take */
     int cap_taken;
     int64_t chunk_first_ledger, chunk_first_entry; /* first chunk of the message in flight */
+    pc_encryptor_t *enc;      /* NULL: entries go unencrypted */
 
     pc_backoff_t backoff;
     uv_timer_t reconnect_timer;

@@ -198,6 +198,10 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
     reg.epoch = pp->epoch;
     reg.has_user_provided_producer_name = 1;
     reg.user_provided_producer_name = pp->user_named;
+    if (pp->enc) {
+        reg.has_encrypted = 1;
+        reg.encrypted = 1;
+    }
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER;
     cmd.producer = &reg;
     void *schema_mem;

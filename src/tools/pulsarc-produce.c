@@ -93,6 +93,10 @@ enum long_only_id {
     OPT_CONF_FILE,
     OPT_SECURITY,    /* a row of security_flags: the long name tells which */
     OPT_SCHEMA_FLAG, /* a row of schema_input.h: the long name tells which */
+    OPT_ENC_KEY_NAME,
+    OPT_ENC_PUBLIC_KEY,
+    OPT_ENC_KEY_VALUE, /* pulsar-client's -ekv: a file:// URI or a path */
+    OPT_CRYPTO_FAILURE_ACTION,
     OPT_UNSUPPORTED, /* a pulsar-client flag for a feature pulsarc lacks: refused */
 };
 
@@ -116,6 +120,7 @@ static const struct {
     {'c', "chunkingEnabled", "true"},
     {OPT_CHUNK_SIZE, "chunkMaxMessageSize", NULL},
     {OPT_SEND_TIMEOUT, "sendTimeoutMs", NULL},
+    {OPT_CRYPTO_FAILURE_ACTION, "cryptoFailureAction", NULL},
 };
 
 struct cli_option {
@@ -214,13 +219,19 @@ static const struct cli_option cli_options[] = {
     {"sequence-id-start", OPT_SEQUENCE_ID_START, required_argument, "N",
      "explicit sequence ids N, N+1, ... (resume deduplication\nwith --producer-name)", NULL},
 
+    {NULL, 0, 0, NULL, "End-to-end encryption (RSA public keys; the i-th name goes with the i-th key):", NULL},
+    {"encryption-key-name", OPT_ENC_KEY_NAME, required_argument, "NAME",
+     "encrypt for this key name (repeatable; pulsar-client's -ekn)", "ekn"},
+    {"encryption-public-key", OPT_ENC_PUBLIC_KEY, required_argument, "FILE",
+     "the PEM public key of that name (repeatable)", NULL},
+    {"encryption-key-value", OPT_ENC_KEY_VALUE, required_argument, "URI",
+     "the same as file:///path (pulsar-client's -ekv)", "ekv"},
+    {"crypto-failure-action", OPT_CRYPTO_FAILURE_ACTION, required_argument, "ACTION",
+     "fail (default: a message that cannot be encrypted\nfails) | send (send it unencrypted)", NULL},
+
     {NULL, 0, 0, NULL, "pulsar-client produce flags for features pulsarc does not have yet (refused):", NULL},
     {"disable-replication", OPT_UNSUPPORTED, no_argument, NULL,
      "geo-replication control", "dr"},
-    {"encryption-key-name", OPT_UNSUPPORTED, required_argument, "NAME",
-     "end-to-end encryption", "ekn"},
-    {"encryption-key-value", OPT_UNSUPPORTED, required_argument, "URI",
-     "end-to-end encryption", "ekv"},
     {"key-value-key-file", OPT_UNSUPPORTED, required_argument, "FILE",
      "a KeyValue key from a file", "kvkf"},
 
@@ -410,6 +421,8 @@ struct args {
     struct kv_list security;      /* TLS and authentication flags: client settings */
     struct schema_flags schema;
     struct schema_input *schema_in; /* NULL: no schema (bytes) */
+    struct kv_list enc_names;     /* --encryption-key-name, in order (key only) */
+    struct kv_list enc_keys;      /* --encryption-public-key files, in order (key only) */
     const char *memory_limit;
     int64_t sequence_id_start;    /* -1: automatic ids */
     bool verbose;
@@ -723,6 +736,23 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case OPT_VERBOSE:
         a->verbose = true;
         return true;
+    case OPT_ENC_KEY_NAME:
+        if (!*arg || strchr(arg, ','))
+            usage_error("--encryption-key-name must be a non-empty name without ',', got '%s'",
+                        arg);
+        push_kv(&a->enc_names, arg, NULL);
+        return true;
+    case OPT_ENC_PUBLIC_KEY:
+        push_kv(&a->enc_keys, arg, NULL);
+        return true;
+    case OPT_ENC_KEY_VALUE:
+        /* pulsar-client takes a URI; a file:// one (or a plain path) is what we read. */
+        if (strncmp(arg, "file://", 7) == 0)
+            arg += 7;
+        else if (strstr(arg, "://") || strncmp(arg, "data:", 5) == 0)
+            usage_error("--encryption-key-value %s: only file:///path URIs are supported", arg);
+        push_kv(&a->enc_keys, arg, NULL);
+        return true;
     }
     return false;
 }
@@ -862,6 +892,13 @@ static void check_args(int argc, char **argv, struct args *a)
         usage_error("--key-separator splits the lines of --stdin, which was not given");
     if (a->key_separator && a->key)
         usage_error("--key and --key-separator cannot be combined: the lines give the keys");
+    for (size_t i = 0; i < a->enc_keys.count; i++)
+        if (access(a->enc_keys.items[i].key, R_OK) != 0)
+            usage_error("encryption public key '%s': %s", a->enc_keys.items[i].key,
+                        strerror(errno));
+    if (a->enc_names.count != a->enc_keys.count)
+        usage_error("%zu --encryption-key-name but %zu --encryption-public-key: give them in "
+                    "pairs", a->enc_names.count, a->enc_keys.count);
 }
 
 static void parse_args(int argc, char **argv, struct args *a)
@@ -1424,6 +1461,12 @@ static pulsarc_producer_config_t *make_producer_config(const struct args *a)
             config_error("--schema-type", "schema", a->schema.type ? a->schema.type : "", res);
     }
     apply_producer_settings(conf, &a->flag_settings, "flag");
+    for (size_t i = 0; i < a->enc_names.count; i++) {
+        const char *name = a->enc_names.items[i].key, *file = a->enc_keys.items[i].key;
+        pulsarc_result res = pulsarc_producer_config_add_encryption_key_file(conf, name, file);
+        if (res != PULSARC_OK)
+            config_error("--encryption-public-key", name, file, res);
+    }
     apply_producer_settings(conf, &a->conf, "--conf");
     if (a->verbose) {
         size_t n = pulsarc_producer_config_dump(conf, NULL, 0);
@@ -1484,6 +1527,8 @@ static void free_args(struct args *a)
     free_kv_list(&a->client_conf);
     free_kv_list(&a->flag_settings);
     free_kv_list(&a->security);
+    free_kv_list(&a->enc_names);
+    free_kv_list(&a->enc_keys);
     client_conf_free(&a->file);
     schema_input_free(a->schema_in);
     for (int i = 0; i < a->n_made; i++)

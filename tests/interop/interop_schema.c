@@ -148,7 +148,7 @@ static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_mes
 static bool is_setup(const char *arg)
 {
     return !strcmp(arg, "--conf") || !strcmp(arg, "--schema") || !strcmp(arg, "--kv") ||
-           !strcmp(arg, "--alt");
+           !strcmp(arg, "--alt") || !strcmp(arg, "--encrypt");
 }
 
 int main(int argc, char **argv)
@@ -173,6 +173,14 @@ int main(int argc, char **argv)
             schema = make_schema(v);
         } else if (!strcmp(argv[i], "--alt")) {
             alt = make_schema(v);
+        } else if (!strcmp(argv[i], "--encrypt")) { /* NAME=PUBLIC_KEY_FILE */
+            char kv[512];
+            snprintf(kv, sizeof kv, "%s", v);
+            char *eq = strchr(kv, '=');
+            if (!eq ||
+                pulsarc_producer_config_add_encryption_key_file(conf, (*eq = 0, kv), eq + 1) !=
+                    PULSARC_OK)
+                usage("bad --encrypt", v);
         } else { /* --kv ENC KEYSPEC VALSPEC */
             if (i + 3 >= argc)
                 usage("--kv needs ENC KEYSPEC VALSPEC", NULL);

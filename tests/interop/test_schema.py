@@ -25,6 +25,7 @@ from pulsar.schema import (AvroSchema, BytesSchema, Integer, JsonSchema, Record,
                            StringSchema)
 
 import pulsar_helpers as ph
+from crypto_helpers import make_rsa_key_pair
 
 
 class User(Record):
@@ -65,10 +66,11 @@ def version_number(raw) -> int:
     return struct.unpack(">q", raw)[0]
 
 
-def read_values(topic: str, n: int, schema, client) -> list:
+def read_values(topic: str, n: int, schema, client, crypto_key_reader=None) -> list:
     """n messages from the start of topic, as (value, schema version, message) tuples,
     read with the official client's schema; nothing more must follow."""
-    reader = client.create_reader(topic, pulsar.MessageId.earliest, schema=schema)
+    reader = client.create_reader(topic, pulsar.MessageId.earliest, schema=schema,
+                                  crypto_key_reader=crypto_key_reader)
     try:
         out = []
         for _ in range(n):
@@ -546,14 +548,21 @@ def test_auto_produce_checks_raw_bytes_against_topic_schema(unique_topic, pulsar
 # Schema with batching, compression and chunking together
 # --------------------------------------------------------------------------------------
 
-def test_schema_with_batching_compression_and_chunking(unique_topic, pulsar_client, tmp_path):
+@pytest.mark.parametrize("encrypted", [False, True], ids=["plain", "encrypted"])
+def test_schema_with_batching_compression_and_chunking(unique_topic, pulsar_client, tmp_path,
+                                                        encrypted):
     topic = unique_topic()
+    encryption, key_reader = (), None
+    if encrypted:  # every entry (batch, chunk) encrypted after compression, as issue 10 has it
+        keys = make_rsa_key_pair(tmp_path, "schema-key")
+        encryption = ("--encrypt", f"schema-key={keys.public}")
+        key_reader = keys.reader()
     definition = write_file(tmp_path, "user.avsc", USER_DEFINITION)
     big_name = base64.b64encode(os.urandom(300_000)).decode()  # ~400 kB, compresses little
     big = tmp_path / "big.json"
     big.write_text(json.dumps({"name": big_name, "age": 99}))
     small = [json.dumps({"name": f"s{i}", "age": i}).encode() for i in range(4)]
-    results, _, err = drive(topic, "--conf", "compressionType=zstd",
+    results, _, err = drive(topic, *encryption, "--conf", "compressionType=zstd",
                             "--conf", "chunkingEnabled=true",
                             "--conf", "chunkMaxMessageSize=100000",
                             "--schema", f"json:{definition}",
@@ -562,10 +571,12 @@ def test_schema_with_batching_compression_and_chunking(unique_topic, pulsar_clie
                             "--msg", hexs(small[2]), "--msg", hexs(small[3]))
     assert err is None and all(r[0] == "ok" for r in results.values()), results
     version = registered_schema(topic)["version"]
-    got = read_values(topic, 5, JsonSchema(User), pulsar_client)
+    got = read_values(topic, 5, JsonSchema(User), pulsar_client, key_reader)
     assert [(u.name, u.age) for u, _, _ in got] == [("s0", 0), ("s1", 1), (big_name, 99),
                                                     ("s2", 2), ("s3", 3)]
     assert {ver for _, ver, _ in got} == {version}
+    if encrypted:  # decrypted by the consumer, so it was sent encrypted
+        assert all(m.encryption_context() is not None for _, _, m in got)
     # The big one went as chunks: 300 kB of entropy need at least three 100 kB entries
     # between the entries of its neighbours.
     (l1, e1), (l2, e2) = results[1][1:3], results[3][1:3]

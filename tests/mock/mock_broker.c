@@ -760,6 +760,7 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
                lp->schema_data_len < sizeof lp->schema_data ? lp->schema_data_len
                                                             : sizeof lp->schema_data);
     lp->n_schema_properties = in->schema ? in->schema->n_properties : 0;
+    lp->encrypted = in->has_encrypted && in->encrypted;
 
     if (mb->producer_fail_times != 0) {
         if (mb->producer_fail_times > 0)

@@ -256,6 +256,7 @@ typedef struct mock_producer_info {
     uint8_t schema_data[4096];   /* truncated copy */
     size_t schema_data_len;      /* the length on the wire */
     size_t n_schema_properties;
+    bool encrypted;              /* CommandProducer.encrypted */
 } mock_producer_info_t;
 bool mock_broker_last_producer(mock_broker_t *mb, mock_producer_info_t *out);
 
