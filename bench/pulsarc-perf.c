@@ -4,6 +4,7 @@
  *   pulsarc-perf [-u URL] [-t TOPIC] [-s BYTES] [-r MSG_PER_S] [-d SECONDS | -n MESSAGES]
  *                [-m MAX_PENDING] [--conf key=value]... [--client-conf key=value]...
  *                [--batching | --no-batching] [-z CODEC] [--zero-copy] [--payload-file F]
+ *                [--encrypt NAME=PUBLIC_KEY_FILE]...
  *
  * One thread sends with pulsarc_producer_send_async (blockIfQueueFull=true, so the
  * library's maxPendingMessages is the only window); the callback, on the client's loop
@@ -63,6 +64,7 @@ typedef struct options {
     bool zero_copy;
     int partitions_hint;  /* informational: printed, not used */
     conf_list_t producer_conf; /* applied in command-line order, after the defaults */
+    conf_list_t encrypt;       /* --encrypt: key name -> PEM public key file */
     conf_list_t client_conf;
     conf_list_t security;      /* --auth-plugin, --tls-*: client settings */
     const char *conf_file;     /* Pulsar's client.conf */
@@ -314,6 +316,8 @@ static void usage(FILE *f, const char *prog)
             "      --zero-copy           hand the payload over borrowed instead of copied\n"
             "      --payload-file FILE   send this file's bytes as every payload (overrides -s)\n"
             "      --partitions N        informational only: the broker decides partitions\n"
+            "      --encrypt NAME=FILE   encrypt for key NAME with the RSA public key in PEM\n"
+            "                            FILE (repeatable)\n"
             "      --conf-file FILE      Pulsar's client.conf: service URL, TLS and auth\n"
             "                            settings (the flags override it)\n",
             prog);
@@ -376,7 +380,7 @@ static int parse_u64(const char *s, uint64_t *out)
 static int parse_args(int argc, char **argv, options_t *o)
 {
     enum { OPT_CONF = 256, OPT_CLIENT_CONF, OPT_BATCHING, OPT_NO_BATCHING, OPT_ZERO_COPY,
-           OPT_PAYLOAD_FILE, OPT_PARTITIONS, OPT_CONF_FILE, OPT_SECURITY };
+           OPT_PAYLOAD_FILE, OPT_PARTITIONS, OPT_CONF_FILE, OPT_SECURITY, OPT_ENCRYPT };
     static struct option longs[32] = {
         { "service-url", required_argument, NULL, 'u' },
         { "topic", required_argument, NULL, 't' },
@@ -395,6 +399,7 @@ static int parse_args(int argc, char **argv, options_t *o)
         { "partitions", required_argument, NULL, OPT_PARTITIONS },
         { "help", no_argument, NULL, 'h' },
         { "conf-file", required_argument, NULL, OPT_CONF_FILE },
+        { "encrypt", required_argument, NULL, OPT_ENCRYPT },
     };
     /* The shared TLS and authentication flags (security_flags.c) follow; the long name
      * tells them apart. */
@@ -473,6 +478,10 @@ static int parse_args(int argc, char **argv, options_t *o)
         case OPT_CONF_FILE:
             o->conf_file = optarg;
             break;
+        case OPT_ENCRYPT:
+            if (conf_add_pair(&o->encrypt, optarg) != 0)
+                goto bad;
+            break;
         case OPT_SECURITY: {
             const struct security_flag *f = security_flag_find(longs[idx].name);
             if (conf_add(&o->security, f->key, f->fixed ? f->fixed : optarg) != 0)
@@ -527,6 +536,18 @@ static int build_producer_conf(const options_t *o, pulsarc_producer_config_t **o
         pulsarc_result res = pulsarc_producer_config_set(conf, defaults[i].key, defaults[i].value);
         if (res != PULSARC_OK) {
             print_error(defaults[i].key, res);
+            pulsarc_producer_config_free(conf);
+            return -1;
+        }
+    }
+    for (int i = 0; i < o->encrypt.n; i++) {
+        const conf_kv_t *kv = &o->encrypt.v[i];
+        pulsarc_result res = pulsarc_producer_config_add_encryption_key_file(conf, kv->key,
+                                                                            kv->value);
+        if (res != PULSARC_OK) {
+            char what[320];
+            snprintf(what, sizeof what, "--encrypt %s=%s", kv->key, kv->value);
+            print_error(what, res);
             pulsarc_producer_config_free(conf);
             return -1;
         }

@@ -75,6 +75,11 @@ typedef enum pulsarc_result {
     PULSARC_ERR_TLS_CONFIG = -24,       /* a CA, certificate or key could not be loaded */
     PULSARC_ERR_AUTH_PROVIDER = -25,    /* the authentication provider could not produce
                                           * credentials (token file unreadable, issuer down) */
+    PULSARC_ERR_CRYPTO = -26,           /* end-to-end encryption failed: the key reader
+                                          * failed or a public key is unusable (with
+                                          * cryptoFailureAction=fail) */
+    PULSARC_ERR_INVALID_PAYLOAD = -27,  /* the payload does not match the schema it is sent
+                                          * with (bad UTF-8, JSON or Avro, wrong width) */
 
     PULSARC_ERR_BROKER_BASE = 100,
     PULSARC_ERR_BROKER_UNKNOWN = 100,
@@ -249,6 +254,159 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_auth_tls(pulsarc_client_con
                                                               const char *key_file);
 
 /* ---------------------------------------------------------------------------------
+ * Schemas. A producer with a schema registers it with the broker's schema registry, so
+ * typed consumers (Java, Python, Go) read its messages as records; every message then
+ * carries the schema version the broker assigned. A schema is built once, given to a
+ * producer configuration (pulsarc_producer_config_set_schema) or to single messages
+ * (pulsarc_message_set_schema, for producers that publish several schemas), and freed
+ * by the caller whenever it likes: configurations and messages keep their own reference.
+ * A schema is frozen once it was given away: pulsarc_schema_set_property then fails
+ * with PULSARC_ERR_INVALID_ARGUMENT.
+ *
+ * Payload checks: unless the producer setting schemaValidationEnabled is false, every
+ * send checks the payload against the message's schema before the message is accepted
+ * and fails with PULSARC_ERR_INVALID_PAYLOAD (and a detail saying what is wrong):
+ *   STRING          valid UTF-8 (no overlong forms, surrogates or code points > U+10FFFF)
+ *   JSON            one JSON value (jansson), nothing but blanks after it
+ *   AVRO            Avro binary that decodes against the definition, with nothing left
+ *                   over; only when the library was built with avro-c (libavro-dev):
+ *                   pulsarc_schema_avro_validation_available() says so. Without it
+ *                   AVRO payloads are not checked.
+ *   BOOLEAN, INT8 .. LOCAL_DATE_TIME   exactly the width the Java client writes (see
+ *                   the encoders below)
+ *   KEY_VALUE       INLINE: the layout parses and both parts pass their own checks;
+ *                   SEPARATED: the payload passes the value schema's check
+ *   BYTES, PROTOBUF, PROTOBUF_NATIVE   not checked
+ * ------------------------------------------------------------------------------- */
+
+/* The protocol's Schema.Type numbers, plus AUTO_PRODUCE which is local only. */
+typedef enum pulsarc_schema_type {
+    PULSARC_SCHEMA_AUTO_PRODUCE = -1,   /* take the topic's schema at creation (GET_SCHEMA)
+                                          * and check raw payloads against it */
+    PULSARC_SCHEMA_BYTES = 0,           /* "NONE" on the wire: no schema is registered */
+    PULSARC_SCHEMA_STRING = 1,
+    PULSARC_SCHEMA_JSON = 2,
+    PULSARC_SCHEMA_PROTOBUF = 3,
+    PULSARC_SCHEMA_AVRO = 4,
+    PULSARC_SCHEMA_BOOLEAN = 5,
+    PULSARC_SCHEMA_INT8 = 6,
+    PULSARC_SCHEMA_INT16 = 7,
+    PULSARC_SCHEMA_INT32 = 8,
+    PULSARC_SCHEMA_INT64 = 9,
+    PULSARC_SCHEMA_FLOAT = 10,
+    PULSARC_SCHEMA_DOUBLE = 11,
+    PULSARC_SCHEMA_DATE = 12,
+    PULSARC_SCHEMA_TIME = 13,
+    PULSARC_SCHEMA_TIMESTAMP = 14,
+    PULSARC_SCHEMA_KEY_VALUE = 15,
+    PULSARC_SCHEMA_INSTANT = 16,
+    PULSARC_SCHEMA_LOCAL_DATE = 17,
+    PULSARC_SCHEMA_LOCAL_TIME = 18,
+    PULSARC_SCHEMA_LOCAL_DATE_TIME = 19,
+    PULSARC_SCHEMA_PROTOBUF_NATIVE = 20,
+} pulsarc_schema_type;
+
+/* How a KEY_VALUE schema lays a message out (as the Java client does):
+ *   INLINE     payload = [int32 BE key length][key][int32 BE value length][value]
+ *   SEPARATED  payload = value; the key goes into the message key, base64-encoded, with
+ *              the protocol's partition_key_b64_encoded flag set (so routing, compaction
+ *              and Key_Shared use the key) */
+typedef enum pulsarc_key_value_encoding {
+    PULSARC_KV_INLINE = 0,
+    PULSARC_KV_SEPARATED = 1,
+} pulsarc_key_value_encoding;
+
+typedef struct pulsarc_schema pulsarc_schema_t;
+
+/* Any schema: type, name (NULL = the Java client's default name for the type, e.g.
+ * "String", "INT32"; "" for JSON/AVRO/PROTOBUF), definition bytes (schema_data, may be
+ * NULL when len is 0), no properties. AVRO and JSON definitions must be an Avro schema
+ * in JSON text (checked: JSON always, Avro when avro-c is available); PROTOBUF and
+ * PROTOBUF_NATIVE definitions are taken as given. KEY_VALUE: use
+ * pulsarc_schema_new_key_value. */
+PULSARC_API pulsarc_result pulsarc_schema_new(pulsarc_schema_type type, const char *name,
+                                              const void *data, size_t len,
+                                              pulsarc_schema_t **out);
+/* AVRO / JSON from an Avro schema definition (JSON text, e.g. {"type":"record",...}),
+ * with the properties the Java client sets for them (__alwaysAllowNull=true,
+ * __jsr310ConversionEnabled=false). A JSON schema's definition is an Avro record
+ * definition, as every official client writes it. */
+PULSARC_API pulsarc_result pulsarc_schema_new_avro(const char *definition,
+                                                   pulsarc_schema_t **out);
+PULSARC_API pulsarc_result pulsarc_schema_new_json(const char *definition,
+                                                   pulsarc_schema_t **out);
+/* The types without a definition: BYTES, STRING, BOOLEAN, INT8 .. LOCAL_DATE_TIME except
+ * KEY_VALUE, and AUTO_PRODUCE. Named as the Java client names them. */
+PULSARC_API pulsarc_result pulsarc_schema_new_primitive(pulsarc_schema_type type,
+                                                        pulsarc_schema_t **out);
+/* KEY_VALUE from a key and a value schema (neither AUTO_PRODUCE nor KEY_VALUE), laid out
+ * as Java's KeyValueSchemaInfo: name "KeyValue", schema_data = [int32 BE key definition
+ * length][key definition][int32 BE value definition length][value definition],
+ * properties key.schema.name/type/properties, value.schema.name/type/properties and
+ * kv.encoding.type (INLINE | SEPARATED). */
+PULSARC_API pulsarc_result pulsarc_schema_new_key_value(const pulsarc_schema_t *key,
+                                                        const pulsarc_schema_t *value,
+                                                        pulsarc_key_value_encoding encoding,
+                                                        pulsarc_schema_t **out);
+/* Adds or replaces a property (sent with the schema). Fails once the schema is frozen. */
+PULSARC_API pulsarc_result pulsarc_schema_set_property(pulsarc_schema_t *schema,
+                                                       const char *key, const char *value);
+PULSARC_API void pulsarc_schema_free(pulsarc_schema_t *schema);
+
+PULSARC_API pulsarc_schema_type pulsarc_schema_get_type(const pulsarc_schema_t *schema);
+PULSARC_API const char *pulsarc_schema_name(const pulsarc_schema_t *schema);
+/* The definition (schema_data) and its length; never NULL (an empty definition is ""). */
+PULSARC_API const void *pulsarc_schema_data(const pulsarc_schema_t *schema, size_t *len);
+/* NULL when the schema has no such property. */
+PULSARC_API const char *pulsarc_schema_property(const pulsarc_schema_t *schema,
+                                                const char *key);
+/* Properties by index, 0 .. count-1, in the order they were added. */
+PULSARC_API size_t pulsarc_schema_property_count(const pulsarc_schema_t *schema);
+PULSARC_API pulsarc_result pulsarc_schema_property_at(const pulsarc_schema_t *schema,
+                                                      size_t index, const char **key,
+                                                      const char **value);
+/* For a KEY_VALUE schema: its encoding and its two parts (owned by schema). */
+PULSARC_API pulsarc_key_value_encoding pulsarc_schema_kv_encoding(
+    const pulsarc_schema_t *schema);
+PULSARC_API const pulsarc_schema_t *pulsarc_schema_kv_key(const pulsarc_schema_t *schema);
+PULSARC_API const pulsarc_schema_t *pulsarc_schema_kv_value(const pulsarc_schema_t *schema);
+/* Names for types ("INT32", "KEY_VALUE", "AUTO_PRODUCE", as the Java enum spells them but
+ * BOOLEAN for Bool) and the reverse (case-insensitive; "NONE" is BYTES). */
+PULSARC_API const char *pulsarc_schema_type_name(pulsarc_schema_type type);
+PULSARC_API pulsarc_result pulsarc_schema_type_from_name(const char *name,
+                                                         pulsarc_schema_type *out);
+/* Nonzero when this build checks AVRO payloads (it was built with avro-c). */
+PULSARC_API int pulsarc_schema_avro_validation_available(void);
+/* Checks payload against schema as a send would (see "Payload checks" above). Returns
+ * PULSARC_OK or PULSARC_ERR_INVALID_PAYLOAD with the reason in
+ * pulsarc_last_error_detail(). An AUTO_PRODUCE schema (no topic yet) accepts anything. */
+PULSARC_API pulsarc_result pulsarc_schema_validate(const pulsarc_schema_t *schema,
+                                                   const void *payload, size_t len);
+
+/* Value encoders, byte for byte as the Java client's schemas encode (big-endian,
+ * IEEE 754 for FLOAT/DOUBLE). They write into out and return the number of bytes written.
+ *   BOOLEAN  1 byte, 1 or 0
+ *   INT8 1, INT16 2, INT32 4, INT64 8 bytes
+ *   FLOAT 4, DOUBLE 8 bytes
+ *   DATE, TIME, TIMESTAMP   int64 milliseconds (since the epoch; TIME: of the day)
+ *   LOCAL_DATE   int64 days since 1970-01-01;  LOCAL_TIME  int64 nanoseconds of the day
+ *   INSTANT      int64 seconds since the epoch, then int32 nanoseconds (12 bytes)
+ *   LOCAL_DATE_TIME  int64 days since 1970-01-01, then int64 nanoseconds of the day
+ *                    (16 bytes) */
+PULSARC_API size_t pulsarc_schema_encode_bool(int value, uint8_t out[1]);
+PULSARC_API size_t pulsarc_schema_encode_int8(int8_t value, uint8_t out[1]);
+PULSARC_API size_t pulsarc_schema_encode_int16(int16_t value, uint8_t out[2]);
+PULSARC_API size_t pulsarc_schema_encode_int32(int32_t value, uint8_t out[4]);
+PULSARC_API size_t pulsarc_schema_encode_int64(int64_t value, uint8_t out[8]);
+PULSARC_API size_t pulsarc_schema_encode_float(float value, uint8_t out[4]);
+PULSARC_API size_t pulsarc_schema_encode_double(double value, uint8_t out[8]);
+PULSARC_API size_t pulsarc_schema_encode_instant(int64_t seconds, int32_t nanos,
+                                                 uint8_t out[12]);
+PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
+                                                         int64_t nano_of_day,
+                                                         uint8_t out[16]);
+
+/* ---------------------------------------------------------------------------------
  * Producer configuration.
  *
  *   producerName          (broker-assigned)  a fixed name; needed to resume deduplication
@@ -271,6 +429,17 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_auth_tls(pulsarc_client_con
  *   lazyStartPartitionedProducers false  connect a partition on its first message
  *   autoUpdatePartitions  true    watch for added partitions
  *   autoUpdatePartitionsIntervalSeconds 60
+ *   schemaValidationEnabled true  check payloads against their schema at send (see
+ *                                 "Schemas"); false: send them unchecked
+ *
+ *   End-to-end encryption (see "End-to-end encryption" below):
+ *   encryptionKeys        (unset) comma-separated key names; set: every message is
+ *                                 encrypted, with the data key wrapped for each name
+ *   cryptoFailureAction   fail    fail: a message whose encryption fails ends with
+ *                                 PULSARC_ERR_CRYPTO | send: it is published unencrypted
+ *                                 (with a warning in the log)
+ *   dataKeyRotationMs     14400000  a new data key this often (4 h, as the Java client);
+ *                                 0 = only when a public key changes
  * ------------------------------------------------------------------------------- */
 typedef struct pulsarc_producer_config pulsarc_producer_config_t;
 typedef struct pulsarc_message pulsarc_message_t;
@@ -287,9 +456,85 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set(pulsarc_producer_config_t
                                                        const char *key, const char *value);
 PULSARC_API size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf,
                                                 char *buf, size_t len);
+/* The producer's schema (see "Schemas"), registered when the producer connects and
+ * again on every reconnect; NULL = BYTES (no schema sent). The configuration keeps a
+ * reference. Creation fails with PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA and the broker's
+ * message as the detail when the broker refuses the schema (incompatible with the
+ * topic's, invalid, or auto-update disabled), and likewise when a producer without a
+ * schema meets a topic that enforces one. */
+PULSARC_API pulsarc_result pulsarc_producer_config_set_schema(pulsarc_producer_config_t *conf,
+                                                              const pulsarc_schema_t *schema);
 /* Install a custom router (and set messageRoutingMode to custom). */
 PULSARC_API pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *conf,
                                                               pulsarc_router_cb cb, void *ctx);
+
+/* ---------------------------------------------------------------------------------
+ * End-to-end encryption, compatible with the official clients' consumers (RSA keys).
+ *
+ * Each entry the producer writes (a single message, a batch, each chunk of a chunked
+ * message) is compressed first, then encrypted with AES-256-GCM under the producer's
+ * current data key (random, 256 bits) and a fresh random IV. The data key travels with
+ * every entry wrapped (RSA-OAEP, SHA-1) with the public key of each key name in
+ * encryptionKeys; a consumer holding one of the private keys unwraps it. Encrypted: the
+ * entry's payload. Readable by the broker and anyone: the entry's metadata, i.e. the key
+ * names, the key reader's metadata and, for a message sent alone, its key, ordering
+ * key, properties and event time. In a batch those of each message travel inside the
+ * encrypted payload, except that the batch's metadata repeats its first message's key
+ * and ordering key (for routing and Key_Shared delivery).
+ *
+ * The data key changes every dataKeyRotationMs and whenever a public key the key reader
+ * returns differs from the one in use (the keys are read again about once a minute, and
+ * at each rotation); messages already built keep theirs, sends never wait. The data key
+ * survives reconnects: resent messages are resent byte for byte.
+ *
+ * Public keys come from a key reader: the ready-made readers below (a PEM file read again
+ * each time, or PEM text in memory), or a callback (pulsarc_crypto_key_reader_cb) for
+ * names they do not cover. Only RSA public keys ("BEGIN PUBLIC KEY" or "BEGIN RSA PUBLIC
+ * KEY") are accepted; other key types fail with PULSARC_ERR_CRYPTO. The keys are first
+ * read when the producer builds its first entry (creating the producer does not need
+ * them). While they cannot be read, the producer tries again at each entry and
+ * cryptoFailureAction decides what happens to the entries meanwhile: fail (each such
+ * message ends with PULSARC_ERR_CRYPTO and a detail naming the key) or send (published
+ * unencrypted). Once a data key exists, a failed re-read or rotation keeps it in use
+ * (with a warning) and is tried again a second later. Key material never appears in
+ * logs, details or config dumps; key names do.
+ * ------------------------------------------------------------------------------- */
+
+/* What a key reader callback fills: the public key and optional metadata, set with the
+ * functions below. It belongs to the library and is valid only during the callback. */
+typedef struct pulsarc_crypto_key pulsarc_crypto_key_t;
+
+/* Supplies the public key of key_name by filling key (pulsarc_crypto_key_set_pem, and
+ * pulsarc_crypto_key_add_metadata any number of times). Runs on the client's loop thread
+ * (keep it quick); ctx must stay valid while producers made with this configuration
+ * exist. Return PULSARC_OK when key is filled; any other result means the key is not
+ * available now (the producer applies cryptoFailureAction and asks again later). */
+typedef pulsarc_result (*pulsarc_crypto_key_reader_cb)(const char *key_name,
+                                                       pulsarc_crypto_key_t *key, void *ctx);
+
+/* The PEM text of the public key (copied; need not be NUL-terminated). */
+PULSARC_API pulsarc_result pulsarc_crypto_key_set_pem(pulsarc_crypto_key_t *key,
+                                                      const void *pem, size_t len);
+/* A metadata pair sent with the wrapped data key (EncryptionKeys.metadata), which the
+ * consumer's key reader receives; name and value are copied. */
+PULSARC_API pulsarc_result pulsarc_crypto_key_add_metadata(pulsarc_crypto_key_t *key,
+                                                           const char *name,
+                                                           const char *value);
+
+/* The callback asked for every key name that add_encryption_key_file/_pem did not cover
+ * (NULL removes it). Does not change encryptionKeys: name the keys there. */
+PULSARC_API pulsarc_result pulsarc_producer_config_set_crypto_key_reader(
+    pulsarc_producer_config_t *conf, pulsarc_crypto_key_reader_cb cb, void *ctx);
+/* Encrypt for key name, whose public key is the PEM file at pem_path; the file is read
+ * each time the key is needed, so replacing it rotates the data key. Adds name to
+ * encryptionKeys (once) and replaces an earlier file or PEM for the same name. name
+ * must not contain ','. */
+PULSARC_API pulsarc_result pulsarc_producer_config_add_encryption_key_file(
+    pulsarc_producer_config_t *conf, const char *name, const char *pem_path);
+/* The same with the PEM text in memory (NUL-terminated, copied). It is checked at once:
+ * anything but an RSA public key fails with PULSARC_ERR_INVALID_CONFIG. */
+PULSARC_API pulsarc_result pulsarc_producer_config_add_encryption_key_pem(
+    pulsarc_producer_config_t *conf, const char *name, const char *pem);
 
 /* ---------------------------------------------------------------------------------
  * Message ids
@@ -354,6 +599,22 @@ PULSARC_API pulsarc_result pulsarc_message_set_sequence_id(pulsarc_message_t *ms
 /* Deliver no earlier than this time (milliseconds since the epoch; 0 = unset). Such
  * messages are never batched. Only shared/key-shared subscriptions honour it. */
 PULSARC_API pulsarc_result pulsarc_message_set_deliver_at(pulsarc_message_t *msg, uint64_t ms);
+/* A schema for this message alone (multi-schema producers, as the Java client's
+ * newMessage(schema)): the producer registers it once with the broker
+ * (GET_OR_CREATE_SCHEMA, cached per producer) and stamps the version it gets; messages
+ * wait in order meanwhile, and a batch never mixes versions. A schema the broker refuses
+ * fails the messages using it with PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA (not terminal:
+ * other messages go on). NULL = the producer's schema. AUTO_PRODUCE is refused. */
+PULSARC_API pulsarc_result pulsarc_message_set_schema(pulsarc_message_t *msg,
+                                                      const pulsarc_schema_t *schema);
+/* Sets payload and key of a message for a KEY_VALUE schema kv, laid out as the Java
+ * client does for kv's encoding (see pulsarc_key_value_encoding); both parts are
+ * copied. A NULL part with length 0 is Java's null (INLINE: length -1; SEPARATED: the
+ * null_partition_key / null_value flags). Does not set the message's schema. */
+PULSARC_API pulsarc_result pulsarc_message_set_key_value(pulsarc_message_t *msg,
+                                                         const pulsarc_schema_t *kv,
+                                                         const void *key, size_t key_len,
+                                                         const void *value, size_t value_len);
 /* Read back what was set (for custom routers). NULL / 0 when unset. */
 PULSARC_API const char *pulsarc_message_key(const pulsarc_message_t *msg);
 PULSARC_API const void *pulsarc_message_payload(const pulsarc_message_t *msg, size_t *len);
@@ -455,6 +716,12 @@ PULSARC_API const char *pulsarc_producer_name(const pulsarc_producer_t *producer
 PULSARC_API const char *pulsarc_producer_topic(const pulsarc_producer_t *producer);
 /* The highest sequence id the broker has confirmed (or reported at creation); -1 if none. */
 PULSARC_API int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *producer);
+/* The schema version the broker gave the producer's schema at its latest registration
+ * (the 8-byte big-endian number the broker sends, as a number; the first version of a
+ * topic is 0); -1 when the producer has no schema, has not registered yet, or the broker
+ * sent a version of another size. Messages with their own schema carry their own
+ * versions, which this does not report. */
+PULSARC_API int64_t pulsarc_producer_schema_version(const pulsarc_producer_t *producer);
 /* Messages accepted but not yet completed. */
 PULSARC_API uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *producer);
 

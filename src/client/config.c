@@ -11,6 +11,7 @@
 #include <openssl/crypto.h>
 
 #include "common/error.h"
+#include "schema/schema.h"
 
 /* T_SECRET is a string that config dumps (and so logs) show only as set or not. */
 typedef enum { T_INT, T_BOOL, T_STR, T_SECRET, T_ENUM } conf_type;
@@ -29,6 +30,7 @@ static const char *const codecs[] = { "none", "lz4", "zlib", "zstd", "snappy", N
 static const char *const batchers[] = { "default", "key_based", NULL };
 static const char *const routing_modes[] = { "round_robin", "single", "custom", NULL };
 static const char *const hashings[] = { "java", "murmur3", NULL };
+static const char *const crypto_actions[] = { "fail", "send", NULL };
 
 #define CC(field) offsetof(struct pulsarc_client_config, field)
 static const conf_row client_rows[] = {
@@ -76,10 +78,16 @@ static const conf_row producer_rows[] = {
     { "autoUpdatePartitions", T_BOOL, PC(auto_update_partitions), 0, 1, "true", NULL },
     { "autoUpdatePartitionsIntervalSeconds", T_INT, PC(partitions_update_interval_s), 1, 86400,
       "60", NULL },
+    { "schemaValidationEnabled", T_BOOL, PC(schema_validation), 0, 1, "true", NULL },
+    { "encryptionKeys", T_STR, PC(encryption_keys), 1, 65536, NULL, NULL },
+    { "cryptoFailureAction", T_ENUM, PC(crypto_failure_action), 0, 1, "fail", crypto_actions },
+    { "dataKeyRotationMs", T_INT, PC(data_key_rotation_ms), 0, INT64_MAX / 2, "14400000", NULL },
 };
 #undef PC
 
 #define NROWS(t) (sizeof(t) / sizeof((t)[0]))
+
+uint64_t pc_config_key_check_ms = 60000;
 
 static int parse_bool(const char *v, bool *out)
 {
@@ -278,7 +286,10 @@ pulsarc_producer_config_t *pulsarc_producer_config_new(void)
 
 void pc_producer_config_clear(pulsarc_producer_config_t *c)
 {
+    pc_producer_config_clear_keys(c);
     clear_strings(producer_rows, NROWS(producer_rows), c);
+    pc_schema_unref(c->schema);
+    c->schema = NULL;
 }
 
 void pulsarc_producer_config_free(pulsarc_producer_config_t *conf)
@@ -304,7 +315,9 @@ size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf, char 
 int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_producer_config_t *src)
 {
     *dst = *src;
-    return copy_strings(producer_rows, NROWS(producer_rows), dst);
+    pc_schema_ref(dst->schema);
+    int rc_keys = pc_producer_config_copy_keys(dst, src);
+    return copy_strings(producer_rows, NROWS(producer_rows), dst) | rc_keys;
 }
 
 int pc_client_config_copy(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src)
@@ -331,6 +344,17 @@ pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *con
     return PULSARC_OK;
 }
 
+pulsarc_result pulsarc_producer_config_set_schema(pulsarc_producer_config_t *conf,
+                                                  const pulsarc_schema_t *schema)
+{
+    if (!conf)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config must not be NULL");
+    pulsarc_schema_t *ref = pc_schema_ref(schema);
+    pc_schema_unref(conf->schema);
+    conf->schema = ref;
+    return PULSARC_OK;
+}
+
 void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t *out)
 {
     out->producer_name = c->producer_name;
@@ -345,6 +369,15 @@ void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t 
     out->chunking_enabled = c->chunking_enabled;
     out->chunk_max_size = (size_t)c->chunk_max_size;
     out->lazy_start = c->lazy_start;
+    out->schema = c->schema;
+    out->encryption = (pc_enc_settings_t){
+        .key_names = c->encryption_keys,
+        .fetch = pc_producer_config_fetch_key,
+        .fetch_ctx = (void *)c,
+        .failure_action = c->crypto_failure_action,
+        .rotation_ms = (uint64_t)c->data_key_rotation_ms,
+        .check_ms = pc_config_key_check_ms,
+    };
 }
 
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out)

@@ -66,9 +66,21 @@ struct pulsarc_producer_config {
     bool lazy_start;
     bool auto_update_partitions;
     int64_t partitions_update_interval_s;
+    bool schema_validation;
     /* Set with pulsarc_producer_config_set_router. */
     pulsarc_router_cb router;
     void *router_ctx;
+    /* Set with pulsarc_producer_config_set_schema: a reference, or NULL (BYTES). */
+    pulsarc_schema_t *schema;
+    /* End-to-end encryption: the names (a table row), and where their public keys come
+     * from (crypto_key_reader.c; not table rows, so never dumped). */
+    char *encryption_keys;
+    pc_crypto_failure_action crypto_failure_action;
+    int64_t data_key_rotation_ms;
+    struct pc_key_source *key_sources; /* from add_encryption_key_file/_pem */
+    size_t n_key_sources;
+    pulsarc_crypto_key_reader_cb key_reader;
+    void *key_reader_ctx;
 };
 
 void pc_client_config_defaults(pulsarc_client_config_t *c);
@@ -101,6 +113,17 @@ struct pc_auth_http;
 extern int (*pc_client_test_auth_http)(uv_loop_t *loop, struct pc_auth_http *out);
 pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, uv_loop_t *loop,
                                    const pc_logger_t *log, struct pc_auth *auth);
+/* The key sources' share of copy and clear (crypto_key_reader.c). */
+int pc_producer_config_copy_keys(pulsarc_producer_config_t *dst,
+                                 const pulsarc_producer_config_t *src);
+void pc_producer_config_clear_keys(pulsarc_producer_config_t *c);
+/* A pc_key_fetch_fn over a producer configuration (ctx): the file or PEM added for the
+ * name, else the key reader callback (crypto_key_reader.c). */
+pulsarc_result pc_producer_config_fetch_key(void *ctx, const char *name,
+                                            pc_key_material_t *out);
+/* How often producers read their public keys again to notice a changed one (60 s);
+ * tests shorten it. */
+extern uint64_t pc_config_key_check_ms;
 /* What each layer needs of a producer configuration, in its own terms. */
 void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t *out);
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out);

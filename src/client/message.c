@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "schema/schema.h"
 
 pulsarc_message_t *pulsarc_message_new(void)
 {
@@ -17,6 +18,9 @@ static void release_payload(pulsarc_message_t *m)
 {
     if (m->free_cb)
         m->free_cb((void *)m->payload, m->payload_len, m->free_ctx);
+    free(m->owned_payload);
+    m->owned_payload = NULL;
+    m->null_value = false;
     m->payload = NULL;
     m->payload_len = 0;
     m->free_cb = NULL;
@@ -35,6 +39,7 @@ void pulsarc_message_clear(pulsarc_message_t *m)
         free(m->props[i].value);
     }
     free(m->props);
+    pc_schema_unref(m->schema);
     memset(m, 0, sizeof *m);
     m->sequence_id = -1;
 }
@@ -81,6 +86,8 @@ pulsarc_result pulsarc_message_set_key(pulsarc_message_t *m, const char *key)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     free(m->key);
     m->key = copy;
+    m->key_b64 = false;
+    m->null_key = false;
     return PULSARC_OK;
 }
 
@@ -240,5 +247,87 @@ pc_send_t *pc_send_from_builder(pulsarc_message_t *b)
     m->event_time = b->event_time;
     m->deliver_at = b->deliver_at;
     m->sequence_id = b->sequence_id;
+    m->key_b64 = b->key_b64;
+    m->null_key = b->null_key;
+    m->null_value = b->null_value;
+    m->schema = pc_schema_ref(b->schema);
     return s;
+}
+
+pulsarc_result pulsarc_message_set_schema(pulsarc_message_t *m, const pulsarc_schema_t *schema)
+{
+    if (!m)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message must not be NULL");
+    if (schema && schema->type == PULSARC_SCHEMA_AUTO_PRODUCE)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "a message's own schema cannot be AUTO_PRODUCE");
+    pc_schema_t *ref = pc_schema_ref(schema);
+    pc_schema_unref(m->schema);
+    m->schema = ref;
+    return PULSARC_OK;
+}
+
+/* Standard base64 with padding, as java.util.Base64.getEncoder() writes it. */
+static char *base64(const uint8_t *p, size_t len)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        if (i + 1 < len)
+            v |= (uint32_t)p[i + 1] << 8;
+        if (i + 2 < len)
+            v |= p[i + 2];
+        *o++ = abc[v >> 18 & 63];
+        *o++ = abc[v >> 12 & 63];
+        *o++ = i + 1 < len ? abc[v >> 6 & 63] : '=';
+        *o++ = i + 2 < len ? abc[v & 63] : '=';
+    }
+    *o = 0;
+    return out;
+}
+
+pulsarc_result pulsarc_message_set_key_value(pulsarc_message_t *m, const pulsarc_schema_t *kv,
+                                             const void *key, size_t key_len, const void *value,
+                                             size_t value_len)
+{
+    if (!m || !kv || kv->type != PULSARC_SCHEMA_KEY_VALUE)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "message and a KEY_VALUE schema must be given");
+    if ((!key && key_len) || (!value && value_len))
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "a NULL part must have length 0");
+    uint8_t *payload = NULL;
+    size_t payload_len = 0;
+    if (kv->kv_encoding == PULSARC_KV_INLINE) {
+        pulsarc_result res = pc_schema_kv_inline(key, key_len, value, value_len, &payload,
+                                                 &payload_len);
+        if (res != PULSARC_OK)
+            return res;
+    } else if (value_len) {
+        payload = malloc(value_len);
+        if (!payload)
+            return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+        memcpy(payload, value, value_len);
+        payload_len = value_len;
+    }
+    char *b64 = NULL;
+    if (kv->kv_encoding == PULSARC_KV_SEPARATED && key && !(b64 = base64(key, key_len))) {
+        free(payload);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
+    release_payload(m);
+    m->owned_payload = payload;
+    m->payload = payload;
+    m->payload_len = payload_len;
+    if (kv->kv_encoding == PULSARC_KV_SEPARATED) {
+        /* Java: the key travels base64-encoded in the partition key; nulls are flags. */
+        free(m->key);
+        m->key = b64;
+        m->key_b64 = b64 != NULL;
+        m->null_key = key == NULL;
+        m->null_value = value == NULL;
+    }
+    return PULSARC_OK;
 }

@@ -23,6 +23,10 @@ struct pulsarc_message {
     uint64_t event_time;
     uint64_t deliver_at;
     int64_t sequence_id; /* -1 = automatic */
+    uint8_t *owned_payload; /* pulsarc_message_set_key_value's layout (the payload) */
+    bool key_b64;           /* the key is base64 (KeyValue SEPARATED) */
+    bool null_key, null_value;
+    struct pulsarc_schema *schema; /* a reference, or NULL */
 };
 
 struct pulsarc_producer;

@@ -13,6 +13,7 @@
 #include "producer/partition_producer.h"
 #include "routing/router.h"
 #include "wire/crc32c.h"
+#include "schema/schema.h"
 
 /* ---- admission -------------------------------------------------------------- */
 
@@ -135,7 +136,9 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
 static bool crc_on_sender(const pulsarc_producer_t *p, const pc_msg_t *m,
                           uint32_t max_message_size)
 {
-    if (m->payload_len < SENDER_CRC_MIN || p->conf.compression != PC_CODEC_NONE)
+    /* Compressed or encrypted bytes are made on the loop: a CRC of these would be wasted. */
+    if (m->payload_len < SENDER_CRC_MIN || p->conf.compression != PC_CODEC_NONE ||
+        p->conf.encryption_keys)
         return false;
     if (p->conf.chunking_enabled && m->payload_len > max_message_size)
         return false;
@@ -195,6 +198,14 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
                        "payload of %zu bytes is above the broker's limit of %u bytes",
                        msg->payload_len, max);
+    /* The schema check comes before the message takes any permit. A null value (KeyValue
+     * SEPARATED) is no payload to check. */
+    const pc_schema_t *schema = msg->schema ? msg->schema : p->conf.schema;
+    if (schema && p->conf.schema_validation && !msg->null_value) {
+        pulsarc_result bad = pc_schema_check(schema, msg->payload, msg->payload_len);
+        if (bad != PULSARC_OK)
+            return bad;
+    }
     pc_route_view_t view = { .key = msg->key, .key_len = msg->key ? strlen(msg->key) : 0,
                              .message = msg };
     int partition = pc_partitioned_route(&p->pt, &view);
@@ -530,6 +541,9 @@ void pc_producer_publish(pulsarc_producer_t *p, const pc_pp_t *pp)
     int64_t last = pc_pp_last_sequence_id(pp);
     if (last > atomic_load(&p->last_sequence_id))
         atomic_store(&p->last_sequence_id, last);
+    int64_t version = pc_pp_schema_version(pp);
+    if (version >= 0)
+        atomic_store(&p->schema_version, version);
     /* The name is partition 0's, known once it has registered (later with lazy start). */
     if (!atomic_load(&p->name) && pp == p->pt.parts[0] && *pc_pp_name(pp)) {
         char *name = strdup(pc_pp_name(pp));
@@ -549,6 +563,11 @@ const char *pulsarc_producer_name(const pulsarc_producer_t *p)
 const char *pulsarc_producer_topic(const pulsarc_producer_t *p)
 {
     return p ? p->topic.full : "";
+}
+
+int64_t pulsarc_producer_schema_version(const pulsarc_producer_t *p)
+{
+    return p ? atomic_load(&p->schema_version) : -1;
 }
 
 int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *p)

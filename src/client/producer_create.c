@@ -11,6 +11,8 @@
 #include "common/error.h"
 #include "common/timer.h"
 #include "net/lookup.h"
+#include "producer/topic_schema.h"
+#include "schema/schema.h"
 #include "wire/frame.h"
 
 static void answer_creator(pulsarc_producer_t *p)
@@ -73,7 +75,7 @@ static void on_create_deadline(uv_timer_t *t)
              "no producer for %.300s within operationTimeoutMs (%d ms): %s", p->topic.full,
              (int)p->client->conf.operation_timeout_ms,
              p->pt.parts ? "partitions still looking up, connecting or registering"
-                      : "no answer to the partition metadata lookup");
+                      : "no answer to the schema or partition metadata lookup");
     fail_creation(p, PULSARC_ERR_TIMEOUT, detail);
     if (!p->pt.parts) {
         /* Waiting to retry the lookup, nothing is in flight: the handle goes now. Else the
@@ -168,6 +170,27 @@ static void on_partitions(pulsarc_result res, int n, void *ctx)
     start_parts(p, n);
 }
 
+/* AUTO_PRODUCE: the topic's schema (GET_SCHEMA) becomes the producer's, registered by
+ * every partition and checked at send; a topic without one takes raw bytes. */
+static void on_topic_schema(pulsarc_result res, pulsarc_schema_t *schema, void *ctx)
+{
+    pulsarc_producer_t *p = ctx;
+    if (!p->create_waiter) {
+        pc_schema_unref(schema);
+        pc_producer_release(p);
+        return;
+    }
+    if (res != PULSARC_OK) {
+        fail_creation(p, res, pulsarc_last_error_detail());
+        creation_finished(p);
+        return;
+    }
+    pc_schema_unref(p->conf.schema);
+    p->conf.schema = schema;
+    p->pt.pp.schema = schema;
+    pc_lookup_partitions(&p->client->rt, p->topic.full, on_partitions, p);
+}
+
 static void run_create(pc_task_t *t)
 {
     pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)t - offsetof(pulsarc_producer_t, create_task));
@@ -184,7 +207,10 @@ static void run_create(pc_task_t *t)
     }
     uv_timer_start(p->create_deadline, on_create_deadline, (uint64_t)c->conf.operation_timeout_ms, 0);
     pc_backoff_init(&p->create_backoff, c->rt.limits.initial_backoff_ms, c->rt.limits.max_backoff_ms);
-    pc_lookup_partitions(&c->rt, p->topic.full, on_partitions, p);
+    if (p->conf.schema && p->conf.schema->type == PULSARC_SCHEMA_AUTO_PRODUCE)
+        pc_topic_schema_fetch(&c->rt, p->topic.full, on_topic_schema, p);
+    else
+        pc_lookup_partitions(&c->rt, p->topic.full, on_partitions, p);
 }
 
 pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *topic,
@@ -211,6 +237,7 @@ pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *t
         conf = &defaults;
     }
     if (pc_producer_config_copy(&p->conf, conf) != 0) {
+        pc_producer_config_clear(&p->conf);
         free(p);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
@@ -227,6 +254,7 @@ pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *t
     atomic_init(&p->max_message_size, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE);
     atomic_init(&p->name, NULL);
     atomic_init(&p->last_sequence_id, -1);
+    atomic_init(&p->schema_version, -1);
     atomic_init(&p->terminal, PULSARC_OK);
     pc_waiter_t w;
     pc_waiter_init(&w);

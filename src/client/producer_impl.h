@@ -46,6 +46,7 @@ struct pulsarc_producer {
      * the loop thread replaces or frees the partition producers (pc_producer_publish). */
     _Atomic(char *) name;         /* partition 0's, once known; freed with the handle */
     _Atomic int64_t last_sequence_id;
+    _Atomic int64_t schema_version;
 
     /* Failures (send_failures.c). */
     _Atomic int terminal;         /* a terminal result every later send gets; 0 = none */

@@ -2,7 +2,9 @@
  * the messages it covers (those that reached the loop thread before it did), with its
  * detail, whether they failed before the flush began or while it waited; a failure no
  * flush covered waits for the next flush. A terminal failure (pulsarc_result_is_terminal)
- * makes every later send fail at once with the same result.
+ * that stopped a partition producer makes every later send fail at once with the same
+ * result; one that ended a single message (a message's own schema refused, a send the
+ * broker did not allow) does not.
  * @locality loop thread, except pc_failures_refusal (any thread). */
 #include <stdio.h>
 
@@ -22,7 +24,6 @@ void pc_failures_note_terminal(void *owner, pulsarc_result res, const char *deta
 void pc_failures_note(pulsarc_producer_t *p, uint64_t handover, pulsarc_result res,
                       const char *detail)
 {
-    pc_failures_note_terminal(p, res, detail);
     bool covered = false;
     for (done_task *d = p->flushes; d; d = d->next_flush) {
         if (handover >= d->covers)

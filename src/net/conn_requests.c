@@ -124,6 +124,26 @@ void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
         if (cmd->partitionmetadataresponse)
             complete_request(c, cmd->partitionmetadataresponse->request_id, PULSARC_OK, cmd, NULL);
         break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_SCHEMA_RESPONSE:
+        /* The requester validates the schema and version (broker input) before use. */
+        if (cmd->getschemaresponse) {
+            const Pulsar__Proto__CommandGetSchemaResponse *r = cmd->getschemaresponse;
+            complete_request(c, r->request_id,
+                             r->has_error_code ? pc_result_from_server_error(r->error_code)
+                                               : PULSARC_OK,
+                             cmd, r->has_error_code ? r->error_message : NULL);
+        }
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA_RESPONSE:
+        if (cmd->getorcreateschemaresponse) {
+            const Pulsar__Proto__CommandGetOrCreateSchemaResponse *r =
+                cmd->getorcreateschemaresponse;
+            complete_request(c, r->request_id,
+                             r->has_error_code ? pc_result_from_server_error(r->error_code)
+                                               : PULSARC_OK,
+                             cmd, r->has_error_code ? r->error_message : NULL);
+        }
+        break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT:
         if (cmd->send_receipt && (l = find_listener(c, cmd->send_receipt->producer_id)))
             l->on_receipt(l->ctx, cmd->send_receipt);

@@ -48,6 +48,7 @@ size_t pc_batch_entry_size(const pc_msg_t *m)
         n += LEN_FIELD + m->ordering_key_len;
     if (m->event_time)
         n += U64_FIELD;
+    n += 2 * ((int)m->key_b64 + (int)m->null_key + (int)m->null_value); /* flags */
     for (size_t i = 0; i < m->n_props; i++)
         n += 3 * LEN_FIELD + strlen(m->props[i].key) + strlen(m->props[i].value);
     return n;
@@ -214,6 +215,12 @@ int pc_batch_encode(const pc_batch_t *batch, pc_buf_t *out)
         smm.n_properties = m->n_props;
         smm.properties = ptrs;
         smm.partition_key = (char *)m->key;
+        smm.has_partition_key_b64_encoded = m->key_b64;
+        smm.partition_key_b64_encoded = m->key_b64;
+        smm.has_null_partition_key = m->null_key;
+        smm.null_partition_key = m->null_key;
+        smm.has_null_value = m->null_value;
+        smm.null_value = m->null_value;
         smm.payload_size = (int32_t)m->payload_len;
         if (m->event_time) {
             smm.has_event_time = 1;

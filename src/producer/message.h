@@ -32,6 +32,10 @@ typedef struct pc_msg {
     int64_t sequence_id;            /* explicit id or -1; the assigned id once queued */
     bool has_payload_crc;           /* the sender computed payload_crc (off the loop) */
     uint32_t payload_crc;           /* pc_crc32c(0, payload, payload_len) */
+    bool key_b64;                   /* key is base64 (KeyValue SEPARATED) */
+    bool null_key, null_value;      /* KeyValue SEPARATED with Java's null parts */
+    struct pulsarc_schema *schema;  /* its own schema (a reference) or NULL: the producer's */
+    const void *schema_slot;        /* the producer's: where its schema version is kept */
     void (*release)(struct pc_msg *m); /* frees the block that holds the message */
 } pc_msg_t;
 

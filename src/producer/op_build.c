@@ -6,6 +6,7 @@
 
 #include "PulsarApi.pb-c.h"
 #include "codec/compression.h"
+#include "codec/crypto.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "wire/frame.h"
@@ -50,6 +51,13 @@ static void fill_common(Pulsar__Proto__MessageMetadata *meta, const pc_op_params
     meta->sequence_id = (uint64_t)first->sequence_id;
     meta->publish_time = pc_wall_ms();
     meta->partition_key = (char *)first->key;
+    meta->has_partition_key_b64_encoded = first->key_b64;
+    meta->partition_key_b64_encoded = first->key_b64;
+    if (p->schema_version) {
+        meta->has_schema_version = 1;
+        meta->schema_version.data = (uint8_t *)p->schema_version;
+        meta->schema_version.len = p->schema_version_len;
+    }
     if (first->ordering_key) {
         meta->has_ordering_key = 1;
         meta->ordering_key.data = (uint8_t *)first->ordering_key;
@@ -61,6 +69,37 @@ static void fill_common(Pulsar__Proto__MessageMetadata *meta, const pc_op_params
         meta->has_compression = 1;
         meta->compression = (Pulsar__Proto__CompressionType)p->codec;
     }
+}
+
+/* Bytes encryption adds to each entry's payload: the GCM tag. */
+static size_t tag_len(const pc_op_params_t *p)
+{
+    return p->enc ? PC_AES_TAG_LEN : 0;
+}
+
+/* The encryption fields every encrypted entry's metadata carries: the key list (built
+ * once per data key) and the IV, whose bytes seal() writes into iv for each entry. */
+static void fill_encryption(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t *p,
+                            uint8_t iv[PC_AES_IV_LEN])
+{
+    if (!p->enc)
+        return;
+    meta->n_encryption_keys = p->enc->n_entries;
+    meta->encryption_keys = p->enc->entries;
+    meta->has_encryption_param = 1;
+    meta->encryption_param.data = iv;
+    meta->encryption_param.len = PC_AES_IV_LEN;
+}
+
+/* Encrypt one entry's bytes under a fresh IV (stored in meta's encryption_param) and
+ * append ciphertext and tag to out. */
+static int seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta,
+                const uint8_t *data, size_t len, pc_buf_t *out)
+{
+    uint8_t *iv = meta->encryption_param.data;
+    return p->enc->make_iv(iv) == 0 && pc_aes_gcm_seal(p->enc->key, iv, data, len, out) == 0
+               ? 0
+               : -1;
 }
 
 static int encode_head(const pc_op_params_t *p, pc_op_t *op,
@@ -108,6 +147,15 @@ size_t pc_chunk_count(size_t len, size_t chunk_size)
     return len == 0 ? 1 : (len + chunk_size - 1) / chunk_size;
 }
 
+static void release_chain(pc_op_t *head)
+{
+    while (head) {
+        pc_op_t *next = head->next;
+        pc_op_release(head);
+        head = next;
+    }
+}
+
 static pulsarc_result build_chunks(const pc_op_params_t *p, pc_msg_t *msg,
                                    Pulsar__Proto__MessageMetadata *meta, pc_shared_payload_t *sh,
                                    const uint8_t *data, size_t len, size_t chunk_size,
@@ -130,6 +178,15 @@ static pulsarc_result build_chunks(const pc_op_params_t *p, pc_msg_t *msg,
         op->sequence_id = op->highest_sequence_id = (uint64_t)msg->sequence_id;
         op->payload = data + i * chunk_size;
         op->payload_len = i + 1 < n ? chunk_size : len - i * chunk_size;
+        if (p->enc) {
+            /* Each chunk is an entry of its own: its own IV, the key list once. */
+            if (seal(p, meta, op->payload, op->payload_len, &op->owned) != 0) {
+                pc_op_release(op);
+                goto crypto_fail;
+            }
+            op->payload = op->owned.data;
+            op->payload_len = op->owned.len;
+        }
         op->chunk_id = (int)i;
         op->num_chunks = (int)n;
         op->shared = sh;
@@ -147,42 +204,45 @@ static pulsarc_result build_chunks(const pc_op_params_t *p, pc_msg_t *msg,
     *first = head;
     *last = tail;
     return PULSARC_OK;
+crypto_fail:
+    release_chain(head);
+    return pc_fail(PULSARC_ERR_CRYPTO, "encrypting a chunk failed");
 fail:
-    while (head) {
-        pc_op_t *next = head->next;
-        pc_op_release(head);
-        head = next;
-    }
+    release_chain(head);
     return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building chunks");
 }
 
 /* The frame must fit the broker's limit with its metadata: the payload within
  * max_message_size, the whole frame within the allowance the broker adds for the command
- * and metadata. Keys and properties count. Decides whether a payload of len bytes goes in
- * chunks (of *chunk_size) or whole. */
+ * and metadata. Keys, properties and the encryption fields (key list, IV) count, and so
+ * does the tag encryption appends to each entry's payload. Decides whether a payload of
+ * len bytes goes in chunks (of *chunk_size bytes before encryption) or whole. */
 static pulsarc_result plan_frames(const pc_op_params_t *p, size_t meta_size, size_t len,
                                   size_t *chunk_size, bool *split)
 {
     if (meta_size + CHUNK_METADATA_MARGIN >= p->max_message_size ||
         meta_size + CHUNK_METADATA_MARGIN > PC_FRAME_OVERHEAD_ALLOWANCE)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
-                       "the message's metadata (key, properties) takes %zu bytes, more than a "
+                       "the message's metadata (key, properties, encryption keys) takes %zu "
+                       "bytes, more than a "
                        "frame within the broker's limit of %u bytes leaves room for",
                        meta_size, p->max_message_size);
-    size_t room = p->max_message_size - meta_size - CHUNK_METADATA_MARGIN;
+    size_t room = p->max_message_size - meta_size - CHUNK_METADATA_MARGIN - tag_len(p);
     *chunk_size = p->chunk_size && p->chunk_size < room ? p->chunk_size : room;
     *split = p->chunking && len > *chunk_size;
-    if (!*split && len > p->max_message_size)
+    if (!*split && len + tag_len(p) > p->max_message_size)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
-                       "payload of %zu bytes%s is above the broker's limit of %u bytes (enable "
-                       "chunkingEnabled to send it in chunks)",
-                       len, p->codec ? " (compressed)" : "", p->max_message_size);
+                       "payload of %zu bytes%s%s is above the broker's limit of %u bytes "
+                       "(enable chunkingEnabled to send it in chunks)",
+                       len + tag_len(p), p->codec ? " (compressed)" : "",
+                       p->enc ? " (encrypted)" : "", p->max_message_size);
     return PULSARC_OK;
 }
 
-/* One op for the whole message; it takes the compressed bytes, if any. */
+/* One op for the whole message; it takes the compressed bytes, if any, or the
+ * ciphertext. */
 static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
-                                   const Pulsar__Proto__MessageMetadata *meta,
+                                   Pulsar__Proto__MessageMetadata *meta,
                                    pc_buf_t *compressed, const uint8_t *data, size_t len,
                                    pc_op_t **out)
 {
@@ -190,8 +250,17 @@ static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
     if (!op)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     op->sequence_id = op->highest_sequence_id = (uint64_t)msg->sequence_id;
-    op->owned = *compressed;
-    pc_buf_init(compressed);
+    if (p->enc) {
+        if (seal(p, meta, data, len, &op->owned) != 0) {
+            pc_op_release(op);
+            return pc_fail(PULSARC_ERR_CRYPTO, "encrypting the message failed");
+        }
+        data = op->owned.data;
+        len = op->owned.len;
+    } else {
+        op->owned = *compressed;
+        pc_buf_init(compressed);
+    }
     op->payload = data;
     op->payload_len = len;
     /* The sender's CRC holds only for the bytes it saw (not compressed or transformed). */
@@ -212,6 +281,7 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
 {
     Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
     kv_array kv = { 0 };
+    uint8_t iv[PC_AES_IV_LEN] = { 0 };
     pc_buf_t compressed;
     pc_buf_init(&compressed);
     pulsarc_result res = PULSARC_OK;
@@ -231,6 +301,10 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
     fill_common(&meta, p, msg, msg->payload_len);
     meta.n_properties = msg->n_props;
     meta.properties = kv.ptrs;
+    meta.has_null_partition_key = msg->null_key;
+    meta.null_partition_key = msg->null_key;
+    meta.has_null_value = msg->null_value;
+    meta.null_value = msg->null_value;
     if (msg->event_time) {
         meta.has_event_time = 1;
         meta.event_time = msg->event_time;
@@ -239,6 +313,7 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
         meta.has_deliver_at_time = 1;
         meta.deliver_at_time = (int64_t)msg->deliver_at;
     }
+    fill_encryption(&meta, p, iv);
     size_t chunk_size = 0;
     bool split = false;
     res = plan_frames(p, pulsar__proto__message_metadata__get_packed_size(&meta), len,
@@ -256,6 +331,8 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
         res = build_chunks(p, msg, &meta, sh, data, len, chunk_size, first, last);
         if (res == PULSARC_OK)
             sh->msg = msg;
+        if (p->enc)
+            pc_buf_free(&sh->buf); /* the chunks own their ciphertext */
         pc_shared_payload_unref(sh); /* the chunk ops hold their own references */
         goto out;
     }
@@ -283,10 +360,14 @@ static bool frame_fits(const pc_op_params_t *p, const pc_op_t *op)
     return op->head.len + op->payload_len <= (size_t)p->max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE;
 }
 
-static int encode_batch_head(const pc_op_params_t *p, pc_op_t *op, const pc_batch_t *batch,
-                             size_t uncompressed, bool compressed)
+/* Make buf (the batch's bytes, compressed or not) the op's payload, encrypted when
+ * p->enc is set, and encode the head. Takes buf. Returns PULSARC_OK or an error with the
+ * detail set. */
+static pulsarc_result finish_batch(const pc_op_params_t *p, pc_op_t *op, const pc_batch_t *batch,
+                                   pc_buf_t *buf, size_t uncompressed, bool compressed)
 {
     Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+    uint8_t iv[PC_AES_IV_LEN];
     pc_op_params_t q = *p;
     if (!compressed)
         q.codec = PC_CODEC_NONE;
@@ -295,8 +376,24 @@ static int encode_batch_head(const pc_op_params_t *p, pc_op_t *op, const pc_batc
     meta.num_messages_in_batch = batch->count;
     meta.has_highest_sequence_id = 1;
     meta.highest_sequence_id = op->highest_sequence_id;
+    fill_encryption(&meta, p, iv);
     pc_buf_free(&op->head);
-    return encode_head(p, op, &meta, false);
+    pc_buf_free(&op->owned);
+    if (p->enc) {
+        /* Serialised, compressed, then encrypted once: one IV per batch. */
+        int rc = seal(p, &meta, buf->data, buf->len, &op->owned);
+        pc_buf_free(buf);
+        if (rc != 0)
+            return pc_fail(PULSARC_ERR_CRYPTO, "encrypting a batch failed");
+    } else {
+        op->owned = *buf;
+        pc_buf_init(buf);
+    }
+    op->payload = op->owned.data;
+    op->payload_len = op->owned.len;
+    if (encode_head(p, op, &meta, false) != 0)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building a batch");
+    return PULSARC_OK;
 }
 
 pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_op_t **out)
@@ -304,40 +401,30 @@ pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_
     pc_op_t *op = pc_op_new();
     if (!op)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    pc_buf_t raw;
+    pc_buf_t raw, packed;
     pc_buf_init(&raw);
+    pc_buf_init(&packed);
+    pulsarc_result res = PULSARC_ERR_NO_MEMORY;
     if (pc_batch_encode(batch, &raw) != 0)
-        goto oom;
+        goto fail;
     size_t uncompressed = raw.len;
-    const uint8_t *data = raw.data;
-    size_t len = raw.len;
-    if (maybe_compress(p, &data, &len, &op->owned) != 0)
-        goto oom;
-    bool compressed = p->codec != PC_CODEC_NONE && len > 0;
+    bool compressed = p->codec != PC_CODEC_NONE && raw.len > 0;
+    if (compressed && pc_compress(p->codec, raw.data, raw.len, &packed) != 0)
+        goto fail;
     op->num_messages = batch->count;
     op->batch = true;
     op->sequence_id = (uint64_t)batch->head->sequence_id;
     op->highest_sequence_id = (uint64_t)highest_id(batch);
-    op->payload = data;
-    op->payload_len = len;
-    if (encode_batch_head(p, op, batch, uncompressed, compressed) != 0)
-        goto oom;
-    if (compressed && !frame_fits(p, op)) {
+    if (compressed) {
+        if ((res = finish_batch(p, op, batch, &packed, uncompressed, true)) != PULSARC_OK)
+            goto fail;
         /* Incompressible bytes grew past the limit: this entry goes uncompressed, which
          * its metadata says, so every consumer still reads it. */
-        compressed = false;
-        op->payload = raw.data;
-        op->payload_len = raw.len;
-        if (encode_batch_head(p, op, batch, uncompressed, false) != 0)
-            goto oom;
+        compressed = frame_fits(p, op);
     }
-    if (!compressed) {
-        pc_buf_free(&op->owned);
-        op->owned = raw; /* keep the uncompressed payload itself */
-        pc_buf_init(&raw);
-        op->payload = op->owned.data;
-        op->payload_len = op->owned.len;
-    }
+    if (!compressed &&
+        (res = finish_batch(p, op, batch, &raw, uncompressed, false)) != PULSARC_OK)
+        goto fail;
     pc_buf_free(&raw);
     if (!frame_fits(p, op)) {
         size_t frame = op->head.len + op->payload_len;
@@ -350,8 +437,11 @@ pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_
     batch->head = batch->tail = NULL;
     *out = op;
     return PULSARC_OK;
-oom:
+fail:
     pc_buf_free(&raw);
+    pc_buf_free(&packed);
     pc_op_release(op);
-    return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building a batch");
+    if (res == PULSARC_ERR_NO_MEMORY)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building a batch");
+    return res;
 }

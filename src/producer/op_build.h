@@ -1,4 +1,4 @@
-/* Turning messages into ops: metadata, compression, batch payloads and chunks.
+/* Turning messages into ops: metadata, compression, encryption, batch payloads and chunks.
  * Pure functions of their inputs (no connection, no queue). @locality loop thread. */
 #ifndef PC_OP_BUILD_H
 #define PC_OP_BUILD_H
@@ -9,6 +9,7 @@
 
 #include "codec/compression.h"
 #include "producer/batch.h"
+#include "producer/encryption.h"
 #include "producer/op.h"
 #include "pulsarc/pulsarc.h"
 
@@ -24,6 +25,11 @@ typedef struct pc_op_params {
     uint32_t max_message_size; /* the connection's limit */
     bool chunking;
     size_t chunk_size;         /* 0 = derive from max_message_size */
+    const uint8_t *schema_version; /* stamped on the op's metadata; NULL = none */
+    size_t schema_version_len;
+    /* Encrypt each entry (after compression; each chunk apart) with this data key and a
+     * fresh IV from its make_iv; NULL = plaintext. */
+    const pc_data_key_t *enc;
 } pc_op_params_t;
 
 /* One message (its sequence id assigned) → one op, or a chain of chunk ops linked by

@@ -12,6 +12,7 @@
 const char *pc_pp_name(const pc_pp_t *pp) { return pp->name ? pp->name : ""; }
 int64_t pc_pp_last_sequence_id(const pc_pp_t *pp) { return atomic_load(&pp->last_sequence_id); }
 uint32_t pc_pp_max_message_size(const pc_pp_t *pp) { return pp->max_message_size; }
+int64_t pc_pp_schema_version(const pc_pp_t *pp) { return atomic_load(&pp->schema_version); }
 
 static void maybe_free(pc_pp_t *pp)
 {
@@ -19,6 +20,8 @@ static void maybe_free(pc_pp_t *pp)
         return;
     pc_batcher_free(&pp->batcher);
     pc_compressor_clear(&pp->compressor);
+    pp_schema_free_all(pp);
+    pc_encryptor_free(pp->enc);
     free(pp->taken);
     free(pp->topic);
     free(pp->name);
@@ -80,10 +83,15 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
         return NULL;
     pp->set = *set;
     pp->set.producer_name = NULL; /* pp->name is the copy that lives */
+    pp->set.encryption.key_names = NULL; /* pp->enc keeps its own copy */
     pp->user_named = set->producer_name != NULL;
+    bool enc_oom = false;
     if (!(pp->topic = strdup(topic)) ||
-        (set->producer_name && !(pp->name = strdup(set->producer_name)))) {
+        (set->producer_name && !(pp->name = strdup(set->producer_name))) ||
+        (!(pp->enc = pc_encryptor_new(&set->encryption, rt->log, topic, &enc_oom)) &&
+         enc_oom)) {
         free(pp->topic);
+        free(pp->name);
         free(pp);
         return NULL;
     }
@@ -97,6 +105,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
     pp->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
     pp->pushed = -1;
     atomic_init(&pp->last_sequence_id, -1);
+    atomic_init(&pp->schema_version, -1);
     pp->listener.producer_id = pp->producer_id;
     pp->listener.ctx = pp;
     pp->listener.on_receipt = pp_on_receipt;
@@ -108,12 +117,14 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
                         pp->set.batching_max_messages, pp->set.batching_max_bytes) != 0 ||
         !(pp->taken = calloc(4, sizeof *pp->taken))) {
         pc_batcher_free(&pp->batcher);
+        pc_encryptor_free(pp->enc);
         free(pp->topic);
         free(pp->name);
         free(pp);
         return NULL;
     }
     pc_batcher_set_frame_limit(&pp->batcher, pp->max_message_size);
+    pp->set.schema = pc_schema_ref(set->schema);
     uv_timer_init(rt->loop, &pp->reconnect_timer);
     uv_timer_init(rt->loop, &pp->timeout_timer);
     uv_timer_init(rt->loop, &pp->batch_timer);

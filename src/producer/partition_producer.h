@@ -12,6 +12,7 @@
 #include "codec/compression.h"
 #include "net/runtime.h"
 #include "producer/batch.h"
+#include "producer/encryption.h"
 #include "producer/message.h"
 #include "producer/message_id.h"
 
@@ -31,6 +32,9 @@ typedef struct pc_pp_settings {
     bool chunking_enabled;
     size_t chunk_max_size;       /* 0: as large as the broker's max message size allows */
     bool lazy_start;             /* the first send registers it, not the creation */
+    struct pulsarc_schema *schema; /* registered with the producer; NULL: none (pc_pp_new
+                                      takes its own reference) */
+    pc_enc_settings_t encryption; /* key_names NULL: no end-to-end encryption */
 } pc_pp_settings_t;
 
 /* Runs once per message: success with its id, or failure. The owner runs the user's
@@ -61,6 +65,8 @@ void pc_pp_free(pc_pp_t *pp);
 
 const char *pc_pp_name(const pc_pp_t *pp);
 int64_t pc_pp_last_sequence_id(const pc_pp_t *pp);
+/* The version of the producer's schema as a number (8-byte versions); -1 when none. */
+int64_t pc_pp_schema_version(const pc_pp_t *pp);
 /* The current connection's limit (the protocol default until connected). */
 uint32_t pc_pp_max_message_size(const pc_pp_t *pp);
 

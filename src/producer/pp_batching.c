@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include "common/clock.h"
 #include "common/error.h"
 #include "producer/op_build.h"
 
@@ -37,6 +38,13 @@ void pp_fail_unsent(pc_pp_t *pp, pulsarc_result res, const char *detail)
         pp_fail_batch(pp, &pp->taken[i], res, detail);
 }
 
+/* The version a message's (or batch's) schema has; NULL when it has none. */
+static void stamp_version(pc_op_params_t *p, const pp_schema_slot *slot)
+{
+    p->schema_version = slot && slot->has_version ? slot->version : NULL;
+    p->schema_version_len = slot && slot->has_version ? slot->version_len : 0;
+}
+
 static void op_params(pc_pp_t *pp, pc_op_params_t *p)
 {
     p->producer_id = pp->producer_id;
@@ -46,6 +54,15 @@ static void op_params(pc_pp_t *pp, pc_op_params_t *p)
     p->max_message_size = pp->max_message_size;
     p->chunking = pp->set.chunking_enabled;
     p->chunk_size = pp->set.chunk_max_size;
+    p->enc = NULL;
+}
+
+/* The data key the next entry is encrypted with (p->enc; NULL: unencrypted). Fails with
+ * PULSARC_ERR_CRYPTO (cryptoFailureAction=fail) when the keys cannot be loaded. */
+static pulsarc_result entry_key(pc_pp_t *pp, pc_op_params_t *p)
+{
+    p->enc = NULL;
+    return pp->enc ? pc_encryptor_next(pp->enc, pc_mono_ms(), &p->enc) : PULSARC_OK;
 }
 
 /* Automatic ids continue after the highest id used so far, without overflowing. */
@@ -105,13 +122,18 @@ void pp_flush_batches(pc_pp_t *pp)
     }
     bool replays = pp->batch_replays;
     pp->batch_replays = false;
+    /* A batch never mixes schemas: the open batches all have pp->batch_schema's. */
+    stamp_version(&p, pp->batch_schema);
+    pp->batch_schema = NULL;
     for (int i = 0; i < n; i++) {
         if (!assign_ids_at_flush(pp, &pp->taken[i])) {
             pp_fail_batch(pp, &pp->taken[i], PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
             continue;
         }
         pc_op_t *op;
-        pulsarc_result res = pc_op_build_batch(&p, &pp->taken[i], &op);
+        pulsarc_result res = entry_key(pp, &p);
+        if (res == PULSARC_OK)
+            res = pc_op_build_batch(&p, &pp->taken[i], &op);
         if (res == PULSARC_OK) {
             op->replay = replays;
             pp_enqueue(pp, op, op);
@@ -143,15 +165,18 @@ static void add_to_batch(pc_pp_t *pp, pc_msg_t *msg)
     bool deferred = msg->sequence_id < 0; /* key-based: the id comes at flush */
     bool replay = !deferred && msg->sequence_id <= pp->pushed;
     if (!pc_batcher_empty(&pp->batcher) &&
-        (replay != pp->batch_replays || !pc_batcher_fits(&pp->batcher, msg)))
+        (replay != pp->batch_replays || msg->schema_slot != pp->batch_schema ||
+         !pc_batcher_fits(&pp->batcher, msg)))
         pp_flush_batches(pp);
     bool first = pc_batcher_empty(&pp->batcher);
     if (pc_batcher_add(&pp->batcher, msg) != 0) {
         pp_fail_message(pp, msg, PULSARC_ERR_NO_MEMORY, "out of memory");
         return;
     }
-    if (first)
+    if (first) {
         pp->batch_replays = replay;
+        pp->batch_schema = msg->schema_slot;
+    }
     if (!deferred && !replay)
         pp->pushed = msg->sequence_id;
     if (pc_batcher_full(&pp->batcher))
@@ -179,9 +204,12 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
     pp_flush_batches(pp);
     pc_op_params_t p;
     op_params(pp, &p);
+    stamp_version(&p, msg->schema_slot);
     pc_op_t *first, *last;
     int64_t id = msg->sequence_id;
-    pulsarc_result res = pc_op_build_message(&p, msg, &first, &last);
+    pulsarc_result res = entry_key(pp, &p);
+    if (res == PULSARC_OK)
+        res = pc_op_build_message(&p, msg, &first, &last);
     if (res != PULSARC_OK) {
         char detail[512];
         snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
@@ -206,9 +234,15 @@ void pc_pp_send(pc_pp_t *pp, pc_msg_t *msg)
         pp_fail_message(pp, msg, PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
         return;
     }
-    if (!pp->sequence_known) {
+    if (!pp_schema_slot_of(pp, msg)) {
+        pp_fail_message(pp, msg, PULSARC_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    const pp_schema_slot *slot = msg->schema_slot;
+    if (!pp->sequence_known || pp->waiting_head || slot->state != SLOT_READY) {
         /* Not registered yet (lazy start): sequence ids and the producer name come from
-         * the broker, so the message waits for them. */
+         * the broker, so the message waits for them. Or its schema's version is being
+         * fetched, or an earlier message's is: it waits in order. */
         if (pp->state == PP_IDLE && pp->set.lazy_start)
             pc_pp_start(pp, NULL, NULL);
         msg->next = NULL;
@@ -224,12 +258,20 @@ void pc_pp_send(pc_pp_t *pp, pc_msg_t *msg)
 
 void pp_send_waiting(pc_pp_t *pp)
 {
-    pc_msg_t *m = pp->waiting_head;
-    pp->waiting_head = pp->waiting_tail = NULL;
-    while (m) {
-        pc_msg_t *next = m->next;
-        send_now(pp, m);
-        m = next;
+    /* In order, up to the first message whose schema has no version yet (asking for it
+     * if nobody does). */
+    while (pp->waiting_head) {
+        pc_msg_t *m = pp->waiting_head;
+        pp_schema_slot *slot = pp_schema_slot_of(pp, m);
+        if (slot && slot->state != SLOT_READY)
+            return;
+        pp->waiting_head = m->next;
+        if (!pp->waiting_head)
+            pp->waiting_tail = NULL;
+        if (slot)
+            send_now(pp, m);
+        else
+            pp_fail_message(pp, m, PULSARC_ERR_NO_MEMORY, "out of memory");
     }
     bool waited = false;
     for (flush_waiter *w = pp->flushes; w; w = w->next)

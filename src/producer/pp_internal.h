@@ -4,6 +4,8 @@
  *   pp_queue.c            pendingMessages: writing, resending, receipts, send errors,
  *                         the send timeout, flush waiters
  *   pp_batching.c         sequence ids, the batch container, turning messages into ops
+ *   pp_schema.c           schema versions: the producer's own, and those of messages with
+ *                         their own schema (GET_OR_CREATE_SCHEMA, once per schema)
  * Nothing outside src/producer/ includes this.
  * @locality loop thread. */
 #ifndef PC_PP_INTERNAL_H
@@ -19,8 +21,10 @@
 #include "net/connection.h"
 #include "net/runtime.h"
 #include "producer/batch.h"
+#include "producer/encryption.h"
 #include "producer/op.h"
 #include "producer/partition_producer.h"
+#include "schema/schema.h"
 
 typedef enum pp_state {
     PP_IDLE,         /* created, not started */
@@ -32,6 +36,23 @@ typedef enum pp_state {
 } pp_state;
 
 #define WAITING_TARGET UINT64_MAX
+
+/* A schema and the version the broker gave it on this topic. */
+typedef enum pp_slot_state {
+    SLOT_UNKNOWN,   /* not asked yet, or asked on a connection that went away */
+    SLOT_FETCHING,  /* GET_OR_CREATE_SCHEMA in flight */
+    SLOT_READY,     /* version known (or none, for a producer without schema) */
+} pp_slot_state;
+
+typedef struct pp_schema_slot {
+    struct pp_schema_slot *next;
+    pc_schema_t *schema;      /* a reference; NULL in the producer's own slot without schema */
+    uint64_t hash;
+    pp_slot_state state;
+    uint8_t version[PC_SCHEMA_VERSION_MAX];
+    size_t version_len;
+    bool has_version;
+} pp_schema_slot;
 
 typedef struct flush_waiter {
     struct flush_waiter *next;
@@ -77,12 +98,19 @@ struct pc_pp {
     pc_op_t *head, *tail;     /* pendingMessages: ops written or waiting to be */
     uint64_t next_op_index;
     flush_waiter *flushes;
-    pc_msg_t *waiting_head, *waiting_tail; /* sent before the first registration */
+    pc_msg_t *waiting_head, *waiting_tail; /* sent before the first registration, or
+                                              behind a message whose schema version is
+                                              being fetched (order is kept) */
+    pp_schema_slot own_schema;  /* the producer's schema: version from PRODUCER_SUCCESS */
+    _Atomic int64_t schema_version; /* own_schema's 8-byte version as a number, or -1 */
+    pp_schema_slot *schemas;    /* messages' own schemas, registered once each */
+    const pp_schema_slot *batch_schema; /* the schema of the open batches' messages */
     pc_batcher_t batcher;
     pc_compressor_t compressor; /* compression contexts, reused for every op */
     pc_batch_t *taken;        /* scratch for pc_batcher_take */
     int cap_taken;
     int64_t chunk_first_ledger, chunk_first_entry; /* first chunk of the message in flight */
+    pc_encryptor_t *enc;      /* NULL: entries go unencrypted */
 
     pc_backoff_t backoff;
     uv_timer_t reconnect_timer;
@@ -129,6 +157,18 @@ void pp_send_close_producer(pc_pp_t *pp);
 void pp_on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r);
 void pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e);
 void pp_on_timeout_tick(uv_timer_t *t);
+
+/* pp_schema.c */
+/* Put the producer's schema (if any) into a PRODUCER command; *mem is freed with
+ * pp_schema_proto_free after the command was sent. Returns 0 or -1. */
+int pp_schema_fill_producer(pc_pp_t *pp, Pulsar__Proto__CommandProducer *reg, void **mem);
+void pp_schema_proto_free(void *mem);
+/* Keep the version a PRODUCER_SUCCESS carries. PULSARC_OK or PROTOCOL with a detail. */
+pulsarc_result pp_schema_registered(pc_pp_t *pp, const Pulsar__Proto__CommandProducerSuccess *ok);
+/* The slot of msg's schema, fetching its version when unknown and the producer is
+ * connected; NULL when out of memory. */
+pp_schema_slot *pp_schema_slot_of(pc_pp_t *pp, pc_msg_t *msg);
+void pp_schema_free_all(pc_pp_t *pp);
 
 /* pp_batching.c */
 void pp_note_id_used(pc_pp_t *pp, int64_t id);

@@ -125,6 +125,13 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
         return;
     }
     const Pulsar__Proto__CommandProducerSuccess *ok = resp->producer_success;
+    if (pp_schema_registered(pp, ok) != PULSARC_OK) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        pc_conn_remove_listener(conn, &pp->listener);
+        attempt_failed(pp, PULSARC_ERR_PROTOCOL, detail);
+        return;
+    }
     if (!pp->name && ok->producer_name) {
         pp->name = strdup(ok->producer_name);
         if (!pp->name) {
@@ -191,15 +198,25 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
     reg.epoch = pp->epoch;
     reg.has_user_provided_producer_name = 1;
     reg.user_provided_producer_name = pp->user_named;
+    if (pp->enc) {
+        reg.has_encrypted = 1;
+        reg.encrypted = 1;
+    }
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER;
     cmd.producer = &reg;
+    void *schema_mem;
     attempt_ctx *a = attempt_ctx_new(pp);
-    if (!a) {
+    if (!a || pp_schema_fill_producer(pp, &reg, &schema_mem) != 0) {
+        if (a) {
+            pp->inflight--;
+            free(a);
+        }
         pc_conn_remove_listener(conn, &pp->listener);
         attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
         return;
     }
     pc_conn_request(conn, &cmd, rid, on_registered, a);
+    pp_schema_proto_free(schema_mem);
 }
 
 static void on_lookup(pulsarc_result res, const pc_host_port_t *logical,

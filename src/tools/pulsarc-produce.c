@@ -36,6 +36,7 @@
 #include <pulsarc/pulsarc.h>
 
 #include "cli_common/client_conf.h"
+#include "cli_common/schema_input.h"
 #include "cli_common/security_flags.h"
 
 #define PROG "pulsarc-produce"
@@ -91,7 +92,11 @@ enum long_only_id {
     OPT_VERBOSE,
     OPT_CONF_FILE,
     OPT_SECURITY,    /* a row of security_flags: the long name tells which */
-    OPT_SCHEMA,      /* -vs/-ks: only "bytes", what pulsarc sends */
+    OPT_SCHEMA_FLAG, /* a row of schema_input.h: the long name tells which */
+    OPT_ENC_KEY_NAME,
+    OPT_ENC_PUBLIC_KEY,
+    OPT_ENC_KEY_VALUE, /* pulsar-client's -ekv: a file:// URI or a path */
+    OPT_CRYPTO_FAILURE_ACTION,
     OPT_UNSUPPORTED, /* a pulsar-client flag for a feature pulsarc lacks: refused */
 };
 
@@ -115,6 +120,7 @@ static const struct {
     {'c', "chunkingEnabled", "true"},
     {OPT_CHUNK_SIZE, "chunkMaxMessageSize", NULL},
     {OPT_SEND_TIMEOUT, "sendTimeoutMs", NULL},
+    {OPT_CRYPTO_FAILURE_ACTION, "cryptoFailureAction", NULL},
 };
 
 struct cli_option {
@@ -155,6 +161,29 @@ static const struct cli_option cli_options[] = {
     {"property", 'p', required_argument, "K=V", "message property (repeatable)", NULL},
     {"properties", 'p', required_argument, "K=V", NULL, NULL},
 
+    {NULL, 0, 0, NULL, "Schema (default: bytes, no schema; see docs/cli.md):", NULL},
+    {SCHEMA_FLAG_TYPE, OPT_SCHEMA_FLAG, required_argument, "TYPE",
+     "string | json | avro | int32 | ... | auto_produce; -m and\n"
+     "--stdin text is converted (numbers; JSON to Avro)", NULL},
+    {SCHEMA_FLAG_FILE, OPT_SCHEMA_FLAG, required_argument, "FILE",
+     "the definition: an Avro schema (JSON) for json and avro", NULL},
+    {SCHEMA_FLAG_NAME, OPT_SCHEMA_FLAG, required_argument, "NAME",
+     "the schema's name (default: the Java client's)", NULL},
+    {SCHEMA_FLAG_KV_ENCODING, OPT_SCHEMA_FLAG, required_argument, "ENC",
+     "inline | separated: a KeyValue schema of the key schema\n"
+     "and --schema-type; the message key (-k) is its key", NULL},
+    {SCHEMA_FLAG_KEY_TYPE, OPT_SCHEMA_FLAG, required_argument, "TYPE",
+     "the KeyValue key's schema (default string)", NULL},
+    {SCHEMA_FLAG_KEY_FILE, OPT_SCHEMA_FLAG, required_argument, "FILE",
+     "the KeyValue key's definition", NULL},
+    {SCHEMA_FLAG_VALUE_SCHEMA, OPT_SCHEMA_FLAG, required_argument, "TYPE[:DEF]",
+     "--schema-type with the definition inline", "vs"},
+    {SCHEMA_FLAG_KEY_SCHEMA, OPT_SCHEMA_FLAG, required_argument, "TYPE[:DEF]",
+     "--key-schema-type with the definition inline", "ks"},
+    {SCHEMA_FLAG_KV_ENCODING_TYPE, OPT_SCHEMA_FLAG, required_argument, "ENC",
+     "the same as --kv-encoding", "kvet"},
+    {"key-value-key", 'k', required_argument, "KEY", "the same as -k", "kvk"},
+
     {NULL, 0, 0, NULL, "Producer:", NULL},
     {"producer-name", OPT_PRODUCER_NAME, required_argument, "NAME",
      "fixed producer name (default: assigned by the broker)", NULL},
@@ -190,22 +219,21 @@ static const struct cli_option cli_options[] = {
     {"sequence-id-start", OPT_SEQUENCE_ID_START, required_argument, "N",
      "explicit sequence ids N, N+1, ... (resume deduplication\nwith --producer-name)", NULL},
 
+    {NULL, 0, 0, NULL, "End-to-end encryption (RSA public keys; the i-th name goes with the i-th key):", NULL},
+    {"encryption-key-name", OPT_ENC_KEY_NAME, required_argument, "NAME",
+     "encrypt for this key name (repeatable; pulsar-client's -ekn)", "ekn"},
+    {"encryption-public-key", OPT_ENC_PUBLIC_KEY, required_argument, "FILE",
+     "the PEM public key of that name (repeatable)", NULL},
+    {"encryption-key-value", OPT_ENC_KEY_VALUE, required_argument, "URI",
+     "the same as file:///path (pulsar-client's -ekv)", "ekv"},
+    {"crypto-failure-action", OPT_CRYPTO_FAILURE_ACTION, required_argument, "ACTION",
+     "fail (default: a message that cannot be encrypted\nfails) | send (send it unencrypted)", NULL},
+
     {NULL, 0, 0, NULL, "pulsar-client produce flags for features pulsarc does not have yet (refused):", NULL},
     {"disable-replication", OPT_UNSUPPORTED, no_argument, NULL,
      "geo-replication control", "dr"},
-    {"encryption-key-name", OPT_UNSUPPORTED, required_argument, "NAME",
-     "end-to-end encryption", "ekn"},
-    {"encryption-key-value", OPT_UNSUPPORTED, required_argument, "URI",
-     "end-to-end encryption", "ekv"},
-    {"value-schema", OPT_SCHEMA, required_argument, "TYPE",
-     "schemas (\"bytes\", the default, is accepted)", "vs"},
-    {"key-schema", OPT_SCHEMA, required_argument, "TYPE",
-     "schemas (\"bytes\", the default, is accepted)", "ks"},
-    {"key-value-encoding-type", OPT_UNSUPPORTED, required_argument, "TYPE",
-     "KeyValue schemas", "kvet"},
-    {"key-value-key", OPT_UNSUPPORTED, required_argument, "KEY", "KeyValue schemas", "kvk"},
-    {"key-value-key-file", OPT_UNSUPPORTED, required_argument, "FILE", "KeyValue schemas",
-     "kvkf"},
+    {"key-value-key-file", OPT_UNSUPPORTED, required_argument, "FILE",
+     "a KeyValue key from a file", "kvkf"},
 
     {NULL, 0, 0, NULL, "Other:", NULL},
     {"verbose", OPT_VERBOSE, no_argument, NULL,
@@ -349,6 +377,8 @@ struct payload {
     size_t len;
     char *key; /* from a --key-separator line; NULL: the -k key, or none */
     bool from_messages; /* a -m value: --separator may split it */
+    bool raw;           /* a file or --size: bytes as they are, never converted */
+    size_t key_len;     /* a KeyValue key (converted, may hold NULs) */
 };
 
 /* KEY=VALUE split at the first '='; key is malloc'ed, value points into argv. */
@@ -389,6 +419,10 @@ struct args {
     struct kv_list client_conf;
     struct kv_list flag_settings; /* dedicated flags that are producer settings */
     struct kv_list security;      /* TLS and authentication flags: client settings */
+    struct schema_flags schema;
+    struct schema_input *schema_in; /* NULL: no schema (bytes) */
+    struct kv_list enc_names;     /* --encryption-key-name, in order (key only) */
+    struct kv_list enc_keys;      /* --encryption-public-key files, in order (key only) */
     const char *memory_limit;
     int64_t sequence_id_start;    /* -1: automatic ids */
     bool verbose;
@@ -398,7 +432,7 @@ struct args {
 static void add_payload(struct args *a, char *data, size_t len, char *key)
 {
     a->payloads = grow(a->payloads, &a->cap_payloads, a->n_payloads, sizeof *a->payloads);
-    a->payloads[a->n_payloads++] = (struct payload){data, len, key, false};
+    a->payloads[a->n_payloads++] = (struct payload){data, len, key, false, false, 0};
 }
 
 /* A flag from setting_flags becomes "key=value" in a->flag_settings. */
@@ -470,6 +504,7 @@ static void add_file(struct args *a, const char *path)
     }
     fclose(f);
     add_payload(a, data, len, NULL);
+    a->payloads[a->n_payloads - 1].raw = true;
 }
 
 /* One option's "-x, --name ARG" column of --help. */
@@ -701,6 +736,23 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case OPT_VERBOSE:
         a->verbose = true;
         return true;
+    case OPT_ENC_KEY_NAME:
+        if (!*arg || strchr(arg, ','))
+            usage_error("--encryption-key-name must be a non-empty name without ',', got '%s'",
+                        arg);
+        push_kv(&a->enc_names, arg, NULL);
+        return true;
+    case OPT_ENC_PUBLIC_KEY:
+        push_kv(&a->enc_keys, arg, NULL);
+        return true;
+    case OPT_ENC_KEY_VALUE:
+        /* pulsar-client takes a URI; a file:// one (or a plain path) is what we read. */
+        if (strncmp(arg, "file://", 7) == 0)
+            arg += 7;
+        else if (strstr(arg, "://") || strncmp(arg, "data:", 5) == 0)
+            usage_error("--encryption-key-value %s: only file:///path URIs are supported", arg);
+        push_kv(&a->enc_keys, arg, NULL);
+        return true;
     }
     return false;
 }
@@ -750,10 +802,8 @@ static void handle_option(struct args *a, int c, const char *arg, const char *lo
         push_kv(&a->security, f->key, f->fixed ? f->fixed : arg);
         return;
     }
-    case OPT_SCHEMA:
-        if (strcmp(arg, "bytes") != 0)
-            usage_error("--%s %s: schemas are not supported by pulsarc yet (only bytes)",
-                        long_name, arg);
+    case OPT_SCHEMA_FLAG:
+        schema_flags_set(&a->schema, long_name, arg);
         return;
     case OPT_UNSUPPORTED:
         refuse_unsupported(o);
@@ -842,6 +892,13 @@ static void check_args(int argc, char **argv, struct args *a)
         usage_error("--key-separator splits the lines of --stdin, which was not given");
     if (a->key_separator && a->key)
         usage_error("--key and --key-separator cannot be combined: the lines give the keys");
+    for (size_t i = 0; i < a->enc_keys.count; i++)
+        if (access(a->enc_keys.items[i].key, R_OK) != 0)
+            usage_error("encryption public key '%s': %s", a->enc_keys.items[i].key,
+                        strerror(errno));
+    if (a->enc_names.count != a->enc_keys.count)
+        usage_error("%zu --encryption-key-name but %zu --encryption-public-key: give them in "
+                    "pairs", a->enc_names.count, a->enc_keys.count);
 }
 
 static void parse_args(int argc, char **argv, struct args *a)
@@ -863,6 +920,9 @@ static void parse_args(int argc, char **argv, struct args *a)
         load_conf_file(a);
     if (!a->service_url)
         a->service_url = "pulsar://localhost:6650";
+    char err[512];
+    if (schema_input_new(&a->schema, &a->schema_in, err, sizeof err) != 0)
+        usage_error("%s", err);
 }
 
 /* ---------------------------------------------------------------------------------
@@ -1076,7 +1136,7 @@ static bool next_line(struct line_reader *r, char **line, size_t *len)
  * separator's first byte becomes the key's terminator. Other lines are all payload. */
 static struct payload split_line(char *line, size_t len, const char *sep)
 {
-    struct payload p = {line, len, NULL, false};
+    struct payload p = {line, len, NULL, false, false, 0};
     if (!sep)
         return p;
     size_t sep_len = strlen(sep);
@@ -1123,6 +1183,8 @@ struct run {
     double next_due;    /* now_seconds() at which the next message may go */
     uint64_t attempted; /* send_async calls made */
     int64_t sequence_id_start; /* -1: automatic ids */
+    const struct schema_input *schema_in; /* NULL: no schema */
+    const char *kv_key; /* -k: the KeyValue key of messages without their own */
 };
 
 /* How far the pacer may fall behind and still catch up. Scheduling each message one
@@ -1154,9 +1216,17 @@ static pulsarc_result build_message(struct run *run, const struct payload *p, ui
                                     pulsarc_message_t **out)
 {
     pulsarc_message_t *msg = p->key ? run->keyed_msg : run->msg;
-    pulsarc_result res = p->key ? pulsarc_message_set_key(msg, p->key) : PULSARC_OK;
-    if (res == PULSARC_OK)
-        res = pulsarc_message_set_payload(msg, p->data, p->len);
+    pulsarc_result res;
+    if (schema_input_is_key_value(run->schema_in)) {
+        /* The key is part of the pair: one builder, which never holds a plain key. */
+        msg = run->msg;
+        res = pulsarc_message_set_key_value(msg, schema_input_schema(run->schema_in), p->key,
+                                            p->key ? p->key_len : 0, p->data, p->len);
+    } else {
+        res = p->key ? pulsarc_message_set_key(msg, p->key) : PULSARC_OK;
+        if (res == PULSARC_OK)
+            res = pulsarc_message_set_payload(msg, p->data, p->len);
+    }
     if (res == PULSARC_OK && run->sequence_id_start >= 0)
         res = pulsarc_message_set_sequence_id(msg, run->sequence_id_start + (int64_t)index - 1);
     *out = msg;
@@ -1171,20 +1241,33 @@ static bool send_one(struct run *run, const struct payload *p)
         return false;
 
     uint64_t index = ++run->attempted;
-    pulsarc_message_t *msg;
-    pulsarc_result res = build_message(run, p, index, &msg);
-    if (res != PULSARC_OK) {
-        message_failed(index, res, "could not be built");
+    /* With a schema, text becomes the bytes it wants (schema_input.h). */
+    struct schema_message enc = {.data = p->data, .len = p->len, .key = p->key};
+    char err[DETAIL_MAX];
+    if (run->schema_in && schema_input_message(run->schema_in, p->data, p->len, p->raw,
+                                               p->key ? p->key : run->kv_key, &enc, err,
+                                               sizeof err) != 0) {
+        atomic_fetch_add(&stats.failed, 1);
+        report_failure(index, PULSARC_ERR_INVALID_PAYLOAD, "could not be converted", err);
         return !sending_stopped();
     }
-    struct send_ctx *sc = xrealloc(NULL, sizeof *sc);
-    *sc = (struct send_ctx){index, p->len};
-    res = pulsarc_producer_send_async(run->producer, msg, on_send_done, sc);
+    struct payload converted = {(char *)enc.data, enc.len, (char *)enc.key, false, true,
+                                enc.key_len};
+    pulsarc_message_t *msg;
+    pulsarc_result res = build_message(run, &converted, index, &msg);
     if (res != PULSARC_OK) {
-        /* Not accepted: no callback will come, so count and free here. */
-        free(sc);
-        message_failed(index, res, "was rejected");
+        message_failed(index, res, "could not be built");
+    } else {
+        struct send_ctx *sc = xrealloc(NULL, sizeof *sc);
+        *sc = (struct send_ctx){index, enc.len};
+        res = pulsarc_producer_send_async(run->producer, msg, on_send_done, sc);
+        if (res != PULSARC_OK) {
+            /* Not accepted: no callback will come, so count and free here. */
+            free(sc);
+            message_failed(index, res, "was rejected");
+        }
     }
+    schema_message_free(&enc); /* the send has copied the payload (copy mode) */
     return !sending_stopped();
 }
 
@@ -1371,7 +1454,19 @@ static pulsarc_producer_config_t *make_producer_config(const struct args *a)
         if (res != PULSARC_OK)
             config_error(settings[i].option, settings[i].key, settings[i].value, res);
     }
+    if (a->schema_in) {
+        pulsarc_result res =
+            pulsarc_producer_config_set_schema(conf, schema_input_schema(a->schema_in));
+        if (res != PULSARC_OK)
+            config_error("--schema-type", "schema", a->schema.type ? a->schema.type : "", res);
+    }
     apply_producer_settings(conf, &a->flag_settings, "flag");
+    for (size_t i = 0; i < a->enc_names.count; i++) {
+        const char *name = a->enc_names.items[i].key, *file = a->enc_keys.items[i].key;
+        pulsarc_result res = pulsarc_producer_config_add_encryption_key_file(conf, name, file);
+        if (res != PULSARC_OK)
+            config_error("--encryption-public-key", name, file, res);
+    }
     apply_producer_settings(conf, &a->conf, "--conf");
     if (a->verbose) {
         size_t n = pulsarc_producer_config_dump(conf, NULL, 0);
@@ -1390,7 +1485,7 @@ static pulsarc_message_t *make_message(const struct args *a)
     if (!msg)
         out_of_memory();
     pulsarc_result res = PULSARC_OK;
-    if (a->key)
+    if (a->key && !schema_input_is_key_value(a->schema_in)) /* else: a KeyValue key */
         res = pulsarc_message_set_key(msg, a->key);
     if (res != PULSARC_OK)
         usage_error("--key '%s': %s", a->key, pulsarc_strerror(res));
@@ -1432,7 +1527,10 @@ static void free_args(struct args *a)
     free_kv_list(&a->client_conf);
     free_kv_list(&a->flag_settings);
     free_kv_list(&a->security);
+    free_kv_list(&a->enc_names);
+    free_kv_list(&a->enc_keys);
     client_conf_free(&a->file);
+    schema_input_free(a->schema_in);
     for (int i = 0; i < a->n_made; i++)
         free(a->made[i]);
     free(a->made);
@@ -1534,8 +1632,10 @@ int main(int argc, char **argv)
     bool stream_stdin = a.use_stdin && a.num_produce == 1;
     if (a.use_stdin && !stream_stdin)
         read_stdin_lines(&a);
-    if (a.use_size)
+    if (a.use_size) {
         add_payload(&a, synthetic_payload((size_t)a.size), (size_t)a.size, NULL);
+        a.payloads[a.n_payloads - 1].raw = true;
+    }
 
     /* Configuration problems are reported (exit 2) before anything connects. */
     pulsarc_client_config_t *client_conf = make_client_config(&a);
@@ -1546,6 +1646,8 @@ int main(int argc, char **argv)
         .key_separator = a.key_separator,
         .rate = a.rate,
         .sequence_id_start = a.sequence_id_start,
+        .schema_in = a.schema_in,
+        .kv_key = schema_input_is_key_value(a.schema_in) ? a.key : NULL,
     };
 
     install_signal_handlers();

@@ -10,6 +10,7 @@
  * closes in between.
  *
  * Checked: no crash and no leak (ASan, LSan, UBSan); every frame the client writes parses;
+ * an AUTO_PRODUCE producer registers exactly the topic's schema;
  * every accepted message and every accepted flush or close is called back exactly once
  * (a second call aborts when it happens; a missing one, or a call for something not
  * accepted, once the client is destroyed); a success comes with a message id.
@@ -75,6 +76,156 @@ static void discard_log(pulsarc_log_level level, const char *file, int line, con
 
 static uint8_t payload[MAX_PAYLOAD];
 
+/* ---- schemas and payloads that match them ------------------------------------------- */
+
+static const char avro_def[] = "{\"type\":\"record\",\"name\":\"Blob\",\"namespace\":\"fuzz\","
+                               "\"fields\":[{\"name\":\"b\",\"type\":\"bytes\"}]}";
+static const char json_def[] = "{\"type\":\"record\",\"name\":\"Doc\",\"fields\":"
+                               "[{\"name\":\"s\",\"type\":\"string\"}]}";
+
+/* Made once (bs_init) and kept for the process. */
+static pulsarc_schema_t *avro_schema, *string_schema, *auto_schema;
+static pulsarc_schema_t *own_schemas[2];    /* messages' own: JSON, INT64 */
+static const bs_payload_kind_t own_kinds[2] = { BS_PAYLOAD_JSON, BS_PAYLOAD_INT64 };
+static bs_schema_spec_t topic_avro, topic_kv; /* automatic GET_SCHEMA answers */
+
+/* One payload per kind for the session's payload size (setup). */
+static uint8_t payloads[BS_PAYLOAD_KINDS][MAX_PAYLOAD + 16];
+static size_t payload_lens[BS_PAYLOAD_KINDS];
+
+static void make_payloads(size_t n)
+{
+    uint8_t *p;
+    memcpy(payloads[BS_PAYLOAD_RAW], payload, n);
+    payload_lens[BS_PAYLOAD_RAW] = n;
+    /* Avro bytes: zigzag varint length, then the bytes. */
+    p = payloads[BS_PAYLOAD_AVRO];
+    for (uint64_t v = 2 * (uint64_t)n; ; v >>= 7) {
+        *p++ = (uint8_t)(v & 0x7f) | (v >= 0x80 ? 0x80 : 0);
+        if (v < 0x80)
+            break;
+    }
+    memcpy(p, payload, n);
+    payload_lens[BS_PAYLOAD_AVRO] = (size_t)(p - payloads[BS_PAYLOAD_AVRO]) + n;
+    for (size_t i = 0; i < n; i++)
+        payloads[BS_PAYLOAD_STRING][i] = (uint8_t)('a' + i % 26);
+    payload_lens[BS_PAYLOAD_STRING] = n;
+    memcpy(payloads[BS_PAYLOAD_KV], "\0\0\0\1k\0\0\0\4\0\0\0\x2a", 13);
+    payload_lens[BS_PAYLOAD_KV] = 13;
+    p = payloads[BS_PAYLOAD_JSON];
+    p[0] = '{';
+    memcpy(p + 1, "\"s\":\"", 5);
+    memset(p + 6, 'j', n);
+    memcpy(p + 6 + n, "\"}", 2);
+    payload_lens[BS_PAYLOAD_JSON] = n + 8;
+    memcpy(payloads[BS_PAYLOAD_INT64], "\0\0\0\0\0\0\1\2", 8);
+    payload_lens[BS_PAYLOAD_INT64] = 8;
+    memcpy(payloads[BS_PAYLOAD_BAD], "\xff\xfe", 2);
+    payload_lens[BS_PAYLOAD_BAD] = 2;
+}
+
+/* Point spec's Schema message at its own buffers, filled by the caller. */
+static void spec_link(bs_schema_spec_t *spec, int type, size_t data_len, size_t n_props)
+{
+    pulsar__proto__schema__init(&spec->schema);
+    spec->schema.name = spec->name;
+    spec->schema.type = (Pulsar__Proto__Schema__Type)type;
+    spec->schema.schema_data.data = spec->data;
+    spec->schema.schema_data.len = data_len;
+    for (size_t i = 0; i < n_props; i++) {
+        pulsar__proto__key_value__init(&spec->kvs[i]);
+        spec->kvs[i].key = spec->keys[i];
+        spec->kvs[i].value = spec->values[i];
+        spec->ptrs[i] = &spec->kvs[i];
+    }
+    spec->schema.n_properties = n_props;
+    spec->schema.properties = spec->ptrs;
+}
+
+/* A schema as a registry would hand it out (the library's own layout of it). */
+static void spec_from(bs_schema_spec_t *spec, const pulsarc_schema_t *s)
+{
+    size_t len, n = pulsarc_schema_property_count(s);
+    const void *data = pulsarc_schema_data(s, &len);
+    CHECK(len <= sizeof spec->data && n <= BS_SCHEMA_PROPS, "a schema too big for a spec");
+    memcpy(spec->data, data, len);
+    snprintf(spec->name, sizeof spec->name, "%s", pulsarc_schema_name(s));
+    for (size_t i = 0; i < n; i++) {
+        const char *k, *v;
+        CHECK(pulsarc_schema_property_at(s, i, &k, &v) == PULSARC_OK, "no property %zu", i);
+        snprintf(spec->keys[i], sizeof spec->keys[i], "%s", k);
+        snprintf(spec->values[i], sizeof spec->values[i], "%s", v);
+    }
+    spec_link(spec, pulsarc_schema_get_type(s), len, n);
+}
+
+/* n bytes of the input as a string (NUL-terminated; an inner NUL shortens it). */
+static void read_string(input_t *in, char *out, size_t cap)
+{
+    size_t n = bs_next_byte(in);
+    n = n < in->n ? n : in->n;
+    size_t k = n < cap - 1 ? n : cap - 1;
+    memcpy(out, in->p, k);
+    out[k] = 0;
+    in->p += n;
+    in->n -= n;
+}
+
+/* Any Schema message: type byte, definition, up to three properties. */
+static void spec_read(bs_schema_spec_t *spec, input_t *in)
+{
+    int type = bs_next_byte(in);
+    size_t len = bs_next_byte(in);
+    len = len < in->n ? len : in->n;
+    memcpy(spec->data, in->p, len);
+    in->p += len;
+    in->n -= len;
+    size_t n = bs_next_byte(in) % 4;
+    for (size_t i = 0; i < n; i++) {
+        read_string(in, spec->keys[i], sizeof spec->keys[i]);
+        read_string(in, spec->values[i], sizeof spec->values[i]);
+    }
+    snprintf(spec->name, sizeof spec->name, "fuzz");
+    spec_link(spec, type, len, n);
+}
+
+static pulsarc_schema_t *make_schema(pulsarc_result (*make)(const char *, pulsarc_schema_t **),
+                                     const char *definition)
+{
+    pulsarc_schema_t *s = NULL;
+    CHECK(make(definition, &s) == PULSARC_OK, "cannot make a schema: %s",
+          pulsarc_last_error_detail());
+    return s;
+}
+
+static pulsarc_schema_t *make_primitive(pulsarc_schema_type type)
+{
+    pulsarc_schema_t *s = NULL;
+    CHECK(pulsarc_schema_new_primitive(type, &s) == PULSARC_OK, "cannot make a schema: %s",
+          pulsarc_last_error_detail());
+    return s;
+}
+
+static void make_schemas(void)
+{
+    avro_schema = make_schema(pulsarc_schema_new_avro, avro_def);
+    string_schema = make_primitive(PULSARC_SCHEMA_STRING);
+    auto_schema = make_primitive(PULSARC_SCHEMA_AUTO_PRODUCE);
+    own_schemas[0] = make_schema(pulsarc_schema_new_json, json_def);
+    own_schemas[1] = make_primitive(PULSARC_SCHEMA_INT64);
+    spec_from(&topic_avro, avro_schema);
+    pulsarc_schema_t *kv = NULL, *k = make_primitive(PULSARC_SCHEMA_STRING),
+                     *v = make_primitive(PULSARC_SCHEMA_INT32);
+    CHECK(pulsarc_schema_new_key_value(k, v, PULSARC_KV_INLINE, &kv) == PULSARC_OK,
+          "cannot make a KeyValue schema");
+    spec_from(&topic_kv, kv);
+    pulsarc_schema_free(k);
+    pulsarc_schema_free(v);
+    pulsarc_schema_free(kv);
+}
+
+static const size_t version_lens[] = { 0, 8, 1, FB_VERSION_MAX };
+
 static outcome_t *new_outcome(session_t *s, outcome_t *v, int *n, int cap, const char *what)
 {
     if (*n == cap)
@@ -88,13 +239,19 @@ static outcome_t *new_outcome(session_t *s, outcome_t *v, int *n, int cap, const
     return o;
 }
 
-static void send_message(session_t *s, int64_t sequence_id, const char *key, bool deliver_later)
+/* own: -1 the producer's schema, else the index of the message's own in own_schemas. */
+static void send_message(session_t *s, int64_t sequence_id, const char *key, bool deliver_later,
+                         int own, bool bad)
 {
     outcome_t *o;
     if (!s->producer || !(o = new_outcome(s, s->msgs, &s->n_msgs, MAX_MESSAGES, "a message")))
         return;
     pulsarc_message_clear(s->msg);
-    pulsarc_message_set_payload(s->msg, payload, s->payload_len);
+    bs_payload_kind_t kind = bad ? BS_PAYLOAD_BAD : own >= 0 ? own_kinds[own] : s->payload_kind;
+    pulsarc_message_set_payload(s->msg, payloads[kind], payload_lens[kind]);
+    if (own >= 0)
+        CHECK(pulsarc_message_set_schema(s->msg, own_schemas[own]) == PULSARC_OK,
+              "cannot give a message its schema");
     if (sequence_id >= 0)
         pulsarc_message_set_sequence_id(s->msg, sequence_id);
     if (key)
@@ -158,7 +315,11 @@ static void producer_set(pulsarc_producer_config_t *conf, const char *key, const
  * false when out of resources (the input is skipped). */
 static bool setup(session_t *s, input_t *in, const bs_options_t *opt)
 {
-    uint8_t b0 = next_byte(in), b1 = next_byte(in), b2 = next_byte(in);
+    uint8_t b0 = next_byte(in), b1 = next_byte(in), b2 = next_byte(in), b3 = next_byte(in);
+    static const bs_schema_spec_t *const topic_answers[] = { &topic_avro, &topic_kv, NULL, NULL };
+    unsigned topic_answer = (b3 >> 4) & 3;
+    if (topic_answer == 3)
+        spec_read(&s->topic_schema, in);
     fb_settings_t st = {
         .partitions = partition_counts[(b0 >> 2) & 3],
         .lookup_redirects = (b0 >> 4) & 1,
@@ -166,12 +327,23 @@ static bool setup(session_t *s, input_t *in, const bs_options_t *opt)
         .producer_errors = (b1 >> 6) & 1,
         .last_sequence_id = (b1 >> 7) ? 41 : -1,
         .max_message_size = max_sizes[b2 & 3],
+        .producer_version_len = version_lens[(b3 >> 2) & 3],
+        .auto_produce = (b3 & 3) == 3,
+        .topic_schema = topic_answer == 3 ? &s->topic_schema.schema
+                        : topic_answers[topic_answer] ? &topic_answers[topic_answer]->schema
+                                                      : NULL,
         .tls = opt->trust_pem != NULL,
         .transport = opt->transport,
         .transport_ctx = opt->transport_ctx,
     };
     s->tls = st.tls;
     s->payload_len = payload_sizes[(b2 >> 2) & 3];
+    make_payloads(s->payload_len);
+    static const bs_payload_kind_t topic_kinds[] = { BS_PAYLOAD_AVRO, BS_PAYLOAD_KV,
+                                                      BS_PAYLOAD_RAW, BS_PAYLOAD_RAW };
+    static const bs_payload_kind_t producer_kinds[] = { BS_PAYLOAD_RAW, BS_PAYLOAD_AVRO,
+                                                         BS_PAYLOAD_STRING, BS_PAYLOAD_RAW };
+    s->payload_kind = (b3 & 3) == 3 ? topic_kinds[topic_answer] : producer_kinds[b3 & 3];
     s->free_before_destroy = (b2 >> 6) & 1;
     s->current = -1;
     if (!(s->fb = fb_new(&st)) || !(s->msg = pulsarc_message_new()))
@@ -208,6 +380,12 @@ static bool setup(session_t *s, input_t *in, const bs_options_t *opt)
     producer_set(pc, "batcherType", (b2 >> 4) & 1 ? "key_based" : "default");
     producer_set(pc, "maxPendingMessages", (b2 >> 5) & 1 ? "4" : "1000");
     producer_set(pc, "lazyStartPartitionedProducers", (b2 >> 7) ? "true" : "false");
+    static pulsarc_schema_t *const *const producer_schemas[] = { NULL, &avro_schema,
+                                                                 &string_schema, &auto_schema };
+    if (producer_schemas[b3 & 3])
+        CHECK(pulsarc_producer_config_set_schema(pc, *producer_schemas[b3 & 3]) == PULSARC_OK,
+              "cannot set the schema");
+    producer_set(pc, "schemaValidationEnabled", (b3 >> 6) & 1 ? "false" : "true");
 
     creation_t c = { .s = s, .conf = pc };
     atomic_init(&c.finished, false);
@@ -219,7 +397,7 @@ static bool setup(session_t *s, input_t *in, const bs_options_t *opt)
     s->producer = c.producer;
 
     for (unsigned i = 0; i < (b1 & 15u); i++)
-        send_message(s, -1, NULL, false);
+        send_message(s, -1, NULL, false, -1, false);
     fb_serve(s->fb, pc_mono_ms() + SEND_SETTLE_MS, messages_settled, s);
     return true;
 }
@@ -314,6 +492,11 @@ static void build_and_write(session_t *s, input_t *in)
     Pulsar__Proto__CommandTopicMigrated migrated = PULSAR__PROTO__COMMAND_TOPIC_MIGRATED__INIT;
     Pulsar__Proto__CommandAuthChallenge challenge = PULSAR__PROTO__COMMAND_AUTH_CHALLENGE__INIT;
     Pulsar__Proto__AuthData auth = PULSAR__PROTO__AUTH_DATA__INIT;
+    Pulsar__Proto__CommandGetOrCreateSchemaResponse schema_version =
+        PULSAR__PROTO__COMMAND_GET_OR_CREATE_SCHEMA_RESPONSE__INIT;
+    Pulsar__Proto__CommandGetSchemaResponse get_schema =
+        PULSAR__PROTO__COMMAND_GET_SCHEMA_RESPONSE__INIT;
+    static const size_t answer_version_lens[] = { 8, 0, 0, FB_VERSION_MAX };
     static const char *const urls[] = { FB_BROKER_URL, FB_REDIRECT_URL, "broker-1", NULL };
     static const char *const tls_urls[] = { FB_BROKER_URL_TLS, FB_REDIRECT_URL_TLS, "localhost",
                                             NULL };
@@ -361,6 +544,8 @@ static void build_and_write(session_t *s, input_t *in)
                                                 : 0;
         producer_success.has_producer_ready = (flags >> 2) & 1;
         producer_success.producer_ready = 0;
+        producer_success.has_schema_version = ((flags >> 3) & 3) != 0;
+        producer_success.schema_version = fb_version(1, version_lens[(flags >> 3) & 3]);
         cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS;
         cmd.producer_success = &producer_success;
         break;
@@ -434,6 +619,29 @@ static void build_and_write(session_t *s, input_t *in)
         challenge.challenge = &auth;
         cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_CHALLENGE;
         cmd.authchallenge = &challenge;
+        break;
+    case BS_CMD_SCHEMA_VERSION:
+        schema_version.request_id = request_ref(fb, next_byte(in), &to);
+        flags = next_byte(in);
+        schema_version.has_error_code = flags & 1;
+        schema_version.error_code = flags & 1 ? (Pulsar__Proto__ServerError)next_byte(in) : 0;
+        schema_version.error_message = flags & 1 ? (char *)"fuzz: schema refused" : NULL;
+        schema_version.has_schema_version = ((flags >> 1) & 3) != 1;
+        schema_version.schema_version = fb_version(7, answer_version_lens[(flags >> 1) & 3]);
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA_RESPONSE;
+        cmd.getorcreateschemaresponse = &schema_version;
+        break;
+    case BS_CMD_GET_SCHEMA:
+        get_schema.request_id = request_ref(fb, next_byte(in), &to);
+        flags = next_byte(in);
+        get_schema.has_error_code = flags & 1;
+        get_schema.error_code = flags & 1 ? (Pulsar__Proto__ServerError)next_byte(in) : 0;
+        if ((flags >> 1) & 1) {
+            spec_read(&s->answer_schema, in);
+            get_schema.schema = &s->answer_schema.schema;
+        }
+        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_SCHEMA_RESPONSE;
+        cmd.getschemaresponse = &get_schema;
         break;
     default: /* BS_CMD_BARE */
         cmd.type = (Pulsar__Proto__BaseCommand__Type)next_byte(in);
@@ -527,7 +735,7 @@ void bs_run_op(session_t *s, bs_op_t op, input_t *in)
             char key[8];
             snprintf(key, sizeof key, "k%d", i % 3);
             send_message(s, (arg >> 2) & 1 ? next_byte(in) : -1, (arg >> 3) & 1 ? key : NULL,
-                         (arg >> 4) & 1);
+                         (arg >> 4) & 1, (arg >> 5) & 1 ? i % 2 : -1, (arg >> 6) & 1);
         }
         break;
     case BS_OP_USE_CONN:
@@ -582,6 +790,7 @@ void bs_init(void)
 {
     for (size_t i = 0; i < sizeof payload; i++)
         payload[i] = (uint8_t)(i * 7);
+    make_schemas();
 }
 
 bool bs_start(session_t *s, input_t *in, const bs_options_t *opt)

@@ -48,12 +48,41 @@ typedef struct outcome {
     atomic_int *callbacks; /* the session's count of every callback */
 } outcome_t;
 
+/* A Schema message for a GET_SCHEMA answer, with room for what it points at: read from
+ * the input (setup byte 3, BS_CMD_GET_SCHEMA: up to 3 properties) or copied from one of
+ * the library's schemas (a KeyValue one has 7). */
+#define BS_SCHEMA_PROPS 8
+typedef struct bs_schema_spec {
+    Pulsar__Proto__Schema schema;
+    Pulsar__Proto__KeyValue kvs[BS_SCHEMA_PROPS];
+    Pulsar__Proto__KeyValue *ptrs[BS_SCHEMA_PROPS];
+    char name[32];
+    uint8_t data[256];
+    char keys[BS_SCHEMA_PROPS][256];
+    char values[BS_SCHEMA_PROPS][256];
+} bs_schema_spec_t;
+
+/* What a session's payloads look like, so that they pass the schema they go with. */
+typedef enum bs_payload_kind {
+    BS_PAYLOAD_RAW,
+    BS_PAYLOAD_AVRO,   /* a record of one bytes field */
+    BS_PAYLOAD_STRING,
+    BS_PAYLOAD_KV,     /* INLINE: STRING key, INT32 value */
+    BS_PAYLOAD_JSON,
+    BS_PAYLOAD_INT64,
+    BS_PAYLOAD_BAD,    /* passes no check but BYTES's */
+    BS_PAYLOAD_KINDS
+} bs_payload_kind_t;
+
 typedef struct session {
     fake_broker_t *fb;
     pulsarc_client_t *client;
     pulsarc_producer_t *producer;   /* NULL when creation failed or after producer_free */
     pulsarc_message_t *msg;
     size_t payload_len;
+    bs_payload_kind_t payload_kind; /* of messages without a schema of their own */
+    bs_schema_spec_t topic_schema;  /* the GET_SCHEMA answer read from the input */
+    bs_schema_spec_t answer_schema; /* scratch for BS_CMD_GET_SCHEMA */
     bool tls;                       /* the broker answers with TLS addresses */
     bool free_before_destroy;       /* else after: a handle outlives its client */
     uint64_t budget_end;            /* monotonic ms when the program must stop serving */

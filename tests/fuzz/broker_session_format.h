@@ -1,6 +1,7 @@
 /* The input format of fuzz_broker_session, shared with the seed generator.
  *
- * An input is three setup bytes, then a program of operations until the input ends. Every
+ * An input is four setup bytes (a schema for the GET_SCHEMA answer may follow them, see
+ * setup byte 3), then a program of operations until the input ends. Every
  * operation is one opcode byte (taken modulo BS_OP_COUNT) followed by its argument bytes;
  * an argument past the end of the input reads as 0, so every byte string is a program.
  * After each write to a connection the client is given the time to handle it (a PING
@@ -26,6 +27,20 @@
  *   bit 5     maxPendingMessages 4 (sends beyond fail with QUEUE_FULL)
  *   bit 6     pulsarc_producer_free before the client is destroyed (else after)
  *   bit 7     lazyStartPartitionedProducers
+ * Setup byte 3 (schemas; 0 is a producer without one, as before this byte existed):
+ *   bits 0-1  the producer's schema: none, AVRO (a record of one bytes field), STRING,
+ *             AUTO_PRODUCE (the topic's schema is fetched with GET_SCHEMA at creation)
+ *   bits 2-3  schema_version in the automatic PRODUCER_SUCCESS: absent, 8 bytes, 1 byte,
+ *             65 bytes (one more than a broker may send)
+ *   bits 4-5  the automatic GET_SCHEMA answer: an AVRO record (as above), a KEY_VALUE
+ *             INLINE (STRING key, INT32 value), the error "no schema" (raw bytes), or
+ *             a schema read from the input right after this byte: type byte, definition
+ *             length byte and bytes, property count byte (% 4) and for each a key
+ *             length byte and bytes and a value length byte and bytes
+ *   bit 6     schemaValidationEnabled false (payloads reach the broker unchecked)
+ *   bit 7     reserved (ignored)
+ * The session's payloads match the schema they are sent with (the producer's, the topic's
+ * when its automatic answer is known, or the message's own), unless a SEND says otherwise.
  *
  * References to things the broker has seen (used by BS_OP_CMD arguments). A command that
  * names a recorded request, producer or SEND goes to the connection that one came from
@@ -41,13 +56,15 @@
 #ifndef PC_FUZZ_BROKER_SESSION_FORMAT_H
 #define PC_FUZZ_BROKER_SESSION_FORMAT_H
 
-#define BS_SETUP_BYTES 3
+#define BS_SETUP_BYTES 4
 
 typedef enum bs_op {
     BS_OP_RAW,        /* len, then len bytes written to the current connection as they are */
     BS_OP_CMD,        /* bs_cmd selector, then its arguments: one framed broker command */
     BS_OP_SEND,       /* flags: 1 + (flags & 3) messages; bit 2 explicit sequence id (next
-                         byte), bit 3 a key, bit 4 deliver_at (never batched) */
+                         byte), bit 3 a key, bit 4 deliver_at (never batched), bit 5 each
+                         message has a schema of its own (JSON and INT64 in turn:
+                         GET_OR_CREATE_SCHEMA), bit 6 a payload that does not match */
     BS_OP_USE_CONN,   /* index: the current connection becomes the (index % n)-th open one */
     BS_OP_AUTO,       /* flag: toggle one automatic answer (bs_auto, modulo BS_AUTO_COUNT) */
     BS_OP_SYNC,       /* wait until the client has handled everything written so far on
@@ -70,7 +87,8 @@ typedef enum bs_cmd {
     BS_CMD_ERROR,            /* request ref, server error, flags: bit 0 with a message */
     BS_CMD_SUCCESS,          /* request ref */
     BS_CMD_PRODUCER_SUCCESS, /* request ref, flags: bit 0 name, bit 1 last_sequence_id =
-                                next byte, bit 2 producer_ready false */
+                                next byte, bit 2 producer_ready false, bits 3-4
+                                schema_version as setup byte 3 bits 2-3 */
     BS_CMD_LOOKUP,           /* request ref, response type (% 4), flags: bit 0
                                 authoritative, bit 1 proxy, bit 2 error code, bits 3-4 URL
                                 (broker-1, broker-2, unparsable, absent) */
@@ -82,6 +100,12 @@ typedef enum bs_cmd {
     BS_CMD_TOPIC_MIGRATED,   /* producer ref, resource type (% 3), flags: bit 0 URLs */
     BS_CMD_AUTH_CHALLENGE,
     BS_CMD_BARE,             /* type byte: a BaseCommand of that type without its body */
+    BS_CMD_SCHEMA_VERSION,   /* request ref, flags: bit 0 error code (next byte), bits 1-2
+                                schema_version: 8 bytes, absent, empty, 65 bytes
+                                (GET_OR_CREATE_SCHEMA_RESPONSE) */
+    BS_CMD_GET_SCHEMA,       /* request ref, flags: bit 0 error code (next byte), bit 1 a
+                                schema, read as setup byte 3 describes
+                                (GET_SCHEMA_RESPONSE) */
     BS_CMD_COUNT
 } bs_cmd_t;
 
@@ -94,6 +118,8 @@ typedef enum bs_auto {
     BS_AUTO_RECEIPT,   /* SEND -> SEND_RECEIPT */
     BS_AUTO_CLOSE,     /* CLOSE_PRODUCER -> SUCCESS */
     BS_AUTO_PONG,      /* PING -> PONG */
+    BS_AUTO_SCHEMA,    /* GET_SCHEMA -> setup byte 3's answer, GET_OR_CREATE_SCHEMA -> a
+                          new 8-byte version for each schema */
     BS_AUTO_COUNT
 } bs_auto_t;
 

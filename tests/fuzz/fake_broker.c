@@ -353,8 +353,54 @@ static void answer_producer(fake_broker_t *fb, int i, const Pulsar__Proto__Comma
     m.producer_name = p->producer_name ? p->producer_name : name;
     m.has_last_sequence_id = 1;
     m.last_sequence_id = fb->settings.last_sequence_id;
+    m.has_schema_version = fb->settings.producer_version_len > 0;
+    m.schema_version = fb_version(0, fb->settings.producer_version_len);
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS;
     cmd.producer_success = &m;
+    fb_write_command(fb, i, &cmd);
+}
+
+ProtobufCBinaryData fb_version(uint64_t n, size_t len)
+{
+    /* Big-endian n in the last 8 bytes, as a broker's versions are; read-only to users. */
+    static uint8_t v[FB_VERSION_MAX];
+    memset(v, 0, sizeof v);
+    for (int i = 0; i < 8; i++)
+        v[sizeof v - 1 - i] = (uint8_t)(n >> (8 * i));
+    if (len > sizeof v)
+        len = sizeof v;
+    return (ProtobufCBinaryData){ len, v + sizeof v - len };
+}
+
+static void answer_get_schema(fake_broker_t *fb, int i, uint64_t request_id)
+{
+    Pulsar__Proto__CommandGetSchemaResponse m = PULSAR__PROTO__COMMAND_GET_SCHEMA_RESPONSE__INIT;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    m.request_id = request_id;
+    if (fb->settings.topic_schema) {
+        m.schema = (Pulsar__Proto__Schema *)fb->settings.topic_schema;
+        m.has_schema_version = 1;
+        m.schema_version = fb_version(1, 8);
+    } else {
+        m.has_error_code = 1;
+        m.error_code = PULSAR__PROTO__SERVER_ERROR__TopicNotFound;
+        m.error_message = (char *)"Topic not found or no-schema";
+    }
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_SCHEMA_RESPONSE;
+    cmd.getschemaresponse = &m;
+    fb_write_command(fb, i, &cmd);
+}
+
+static void answer_get_or_create_schema(fake_broker_t *fb, int i, uint64_t request_id)
+{
+    Pulsar__Proto__CommandGetOrCreateSchemaResponse m =
+        PULSAR__PROTO__COMMAND_GET_OR_CREATE_SCHEMA_RESPONSE__INIT;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    m.request_id = request_id;
+    m.has_schema_version = 1;
+    m.schema_version = fb_version(2 + fb->next_schema_version++, 8);
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA_RESPONSE;
+    cmd.getorcreateschemaresponse = &m;
     fb_write_command(fb, i, &cmd);
 }
 
@@ -400,6 +446,22 @@ static void answer_simple(fake_broker_t *fb, int i, Pulsar__Proto__BaseCommand__
 
 /* ---- reading ------------------------------------------------------------------------ */
 
+/* An AUTO_PRODUCE producer registers the schema the topic's GET_SCHEMA answer gave it,
+ * or none when the topic has none. */
+static void check_auto_produce(const fake_broker_t *fb, const Pulsar__Proto__Schema *got)
+{
+    const Pulsar__Proto__Schema *want = fb->settings.topic_schema;
+    if (!want || want->type == PULSAR__PROTO__SCHEMA__TYPE__None) {
+        FB_CHECK(!got, "AUTO_PRODUCE registered a schema the topic does not have");
+        return;
+    }
+    FB_CHECK(got && got->type == want->type && !strcmp(got->name, want->name) &&
+                 got->schema_data.len == want->schema_data.len &&
+                 (!want->schema_data.len ||
+                  !memcmp(got->schema_data.data, want->schema_data.data, want->schema_data.len)),
+             "AUTO_PRODUCE registered another schema than the topic's");
+}
+
 /* Everything the client writes must be a well-formed command a producer sends. */
 static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
 {
@@ -429,6 +491,8 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
         FB_CHECK(cmd->producer, "PRODUCER without its body");
         record_request(fb, i, cmd->producer->request_id, cmd->type);
         record_producer(fb, cmd->producer->producer_id, i);
+        if (fb->settings.auto_produce)
+            check_auto_produce(fb, cmd->producer->schema);
         if (autos[BS_AUTO_PRODUCER])
             answer_producer(fb, i, cmd->producer);
         break;
@@ -442,6 +506,19 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
         }
         break;
     }
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_SCHEMA:
+        FB_CHECK(cmd->getschema && cmd->getschema->topic, "GET_SCHEMA without its body");
+        record_request(fb, i, cmd->getschema->request_id, cmd->type);
+        if (autos[BS_AUTO_SCHEMA])
+            answer_get_schema(fb, i, cmd->getschema->request_id);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA:
+        FB_CHECK(cmd->getorcreateschema && cmd->getorcreateschema->schema,
+                 "GET_OR_CREATE_SCHEMA without its body or schema");
+        record_request(fb, i, cmd->getorcreateschema->request_id, cmd->type);
+        if (autos[BS_AUTO_SCHEMA])
+            answer_get_or_create_schema(fb, i, cmd->getorcreateschema->request_id);
+        break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
         FB_CHECK(cmd->close_producer, "CLOSE_PRODUCER without its body");
         record_request(fb, i, cmd->close_producer->request_id, cmd->type);

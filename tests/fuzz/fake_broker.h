@@ -56,6 +56,9 @@ typedef struct fb_settings {
     int producer_errors;       /* PRODUCERs answered ERROR(ServiceNotReady) first */
     int64_t last_sequence_id;  /* in PRODUCER_SUCCESS */
     int32_t max_message_size;  /* in CONNECTED */
+    size_t producer_version_len; /* schema_version in PRODUCER_SUCCESS (0: absent) */
+    const Pulsar__Proto__Schema *topic_schema; /* GET_SCHEMA answer; NULL: "no schema" */
+    bool auto_produce;         /* PRODUCERs must register topic_schema (checked) */
     bool tls;                  /* lookup answers give TLS addresses too */
     const fb_transport_t *transport; /* NULL: plain */
     void *transport_ctx;
@@ -119,6 +122,7 @@ struct fake_broker {
     int n_sends;
     unsigned messages_received; /* messages whose SENDs (all chunks) arrived */
     uint64_t next_entry;        /* entry id of the next automatic receipt */
+    uint64_t next_schema_version; /* of the next automatic GET_OR_CREATE_SCHEMA answer */
 };
 
 /* Create the broker and install the seam; NULL when out of resources. */
@@ -156,6 +160,10 @@ void fb_deliver(fake_broker_t *fb, int i, const uint8_t *data, size_t len);
 void fb_set_broken(fake_broker_t *fb, int i);
 /* The broker closes connection i. */
 void fb_hang_up(fake_broker_t *fb, int i);
+
+/* A schema version of len bytes (at most FB_VERSION_MAX), for answers. */
+#define FB_VERSION_MAX 65
+ProtobufCBinaryData fb_version(uint64_t n, size_t len);
 
 /* The n-th most recent request (n < number kept), or NULL. */
 const fb_request_t *fb_recent_request(const fake_broker_t *fb, unsigned n);

@@ -5,6 +5,9 @@
  * it do): receipts in order with real-looking message ids, receipts for batches, a broker
  * that unloads the topic, fails a write, redirects a lookup, refuses a producer for a
  * while, migrates the topic, asks for authentication, or simply drops the connection.
+ * Schema sessions: producers with an AVRO or STRING schema and the versions a broker
+ * gives them, messages with schemas of their own (GET_OR_CREATE_SCHEMA answered, refused,
+ * left unanswered), and AUTO_PRODUCE producers fed the schemas a registry holds.
  * The raw-frame seeds carry the exact bytes such a broker writes, built with the
  * library's own frame encoder.
  *
@@ -39,10 +42,16 @@ static void put(seed_t *s, int n, ...)
     va_end(ap);
 }
 
-static void start(seed_t *s, int b0, int b1, int b2)
+static void start_schema(seed_t *s, int b0, int b1, int b2, int b3)
 {
     s->n = 0;
-    put(s, BS_SETUP_BYTES, b0, b1, b2);
+    put(s, BS_SETUP_BYTES, b0, b1, b2, b3);
+}
+
+/* A producer without a schema (setup byte 3 is 0). */
+static void start(seed_t *s, int b0, int b1, int b2)
+{
+    start_schema(s, b0, b1, b2, 0);
 }
 
 static const char *dir;
@@ -382,6 +391,184 @@ static void raw_broker_frames(void)
     save(&s, "raw_broker_frames");
 }
 
+/* ---- schemas ------------------------------------------------------------------------- */
+
+/* Setup byte 3. */
+#define SCHEMA_AVRO 0x01
+#define SCHEMA_STRING 0x02
+#define SCHEMA_AUTO 0x03
+#define VERSION_8 (1 << 2)
+#define VERSION_1 (2 << 2)
+#define VERSION_65 (3 << 2)
+#define TOPIC_AVRO (0 << 4)
+#define TOPIC_KV (1 << 4)
+#define TOPIC_NONE (2 << 4)
+#define TOPIC_FROM_INPUT (3 << 4)
+#define NO_VALIDATION (1 << 6)
+/* SEND flags. */
+#define OWN_SCHEMAS 0x20
+#define BAD_PAYLOAD 0x40
+#define INCOMPATIBLE_SCHEMA 18
+
+static void put_string(seed_t *s, const char *str)
+{
+    put(s, 1, (int)strlen(str));
+    for (const char *c = str; *c; c++)
+        put(s, 1, *c);
+}
+
+/* A Schema message as spec_read reads it. */
+static void put_schema(seed_t *s, int type, const char *definition, int n_props,
+                       const char *const *props)
+{
+    put(s, 1, type);
+    put_string(s, definition);
+    put(s, 1, n_props);
+    for (int i = 0; i < 2 * n_props; i++)
+        put_string(s, props[i]);
+}
+
+static void schema_producer(void)
+{
+    seed_t s;
+    start_schema(&s, 0x00, 0x03, 0x04, SCHEMA_AVRO | VERSION_8); /* 100-byte values */
+    for (int i = 0; i < 3; i++)
+        receipt(&s, 0, 900, i);
+    put(&s, 2, BS_OP_SEND, 0x01);
+    put(&s, 2, BS_OP_SEND, BAD_PAYLOAD); /* refused at send */
+    settle(&s);
+    save(&s, "schema_avro_producer");
+}
+
+static void schema_batched_reconnect(void)
+{
+    seed_t s;
+    start_schema(&s, 0x01, 0x05, 0x00, SCHEMA_STRING | VERSION_1);
+    hang_up_producer_conn(&s);
+    settle(&s);
+    put(&s, 2, BS_OP_SEND, 0x0b);
+    put(&s, 1, BS_OP_SYNC);
+    save(&s, "schema_string_batched_reconnect");
+}
+
+static void schema_version_too_long(void)
+{
+    seed_t s;
+    start_schema(&s, 0x00, 0x02, 0x00, SCHEMA_AVRO | VERSION_65);
+    settle(&s);
+    save(&s, "schema_version_too_long");
+}
+
+static void schema_versions_on_reregistration(void)
+{
+    seed_t s;
+    start_schema(&s, 0x00, 0x02, 0x00, SCHEMA_AVRO | VERSION_8);
+    toggle(&s, BS_AUTO_PRODUCER);
+    hang_up_producer_conn(&s);
+    wait_events(&s, 3);
+    /* Not ready yet with an odd 1-byte version, then ready with 65 bytes (too long). */
+    put(&s, 5, BS_OP_CMD, BS_CMD_PRODUCER_SUCCESS, LATEST_REQUEST, 0x06 | 2 << 3, 1);
+    put(&s, 4, BS_OP_CMD, BS_CMD_PRODUCER_SUCCESS, LATEST_REQUEST, 3 << 3);
+    wait_events(&s, 3);
+    toggle(&s, BS_AUTO_PRODUCER);
+    settle(&s);
+    save(&s, "schema_versions_on_reregistration");
+}
+
+static void multi_schema_auto(void)
+{
+    seed_t s;
+    start_schema(&s, 0x01, 0x02, 0x00, SCHEMA_AVRO | VERSION_8); /* batching */
+    put(&s, 2, BS_OP_SEND, OWN_SCHEMAS | 0x03); /* JSON, INT64, JSON, INT64 */
+    put(&s, 2, BS_OP_SEND, 0x01);
+    put(&s, 2, BS_OP_SEND, OWN_SCHEMAS | BAD_PAYLOAD);
+    settle(&s);
+    save(&s, "multi_schema_auto");
+}
+
+static void multi_schema_answered(void)
+{
+    seed_t s;
+    start_schema(&s, 0x00, 0x01, 0x00, SCHEMA_STRING | VERSION_8);
+    toggle(&s, BS_AUTO_SCHEMA);
+    put(&s, 2, BS_OP_SEND, OWN_SCHEMAS | 0x01); /* a JSON and an INT64 message */
+    wait_events(&s, 2);
+    /* The INT64 schema is refused, the JSON one gets a version. */
+    put(&s, 5, BS_OP_CMD, BS_CMD_SCHEMA_VERSION, LATEST_REQUEST, 1, INCOMPATIBLE_SCHEMA);
+    put(&s, 4, BS_OP_CMD, BS_CMD_SCHEMA_VERSION, 1, 0);
+    put(&s, 2, BS_OP_SEND, OWN_SCHEMAS | 0x01);
+    wait_events(&s, 2);
+    /* A version missing, then an empty one, then one too long. */
+    put(&s, 4, BS_OP_CMD, BS_CMD_SCHEMA_VERSION, LATEST_REQUEST, 1 << 1);
+    put(&s, 4, BS_OP_CMD, BS_CMD_SCHEMA_VERSION, LATEST_REQUEST, 2 << 1);
+    put(&s, 4, BS_OP_CMD, BS_CMD_SCHEMA_VERSION, LATEST_REQUEST, 3 << 1);
+    toggle(&s, BS_AUTO_SCHEMA);
+    settle(&s);
+    save(&s, "multi_schema_answered");
+}
+
+static void multi_schema_unanswered(void)
+{
+    seed_t s;
+    start_schema(&s, 0x00, 0x01, 0x00, SCHEMA_AVRO | VERSION_8);
+    toggle(&s, BS_AUTO_SCHEMA);
+    put(&s, 2, BS_OP_SEND, OWN_SCHEMAS | 0x02);
+    for (int i = 0; i < 4; i++)
+        put(&s, 2, BS_OP_WAIT, 31); /* past operationTimeoutMs (checked every 100 ms) */
+    hang_up_producer_conn(&s);
+    settle(&s);
+    save(&s, "multi_schema_unanswered");
+}
+
+static void auto_produce(int topic, const char *name)
+{
+    seed_t s;
+    start_schema(&s, 0x00, 0x02, 0x00, SCHEMA_AUTO | VERSION_8 | topic);
+    put(&s, 2, BS_OP_SEND, 0x01);
+    put(&s, 2, BS_OP_SEND, BAD_PAYLOAD);
+    settle(&s);
+    save(&s, name);
+}
+
+static void auto_produce_from_input(void)
+{
+    static const char *const props[] = { "__alwaysAllowNull", "true" };
+    seed_t s;
+    /* An Avro schema the payloads do not match, checks off: they go out anyway. */
+    start_schema(&s, 0x08, 0x02, 0x00, SCHEMA_AUTO | VERSION_8 | TOPIC_FROM_INPUT | NO_VALIDATION);
+    put_schema(&s, 4, "{\"type\":\"array\",\"items\":\"long\"}", 1, props);
+    settle(&s);
+    put(&s, 2, BS_OP_SEND, 0x03);
+    save(&s, "auto_produce_avro_from_input_unchecked");
+    /* A KeyValue SEPARATED schema whose value is a STRING: raw 100-byte payloads are not
+     * UTF-8 and fail the check. */
+    static const char *const kv_props[] = { "kv.encoding.type", "SEPARATED", "value.schema.type",
+                                            "STRING" };
+    start_schema(&s, 0x00, 0x02, 0x04, SCHEMA_AUTO | TOPIC_FROM_INPUT);
+    put(&s, 1, 15);
+    put(&s, 9, 8, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff);
+    put(&s, 1, 2);
+    for (int i = 0; i < 4; i++)
+        put_string(&s, kv_props[i]);
+    put(&s, 2, BS_OP_SEND, 0x00);
+    settle(&s);
+    save(&s, "auto_produce_kv_from_input");
+}
+
+static void stray_schema_answers(void)
+{
+    seed_t s;
+    start_schema(&s, 0x00, 0x01, 0x00, SCHEMA_AVRO | VERSION_8);
+    /* Answers to requests never made, one with a schema. */
+    put(&s, 4, BS_OP_CMD, BS_CMD_GET_SCHEMA, 0x85, 2);
+    put_schema(&s, 2, "{}", 0, NULL);
+    put(&s, 4, BS_OP_CMD, BS_CMD_SCHEMA_VERSION, 0x86, 0);
+    put(&s, 4, BS_OP_CMD, BS_CMD_GET_SCHEMA, LATEST_REQUEST, 1);
+    put(&s, 1, 11);
+    settle(&s);
+    save(&s, "stray_schema_answers");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -410,5 +597,17 @@ int main(int argc, char **argv)
     broker_pings_and_repeats();
     reconnect_refused();
     raw_broker_frames();
+    schema_producer();
+    schema_batched_reconnect();
+    schema_version_too_long();
+    schema_versions_on_reregistration();
+    multi_schema_auto();
+    multi_schema_answered();
+    multi_schema_unanswered();
+    auto_produce(TOPIC_AVRO, "auto_produce_avro");
+    auto_produce(TOPIC_KV, "auto_produce_kv");
+    auto_produce(TOPIC_NONE, "auto_produce_no_schema");
+    auto_produce_from_input();
+    stray_schema_answers();
     return 0;
 }

@@ -20,6 +20,8 @@
  *     --router mod3     custom router: message i goes to partition i % 3
  *     --no-block        blockIfQueueFull=false: a full queue rejects the send, which is
  *                       counted as rejected (not accepted, so no callback) and skipped
+ *     --encrypt NAME=FILE encrypt for key NAME with the RSA public key in PEM FILE
+ *                       (repeatable; cryptoFailureAction, dataKeyRotationMs via --conf)
  *
  * Prints "sent=N failed=M producer=NAME last_sequence_id=S" and exits 0 only if every
  * message succeeded. */
@@ -173,6 +175,16 @@ int main(int argc, char **argv)
             char *eq = strchr(kv, '=');
             if (!eq || pulsarc_producer_config_set(pconf, (*eq = 0, kv), eq + 1) != PULSARC_OK) {
                 fprintf(stderr, "bad --conf %s: %s\n", argv[i + 1], pulsarc_last_error_detail());
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--encrypt")) {
+            char kv[1024];
+            snprintf(kv, sizeof kv, "%s", argv[i + 1]);
+            char *eq = strchr(kv, '=');
+            if (!eq || pulsarc_producer_config_add_encryption_key_file(pconf, (*eq = 0, kv),
+                                                                      eq + 1) != PULSARC_OK) {
+                fprintf(stderr, "bad --encrypt %s: %s\n", argv[i + 1],
+                        pulsarc_last_error_detail());
                 return 2;
             }
         } else if (!strcmp(argv[i], "--client-conf")) {

@@ -177,8 +177,10 @@ def test_pulsar_client_produce_flags_and_conf_file(service_url, unique_topic, tm
 def test_refused_pulsar_client_flags(service_url, unique_topic):
     cases = {
         "geo-replication": ["-dr"],
-        "end-to-end encryption": ["-ekn=k"],
-        "schemas are not supported": ["-vs", "json"],
+        "a KeyValue key from a file": ["-kvkf", "key.bin"],
+        "json needs a definition": ["-vs", "json"],
+        "unknown schema type 'jsn'": ["--schema-type", "jsn"],
+        "give them in pairs": ["-ekn=k"],  # a key name without its public key
         "(hidden)": ["--auth-plugin", "token", "--auth-params", "hunter2",
                      "--client-conf", "authParams=hunter2", "--client-conf", "bogus=1"],
     }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "pulsarc/pulsarc.h"
 #include "wire/frame.h"
 
 /* The broker's request id on a CLOSE_PRODUCER it starts (Java's -1L on the wire). */
@@ -67,6 +68,15 @@ typedef struct seq_track {
     char *name;
     uint64_t highest;
 } seq_track_t;
+
+/* One registered schema version of a topic (the mock's schema registry). */
+typedef struct reg_schema {
+    char *topic;              /* the base topic: partitions share their topic's schemas */
+    int type;
+    uint8_t *data;
+    size_t len;
+    int64_t version;
+} reg_schema_t;
 
 struct mock_broker {
     pthread_mutex_t mu;
@@ -116,6 +126,9 @@ struct mock_broker {
     uint64_t last_due_ms;
     int send_fail_times;
     int send_fail_error;
+    bool schema_enforced;
+    bool schema_refuse_new;
+    bool schema_ignore;
 
     /* state and records */
     parked_queue_t held, delayed;
@@ -132,6 +145,8 @@ struct mock_broker {
     size_t n_sends, cap_sends;
     seq_track_t *tracks;
     size_t n_tracks, cap_tracks;
+    reg_schema_t *schemas;
+    size_t n_schemas, cap_schemas;
     uint8_t rbuf[64 * 1024]; /* receive buffer; only the broker thread touches it */
 };
 
@@ -568,6 +583,159 @@ static void send_error_cmd(mock_broker_t *mb, conn_t *c, uint64_t request_id, in
     send_cmd(mb, c, &cmd);
 }
 
+/* ---- schema registry ---------------------------------------------------------------- */
+
+/* The topic a partition belongs to: schemas are registered per topic. */
+static size_t base_topic_len(const char *topic)
+{
+    const char *p = strstr(topic, "-partition-");
+    return p ? (size_t)(p - topic) : strlen(topic);
+}
+
+static bool same_topic(const reg_schema_t *r, const char *topic)
+{
+    size_t n = base_topic_len(topic);
+    return strlen(r->topic) == n && !strncmp(r->topic, topic, n);
+}
+
+static const reg_schema_t *latest_schema(const mock_broker_t *mb, const char *topic)
+{
+    const reg_schema_t *last = NULL;
+    for (size_t i = 0; i < mb->n_schemas; i++)
+        if (same_topic(&mb->schemas[i], topic))
+            last = &mb->schemas[i];
+    return last;
+}
+
+/* The registry's answer to a schema a producer brings (or to none, schema NULL), as the
+ * real broker decides with auto-update on: an existing identical version is reused; a
+ * different type is incompatible; a new definition of the same type becomes the next
+ * version unless the mock refuses new versions; no schema is refused only when the topic
+ * has one and validation is enforced. Returns 0 and the version (-1: none), or the
+ * ServerError with message. */
+static int register_schema(mock_broker_t *mb, const char *topic, const Pulsar__Proto__Schema *in,
+                           int64_t *version, char *msg, size_t msg_len)
+{
+    const reg_schema_t *last = latest_schema(mb, topic);
+    *version = -1;
+    if (!in || in->type == PULSAR__PROTO__SCHEMA__TYPE__None) {
+        if (last && mb->schema_enforced) {
+            snprintf(msg, msg_len, "org.apache.pulsar.broker.service.schema.exceptions."
+                     "IncompatibleSchemaException: Producers cannot connect or send message "
+                     "without a schema to topics with a schema");
+            return PULSAR__PROTO__SERVER_ERROR__IncompatibleSchema;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < mb->n_schemas; i++) {
+        const reg_schema_t *r = &mb->schemas[i];
+        if (same_topic(r, topic) && r->type == (int)in->type && r->len == in->schema_data.len &&
+            (!r->len || !memcmp(r->data, in->schema_data.data, r->len))) {
+            *version = r->version;
+            return 0;
+        }
+    }
+    if (last && last->type != (int)in->type) {
+        /* Java's SchemaType names, which the protocol's numbers share. */
+        snprintf(msg, msg_len, "org.apache.pulsar.broker.service.schema.exceptions."
+                 "IncompatibleSchemaException: Incompatible schema: exists schema type %s, "
+                 "new schema type %s", pulsarc_schema_type_name((pulsarc_schema_type)last->type),
+                 pulsarc_schema_type_name((pulsarc_schema_type)in->type));
+        return PULSAR__PROTO__SERVER_ERROR__IncompatibleSchema;
+    }
+    if (last && mb->schema_refuse_new) {
+        snprintf(msg, msg_len, "org.apache.pulsar.broker.service.schema.exceptions."
+                 "IncompatibleSchemaException: mock refuses new schema versions");
+        return PULSAR__PROTO__SERVER_ERROR__IncompatibleSchema;
+    }
+    if (grow((void **)&mb->schemas, &mb->cap_schemas, mb->n_schemas, sizeof *mb->schemas) != 0)
+        return PULSAR__PROTO__SERVER_ERROR__UnknownError;
+    reg_schema_t *r = &mb->schemas[mb->n_schemas];
+    size_t n = base_topic_len(topic);
+    r->topic = malloc(n + 1);
+    r->data = malloc(in->schema_data.len + 1);
+    if (!r->topic || !r->data) {
+        free(r->topic);
+        free(r->data);
+        return PULSAR__PROTO__SERVER_ERROR__UnknownError;
+    }
+    memcpy(r->topic, topic, n);
+    r->topic[n] = 0;
+    if (in->schema_data.len)
+        memcpy(r->data, in->schema_data.data, in->schema_data.len);
+    r->len = in->schema_data.len;
+    r->type = (int)in->type;
+    r->version = last ? last->version + 1 : 0;
+    *version = r->version;
+    mb->n_schemas++;
+    return 0;
+}
+
+/* Versions go over the wire as the broker's LongSchemaVersion: 8 bytes, big-endian. */
+static void version_bytes(int64_t v, uint8_t out[8])
+{
+    for (int i = 0; i < 8; i++)
+        out[i] = (uint8_t)((uint64_t)v >> (56 - 8 * i));
+}
+
+static void handle_get_or_create_schema(mock_broker_t *mb, conn_t *c,
+                                        const Pulsar__Proto__CommandGetOrCreateSchema *in)
+{
+    mb->counters[MOCK_GET_OR_CREATE_SCHEMAS]++;
+    if (mb->schema_ignore)
+        return;
+    char msg[512];
+    int64_t version;
+    int err = register_schema(mb, in->topic, in->schema, &version, msg, sizeof msg);
+    Pulsar__Proto__CommandGetOrCreateSchemaResponse out =
+        PULSAR__PROTO__COMMAND_GET_OR_CREATE_SCHEMA_RESPONSE__INIT;
+    uint8_t vb[8];
+    out.request_id = in->request_id;
+    if (err) {
+        out.has_error_code = true;
+        out.error_code = (Pulsar__Proto__ServerError)err;
+        out.error_message = msg;
+    } else {
+        version_bytes(version, vb);
+        out.has_schema_version = true;
+        out.schema_version.data = vb;
+        out.schema_version.len = 8;
+    }
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA_RESPONSE;
+    cmd.getorcreateschemaresponse = &out;
+    send_cmd(mb, c, &cmd);
+}
+
+static void handle_get_schema(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandGetSchema *in)
+{
+    mb->counters[MOCK_GET_SCHEMAS]++;
+    const reg_schema_t *r = latest_schema(mb, in->topic);
+    Pulsar__Proto__CommandGetSchemaResponse out = PULSAR__PROTO__COMMAND_GET_SCHEMA_RESPONSE__INIT;
+    Pulsar__Proto__Schema schema = PULSAR__PROTO__SCHEMA__INIT;
+    uint8_t vb[8];
+    out.request_id = in->request_id;
+    if (!r) {
+        out.has_error_code = true;
+        out.error_code = PULSAR__PROTO__SERVER_ERROR__TopicNotFound;
+        out.error_message = (char *)"Topic not found or no-schema";
+    } else {
+        schema.name = (char *)"";
+        schema.type = (Pulsar__Proto__Schema__Type)r->type;
+        schema.schema_data.data = r->data;
+        schema.schema_data.len = r->len;
+        out.schema = &schema;
+        version_bytes(r->version, vb);
+        out.has_schema_version = true;
+        out.schema_version.data = vb;
+        out.schema_version.len = 8;
+    }
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_SCHEMA_RESPONSE;
+    cmd.getschemaresponse = &out;
+    send_cmd(mb, c, &cmd);
+}
+
 static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandProducer *in)
 {
     mb->counters[MOCK_PRODUCERS]++;
@@ -583,12 +751,32 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
         in->has_user_provided_producer_name ? in->user_provided_producer_name : true;
     lp->has_epoch = in->has_epoch;
     lp->epoch = in->has_epoch ? in->epoch : 0;
+    lp->has_schema = in->schema != NULL;
+    lp->schema_type = in->schema ? (int)in->schema->type : 0;
+    copy_str(lp->schema_name, sizeof lp->schema_name, in->schema ? in->schema->name : NULL);
+    lp->schema_data_len = in->schema ? in->schema->schema_data.len : 0;
+    if (lp->schema_data_len)
+        memcpy(lp->schema_data, in->schema->schema_data.data,
+               lp->schema_data_len < sizeof lp->schema_data ? lp->schema_data_len
+                                                            : sizeof lp->schema_data);
+    lp->n_schema_properties = in->schema ? in->schema->n_properties : 0;
+    lp->encrypted = in->has_encrypted && in->encrypted;
 
     if (mb->producer_fail_times != 0) {
         if (mb->producer_fail_times > 0)
             mb->producer_fail_times--;
         send_error_cmd(mb, c, in->request_id, mb->producer_fail_error,
                        mb->producer_fail_msg ? mb->producer_fail_msg : "mock producer failure");
+        return;
+    }
+    /* As ServerCnx.handleProducer: the schema is added (or found) first; a refusal is an
+     * ERROR with the exception's text. */
+    char schema_msg[512];
+    int64_t version;
+    int schema_err = register_schema(mb, in->topic, in->schema, &version, schema_msg,
+                                     sizeof schema_msg);
+    if (schema_err) {
+        send_error_cmd(mb, c, in->request_id, schema_err, schema_msg);
         return;
     }
 
@@ -621,6 +809,13 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
     out.last_sequence_id = last;
     out.has_producer_ready = true;
     out.producer_ready = true;
+    uint8_t vb[8];
+    if (version >= 0) {
+        version_bytes(version, vb);
+        out.has_schema_version = true;
+        out.schema_version.data = vb;
+        out.schema_version.len = 8;
+    }
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS;
     cmd.producer_success = &out;
@@ -804,6 +999,16 @@ static void handle_frame(mock_broker_t *mb, conn_t *c, const pc_frame_t *f)
     case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND:
         REQUIRE_BODY(send);
         handle_send(mb, c, cmd->send, f);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA:
+        REQUIRE_BODY(getorcreateschema);
+        if (!cmd->getorcreateschema->schema)
+            goto malformed; /* a required field */
+        handle_get_or_create_schema(mb, c, cmd->getorcreateschema);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_SCHEMA:
+        REQUIRE_BODY(getschema);
+        handle_get_schema(mb, c, cmd->getschema);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
         REQUIRE_BODY(close_producer);
@@ -1176,6 +1381,11 @@ void mock_broker_stop(mock_broker_t *mb)
     for (size_t i = 0; i < mb->n_tracks; i++)
         free(mb->tracks[i].name);
     free(mb->tracks);
+    for (size_t i = 0; i < mb->n_schemas; i++) {
+        free(mb->schemas[i].topic);
+        free(mb->schemas[i].data);
+    }
+    free(mb->schemas);
     free(mb->lookup_url);
     free(mb->redirect_url);
     free(mb->lookup_fail_msg);
@@ -1374,6 +1584,47 @@ void mock_broker_lookup_fail(mock_broker_t *mb, int server_error, const char *me
 {
     LOCKED(mb, (mb->lookup_fail_error = server_error, replace_str(&mb->lookup_fail_msg, message),
                 mb->lookup_fail_times = times));
+}
+
+void mock_broker_set_schema_enforced(mock_broker_t *mb, bool on)
+{
+    LOCKED(mb, mb->schema_enforced = on);
+}
+
+void mock_broker_clear_schemas(mock_broker_t *mb)
+{
+    pthread_mutex_lock(&mb->mu);
+    for (size_t i = 0; i < mb->n_schemas; i++) {
+        free(mb->schemas[i].topic);
+        free(mb->schemas[i].data);
+    }
+    mb->n_schemas = 0;
+    pthread_mutex_unlock(&mb->mu);
+}
+
+void mock_broker_set_schema_ignore(mock_broker_t *mb, bool on)
+{
+    LOCKED(mb, mb->schema_ignore = on);
+}
+
+void mock_broker_set_schema_refuse_new(mock_broker_t *mb, bool on)
+{
+    LOCKED(mb, mb->schema_refuse_new = on);
+}
+
+int mock_broker_register_schema(mock_broker_t *mb, const char *topic, int type,
+                                const void *data, size_t len, int64_t *version)
+{
+    Pulsar__Proto__Schema schema = PULSAR__PROTO__SCHEMA__INIT;
+    schema.name = (char *)"";
+    schema.type = (Pulsar__Proto__Schema__Type)type;
+    schema.schema_data.data = (uint8_t *)data;
+    schema.schema_data.len = len;
+    char msg[512];
+    pthread_mutex_lock(&mb->mu);
+    int err = register_schema(mb, topic, &schema, version, msg, sizeof msg);
+    pthread_mutex_unlock(&mb->mu);
+    return err;
 }
 
 void mock_broker_fail_producer(mock_broker_t *mb, int server_error, const char *message,

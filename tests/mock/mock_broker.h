@@ -19,7 +19,16 @@
  *   AUTH_RESPONSE        -> recorded, not answered (the mock accepts any credentials)
  *   PARTITIONED_METADATA -> partitions 0
  *   LOOKUP               -> Connect to pulsar://127.0.0.1:<own port>, authoritative
- *   PRODUCER             -> PRODUCER_SUCCESS(given name, or "mock-<k>"; last_sequence_id -1)
+ *   PRODUCER             -> PRODUCER_SUCCESS(given name, or "mock-<k>"; last_sequence_id -1;
+ *                           schema_version when the topic has a schema), after the schema
+ *                           registry below accepted the producer's schema (or its absence)
+ *   GET_OR_CREATE_SCHEMA -> the registry's version, or an error code and message
+ *   GET_SCHEMA           -> the topic's latest schema and version, or TopicNotFound
+ *                           "Topic not found or no-schema" as the real broker answers
+ * Schema registry (per topic; partitions share it), as the real broker with auto-update
+ * on: an identical schema gets its existing version; another type is IncompatibleSchema
+ * ("Incompatible schema: exists schema type X, new schema type Y"); a new definition of
+ * the same type becomes the next version (0, 1, ...; sent as 8 big-endian bytes).
  *   SEND                 -> SEND_RECEIPT(message id ledger 1, entry 0, 1, 2, ...); a bad
  *                           checksum gets SEND_ERROR(ChecksumError) as the real broker does
  *   CLOSE_PRODUCER       -> SUCCESS
@@ -126,6 +135,23 @@ void mock_broker_lookup_redirect(mock_broker_t *mb, const char *url, int times);
 void mock_broker_lookup_fail(mock_broker_t *mb, int server_error, const char *message,
                              int times);
 
+/* ---- schema registry -------------------------------------------------------------- */
+
+/* On: a producer without a schema on a topic that has one is refused (IncompatibleSchema),
+ * as with schemaValidationEnforced. */
+void mock_broker_set_schema_enforced(mock_broker_t *mb, bool on);
+/* On: a new definition for a topic that has a schema is refused (IncompatibleSchema), as
+ * an incompatible evolution is. */
+void mock_broker_set_schema_refuse_new(mock_broker_t *mb, bool on);
+/* On: GET_OR_CREATE_SCHEMA commands are counted but never answered. */
+void mock_broker_set_schema_ignore(mock_broker_t *mb, bool on);
+/* Forget every registered schema (the topics were deleted and re-created). */
+void mock_broker_clear_schemas(mock_broker_t *mb);
+/* Register a schema (a PULSAR__PROTO__SCHEMA__TYPE__* value) as an admin would. Returns 0
+ * with *version set, or the ServerError of the refusal. */
+int mock_broker_register_schema(mock_broker_t *mb, const char *topic, int type,
+                                const void *data, size_t len, int64_t *version);
+
 /* ---- producer faults --------------------------------------------------------------- */
 
 /* The next `times` PRODUCER commands are answered ERROR(server_error, message) and the
@@ -178,6 +204,8 @@ typedef enum mock_counter {
                                SEND for an unknown producer */
     MOCK_UNKNOWN_COMMANDS,  /* commands the mock does not handle */
     MOCK_AUTH_RESPONSES,    /* AUTH_RESPONSE commands from the client */
+    MOCK_GET_OR_CREATE_SCHEMAS, /* GET_OR_CREATE_SCHEMA commands */
+    MOCK_GET_SCHEMAS,       /* GET_SCHEMA commands */
     MOCK_COUNTER_COUNT
 } mock_counter_t;
 
@@ -222,6 +250,13 @@ typedef struct mock_producer_info {
     bool user_provided_producer_name;
     bool has_epoch;
     uint64_t epoch;
+    bool has_schema;
+    int schema_type;             /* PULSAR__PROTO__SCHEMA__TYPE__* */
+    char schema_name[128];
+    uint8_t schema_data[4096];   /* truncated copy */
+    size_t schema_data_len;      /* the length on the wire */
+    size_t n_schema_properties;
+    bool encrypted;              /* CommandProducer.encrypted */
 } mock_producer_info_t;
 bool mock_broker_last_producer(mock_broker_t *mb, mock_producer_info_t *out);
 
