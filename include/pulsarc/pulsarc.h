@@ -153,6 +153,9 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *   memoryLimitBytes          67108864 pending payload bytes across all producers; 0 = none.
  *                                     A single message above the limit is admitted when no
  *                                     other payload is pending (as in the Java client).
+ *                                     An encrypting producer's messages count twice (the
+ *                                     payload and its ciphertext, both held until the
+ *                                     receipt).
  *   initialBackoffIntervalMs  100     reconnect backoff (doubles, with jitter)
  *   maxBackoffIntervalMs      60000
  *   logLevel                  warn    debug | info | warn | error | off

@@ -6,14 +6,15 @@
 #include <string.h>
 
 #include "client/message.h"
-#include "producer/message_id.h"
+#include "codec/crypto.h"
 #include "common/error.h"
 #include "common/topic_name.h"
+#include "producer/message_id.h"
 #include "producer/op_build.h"
 #include "producer/partition_producer.h"
 #include "routing/router.h"
-#include "wire/crc32c.h"
 #include "schema/schema.h"
+#include "wire/crc32c.h"
 
 /* ---- admission -------------------------------------------------------------- */
 
@@ -54,6 +55,14 @@ static bool try_reserve(pulsarc_producer_t *p, int64_t max_pending, int64_t limi
         }
     } while (!atomic_compare_exchange_weak(&c->memory_used, &used, used + bytes));
     return true;
+}
+
+/* What a message counts against memoryLimitBytes: its payload, and for an encrypting
+ * producer the ciphertext too (payload and tag), which its op holds beside the payload
+ * until the receipt; so memory stays within the limit with encryption on. */
+static size_t memory_charge(const pulsarc_producer_t *p, size_t payload_len)
+{
+    return p->conf.encryption_keys ? 2 * payload_len + PC_AES_TAG_LEN : payload_len;
 }
 
 /* The common case takes no lock: the counters are atomics. Only a sender that finds no
@@ -212,19 +221,20 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
     if (partition < 0)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
                        "the custom router chose a partition out of range");
-    pulsarc_result res = admit(p, msg->payload_len);
+    size_t charge = memory_charge(p, msg->payload_len);
+    pulsarc_result res = admit(p, charge);
     if (res != PULSARC_OK)
         return res;
     pc_send_t *s = pc_send_from_builder(msg);
     if (!s) {
-        release(p, msg->payload_len);
+        release(p, charge);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
     if (crc_on_sender(p, &s->msg, max)) {
         s->msg.payload_crc = pc_crc32c(0, s->msg.payload, s->msg.payload_len);
         s->msg.has_payload_crc = true;
     }
-    s->reserved_bytes = s->msg.payload_len;
+    s->reserved_bytes = charge;
     s->cb = cb;
     s->cb_ctx = ctx;
     s->producer = p;
