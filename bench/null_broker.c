@@ -7,7 +7,8 @@
  *
  * It speaks just enough of the binary protocol for a producer: CONNECT, PARTITIONED_METADATA,
  * LOOKUP (always "connect to me"), PRODUCER, CLOSE_PRODUCER, PING, and SEND, which it
- * acknowledges at once. It prints its counters on SIGINT/SIGTERM and exits 0.
+ * acknowledges at once. It prints its counters on SIGINT/SIGTERM and exits 0; on SIGUSR1
+ * it prints one NULLBROKER line and goes on (bench/compare samples it that way).
  *
  * Why it looks the way it does: the broker must cost far less than the client it measures,
  * so it is one thread on level-triggered epoll, parses frames in place in its receive
@@ -91,7 +92,7 @@ typedef struct conn {
 typedef struct broker {
     options_t opt;
     int epfd, lfd;
-    int sigfd;   /* SIGINT/SIGTERM arrive here as events, not as handlers */
+    int sigfd;   /* SIGINT/SIGTERM/SIGUSR1 arrive here as events, not as handlers */
     bool stop;
     char self_url[96];
     size_t max_frame;
@@ -257,6 +258,11 @@ static void handle_producer(broker_t *b, conn_t *c, const Pulsar__Proto__Command
     out.last_sequence_id = -1; /* nothing stored, so nothing to deduplicate against */
     out.has_producer_ready = true;
     out.producer_ready = true;
+    /* What the real broker answers for a topic without a schema (SchemaVersion.Empty):
+     * present but empty. The Java client refuses a PRODUCER_SUCCESS without it. */
+    out.has_schema_version = true;
+    out.schema_version.len = 0;
+    out.schema_version.data = NULL;
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS;
     cmd.producer_success = &out;
@@ -594,6 +600,18 @@ static void print_interval(const broker_t *b, const counters_t *prev, double dt)
     fflush(stdout);
 }
 
+/* One line for scripts, with the monotonic time so two samples give rates. */
+static void print_summary(const broker_t *b)
+{
+    const counters_t *n = &b->n;
+    printf("NULLBROKER connections=%" PRIu64 " sends=%" PRIu64 " msgs=%" PRIu64
+           " payload_bytes=%" PRIu64 " checksum_mismatches=%" PRIu64 " protocol_errors=%" PRIu64
+           " cpu_s=%.2f mono_s=%.6f\n",
+           n->connections, n->sends, n->messages, n->payload_bytes, n->checksum_mismatches,
+           n->protocol_errors, cpu_seconds(), mono_s());
+    fflush(stdout);
+}
+
 static void print_counters(const broker_t *b, double elapsed)
 {
     const counters_t *n = &b->n;
@@ -620,12 +638,7 @@ static void print_counters(const broker_t *b, double elapsed)
         printf("  checksums         not checked (--verify-checksum)\n");
     printf("  unknown commands  %" PRIu64 "\n", n->unknown_commands);
     printf("  protocol errors   %" PRIu64 "\n", n->protocol_errors);
-    printf("NULLBROKER connections=%" PRIu64 " sends=%" PRIu64 " msgs=%" PRIu64
-           " payload_bytes=%" PRIu64 " checksum_mismatches=%" PRIu64 " protocol_errors=%" PRIu64
-           " cpu_s=%.2f\n",
-           n->connections, n->sends, n->messages, n->payload_bytes, n->checksum_mismatches,
-           n->protocol_errors, cpu);
-    fflush(stdout);
+    print_summary(b);
 }
 
 /* ---- main loop ---------------------------------------------------------------------- */
@@ -641,8 +654,12 @@ static void on_event(broker_t *b, const struct epoll_event *ev)
     }
     if (ev->data.ptr == &signal_tag) {
         struct signalfd_siginfo si;
-        if (read(b->sigfd, &si, sizeof si) == (ssize_t)sizeof si)
-            b->stop = true;
+        if (read(b->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+            if (si.ssi_signo == SIGUSR1)
+                print_summary(b);
+            else
+                b->stop = true;
+        }
         return;
     }
     conn_t *c = ev->data.ptr;
@@ -810,10 +827,11 @@ int main(int argc, char **argv)
 
     /* A signal becomes an ordinary event: no handler, no race with going to sleep, and
      * it works under valgrind, which delays signals during epoll_pwait. */
-    sigset_t stop_signals;
+    sigset_t stop_signals; /* and SIGUSR1, which only prints */
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGUSR1);
     sigprocmask(SIG_BLOCK, &stop_signals, NULL);
     signal(SIGPIPE, SIG_IGN);
 
