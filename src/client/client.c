@@ -256,6 +256,7 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     atomic_init(&c->tasks_closed, false);
     uv_mutex_init(&c->admit_mu);
     uv_cond_init(&c->admit_cond);
+    pc_send_pool_init(&c->send_pool);
     uv_async_init(&c->loop, &c->wakeup, on_wakeup);
     c->wakeup.data = c;
     uv_check_init(&c->loop, &c->admit_check);
@@ -366,6 +367,7 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
     uv_loop_close(&c->loop);
     uv_cond_destroy(&c->admit_cond);
     uv_mutex_destroy(&c->admit_mu);
+    pc_send_pool_destroy(&c->send_pool); /* every send is released (admission is empty) */
     pc_client_config_clear(&c->conf);
     free(c);
     return PULSARC_OK;

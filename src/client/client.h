@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "client/config.h"
+#include "client/send_pool.h"
 #include "common/log.h"
 #include "common/task.h"
 #include "common/task_queue.h"
@@ -56,6 +57,7 @@ struct pulsarc_client {
     uv_cond_t admit_cond;     /* signalled when memory or permits are released */
     uv_check_t admit_check;   /* after each loop turn's I/O: wake waiting senders once */
     bool admit_freed;         /* loop thread: released this turn while senders waited */
+    pc_send_pool_t send_pool; /* accepted sends' memory, recycled (any thread) */
 
     struct pc_shutdown_hook *shutdown_hooks; /* loop thread: run when the client stops */
 };

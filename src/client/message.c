@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/send_pool.h"
 #include "common/error.h"
 #include "schema/schema.h"
 
@@ -189,11 +190,15 @@ pulsarc_result pulsarc_message_set_sequence_id(pulsarc_message_t *m, int64_t id)
 
 static void free_send(pc_msg_t *m)
 {
-    free(pc_send_of(m));
+    pc_send_t *s = pc_send_of(m);
+    if (s->pool)
+        pc_send_pool_put(s->pool, s);
+    else
+        free(s);
 }
 
 /* Lay out the send, property table, strings and (copy mode) payload in one block. */
-pc_send_t *pc_send_from_builder(pulsarc_message_t *b)
+pc_send_t *pc_send_from_builder(pc_send_pool_t *pool, pulsarc_message_t *b)
 {
     size_t strings = 0;
     for (size_t i = 0; i < b->n_props; i++)
@@ -202,10 +207,12 @@ pc_send_t *pc_send_from_builder(pulsarc_message_t *b)
     size_t copy_len = b->free_cb ? 0 : b->payload_len;
     size_t size = sizeof(pc_send_t) + b->n_props * sizeof(pc_property_t) + strings + key_len +
                   b->ordering_key_len + copy_len;
-    pc_send_t *s = malloc(size);
+    bool pooled;
+    pc_send_t *s = pc_send_pool_get(pool, size, &pooled);
     if (!s)
         return NULL;
     memset(s, 0, sizeof *s);
+    s->pool = pooled ? pool : NULL;
     pc_msg_t *m = &s->msg;
     m->release = free_send;
     char *p = (char *)(s + 1);

@@ -43,6 +43,7 @@ typedef struct pc_send {
     void *cb_ctx;
     struct pulsarc_producer *producer;
     size_t reserved_bytes;          /* memory-limit bytes held until completion */
+    struct pc_send_pool *pool;      /* where the block goes back, or NULL: free() */
     pc_msg_t msg;
 } pc_send_t;
 
@@ -51,8 +52,8 @@ static inline pc_send_t *pc_send_of(pc_msg_t *m)
     return (pc_send_t *)((char *)m - offsetof(pc_send_t, msg));
 }
 
-/* Copy the builder into a new accepted send. In borrow mode the payload is taken over
+/* Copy the builder into a new accepted send, in a block from pool (client/send_pool.h). In borrow mode the payload is taken over
  * and the builder left without one. NULL when out of memory. */
-pc_send_t *pc_send_from_builder(pulsarc_message_t *b);
+pc_send_t *pc_send_from_builder(struct pc_send_pool *pool, pulsarc_message_t *b);
 
 #endif

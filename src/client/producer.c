@@ -225,7 +225,7 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
     pulsarc_result res = admit(p, charge);
     if (res != PULSARC_OK)
         return res;
-    pc_send_t *s = pc_send_from_builder(msg);
+    pc_send_t *s = pc_send_from_builder(&p->client->send_pool, msg);
     if (!s) {
         release(p, charge);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");

@@ -10,6 +10,8 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "wire/pb_arena.h"
+#include "wire/pb_receipt.h"
 
 typedef struct write_req {
     uv_write_t req;
@@ -282,14 +284,26 @@ static void process_frames(pc_conn_t *c)
 {
     pc_frame_t f;
     pc_frame_status_t st;
+    /* Nothing keeps a command past its dispatch, so one arena serves them all. */
+    pc_pb_arena_t arena;
+    pc_pb_arena_init(&arena);
     while (c->state != PC_CONN_CLOSED && (st = pc_frame_reader_next(&c->reader, &f)) == PC_FRAME_OK) {
-        Pulsar__Proto__BaseCommand *cmd = pc_frame_unpack_command(&f);
+        /* Receipts, one per op, take the fast decoder; it declines anything unusual. */
+        Pulsar__Proto__CommandSendReceipt receipt;
+        Pulsar__Proto__MessageIdData receipt_id;
+        if (!f.has_payload &&
+            pc_pb_decode_send_receipt(f.command, f.command_len, &receipt, &receipt_id)) {
+            conn_dispatch_receipt(c, &receipt);
+            continue;
+        }
+        Pulsar__Proto__BaseCommand *cmd = pc_frame_unpack_command_in(&f, &arena.allocator);
         if (!cmd) {
+            pc_pb_arena_reset(&arena);
             pc_conn_close(c, PULSARC_ERR_PROTOCOL, "command does not parse");
             return;
         }
         conn_dispatch(c, cmd);
-        pulsar__proto__base_command__free_unpacked(cmd, NULL);
+        pc_pb_arena_reset(&arena);
     }
     if (c->state == PC_CONN_CLOSED)
         return;

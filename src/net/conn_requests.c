@@ -83,6 +83,13 @@ static void send_simple(pc_conn_t *c, Pulsar__Proto__BaseCommand__Type type)
     pc_conn_send_command(c, &cmd);
 }
 
+void conn_dispatch_receipt(pc_conn_t *c, const Pulsar__Proto__CommandSendReceipt *r)
+{
+    pc_conn_listener_t *l = find_listener(c, r->producer_id);
+    if (l)
+        l->on_receipt(l->ctx, r);
+}
+
 void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
 {
     pc_conn_listener_t *l;
@@ -145,8 +152,8 @@ void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
         }
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT:
-        if (cmd->send_receipt && (l = find_listener(c, cmd->send_receipt->producer_id)))
-            l->on_receipt(l->ctx, cmd->send_receipt);
+        if (cmd->send_receipt)
+            conn_dispatch_receipt(c, cmd->send_receipt);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_ERROR:
         if (cmd->send_error && (l = find_listener(c, cmd->send_error->producer_id)))

@@ -113,6 +113,8 @@ void conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m);
 
 /* conn_requests.c */
 void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);
+/* A SEND_RECEIPT, decoded by either path (process_frames). */
+void conn_dispatch_receipt(pc_conn_t *c, const Pulsar__Proto__CommandSendReceipt *r);
 void conn_on_tick(uv_timer_t *t);
 
 #endif

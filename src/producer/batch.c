@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "PulsarApi.pb-c.h"
+#include "wire/pb_encode.h"
 
 int pc_batcher_init(pc_batcher_t *b, bool key_based, int max_messages, size_t max_bytes)
 {
@@ -233,11 +234,11 @@ int pc_batch_encode(const pc_batch_t *batch, pc_buf_t *out)
         }
         smm.has_sequence_id = 1;
         smm.sequence_id = (uint64_t)m->sequence_id;
-        size_t size = pulsar__proto__single_message_metadata__get_packed_size(&smm);
+        size_t size = pc_pb_single_message_metadata_size(&smm);
         if (pc_buf_reserve(out, 4 + size + m->payload_len) != 0)
             goto out;
         pc_buf_put_u32be(out, (uint32_t)size);
-        pulsar__proto__single_message_metadata__pack(&smm, out->data + out->len);
+        pc_pb_single_message_metadata_pack(&smm, out->data + out->len);
         out->len += size;
         pc_buf_append(out, m->payload, m->payload_len);
     }

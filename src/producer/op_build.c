@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "wire/frame.h"
+#include "wire/pb_encode.h"
 
 /* Room left in a frame for the command and chunk fields beyond the metadata we measure. */
 #define CHUNK_METADATA_MARGIN 512
@@ -106,7 +107,6 @@ static int encode_head(const pc_op_params_t *p, pc_op_t *op,
                        const Pulsar__Proto__MessageMetadata *meta, bool is_chunk)
 {
     Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     send.producer_id = p->producer_id;
     send.sequence_id = op->sequence_id;
     send.has_num_messages = 1;
@@ -119,12 +119,10 @@ static int encode_head(const pc_op_params_t *p, pc_op_t *op,
         send.has_is_chunk = 1;
         send.is_chunk = 1;
     }
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
-    cmd.send = &send;
     if (op->has_payload_crc)
-        return pc_frame_encode_payload_head_crc(&op->head, &cmd, meta, op->payload_len,
-                                                op->payload_crc);
-    return pc_frame_encode_payload_head(&op->head, &cmd, meta, op->payload, op->payload_len);
+        return pc_frame_encode_send_head_crc(&op->head, &send, meta, op->payload_len,
+                                             op->payload_crc);
+    return pc_frame_encode_send_head(&op->head, &send, meta, op->payload, op->payload_len);
 }
 
 /* Compress into out when a codec is set; data and len then describe the result. */
@@ -316,7 +314,7 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
     fill_encryption(&meta, p, iv);
     size_t chunk_size = 0;
     bool split = false;
-    res = plan_frames(p, pulsar__proto__message_metadata__get_packed_size(&meta), len,
+    res = plan_frames(p, pc_pb_message_metadata_size(&meta), len,
                       &chunk_size, &split);
     if (res != PULSARC_OK)
         goto out;

@@ -4,15 +4,17 @@
 #include <string.h>
 
 #include "wire/crc32c.h"
+#include "wire/pb_encode.h"
 
 /* magic (2) + checksum (4) + metadata size (4) */
 #define PAYLOAD_HEAD_FIXED 10
 
 /* Reserve room for a frame of `total` bytes after the size field, less the `unwritten`
  * payload bytes the caller sends from its own buffer, write both size fields and pack the
- * command in place. Returns a pointer just past the command, or NULL (out untouched apart
+ * command in place: cmd, or when send is set, a SEND command of it. Returns a pointer just past the command, or NULL (out untouched apart
  * from capacity). */
-static uint8_t *begin_frame(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd, size_t cmd_len,
+static uint8_t *begin_frame(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
+                            const Pulsar__Proto__CommandSend *send, size_t cmd_len,
                             size_t total, size_t unwritten)
 {
     /* The wire holds 32-bit sizes; refuse what cannot be described. Only the bytes
@@ -22,7 +24,8 @@ static uint8_t *begin_frame(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd
     uint8_t *p = out->data + out->len;
     pc_write_u32be(p, (uint32_t)total);
     pc_write_u32be(p + 4, (uint32_t)cmd_len);
-    size_t n = pulsar__proto__base_command__pack(cmd, p + 8);
+    size_t n = send ? pc_pb_send_command_pack(send, p + 8)
+                    : pulsar__proto__base_command__pack(cmd, p + 8);
     if (n != cmd_len)
         return NULL;
     return p + 8 + cmd_len;
@@ -34,19 +37,22 @@ int pc_frame_encode_command(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd
     if (cmd_len > SIZE_MAX - 4)
         return -1;
     size_t total = 4 + cmd_len;
-    if (!begin_frame(out, cmd, cmd_len, total, 0))
+    if (!begin_frame(out, cmd, NULL, cmd_len, total, 0))
         return -1;
     out->len += 4 + total;
     return 0;
 }
 
-/* payload is NULL when payload_crc is the payload's CRC already. */
+/* The command is cmd, or a SEND of send when that is set. payload is NULL when
+ * payload_crc is the payload's CRC already. */
 static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
+                               const Pulsar__Proto__CommandSend *send,
                                const Pulsar__Proto__MessageMetadata *meta,
                                const uint8_t *payload, size_t payload_len, uint32_t payload_crc)
 {
-    size_t cmd_len = pulsar__proto__base_command__get_packed_size(cmd);
-    size_t meta_len = pulsar__proto__message_metadata__get_packed_size(meta);
+    size_t cmd_len = send ? pc_pb_send_command_size(send)
+                          : pulsar__proto__base_command__get_packed_size(cmd);
+    size_t meta_len = pc_pb_message_metadata_size(meta);
     if (meta_len > UINT32_MAX)
         return -1;
     /* Sums checked piecewise so no size_t wrap can sneak past the u32 check. */
@@ -61,7 +67,7 @@ static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *
         return -1;
     total += payload_len;
 
-    uint8_t *p = begin_frame(out, cmd, cmd_len, total, payload_len);
+    uint8_t *p = begin_frame(out, cmd, send, cmd_len, total, payload_len);
     if (!p)
         return -1;
     p[0] = (uint8_t)(PC_FRAME_MAGIC >> 8);
@@ -69,7 +75,7 @@ static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *
     uint8_t *crc_at = p + 2;
     uint8_t *sum_from = p + 6;
     pc_write_u32be(sum_from, (uint32_t)meta_len);
-    if (pulsar__proto__message_metadata__pack(meta, sum_from + 4) != meta_len)
+    if (pc_pb_message_metadata_pack(meta, sum_from + 4) != meta_len)
         return -1;
     uint32_t crc = pc_crc32c(0, sum_from, 4 + meta_len);
     if (payload)
@@ -87,14 +93,29 @@ int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand
                                  const uint8_t *payload, size_t payload_len)
 {
     static const uint8_t none[1];
-    return encode_payload_head(out, cmd, meta, payload ? payload : none, payload_len, 0);
+    return encode_payload_head(out, cmd, NULL, meta, payload ? payload : none, payload_len, 0);
 }
 
 int pc_frame_encode_payload_head_crc(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
                                      const Pulsar__Proto__MessageMetadata *meta,
                                      size_t payload_len, uint32_t payload_crc)
 {
-    return encode_payload_head(out, cmd, meta, NULL, payload_len, payload_crc);
+    return encode_payload_head(out, cmd, NULL, meta, NULL, payload_len, payload_crc);
+}
+
+int pc_frame_encode_send_head(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
+                              const Pulsar__Proto__MessageMetadata *meta,
+                              const uint8_t *payload, size_t payload_len)
+{
+    static const uint8_t none[1];
+    return encode_payload_head(out, NULL, send, meta, payload ? payload : none, payload_len, 0);
+}
+
+int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
+                                  const Pulsar__Proto__MessageMetadata *meta,
+                                  size_t payload_len, uint32_t payload_crc)
+{
+    return encode_payload_head(out, NULL, send, meta, NULL, payload_len, payload_crc);
 }
 
 void pc_frame_reader_init(pc_frame_reader_t *r, size_t max_frame)
@@ -188,4 +209,10 @@ pc_frame_status_t pc_frame_reader_next(pc_frame_reader_t *r, pc_frame_t *out)
 Pulsar__Proto__BaseCommand *pc_frame_unpack_command(const pc_frame_t *f)
 {
     return pulsar__proto__base_command__unpack(NULL, f->command_len, f->command);
+}
+
+Pulsar__Proto__BaseCommand *pc_frame_unpack_command_in(const pc_frame_t *f,
+                                                       ProtobufCAllocator *arena)
+{
+    return pulsar__proto__base_command__unpack(arena, f->command_len, f->command);
 }

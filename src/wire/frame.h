@@ -37,6 +37,15 @@ int pc_frame_encode_payload_head_crc(pc_buf_t *out, const Pulsar__Proto__BaseCom
                                      const Pulsar__Proto__MessageMetadata *meta,
                                      size_t payload_len, uint32_t payload_crc);
 
+/* The same two for a SEND command (what producers write), encoded by hand from send
+ * (wire/pb_encode.h) instead of through a BaseCommand. */
+int pc_frame_encode_send_head(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
+                              const Pulsar__Proto__MessageMetadata *meta,
+                              const uint8_t *payload, size_t payload_len);
+int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
+                                  const Pulsar__Proto__MessageMetadata *meta,
+                                  size_t payload_len, uint32_t payload_crc);
+
 /* One decoded frame. Pointers point into the reader's buffer and are valid until the
  * next call to pc_frame_reader_feed or pc_frame_reader_next. */
 typedef struct pc_frame {
@@ -76,5 +85,9 @@ pc_frame_status_t pc_frame_reader_next(pc_frame_reader_t *r, pc_frame_t *out);
 /* Unpack a frame's command; NULL if it does not parse. Free with
  * pulsar__proto__base_command__free_unpacked(cmd, NULL). */
 Pulsar__Proto__BaseCommand *pc_frame_unpack_command(const pc_frame_t *f);
+/* The same, allocating from arena (wire/pb_arena.h): the command lives until the arena is
+ * reset, and is not freed by itself. */
+Pulsar__Proto__BaseCommand *pc_frame_unpack_command_in(const pc_frame_t *f,
+                                                       ProtobufCAllocator *arena);
 
 #endif

@@ -15,7 +15,7 @@ static pc_msg_t *make(const char *payload, const char *key, const char *ordering
         pulsarc_message_set_key(b, key);
     if (ordering)
         pulsarc_message_set_ordering_key(b, ordering, strlen(ordering));
-    pc_send_t *s = pc_send_from_builder(b);
+    pc_send_t *s = pc_send_from_builder(NULL, b);
     cr_assert_not_null(s);
     pc_msg_t *m = &s->msg;
     pulsarc_message_free(b);
@@ -129,7 +129,7 @@ Test(chunks, ops_slice_the_payload_without_copies)
         payload[i] = (uint8_t)i;
     pulsarc_message_t *b = pulsarc_message_new();
     pulsarc_message_set_payload(b, payload, sizeof payload);
-    pc_send_t *s = pc_send_from_builder(b);
+    pc_send_t *s = pc_send_from_builder(NULL, b);
     cr_assert_not_null(s);
     pc_msg_t *m = &s->msg;
     pulsarc_message_free(b);
@@ -162,7 +162,7 @@ Test(chunks, without_chunking_a_big_message_is_refused)
     static uint8_t payload[3000];
     pulsarc_message_t *b = pulsarc_message_new();
     pulsarc_message_set_payload(b, payload, sizeof payload);
-    pc_send_t *s = pc_send_from_builder(b);
+    pc_send_t *s = pc_send_from_builder(NULL, b);
     cr_assert_not_null(s);
     pc_msg_t *m = &s->msg;
     pulsarc_message_free(b);

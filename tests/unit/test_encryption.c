@@ -332,7 +332,7 @@ static pc_msg_t *make_msg(const void *payload, size_t len, int64_t seq)
     pulsarc_message_set_payload(b, payload, len);
     pulsarc_message_set_key(b, "visible-key");
     pulsarc_message_set_property(b, "visible", "property");
-    pc_send_t *s = pc_send_from_builder(b);
+    pc_send_t *s = pc_send_from_builder(NULL, b);
     cr_assert_not_null(s);
     pulsarc_message_free(b);
     s->msg.sequence_id = seq;

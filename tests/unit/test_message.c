@@ -40,7 +40,7 @@ Test(message, accepted_copy_owns_everything)
     pulsarc_message_set_property(b, "b", "2");
     pulsarc_message_set_property(b, "a", "3"); /* replaces */
     pulsarc_message_set_event_time(b, 77);
-    pc_send_t *s = pc_send_from_builder(b);
+    pc_send_t *s = pc_send_from_builder(NULL, b);
     cr_assert_not_null(s);
     pc_msg_t *m = &s->msg;
     memset(payload, 'X', 7);
@@ -62,7 +62,7 @@ Test(message, borrowed_payload_is_taken_over_and_freed_once)
     freed_count = 0;
     pulsarc_message_t *b = pulsarc_message_new();
     pulsarc_message_set_payload_borrowed(b, "hello", 5, count_free, (void *)0x1);
-    pc_send_t *s = pc_send_from_builder(b);
+    pc_send_t *s = pc_send_from_builder(NULL, b);
     cr_assert_not_null(s);
     pc_msg_t *m = &s->msg;
     cr_assert_eq(m->payload_len, 5);

@@ -259,7 +259,7 @@ Test(schema, key_value_separated_payload_and_key)
     assert_bytes(p, len, (const uint8_t *)"val", 3);
     cr_assert_str_eq(pulsarc_message_key(m), "+/8=");
     cr_assert(m->key_b64);
-    pc_send_t *send = pc_send_from_builder(m);
+    pc_send_t *send = pc_send_from_builder(NULL, m);
     cr_assert(send->msg.key_b64);
     cr_assert_str_eq(send->msg.key, "+/8=");
     pc_msg_free(&send->msg);

@@ -1,0 +1,68 @@
+#include "client/send_pool.h"
+
+#include <stdlib.h>
+
+/* A block while it is kept. */
+struct pc_send_block {
+    pc_send_block_t *next;
+};
+
+void pc_send_pool_init(pc_send_pool_t *p)
+{
+    atomic_init(&p->returned, NULL);
+    atomic_init(&p->n_returned, 0);
+    uv_mutex_init(&p->mu);
+    p->stash = NULL;
+}
+
+static void free_chain(pc_send_block_t *b)
+{
+    while (b) {
+        pc_send_block_t *next = b->next;
+        free(b);
+        b = next;
+    }
+}
+
+void pc_send_pool_destroy(pc_send_pool_t *p)
+{
+    free_chain(atomic_exchange(&p->returned, NULL));
+    free_chain(p->stash);
+    p->stash = NULL;
+    uv_mutex_destroy(&p->mu);
+}
+
+void *pc_send_pool_get(pc_send_pool_t *p, size_t size, bool *pooled)
+{
+    *pooled = p && size <= PC_SEND_BLOCK_SIZE;
+    if (!*pooled)
+        return malloc(size);
+    uv_mutex_lock(&p->mu);
+    pc_send_block_t *b = p->stash;
+    if (!b && (b = atomic_exchange(&p->returned, NULL))) {
+        /* The chain is ours now: count it off in one step (amortised over its blocks). */
+        size_t n = 0;
+        for (pc_send_block_t *x = b; x; x = x->next)
+            n++;
+        atomic_fetch_sub(&p->n_returned, n);
+    }
+    if (b)
+        p->stash = b->next;
+    uv_mutex_unlock(&p->mu);
+    return b ? (void *)b : malloc(PC_SEND_BLOCK_SIZE);
+}
+
+void pc_send_pool_put(pc_send_pool_t *p, void *block)
+{
+    pc_send_block_t *b = block;
+    if (atomic_fetch_add(&p->n_returned, 1) >= PC_SEND_POOL_MAX) {
+        atomic_fetch_sub(&p->n_returned, 1);
+        free(b);
+        return;
+    }
+    /* Push only; blocks leave by exchanging the whole stack, so no ABA. */
+    pc_send_block_t *top = atomic_load(&p->returned);
+    do
+        b->next = top;
+    while (!atomic_compare_exchange_weak(&p->returned, &top, b));
+}

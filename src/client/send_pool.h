@@ -1,0 +1,43 @@
+/* Recycled memory for accepted sends (pc_send_t blocks) of a client.
+ *
+ * A send is allocated on the sending thread and freed on the loop thread once its
+ * callback has run: a thousand per batch. Freed one by one into glibc's main arena, they
+ * merge into its top, which is trimmed back to the kernel and faulted in again (zeroed)
+ * by the next thousand sends: 40-odd page faults per batch. Here small blocks go round
+ * instead: any thread gives a block back with one compare-and-swap push onto a lock-free
+ * stack; a sender takes the whole stack at once (one exchange, so no ABA) into a stash
+ * it shares with other senders under a mutex, and takes blocks from there.
+ * Blocks up to PC_SEND_BLOCK_SIZE bytes are pooled; at most PC_SEND_POOL_MAX wait to be
+ * taken, and the stash holds no more than one such batch, so the pool keeps at most
+ * 2 x 4096 x 512 bytes (4 MiB).
+ * Thread-safe. */
+#ifndef PC_SEND_POOL_H
+#define PC_SEND_POOL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <uv.h>
+
+#define PC_SEND_BLOCK_SIZE 512
+#define PC_SEND_POOL_MAX 4096
+
+typedef struct pc_send_block pc_send_block_t;
+
+typedef struct pc_send_pool {
+    _Atomic(pc_send_block_t *) returned; /* given back, any thread */
+    atomic_size_t n_returned;            /* blocks on returned (may lag behind it) */
+    uv_mutex_t mu;                       /* senders: the stash */
+    pc_send_block_t *stash;
+} pc_send_pool_t;
+
+void pc_send_pool_init(pc_send_pool_t *p);
+/* Free every kept block. No thread may use the pool any more. */
+void pc_send_pool_destroy(pc_send_pool_t *p);
+/* size bytes: a pooled block when p is set and size <= PC_SEND_BLOCK_SIZE (*pooled set
+ * true), else malloc'ed. NULL when out of memory. */
+void *pc_send_pool_get(pc_send_pool_t *p, size_t size, bool *pooled);
+/* Give back a block pc_send_pool_get returned with *pooled true. */
+void pc_send_pool_put(pc_send_pool_t *p, void *block);
+
+#endif

@@ -1,0 +1,299 @@
+/* See pb_encode.h. Each encoder runs twice over the same code: with no output buffer to
+ * count, then to write, so size and bytes cannot disagree. */
+#include "wire/pb_encode.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+/* Where bytes go: p == NULL only counts. */
+typedef struct sink {
+    uint8_t *p;
+    size_t n;
+} sink;
+
+enum { WT_VARINT = 0, WT_LEN = 2 };
+
+static inline void put_varint(sink *s, uint64_t v)
+{
+    if (!s->p) {
+        do {
+            s->n++;
+            v >>= 7;
+        } while (v);
+        return;
+    }
+    uint8_t *o = s->p + s->n;
+    while (v >= 0x80) {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (uint8_t)v;
+    s->n = (size_t)(o - s->p);
+}
+
+static inline void put_bytes(sink *s, const void *data, size_t len)
+{
+    if (s->p && len)
+        memcpy(s->p + s->n, data, len);
+    s->n += len;
+}
+
+static inline void put_tag(sink *s, unsigned field, unsigned wire_type)
+{
+    put_varint(s, (uint64_t)(field << 3 | wire_type));
+}
+
+static inline void put_u64(sink *s, unsigned field, uint64_t v)
+{
+    put_tag(s, field, WT_VARINT);
+    put_varint(s, v);
+}
+
+/* int32 and enums: negative values as 64-bit two's complement, as protobuf does. */
+static inline void put_i32(sink *s, unsigned field, int32_t v)
+{
+    put_u64(s, field, (uint64_t)(int64_t)v);
+}
+
+static inline void put_bool(sink *s, unsigned field, int v)
+{
+    put_u64(s, field, v ? 1 : 0);
+}
+
+static inline void put_len(sink *s, unsigned field, const void *data, size_t len)
+{
+    put_tag(s, field, WT_LEN);
+    put_varint(s, len);
+    put_bytes(s, data, len);
+}
+
+/* A string field; a NULL required string is written empty, as protobuf-c does. */
+static inline void put_str(sink *s, unsigned field, const char *str)
+{
+    put_len(s, field, str, str ? strlen(str) : 0);
+}
+
+static inline bool has_unknown(const ProtobufCMessage *m)
+{
+    return m->n_unknown_fields != 0;
+}
+
+/* A sub-message protobuf-c packs: those off the hot path. */
+static void put_message(sink *s, unsigned field, const ProtobufCMessage *m)
+{
+    size_t len = protobuf_c_message_get_packed_size(m);
+    put_tag(s, field, WT_LEN);
+    put_varint(s, len);
+    if (s->p)
+        protobuf_c_message_pack(m, s->p + s->n);
+    s->n += len;
+}
+
+static void put_props(sink *s, unsigned field, Pulsar__Proto__KeyValue *const *kvs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (has_unknown(&kvs[i]->base)) {
+            put_message(s, field, &kvs[i]->base);
+            continue;
+        }
+        const char *k = kvs[i]->key ? kvs[i]->key : "";
+        const char *v = kvs[i]->value ? kvs[i]->value : "";
+        size_t kl = strlen(k), vl = strlen(v);
+        sink probe = { NULL, 0 };
+        put_len(&probe, 1, k, kl);
+        put_len(&probe, 2, v, vl);
+        put_tag(s, field, WT_LEN);
+        put_varint(s, probe.n);
+        put_len(s, 1, k, kl);
+        put_len(s, 2, v, vl);
+    }
+}
+
+static void send_fields(sink *s, const Pulsar__Proto__CommandSend *c)
+{
+    put_u64(s, 1, c->producer_id);
+    put_u64(s, 2, c->sequence_id);
+    if (c->has_num_messages)
+        put_i32(s, 3, c->num_messages);
+    if (c->has_txnid_least_bits)
+        put_u64(s, 4, c->txnid_least_bits);
+    if (c->has_txnid_most_bits)
+        put_u64(s, 5, c->txnid_most_bits);
+    if (c->has_highest_sequence_id)
+        put_u64(s, 6, c->highest_sequence_id);
+    if (c->has_is_chunk)
+        put_bool(s, 7, c->is_chunk);
+    if (c->has_marker)
+        put_bool(s, 8, c->marker);
+    if (c->message_id)
+        put_message(s, 9, &c->message_id->base);
+}
+
+/* A decoded message can carry fields this code does not know (protobuf-c keeps and
+ * re-packs them): such messages are packed by protobuf-c. */
+static size_t base_send_size(const Pulsar__Proto__CommandSend *send)
+{
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
+    cmd.send = (Pulsar__Proto__CommandSend *)send;
+    return pulsar__proto__base_command__get_packed_size(&cmd);
+}
+
+static size_t base_send_pack(const Pulsar__Proto__CommandSend *send, uint8_t *out)
+{
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND;
+    cmd.send = (Pulsar__Proto__CommandSend *)send;
+    return pulsar__proto__base_command__pack(&cmd, out);
+}
+
+static void send_command(sink *s, const Pulsar__Proto__CommandSend *c)
+{
+    sink probe = { NULL, 0 };
+    send_fields(&probe, c);
+    put_i32(s, 1, PULSAR__PROTO__BASE_COMMAND__TYPE__SEND);
+    put_tag(s, 6, WT_LEN);
+    put_varint(s, probe.n);
+    send_fields(s, c);
+}
+
+size_t pc_pb_send_command_size(const Pulsar__Proto__CommandSend *send)
+{
+    if (send->base.n_unknown_fields)
+        return base_send_size(send);
+    sink s = { NULL, 0 };
+    send_command(&s, send);
+    return s.n;
+}
+
+size_t pc_pb_send_command_pack(const Pulsar__Proto__CommandSend *send, uint8_t *out)
+{
+    if (send->base.n_unknown_fields)
+        return base_send_pack(send, out);
+    sink s = { out, 0 };
+    send_command(&s, send);
+    return s.n;
+}
+
+static void message_metadata(sink *s, const Pulsar__Proto__MessageMetadata *m)
+{
+    put_str(s, 1, m->producer_name);
+    put_u64(s, 2, m->sequence_id);
+    put_u64(s, 3, m->publish_time);
+    put_props(s, 4, m->properties, m->n_properties);
+    if (m->replicated_from)
+        put_str(s, 5, m->replicated_from);
+    if (m->partition_key)
+        put_str(s, 6, m->partition_key);
+    for (size_t i = 0; i < m->n_replicate_to; i++)
+        put_str(s, 7, m->replicate_to[i]);
+    if (m->has_compression)
+        put_i32(s, 8, (int32_t)m->compression);
+    if (m->has_uncompressed_size)
+        put_u64(s, 9, m->uncompressed_size);
+    if (m->has_num_messages_in_batch)
+        put_i32(s, 11, m->num_messages_in_batch);
+    if (m->has_event_time)
+        put_u64(s, 12, m->event_time);
+    for (size_t i = 0; i < m->n_encryption_keys; i++)
+        put_message(s, 13, &m->encryption_keys[i]->base);
+    if (m->encryption_algo)
+        put_str(s, 14, m->encryption_algo);
+    if (m->has_encryption_param)
+        put_len(s, 15, m->encryption_param.data, m->encryption_param.len);
+    if (m->has_schema_version)
+        put_len(s, 16, m->schema_version.data, m->schema_version.len);
+    if (m->has_partition_key_b64_encoded)
+        put_bool(s, 17, m->partition_key_b64_encoded);
+    if (m->has_ordering_key)
+        put_len(s, 18, m->ordering_key.data, m->ordering_key.len);
+    if (m->has_deliver_at_time)
+        put_u64(s, 19, (uint64_t)m->deliver_at_time);
+    if (m->has_marker_type)
+        put_i32(s, 20, m->marker_type);
+    if (m->has_txnid_least_bits)
+        put_u64(s, 22, m->txnid_least_bits);
+    if (m->has_txnid_most_bits)
+        put_u64(s, 23, m->txnid_most_bits);
+    if (m->has_highest_sequence_id)
+        put_u64(s, 24, m->highest_sequence_id);
+    if (m->has_null_value)
+        put_bool(s, 25, m->null_value);
+    if (m->uuid)
+        put_str(s, 26, m->uuid);
+    if (m->has_num_chunks_from_msg)
+        put_i32(s, 27, m->num_chunks_from_msg);
+    if (m->has_total_chunk_msg_size)
+        put_i32(s, 28, m->total_chunk_msg_size);
+    if (m->has_chunk_id)
+        put_i32(s, 29, m->chunk_id);
+    if (m->has_null_partition_key)
+        put_bool(s, 30, m->null_partition_key);
+    for (size_t i = 0; i < m->n_compacted_batch_indexes; i++)
+        put_i32(s, 31, m->compacted_batch_indexes[i]);
+    if (m->has_schema_id)
+        put_len(s, 32, m->schema_id.data, m->schema_id.len);
+    if (m->has_entry_hash_min)
+        put_u64(s, 33, m->entry_hash_min);
+    if (m->has_entry_hash_max)
+        put_u64(s, 34, m->entry_hash_max);
+}
+
+size_t pc_pb_message_metadata_size(const Pulsar__Proto__MessageMetadata *m)
+{
+    if (has_unknown(&m->base))
+        return protobuf_c_message_get_packed_size(&m->base);
+    sink s = { NULL, 0 };
+    message_metadata(&s, m);
+    return s.n;
+}
+
+size_t pc_pb_message_metadata_pack(const Pulsar__Proto__MessageMetadata *m, uint8_t *out)
+{
+    if (has_unknown(&m->base))
+        return protobuf_c_message_pack(&m->base, out);
+    sink s = { out, 0 };
+    message_metadata(&s, m);
+    return s.n;
+}
+
+static void single_message_metadata(sink *s, const Pulsar__Proto__SingleMessageMetadata *m)
+{
+    put_props(s, 1, m->properties, m->n_properties);
+    if (m->partition_key)
+        put_str(s, 2, m->partition_key);
+    put_i32(s, 3, m->payload_size);
+    if (m->has_compacted_out)
+        put_bool(s, 4, m->compacted_out);
+    if (m->has_event_time)
+        put_u64(s, 5, m->event_time);
+    if (m->has_partition_key_b64_encoded)
+        put_bool(s, 6, m->partition_key_b64_encoded);
+    if (m->has_ordering_key)
+        put_len(s, 7, m->ordering_key.data, m->ordering_key.len);
+    if (m->has_sequence_id)
+        put_u64(s, 8, m->sequence_id);
+    if (m->has_null_value)
+        put_bool(s, 9, m->null_value);
+    if (m->has_null_partition_key)
+        put_bool(s, 10, m->null_partition_key);
+}
+
+size_t pc_pb_single_message_metadata_size(const Pulsar__Proto__SingleMessageMetadata *m)
+{
+    if (has_unknown(&m->base))
+        return protobuf_c_message_get_packed_size(&m->base);
+    sink s = { NULL, 0 };
+    single_message_metadata(&s, m);
+    return s.n;
+}
+
+size_t pc_pb_single_message_metadata_pack(const Pulsar__Proto__SingleMessageMetadata *m,
+                                          uint8_t *out)
+{
+    if (has_unknown(&m->base))
+        return protobuf_c_message_pack(&m->base, out);
+    sink s = { out, 0 };
+    single_message_metadata(&s, m);
+    return s.n;
+}
