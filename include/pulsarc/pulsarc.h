@@ -155,7 +155,8 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *                                     other payload is pending (as in the Java client).
  *                                     An encrypting producer's messages count twice (the
  *                                     payload and its ciphertext, both held until the
- *                                     receipt).
+ *                                     receipt). Beyond the limit, the client keeps up to
+ *                                     4 MiB of recycled small-message blocks.
  *   initialBackoffIntervalMs  100     reconnect backoff (doubles, with jitter)
  *   maxBackoffIntervalMs      60000
  *   logLevel                  warn    debug | info | warn | error | off
