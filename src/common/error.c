@@ -130,10 +130,11 @@ pulsarc_result pc_fail(pulsarc_result res, const char *fmt, ...)
 
 pulsarc_result pc_result_from_server_error(int server_error)
 {
-    int code = PULSARC_ERR_BROKER_BASE + server_error;
-    if (server_error < 0 || code > PULSARC_ERR_BROKER_LAST)
+    /* The broker's enum value is not range-checked by protobuf-c: compare before adding,
+     * so a value near INT_MAX cannot overflow. */
+    if (server_error < 0 || server_error > PULSARC_ERR_BROKER_LAST - PULSARC_ERR_BROKER_BASE)
         return PULSARC_ERR_BROKER_UNKNOWN;
-    return (pulsarc_result)code;
+    return (pulsarc_result)(PULSARC_ERR_BROKER_BASE + server_error);
 }
 
 /* One list, the one the README's guarantees name. After a producer was created, only

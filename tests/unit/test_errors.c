@@ -1,5 +1,6 @@
 /* Result codes: names, texts, broker error mapping, per-thread detail. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <string.h>
 
 #include "PulsarApi.pb-c.h"
@@ -36,6 +37,10 @@ Test(errors, broker_errors_map_by_protocol_value)
                  PULSARC_ERR_BROKER_SERVICE_NOT_READY);
     cr_assert_eq(pc_result_from_server_error(999), PULSARC_ERR_BROKER_UNKNOWN);
     cr_assert_eq(pc_result_from_server_error(-3), PULSARC_ERR_BROKER_UNKNOWN);
+    /* Any int the broker sends, without overflow (UBSan checks the sum). */
+    cr_assert_eq(pc_result_from_server_error(INT_MAX), PULSARC_ERR_BROKER_UNKNOWN);
+    cr_assert_eq(pc_result_from_server_error(INT_MAX - 50), PULSARC_ERR_BROKER_UNKNOWN);
+    cr_assert_eq(pc_result_from_server_error(INT_MIN), PULSARC_ERR_BROKER_UNKNOWN);
 }
 
 Test(errors, terminal_errors_stop_retries)
