@@ -17,6 +17,7 @@
 
 #include "auth/auth_params.h"
 #include "common/error.h"
+#include "common/small_file.h"
 
 #define MAX_KEY_FILE (64 * 1024)
 #define DATA_PREFIX "data:application/json;base64,"
@@ -32,29 +33,20 @@ static const char *either(const pc_auth_params_t *kv, const char *a, const char 
  * the file, never its content. */
 static pulsarc_result read_key_file(const char *path, char **text)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    size_t n;
+    int err;
+    pc_small_file_status st = pc_read_small_file(path, MAX_KEY_FILE, text, &n, &err);
+    if (st == PC_SMALL_FILE_OK)
+        return PULSARC_OK;
+    if (st == PC_SMALL_FILE_NO_MEMORY)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    if (st == PC_SMALL_FILE_CANNOT_OPEN)
         return pc_fail(PULSARC_ERR_INVALID_CONFIG,
                        "authParams for oauth2: cannot read private_key %s: %s", path,
-                       strerror(errno));
-    char *buf = malloc(MAX_KEY_FILE + 1);
-    if (!buf) {
-        fclose(f);
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    }
-    size_t n = fread(buf, 1, MAX_KEY_FILE + 1, f);
-    int bad = ferror(f) || n > MAX_KEY_FILE;
-    fclose(f);
-    if (bad) {
-        explicit_bzero(buf, MAX_KEY_FILE + 1);
-        free(buf);
-        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
-                       "authParams for oauth2: cannot read private_key %s (or it is larger "
-                       "than %d bytes)", path, MAX_KEY_FILE);
-    }
-    buf[n] = '\0';
-    *text = buf;
-    return PULSARC_OK;
+                       strerror(err));
+    return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                   "authParams for oauth2: cannot read private_key %s (or it is larger "
+                   "than %d bytes)", path, MAX_KEY_FILE);
 }
 
 static pulsarc_result decode_data_url(const char *b64, char **text)

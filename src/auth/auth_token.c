@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/small_file.h"
 
 /* A token file larger than this is not a token (a JWT is a few hundred bytes). */
 #define MAX_TOKEN_FILE (64 * 1024)
@@ -43,30 +44,30 @@ static int set_trimmed(pc_auth_data_t *out, const char *s, size_t n)
 
 static pulsarc_result read_token_file(const char *path, pc_auth_data_t *out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    char *text;
+    size_t n;
+    int err;
+    switch (pc_read_small_file(path, MAX_TOKEN_FILE, &text, &n, &err)) {
+    case PC_SMALL_FILE_OK:
+        break;
+    case PC_SMALL_FILE_CANNOT_OPEN:
         return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "cannot read the token file %s: %s", path,
-                       strerror(errno));
-    char *buf = malloc(MAX_TOKEN_FILE + 1);
-    if (!buf) {
-        fclose(f);
+                       strerror(err));
+    case PC_SMALL_FILE_TOO_LARGE:
+        return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "the token file %s is larger than %d bytes",
+                       path, MAX_TOKEN_FILE);
+    case PC_SMALL_FILE_NO_MEMORY:
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    default:
+        return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "cannot read the token file %s", path);
     }
-    size_t n = fread(buf, 1, MAX_TOKEN_FILE + 1, f);
-    int failed = ferror(f);
-    fclose(f);
     pulsarc_result r = PULSARC_OK;
-    if (failed)
-        r = pc_fail(PULSARC_ERR_AUTH_PROVIDER, "cannot read the token file %s", path);
-    else if (n > MAX_TOKEN_FILE)
-        r = pc_fail(PULSARC_ERR_AUTH_PROVIDER, "the token file %s is larger than %d bytes",
-                    path, MAX_TOKEN_FILE);
-    else if (set_trimmed(out, buf, n) != 0)
+    if (set_trimmed(out, text, n) != 0)
         r = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     else if (out->len == 0)
         r = pc_fail(PULSARC_ERR_AUTH_PROVIDER, "the token file %s is empty", path);
-    explicit_bzero(buf, n < MAX_TOKEN_FILE + 1 ? n : MAX_TOKEN_FILE + 1);
-    free(buf);
+    explicit_bzero(text, n);
+    free(text);
     if (r != PULSARC_OK)
         pc_auth_data_free(out);
     return r;

@@ -10,6 +10,7 @@
 #include "client/config.h"
 #include "codec/crypto.h"
 #include "common/error.h"
+#include "common/small_file.h"
 
 /* A PEM public key is a few kilobytes; anything far larger is not one. */
 #define MAX_KEY_FILE (1024 * 1024)
@@ -95,18 +96,11 @@ int pc_producer_config_copy_keys(pulsarc_producer_config_t *dst,
 /* Is name in the comma-separated list? */
 static bool listed(const char *list, const char *name)
 {
-    size_t n = strlen(name);
-    for (const char *p = list; p && *p;) {
-        size_t len = strcspn(p, ",");
-        const char *s = p, *e = p + len;
-        while (s < e && (*s == ' ' || *s == '\t'))
-            s++;
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-            e--;
-        if ((size_t)(e - s) == n && memcmp(s, name, n) == 0)
+    size_t n = strlen(name), len;
+    const char *item;
+    while (list && pc_key_names_next(&list, &item, &len))
+        if (len == n && memcmp(item, name, n) == 0)
             return true;
-        p += len + (p[len] == ',');
-    }
     return false;
 }
 
@@ -213,25 +207,27 @@ pulsarc_result pulsarc_producer_config_set_crypto_key_reader(pulsarc_producer_co
 
 static pulsarc_result read_key_file(const char *name, const char *path, pc_buf_t *out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return pc_fail(PULSARC_ERR_CRYPTO, "cannot read the public key file %s of key \"%s\": %s",
-                       path, name, strerror(errno));
-    pulsarc_result r = PULSARC_OK;
-    uint8_t chunk[4096];
+    char *text;
     size_t n;
-    while (r == PULSARC_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (out->len + n > MAX_KEY_FILE)
-            r = pc_fail(PULSARC_ERR_CRYPTO, "the public key file %s of key \"%s\" is larger "
-                        "than %d bytes", path, name, MAX_KEY_FILE);
-        else if (pc_buf_append(out, chunk, n) != 0)
-            r = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    int err;
+    switch (pc_read_small_file(path, MAX_KEY_FILE, &text, &n, &err)) {
+    case PC_SMALL_FILE_OK:
+        break;
+    case PC_SMALL_FILE_CANNOT_OPEN:
+        return pc_fail(PULSARC_ERR_CRYPTO, "cannot read the public key file %s of key \"%s\": %s",
+                       path, name, strerror(err));
+    case PC_SMALL_FILE_TOO_LARGE:
+        return pc_fail(PULSARC_ERR_CRYPTO, "the public key file %s of key \"%s\" is larger "
+                       "than %d bytes", path, name, MAX_KEY_FILE);
+    case PC_SMALL_FILE_NO_MEMORY:
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    default:
+        return pc_fail(PULSARC_ERR_CRYPTO, "cannot read the public key file %s of key \"%s\"",
+                       path, name);
     }
-    if (r == PULSARC_OK && ferror(f))
-        r = pc_fail(PULSARC_ERR_CRYPTO, "cannot read the public key file %s of key \"%s\"",
-                    path, name);
-    fclose(f);
-    return r;
+    int failed = pc_buf_append(out, text, n);
+    free(text); /* a public key: nothing to wipe */
+    return failed ? pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory") : PULSARC_OK;
 }
 
 pulsarc_result pc_producer_config_fetch_key(void *ctx, const char *name, pc_key_material_t *out)

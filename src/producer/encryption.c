@@ -308,27 +308,40 @@ pulsarc_result pc_encryptor_seed(pc_encryptor_t *e, const uint8_t key[PC_AES_KEY
     return load(e, now, key);
 }
 
-/* The names of "a, b,c": trimmed, empty ones skipped. */
-static int split_names(pc_encryptor_t *e, const char *list)
+bool pc_key_names_next(const char **cursor, const char **name, size_t *len)
 {
-    const char *p = list;
+    const char *p = *cursor;
     while (*p) {
         size_t n = strcspn(p, ",");
         const char *s = p, *end = p + n;
+        p += n + (p[n] == ',');
         while (s < end && (*s == ' ' || *s == '\t'))
             s++;
         while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
             end--;
         if (end > s) {
-            char **grown = realloc(e->names, (e->n_names + 1) * sizeof *grown);
-            if (!grown)
-                return -1;
-            e->names = grown;
-            if (!(e->names[e->n_names] = strndup(s, (size_t)(end - s))))
-                return -1;
-            e->n_names++;
+            *cursor = p;
+            *name = s;
+            *len = (size_t)(end - s);
+            return true;
         }
-        p += n + (p[n] == ',');
+    }
+    *cursor = p;
+    return false;
+}
+
+static int split_names(pc_encryptor_t *e, const char *list)
+{
+    const char *name;
+    size_t len;
+    while (pc_key_names_next(&list, &name, &len)) {
+        char **grown = realloc(e->names, (e->n_names + 1) * sizeof *grown);
+        if (!grown)
+            return -1;
+        e->names = grown;
+        if (!(e->names[e->n_names] = strndup(name, len)))
+            return -1;
+        e->n_names++;
     }
     return 0;
 }

@@ -46,6 +46,11 @@ typedef enum pc_crypto_failure_action {
     PC_CRYPTO_SEND = 1, /* it is published unencrypted */
 } pc_crypto_failure_action;
 
+/* Step through a comma-separated key-name list ("a, b,c"): each call gives the next name,
+ * trimmed of blanks (empty names skipped), as a pointer into the list and a length.
+ * *cursor starts at the list; returns false at its end. */
+bool pc_key_names_next(const char **cursor, const char **name, size_t *len);
+
 typedef struct pc_enc_settings {
     const char *key_names;  /* comma-separated; NULL or "": no encryption (borrowed) */
     pc_key_fetch_fn fetch;

@@ -57,6 +57,16 @@ def unique_topic(request):
     return make
 
 
+@pytest.fixture
+def dedup_topic(unique_topic):
+    """dedup_topic() or dedup_topic('prefix') -> a fresh topic name in ph.DEDUP_NAMESPACE,
+    where deduplication is on by namespace policy (see pulsar_helpers for why never by
+    topic policy). Create it, then ph.wait_deduplication_enabled() before producing."""
+    def make(prefix: str | None = None) -> str:
+        return unique_topic(prefix, namespace=ph.ensure_dedup_namespace())
+    return make
+
+
 @pytest.fixture(scope="session")
 def pulsar_client(broker):
     """One official client for the whole session (creating one per test is slow)."""

@@ -287,12 +287,12 @@ def test_short_rotation_period_changes_the_data_key(service_url, unique_topic, t
     assert_same_set(gen_messages(90), received)
 
 
-def test_data_key_kept_across_reconnects(service_url, unique_topic, tmp_path, keys):
+def test_data_key_kept_across_reconnects(service_url, dedup_topic, tmp_path, keys):
     """Topic unloads make the producer reconnect and resend; the data key (and so the
     wrapped key every entry carries) stays the same, and deduplication still works."""
-    topic = unique_topic()
+    topic = dedup_topic()
     ph.create_topic(topic)
-    ph.enable_topic_deduplication(topic)
+    ph.wait_deduplication_enabled(topic)
     stop = threading.Event()
     unloads = []
     unloader = threading.Thread(
@@ -457,12 +457,13 @@ def test_java_consumer_decrypts_too(service_url, unique_topic, tmp_path, keys, j
 
 @pytest.mark.proxy
 @pytest.mark.parametrize("dedup,batching", [(True, "true"), (True, "false"), (False, "false")])
-def test_resend_after_cuts_repeats_the_same_ciphertext(service_url, unique_topic, tmp_path,
-                                                       keys, fault_proxy, dedup, batching):
-    topic = unique_topic()
+def test_resend_after_cuts_repeats_the_same_ciphertext(service_url, unique_topic, dedup_topic,
+                                                       tmp_path, keys, fault_proxy, dedup,
+                                                       batching):
+    topic = dedup_topic() if dedup else unique_topic()
     ph.create_topic(topic)
     if dedup:
-        ph.enable_topic_deduplication(topic)
+        ph.wait_deduplication_enabled(topic)
     count = 6000
     fault_proxy.schedule_cuts(0.5, 1.5)
     try:

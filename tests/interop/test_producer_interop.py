@@ -63,11 +63,10 @@ def test_message_ids_deserialize_in_the_official_client(service_url, unique_topi
             (got["message_id"][0], got["message_id"][1], got["message_id"][3])
 
 
-def test_user_named_producer_and_sequence_ids_match_the_broker(service_url, unique_topic, tmp_path):
-    topic = unique_topic()
+def test_user_named_producer_and_sequence_ids_match_the_broker(service_url, dedup_topic, tmp_path):
+    topic = dedup_topic()
     ph.create_topic(topic)
-    ph.set_topic_deduplication(topic, True)
-    ph.wait_for(lambda: ph.get_topic_deduplication(topic) is True, timeout_s=30)
+    ph.wait_deduplication_enabled(topic)
     name = "pulsarc-interop-" + topic.rsplit("-", 1)[-1]
     first, ids = run_producer(service_url, topic, 2000, "async", tmp_path, "--name", name)
     assert first["producer"] == name and first["last_seq"] == 1999
@@ -145,12 +144,11 @@ def test_topic_in_missing_tenant_reports_the_broker_error(service_url):
     assert proc.stderr, "an explanation on stderr"
 
 
-def test_cli_chunking_compression_and_explicit_sequence_ids(service_url, unique_topic, tmp_path):
+def test_cli_chunking_compression_and_explicit_sequence_ids(service_url, dedup_topic, tmp_path):
     import os
-    topic = unique_topic()
+    topic = dedup_topic()
     ph.create_topic(topic)
-    ph.set_topic_deduplication(topic, True)
-    ph.wait_for(lambda: ph.get_topic_deduplication(topic) is True, timeout_s=30)
+    ph.wait_deduplication_enabled(topic)
     big = tmp_path / "big.bin"
     big.write_bytes(os.urandom(8 * 1024 * 1024))
     args = [topic, "-u", service_url, "-f", str(big), "-m", "small", "-c", "-z", "zstd",

@@ -20,21 +20,20 @@ COUNT = 100_000
 
 
 def enable_dedup(topic, partitions):
-    # A partitioned topic's policy covers its partitions.
+    """Create a topic of the dedup namespace and wait until deduplication is on."""
     if partitions:
         ph.create_partitioned_topic(topic, partitions)
     else:
         ph.create_topic(topic)
-    ph.set_topic_deduplication(topic, True)
-    ph.wait_for(lambda: ph.get_topic_deduplication(topic) is True, timeout_s=30)
+    ph.wait_deduplication_enabled(topic, partitions)
 
 
 @pytest.mark.parametrize("dedup,batching,partitions", [
     (True, "true", 0), (True, "false", 0), (True, "true", 3), (False, "true", 0),
     (False, "false", 3)])
-def test_random_cuts_lose_nothing(service_url, unique_topic, tmp_path, fault_proxy,
+def test_random_cuts_lose_nothing(service_url, unique_topic, dedup_topic, tmp_path, fault_proxy,
                                   dedup, batching, partitions):
-    topic = unique_topic()
+    topic = dedup_topic() if dedup else unique_topic()
     if dedup:
         enable_dedup(topic, partitions)
     elif partitions:
@@ -261,15 +260,15 @@ def check_stall_outcome(topic, summary, ids, err, dedup, send_timeout_ms):
 
 
 @pytest.mark.parametrize("dedup,send_timeout_ms", [(True, 0), (False, 0), (True, 30000)])
-def test_stall_past_keepalive_loses_nothing(service_url, unique_topic, tmp_path, fault_proxy,
-                                            dedup, send_timeout_ms):
+def test_stall_past_keepalive_loses_nothing(service_url, unique_topic, dedup_topic, tmp_path,
+                                            fault_proxy, dedup, send_timeout_ms):
     """The proxy freezes the connection until the client, its pings unanswered, has dropped
     it and opened another; then traffic flows again (the old connection's held messages
     included). Every message is stored (once with deduplication), none reported failed."""
-    topic = unique_topic()
+    topic = dedup_topic() if dedup else unique_topic()
     ph.create_topic(topic)
     if dedup:
-        ph.enable_topic_deduplication(topic)
+        ph.wait_deduplication_enabled(topic)
     fault_proxy.set_filter(PULSARC)  # only the client under test; the readers are spared
     p = start_stall_producer(service_url, topic, tmp_path, "stall-" + topic[-12:], send_timeout_ms)
     try:
@@ -283,15 +282,15 @@ def test_stall_past_keepalive_loses_nothing(service_url, unique_topic, tmp_path,
     check_stall_outcome(topic, summary, ids, p.err, dedup, send_timeout_ms)
 
 
-def test_stall_while_the_name_is_taken_retries_producer_busy(service_url, unique_topic, tmp_path,
+def test_stall_while_the_name_is_taken_retries_producer_busy(service_url, dedup_topic, tmp_path,
                                                              fault_proxy):
     """As above, but while pulsarc is cut off another producer registers with its name
     (the broker finds the stalled connection dead after its liveness check and lets it).
     pulsarc's re-registration then gets ProducerBusy until that producer closes: an error
     to retry with backoff, not a reason to stop and fail the messages."""
-    topic = unique_topic()
+    topic = dedup_topic()
     ph.create_topic(topic)
-    ph.enable_topic_deduplication(topic)
+    ph.wait_deduplication_enabled(topic)
     fault_proxy.set_filter(PULSARC)
     name = "busy-" + topic[-12:]
     p = start_stall_producer(service_url, topic, tmp_path, name, 0)

@@ -27,16 +27,15 @@ def unload_repeatedly(topic, stop, every_s=0.4, partitions=0):
 
 @pytest.mark.parametrize("dedup,batching,partitions", [
     (True, "true", 0), (True, "false", 0), (False, "true", 0), (True, "true", 3)])
-def test_unloads_lose_nothing(service_url, unique_topic, tmp_path, dedup, batching, partitions):
-    topic = unique_topic()
+def test_unloads_lose_nothing(service_url, unique_topic, dedup_topic, tmp_path, dedup, batching,
+                              partitions):
+    topic = dedup_topic() if dedup else unique_topic()
     if partitions:
         ph.create_partitioned_topic(topic, partitions)
     else:
         ph.create_topic(topic)
     if dedup:
-        ph.set_namespace_deduplication(True) if partitions else ph.set_topic_deduplication(topic, True)
-        if not partitions:
-            ph.wait_for(lambda: ph.get_topic_deduplication(topic) is True, timeout_s=30)
+        ph.wait_deduplication_enabled(topic, partitions)
     count = 6000
     stop = threading.Event()
     unloader = threading.Thread(target=unload_repeatedly, args=(topic, stop),
@@ -49,8 +48,6 @@ def test_unloads_lose_nothing(service_url, unique_topic, tmp_path, dedup, batchi
     finally:
         stop.set()
         unloader.join()
-        if dedup and partitions:
-            ph.set_namespace_deduplication(False)
     assert summary["sent"] == count and summary["failed"] == 0, summary
     received = (ph.read_partitioned(topic, count, timeout_s=90, extra_wait_s=3.0) if partitions
                 else ph.read_messages(topic, count, timeout_s=90, extra_wait_s=3.0))
