@@ -1,0 +1,94 @@
+/* Counting and reporting what became of each message (outcome.h). */
+#include "outcome.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "stop.h"
+#include "util.h"
+
+/* Failures are printed one per line; past this many only --verbose keeps printing them, so a
+ * dead broker under -n 1000000 does not bury the summary in a million identical lines. */
+#define MAX_REPORTED_FAILURES 100
+
+/* "ledger:entry:partition:batch_index": 2 x int64 + 2 x int32 + separators < 96. */
+#define MESSAGE_ID_STR_MAX 96
+
+static struct {
+    atomic_uint_fast64_t sent;
+    atomic_uint_fast64_t failed;
+    atomic_uint_fast64_t sent_bytes;
+    atomic_uint_fast64_t reported; /* failure lines printed so far */
+} stats;
+
+/* Set before the client starts (so the loop thread sees it), read-only afterwards. */
+static bool g_verbose;
+
+void set_verbose_outcome(bool verbose)
+{
+    g_verbose = verbose;
+}
+
+static void report_failure(uint64_t index, pulsarc_result res, const char *what,
+                           const char *detail)
+{
+    uint_fast64_t n = atomic_fetch_add(&stats.reported, 1);
+    if (n < MAX_REPORTED_FAILURES || g_verbose) {
+        fprintf(stderr, PROG ": message %" PRIu64 " %s: %s [%s]%s%s\n", index, what,
+                pulsarc_strerror(res), pulsarc_result_name(res), detail[0] ? ": " : "",
+                detail);
+    } else if (n == MAX_REPORTED_FAILURES) {
+        fprintf(stderr, PROG ": further failures are counted but not printed (--verbose prints all)\n");
+    }
+}
+
+void count_failure(uint64_t index, pulsarc_result res, const char *what, const char *detail)
+{
+    atomic_fetch_add(&stats.failed, 1);
+    report_failure(index, res, what, detail);
+}
+
+/* Whether a failure says the producer has stopped, so that every later message would
+ * only fail the same way: a terminal error (topic terminated, producer fenced, not
+ * authorised, ...) or a closed producer. Other failures (a send timeout, a full queue, a
+ * message too big) concern their own message, and sending goes on. */
+static bool stops_producer(pulsarc_result res)
+{
+    return pulsarc_result_is_terminal(res) || res == PULSARC_ERR_ALREADY_CLOSED;
+}
+
+void message_failed(uint64_t index, pulsarc_result res, const char *what)
+{
+    char detail[DETAIL_MAX];
+    copy_error_detail(detail);
+    count_failure(index, res, what, detail);
+    if (stops_producer(res))
+        stop_sending(res, detail);
+}
+
+void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
+                  const pulsarc_message_id_t *id, void *ctx)
+{
+    (void)producer;
+    struct send_ctx *sc = ctx;
+    if (res == PULSARC_OK) {
+        atomic_fetch_add(&stats.sent, 1);
+        atomic_fetch_add(&stats.sent_bytes, sc->len);
+        if (g_verbose) {
+            char buf[MESSAGE_ID_STR_MAX];
+            pulsarc_message_id_str(id, buf, sizeof buf);
+            fprintf(stderr, PROG ": message %" PRIu64 " persisted as %s\n", sc->index, buf);
+        }
+    } else {
+        message_failed(sc->index, res, "failed");
+    }
+    free(sc);
+}
+
+struct outcome_totals outcome_totals(void)
+{
+    return (struct outcome_totals){atomic_load(&stats.sent), atomic_load(&stats.failed),
+                                   atomic_load(&stats.sent_bytes)};
+}
