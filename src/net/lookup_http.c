@@ -218,36 +218,32 @@ static pulsarc_result status_result(long status)
     }
 }
 
-static pulsarc_result status_failure(const http_lookup_t *lk, long status, const char *body,
-                                     size_t len)
+static const char *what_of(const pc_http_lookup_query_t *q)
 {
-    char reason[400];
-    server_reason(body, len, reason, sizeof reason);
-    return pc_fail(status_result(status), "HTTP %s of %s via %s:%d: status %ld%s",
-                   lk->reply.partitions ? "partition metadata" : "lookup", lk->name.full,
-                   lk->service.host, lk->service.port, status, reason);
+    return q->partitions ? "partition metadata" : "lookup";
 }
 
-static pulsarc_result parse_partitions(const http_lookup_t *lk, json_t *root, int *out)
+static pulsarc_result parse_partitions(const pc_http_lookup_query_t *q, json_t *root, int *out)
 {
     json_t *v = json_object_get(root, "partitions");
     if (!json_is_integer(v))
         return pc_fail(PULSARC_ERR_PROTOCOL, "partition metadata of %s has no \"partitions\"",
-                       lk->name.full);
+                       q->topic);
     json_int_t n = json_integer_value(v);
     /* Each partition costs a producer: no real topic has more than this. */
     if (n < 0 || n > PC_MAX_PARTITIONS)
         return pc_fail(PULSARC_ERR_PROTOCOL, "partition metadata of %s claims %lld partitions "
-                       "(at most %d)", lk->name.full, (long long)n, PC_MAX_PARTITIONS);
+                       "(at most %d)", q->topic, (long long)n, PC_MAX_PARTITIONS);
     *out = (int)n;
     return PULSARC_OK;
 }
 
 /* The broker to connect to: brokerUrlTls (pulsar+ssl://) when the service URL is https,
  * which never falls back to plain text; brokerUrl (pulsar://) otherwise. */
-static pulsarc_result parse_broker(const http_lookup_t *lk, json_t *root, pc_host_port_t *out)
+static pulsarc_result parse_broker(const pc_http_lookup_query_t *q, json_t *root,
+                                   pc_host_port_t *out)
 {
-    bool want_tls = lk->rt->service->tls;
+    bool want_tls = q->tls;
     const char *url = json_string_value(json_object_get(root, want_tls ? "brokerUrlTls"
                                                                        : "brokerUrl"));
     /* Brokers also write the TLS address as "brokerUrlSsl" (a getter of the same field),
@@ -257,13 +253,38 @@ static pulsarc_result parse_broker(const http_lookup_t *lk, json_t *root, pc_hos
     if (want_tls && (!url || !*url))
         return pc_fail(PULSARC_ERR_PROTOCOL, "the lookup answer for %s gives no TLS address "
                        "(brokerUrlTls) though the service URL is https://: is "
-                       "brokerServicePortTls set on the broker?", lk->name.full);
+                       "brokerServicePortTls set on the broker?", q->topic);
     bool tls = false;
     if (!url || pc_broker_url_parse(url, out, &tls) != 0 || tls != want_tls)
         return pc_fail(PULSARC_ERR_PROTOCOL, "HTTP lookup of %s answered with a bad broker URL "
-                       "\"%.200s\"%s", lk->name.full, url ? url : "",
+                       "\"%.200s\"%s", q->topic, url ? url : "",
                        want_tls && !tls ? " (expected pulsar+ssl://)" : "");
     return PULSARC_OK;
+}
+
+pulsarc_result pc_http_lookup_judge(const pc_http_lookup_query_t *q, long status,
+                                    const char *body, size_t len, pc_host_port_t *broker,
+                                    int *partitions)
+{
+    *partitions = 0;
+    if (status != 200) {
+        char reason[400];
+        server_reason(body, len, reason, sizeof reason);
+        return pc_fail(status_result(status), "HTTP %s of %s via %s:%d: status %ld%s",
+                       what_of(q), q->topic, q->via_host, q->via_port, status, reason);
+    }
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, 0, &jerr);
+    pulsarc_result res;
+    if (!json_is_object(root))
+        res = pc_fail(PULSARC_ERR_PROTOCOL, "HTTP %s of %s: the answer is not a JSON object "
+                      "(%s)", what_of(q), q->topic, root ? "another JSON value" : jerr.text);
+    else if (q->partitions)
+        res = parse_partitions(q, root, partitions);
+    else
+        res = parse_broker(q, root, broker);
+    json_decref(root);
+    return res;
 }
 
 static void on_answer(pulsarc_result res, long status, const char *body, size_t len, void *ctx)
@@ -274,23 +295,13 @@ static void on_answer(pulsarc_result res, long status, const char *body, size_t 
             finish(lk, res, NULL, 0);
         return;
     }
-    if (status != 200) {
-        finish(lk, status_failure(lk, status, body, len), NULL, 0);
-        return;
-    }
-    json_error_t jerr;
-    json_t *root = json_loadb(body, len, 0, &jerr);
+    pc_http_lookup_query_t q = { .topic = lk->name.full, .via_host = lk->service.host,
+                                 .via_port = lk->service.port,
+                                 .partitions = lk->reply.partitions,
+                                 .tls = lk->rt->service->tls };
     pc_host_port_t broker;
-    int partitions = 0;
-    if (!json_is_object(root))
-        res = pc_fail(PULSARC_ERR_PROTOCOL, "HTTP %s of %s: the answer is not a JSON object "
-                      "(%s)", lk->reply.partitions ? "partition metadata" : "lookup", lk->name.full,
-                      root ? "another JSON value" : jerr.text);
-    else if (lk->reply.partitions)
-        res = parse_partitions(lk, root, &partitions);
-    else
-        res = parse_broker(lk, root, &broker);
-    json_decref(root);
+    int partitions;
+    res = pc_http_lookup_judge(&q, status, body, len, &broker, &partitions);
     finish(lk, res, res == PULSARC_OK ? &broker : NULL, partitions);
 }
 
