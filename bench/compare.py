@@ -101,8 +101,10 @@ class Pulsarc(Tool):
         return None
 
     def argv(self, case, url, topic):
+        # --latency-every 1: every message timed, as the peers' tools do, so the tools'
+        # own bookkeeping is alike in every client's CPU (pulsarc-perf alone samples).
         a = [self.path, "-u", url, "-t", topic, "-s", str(case.size), "-d", "100000",
-             "-m", str(MAX_PENDING)]
+             "-m", str(MAX_PENDING), "--latency-every", "1"]
         if case.rate:
             a += ["-r", str(case.rate)]
         if not case.batched:
