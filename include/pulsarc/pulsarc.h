@@ -156,7 +156,10 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *                                     An encrypting producer's messages count twice (the
  *                                     payload and its ciphertext, both held until the
  *                                     receipt). Beyond the limit, the client keeps up to
- *                                     4 MiB of recycled small-message blocks.
+ *                                     4 MiB of recycled small-message blocks, and the
+ *                                     memory of the last copied payload of 32 MiB or more
+ *                                     (for the next such send; freed when a producer
+ *                                     closes or the client is destroyed).
  *   initialBackoffIntervalMs  100     reconnect backoff (doubles, with jitter)
  *   maxBackoffIntervalMs      60000
  *   logLevel                  warn    debug | info | warn | error | off

@@ -6,6 +6,7 @@
 #include "client/send_pool.h"
 #include "common/error.h"
 #include "schema/schema.h"
+#include "wire/crc32c_blocks.h"
 
 pulsarc_message_t *pulsarc_message_new(void)
 {
@@ -191,33 +192,42 @@ pulsarc_result pulsarc_message_set_sequence_id(pulsarc_message_t *m, int64_t id)
 static void free_send(pc_msg_t *m)
 {
     pc_send_t *s = pc_send_of(m);
-    if (s->pool)
+    if (s->large_block)
+        pc_send_pool_put_large(s->pool, s);
+    else if (s->pool)
         pc_send_pool_put(s->pool, s);
     else
         free(s);
 }
 
-/* Lay out the send, property table, strings and (copy mode) payload in one block. */
-pc_send_t *pc_send_from_builder(pc_send_pool_t *pool, pulsarc_message_t *b)
+/* Lay out the send, property table, block CRCs (when with_crcs), strings and (copy mode)
+ * payload in one block. */
+static pc_send_t *send_from_builder(pc_send_pool_t *pool, pulsarc_message_t *b, bool with_crcs,
+                                    const uint32_t *known_crcs)
 {
     size_t strings = 0;
     for (size_t i = 0; i < b->n_props; i++)
         strings += strlen(b->props[i].key) + strlen(b->props[i].value) + 2;
     size_t key_len = b->key ? strlen(b->key) + 1 : 0;
     size_t copy_len = b->free_cb ? 0 : b->payload_len;
-    size_t size = sizeof(pc_send_t) + b->n_props * sizeof(pc_property_t) + strings + key_len +
-                  b->ordering_key_len + copy_len;
-    bool pooled;
-    pc_send_t *s = pc_send_pool_get(pool, size, &pooled);
+    size_t n_crcs = with_crcs ? pc_crc32c_block_count(b->payload_len) : 0;
+    size_t size = sizeof(pc_send_t) + b->n_props * sizeof(pc_property_t) +
+                  n_crcs * sizeof(uint32_t) + strings + key_len + b->ordering_key_len + copy_len;
+    bool large = pool && size >= PC_SEND_LARGE_MIN, pooled = false;
+    pc_send_t *s = large ? pc_send_pool_get_large(pool, size)
+                         : pc_send_pool_get(pool, size, &pooled);
     if (!s)
         return NULL;
     memset(s, 0, sizeof *s);
-    s->pool = pooled ? pool : NULL;
+    s->pool = pooled || large ? pool : NULL;
+    s->large_block = large;
     pc_msg_t *m = &s->msg;
     m->release = free_send;
     char *p = (char *)(s + 1);
     pc_property_t *props = (pc_property_t *)p;
     p += b->n_props * sizeof(pc_property_t);
+    uint32_t *crcs = (uint32_t *)p; /* aligned: it follows the send and the pointer table */
+    p += n_crcs * sizeof(uint32_t);
     for (size_t i = 0; i < b->n_props; i++) {
         size_t kl = strlen(b->props[i].key) + 1, vl = strlen(b->props[i].value) + 1;
         props[i].key = memcpy(p, b->props[i].key, kl);
@@ -246,11 +256,18 @@ pc_send_t *pc_send_from_builder(pc_send_pool_t *pool, pulsarc_message_t *b)
         b->payload_len = 0;
         b->free_cb = NULL;
         b->free_ctx = NULL;
+        if (n_crcs && known_crcs)
+            memcpy(crcs, known_crcs, n_crcs * sizeof *crcs);
+        else if (n_crcs)
+            pc_crc32c_blocks(m->payload, m->payload_len, crcs);
     } else {
-        if (copy_len)
+        if (n_crcs)
+            pc_crc32c_copy_blocks(p, b->payload, copy_len, crcs);
+        else if (copy_len)
             memcpy(p, b->payload, copy_len);
         m->payload = (const uint8_t *)p;
     }
+    m->block_crcs = n_crcs ? crcs : NULL;
     m->event_time = b->event_time;
     m->deliver_at = b->deliver_at;
     m->sequence_id = b->sequence_id;
@@ -259,6 +276,17 @@ pc_send_t *pc_send_from_builder(pc_send_pool_t *pool, pulsarc_message_t *b)
     m->null_value = b->null_value;
     m->schema = pc_schema_ref(b->schema);
     return s;
+}
+
+pc_send_t *pc_send_from_builder(pc_send_pool_t *pool, pulsarc_message_t *b)
+{
+    return send_from_builder(pool, b, false, NULL);
+}
+
+pc_send_t *pc_send_from_builder_crcs(pc_send_pool_t *pool, pulsarc_message_t *b,
+                                     const uint32_t *known_crcs)
+{
+    return send_from_builder(pool, b, true, known_crcs);
 }
 
 pulsarc_result pulsarc_message_set_schema(pulsarc_message_t *m, const pulsarc_schema_t *schema)

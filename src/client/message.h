@@ -44,6 +44,7 @@ typedef struct pc_send {
     struct pulsarc_producer *producer;
     size_t reserved_bytes;          /* memory-limit bytes held until completion */
     struct pc_send_pool *pool;      /* where the block goes back, or NULL: free() */
+    bool large_block;               /* it goes back to the pool's large-block slot */
     pc_msg_t msg;
 } pc_send_t;
 
@@ -55,5 +56,11 @@ static inline pc_send_t *pc_send_of(pc_msg_t *m)
 /* Copy the builder into a new accepted send, in a block from pool (client/send_pool.h). In borrow mode the payload is taken over
  * and the builder left without one. NULL when out of memory. */
 pc_send_t *pc_send_from_builder(struct pc_send_pool *pool, pulsarc_message_t *b);
+/* The same, and the send keeps the payload's block CRCs (wire/crc32c_blocks.h, in
+ * msg.block_crcs) for the frames built from it: a copied payload is checksummed block by
+ * block as it is copied; a borrowed one's CRCs are known_crcs when given (computed by the
+ * caller, e.g. before waiting for room), else computed here. */
+pc_send_t *pc_send_from_builder_crcs(struct pc_send_pool *pool, pulsarc_message_t *b,
+                                     const uint32_t *known_crcs);
 
 #endif

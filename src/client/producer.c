@@ -14,7 +14,7 @@
 #include "producer/partition_producer.h"
 #include "routing/router.h"
 #include "schema/schema.h"
-#include "wire/crc32c.h"
+#include "wire/crc32c_blocks.h"
 
 /* ---- admission -------------------------------------------------------------- */
 
@@ -136,23 +136,38 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
 
 /* ---- sending ---------------------------------------------------------------- */
 
-/* Large payloads that travel alone and unchanged (no compression, no chunks, not batched)
- * get their frame CRC here, on the sending thread: the loop thread, which also writes
- * every frame, is the one that runs out of time. Op building uses it only if the bytes it
- * sends are still the payload's (op_build.c). */
+/* Large payloads that travel unchanged (no compression, no encryption, not batched),
+ * whole or in chunks, get their CRCs here, on the sending thread: the loop thread, which
+ * also writes every frame, is the one that runs out of time. They are kept per block
+ * (wire/crc32c_blocks.h), so the loop derives any chunk's CRC from them whatever the
+ * chunk bounds turn out to be; op building uses them only if the bytes it sends are still
+ * the payload's (op_build.c). */
 #define SENDER_CRC_MIN (64 * 1024)
 
-static bool crc_on_sender(const pulsarc_producer_t *p, const pc_msg_t *m,
-                          uint32_t max_message_size)
+static bool crcs_on_sender(const pulsarc_producer_t *p, const pulsarc_message_t *m)
 {
     /* Compressed or encrypted bytes are made on the loop: a CRC of these would be wasted. */
     if (m->payload_len < SENDER_CRC_MIN || p->conf.compression != PC_CODEC_NONE ||
         p->conf.encryption_keys)
         return false;
-    if (p->conf.chunking_enabled && m->payload_len > max_message_size)
-        return false;
     return !p->conf.batching_enabled || m->deliver_at ||
            m->payload_len >= (uint64_t)p->conf.batching_max_bytes;
+}
+
+/* A borrowed payload stays as it is until its callback, so its CRCs can be computed before
+ * the send waits for room: while the loop thread is still writing the messages before it
+ * (a payload above memoryLimitBytes waits for all of them). NULL if not wanted or out of
+ * memory (then they are computed after admission). A copied payload is checksummed as it
+ * is copied instead: checksumming it early as well would read it from memory twice, which
+ * measured slower for 100 MiB chunked messages. */
+static uint32_t *early_crcs(const pulsarc_message_t *m, bool wanted)
+{
+    if (!wanted || !m->free_cb)
+        return NULL;
+    uint32_t *crcs = malloc(pc_crc32c_block_count(m->payload_len) * sizeof *crcs);
+    if (crcs)
+        pc_crc32c_blocks(m->payload, m->payload_len, crcs);
+    return crcs;
 }
 
 static void run_send(pc_task_t *t)
@@ -222,17 +237,19 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
                        "the custom router chose a partition out of range");
     size_t charge = memory_charge(p, msg->payload_len);
+    bool crcs = crcs_on_sender(p, msg);
+    uint32_t *known_crcs = early_crcs(msg, crcs);
     pulsarc_result res = admit(p, charge);
-    if (res != PULSARC_OK)
+    if (res != PULSARC_OK) {
+        free(known_crcs);
         return res;
-    pc_send_t *s = pc_send_from_builder(&p->client->send_pool, msg);
+    }
+    pc_send_t *s = crcs ? pc_send_from_builder_crcs(&p->client->send_pool, msg, known_crcs)
+                        : pc_send_from_builder(&p->client->send_pool, msg);
+    free(known_crcs);
     if (!s) {
         release(p, charge);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    }
-    if (crc_on_sender(p, &s->msg, max)) {
-        s->msg.payload_crc = pc_crc32c(0, s->msg.payload, s->msg.payload_len);
-        s->msg.has_payload_crc = true;
     }
     s->reserved_bytes = charge;
     s->cb = cb;
@@ -417,6 +434,7 @@ static void on_closed(pulsarc_producer_t *p, pulsarc_result res, void *ctx)
     done_task *d = ctx;
     atomic_store(&p->state, P_CLOSED);
     p->closing_on_loop = false;
+    pc_send_pool_trim(&p->client->send_pool); /* a large block kept for its next send */
     if (d->cb)
         d->cb(p, res, d->ctx);
     free(d);

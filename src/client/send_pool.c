@@ -1,5 +1,7 @@
 #include "client/send_pool.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 /* A block while it is kept. */
@@ -13,6 +15,7 @@ void pc_send_pool_init(pc_send_pool_t *p)
     atomic_init(&p->n_returned, 0);
     uv_mutex_init(&p->mu);
     p->stash = NULL;
+    p->large = NULL;
 }
 
 static void free_chain(pc_send_block_t *b)
@@ -29,6 +32,7 @@ void pc_send_pool_destroy(pc_send_pool_t *p)
     free_chain(atomic_exchange(&p->returned, NULL));
     free_chain(p->stash);
     p->stash = NULL;
+    pc_send_pool_trim(p);
     uv_mutex_destroy(&p->mu);
 }
 
@@ -65,4 +69,50 @@ void pc_send_pool_put(pc_send_pool_t *p, void *block)
     do
         b->next = top;
     while (!atomic_compare_exchange_weak(&p->returned, &top, b));
+}
+
+/* What precedes a large block: its capacity. */
+typedef union large_head {
+    size_t cap;
+    max_align_t align;
+} large_head_t;
+
+void *pc_send_pool_get_large(pc_send_pool_t *p, size_t size)
+{
+    if (size > SIZE_MAX - sizeof(large_head_t))
+        return NULL;
+    uv_mutex_lock(&p->mu);
+    large_head_t *h = p->large;
+    p->large = NULL;
+    uv_mutex_unlock(&p->mu);
+    if (h && h->cap < size) {
+        free(h);
+        h = NULL;
+    }
+    if (!h) {
+        h = malloc(sizeof *h + size);
+        if (!h)
+            return NULL;
+        h->cap = size;
+    }
+    return h + 1;
+}
+
+void pc_send_pool_put_large(pc_send_pool_t *p, void *block)
+{
+    large_head_t *h = (large_head_t *)block - 1;
+    uv_mutex_lock(&p->mu);
+    large_head_t *old = p->large;
+    p->large = h;
+    uv_mutex_unlock(&p->mu);
+    free(old);
+}
+
+void pc_send_pool_trim(pc_send_pool_t *p)
+{
+    uv_mutex_lock(&p->mu);
+    void *old = p->large;
+    p->large = NULL;
+    uv_mutex_unlock(&p->mu);
+    free(old);
 }

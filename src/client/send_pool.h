@@ -10,6 +10,14 @@
  * Blocks up to PC_SEND_BLOCK_SIZE bytes are pooled; at most PC_SEND_POOL_MAX wait to be
  * taken, and the stash holds no more than one such batch, so the pool keeps at most
  * 2 x 4096 x 512 bytes (4 MiB).
+ *
+ * Large blocks are another matter: glibc maps every block above 32 MiB afresh and unmaps
+ * it when freed, so copying a 100 MiB payload first faults in and zeroes 25,600 pages,
+ * which costs more than the copy itself, and the loop thread unmaps them again. A
+ * message that large travels alone (it is above memoryLimitBytes, or nearly), so the pool
+ * keeps the last such block given back, and the next large send takes it if it is big
+ * enough: one block, kept beside memoryLimitBytes, freed when a producer of the client
+ * closes (pc_send_pool_trim) or with the pool.
  * Thread-safe. */
 #ifndef PC_SEND_POOL_H
 #define PC_SEND_POOL_H
@@ -21,6 +29,9 @@
 
 #define PC_SEND_BLOCK_SIZE 512
 #define PC_SEND_POOL_MAX 4096
+/* Blocks at least this large go through the large-block slot (glibc's largest mmap
+ * threshold: from here on it maps fresh pages for every block). */
+#define PC_SEND_LARGE_MIN (32u * 1024 * 1024)
 
 typedef struct pc_send_block pc_send_block_t;
 
@@ -29,6 +40,7 @@ typedef struct pc_send_pool {
     atomic_size_t n_returned;            /* blocks on returned (may lag behind it) */
     uv_mutex_t mu;                       /* senders: the stash */
     pc_send_block_t *stash;
+    void *large;                         /* under mu: the kept large block, or NULL */
 } pc_send_pool_t;
 
 void pc_send_pool_init(pc_send_pool_t *p);
@@ -39,5 +51,13 @@ void pc_send_pool_destroy(pc_send_pool_t *p);
 void *pc_send_pool_get(pc_send_pool_t *p, size_t size, bool *pooled);
 /* Give back a block pc_send_pool_get returned with *pooled true. */
 void pc_send_pool_put(pc_send_pool_t *p, void *block);
+/* A block of size >= PC_SEND_LARGE_MIN bytes: the kept large block when it is big enough,
+ * else a new one. NULL when out of memory. */
+void *pc_send_pool_get_large(pc_send_pool_t *p, size_t size);
+/* Give back a block from pc_send_pool_get_large: it is kept in place of the one kept
+ * before, which is freed. */
+void pc_send_pool_put_large(pc_send_pool_t *p, void *block);
+/* Free the kept large block, if any. */
+void pc_send_pool_trim(pc_send_pool_t *p);
 
 #endif

@@ -30,8 +30,8 @@ typedef struct pc_msg {
     uint64_t event_time;
     uint64_t deliver_at;
     int64_t sequence_id;            /* explicit id or -1; the assigned id once queued */
-    bool has_payload_crc;           /* the sender computed payload_crc (off the loop) */
-    uint32_t payload_crc;           /* pc_crc32c(0, payload, payload_len) */
+    const uint32_t *block_crcs;     /* NULL, or the payload's block CRCs
+                                       (wire/crc32c_blocks.h), computed off the loop */
     bool key_b64;                   /* key is base64 (KeyValue SEPARATED) */
     bool null_key, null_value;      /* KeyValue SEPARATED with Java's null parts */
     struct pulsarc_schema *schema;  /* its own schema (a reference) or NULL: the producer's */

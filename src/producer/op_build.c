@@ -9,6 +9,7 @@
 #include "codec/crypto.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "wire/crc32c_blocks.h"
 #include "wire/frame.h"
 #include "wire/pb_encode.h"
 
@@ -185,6 +186,13 @@ static pulsarc_result build_chunks(const pc_op_params_t *p, pc_msg_t *msg,
             op->payload = op->owned.data;
             op->payload_len = op->owned.len;
         }
+        if (!p->enc && msg->block_crcs && data == msg->payload && len == msg->payload_len) {
+            /* The sender's block CRCs cover these bytes: only the chunk's partial blocks
+             * at either end are read here. */
+            op->has_payload_crc = true;
+            op->payload_crc = pc_crc32c_range(msg->block_crcs, data, len, i * chunk_size,
+                                              op->payload_len);
+        }
         op->chunk_id = (int)i;
         op->num_chunks = (int)n;
         op->shared = sh;
@@ -261,9 +269,11 @@ static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
     }
     op->payload = data;
     op->payload_len = len;
-    /* The sender's CRC holds only for the bytes it saw (not compressed or transformed). */
-    op->has_payload_crc = msg->has_payload_crc && data == msg->payload && len == msg->payload_len;
-    op->payload_crc = msg->payload_crc;
+    /* The sender's CRCs hold only for the bytes it saw (not compressed or transformed). */
+    if (msg->block_crcs && data == msg->payload && len == msg->payload_len) {
+        op->has_payload_crc = true;
+        op->payload_crc = pc_crc32c_range(msg->block_crcs, data, len, 0, len);
+    }
     if (encode_head(p, op, meta, false) != 0) {
         pc_op_release(op);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");

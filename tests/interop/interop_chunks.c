@@ -1,13 +1,15 @@
 /* Sends small messages around one large payload, for the chunking interop tests:
  *
- *   interop_chunks URL TOPIC FILE [--conf key=value]... [--around N]
+ *   interop_chunks URL TOPIC FILE [--conf key=value]... [--around N] [--payload copied]
  *
- * Order: "before-0".."before-N-1", the FILE's bytes as one message (borrowed, zero copy),
+ * Order: "before-0".."before-N-1", the FILE's bytes as one message (borrowed, zero copy;
+ * with --payload copied, copied by send_async and unmapped as soon as it returns),
  * "after-0".."after-N-1" — all with send_async, then flush. Prints one line per message,
  * "index ledger entry first_ledger first_entry", and a summary "sent=N failed=M"; exits 0
  * only if every message succeeded. */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,10 +61,13 @@ static void unmap(void *payload, size_t len, void *ctx)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s URL TOPIC FILE [--conf k=v]... [--around N]\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s URL TOPIC FILE [--conf k=v]... [--around N] [--payload copied]\n",
+                argv[0]);
         return 2;
     }
     int around = 5;
+    bool copied = false;
     pulsarc_producer_config_t *conf = pulsarc_producer_config_new();
     pulsarc_producer_config_set(conf, "blockIfQueueFull", "true");
     for (int i = 4; i + 1 < argc; i += 2) {
@@ -70,6 +75,10 @@ int main(int argc, char **argv)
             around = atoi(argv[i + 1]);
             if (around < 0 || around > MAX_AROUND)
                 return 2;
+            continue;
+        }
+        if (!strcmp(argv[i], "--payload") && !strcmp(argv[i + 1], "copied")) {
+            copied = true;
             continue;
         }
         char kv[256];
@@ -108,7 +117,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2 * around + 1; k++, index++) {
         char small[32];
         pulsarc_message_clear(msg);
-        if (k == around) {
+        if (k == around && copied) {
+            pulsarc_message_set_payload(msg, big, (size_t)st.st_size);
+        } else if (k == around) {
             pulsarc_message_set_payload_borrowed(msg, big, (size_t)st.st_size, unmap, NULL);
         } else {
             snprintf(small, sizeof small, "%s-%d", k < around ? "before" : "after",
@@ -116,6 +127,11 @@ int main(int argc, char **argv)
             pulsarc_message_set_payload(msg, small, strlen(small));
         }
         res = pulsarc_producer_send_async(producer, msg, on_sent, (void *)(intptr_t)index);
+        if (k == around && copied) {
+            /* The library has its copy: reading the mapping again would crash. */
+            pulsarc_message_clear(msg);
+            munmap(big, (size_t)st.st_size);
+        }
         if (res != PULSARC_OK) {
             fprintf(stderr, "send %d: %s (%s)\n", index, pulsarc_strerror(res),
                     pulsarc_last_error_detail());
