@@ -153,9 +153,12 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *   memoryLimitBytes          67108864 pending payload bytes across all producers; 0 = none.
  *                                     A single message above the limit is admitted when no
  *                                     other payload is pending (as in the Java client).
- *                                     An encrypting producer's messages count twice (the
- *                                     payload and its ciphertext, both held until the
- *                                     receipt). Beyond the limit, the client keeps up to
+ *                                     A message counts twice when the producer makes a
+ *                                     second copy of it that is held until the receipt:
+ *                                     batched (the batch's payload), compressed, or
+ *                                     encrypted (the ciphertext, plus 16 bytes), so RSS
+ *                                     stays near the limit. Beyond the limit, the client
+ *                                     keeps up to
  *                                     4 MiB of recycled small-message blocks, and the
  *                                     memory of the last copied payload of 32 MiB or more
  *                                     (for the next such send; freed when a producer

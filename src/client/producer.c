@@ -57,12 +57,24 @@ static bool try_reserve(pulsarc_producer_t *p, int64_t max_pending, int64_t limi
     return true;
 }
 
-/* What a message counts against memoryLimitBytes: its payload, and for an encrypting
- * producer the ciphertext too (payload and tag), which its op holds beside the payload
- * until the receipt; so memory stays within the limit with encryption on. */
-static size_t memory_charge(const pulsarc_producer_t *p, size_t payload_len)
+/* Whether m goes into a batch (the loop thread copies it into the batch's payload). */
+static bool batched(const pulsarc_producer_t *p, const pulsarc_message_t *m)
 {
-    return p->conf.encryption_keys ? 2 * payload_len + PC_AES_TAG_LEN : payload_len;
+    return p->conf.batching_enabled && !m->deliver_at &&
+           m->payload_len < (uint64_t)p->conf.batching_max_bytes;
+}
+
+/* What a message counts against memoryLimitBytes: its payload, and a second time when
+ * the loop thread makes bytes of it that its op holds beside the payload until the
+ * receipt: a batch's payload, a compressed copy, a ciphertext (plus its tag). So RSS
+ * stays near the limit whatever the producer does to its messages. */
+static size_t memory_charge(const pulsarc_producer_t *p, const pulsarc_message_t *m)
+{
+    if (p->conf.encryption_keys)
+        return 2 * m->payload_len + PC_AES_TAG_LEN;
+    if (p->conf.compression != PC_CODEC_NONE || batched(p, m))
+        return 2 * m->payload_len;
+    return m->payload_len;
 }
 
 /* The common case takes no lock: the counters are atomics. Only a sender that finds no
@@ -150,8 +162,7 @@ static bool crcs_on_sender(const pulsarc_producer_t *p, const pulsarc_message_t 
     if (m->payload_len < SENDER_CRC_MIN || p->conf.compression != PC_CODEC_NONE ||
         p->conf.encryption_keys)
         return false;
-    return !p->conf.batching_enabled || m->deliver_at ||
-           m->payload_len >= (uint64_t)p->conf.batching_max_bytes;
+    return !batched(p, m);
 }
 
 /* A borrowed payload stays as it is until its callback, so its CRCs can be computed before
@@ -236,7 +247,7 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
     if (partition < 0)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
                        "the custom router chose a partition out of range");
-    size_t charge = memory_charge(p, msg->payload_len);
+    size_t charge = memory_charge(p, msg);
     bool crcs = crcs_on_sender(p, msg);
     uint32_t *known_crcs = early_crcs(msg, crcs);
     pulsarc_result res = admit(p, charge);

@@ -155,3 +155,38 @@ Test(client_limits, payload_of_2_gib_is_refused_at_send)
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
     h_finish();
 }
+
+/* memoryLimitBytes counts what is held until the receipt: the payload, and a second copy
+ * when the loop makes one (a batch's payload, a compressed frame). send_len sends 600
+ * bytes with the receipts held, so the charge is read while both copies exist. */
+static void expect_charge(const char *key, const char *value, int64_t want)
+{
+    client = h_client(NULL);
+    /* Batching off unless the key turns it on, so each case has one copy-maker. */
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "false", key, value, NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    cr_assert_eq(h_send_len(producer, 0, 600), PULSARC_OK);
+    cr_assert_eq(pulsarc_client_memory_used(client), want, "%s=%s: %lld bytes charged", key,
+                 value, (long long)pulsarc_client_memory_used(client));
+    cr_assert(h_wait_count(mb, MOCK_HELD_RECEIPTS, 1, 3000));
+    mock_broker_release_receipts(mb);
+    cr_assert(h_wait_calls(1, 3000));
+    h_assert_each_once(1, PULSARC_OK);
+    cr_assert_eq(pulsarc_client_memory_used(client), 0);
+    h_finish();
+}
+
+Test(client_limits, memory_charge_of_a_batched_message_counts_the_batch_copy)
+{
+    expect_charge("batchingEnabled", "true", 2 * 600);
+}
+
+Test(client_limits, memory_charge_of_a_compressed_message_counts_the_compressed_copy)
+{
+    expect_charge("compressionType", "zlib", 2 * 600);
+}
+
+Test(client_limits, memory_charge_of_a_plain_unbatched_message_is_its_payload)
+{
+    expect_charge("compressionType", "none", 600);
+}
