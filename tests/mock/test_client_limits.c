@@ -159,7 +159,7 @@ Test(client_limits, payload_of_2_gib_is_refused_at_send)
 /* memoryLimitBytes counts what is held until the receipt: the payload, and a second copy
  * when the loop makes one (a batch's payload, a compressed frame). send_len sends 600
  * bytes with the receipts held, so the charge is read while both copies exist. */
-static void expect_charge(const char *key, const char *value, int64_t want)
+static void expect_charge(const char *key, const char *value, uint64_t want)
 {
     client = h_client(NULL);
     /* Batching off unless the key turns it on, so each case has one copy-maker. */
