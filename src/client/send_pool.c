@@ -77,14 +77,21 @@ typedef union large_head {
     max_align_t align;
 } large_head_t;
 
+/* Put h in the large-block slot and return what was there. */
+static large_head_t *swap_large(pc_send_pool_t *p, large_head_t *h)
+{
+    uv_mutex_lock(&p->mu);
+    large_head_t *old = p->large;
+    p->large = h;
+    uv_mutex_unlock(&p->mu);
+    return old;
+}
+
 void *pc_send_pool_get_large(pc_send_pool_t *p, size_t size)
 {
     if (size > SIZE_MAX - sizeof(large_head_t))
         return NULL;
-    uv_mutex_lock(&p->mu);
-    large_head_t *h = p->large;
-    p->large = NULL;
-    uv_mutex_unlock(&p->mu);
+    large_head_t *h = swap_large(p, NULL);
     if (h && h->cap < size) {
         free(h);
         h = NULL;
@@ -100,19 +107,10 @@ void *pc_send_pool_get_large(pc_send_pool_t *p, size_t size)
 
 void pc_send_pool_put_large(pc_send_pool_t *p, void *block)
 {
-    large_head_t *h = (large_head_t *)block - 1;
-    uv_mutex_lock(&p->mu);
-    large_head_t *old = p->large;
-    p->large = h;
-    uv_mutex_unlock(&p->mu);
-    free(old);
+    free(swap_large(p, (large_head_t *)block - 1));
 }
 
 void pc_send_pool_trim(pc_send_pool_t *p)
 {
-    uv_mutex_lock(&p->mu);
-    void *old = p->large;
-    p->large = NULL;
-    uv_mutex_unlock(&p->mu);
-    free(old);
+    free(swap_large(p, NULL));
 }

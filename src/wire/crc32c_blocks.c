@@ -45,34 +45,44 @@ static void copy_streaming(uint8_t *d, const uint8_t *s, size_t n)
     memcpy(d, s, n);
 }
 
-/* Each block's source is checksummed first, which brings it into the cache, then streamed
- * to the destination from there: the source is read from memory once and the destination
- * written once. The fence orders the streaming stores before whatever publishes the copy
- * to another thread. */
-void pc_crc32c_copy_blocks(void *dst, const void *src, size_t len, uint32_t *out)
+/* The source is checksummed first, which brings it into the cache, then streamed to the
+ * destination from there: the source is read from memory once and the destination
+ * written once. */
+static uint32_t crc_and_copy(uint8_t *d, const uint8_t *s, size_t n)
 {
-    uint8_t *d = dst;
-    const uint8_t *s = src;
-    for (size_t off = 0; off < len; off += PC_CRC32C_BLOCK) {
-        size_t n = len - off < PC_CRC32C_BLOCK ? len - off : PC_CRC32C_BLOCK;
-        *out++ = pc_crc32c(0, s + off, n);
-        copy_streaming(d + off, s + off, n);
-    }
+    uint32_t crc = pc_crc32c(0, s, n);
+    copy_streaming(d, s, n);
+    return crc;
+}
+
+/* Orders the streaming stores before whatever publishes the copy to another thread. */
+static void copies_done(void)
+{
     _mm_sfence();
 }
 #else
-/* Each block is copied, then checksummed while it is still in the cache. */
+/* The block is copied, then checksummed while it is still in the cache. */
+static uint32_t crc_and_copy(uint8_t *d, const uint8_t *s, size_t n)
+{
+    memcpy(d, s, n);
+    return pc_crc32c(0, d, n);
+}
+
+static void copies_done(void)
+{
+}
+#endif
+
 void pc_crc32c_copy_blocks(void *dst, const void *src, size_t len, uint32_t *out)
 {
     uint8_t *d = dst;
     const uint8_t *s = src;
     for (size_t off = 0; off < len; off += PC_CRC32C_BLOCK) {
         size_t n = len - off < PC_CRC32C_BLOCK ? len - off : PC_CRC32C_BLOCK;
-        memcpy(d + off, s + off, n);
-        *out++ = pc_crc32c(0, d + off, n);
+        *out++ = crc_and_copy(d + off, s + off, n);
     }
+    copies_done();
 }
-#endif
 
 uint32_t pc_crc32c_range(const uint32_t *blocks, const uint8_t *data, size_t total, size_t off,
                          size_t len)
