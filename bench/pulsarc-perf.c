@@ -62,6 +62,7 @@ typedef struct options {
     uint64_t messages;    /* 0 = no count limit */
     const char *payload_file;
     bool zero_copy;
+    uint64_t payloads;    /* --zero-copy: distinct payload buffers sent in turn */
     uint64_t latency_every; /* time every Nth message; 0 = not given (see latency_stride) */
     int partitions_hint;  /* informational: printed, not used */
     conf_list_t producer_conf; /* applied in command-line order, after the defaults */
@@ -320,6 +321,9 @@ static void usage(FILE *f, const char *prog)
             "  -z, --compression CODEC   same as --conf compressionType=CODEC\n"
             "      --zero-copy           hand the payload over borrowed instead of copied\n"
             "      --payload-file FILE   send this file's bytes as every payload (overrides -s)\n"
+            "      --payloads N          with --zero-copy: send N distinct buffers in turn, so\n"
+            "                            payloads larger than the caches come from memory, as\n"
+            "                            an application's would (default 1: always the same)\n"
             "      --partitions N        informational only: the broker decides partitions\n"
             "      --encrypt NAME=FILE   encrypt for key NAME with the RSA public key in PEM\n"
             "                            FILE (repeatable)\n"
@@ -387,7 +391,7 @@ static int parse_args(int argc, char **argv, options_t *o)
 {
     enum { OPT_CONF = 256, OPT_CLIENT_CONF, OPT_BATCHING, OPT_NO_BATCHING, OPT_ZERO_COPY,
            OPT_PAYLOAD_FILE, OPT_PARTITIONS, OPT_CONF_FILE, OPT_SECURITY, OPT_ENCRYPT,
-           OPT_LATENCY_EVERY };
+           OPT_LATENCY_EVERY, OPT_PAYLOADS };
     static struct option longs[32] = {
         { "service-url", required_argument, NULL, 'u' },
         { "topic", required_argument, NULL, 't' },
@@ -408,6 +412,7 @@ static int parse_args(int argc, char **argv, options_t *o)
         { "conf-file", required_argument, NULL, OPT_CONF_FILE },
         { "encrypt", required_argument, NULL, OPT_ENCRYPT },
         { "latency-every", required_argument, NULL, OPT_LATENCY_EVERY },
+        { "payloads", required_argument, NULL, OPT_PAYLOADS },
     };
     /* The shared TLS and authentication flags (security_flags.c) follow; the long name
      * tells them apart. */
@@ -482,6 +487,10 @@ static int parse_args(int argc, char **argv, options_t *o)
         case OPT_PAYLOAD_FILE:
             o->payload_file = optarg;
             break;
+        case OPT_PAYLOADS:
+            if (parse_u64(optarg, &o->payloads) != 0 || o->payloads == 0 || o->payloads > 4096)
+                goto bad;
+            break;
         case OPT_PARTITIONS:
             if (parse_u64(optarg, &v) != 0 || v > 100000)
                 goto bad;
@@ -510,6 +519,10 @@ static int parse_args(int argc, char **argv, options_t *o)
     }
     if (optind != argc) {
         usage(stderr, argv[0]);
+        return -1;
+    }
+    if (o->payloads > 1 && (!o->zero_copy || o->payload_file)) {
+        fprintf(stderr, "%s: --payloads needs --zero-copy and no --payload-file\n", argv[0]);
         return -1;
     }
     /* -n alone means "this many, however long it takes". */
@@ -733,7 +746,8 @@ static uint64_t send_loop(const options_t *o, pulsarc_producer_t *producer, puls
         if (now >= end)
             break;
         if (o->zero_copy)
-            pulsarc_message_set_payload_borrowed(msg, payload, len, no_free, NULL);
+            pulsarc_message_set_payload_borrowed(msg, payload + (sent % o->payloads) * len, len,
+                                                 no_free, NULL);
         pulsarc_result res = pulsarc_producer_send_async(producer, msg, on_sent,
                                                          (void *)(uintptr_t)(timed ? now : 0));
         if (res != PULSARC_OK) {
@@ -851,7 +865,8 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
 
 int main(int argc, char **argv)
 {
-    static options_t o = { .size = 100, .duration_s = 10 }; /* service URL: load_conf_file */
+    /* The service URL comes from load_conf_file when not given. */
+    static options_t o = { .size = 100, .duration_s = 10, .payloads = 1 };
     snprintf(o.topic, sizeof o.topic, "persistent://public/default/pulsarc-perf-%ld",
              (long)getpid());
     if (parse_args(argc, argv, &o) != 0 || load_conf_file(&o) != 0)
@@ -864,8 +879,8 @@ int main(int argc, char **argv)
         return 2;
     }
     size_t len = o.size;
-    uint8_t *payload =
-        o.payload_file ? read_payload_file(o.payload_file, &len) : random_payload(len);
+    uint8_t *payload = o.payload_file ? read_payload_file(o.payload_file, &len)
+                                      : random_payload(len * o.payloads);
     if (!payload) {
         pulsarc_producer_config_free(pconf);
         pulsarc_client_config_free(cconf);

@@ -427,7 +427,8 @@ PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
  *                                 from the broker's last_sequence_id
  *   compressionType       none    none | lz4 | zlib | zstd | snappy
  *   batchingEnabled       true    group messages into batches (one op, one receipt)
- *   batchingMaxMessages   1000    a batch is sent when it holds this many messages,
+ *   batchingMaxMessages   1000    a batch is sent when it holds this many messages (or
+ *                                 half of maxPendingMessages, if that is fewer),
  *   batchingMaxBytes      131072  or this many payload bytes,
  *   batchingMaxPublishDelayMs 10  or this long after its first message
  *   batcherType           default default | key_based (one batch per key, for Key_Shared)

@@ -84,10 +84,10 @@ static void wake_admission(pulsarc_client_t *c)
     uv_mutex_unlock(&c->admit_mu);
 }
 
-void pc_client_admission_released(pulsarc_client_t *c)
+void pc_client_admission_released(pulsarc_client_t *c, bool many)
 {
     /* Once the client stops, the check handle is closed: wake at once. */
-    if (pc_client_on_loop(c) && !c->rt.stopping)
+    if (pc_client_on_loop(c) && !c->rt.stopping && !many)
         c->admit_freed = true;
     else
         wake_admission(c);

@@ -79,8 +79,9 @@ void pc_client_post(pulsarc_client_t *c, pc_task_t *task);
 /* True on the client's loop thread. */
 bool pc_client_on_loop(const pulsarc_client_t *c);
 /* Wake threads waiting for admission (memory or permits were released). On the loop
- * thread the wake-up waits for the end of the loop turn's I/O, so that a receipt for a
- * batch of a thousand messages wakes a waiting sender once, not a thousand times. */
-void pc_client_admission_released(pulsarc_client_t *c);
+ * thread a single message's release waits for the end of the loop turn's I/O, so that
+ * many receipts in one read wake a waiting sender once, not once each; `many` (a whole
+ * batch released at once) wakes it now. */
+void pc_client_admission_released(pulsarc_client_t *c, bool many);
 
 #endif

@@ -45,6 +45,7 @@ typedef struct pc_send {
     size_t reserved_bytes;          /* memory-limit bytes held until completion */
     struct pc_send_pool *pool;      /* where the block goes back, or NULL: free() */
     bool large_block;               /* it goes back to the pool's large-block slot */
+    bool released;                  /* loop thread: reserved_bytes are given back */
     pc_msg_t msg;
 } pc_send_t;
 

@@ -119,27 +119,51 @@ static pulsarc_result admit(pulsarc_producer_t *p, size_t bytes)
     return res;
 }
 
-static void release(pulsarc_producer_t *p, size_t bytes)
+static void release(pulsarc_producer_t *p, int64_t messages, size_t bytes)
 {
     pulsarc_client_t *c = p->client;
-    atomic_fetch_sub(&p->pending, 1);
+    atomic_fetch_sub(&p->pending, messages);
     atomic_fetch_sub(&c->memory_used, (int64_t)bytes);
-    /* The lock and the wake-up are only needed when somebody is admitting right now. */
+    /* The lock and the wake-up are only needed when somebody is admitting right now. A
+     * whole batch wakes them at once, so they send again while the loop thread runs the
+     * batch's callbacks. */
     if (atomic_load(&c->admit_waiters) > 0)
-        pc_client_admission_released(c);
+        pc_client_admission_released(c, messages > 1);
 }
 
-/* The one place a message ends: admission released, the handle's record updated, then
- * the callback. The memory goes with the op that carried it, once no write still reads
- * it. */
+/* A batch is done: give back its admission in one go and update the handle's record once,
+ * before its messages' callbacks run (a pc_pp_released_fn). */
+static void release_batch(void *owner, pc_msg_t *msgs)
+{
+    pulsarc_producer_t *p = owner;
+    int64_t messages = 0;
+    size_t bytes = 0;
+    int partition = 0;
+    for (pc_msg_t *m = msgs; m; m = m->next) {
+        pc_send_t *s = pc_send_of(m);
+        s->released = true;
+        bytes += s->reserved_bytes;
+        partition = s->partition;
+        messages++;
+    }
+    release(p, messages, bytes);
+    if (p->pt.parts)
+        pc_producer_publish(p, p->pt.parts[partition]);
+}
+
+/* The one place a message ends: admission released (here, or for its whole batch just
+ * before), the handle's record updated, then the callback. The memory goes with the op
+ * that carried it, once no write still reads it. */
 static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
                              const pulsarc_message_id_t *id)
 {
     pulsarc_producer_t *p = owner;
     pc_send_t *s = pc_send_of(msg);
-    release(p, s->reserved_bytes);
-    if (p->pt.parts)
-        pc_producer_publish(p, p->pt.parts[s->partition]);
+    if (!s->released) {
+        release(p, 1, s->reserved_bytes);
+        if (p->pt.parts)
+            pc_producer_publish(p, p->pt.parts[s->partition]);
+    }
     if (res != PULSARC_OK)
         pc_failures_note(p, s->handover, res, pulsarc_last_error_detail());
     if (s->cb)
@@ -259,7 +283,7 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
                         : pc_send_from_builder(&p->client->send_pool, msg);
     free(known_crcs);
     if (!s) {
-        release(p, charge);
+        release(p, 1, charge);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
     s->reserved_bytes = charge;
@@ -569,6 +593,7 @@ void pc_producer_partitioned_owner(pulsarc_producer_t *p, pc_partitioned_owner_t
 {
     out->ctx = p;
     out->complete = complete_message;
+    out->released = release_batch;
     out->stopped = pc_failures_note_terminal;
     out->grown = on_grown;
     out->may_grow = may_grow;

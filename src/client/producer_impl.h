@@ -42,6 +42,10 @@ struct pulsarc_producer {
     _Atomic int_fast64_t pending; /* accepted, callback not yet run */
     _Atomic uint32_t max_message_size; /* the broker's limit, for an early check */
 
+    /* Written by the loop thread once per receipt: kept off the cache line the sending
+     * threads read (state) and update (pending) for every send. */
+    char loop_written_apart[64];
+
     /* What the accessors report. Kept on the handle, so that any thread may read it while
      * the loop thread replaces or frees the partition producers (pc_producer_publish). */
     _Atomic(char *) name;         /* partition 0's, once known; freed with the handle */

@@ -28,8 +28,13 @@ pc_pp_t *pc_partitioned_new_part(pc_partitioned_t *pt, int i)
         pc_topic_name_partition(pt->topic, i, name, sizeof name);
     else
         snprintf(name, sizeof name, "%s", pt->topic->full);
-    return pc_pp_new(pt->rt, name, pt->partitioned ? i : -1, &pt->pp, pt->owner.complete,
-                     pt->owner.stopped, pt->owner.ctx);
+    pc_pp_hooks_t hooks = {
+        .complete = pt->owner.complete,
+        .released = pt->owner.released,
+        .stopped = pt->owner.stopped,
+        .owner = pt->owner.ctx,
+    };
+    return pc_pp_new(pt->rt, name, pt->partitioned ? i : -1, &pt->pp, &hooks);
 }
 
 int pc_partitioned_create(pc_partitioned_t *pt, int n)

@@ -21,6 +21,7 @@
 typedef struct pc_partitioned_owner {
     void *ctx;
     pc_pp_complete_fn complete;   /* each message of every partition */
+    pc_pp_released_fn released;   /* a batch's messages, before their completions */
     pc_pp_stopped_fn stopped;     /* a partition stopped after a terminal error */
     /* Partitions [from, to) were added by an update and are routable now. */
     void (*grown)(void *ctx, int from, int to);

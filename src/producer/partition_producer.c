@@ -75,8 +75,7 @@ void pp_finish_close(pc_pp_t *pp, pulsarc_result res)
 }
 
 pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
-                   const pc_pp_settings_t *set, pc_pp_complete_fn complete,
-                   pc_pp_stopped_fn stopped, void *owner)
+                   const pc_pp_settings_t *set, const pc_pp_hooks_t *hooks)
 {
     pc_pp_t *pp = calloc(1, sizeof *pp);
     if (!pp)
@@ -97,9 +96,10 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
     }
     pp->rt = rt;
     pp->partition = partition;
-    pp->complete = complete;
-    pp->stopped = stopped;
-    pp->owner = owner;
+    pp->complete = hooks->complete;
+    pp->released = hooks->released;
+    pp->stopped = hooks->stopped;
+    pp->owner = hooks->owner;
     pp->state = PP_IDLE;
     pp->producer_id = rt->next_producer_id++;
     pp->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;

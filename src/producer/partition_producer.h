@@ -38,17 +38,29 @@ typedef struct pc_pp_settings {
 } pc_pp_settings_t;
 
 /* Runs once per message: success with its id, or failure. The owner runs the user's
- * callback and releases what admission reserved. */
+ * callback and releases what admission reserved (unless `released` did already). */
 typedef void (*pc_pp_complete_fn)(void *owner, pc_msg_t *msg, pulsarc_result res,
                                   const pulsarc_message_id_t *id);
+/* The messages of one batch (linked by next) are done, and their completions follow: the
+ * owner gives back what admission reserved for all of them at once, as the Java client
+ * releases a batch's permits in one go, rather than once per message (which made the
+ * sending and loop threads trade the admission counters' cache lines per message). */
+typedef void (*pc_pp_released_fn)(void *owner, pc_msg_t *msgs);
 typedef void (*pc_pp_done_fn)(pc_pp_t *pp, pulsarc_result res, void *ctx);
 /* The producer stopped for good after a terminal error (pulsarc_result_is_terminal), even
  * with nothing pending: every later send fails with res. */
 typedef void (*pc_pp_stopped_fn)(void *owner, pulsarc_result res, const char *detail);
 
+/* What a partition producer tells its owner. */
+typedef struct pc_pp_hooks {
+    pc_pp_complete_fn complete;
+    pc_pp_released_fn released;
+    pc_pp_stopped_fn stopped;
+    void *owner;
+} pc_pp_hooks_t;
+
 pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
-                   const pc_pp_settings_t *set, pc_pp_complete_fn complete,
-                   pc_pp_stopped_fn stopped, void *owner);
+                   const pc_pp_settings_t *set, const pc_pp_hooks_t *hooks);
 /* Look up, connect and register with the broker; retries retryable failures until
  * operationTimeoutMs. cb reports the outcome. */
 void pc_pp_start(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx);

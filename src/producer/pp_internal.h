@@ -68,6 +68,7 @@ struct pc_pp {
     char *topic;
     int partition;
     pc_pp_complete_fn complete;
+    pc_pp_released_fn released;
     pc_pp_stopped_fn stopped;
     void *owner;
 

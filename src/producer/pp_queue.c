@@ -78,6 +78,8 @@ void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_
         pp_check_flushes(pp);
         return;
     }
+    if (op->batch && pp->released)
+        pp->released(pp->owner, op->msgs);
     int i = 0;
     for (pc_msg_t *m = op->msgs; m; m = m->next, i++) {
         pulsarc_message_id_t mid;

@@ -159,6 +159,67 @@ Test(client_api, queue_full)
     h_finish();
 }
 
+/* A batch holds at most half of maxPendingMessages, so the next one fills while it waits
+ * for its receipt: with a window of 10 and room for 1000 in a batch, 10 messages leave at
+ * once as two batches of 5 (a batch of 1000 would wait a minute for its delay). */
+Test(client_api, batches_hold_half_the_pending_window)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "maxPendingMessages", "10", "batchingEnabled",
+                          "true", "batchingMaxMessages", "1000", "batchingMaxPublishDelayMs",
+                          "60000", NULL);
+    h_send_range(producer, 0, 10);
+    cr_assert(h_wait_sends(mb, 2, 5000), "%d SENDs: the batches waited for their delay",
+              (int)h_count(mb, MOCK_SENDS));
+    for (size_t i = 0; i < 2; i++) {
+        mock_send_t s = h_get_send(mb, i);
+        cr_assert_eq(s.num_messages, 5, "batch %zu holds %d messages", i, (int)s.num_messages);
+        mock_send_free(&s);
+    }
+    cr_assert(h_wait_calls(10, 3000), "only %d of 10 callbacks", h_total());
+    h_assert_each_once(10, PULSARC_OK);
+    h_finish();
+}
+
+/* Five messages sent from the first callback of a batch of five, the window being full
+ * until that receipt: the batch's permits are all given back before its callbacks run (as
+ * in the Java client), so all five are accepted at once, not only one. */
+static _Atomic int from_callback_accepted;
+
+static void send_five_from_first_callback(pulsarc_producer_t *p, int idx, pulsarc_result res)
+{
+    (void)res;
+    if (idx != 0)
+        return;
+    for (int i = 10; i < 15; i++)
+        if (h_send(p, i) == PULSARC_OK)
+            atomic_fetch_add(&from_callback_accepted, 1);
+}
+
+Test(client_api, a_batch_releases_its_permits_before_its_callbacks)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "maxPendingMessages", "10", "batchingEnabled",
+                          "true", "batchingMaxPublishDelayMs", "60000", NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    T.hook = send_five_from_first_callback;
+    h_send_range(producer, 0, 10);
+    cr_assert_eq(h_send(producer, 15), PULSARC_ERR_QUEUE_FULL, "the window is not full");
+    cr_assert(h_wait_sends(mb, 2, 5000));
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
+    cr_assert_eq(mock_broker_release_receipts(mb), 2);
+    cr_assert(h_wait_calls(10, 5000), "only %d of 10 callbacks", h_total());
+    cr_assert_eq(atomic_load(&from_callback_accepted), 5,
+                 "%d of 5 sends from the first callback accepted",
+                 atomic_load(&from_callback_accepted));
+    cr_assert(h_wait_calls(15, 5000), "only %d of 15 callbacks", h_total());
+    T.hook = NULL;
+    h_let_time_pass(50); /* a second callback would come now */
+    h_assert_each_once(15, PULSARC_OK);
+    cr_assert_eq(T.calls[15], 0, "the refused message got a callback");
+    h_finish();
+}
+
 static atomic_bool blocked_send_started, blocked_send_returned, returned_before_room;
 static _Atomic size_t released_receipts;
 
