@@ -62,7 +62,7 @@ typedef struct options {
     uint64_t messages;    /* 0 = no count limit */
     const char *payload_file;
     bool zero_copy;
-    uint64_t payloads;    /* --zero-copy: distinct payload buffers sent in turn */
+    uint64_t payloads;    /* distinct payload buffers sent in turn */
     uint64_t latency_every; /* time every Nth message; 0 = not given (see latency_stride) */
     int partitions_hint;  /* informational: printed, not used */
     conf_list_t producer_conf; /* applied in command-line order, after the defaults */
@@ -217,7 +217,7 @@ static void on_sent(pulsarc_producer_t *producer, pulsarc_result res,
                           memory_order_relaxed);
 }
 
-/* Borrowed payloads are one shared, read-only buffer: nothing to free. */
+/* Borrowed payloads are shared, read-only buffers that live until exit: nothing to free. */
 static void no_free(void *payload, size_t len, void *ctx)
 {
     (void)payload;
@@ -321,7 +321,7 @@ static void usage(FILE *f, const char *prog)
             "  -z, --compression CODEC   same as --conf compressionType=CODEC\n"
             "      --zero-copy           hand the payload over borrowed instead of copied\n"
             "      --payload-file FILE   send this file's bytes as every payload (overrides -s)\n"
-            "      --payloads N          with --zero-copy: send N distinct buffers in turn, so\n"
+            "      --payloads N          send N distinct buffers in turn, so\n"
             "                            payloads larger than the caches come from memory, as\n"
             "                            an application's would (default 1: always the same)\n"
             "      --partitions N        informational only: the broker decides partitions\n"
@@ -521,8 +521,8 @@ static int parse_args(int argc, char **argv, options_t *o)
         usage(stderr, argv[0]);
         return -1;
     }
-    if (o->payloads > 1 && (!o->zero_copy || o->payload_file)) {
-        fprintf(stderr, "%s: --payloads needs --zero-copy and no --payload-file\n", argv[0]);
+    if (o->payloads > 1 && o->payload_file) {
+        fprintf(stderr, "%s: --payloads and --payload-file do not go together\n", argv[0]);
         return -1;
     }
     /* -n alone means "this many, however long it takes". */
@@ -745,9 +745,11 @@ static uint64_t send_loop(const options_t *o, pulsarc_producer_t *producer, puls
         }
         if (now >= end)
             break;
+        const uint8_t *this_payload = payload + (sent % o->payloads) * len;
         if (o->zero_copy)
-            pulsarc_message_set_payload_borrowed(msg, payload + (sent % o->payloads) * len, len,
-                                                 no_free, NULL);
+            pulsarc_message_set_payload_borrowed(msg, this_payload, len, no_free, NULL);
+        else if (o->payloads > 1)
+            pulsarc_message_set_payload(msg, this_payload, len); /* copied by the send */
         pulsarc_result res = pulsarc_producer_send_async(producer, msg, on_sent,
                                                          (void *)(uintptr_t)(timed ? now : 0));
         if (res != PULSARC_OK) {
