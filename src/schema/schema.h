@@ -6,6 +6,7 @@
  *   schema_encode.c    Java-compatible value encoders
  *   schema_validate.c  payload checks (UTF-8, JSON, widths, KeyValue)
  *   schema_avro.c      Avro payload checks (avro-c, when the build found it)
+ *   avro_names.c       named types declared twice, refused before avro-c sees them
  * The protocol's Schema message is filled in producer/ (this layer has no protobuf).
  * A schema is immutable once frozen (given to a configuration or a message), so any
  * thread may read it then; references are counted atomically. */

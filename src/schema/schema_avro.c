@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "common/error.h"
+#include "schema/avro_names.h"
 
 #ifdef PULSARC_HAVE_AVRO
 #include <avro.h>
@@ -20,6 +21,10 @@ struct pc_avro_check {
 pulsarc_result pc_avro_check_new(const char *definition, size_t len, struct pc_avro_check **out)
 {
     *out = NULL;
+    char dup[128];
+    if (pc_avro_declares_a_name_twice(definition, len, dup, sizeof dup))
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "not an Avro schema: the named type \"%s\" is declared twice", dup);
     struct pc_avro_check *c = calloc(1, sizeof *c);
     if (!c)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");

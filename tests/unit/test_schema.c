@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client/message.h"
+#include "schema/avro_names.h"
 #include "schema/schema.h"
 #include "pulsarc/pulsarc.h"
 
@@ -75,6 +76,60 @@ Test(schema, primitives_carry_java_names_and_no_definition)
     cr_assert_eq(pulsarc_schema_new_primitive(PULSARC_SCHEMA_AVRO, &s),
                  PULSARC_ERR_INVALID_ARGUMENT);
     cr_assert_null(s);
+}
+
+/* A field of record R named n, of the named type `type_json`. */
+#define FIELD(n, type_json) "{\"name\":\"" n "\",\"type\":" type_json "}"
+#define FIXED(name, extra) "{\"type\":\"fixed\",\"name\":\"" name "\"," extra "\"size\":4}"
+#define RECORD(ns_attr, f1, f2) \
+    "{\"type\":\"record\",\"name\":\"R\"," ns_attr "\"fields\":[" f1 "," f2 "]}"
+
+static void assert_twice(const char *def, const char *want)
+{
+    char dup[64] = "";
+    bool twice = pc_avro_declares_a_name_twice(def, strlen(def), dup, sizeof dup);
+    if (want) {
+        cr_assert(twice, "not seen twice: %s", def);
+        cr_assert_str_eq(dup, want, "for %s", def);
+    } else {
+        cr_assert_not(twice, "\"%s\" seen twice in %s", dup, def);
+    }
+}
+
+/* Full names follow the Avro rules, so only real duplicates are refused (avro-c leaks the
+ * schema it was building when it refuses one). */
+Test(schema, avro_names_declared_twice)
+{
+    assert_twice(RECORD("", FIELD("a", FIXED("Id", "")), FIELD("b", FIXED("Id", ""))), "Id");
+    /* A dotted name against the same name in its namespace attribute. */
+    assert_twice(RECORD("", FIELD("a", FIXED("x.Id", "")),
+                        FIELD("b", FIXED("Id", "\"namespace\":\"x\","))), "x.Id");
+    /* The enclosing record's namespace is inherited. */
+    assert_twice(RECORD("\"namespace\":\"n\",", FIELD("a", FIXED("Id", "")),
+                        FIELD("b", FIXED("n.Id", ""))), "n.Id");
+    assert_twice(RECORD("", FIELD("a", "{\"type\":\"record\",\"name\":\"R\",\"fields\":[]}"),
+                        FIELD("b", "\"int\"")), "R");
+    assert_twice("[" FIXED("F", "") "," FIXED("F", "") "]", "F");
+    assert_twice(RECORD("", FIELD("a", "{\"type\":\"array\",\"items\":" FIXED("Id", "") "}"),
+                        FIELD("b", "{\"type\":\"map\",\"values\":" FIXED("Id", "") "}")), "Id");
+    /* Not duplicates: other namespaces, a reference by name, invalid JSON. */
+    assert_twice(RECORD("", FIELD("a", FIXED("Id", "\"namespace\":\"x\",")),
+                        FIELD("b", FIXED("Id", "\"namespace\":\"y\","))), NULL);
+    assert_twice(RECORD("", FIELD("a", FIXED("Id", "")), FIELD("b", "\"Id\"")), NULL);
+    assert_twice(RECORD("", FIELD("a", "\"R\""), FIELD("b", "[\"null\",\"R\"]")), NULL);
+    assert_twice("{\"type\":", NULL);
+    if (pulsarc_schema_avro_validation_available()) {
+        pulsarc_schema_t *s;
+        cr_assert_eq(pulsarc_schema_new_avro(RECORD("", FIELD("a", FIXED("Id", "")),
+                                                    FIELD("b", FIXED("Id", ""))), &s),
+                     PULSARC_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(pulsarc_last_error_detail(), "\"Id\" is declared twice"), "detail: %s",
+                  pulsarc_last_error_detail());
+        cr_assert_eq(pulsarc_schema_new_avro(RECORD("", FIELD("a", FIXED("Id", "")),
+                                                    FIELD("b", "\"Id\"")), &s),
+                     PULSARC_OK, "%s", pulsarc_last_error_detail());
+        pulsarc_schema_free(s);
+    }
 }
 
 Test(schema, avro_and_json_from_a_definition)
