@@ -38,6 +38,9 @@ typedef struct pc_send_block pc_send_block_t;
 typedef struct pc_send_pool {
     _Atomic(pc_send_block_t *) returned; /* given back, any thread */
     atomic_size_t n_returned;            /* blocks on returned (may lag behind it) */
+    /* The loop thread gives back a block per message and a sender takes one per message:
+     * on one cache line, each would take the line from the other every time. */
+    char apart[64];
     uv_mutex_t mu;                       /* senders: the stash */
     pc_send_block_t *stash;
     void *large;                         /* under mu: the kept large block, or NULL */
