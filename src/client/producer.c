@@ -136,14 +136,13 @@ static void release(pulsarc_producer_t *p, int64_t messages, size_t bytes)
 static void release_batch(void *owner, pc_msg_t *msgs)
 {
     pulsarc_producer_t *p = owner;
+    int partition = pc_send_of(msgs)->partition; /* one partition producer's batch */
     int64_t messages = 0;
     size_t bytes = 0;
-    int partition = 0;
     for (pc_msg_t *m = msgs; m; m = m->next) {
         pc_send_t *s = pc_send_of(m);
         s->released = true;
         bytes += s->reserved_bytes;
-        partition = s->partition;
         messages++;
     }
     release(p, messages, bytes);

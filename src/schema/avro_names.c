@@ -89,12 +89,9 @@ static bool walk(json_t *j, const char *enclosing, names_t *ns)
     /* Names inside a record live in the record's namespace: its full name up to the last
      * dot. */
     const char *last_dot = strrchr(full, '.');
-    size_t inner_len = last_dot ? (size_t)(last_dot - full) : 0;
-    char *inner = malloc(inner_len + 1);
+    char *inner = strndup(full, last_dot ? (size_t)(last_dot - full) : 0);
     if (!inner)
         return false;
-    memcpy(inner, full, inner_len);
-    inner[inner_len] = '\0';
     size_t i;
     json_t *field;
     bool go_on = true;

@@ -600,6 +600,17 @@ static H_UNUSED bool h_wait_sends(mock_broker_t *b, size_t n, int timeout_ms)
     return mock_broker_wait_sends(b, n, h_deadline_ms(timeout_ms));
 }
 
+/* Messages 0..n-1 wait for receipts the mock holds (MOCK_RECEIPTS_HOLD): let the receipts
+ * go, and insist each message succeeds once and the client's memory is all given back. */
+static H_UNUSED void h_release_held_expect_freed(mock_broker_t *b, pulsarc_client_t *c, int n)
+{
+    cr_assert(h_wait_count(b, MOCK_HELD_RECEIPTS, (uint64_t)n, 3000), "receipts never held");
+    mock_broker_release_receipts(b);
+    cr_assert(h_wait_calls(n, 3000), "only %d of %d callbacks", h_total(), n);
+    h_assert_each_once(n, PULSARC_OK);
+    cr_assert_eq(pulsarc_client_memory_used(c), 0, "memory still charged after the receipts");
+}
+
 /* Have the broker write cmd (framed by the project's own code) to every connection.
  * Returns the number of connections. */
 static H_UNUSED int h_broker_send_cmd(mock_broker_t *b, const Pulsar__Proto__BaseCommand *cmd)

@@ -168,11 +168,7 @@ static void expect_charge(const char *key, const char *value, uint64_t want)
     cr_assert_eq(h_send_len(producer, 0, 600), PULSARC_OK);
     cr_assert_eq(pulsarc_client_memory_used(client), want, "%s=%s: %lld bytes charged", key,
                  value, (long long)pulsarc_client_memory_used(client));
-    cr_assert(h_wait_count(mb, MOCK_HELD_RECEIPTS, 1, 3000));
-    mock_broker_release_receipts(mb);
-    cr_assert(h_wait_calls(1, 3000));
-    h_assert_each_once(1, PULSARC_OK);
-    cr_assert_eq(pulsarc_client_memory_used(client), 0);
+    h_release_held_expect_freed(mb, client, 1);
     h_finish();
 }
 
