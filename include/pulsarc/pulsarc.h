@@ -48,7 +48,9 @@ typedef enum pulsarc_result {
     PULSARC_ERR_INVALID_URL = -3,       /* service URL does not parse */
     PULSARC_ERR_INVALID_CONFIG = -4,    /* unknown key or bad value */
     PULSARC_ERR_NO_MEMORY = -5,
-    PULSARC_ERR_CONNECT_FAILED = -6,    /* could not resolve or reach a broker */
+    PULSARC_ERR_CONNECT_FAILED = -6,    /* could not resolve or reach a broker, or it did not
+                                          * finish the handshake (TLS, CONNECT) within
+                                          * connectionTimeoutMs */
     PULSARC_ERR_CONNECTION_CLOSED = -7, /* the connection dropped during a request */
     PULSARC_ERR_TIMEOUT = -8,           /* a request got no answer within operationTimeoutMs */
     PULSARC_ERR_SEND_TIMEOUT = -9,      /* no receipt within sendTimeoutMs: the message MAY have
@@ -644,7 +646,9 @@ PULSARC_API pulsarc_result pulsarc_client_new(const char *service_url,
                                               const pulsarc_client_config_t *conf,
                                               pulsarc_client_t **out);
 /* Closes every producer still open (their pending messages fail with ALREADY_CLOSED, their
- * callbacks run on the loop thread as always), stops the loop thread and frees the client.
+ * callbacks run on the loop thread as always; as with a send timeout, the detail says "may
+ * have been persisted" for a message already written to a connection and "not sent" for
+ * one never written), stops the loop thread and frees the client.
  * Must not be called from a callback (returns PULSARC_ERR_WOULD_BLOCK there).
  * Threads blocked in a send waiting for room (blockIfQueueFull) wake and get
  * PULSARC_ERR_ALREADY_CLOSED; threads waiting in send, flush or close get their results.
@@ -673,8 +677,10 @@ typedef void (*pulsarc_done_cb)(pulsarc_producer_t *producer, pulsarc_result res
 
 /* Looks the topic up, connects and registers the producer with the broker; blocks until
  * done or operationTimeoutMs passed (then PULSARC_ERR_TIMEOUT, with a detail saying what
- * did not answer; also against a broker that accepts the connection but never answers).
- * conf may be NULL (defaults); it is copied. */
+ * did not answer). A broker that accepts the connection but never answers CONNECT fails
+ * it after connectionTimeoutMs with PULSARC_ERR_CONNECT_FAILED (as the official C++
+ * client's ResultConnectError), or with PULSARC_ERR_TIMEOUT when operationTimeoutMs is
+ * the shorter of the two. conf may be NULL (defaults); it is copied. */
 PULSARC_API pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *client,
                                                           const char *topic,
                                                           const pulsarc_producer_config_t *conf,

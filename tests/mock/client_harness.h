@@ -635,6 +635,20 @@ static H_UNUSED void h_client_caught_up(mock_broker_t *b)
               "the client did not answer the barrier PING");
 }
 
+/* The broker drops the producer that registered last and, from now on, answers every
+ * registration as a broker does for a fenced topic (one whose write failed, e.g. while it
+ * was being terminated): ServiceNotReady, TopicFencedException, which clients retry by
+ * design. Nothing can be stored any more, and no terminal error says so. */
+static H_UNUSED void h_fence_for_ever(mock_broker_t *b)
+{
+    mock_producer_info_t info;
+    cr_assert(mock_broker_last_producer(b, &info), "no producer registered");
+    mock_broker_fail_producer(b, PULSAR__PROTO__SERVER_ERROR__ServiceNotReady,
+                              "org.apache.pulsar.broker.service.BrokerServiceException$"
+                              "TopicFencedException: Topic is fenced", -1);
+    cr_assert_eq(mock_broker_close_producer(b, info.producer_id), 1);
+}
+
 /* Recorded SEND i; the caller frees it with mock_send_free. */
 static H_UNUSED mock_send_t h_get_send(mock_broker_t *b, size_t i)
 {
