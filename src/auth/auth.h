@@ -137,8 +137,10 @@ pulsarc_result pc_auth_token_supplier(pulsarc_token_supplier_cb cb, void *ctx,
 pulsarc_result pc_auth_basic(const char *user, const char *password, pc_auth_t **out);
 
 /* TLS (method "tls"): no data; the identity is the TLS client certificate, which the
- * client's TLS settings carry. */
-pulsarc_result pc_auth_tls(pc_auth_t **out);
+ * client's TLS settings carry. cert_file and key_file are the files it is read from (NULL:
+ * none, or given as PEM); they must be readable now, whatever the service URL's scheme:
+ * PULSARC_ERR_AUTH_PROVIDER otherwise, as for an unreadable token file. */
+pulsarc_result pc_auth_tls(const char *cert_file, const char *key_file, pc_auth_t **out);
 
 /* OAuth2 client credentials (method "token"): the access token from the issuer's token
  * endpoint (found through {issuer_url}/.well-known/openid-configuration), cached until

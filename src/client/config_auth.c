@@ -128,6 +128,8 @@ pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth 
         .params = c->auth_params,
         .supplier = c->auth_token_supplier,
         .supplier_ctx = c->auth_token_supplier_ctx,
+        .tls_cert_file = c->tls_cert_file,
+        .tls_key_file = c->tls_key_file,
     };
     pc_auth_tls_files_t files;
     pulsarc_result r = pc_auth_from_config(&in, out, &files);

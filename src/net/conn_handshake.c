@@ -151,6 +151,27 @@ void conn_answer_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthCh
         prepare_auth(c, true);
 }
 
+/* connectionTimeoutMs bounds TCP connect, TLS handshake and CONNECT/CONNECTED together,
+ * as in the official C++ client, which also reports it as a connect error
+ * (ResultConnectError): CONNECT_FAILED, with the phase that did not finish. */
+bool conn_handshake_timed_out(pc_conn_t *c, uint64_t now)
+{
+    uint64_t limit = c->rt->limits.connection_timeout_ms;
+    if (c->state == PC_CONN_READY || now - c->opened_ms < limit)
+        return false;
+    const char *phase = c->auth_wait.pending        ? "is still waiting for the authentication "
+                                                      "provider"
+                        : c->state == PC_CONN_HANDSHAKE ? "accepted the connection but did not "
+                                                          "answer CONNECT"
+                        : c->tls                     ? "did not finish the TLS handshake"
+                                                     : "could not be connected to";
+    char why[512];
+    snprintf(why, sizeof why, "%.300s:%d %s within connectionTimeoutMs (%llu ms)", c->physical.host,
+             c->physical.port, phase, (unsigned long long)limit);
+    pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, why);
+    return true;
+}
+
 void conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m)
 {
     if (c->state != PC_CONN_HANDSHAKE)

@@ -12,12 +12,21 @@
 #include "net/tls_internal.h"
 
 /* OpenSSL's reason for the latest failure, and an empty error queue afterwards (a stale
- * entry would otherwise be blamed for the next connection's failure). */
+ * entry would otherwise be blamed for the next connection's failure). A file that cannot
+ * be opened queues the system's error (errno) first and only "system lib" last: the
+ * system's says why ("No such file or directory"). */
 static const char *openssl_reason(void)
 {
-    unsigned long e = ERR_peek_last_error();
-    const char *r = e ? ERR_reason_error_string(e) : NULL;
-    ERR_clear_error();
+    int sys_errno = 0;
+    unsigned long e, last = 0;
+    while ((e = ERR_get_error()) != 0) {
+        if (!sys_errno && ERR_GET_LIB(e) == ERR_LIB_SYS)
+            sys_errno = ERR_GET_REASON(e);
+        last = e;
+    }
+    if (sys_errno)
+        return strerror(sys_errno);
+    const char *r = last ? ERR_reason_error_string(last) : NULL;
     return r ? r : "unknown error";
 }
 

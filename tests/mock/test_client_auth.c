@@ -193,17 +193,66 @@ Test(client_auth, basic_sends_user_colon_password)
     h_finish();
 }
 
+/* A file under /tmp named after tag and this process, holding text; its path in path. */
+static void temp_file(char *path, size_t len, const char *tag, const char *text)
+{
+    snprintf(path, len, "/tmp/pulsarc-mock-%s-%d.pem", tag, (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 Test(client_auth, tls_plugin_sends_method_tls_and_feeds_the_tls_settings)
 {
+    /* On pulsar:// the files are only checked to be readable, never parsed. */
+    char cert[128], key[128], params[300];
+    temp_file(cert, sizeof cert, "cert", "a certificate");
+    temp_file(key, sizeof key, "key", "a key");
+    snprintf(params, sizeof params, "tlsCertFile:%s,tlsKeyFile:%s", cert, key);
     key_plugin = "tls";
-    key_params = "tlsCertFile:/certs/client.pem,tlsKeyFile:/certs/client.key";
+    key_params = params;
     client = auth_client(keys);
-    cr_assert_str_eq(client->conf.tls_cert_file, "/certs/client.pem");
-    cr_assert_str_eq(client->conf.tls_key_file, "/certs/client.key");
+    cr_assert_str_eq(client->conf.tls_cert_file, cert);
+    cr_assert_str_eq(client->conf.tls_key_file, key);
     producer = h_producer(client, H_TOPIC, NULL);
     mock_connect_info_t ci = last_connect();
     cr_assert_str_eq(ci.auth_method_name, "tls");
     cr_assert_eq(ci.auth_data_len, 0);
+    h_finish();
+    unlink(cert);
+    unlink(key);
+}
+
+static void tls_plugin_with_settings(pulsarc_client_config_t *cc)
+{
+    set_kv(cc, "authPlugin", "tls");
+    set_kv(cc, "tlsCertificateFilePath", "/nonexistent/pulsarc/client.pem");
+    set_kv(cc, "tlsKeyFilePath", "/nonexistent/pulsarc/client.key");
+}
+
+/* A tls plugin whose certificate or key file is missing fails on pulsar:// too (where
+ * no TLS context ever opens them), with the error a missing token file gets, naming the
+ * file: from its parameters or from the TLS settings. */
+Test(client_auth, tls_plugin_with_a_missing_file_fails_on_plain_text_too)
+{
+    key_plugin = "tls";
+    key_params = "tlsCertFile:/nonexistent/pulsarc/client.pem,tlsKeyFile:/nonexistent/k.pem";
+    pulsarc_client_t *c = NULL;
+    pulsarc_result r = try_auth_client(keys, &c);
+    char detail[512];
+    snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+    cr_assert_eq(r, PULSARC_ERR_AUTH_PROVIDER, "%s: %s", pulsarc_result_name(r), detail);
+    cr_assert_null(c);
+    cr_assert_str_eq(detail, "cannot read the TLS certificate file "
+                             "/nonexistent/pulsarc/client.pem: No such file or directory");
+
+    r = try_auth_client(tls_plugin_with_settings, &c);
+    snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+    cr_assert_eq(r, PULSARC_ERR_AUTH_PROVIDER, "%s: %s", pulsarc_result_name(r), detail);
+    cr_assert(strstr(detail, "/nonexistent/pulsarc/client.pem: No such file or directory"),
+              "detail: %s", detail);
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 0);
     h_finish();
 }
 

@@ -152,15 +152,54 @@ Test(auth_plugin, basic_and_tls_params)
     expect_initial("basic", "userId:bob,password:pw", "basic", "bob:pw");
     expect_initial("tls", NULL, "tls", "");
 
-    pc_auth_config_t in = { .plugin = "tls",
-                            .params = "{\"tlsCertFile\":\"/c.pem\",\"tlsKeyFile\":\"/k.pem\"}" };
+    char cert[128], key[128], params[400];
+    write_temp(cert, sizeof cert, "cert", "a certificate");
+    write_temp(key, sizeof key, "key", "a key");
+    snprintf(params, sizeof params, "{\"tlsCertFile\":\"%s\",\"tlsKeyFile\":\"%s\"}", cert, key);
+    pc_auth_config_t in = { .plugin = "tls", .params = params };
     pc_auth_t *a;
     pc_auth_tls_files_t tls;
-    cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_OK);
-    cr_assert_str_eq(tls.cert_file, "/c.pem");
-    cr_assert_str_eq(tls.key_file, "/k.pem");
+    cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_OK, "%s", pulsarc_last_error_detail());
+    cr_assert_str_eq(tls.cert_file, cert);
+    cr_assert_str_eq(tls.key_file, key);
     pc_auth_free(a);
     pc_auth_tls_files_clear(&tls);
+    unlink(cert);
+    unlink(key);
+}
+
+/* Whatever the scheme, the tls plugin's identity files must be readable when the
+ * provider is made, as a token file must be when it is read: on pulsar:// nothing else
+ * would ever open them. The TLS settings' files, when given, are the identity. */
+Test(auth_plugin, tls_identity_files_must_be_readable)
+{
+    char cert[128], params[400];
+    write_temp(cert, sizeof cert, "cert", "a certificate");
+    snprintf(params, sizeof params, "tlsCertFile:%s,tlsKeyFile:/nonexistent/client.key", cert);
+    pc_auth_config_t in = { .plugin = "tls", .params = params };
+    pc_auth_t *a = (pc_auth_t *)1;
+    pc_auth_tls_files_t tls;
+    cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_ERR_AUTH_PROVIDER);
+    cr_assert_null(a);
+    cr_assert_null(tls.cert_file, "nothing is adopted from a refused plugin");
+    cr_assert_str_eq(pulsarc_last_error_detail(),
+                     "cannot read the TLS key file /nonexistent/client.key: No such file or "
+                     "directory");
+
+    in = (pc_auth_config_t){ .plugin = "tls", .tls_cert_file = "/nonexistent/client.pem",
+                             .tls_key_file = cert };
+    cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_ERR_AUTH_PROVIDER);
+    cr_assert(strstr(pulsarc_last_error_detail(), "certificate file /nonexistent/client.pem"),
+              "%s", pulsarc_last_error_detail());
+
+    /* The TLS settings win over the parameters' files, which are then not read. */
+    in = (pc_auth_config_t){ .plugin = "tls",
+                             .params = "tlsCertFile:/nonexistent/a,tlsKeyFile:/nonexistent/b",
+                             .tls_cert_file = cert, .tls_key_file = cert };
+    cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_OK, "%s", pulsarc_last_error_detail());
+    pc_auth_free(a);
+    pc_auth_tls_files_clear(&tls);
+    unlink(cert);
 }
 
 static pulsarc_result build_fails(const char *plugin, const char *params)

@@ -455,3 +455,22 @@ Test(tls, client_accepts_pulsar_ssl_urls)
     pulsarc_client_config_free(conf);
     free(ca_pem);
 }
+
+/* A file that cannot be opened is reported with the system's reason, not OpenSSL's last
+ * queued one ("system lib"). */
+Test(tls, unreadable_files_say_why)
+{
+    pc_tls_ctx_t *ctx = NULL;
+    pc_tls_settings_t s = { .trust_file = "/nonexistent/ca.pem" };
+    cr_assert_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
+    cr_assert_str_eq(pulsarc_last_error_detail(),
+                     "cannot load tlsTrustCertsFilePath '/nonexistent/ca.pem': No such file or "
+                     "directory");
+    s = (pc_tls_settings_t){ .allow_insecure = true, .cert_file = "/nonexistent/client.pem",
+                             .key_file = "/nonexistent/client.key" };
+    cr_assert_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
+    cr_assert_str_eq(pulsarc_last_error_detail(),
+                     "cannot load tlsCertificateFilePath '/nonexistent/client.pem': No such file "
+                     "or directory");
+    cr_assert_null(ctx);
+}
