@@ -54,6 +54,7 @@ struct args {
     const char *memory_limit;
     int64_t sequence_id_start;    /* -1: automatic ids */
     bool verbose;
+    bool keep_going;              /* --keep-going: failed messages do not stop the run */
 };
 
 /* Parses the command line into a; a usage error ends the process (EXIT_USAGE), --help
