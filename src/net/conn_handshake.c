@@ -154,7 +154,7 @@ void conn_answer_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthCh
 /* connectionTimeoutMs bounds TCP connect, TLS handshake and CONNECT/CONNECTED together,
  * as in the official C++ client, which also reports it as a connect error
  * (ResultConnectError): CONNECT_FAILED, with the phase that did not finish. */
-bool conn_handshake_timed_out(pc_conn_t *c, uint64_t now)
+bool pc_conn_handshake_timed_out(pc_conn_t *c, uint64_t now)
 {
     uint64_t limit = c->rt->limits.connection_timeout_ms;
     if (c->state == PC_CONN_READY || now - c->opened_ms < limit)

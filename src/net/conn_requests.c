@@ -192,7 +192,7 @@ void conn_on_tick(uv_timer_t *t)
     uint64_t now = pc_mono_ms();
     const pc_limits_t *limits = &c->rt->limits;
     if (c->state != PC_CONN_READY) {
-        conn_handshake_timed_out(c, now);
+        pc_conn_handshake_timed_out(c, now);
         return;
     }
     if (c->auth_wait.pending && now - c->auth_started_ms >= limits->connection_timeout_ms) {

@@ -112,7 +112,7 @@ void conn_answer_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthCh
 void conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m);
 /* Closes a connection that is not ready connectionTimeoutMs after it was opened
  * (CONNECT_FAILED, naming the phase that did not finish). Returns whether it did. */
-bool conn_handshake_timed_out(pc_conn_t *c, uint64_t now);
+bool pc_conn_handshake_timed_out(pc_conn_t *c, uint64_t now);
 
 /* conn_requests.c */
 void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);

@@ -59,7 +59,7 @@ void pp_finish_close(pc_pp_t *pp, pulsarc_result res)
     pp->attempt++;
     pp->state = PP_CLOSED;
     /* Messages already written may have been stored; the rest were never sent. */
-    pp_fail_all_in_doubt(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
+    pc_pp_fail_all_in_doubt(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
     pc_pp_done_fn cb = pp->close_cb;
     pp->close_cb = NULL;
     if (cb)
@@ -214,7 +214,7 @@ void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail)
     pp->state = PP_CLOSED;
     /* Messages already written may have been stored (a client destroyed while receipts
      * were on their way); the rest were never sent. */
-    pp_fail_all_in_doubt(pp, why, detail);
+    pc_pp_fail_all_in_doubt(pp, why, detail);
     if (pp->start_cb && before == PP_CONNECTING) {
         pc_pp_done_fn cb = pp->start_cb;
         pp->start_cb = NULL;

@@ -156,7 +156,7 @@ void pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail);
  * README's "a timeout is maybe, unless it says not sent"): "<why>: no receipt yet; the
  * message may have been persisted" once written to a connection, "<why>: ...: not sent"
  * otherwise. */
-void pp_fail_all_in_doubt(pc_pp_t *pp, pulsarc_result res, const char *why);
+void pc_pp_fail_all_in_doubt(pc_pp_t *pp, pulsarc_result res, const char *why);
 void pp_enqueue(pc_pp_t *pp, pc_op_t *first, pc_op_t *last);
 void pp_resend_pending(pc_pp_t *pp);
 void pp_send_close_producer(pc_pp_t *pp);

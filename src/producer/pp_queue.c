@@ -131,7 +131,7 @@ void pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail)
     }
 }
 
-void pp_fail_all_in_doubt(pc_pp_t *pp, pulsarc_result res, const char *why)
+void pc_pp_fail_all_in_doubt(pc_pp_t *pp, pulsarc_result res, const char *why)
 {
     char maybe[256], never[256];
     snprintf(maybe, sizeof maybe, "%s: no receipt yet; the message may have been persisted", why);
