@@ -20,6 +20,7 @@
 #define PC_AUTH_PLUGIN_H
 
 #include "auth/auth.h"
+#include "common/clock.h"
 #include "pulsarc/pulsarc.h"
 
 typedef enum pc_auth_kind {
@@ -37,6 +38,8 @@ typedef struct pc_auth_config {
     const char *params;                 /* NULL or the plugin's parameters */
     pulsarc_token_supplier_cb supplier; /* set: a token plugin fed by this callback */
     void *supplier_ctx;
+    const pc_clock_t *clock;            /* what a cached token's lifetime is counted on
+                                           (oauth2); NULL: the monotonic clock */
 } pc_auth_config_t;
 
 /* The client certificate named by a tls plugin's parameters: owned copies, or NULL. */

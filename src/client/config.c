@@ -87,7 +87,9 @@ static const conf_row producer_rows[] = {
 
 #define NROWS(t) (sizeof(t) / sizeof((t)[0]))
 
-uint64_t pc_config_key_check_ms = 60000;
+/* How often producers read their public keys again to notice a changed one. Tests move
+ * the client's clock (client/test_seams.h) past it rather than shortening it. */
+#define KEY_CHECK_MS 60000u
 
 static int parse_bool(const char *v, bool *out)
 {
@@ -393,7 +395,7 @@ void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t 
         .fetch_ctx = (void *)c,
         .failure_action = c->crypto_failure_action,
         .rotation_ms = (uint64_t)c->data_key_rotation_ms,
-        .check_ms = pc_config_key_check_ms,
+        .check_ms = KEY_CHECK_MS,
     };
 }
 

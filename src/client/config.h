@@ -44,6 +44,10 @@ struct pulsarc_client_config {
      * table row, and plain pointers, so a struct copy copies them. */
     pulsarc_token_supplier_cb auth_token_supplier;
     void *auth_token_supplier_ctx;
+    /* Test seams (client/test_seams.h), handed to the client's runtime context; NULL in
+     * production. Not table rows: never set by key, never dumped. */
+    const struct pc_transport *transport;
+    const struct pc_clock *clock;
 };
 
 struct pulsarc_producer_config {
@@ -105,14 +109,13 @@ struct pc_auth;
  * when none. A tls plugin's certificate files fill tls_cert_file/tls_key_file when those
  * are unset, so call this before the TLS settings are used. Fails with a detail. */
 pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth **out);
-/* Give a provider that needs HTTP (OAuth2) its client, made on loop with the client's TLS
- * trust settings; the provider frees it when detached (pc_auth_use_http(auth, NULL),
- * on the loop while it still runs). No-op for the other providers. Tests set
- * pc_client_test_auth_http to fill a fake table on the client's loop instead. */
-struct pc_auth_http;
-extern int (*pc_client_test_auth_http)(uv_loop_t *loop, struct pc_auth_http *out);
-pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, uv_loop_t *loop,
-                                   const pc_logger_t *log, struct pc_auth *auth);
+/* Give a provider that needs HTTP (OAuth2) its client, made on rt's loop with the
+ * client's TLS trust settings; the provider frees it when detached
+ * (pc_auth_use_http(auth, NULL), on the loop while it still runs). No-op for the other
+ * providers. A test transport's auth_http (rt->transport) fills the table instead. */
+struct pc_runtime;
+pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c,
+                                   const struct pc_runtime *rt, struct pc_auth *auth);
 /* The key sources' share of copy and clear (crypto_key_reader.c). */
 int pc_producer_config_copy_keys(pulsarc_producer_config_t *dst,
                                  const pulsarc_producer_config_t *src);
@@ -121,9 +124,6 @@ void pc_producer_config_clear_keys(pulsarc_producer_config_t *c);
  * name, else the key reader callback (crypto_key_reader.c). */
 pulsarc_result pc_producer_config_fetch_key(void *ctx, const char *name,
                                             pc_key_material_t *out);
-/* How often producers read their public keys again to notice a changed one (60 s);
- * tests shorten it. */
-extern uint64_t pc_config_key_check_ms;
 /* What each layer needs of a producer configuration, in its own terms. */
 void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t *out);
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out);
