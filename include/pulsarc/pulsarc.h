@@ -183,7 +183,12 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *                                     ...AuthenticationTls, ...AuthenticationBasic,
  *                                     ...oauth2.AuthenticationOAuth2)
  *   authParams                (unset) the plugin's parameters, in the official formats;
- *                                     a secret: never logged or dumped
+ *                                     a secret: never logged or dumped, and wiped from
+ *                                     memory when set again or when the configuration
+ *                                     is freed. A client keeps it only inside its
+ *                                     authentication provider (wiped when the client is
+ *                                     destroyed); the configuration keeps its own copy,
+ *                                     for more clients, until it is freed.
  * ------------------------------------------------------------------------------- */
 typedef struct pulsarc_client_config pulsarc_client_config_t;
 
@@ -219,7 +224,8 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_tls_cert_pem(pulsarc_client
 /* ---------------------------------------------------------------------------------
  * Authentication: typed equivalents of authPlugin + authParams. Each setter replaces
  * whatever authentication was configured before (it rewrites both keys, so dumps show
- * authPlugin and keep authParams masked). The secrets are copied.
+ * authPlugin and keep authParams masked). The secrets are copied, and wiped like
+ * authParams (see "Client configuration").
  *
  * authParams by plugin, as the official clients write them:
  *   token   "token:<jwt>" | "file:///path" | "env:NAME" | {"token":"<jwt>"} |

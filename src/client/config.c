@@ -104,6 +104,15 @@ static int parse_bool(const char *v, bool *out)
     return -1;
 }
 
+/* Free a string field; a secret is wiped first, so that no freed memory keeps it. */
+static void free_string(const conf_row *r, char **field)
+{
+    if (*field && r->type == T_SECRET)
+        OPENSSL_cleanse(*field, strlen(*field));
+    free(*field);
+    *field = NULL;
+}
+
 static pulsarc_result set_row(const conf_row *r, void *base, const char *value)
 {
     char *field = (char *)base + r->offset;
@@ -133,7 +142,7 @@ static pulsarc_result set_row(const conf_row *r, void *base, const char *value)
         char *copy = strdup(value);
         if (!copy)
             return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-        free(*(char **)field);
+        free_string(r, (char **)field); /* a secret set twice: the old value is wiped */
         *(char **)field = copy;
         return PULSARC_OK;
     }
@@ -206,11 +215,7 @@ static void clear_strings(const conf_row *rows, size_t n, void *base)
     for (size_t i = 0; i < n; i++) {
         if (rows[i].type != T_STR && rows[i].type != T_SECRET)
             continue;
-        char **field = (char **)((char *)base + rows[i].offset);
-        if (*field && rows[i].type == T_SECRET)
-            OPENSSL_cleanse(*field, strlen(*field)); /* no secret left in freed memory */
-        free(*field);
-        *field = NULL;
+        free_string(&rows[i], (char **)((char *)base + rows[i].offset));
     }
 }
 

@@ -37,7 +37,8 @@ struct pulsarc_client_config {
     char *tls_trust_certs_pem;
     char *tls_cert_pem;
     char *tls_key_pem;            /* a secret: wiped when freed */
-    /* Authentication as the official clients configure it. auth_params is a secret. */
+    /* Authentication as the official clients configure it. auth_params is a secret: wiped
+     * when replaced or freed, and NULL in a client's copy once its provider is built. */
     char *auth_plugin;
     char *auth_params;
     /* Set with pulsarc_client_config_set_auth_token_supplier (config_auth.c); not a
@@ -107,7 +108,9 @@ void pc_client_tls_free(struct pc_tls_ctx *ctx);
 struct pc_auth;
 /* The authentication provider the configuration asks for (config_auth.c): *out is NULL
  * when none. A tls plugin's certificate files fill tls_cert_file/tls_key_file when those
- * are unset, so call this before the TLS settings are used. Fails with a detail. */
+ * are unset, so call this before the TLS settings are used. Fails with a detail. For the
+ * client's own copy of the configuration: auth_params is wiped and dropped afterwards,
+ * whatever the outcome (the provider keeps the only copy of the secret). */
 pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth **out);
 /* Give a provider that needs HTTP (OAuth2) its client, made on rt's loop with the
  * client's TLS trust settings; the provider frees it when detached

@@ -135,6 +135,10 @@ pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth 
     pulsarc_result r = pc_auth_from_config(&in, out, &files);
     if (r == PULSARC_OK)
         adopt_tls_files(c, &files);
+    /* The provider holds what it needs of the secret now: this copy goes, so that the
+     * client's memory holds one copy of the credentials, not two. */
+    pc_auth_secret_free(c->auth_params);
+    c->auth_params = NULL;
     return r;
 }
 
