@@ -34,7 +34,20 @@ extern "C" {
 #define PULSARC_API
 #endif
 
-#define PULSARC_VERSION_STRING "0.1.0"
+/* ---------------------------------------------------------------------------------
+ * Version. PULSARC_VERSION (MAJOR * 10000 + MINOR * 100 + PATCH) and
+ * PULSARC_VERSION_STRING ("MAJOR.MINOR.PATCH") are the version of this header (from
+ * pulsarc/version.h, which the build generates); pulsarc_version() and
+ * pulsarc_version_string() are those of the library the program runs with: they differ
+ * only when the program runs with another build of the shared library than the one it
+ * was compiled against. The shared library's SONAME carries the major version
+ * (libpulsarc.so.0).
+ * ------------------------------------------------------------------------------- */
+#include <pulsarc/version.h>
+
+PULSARC_API int pulsarc_version(void);
+/* A static string; never freed. */
+PULSARC_API const char *pulsarc_version_string(void);
 
 /* ---------------------------------------------------------------------------------
  * Results. 0 is success; local errors are negative; errors the broker reported are
@@ -144,6 +157,7 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
 /* ---------------------------------------------------------------------------------
  * Client configuration. Keys follow the official Java client's names. Unknown keys and
  * bad values are rejected with PULSARC_ERR_INVALID_CONFIG and a detail message.
+ * docs/configuration.md lists every key, client and producer, with the values it takes.
  *
  *   operationTimeoutMs        30000   lookups, producer creation, close
  *   connectionTimeoutMs       10000   TCP connect + handshake

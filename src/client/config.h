@@ -6,6 +6,7 @@
 #define PC_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "codec/compression.h"
@@ -87,6 +88,31 @@ struct pulsarc_producer_config {
     pulsarc_crypto_key_reader_cb key_reader;
     void *key_reader_ctx;
 };
+
+/* The kinds of value a key takes. A secret is a string that dumps (and so logs) show
+ * only as set or not, and that is wiped from memory when replaced or freed. */
+typedef enum pc_conf_type {
+    PC_CONF_INT,
+    PC_CONF_BOOL,
+    PC_CONF_STR,
+    PC_CONF_SECRET,
+    PC_CONF_ENUM,
+} pc_conf_type_t;
+
+/* A row of a configuration table, as the documentation shows it. */
+typedef struct pc_config_key {
+    const char *key;
+    pc_conf_type_t type;
+    int64_t min, max;         /* PC_CONF_INT: the range; strings: the length's */
+    const char *def;          /* NULL: unset */
+    const char *const *names; /* PC_CONF_ENUM: the values, NULL-terminated */
+    const char *doc;          /* the description */
+} pc_config_key_t;
+
+/* The i-th row of the client's (or the producer's) table, in table order; false past
+ * the last. For docs/configuration.md and the test that keeps it and the header true. */
+bool pc_client_config_key(size_t i, pc_config_key_t *out);
+bool pc_producer_config_key(size_t i, pc_config_key_t *out);
 
 void pc_client_config_defaults(pulsarc_client_config_t *c);
 void pc_producer_config_defaults(pulsarc_producer_config_t *c);
