@@ -34,7 +34,20 @@ extern "C" {
 #define PULSARC_API
 #endif
 
-#define PULSARC_VERSION_STRING "0.1.0"
+/* ---------------------------------------------------------------------------------
+ * Version. PULSARC_VERSION (MAJOR * 10000 + MINOR * 100 + PATCH) and
+ * PULSARC_VERSION_STRING ("MAJOR.MINOR.PATCH") are the version of this header (from
+ * pulsarc/version.h, which the build generates); pulsarc_version() and
+ * pulsarc_version_string() are those of the library the program runs with: they differ
+ * only when the program runs with another build of the shared library than the one it
+ * was compiled against. The shared library's SONAME carries the major version
+ * (libpulsarc.so.0).
+ * ------------------------------------------------------------------------------- */
+#include <pulsarc/version.h>
+
+PULSARC_API int pulsarc_version(void);
+/* A static string; never freed. */
+PULSARC_API const char *pulsarc_version_string(void);
 
 /* ---------------------------------------------------------------------------------
  * Results. 0 is success; local errors are negative; errors the broker reported are
@@ -146,6 +159,7 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
 /* ---------------------------------------------------------------------------------
  * Client configuration. Keys follow the official Java client's names. Unknown keys and
  * bad values are rejected with PULSARC_ERR_INVALID_CONFIG and a detail message.
+ * docs/configuration.md lists every key, client and producer, with the values it takes.
  *
  *   operationTimeoutMs        30000   lookups, producer creation, close
  *   connectionTimeoutMs       10000   TCP connect + handshake
@@ -185,7 +199,12 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *                                     ...AuthenticationTls, ...AuthenticationBasic,
  *                                     ...oauth2.AuthenticationOAuth2)
  *   authParams                (unset) the plugin's parameters, in the official formats;
- *                                     a secret: never logged or dumped
+ *                                     a secret: never logged or dumped, and wiped from
+ *                                     memory when set again or when the configuration
+ *                                     is freed. A client keeps it only inside its
+ *                                     authentication provider (wiped when the client is
+ *                                     destroyed); the configuration keeps its own copy,
+ *                                     for more clients, until it is freed.
  * ------------------------------------------------------------------------------- */
 typedef struct pulsarc_client_config pulsarc_client_config_t;
 
@@ -221,7 +240,8 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_tls_cert_pem(pulsarc_client
 /* ---------------------------------------------------------------------------------
  * Authentication: typed equivalents of authPlugin + authParams. Each setter replaces
  * whatever authentication was configured before (it rewrites both keys, so dumps show
- * authPlugin and keep authParams masked). The secrets are copied.
+ * authPlugin and keep authParams masked). The secrets are copied, and wiped like
+ * authParams (see "Client configuration").
  *
  * authParams by plugin, as the official clients write them:
  *   token   "token:<jwt>" | "file:///path" | "env:NAME" | {"token":"<jwt>"} |

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/clock.h"
 #include "pulsarc/pulsarc.h"
 
 typedef struct pc_auth pc_auth_t;
@@ -154,7 +155,8 @@ typedef struct pc_auth_oauth2_params {
     const char *scope;    /* NULL: not sent */
 } pc_auth_oauth2_params_t;
 pulsarc_result pc_auth_oauth2(const pc_auth_oauth2_params_t *p, pc_auth_t **out);
-/* Tests: the clock a token's lifetime is counted on (default: the monotonic clock). */
-void pc_auth_oauth2_set_clock(pc_auth_t *a, uint64_t (*now_ms)(void));
+/* The clock a token's lifetime is counted on; NULL (the default): the monotonic clock.
+ * The client passes its runtime's (a test's fake clock, or NULL). */
+void pc_auth_oauth2_set_clock(pc_auth_t *a, const pc_clock_t *clock);
 
 #endif

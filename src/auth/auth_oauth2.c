@@ -32,7 +32,7 @@ typedef struct oauth2_auth {
     char *client_id, *client_secret, *audience, *scope;
     pc_auth_http_t http;
     bool has_http;
-    uint64_t (*now_ms)(void);
+    const pc_clock_t *clock;   /* NULL: the monotonic clock */
     char *token_endpoint;      /* from discovery; forgotten when it fails us */
     char *token;               /* the cached access token, or NULL */
     uint64_t renew_at_ms;      /* the cached token is fetched again from here on */
@@ -41,11 +41,6 @@ typedef struct oauth2_auth {
     pc_auth_wait_t *waiters;   /* waiting for the fetch under way */
     pc_auth_wait_t *finishing; /* being told its outcome (see finish_all) */
 } oauth2_auth_t;
-
-static uint64_t mono_clock(void)
-{
-    return pc_mono_ms();
-}
 
 /* ---- telling the waiters --------------------------------------------------------- */
 
@@ -287,7 +282,7 @@ static void start_fetch(oauth2_auth_t *o)
         return;
     }
     o->fetching = true;
-    o->fetch_started_ms = o->now_ms();
+    o->fetch_started_ms = pc_clock_now_ms(o->clock);
     if (o->token_endpoint)
         request_token(o);
     else
@@ -297,7 +292,7 @@ static void start_fetch(oauth2_auth_t *o)
 static void oauth2_prepare(pc_auth_t *a, pc_auth_wait_t *w)
 {
     oauth2_auth_t *o = (oauth2_auth_t *)a;
-    if (o->token && o->now_ms() < o->renew_at_ms) {
+    if (o->token && pc_clock_now_ms(o->clock) < o->renew_at_ms) {
         pc_auth_wait_done(w, PULSARC_OK);
         return;
     }
@@ -404,7 +399,6 @@ pulsarc_result pc_auth_oauth2(const pc_auth_oauth2_params_t *p, pc_auth_t **out)
     if (!o)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     o->base.ops = &oauth2_ops;
-    o->now_ms = mono_clock;
     int rc = dup_opt(&o->issuer_url, p->issuer_url) | dup_opt(&o->client_id, p->client_id) |
              dup_opt(&o->client_secret, p->client_secret) | dup_opt(&o->audience, p->audience) |
              dup_opt(&o->scope, p->scope);
@@ -419,7 +413,7 @@ pulsarc_result pc_auth_oauth2(const pc_auth_oauth2_params_t *p, pc_auth_t **out)
     return PULSARC_OK;
 }
 
-void pc_auth_oauth2_set_clock(pc_auth_t *a, uint64_t (*now_ms)(void))
+void pc_auth_oauth2_set_clock(pc_auth_t *a, const pc_clock_t *clock)
 {
-    ((oauth2_auth_t *)a)->now_ms = now_ms ? now_ms : mono_clock;
+    ((oauth2_auth_t *)a)->clock = clock;
 }

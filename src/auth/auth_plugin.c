@@ -153,8 +153,12 @@ static pulsarc_result build(pc_auth_kind_t kind, const pc_auth_config_t *in, pc_
         return basic_from_params(in->params, out);
     case PC_AUTH_TLS:
         return tls_from_params(in, out, tls);
-    case PC_AUTH_OAUTH2:
-        return pc_auth_oauth2_from_params(in->params, out);
+    case PC_AUTH_OAUTH2: {
+        pulsarc_result r = pc_auth_oauth2_from_params(in->params, out);
+        if (r == PULSARC_OK)
+            pc_auth_oauth2_set_clock(*out, in->clock);
+        return r;
+    }
     }
     return pc_fail(PULSARC_ERR_INVALID_CONFIG, "unknown authentication plugin");
 }

@@ -20,6 +20,7 @@
 #define PC_AUTH_PLUGIN_H
 
 #include "auth/auth.h"
+#include "common/clock.h"
 #include "pulsarc/pulsarc.h"
 
 typedef enum pc_auth_kind {
@@ -41,6 +42,8 @@ typedef struct pc_auth_config {
      * identity is these when either is set, else the files of its parameters. */
     const char *tls_cert_file;
     const char *tls_key_file;
+    const pc_clock_t *clock;            /* what a cached token's lifetime is counted on
+                                           (oauth2); NULL: the monotonic clock */
 } pc_auth_config_t;
 
 /* The client certificate named by a tls plugin's parameters: owned copies, or NULL. */

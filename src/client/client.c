@@ -184,6 +184,8 @@ static void fill_runtime(pulsarc_client_t *c)
     c->rt.next_request_id = 1;
     c->rt.next_producer_id = 1;
     c->rt.stopping = false;
+    c->rt.clock = conf->clock;
+    c->rt.transport = conf->transport;
 }
 
 /* An http(s):// service URL looks topics up over the admin REST API, with the same trust
@@ -264,7 +266,7 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     uv_check_start(&c->admit_check, on_admit_check);
     uv_unref((uv_handle_t *)&c->admit_check);
     fill_runtime(c);
-    pulsarc_result http_rc = pc_client_auth_http(&c->conf, &c->loop, &c->log, c->rt.auth);
+    pulsarc_result http_rc = pc_client_auth_http(&c->conf, &c->rt, c->rt.auth);
     c->rt.pool = http_rc == PULSARC_OK ? pc_pool_new(&c->rt) : NULL;
     if (c->rt.pool && c->url.http && !(c->rt.http = lookup_http_new(c)))
         http_rc = PULSARC_ERR_NO_MEMORY;

@@ -12,6 +12,7 @@
 #include "auth/auth_plugin.h"
 #include "common/error.h"
 #include "net/http.h"
+#include "net/runtime.h"
 
 /* Replace plugin and params; params is taken over (wiped when replaced). */
 static pulsarc_result set_auth(pulsarc_client_config_t *conf, const char *plugin, char *params)
@@ -130,17 +131,20 @@ pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth 
         .supplier_ctx = c->auth_token_supplier_ctx,
         .tls_cert_file = c->tls_cert_file,
         .tls_key_file = c->tls_key_file,
+        .clock = c->clock,
     };
     pc_auth_tls_files_t files;
     pulsarc_result r = pc_auth_from_config(&in, out, &files);
     if (r == PULSARC_OK)
         adopt_tls_files(c, &files);
+    /* The provider holds what it needs of the secret now: this copy goes, so that the
+     * client's memory holds one copy of the credentials, not two. */
+    pc_auth_secret_free(c->auth_params);
+    c->auth_params = NULL;
     return r;
 }
 
 /* ---- the HTTP client of a provider that needs one (OAuth2) ------------------------- */
-
-int (*pc_client_test_auth_http)(uv_loop_t *loop, pc_auth_http_t *out);
 
 static int auth_http_get(void *h, const char *url, uint64_t timeout_ms, pc_auth_http_done_cb done,
                          void *ctx)
@@ -159,14 +163,14 @@ static void auth_http_release(void *h)
     pc_http_free(h);
 }
 
-pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, uv_loop_t *loop,
-                                   const pc_logger_t *log, struct pc_auth *auth)
+pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, const pc_runtime_t *rt,
+                                   struct pc_auth *auth)
 {
     if (!pc_auth_wants_http(auth))
         return PULSARC_OK;
-    if (pc_client_test_auth_http) {
+    if (rt->transport && rt->transport->auth_http) {
         pc_auth_http_t fake;
-        if (pc_client_test_auth_http(loop, &fake) != 0)
+        if (rt->transport->auth_http(rt->transport->ctx, rt->loop, &fake) != 0)
             return pc_fail(PULSARC_ERR_NO_MEMORY, "the test's HTTP table failed");
         pc_auth_use_http(auth, &fake);
         return PULSARC_OK;
@@ -180,7 +184,7 @@ pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, uv_loop_t *
         .allow_insecure = c->tls_allow_insecure,
         .verify_hostname = c->tls_hostname_verification,
     };
-    pc_http_t *h = pc_http_new(loop, log, &tls);
+    pc_http_t *h = pc_http_new(rt->loop, rt->log, &tls);
     if (!h)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot create the HTTP client for OAuth2");
     pc_auth_http_t table = {

@@ -13,8 +13,6 @@
 
 #define TICK_MS 100
 
-int (*pc_conn_test_socket)(const pc_host_port_t *physical);
-
 /* ---- lifetime ---------------------------------------------------------------- */
 
 void conn_maybe_free(pc_conn_t *c)
@@ -196,8 +194,8 @@ pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
     uv_tcp_init(rt->loop, &c->tcp);
     c->tcp.data = c;
 
-    if (pc_conn_test_socket) {
-        int fd = pc_conn_test_socket(physical);
+    if (rt->transport && rt->transport->open_socket) {
+        int fd = rt->transport->open_socket(rt->transport->ctx, physical);
         int rc = fd < 0 ? UV_ECONNREFUSED : uv_tcp_open(&c->tcp, fd);
         if (rc != 0) {
             if (fd >= 0)

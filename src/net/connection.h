@@ -48,16 +48,10 @@ typedef enum pc_conn_state {
     PC_CONN_CLOSED,
 } pc_conn_state_t;
 
-/* Test seam, for fuzzing the client without a network: when set, a new connection does
- * not resolve and connect physical but starts its handshake at once on the connected
- * stream socket this returns (and owns it from then on), or fails to connect when it
- * returns -1. Called on the loop thread. Set it before creating a client; NULL (the
- * default) means real TCP connections. */
-extern int (*pc_conn_test_socket)(const pc_host_port_t *physical);
-
 /* Start connecting to physical; logical is the broker the connection speaks for (they
  * differ when going through a proxy). A connection that fails at once comes back already
- * closed. rt must outlive the connection. */
+ * closed. rt must outlive the connection. With rt->transport's open_socket (a test seam)
+ * the connection neither resolves nor connects: it takes the socket that returns. */
 pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
                         const pc_host_port_t *physical);
 /* Name the connection's owner: on_closed runs once, when the connection closes, before

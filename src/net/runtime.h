@@ -10,12 +10,14 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "net/service_url.h"
 
 struct pc_pool;
 struct pc_tls_ctx;
 struct pc_auth;
+struct pc_auth_http;
 struct pc_http;
 
 /* Timeouts and limits, from the client configuration. */
@@ -27,6 +29,20 @@ typedef struct pc_limits {
     uint64_t initial_backoff_ms;    /* reconnect backoff, doubling up to the maximum */
     uint64_t max_backoff_ms;
 } pc_limits_t;
+
+/* Where a client's bytes go, when not to the network: a test seam, NULL in production
+ * (TCP to the brokers, libcurl to an OAuth2 issuer). Tests and fuzzers set one per client
+ * (client/test_seams.h) to run it against a broker or issuer in the same process. Either
+ * function may be NULL (that part stays real). Both run on the loop thread. */
+typedef struct pc_transport {
+    /* A new connection to physical: a connected stream socket that the connection owns
+     * from then on (its handshake starts at once), or -1 to fail the connect. */
+    int (*open_socket)(void *ctx, const pc_host_port_t *physical);
+    /* Fill *out with the HTTP table an OAuth2 provider talks to its issuer through, on
+     * loop; 0, or -1 to fail client creation. */
+    int (*auth_http)(void *ctx, uv_loop_t *loop, struct pc_auth_http *out);
+    void *ctx;
+} pc_transport_t;
 
 typedef struct pc_runtime {
     uv_loop_t *loop;
@@ -41,6 +57,9 @@ typedef struct pc_runtime {
     bool stopping;                   /* shutting down: no fail-over, no new work */
     struct pc_auth *auth;            /* credentials for CONNECT; NULL = no authentication */
     struct pc_http *http;            /* HTTP(S) for http(s):// service URLs' lookups; else NULL */
+    const pc_clock_t *clock;         /* "now" for tokens' lifetimes, key re-reads, rotation;
+                                        NULL: the real monotonic clock (common/clock.h) */
+    const pc_transport_t *transport; /* test seam; NULL: the network */
 } pc_runtime_t;
 
 #endif

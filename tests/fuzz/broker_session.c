@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/test_seams.h"
 #include "common/clock.h"
 
 #define TOPIC "persistent://public/default/fuzz"
@@ -350,6 +351,7 @@ static bool setup(session_t *s, input_t *in, const bs_options_t *opt)
         return false;
 
     pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    pc_client_config_set_transport(cc, fb_seam(s->fb));
     /* Short enough that request, connect and close timeouts fire within an input (the
      * connection checks them every 100 ms). */
     client_set(cc, "operationTimeoutMs", "50");

@@ -28,14 +28,11 @@
         }                                                          \
     } while (0)
 
-/* The seam has no context argument: it finds the broker here. */
-static fake_broker_t *current;
-
 /* ---- connections handed over by the seam (client's loop thread) ------------------- */
 
-static int hand_over(const pc_host_port_t *physical)
+static int hand_over(void *ctx, const pc_host_port_t *physical)
 {
-    fake_broker_t *fb = current;
+    fake_broker_t *fb = ctx;
     int client_end = -1;
     int sv[2];
     pthread_mutex_lock(&fb->mu);
@@ -58,6 +55,11 @@ static int hand_over(const pc_host_port_t *physical)
     /* So that a serve() sleeping in poll() starts watching the new connection. */
     fb_wake(fb);
     return client_end;
+}
+
+const pc_transport_t *fb_seam(fake_broker_t *fb)
+{
+    return &fb->seam;
 }
 
 void fb_wake(fake_broker_t *fb)
@@ -95,15 +97,12 @@ fake_broker_t *fb_new(const fb_settings_t *settings)
     fb->settings = *settings;
     for (int i = 0; i < BS_AUTO_COUNT; i++)
         fb->autos[i] = i != BS_AUTO_RECEIPT;
-    current = fb;
-    pc_conn_test_socket = hand_over;
+    fb->seam = (pc_transport_t){ .open_socket = hand_over, .ctx = fb };
     return fb;
 }
 
 void fb_free(fake_broker_t *fb)
 {
-    pc_conn_test_socket = NULL;
-    current = NULL;
     for (int i = 0; i < fb->n_conns; i++) {
         fb_conn_t *c = &fb->conns[i];
         fb_hang_up(fb, i);

@@ -1,14 +1,14 @@
 /* The broker's side of in-memory connections, for fuzzing a client (test support).
  *
- * While a fake broker exists, every connection the client opens is one end of a
- * socketpair (through the pc_conn_test_socket seam); the broker keeps the other end. It
+ * Every connection a client given fb_seam opens is one end of a socketpair (through
+ * the runtime's transport seam, client/test_seams.h); the broker keeps the other end. It
  * runs on the caller's thread and only while the caller serves it (fb_serve, fb_sync):
  * then it reads what the client wrote, checks that every frame parses, records requests,
  * producers and SENDs, and answers the kinds of command whose automatic answer is on.
  * Everything else the caller writes itself, as commands or raw bytes.
  *
- * One fake broker at a time per process. Every function is for the creating thread,
- * except the connection hand-over, which the seam runs on the client's loop thread. */
+ * Every function is for the creating thread, except the connection hand-over, which
+ * the seam runs on the client's loop thread. */
 #ifndef PC_FUZZ_FAKE_BROKER_H
 #define PC_FUZZ_FAKE_BROKER_H
 
@@ -19,6 +19,7 @@
 
 #include "PulsarApi.pb-c.h"
 #include "broker_session_format.h"
+#include "net/runtime.h"
 #include "wire/frame.h"
 
 #define FB_MAX_CONNS 32
@@ -123,11 +124,15 @@ struct fake_broker {
     unsigned messages_received; /* messages whose SENDs (all chunks) arrived */
     uint64_t next_entry;        /* entry id of the next automatic receipt */
     uint64_t next_schema_version; /* of the next automatic GET_OR_CREATE_SCHEMA answer */
+    pc_transport_t seam;        /* what fb_seam hands out */
 };
 
-/* Create the broker and install the seam; NULL when out of resources. */
+/* Create the broker; NULL when out of resources. */
 fake_broker_t *fb_new(const fb_settings_t *settings);
-/* Close the broker's ends and remove the seam. Call after the client is destroyed. */
+/* The seam that hands the broker a client's connections: give it to the client's
+ * configuration (pc_client_config_set_transport) before creating the client. */
+const pc_transport_t *fb_seam(fake_broker_t *fb);
+/* Close the broker's ends. Call after the client is destroyed. */
 void fb_free(fake_broker_t *fb);
 
 /* Serve until done(fb, ctx) returns true (checked before each wait; done may be NULL) or

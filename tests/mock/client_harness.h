@@ -429,6 +429,10 @@ static H_UNUSED void h_set_va(pulsarc_client_config_t *cc, pulsarc_producer_conf
     }
 }
 
+/* When set, h_client passes every configuration through it last (for a test seam, say:
+ * client/test_seams.h). Per test, like every global here. */
+static H_UNUSED void (*h_client_setup)(pulsarc_client_config_t *cc);
+
 /* A client of `url` with short timeouts; key/value pairs (NULL-terminated) override. */
 static H_UNUSED pulsarc_client_t *h_client_url(const char *url, ...)
 {
@@ -447,6 +451,8 @@ static H_UNUSED pulsarc_client_t *h_client_url(const char *url, ...)
     va_end(ap);
     /* The logger is set last: set_logger(NULL) would turn logging off. */
     pulsarc_client_config_set_logger(cc, h_logger, NULL);
+    if (h_client_setup)
+        h_client_setup(cc);
     pulsarc_client_t *c = NULL;
     pulsarc_result r = pulsarc_client_new(url, cc, &c);
     pulsarc_client_config_free(cc);

@@ -349,10 +349,12 @@ static void fake_answer(pulsarc_result res, long status, const char *body)
 }
 
 static uint64_t fake_now;
-static uint64_t fake_clock(void)
+static uint64_t fake_now_ms(const pc_clock_t *clock)
 {
+    (void)clock;
     return fake_now;
 }
+static const pc_clock_t fake_clock = { fake_now_ms };
 
 typedef struct waiter {
     pc_auth_wait_t w;
@@ -374,7 +376,7 @@ static pc_auth_t *oauth2_with(const char *params)
     memset(&fh, 0, sizeof fh);
     fake_now = 1000;
     pc_auth_t *a = NULL;
-    pc_auth_config_t in = { .plugin = "oauth2", .params = params };
+    pc_auth_config_t in = { .plugin = "oauth2", .params = params, .clock = &fake_clock };
     pc_auth_tls_files_t tls;
     pulsarc_result r = pc_auth_from_config(&in, &a, &tls);
     cr_assert_eq(r, PULSARC_OK, "%s: %s", pulsarc_result_name(r), pulsarc_last_error_detail());
@@ -382,7 +384,6 @@ static pc_auth_t *oauth2_with(const char *params)
     cr_assert_str_eq(pc_auth_method(a), "token");
     pc_auth_http_t table = { fake_get, fake_post, fake_release, &fh, 5000 };
     pc_auth_use_http(a, &table);
-    pc_auth_oauth2_set_clock(a, fake_clock);
     return a;
 }
 
