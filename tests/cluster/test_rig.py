@@ -42,14 +42,19 @@ def test_partitions_spread_over_every_broker(rig, client):
 
 
 def test_lookup_answers_each_listener(rig):
+    # One topic per listener (see ch.topic_on for why), asked through every broker.
     for b in rig.brokers:
-        topic = ch.topic_on(rig, b)
-        internal = ch.lookup(rig, topic)
-        assert (internal["brokerUrl"], internal["brokerUrlTls"]) == (b.url, b.tls_url)
+        topic = ch.topic_on(rig, b, "internal")
+        for via in rig.brokers:
+            internal = ch.lookup(rig, topic, via=via)
+            assert (internal["brokerUrl"], internal["brokerUrlTls"]) == (b.url, b.tls_url)
+        topic = ch.topic_on(rig, b, "external", listener="external")
         for via in rig.brokers:
             ext = ch.lookup(rig, topic, via=via, listener="external")
             assert (ext["brokerUrl"], ext["brokerUrlTls"]) == (b.external_url, b.external_tls_url)
-    # A listener no broker has: a clear error, not some other broker's address.
+    # A listener no broker has: a clear error, not some other listener's address (the
+    # first lookup of a fresh namespace, so no other lookup's answer is shared).
+    topic = ph.unique_topic("nolistener", namespace=ch.create_namespace(rig, 1, "nolistener"))
     with pytest.raises(ph.AdminError) as e:
         ch.lookup(rig, topic, listener="nosuchlistener")
     assert "do not have nosuchlistener listener" in e.value.body
@@ -58,7 +63,7 @@ def test_lookup_answers_each_listener(rig):
 def test_client_with_external_listener_connects_to_the_external_port(rig, client):
     # The topic lives on the last broker; the client's service URL is the first one's.
     b = rig.brokers[-1]
-    topic = ch.topic_on(rig, b, "external")
+    topic = ch.topic_on(rig, b, "external", listener="external")
     before = ch.tcp_connections()
     ext_client = ph.make_client(rig.broker(1).url, listener_name="external")
     try:
