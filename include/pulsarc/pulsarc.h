@@ -205,6 +205,17 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *                                     authentication provider (wiped when the client is
  *                                     destroyed); the configuration keeps its own copy,
  *                                     for more clients, until it is freed.
+ *
+ *   Cluster failover (see "Cluster failover" below):
+ *   failoverSecondaryUrls     (unset) the secondary clusters' service URLs, comma-separated
+ *                                     in order of preference; a piece without a scheme
+ *                                     adds a host to the URL before it, so
+ *                                     "pulsar://a:6650,b:6650,pulsar+ssl://c:6651" is two
+ *                                     clusters. They use the client's authentication and
+ *                                     TLS settings.
+ *   failoverDelayMs           30000   the active cluster fails every probe this long: switch
+ *   switchBackDelayMs         60000   the primary passes every probe this long: switch back
+ *   failoverCheckIntervalMs   5000    how often the probes run (and a provider is asked)
  * ------------------------------------------------------------------------------- */
 typedef struct pulsarc_client_config pulsarc_client_config_t;
 
@@ -284,6 +295,61 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_auth_basic(pulsarc_client_c
 PULSARC_API pulsarc_result pulsarc_client_config_set_auth_tls(pulsarc_client_config_t *conf,
                                                               const char *cert_file,
                                                               const char *key_file);
+
+/* ---------------------------------------------------------------------------------
+ * Cluster failover: the Java client's AutoClusterFailover (the C++ client's
+ * AutoClusterFailover, a ServiceInfoProvider), and its ServiceUrlProvider.
+ *
+ * Automatic: the service URL given to pulsarc_client_new is the primary cluster;
+ * failoverSecondaryUrls and then the clusters added here, in order, are the secondaries.
+ * Every failoverCheckIntervalMs the client probes the active cluster as the official
+ * clients do: can a TCP connection be opened to a host of its service URL (within
+ * connectionTimeoutMs; nothing is sent). When it has failed every probe for
+ * failoverDelayMs, the client switches to the first of the others, the primary first,
+ * that passes a probe. While a secondary is active the primary is probed too, and once
+ * it has passed every probe for switchBackDelayMs the client switches back to it.
+ * Probes run on the loop thread and never block it.
+ *
+ * A switch closes every connection: each producer then takes its usual reconnect path
+ * (look the topic up on the new cluster, register, resend its pending messages in order)
+ * at once, whatever its backoff. Every message gets its callback once. A message in
+ * flight at the switch (written, no receipt yet) may be stored by both clusters:
+ * deduplication does not span clusters. Sequence ids go on from where they were.
+ *
+ * Credentials go only where they are configured: a cluster added with its own
+ * authentication gets that and nothing else (not the client's authPlugin, nor its client
+ * certificate); the client's authentication goes to the primary and to the secondaries
+ * of failoverSecondaryUrls. tlsProtocols, tlsCiphers, tlsAllowInsecureConnection and
+ * tlsEnableHostnameVerification apply to every cluster.
+ * ------------------------------------------------------------------------------- */
+
+/* A secondary cluster with its own credentials and trust (the C++ client's ServiceInfo),
+ * after those of failoverSecondaryUrls, in the order added (16 secondaries at most).
+ * auth_plugin and auth_params as authPlugin and authParams (see "Authentication"); NULL
+ * plugin: no authentication. auth_params is a secret: copied, never logged or dumped,
+ * wiped when the configuration is freed. tls_trust_certs_file: a PEM file of CAs for this
+ * cluster; NULL: the client's trust settings. A tls plugin's certificate is this
+ * cluster's client certificate. Fails with PULSARC_ERR_INVALID_URL (the URL does not
+ * parse), PULSARC_ERR_INVALID_CONFIG (an unknown plugin, too many clusters) or
+ * PULSARC_ERR_INVALID_ARGUMENT; bad parameters fail pulsarc_client_new, as for the
+ * client's own. */
+PULSARC_API pulsarc_result pulsarc_client_config_add_failover_cluster(
+    pulsarc_client_config_t *conf, const char *service_url, const char *auth_plugin,
+    const char *auth_params, const char *tls_trust_certs_file);
+
+/* The user's service URL provider (the Java client's ServiceUrlProvider): asked for the
+ * service URL every failoverCheckIntervalMs, on the client's loop thread, from the first
+ * interval on (the URL given to pulsarc_client_new comes first). Write a service URL
+ * (NUL-terminated, at most len bytes with the NUL) into buf and return 0, or return
+ * nonzero to keep the current one. A URL other than the current one becomes active as
+ * in a switch above, with the client's authentication and TLS settings (the client builds
+ * its TLS context at creation, so a pulsar+ssl:// URL may come later); one that does not
+ * parse is logged and ignored. The function must return quickly: no network, no blocking
+ * calls. Not with failover clusters (pulsarc_client_new fails with
+ * PULSARC_ERR_INVALID_CONFIG). cb NULL removes it. */
+typedef int (*pulsarc_service_url_provider_cb)(void *ctx, char *buf, size_t len);
+PULSARC_API pulsarc_result pulsarc_client_config_set_service_url_provider(
+    pulsarc_client_config_t *conf, pulsarc_service_url_provider_cb cb, void *ctx);
 
 /* ---------------------------------------------------------------------------------
  * Schemas. A producer with a schema registers it with the broker's schema registry, so
@@ -681,6 +747,17 @@ PULSARC_API pulsarc_result pulsarc_client_destroy(pulsarc_client_t *client);
 /* Payload bytes of accepted messages whose callbacks have not run yet (what
  * memoryLimitBytes limits). */
 PULSARC_API uint64_t pulsarc_client_memory_used(const pulsarc_client_t *client);
+/* Point the client at another cluster (the Java client's PulsarClient.updateServiceUrl,
+ * for an application that finds its cluster itself): lookups go to service_url from
+ * now on and every connection closes, as in a failover switch (see "Cluster failover"),
+ * with the client's authentication and TLS settings. The URL is checked here
+ * (PULSARC_ERR_INVALID_URL; PULSARC_ERR_TLS_CONFIG when a pulsar+ssl:// URL needs a TLS
+ * context the settings cannot build); the switch itself happens on the loop thread right
+ * after the call returns (the same URL as now changes nothing). Any thread, also a
+ * callback. PULSARC_ERR_INVALID_ARGUMENT on a client that switches by itself (failover
+ * clusters or a service URL provider). */
+PULSARC_API pulsarc_result pulsarc_client_update_service_url(pulsarc_client_t *client,
+                                                             const char *service_url);
 
 /* ---------------------------------------------------------------------------------
  * Producer

@@ -179,8 +179,7 @@ static void fill_runtime(pulsarc_client_t *c)
         .initial_backoff_ms = (uint64_t)conf->initial_backoff_ms,
         .max_backoff_ms = (uint64_t)conf->max_backoff_ms,
     };
-    c->rt.service = &c->url;
-    c->rt.next_host = 0;
+    c->rt.next_host = 0; /* service, tls, auth, http: the provider installs them */
     c->rt.next_request_id = 1;
     c->rt.next_producer_id = 1;
     c->rt.stopping = false;
@@ -188,22 +187,19 @@ static void fill_runtime(pulsarc_client_t *c)
     c->rt.transport = conf->transport;
 }
 
-/* An http(s):// service URL looks topics up over the admin REST API, with the same trust
- * and client certificate as the binary connections. NULL (detail set) on failure. */
-static struct pc_http *lookup_http_new(pulsarc_client_t *c)
+/* Where the provider's checks and switches take their timing from. */
+static void service_settings(const pulsarc_client_t *c, pc_service_settings_t *out)
 {
     const pulsarc_client_config_t *conf = &c->conf;
-    pc_http_tls_t tls = {
-        .trust_certs_file = conf->tls_trust_certs_file,
-        .trust_certs_pem = conf->tls_trust_certs_pem,
-        .cert_file = conf->tls_cert_file,
-        .key_file = conf->tls_key_file,
-        .cert_pem = conf->tls_cert_pem,
-        .key_pem = conf->tls_key_pem,
-        .allow_insecure = conf->tls_allow_insecure,
-        .verify_hostname = conf->tls_hostname_verification,
+    *out = (pc_service_settings_t){
+        .check_interval_ms = (uint64_t)conf->failover_check_interval_ms,
+        .failover_delay_ms = (uint64_t)conf->failover_delay_ms,
+        .switch_back_delay_ms = (uint64_t)conf->switch_back_delay_ms,
+        .probe_timeout_ms = (uint64_t)conf->connection_timeout_ms,
+        .ask = conf->service_url_provider,
+        .ask_ctx = conf->service_url_provider_ctx,
+        .own_tls = c->clusters.own_tls,
     };
-    return pc_http_new(&c->loop, &c->log, &tls);
 }
 
 pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_config_t *conf,
@@ -215,11 +211,6 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     pulsarc_client_t *c = calloc(1, sizeof *c);
     if (!c)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    char err[256];
-    if (pc_service_url_parse(service_url, &c->url, err, sizeof err) != 0) {
-        free(c);
-        return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%s\": %s", service_url, err);
-    }
     if (!conf)
         pc_client_config_defaults(&c->conf);
     else if (pc_client_config_copy(&c->conf, conf) != 0) {
@@ -227,19 +218,12 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         free(c);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
-    pulsarc_result auth_rc = pc_client_config_auth(&c->conf, &c->rt.auth);
-    if (auth_rc != PULSARC_OK) {
+    /* The service URL, the failover clusters and their credentials and TLS. */
+    pulsarc_result build_rc = pc_client_clusters_build(&c->conf, service_url, &c->clusters);
+    if (build_rc != PULSARC_OK) {
         pc_client_config_clear(&c->conf);
         free(c);
-        return auth_rc;
-    }
-    /* After authentication, which may name the client certificate (the tls plugin). */
-    pulsarc_result tls_rc = pc_client_tls_new(&c->conf, &c->url, &c->rt.tls);
-    if (tls_rc != PULSARC_OK) {
-        pc_auth_free(c->rt.auth);
-        pc_client_config_clear(&c->conf);
-        free(c);
-        return tls_rc;
+        return build_rc;
     }
     c->log.cb = c->conf.log_cb ? c->conf.log_cb : pc_log_stderr;
     c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
@@ -248,8 +232,7 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     atomic_init(&c->admit_waiters, 0);
 
     if (uv_loop_init(&c->loop) != 0) {
-        pc_auth_free(c->rt.auth);
-        pc_client_tls_free(c->rt.tls);
+        pc_client_clusters_free(&c->clusters);
         pc_client_config_clear(&c->conf);
         free(c);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot create the event loop");
@@ -266,24 +249,31 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     uv_check_start(&c->admit_check, on_admit_check);
     uv_unref((uv_handle_t *)&c->admit_check);
     fill_runtime(c);
-    pulsarc_result http_rc = pc_client_auth_http(&c->conf, &c->rt, c->rt.auth);
+    pulsarc_result http_rc = pc_client_clusters_use_http(&c->clusters, &c->conf, &c->rt);
     c->rt.pool = http_rc == PULSARC_OK ? pc_pool_new(&c->rt) : NULL;
-    if (c->rt.pool && c->url.http && !(c->rt.http = lookup_http_new(c)))
+    pc_service_settings_t settings;
+    service_settings(c, &settings);
+    /* Installs the first cluster into the runtime (its HTTP client for an http(s):// URL)
+     * and starts the failover checks. */
+    if (c->rt.pool && !(c->services = pc_service_provider_new(&c->rt, c->clusters.list,
+                                                                c->clusters.n, &settings)))
+        http_rc = PULSARC_ERR_NO_MEMORY;
+    if (c->services && c->clusters.list[0].service.http && !c->rt.http)
         http_rc = PULSARC_ERR_NO_MEMORY;
     if (!c->rt.pool || http_rc != PULSARC_OK || uv_thread_create(&c->thread, loop_main, c) != 0) {
-        pc_http_free(c->rt.http); /* like the provider's: closes in the uv_run below */
+        pc_service_provider_stop(c->services); /* its timer closes in the uv_run below */
+        pc_http_free(c->rt.http); /* like the providers': closes in the uv_run below */
         pc_pool_free(c->rt.pool);
-        pc_auth_use_http(c->rt.auth, NULL); /* its handles close in the uv_run below */
-        pc_auth_free(c->rt.auth);
-        pc_client_tls_free(c->rt.tls);
+        pc_client_clusters_detach_http(&c->clusters); /* handles close in the uv_run below */
         uv_close((uv_handle_t *)&c->wakeup, NULL);
         uv_close((uv_handle_t *)&c->admit_check, NULL);
         uv_run(&c->loop, UV_RUN_DEFAULT);
         uv_loop_close(&c->loop);
+        pc_client_clusters_free(&c->clusters);
         pc_client_config_clear(&c->conf);
         free(c);
         if (http_rc != PULSARC_OK)
-            return http_rc;
+            return http_rc == PULSARC_ERR_NO_MEMORY ? pc_fail(http_rc, "out of memory") : http_rc;
         return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot start the client thread");
     }
     *out = c;
@@ -301,6 +291,9 @@ static void run_shutdown(pc_task_t *t)
 {
     pulsarc_client_t *c = ((shutdown_task *)t)->client;
     c->rt.stopping = true;
+    /* No switch from now on: the checks stop before anything else closes. */
+    pc_service_provider_stop(c->services);
+    c->services = NULL;
     pc_shutdown_hook_t *h = c->shutdown_hooks;
     c->shutdown_hooks = NULL;
     while (h) {
@@ -317,9 +310,9 @@ static void run_shutdown(pc_task_t *t)
     /* Lookups still waiting on HTTP fail now; its handles close as the loop runs dry. */
     pc_http_free(c->rt.http);
     c->rt.http = NULL;
-    /* With the connections gone, nobody waits for a token: the provider's HTTP client
-     * closes its handles while the loop still runs. */
-    pc_auth_use_http(c->rt.auth, NULL);
+    /* With the connections gone, nobody waits for a token: the providers' HTTP clients
+     * close their handles while the loop still runs. */
+    pc_client_clusters_detach_http(&c->clusters);
 }
 
 void pc_client_on_shutdown(pulsarc_client_t *c, pc_shutdown_hook_t *hook)
@@ -364,8 +357,7 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
         ;
     wait_admission_empty(c);
     pc_pool_free(c->rt.pool);
-    pc_auth_free(c->rt.auth);
-    pc_client_tls_free(c->rt.tls);
+    pc_client_clusters_free(&c->clusters);
     uv_loop_close(&c->loop);
     uv_cond_destroy(&c->admit_cond);
     uv_mutex_destroy(&c->admit_mu);
@@ -378,4 +370,54 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
 uint64_t pulsarc_client_memory_used(const pulsarc_client_t *c)
 {
     return c ? (uint64_t)atomic_load(&c->memory_used) : 0;
+}
+
+/* ---- the service URL, changed by the application ---------------------------------- */
+
+typedef struct url_task {
+    pc_task_t task;
+    pulsarc_client_t *client;
+    struct pc_tls_ctx *tls; /* the client's own, for a pulsar+ssl:// URL; NULL otherwise */
+    char url[];
+} url_task;
+
+static void run_update_url(pc_task_t *t)
+{
+    url_task *u = (url_task *)t;
+    pulsarc_client_t *c = u->client;
+    /* Destroy has begun (this may even run after the loop has stopped): nothing to do. */
+    if (!c->rt.stopping && c->services &&
+        pc_service_provider_use_url(c->services, u->url, u->tls) != PULSARC_OK)
+        PC_WARN(&c->log, "the service URL %s is not used: %s", u->url,
+                pulsarc_last_error_detail());
+    free(u);
+}
+
+pulsarc_result pulsarc_client_update_service_url(pulsarc_client_t *c, const char *url)
+{
+    if (!c || !url)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client and service URL must not be NULL");
+    if (c->clusters.n > 1 || c->conf.service_url_provider)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "this client switches clusters by itself "
+                       "(failover clusters or a service URL provider)");
+    pc_service_url_t parsed;
+    char err[256];
+    if (pc_service_url_parse(url, &parsed, err, sizeof err) != 0)
+        return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%.200s\": %s", url, err);
+    struct pc_tls_ctx *tls = NULL;
+    if (parsed.tls) {
+        pulsarc_result r = pc_client_clusters_own_tls(&c->clusters, &c->conf, &tls);
+        if (r != PULSARC_OK)
+            return r;
+    }
+    size_t len = strlen(url);
+    url_task *u = malloc(sizeof *u + len + 1);
+    if (!u)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    memcpy(u->url, url, len + 1);
+    u->client = c;
+    u->tls = tls;
+    u->task.run = run_update_url;
+    pc_client_post(c, &u->task);
+    return PULSARC_OK;
 }

@@ -7,12 +7,14 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "client/clusters.h"
 #include "client/config.h"
 #include "client/send_pool.h"
 #include "common/log.h"
 #include "common/task.h"
 #include "common/task_queue.h"
 #include "net/runtime.h"
+#include "net/service_provider.h"
 #include "net/service_url.h"
 #include "pulsarc/pulsarc.h"
 
@@ -36,7 +38,8 @@ pulsarc_result pc_waiter_wait(pc_waiter_t *w);
 struct pulsarc_client {
     pulsarc_client_config_t conf;
     pc_logger_t log;
-    pc_service_url_t url;
+    pc_client_clusters_t clusters;    /* what the service URL and failover settings name */
+    pc_service_provider_t *services;  /* loop thread: the active cluster, failover */
 
     uv_loop_t loop;
     uv_thread_t thread;

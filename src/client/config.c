@@ -84,6 +84,20 @@ static const conf_row client_rows[] = {
       "The plugin's parameters, in the official formats. A secret: never logged or dumped, "
       "wiped from memory when replaced or freed; a client keeps it only inside its "
       "authentication provider." },
+    { "failoverSecondaryUrls", T_STR, CC(failover_secondary_urls), 1, 65536, NULL, NULL,
+      "Cluster failover: the service URLs of the secondary clusters, comma-separated in "
+      "order of preference (a piece without a scheme adds a host to the URL before it); "
+      "they use the client's authentication and TLS settings." },
+    { "failoverDelayMs", T_INT, CC(failover_delay_ms), 0, 86400000, "30000", NULL,
+      "The active cluster must fail every probe for this long before the client switches "
+      "to the first reachable other cluster (the primary first)." },
+    { "switchBackDelayMs", T_INT, CC(switch_back_delay_ms), 0, 86400000, "60000", NULL,
+      "While a secondary is active, the primary must pass every probe for this long before "
+      "the client switches back to it." },
+    { "failoverCheckIntervalMs", T_INT, CC(failover_check_interval_ms), 10, 3600000, "5000",
+      NULL,
+      "How often the probes run (a TCP connect to the service URL's hosts, bounded by "
+      "connectionTimeoutMs), and how often a service URL provider is asked." },
 };
 #undef CC
 
@@ -420,12 +434,14 @@ int pc_client_config_copy(pulsarc_client_config_t *dst, const pulsarc_client_con
 {
     *dst = *src;
     int rc_pem = pc_client_config_copy_tls_pem(dst, src);
-    return copy_strings(client_rows, NROWS(client_rows), dst) | rc_pem;
+    int rc_failover = pc_client_config_copy_failover(dst, src);
+    return copy_strings(client_rows, NROWS(client_rows), dst) | rc_pem | rc_failover;
 }
 
 void pc_client_config_clear(pulsarc_client_config_t *c)
 {
     pc_client_config_clear_tls_pem(c);
+    pc_client_config_clear_failover(c);
     clear_strings(client_rows, NROWS(client_rows), c);
 }
 

@@ -9,11 +9,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth/auth_plugin.h"
 #include "codec/compression.h"
+#include "common/clock.h"
+#include "net/http.h"
 #include "producer/batch.h"
 #include "producer/partition_producer.h"
 #include "pulsarc/pulsarc.h"
 #include "routing/router.h"
+
+struct pc_tls_ctx;
+struct pc_auth;
 
 struct pulsarc_client_config {
     int64_t operation_timeout_ms;
@@ -46,6 +52,17 @@ struct pulsarc_client_config {
      * table row, and plain pointers, so a struct copy copies them. */
     pulsarc_token_supplier_cb auth_token_supplier;
     void *auth_token_supplier_ctx;
+    /* Cluster failover: the table's rows, then the typed API's clusters and service URL
+     * provider (config_failover.c; not table rows: copied and cleared by hand, never
+     * dumped). */
+    char *failover_secondary_urls;
+    int64_t failover_delay_ms;
+    int64_t switch_back_delay_ms;
+    int64_t failover_check_interval_ms;
+    struct pc_failover_cluster *failover_clusters; /* in the order added */
+    size_t n_failover_clusters;
+    pulsarc_service_url_provider_cb service_url_provider;
+    void *service_url_provider_ctx;
     /* Test seams (client/test_seams.h), handed to the client's runtime context; NULL in
      * production. Not table rows: never set by key, never dumped. */
     const struct pc_transport *transport;
@@ -145,6 +162,34 @@ pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth 
 struct pc_runtime;
 pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c,
                                    const struct pc_runtime *rt, struct pc_auth *auth);
+/* A cluster added with pulsarc_client_config_add_failover_cluster: owned copies. */
+typedef struct pc_failover_cluster {
+    char *url;
+    char *auth_plugin;          /* NULL: no authentication */
+    char *auth_params;          /* a secret: wiped when freed; NULL in a client's copy
+                                   once its provider is built */
+    char *tls_trust_certs_file; /* NULL: the client's trust settings */
+} pc_failover_cluster_t;
+/* The clusters' share of copy and clear (config_failover.c). */
+int pc_client_config_copy_failover(pulsarc_client_config_t *dst,
+                                   const pulsarc_client_config_t *src);
+void pc_client_config_clear_failover(pulsarc_client_config_t *c);
+/* A failover cluster's own authentication provider (config_auth.c): *out NULL when plugin
+ * is NULL. The client's credentials and client certificate are never used for it; a tls
+ * plugin's certificate files go to *files. Fails with a detail naming the cluster. */
+pulsarc_result pc_cluster_config_auth(const pc_failover_cluster_t *fc, const pc_clock_t *clock,
+                                      struct pc_auth **out, pc_auth_tls_files_t *files);
+/* A failover cluster's TLS (config_tls.c): the client's protocols, ciphers and
+ * verification settings; trust_file, else the client's trust; the client certificate
+ * only when cert_file is given (its own tls plugin's), never the client's. */
+pulsarc_result pc_cluster_tls_new(const pulsarc_client_config_t *conf, const char *trust_file,
+                                  const char *cert_file, const char *key_file,
+                                  struct pc_tls_ctx **out);
+/* How a failover cluster's http(s):// lookups verify the web service, by the same rule. */
+void pc_cluster_http_tls(const pulsarc_client_config_t *conf, const char *trust_file,
+                         const char *cert_file, const char *key_file, pc_http_tls_t *out);
+/* The client's own http(s):// lookups: its trust and client certificate. */
+void pc_client_http_tls(const pulsarc_client_config_t *conf, pc_http_tls_t *out);
 /* The key sources' share of copy and clear (crypto_key_reader.c). */
 int pc_producer_config_copy_keys(pulsarc_producer_config_t *dst,
                                  const pulsarc_producer_config_t *src);

@@ -5,6 +5,7 @@
 #include "client/config.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,6 +143,25 @@ pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth 
     pc_auth_secret_free(c->auth_params);
     c->auth_params = NULL;
     return r;
+}
+
+pulsarc_result pc_cluster_config_auth(const pc_failover_cluster_t *fc, const pc_clock_t *clock,
+                                      struct pc_auth **out, pc_auth_tls_files_t *files)
+{
+    /* Only what was given for this cluster: no supplier, and no client certificate of the
+     * client's TLS settings (a tls plugin without files of its own has no identity). */
+    pc_auth_config_t in = {
+        .plugin = fc->auth_plugin,
+        .params = fc->auth_params,
+        .clock = clock,
+    };
+    pulsarc_result r = pc_auth_from_config(&in, out, files);
+    if (r != PULSARC_OK) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        return pc_fail(r, "failover cluster %.200s: %s", fc->url, detail);
+    }
+    return PULSARC_OK;
 }
 
 /* ---- the HTTP client of a provider that needs one (OAuth2) ------------------------- */

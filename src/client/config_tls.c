@@ -123,6 +123,52 @@ pulsarc_result pc_client_tls_new(const pulsarc_client_config_t *conf,
     return pc_tls_ctx_new(&s, out);
 }
 
+pulsarc_result pc_cluster_tls_new(const pulsarc_client_config_t *conf, const char *trust_file,
+                                  const char *cert_file, const char *key_file,
+                                  struct pc_tls_ctx **out)
+{
+    *out = NULL;
+    pc_tls_settings_t s;
+    tls_settings(conf, &s);
+    if (trust_file) {
+        s.trust_file = trust_file;
+        s.trust_pem = NULL;
+    }
+    /* Never the client's certificate: it identifies the client to the clusters it was
+     * configured for, not to this one. */
+    s.cert_file = cert_file;
+    s.key_file = key_file;
+    s.cert_pem = s.key_pem = NULL;
+    return pc_tls_ctx_new(&s, out);
+}
+
+void pc_client_http_tls(const pulsarc_client_config_t *c, pc_http_tls_t *out)
+{
+    *out = (pc_http_tls_t){
+        .trust_certs_file = c->tls_trust_certs_file,
+        .trust_certs_pem = c->tls_trust_certs_pem,
+        .cert_file = c->tls_cert_file,
+        .key_file = c->tls_key_file,
+        .cert_pem = c->tls_cert_pem,
+        .key_pem = c->tls_key_pem,
+        .allow_insecure = c->tls_allow_insecure,
+        .verify_hostname = c->tls_hostname_verification,
+    };
+}
+
+void pc_cluster_http_tls(const pulsarc_client_config_t *c, const char *trust_file,
+                         const char *cert_file, const char *key_file, pc_http_tls_t *out)
+{
+    pc_client_http_tls(c, out);
+    if (trust_file) {
+        out->trust_certs_file = trust_file;
+        out->trust_certs_pem = NULL;
+    }
+    out->cert_file = cert_file;
+    out->key_file = key_file;
+    out->cert_pem = out->key_pem = NULL;
+}
+
 void pc_client_tls_free(struct pc_tls_ctx *ctx)
 {
     pc_tls_ctx_free(ctx);

@@ -25,14 +25,14 @@ static void write_connect(pc_conn_t *c)
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     char proxy_to[300];
     pc_auth_data_t auth = { 0 };
-    if (c->rt->auth) {
+    if (c->auth) {
         /* Asked afresh on every connect: a token file or supplier may have a new token. */
-        pulsarc_result r = pc_auth_initial_data(c->rt->auth, &auth);
+        pulsarc_result r = pc_auth_initial_data(c->auth, &auth);
         if (r != PULSARC_OK) {
             close_for_auth(c, r);
             return;
         }
-        connect.auth_method_name = (char *)pc_auth_method(c->rt->auth);
+        connect.auth_method_name = (char *)pc_auth_method(c->auth);
         connect.has_auth_data = 1;
         connect.auth_data = (ProtobufCBinaryData){ auth.len, auth.bytes };
     }
@@ -65,7 +65,7 @@ static void write_connect(pc_conn_t *c)
 static void write_auth_response(pc_conn_t *c)
 {
     pc_auth_data_t data;
-    pulsarc_result r = pc_auth_challenge_data(c->rt->auth, c->challenge, c->challenge_len, &data);
+    pulsarc_result r = pc_auth_challenge_data(c->auth, c->challenge, c->challenge_len, &data);
     free(c->challenge);
     c->challenge = NULL;
     c->challenge_len = 0;
@@ -74,7 +74,7 @@ static void write_auth_response(pc_conn_t *c)
         return;
     }
     Pulsar__Proto__AuthData out = PULSAR__PROTO__AUTH_DATA__INIT;
-    out.auth_method_name = (char *)pc_auth_method(c->rt->auth);
+    out.auth_method_name = (char *)pc_auth_method(c->auth);
     out.has_auth_data = 1;
     out.auth_data = (ProtobufCBinaryData){ data.len, data.bytes };
     Pulsar__Proto__CommandAuthResponse resp = PULSAR__PROTO__COMMAND_AUTH_RESPONSE__INIT;
@@ -111,7 +111,7 @@ static void prepare_auth(pc_conn_t *c, bool for_challenge)
 {
     c->auth_for_challenge = for_challenge;
     c->auth_started_ms = pc_mono_ms();
-    pc_auth_prepare(c->rt->auth, &c->auth_wait, on_auth_ready, c);
+    pc_auth_prepare(c->auth, &c->auth_wait, on_auth_ready, c);
 }
 
 /* CONNECT goes out once the provider has its data: an OAuth2 token may have to be
@@ -119,7 +119,7 @@ static void prepare_auth(pc_conn_t *c, bool for_challenge)
  * the whole, since the state stays short of READY. */
 void conn_send_connect(pc_conn_t *c)
 {
-    if (!c->rt->auth) {
+    if (!c->auth) {
         write_connect(c);
         return;
     }
@@ -130,7 +130,7 @@ void conn_send_connect(pc_conn_t *c)
  * is being prepared replaces the earlier one: one answer, with the latest data. */
 void conn_answer_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthChallenge *m)
 {
-    if (!c->rt->auth) {
+    if (!c->auth) {
         pc_conn_close(c, PULSARC_ERR_UNSUPPORTED,
                       "broker asked for authentication, but no authPlugin is configured");
         return;

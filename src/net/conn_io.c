@@ -411,11 +411,11 @@ void conn_start_handshake(pc_conn_t *c)
 {
     uv_tcp_nodelay(&c->tcp, 1);
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
-    if (!c->rt->tls) {
+    if (!c->tls_ctx) {
         conn_send_connect(c);
         return;
     }
-    c->tls = pc_tls_session_new(c->rt->tls, c->physical.host);
+    c->tls = pc_tls_session_new(c->tls_ctx, c->physical.host);
     if (!c->tls) {
         pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for a TLS session");
         return;

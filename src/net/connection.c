@@ -51,8 +51,8 @@ void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
     PC_INFO(c->rt->log, "connection to %s:%d closed: %s%s%s", c->physical.host,
             c->physical.port, pulsarc_strerror(why), detail ? ": " : "", detail ? detail : "");
     c->state = PC_CONN_CLOSED;
-    if (c->rt->auth)
-        pc_auth_cancel(c->rt->auth, &c->auth_wait); /* no-op unless one is pending */
+    if (c->auth)
+        pc_auth_cancel(c->auth, &c->auth_wait); /* no-op unless one is pending */
     if (c->on_closed)
         c->on_closed(c, c->owner);
 
@@ -134,15 +134,6 @@ static void on_tcp_connect(uv_connect_t *req, int status)
     conn_start_handshake(c);
 }
 
-/* Prefer IPv4: "localhost" often lists ::1 first while brokers commonly bind 127.0.0.1. */
-static const struct addrinfo *pick_address(const struct addrinfo *res)
-{
-    for (const struct addrinfo *ai = res; ai; ai = ai->ai_next)
-        if (ai->ai_family == AF_INET)
-            return ai;
-    return res;
-}
-
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 {
     pc_conn_t *c = req->data;
@@ -160,7 +151,8 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
         return;
     }
     c->connect_req.data = c;
-    int rc = uv_tcp_connect(&c->connect_req, &c->tcp, pick_address(res)->ai_addr, on_tcp_connect);
+    int rc = uv_tcp_connect(&c->connect_req, &c->tcp, pc_preferred_address(res)->ai_addr,
+                            on_tcp_connect);
     uv_freeaddrinfo(res);
     if (rc != 0) {
         char why[300];
@@ -178,6 +170,8 @@ pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
     if (!c)
         return NULL;
     c->rt = rt;
+    c->auth = rt->auth;
+    c->tls_ctx = rt->tls;
     c->logical = *logical;
     c->physical = *physical;
     c->state = PC_CONN_CONNECTING;

@@ -62,6 +62,12 @@ struct pc_conn {
     pc_host_port_t logical;
     pc_host_port_t physical;
     pc_conn_state_t state;
+    /* The credentials and trust of the cluster this connection was opened for, taken
+     * from the runtime at open: a cluster switch (net/service_provider.h) replaces the
+     * runtime's, and must never make a connection to the old cluster present the new
+     * one's (or cancel a wait on the wrong provider). */
+    struct pc_auth *auth;         /* NULL: no authentication */
+    struct pc_tls_ctx *tls_ctx;   /* NULL: plain TCP */
 
     uv_tcp_t tcp;
     uv_timer_t timer;

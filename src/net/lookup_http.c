@@ -25,6 +25,7 @@ typedef struct http_lookup {
     pc_topic_name_t name;
     pc_host_port_t service; /* the service URL host asked now */
     int hosts_tried;
+    uint64_t switches;      /* rt->cluster_switches when it started */
     pc_lookup_reply_t reply; /* who hears the answer (and which kind of lookup) */
 } http_lookup_t;
 
@@ -290,6 +291,14 @@ pulsarc_result pc_http_lookup_judge(const pc_http_lookup_query_t *q, long status
 static void on_answer(pulsarc_result res, long status, const char *body, size_t len, void *ctx)
 {
     http_lookup_t *lk = ctx;
+    if (lk->switches != lk->rt->cluster_switches) {
+        /* Asked of a cluster the client has left (net/service_provider.h): its answer
+         * names that cluster's brokers, which must not get the new one's credentials.
+         * Like a dropped connection: the producer looks up again, on the new cluster. */
+        pc_set_detail("the client switched to another cluster during the lookup");
+        finish(lk, PULSARC_ERR_CONNECTION_CLOSED, NULL, 0);
+        return;
+    }
     if (res != PULSARC_OK) {
         if (!fail_over(lk, res))
             finish(lk, res, NULL, 0);
@@ -323,6 +332,7 @@ static void start(pc_runtime_t *rt, const char *topic, const pc_lookup_reply_t *
     }
     lk->service = pc_next_service_host(rt);
     lk->hosts_tried = 1;
+    lk->switches = rt->cluster_switches;
     send_request(lk);
 }
 

@@ -75,3 +75,27 @@ void pc_pool_close_all(pc_pool_t *p)
     while (p->n > 0)
         pc_conn_close(p->conns[p->n - 1], PULSARC_ERR_ALREADY_CLOSED, "client is closing");
 }
+
+size_t pc_pool_close_current(pc_pool_t *p, pulsarc_result why, const char *detail)
+{
+    size_t n = p->n;
+    if (n == 0)
+        return 0;
+    /* A snapshot: closing changes the array (forget), and the closes' callbacks may add
+     * connections that belong to the new cluster. A closed connection stays allocated
+     * until its handles have closed, on a later loop turn, so every entry is valid for
+     * the whole loop below (closing one twice is a no-op). */
+    pc_conn_t **old = malloc(n * sizeof *old);
+    if (!old) {
+        /* Without memory for the snapshot, close from the end: what the callbacks add is
+         * closed too, and retried by its owner like any lost connection. */
+        while (p->n > 0)
+            pc_conn_close(p->conns[p->n - 1], why, detail);
+        return n;
+    }
+    memcpy(old, p->conns, n * sizeof *old);
+    for (size_t i = 0; i < n; i++)
+        pc_conn_close(old[i], why, detail);
+    free(old);
+    return n;
+}

@@ -17,5 +17,9 @@ void pc_pool_free(pc_pool_t *pool);
 pc_conn_t *pc_pool_get(pc_pool_t *pool, const pc_host_port_t *logical,
                        const pc_host_port_t *physical);
 void pc_pool_close_all(pc_pool_t *pool);
+/* Close the connections open now with why and detail (a cluster switch). Connections
+ * that the closes' callbacks open (a lookup trying the next host of the new service URL)
+ * stay open. Returns how many were closed. */
+size_t pc_pool_close_current(pc_pool_t *pool, pulsarc_result why, const char *detail);
 
 #endif

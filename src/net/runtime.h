@@ -19,6 +19,7 @@ struct pc_tls_ctx;
 struct pc_auth;
 struct pc_auth_http;
 struct pc_http;
+struct pc_cluster_listener;
 
 /* Timeouts and limits, from the client configuration. */
 typedef struct pc_limits {
@@ -60,6 +61,14 @@ typedef struct pc_runtime {
     const pc_clock_t *clock;         /* "now" for tokens' lifetimes, key re-reads, rotation;
                                         NULL: the real monotonic clock (common/clock.h) */
     const pc_transport_t *transport; /* test seam; NULL: the network */
+
+    /* Cluster failover (net/service_provider.h). service, tls, auth and http above are
+     * the active cluster's: a switch replaces all four at once and closes every
+     * connection, so that each connection only ever presents the credentials of the
+     * cluster it was opened for. Those who must hear of a switch (producers waiting to
+     * reconnect) are listed here. */
+    struct pc_cluster_listener *cluster_listeners;
+    uint64_t cluster_switches;       /* switches so far (for logs and tests) */
 } pc_runtime_t;
 
 #endif

@@ -2,6 +2,7 @@
 #ifndef PC_SERVICE_URL_H
 #define PC_SERVICE_URL_H
 
+#include <netdb.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -27,5 +28,15 @@ int pc_service_url_parse(const char *url, pc_service_url_t *out, char *err, size
 /* Parse one "pulsar://host:port" or "pulsar+ssl://host:port" address as a lookup answers
  * it (exactly one host; http(s):// is refused). Returns 0 or -1; tls may be NULL. */
 int pc_broker_url_parse(const char *url, pc_host_port_t *out, bool *tls);
+
+/* The address to connect to among those a host name resolved to: the first IPv4 one, as
+ * "localhost" often lists ::1 first while brokers commonly bind 127.0.0.1; else the first. */
+static inline const struct addrinfo *pc_preferred_address(const struct addrinfo *res)
+{
+    for (const struct addrinfo *ai = res; ai; ai = ai->ai_next)
+        if (ai->ai_family == AF_INET)
+            return ai;
+    return res;
+}
 
 #endif

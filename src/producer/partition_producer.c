@@ -104,6 +104,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
     pp->listener.on_send_error = pp_on_send_error;
     pp->listener.on_broker_close = pp_on_broker_close;
     pp->listener.on_disconnect = pp_on_disconnect;
+    pp->cluster_listener.on_switch = pp_on_cluster_switch;
     pc_backoff_init(&pp->backoff, rt->limits.initial_backoff_ms, rt->limits.max_backoff_ms);
     if (pc_batcher_init(&pp->batcher, pp->set.batcher == PC_BATCHER_KEY_BASED,
                         pp->set.batching_max_messages, pp->set.batching_max_bytes) != 0 ||
@@ -122,6 +123,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
     uv_timer_init(rt->loop, &pp->batch_timer);
     uv_timer_init(rt->loop, &pp->close_timer);
     pp->reconnect_timer.data = pp;
+    pc_cluster_listen(rt, &pp->cluster_listener);
     pp->timeout_timer.data = pp;
     pp->batch_timer.data = pp;
     pp->close_timer.data = pp;
@@ -236,6 +238,7 @@ void pc_pp_free(pc_pp_t *pp)
     if (pp->state != PP_CLOSED)
         pc_pp_abort(pp, PULSARC_ERR_ALREADY_CLOSED, "producer freed");
     pp->freed = true;
+    pc_cluster_unlisten(pp->rt, &pp->cluster_listener);
     uv_close((uv_handle_t *)&pp->reconnect_timer, on_timer_closed);
     uv_close((uv_handle_t *)&pp->timeout_timer, on_timer_closed);
     uv_close((uv_handle_t *)&pp->batch_timer, on_timer_closed);

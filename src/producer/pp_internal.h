@@ -20,6 +20,7 @@
 #include "net/backoff.h"
 #include "net/connection.h"
 #include "net/runtime.h"
+#include "net/service_provider.h"
 #include "producer/batch.h"
 #include "producer/encryption.h"
 #include "producer/op.h"
@@ -81,6 +82,7 @@ struct pc_pp {
     uint64_t epoch;
     pc_conn_t *conn;
     pc_conn_listener_t listener;
+    pc_cluster_listener_t cluster_listener; /* hears of a switch to another cluster */
     uint32_t max_message_size;
 
     int64_t next_sequence_id;
@@ -144,6 +146,8 @@ void pp_finish_close(pc_pp_t *pp, pulsarc_result res);
 void pp_stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail);
 void pp_on_broker_close(void *ctx);
 void pp_on_disconnect(void *ctx, pulsarc_result why);
+/* The client switched to another cluster: waiting to reconnect, try it now. */
+void pp_on_cluster_switch(pc_cluster_listener_t *l);
 
 /* pp_queue.c */
 void pp_check_flushes(pc_pp_t *pp);

@@ -3,6 +3,7 @@
  * @locality loop thread. */
 #include "producer/pp_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +299,18 @@ void pp_on_disconnect(void *ctx, pulsarc_result why)
 {
     pc_pp_t *pp = ctx;
     connection_lost(pp, why, pulsarc_last_error_detail());
+}
+
+void pp_on_cluster_switch(pc_cluster_listener_t *l)
+{
+    pc_pp_t *pp = (pc_pp_t *)((char *)l - offsetof(pc_pp_t, cluster_listener));
+    /* The backoff grew against a cluster the client has left: the new one gets a fresh
+     * start, and a producer waiting out that backoff (its connection closed by the
+     * switch, or lost before it) looks the topic up there at once. */
+    pc_backoff_reset(&pp->backoff);
+    if (pp->state == PP_CONNECTING && !pp->conn &&
+        uv_is_active((uv_handle_t *)&pp->reconnect_timer))
+        uv_timer_start(&pp->reconnect_timer, on_reconnect_timer, 0, 0);
 }
 
 void pc_pp_start(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)

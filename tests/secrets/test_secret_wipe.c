@@ -123,3 +123,25 @@ Test(secret_wipe, a_client_keeps_the_secret_only_in_its_provider)
     client_keeps_secret_in_provider_only("basic", "userId:bob,password:basic-secret-654",
                                          "basic-secret-654");
 }
+
+/* A failover cluster's own credentials (pulsarc_client_config_add_failover_cluster):
+ * wiped like authParams in the client's copy and in the user's configuration. */
+Test(secret_wipe, a_failover_clusters_secret_is_wiped_too)
+{
+    const char *secret = "cluster-secret-777";
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://127.0.0.1:2", "token",
+                                                            "token:cluster-secret-777", NULL),
+                 PULSARC_OK);
+    pulsarc_client_t *c = NULL;
+    watch(secret);
+    cr_assert_eq(pulsarc_client_new("pulsar://127.0.0.1:1", cc, &c), PULSARC_OK, "%s",
+                 pulsarc_last_error_detail());
+    cr_assert_null(c->conf.failover_clusters[0].auth_params,
+                   "the client keeps the cluster's params beside its provider's copy");
+    cr_assert_eq(pulsarc_client_destroy(c), PULSARC_OK);
+    cr_assert_eq(unwatch(), 0, "a copy of the cluster's secret was freed in clear");
+    watch(secret);
+    pulsarc_client_config_free(cc);
+    cr_assert_eq(unwatch(), 0, "the configuration freed the cluster's secret in clear");
+}

@@ -1,0 +1,510 @@
+/* Cluster failover against two mock brokers, each standing for a cluster: `mb` (the
+ * harness's) is the primary and `mb2` the secondary. A cluster becomes unreachable when
+ * its mock stops listening (mock_broker_set_down), which is what the client's TCP probe
+ * sees of a dead cluster.
+ *
+ * The probes run on real time every 20 ms; the delays are counted on a fake clock
+ * (client/test_seams.h) that the test moves, so a test waits for the log line that says
+ * the client saw the change, then moves the clock past the delay, and never sleeps the
+ * delay itself. */
+#include "client_harness.h"
+
+#include <stdatomic.h>
+
+#include "client/test_seams.h"
+#include "fake_clock.h"
+
+TestSuite(client_failover, .init = h_setup, .fini = h_teardown,
+          .timeout = H_SUITE_TIMEOUT(40));
+
+#define DELAY_MS 60000
+#define BACK_MS 120000
+#define SAW_DOWN "is unreachable ("
+#define SAW_PRIMARY_BACK "is reachable again; switching back"
+
+static mock_broker_t *mb2;
+static h_fake_clock_t fclock = H_FAKE_CLOCK_INIT;
+
+static void with_fake_clock(pulsarc_client_config_t *cc)
+{
+    pc_client_config_set_clock(cc, &fclock.base);
+}
+
+static void setup(void)
+{
+    h_setup();
+    mb2 = mock_broker_start();
+    cr_assert_not_null(mb2);
+    h_client_setup = with_fake_clock;
+}
+
+static void teardown(void)
+{
+    h_teardown();
+    mock_broker_stop(mb2);
+    mb2 = NULL;
+}
+
+/* The end of a test body: as teardown, but a crash fails the test. */
+static void finish(void)
+{
+    teardown();
+}
+
+/* A client of the primary with mb2 as its secondary, checking every 20 ms; key/value
+ * pairs (NULL-terminated) add to or override that. */
+#define failover_client(...)                                                                  \
+    h_client_url(mock_broker_url(mb), "failoverSecondaryUrls", mock_broker_url(mb2),           \
+                 "failoverCheckIntervalMs", "20", "failoverDelayMs", h_ms_str(DELAY_MS),        \
+                 "switchBackDelayMs", h_ms_str(BACK_MS), __VA_ARGS__)
+
+/* The message indices of b's recorded SENDs, in arrival order; returns how many. */
+static int sent_indices(mock_broker_t *b, int *out, int cap)
+{
+    int n = (int)mock_broker_count(b, MOCK_SENDS);
+    cr_assert_leq(n, cap);
+    for (int i = 0; i < n; i++) {
+        mock_send_t s = h_get_send(b, (size_t)i);
+        out[i] = h_send_index(&s);
+        mock_send_free(&s);
+    }
+    return n;
+}
+
+/* b received messages [from, to) in order, each once, and nothing else. */
+static void assert_received_in_order(mock_broker_t *b, const char *name, int from, int to)
+{
+    int got[H_MAX_MSGS];
+    int n = sent_indices(b, got, H_MAX_MSGS);
+    cr_assert_eq(n, to - from, "%s: %d SENDs, want %d", name, n, to - from);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(got[i], from + i, "%s: SEND %d is message %d, want %d", name, i, got[i],
+                     from + i);
+}
+
+/* The primary goes away; the client must have seen it before the clock moves. */
+static void primary_dies(void)
+{
+    cr_assert_eq(mock_broker_set_down(mb, true), 0);
+    cr_assert(h_wait_log(SAW_DOWN, 5000), "the client never saw the primary go");
+}
+
+/* Move the clock past the failover delay and wait until the producer registered on mb2. */
+static void fail_over(void)
+{
+    uint64_t producers = h_count(mb2, MOCK_PRODUCERS);
+    h_fake_clock_advance(&fclock, DELAY_MS);
+    cr_assert(h_wait_count(mb2, MOCK_PRODUCERS, producers + 1, 5000),
+              "the producer never registered on the secondary");
+}
+
+/* A producer that failed over to mb2, and the primary up again (seen by the client). */
+static void on_the_secondary_with_the_primary_back(void)
+{
+    client = failover_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    primary_dies();
+    fail_over();
+    cr_assert_eq(mock_broker_set_down(mb, false), 0);
+    cr_assert(h_wait_log(SAW_PRIMARY_BACK, 5000), "the client never saw the primary back");
+}
+
+/* ---- the switch ----------------------------------------------------------------------- */
+
+Test(client_failover, pending_messages_move_to_the_secondary_in_order, .init = setup,
+     .fini = teardown)
+{
+    client = failover_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    h_pending_unanswered(5); /* written to the primary, never answered */
+    primary_dies();
+    /* Until the delay has passed, the client waits for the primary. */
+    h_let_time_pass(200); /* ten checks */
+    cr_assert_eq(h_count(mb2, MOCK_CONNECTS), 0, "switched before failoverDelayMs");
+    h_fake_clock_advance(&fclock, DELAY_MS - 1);
+    h_let_time_pass(200);
+    cr_assert_eq(h_count(mb2, MOCK_CONNECTS), 0, "switched before failoverDelayMs");
+    h_fake_clock_advance(&fclock, 1);
+    cr_assert(h_wait_calls(5, 5000), "only %d of 5 callbacks", h_total());
+    h_assert_each_once(5, PULSARC_OK);
+    h_assert_order(5);
+    assert_received_in_order(mb2, "secondary", 0, 5);
+    cr_assert(h_log_contains("switching from"), "no switch logged");
+    /* New messages go to the secondary too. */
+    h_send_range(producer, 5, 10);
+    cr_assert(h_wait_calls(10, 5000));
+    h_assert_each_once(10, PULSARC_OK);
+    h_assert_order(10);
+    assert_received_in_order(mb2, "secondary", 0, 10);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 5, "the primary got sends after it died");
+    h_let_time_pass(50); /* a second callback would come now */
+    h_assert_each_once(10, PULSARC_OK);
+    finish();
+}
+
+/* A producer waiting out a long backoff against the dead primary does not wait it out
+ * once the client has switched: the switch is what it waited for. */
+Test(client_failover, the_switch_cuts_the_reconnect_backoff_short, .init = setup,
+     .fini = teardown)
+{
+    client = failover_client("initialBackoffIntervalMs", "3600000", "maxBackoffIntervalMs",
+                             "3600000", NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    h_pending_unanswered(3);
+    primary_dies();
+    cr_assert(h_wait_log("reconnecting in", 5000), "the producer never scheduled a reconnect");
+    h_fake_clock_advance(&fclock, DELAY_MS);
+    cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks: the producer sat out its "
+              "backoff", h_total());
+    h_assert_each_once(3, PULSARC_OK);
+    h_assert_order(3);
+    assert_received_in_order(mb2, "secondary", 0, 3);
+    finish();
+}
+
+Test(client_failover, switches_back_once_the_primary_stayed_up_for_the_delay, .init = setup,
+     .fini = teardown)
+{
+    on_the_secondary_with_the_primary_back();
+    uint64_t producers = h_count(mb, MOCK_PRODUCERS);
+    h_fake_clock_advance(&fclock, BACK_MS - 1);
+    h_let_time_pass(200); /* ten checks */
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), producers, "switched back too early");
+    h_send_range(producer, 0, 3);
+    cr_assert(h_wait_calls(3, 5000));
+    assert_received_in_order(mb2, "secondary", 0, 3);
+    h_fake_clock_advance(&fclock, 1);
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, producers + 1, 5000),
+              "the producer never came back to the primary");
+    h_send_range(producer, 3, 6);
+    cr_assert(h_wait_calls(6, 5000));
+    h_assert_each_once(6, PULSARC_OK);
+    h_assert_order(6);
+    assert_received_in_order(mb2, "secondary", 0, 3);
+    assert_received_in_order(mb, "primary", 3, 6);
+    finish();
+}
+
+/* The switch-back clock starts over when the primary fails a probe in between. */
+Test(client_failover, a_flapping_primary_is_not_switched_back_to, .init = setup,
+     .fini = teardown)
+{
+    on_the_secondary_with_the_primary_back();
+    h_fake_clock_advance(&fclock, BACK_MS - 1);
+    cr_assert_eq(mock_broker_set_down(mb, true), 0);
+    cr_assert(h_wait_log("is unreachable again", 5000), "the primary's failure went unseen");
+    cr_assert_eq(mock_broker_set_down(mb, false), 0);
+    cr_assert(h_wait_log_count(SAW_PRIMARY_BACK, 2, 5000));
+    uint64_t producers = h_count(mb, MOCK_PRODUCERS);
+    h_fake_clock_advance(&fclock, 1);
+    h_let_time_pass(200);
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), producers, "the delay did not start over");
+    h_fake_clock_advance(&fclock, BACK_MS);
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, producers + 1, 5000));
+    finish();
+}
+
+Test(client_failover, a_healthy_primary_is_never_left, .init = setup, .fini = teardown)
+{
+    client = failover_client("failoverDelayMs", "0", NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    /* Each probe is a connection the mock accepts: wait for a few of them. */
+    uint64_t seen = h_count(mb, MOCK_CONNECTIONS);
+    cr_assert(h_wait_count(mb, MOCK_CONNECTIONS, seen + 5, 5000), "the primary is not probed");
+    h_fake_clock_advance(&fclock, 10 * DELAY_MS);
+    seen = h_count(mb, MOCK_CONNECTIONS);
+    cr_assert(h_wait_count(mb, MOCK_CONNECTIONS, seen + 3, 5000));
+    cr_assert_eq(h_count(mb2, MOCK_CONNECTIONS), 0, "the secondary was contacted");
+    h_send_range(producer, 0, 2);
+    cr_assert(h_wait_calls(2, 5000));
+    assert_received_in_order(mb, "primary", 0, 2);
+    finish();
+}
+
+/* Nobody to go to: the client stays, and goes as soon as the secondary answers. */
+Test(client_failover, waits_for_a_secondary_to_answer, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(mock_broker_set_down(mb2, true), 0);
+    client = failover_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    h_pending_unanswered(2);
+    primary_dies();
+    h_fake_clock_advance(&fclock, DELAY_MS);
+    cr_assert(h_wait_log("no other cluster is reachable", 5000));
+    cr_assert_eq(mock_broker_set_down(mb2, false), 0);
+    cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
+    h_assert_each_once(2, PULSARC_OK);
+    assert_received_in_order(mb2, "secondary", 0, 2);
+    finish();
+}
+
+/* One secondary of two hosts, the first of which is dead: the probe of any host counts,
+ * and "pulsar://a,b,pulsar://c" is read as two clusters. */
+Test(client_failover, secondary_urls_with_several_hosts, .init = setup, .fini = teardown)
+{
+    mock_broker_t *dead = mock_broker_start();
+    cr_assert_not_null(dead);
+    char dead_host[64], list[256];
+    snprintf(dead_host, sizeof dead_host, "127.0.0.1:%u", (unsigned)mock_broker_port(dead));
+    mock_broker_stop(dead); /* nothing listens there now */
+    snprintf(list, sizeof list, "pulsar://%s, 127.0.0.1:%u,%s", dead_host,
+             (unsigned)mock_broker_port(mb2), "pulsar://127.0.0.1:9");
+    client = failover_client("failoverSecondaryUrls", list, NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    h_pending_unanswered(2);
+    primary_dies();
+    h_fake_clock_advance(&fclock, DELAY_MS);
+    cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
+    h_assert_each_once(2, PULSARC_OK);
+    assert_received_in_order(mb2, "secondary", 0, 2);
+    char expect[160];
+    snprintf(expect, sizeof expect, "to pulsar://%s,127.0.0.1:%u (", dead_host,
+             (unsigned)mock_broker_port(mb2));
+    cr_assert(h_log_contains(expect), "the first secondary was not the one switched to");
+    finish();
+}
+
+/* ---- credentials go only where they are configured ------------------------------------ */
+
+static void assert_last_token(mock_broker_t *b, const char *name, const char *want)
+{
+    mock_connect_info_t info;
+    cr_assert(mock_broker_last_connect(b, &info), "%s: no CONNECT", name);
+    if (!want) {
+        cr_assert_not(info.has_auth_method_name, "%s: got credentials (%s)", name,
+                      info.auth_method_name);
+        return;
+    }
+    cr_assert(info.has_auth_data, "%s: no credentials", name);
+    cr_assert_str_eq(info.auth_data, want, "%s: the wrong credentials", name);
+}
+
+static void add_cluster_ok(pulsarc_client_config_t *cc, const char *url, const char *plugin,
+                           const char *params)
+{
+    cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, url, plugin, params, NULL),
+                 PULSARC_OK, "%s", pulsarc_last_error_detail());
+}
+
+static void secondary_with_own_token(pulsarc_client_config_t *cc)
+{
+    with_fake_clock(cc);
+    add_cluster_ok(cc, mock_broker_url(mb2), "token", "token:secondary-secret");
+}
+
+Test(client_failover, a_cluster_with_its_own_credentials_gets_only_those, .init = setup,
+     .fini = teardown)
+{
+    h_client_setup = secondary_with_own_token;
+    client = h_client("authPlugin", "token", "authParams", "token:primary-secret",
+                      "failoverCheckIntervalMs", "20", "failoverDelayMs", h_ms_str(DELAY_MS),
+                      NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    assert_last_token(mb, "primary", "primary-secret");
+    h_pending_unanswered(1);
+    primary_dies();
+    h_fake_clock_advance(&fclock, DELAY_MS);
+    cr_assert(h_wait_calls(1, 5000));
+    h_assert_each_once(1, PULSARC_OK);
+    cr_assert_eq(h_count(mb2, MOCK_CONNECTS), 1);
+    assert_last_token(mb2, "secondary", "secondary-secret");
+    finish();
+}
+
+static void secondary_without_credentials(pulsarc_client_config_t *cc)
+{
+    with_fake_clock(cc);
+    add_cluster_ok(cc, mock_broker_url(mb2), NULL, NULL);
+}
+
+Test(client_failover, a_cluster_added_without_credentials_gets_none, .init = setup,
+     .fini = teardown)
+{
+    h_client_setup = secondary_without_credentials;
+    client = h_client("authPlugin", "token", "authParams", "token:primary-secret",
+                      "failoverCheckIntervalMs", "20", "failoverDelayMs", h_ms_str(DELAY_MS),
+                      NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    primary_dies();
+    h_fake_clock_advance(&fclock, DELAY_MS);
+    cr_assert(h_wait_count(mb2, MOCK_PRODUCERS, 1, 5000));
+    assert_last_token(mb2, "secondary", NULL);
+    finish();
+}
+
+Test(client_failover, secondaries_of_the_url_list_share_the_clients_credentials,
+     .init = setup, .fini = teardown)
+{
+    client = failover_client("authPlugin", "token", "authParams", "token:shared-secret", NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    primary_dies();
+    fail_over();
+    assert_last_token(mb2, "secondary", "shared-secret");
+    finish();
+}
+
+/* ---- the service URL decided by the application --------------------------------------- */
+
+static pthread_mutex_t url_mu = PTHREAD_MUTEX_INITIALIZER;
+static char provided_url[256];
+static _Atomic int provider_calls;
+
+static int provide_url(void *ctx, char *buf, size_t len)
+{
+    cr_assert_eq(ctx, &provider_calls, "the provider's context");
+    atomic_fetch_add(&provider_calls, 1);
+    pthread_mutex_lock(&url_mu);
+    int rc = provided_url[0] ? 0 : 1;
+    if (!rc)
+        snprintf(buf, len, "%s", provided_url);
+    pthread_mutex_unlock(&url_mu);
+    return rc;
+}
+
+static void provide(const char *url)
+{
+    pthread_mutex_lock(&url_mu);
+    snprintf(provided_url, sizeof provided_url, "%s", url ? url : "");
+    pthread_mutex_unlock(&url_mu);
+}
+
+static void with_provider(pulsarc_client_config_t *cc)
+{
+    cr_assert_eq(pulsarc_client_config_set_service_url_provider(cc, provide_url, &provider_calls),
+                 PULSARC_OK);
+}
+
+Test(client_failover, a_service_url_provider_moves_the_client, .init = setup, .fini = teardown)
+{
+    h_client_setup = with_provider;
+    provide(NULL); /* nothing to say yet: the first URL stays */
+    client = h_client("failoverCheckIntervalMs", "20", NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    int calls = atomic_load(&provider_calls);
+    cr_assert(h_wait_changed(&provider_calls, calls, 5000), "the provider is never asked");
+    h_pending_unanswered(3);
+    provide("pulsar://no such url");
+    cr_assert(h_wait_log("not used", 5000), "a bad URL went unnoticed");
+    provide(mock_broker_url(mb2));
+    cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
+    h_assert_each_once(3, PULSARC_OK);
+    assert_received_in_order(mb2, "secondary", 0, 3);
+    /* The same answer again changes nothing. */
+    uint64_t connects = h_count(mb2, MOCK_CONNECTS);
+    calls = atomic_load(&provider_calls);
+    cr_assert(h_wait_changed(&provider_calls, calls, 5000));
+    cr_assert(h_wait_changed(&provider_calls, calls + 1, 5000));
+    cr_assert_eq(h_count(mb2, MOCK_CONNECTS), connects, "reconnected for the same URL");
+    finish();
+}
+
+Test(client_failover, update_service_url_moves_the_client, .init = setup, .fini = teardown)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    h_pending_unanswered(3);
+    cr_assert_eq(pulsarc_client_update_service_url(client, "pulsar+ssl://"),
+                 PULSARC_ERR_INVALID_URL);
+    cr_assert_eq(pulsarc_client_update_service_url(client, mock_broker_url(mb2)), PULSARC_OK);
+    cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
+    h_assert_each_once(3, PULSARC_OK);
+    h_assert_order(3);
+    assert_received_in_order(mb2, "secondary", 0, 3);
+    cr_assert(h_log_contains("switching from"));
+    finish();
+}
+
+/* A pulsar+ssl:// URL on a client that had no TLS: the context comes from the client's
+ * settings, built by the call, which reports settings that do not load. */
+Test(client_failover, update_service_url_builds_tls_from_the_settings, .init = setup,
+     .fini = teardown)
+{
+    client = h_client("tlsTrustCertsFilePath", "/nonexistent/ca.pem", NULL);
+    cr_assert_eq(pulsarc_client_update_service_url(client, "pulsar+ssl://127.0.0.1:6651"),
+                 PULSARC_ERR_TLS_CONFIG);
+    cr_assert(strstr(pulsarc_last_error_detail(), "/nonexistent/ca.pem"), "detail: %s",
+              pulsarc_last_error_detail());
+    finish();
+}
+
+Test(client_failover, update_service_url_is_refused_where_the_client_decides, .init = setup,
+     .fini = teardown)
+{
+    client = failover_client(NULL);
+    cr_assert_eq(pulsarc_client_update_service_url(client, mock_broker_url(mb2)),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pulsarc_last_error_detail(), "by itself"), "detail: %s",
+              pulsarc_last_error_detail());
+    finish();
+}
+
+/* ---- configuration errors ------------------------------------------------------------- */
+
+static pulsarc_result new_client(pulsarc_client_config_t *cc)
+{
+    pulsarc_client_t *c = NULL;
+    pulsarc_result r = pulsarc_client_new("pulsar://127.0.0.1:6650", cc, &c);
+    if (c)
+        pulsarc_client_destroy(c);
+    cr_assert_eq(r == PULSARC_OK, c != NULL);
+    return r;
+}
+
+Test(client_failover, bad_settings_are_refused_with_a_reason)
+{
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    cr_assert_eq(pulsarc_client_config_set(cc, "failoverSecondaryUrls", "localhost:6650"),
+                 PULSARC_OK); /* checked when the client is made */
+    cr_assert_eq(new_client(cc), PULSARC_ERR_INVALID_URL);
+    cr_assert(strstr(pulsarc_last_error_detail(), "failoverSecondaryUrls"), "detail: %s",
+              pulsarc_last_error_detail());
+    cr_assert_eq(pulsarc_client_config_set(cc, "failoverSecondaryUrls", "pulsar://a:1,pulsar://"),
+                 PULSARC_OK);
+    cr_assert_eq(new_client(cc), PULSARC_ERR_INVALID_URL);
+    cr_assert_eq(pulsarc_client_config_set(cc, "failoverSecondaryUrls", "pulsar://a:1"),
+                 PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "failoverCheckIntervalMs", "0"),
+                 PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(pulsarc_client_config_set(cc, "failoverDelayMs", "-1"),
+                 PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(new_client(cc), PULSARC_OK);
+    /* A provider decides the cluster alone. */
+    cr_assert_eq(pulsarc_client_config_set_service_url_provider(cc, provide_url, NULL),
+                 PULSARC_OK);
+    cr_assert_eq(new_client(cc), PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(pulsarc_client_config_set_service_url_provider(cc, NULL, NULL), PULSARC_OK);
+    /* Clusters with their own credentials. */
+    cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar//x", NULL, NULL, NULL),
+                 PULSARC_ERR_INVALID_URL);
+    cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", "kerberos", NULL,
+                                                            NULL),
+                 PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", NULL,
+                                                            "token:abc", NULL),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", "basic",
+                                                            "not basic params", NULL),
+                 PULSARC_OK); /* the parameters are read when the client is made */
+    cr_assert_eq(new_client(cc), PULSARC_ERR_INVALID_CONFIG);
+    cr_assert(strstr(pulsarc_last_error_detail(), "failover cluster pulsar://x"), "detail: %s",
+              pulsarc_last_error_detail());
+    cr_assert_not(strstr(pulsarc_last_error_detail(), "not basic params"),
+                  "the detail quotes the secret: %s", pulsarc_last_error_detail());
+    pulsarc_client_config_free(cc);
+}
+
+Test(client_failover, at_most_sixteen_secondaries)
+{
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    for (int i = 0; i < 16; i++)
+        cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", NULL, NULL,
+                                                                NULL),
+                     PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", NULL, NULL, NULL),
+                 PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(new_client(cc), PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "failoverSecondaryUrls", "pulsar://y"),
+                 PULSARC_OK);
+    cr_assert_eq(new_client(cc), PULSARC_ERR_INVALID_CONFIG);
+    pulsarc_client_config_free(cc);
+}
