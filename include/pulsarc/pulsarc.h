@@ -134,7 +134,8 @@ PULSARC_API const char *pulsarc_result_name(pulsarc_result res);
  * string stays valid until the next pulsarc call on the same thread. */
 PULSARC_API const char *pulsarc_last_error_detail(void);
 /* Nonzero when res means the producer has stopped for good (topic terminated, producer
- * fenced, not allowed, not authorised or authenticated, invalid topic or schema): retrying
+ * fenced, not allowed, not authorised or authenticated, invalid topic or schema, a
+ * configuration the broker refuses such as an unknown listenerName): retrying
  * cannot help, and every later send on that producer fails with the same result. Other
  * broker errors (producer busy, service not ready, quota, topic not found after creation)
  * are retried with backoff. */
@@ -166,6 +167,36 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *   keepAliveIntervalSeconds  30      PING after this much silence; the connection is
  *                                     dropped after twice this long without any answer
  *   maxLookupRedirects        20
+ *
+ *   Where connections go (see "Running against a cluster" in README.md):
+ *   listenerName              (unset) the brokers' advertised listener to use: every lookup
+ *                                     asks for it (binary: advertised_listener_name;
+ *                                     HTTP: ?listenerName=) and producers connect to the
+ *                                     address it answers; unset: the internal listener.
+ *                                     A listener the broker does not have fails producer
+ *                                     creation at once with PULSARC_ERR_INVALID_CONFIG
+ *                                     (terminal: the broker's answer is otherwise one it
+ *                                     gives when not ready)
+ *   connectionsPerBroker      1       connections to each broker (1..1024); the producers
+ *                                     on one broker take them in turn: the k-th producer
+ *                                     created (or reconnected) there uses connection
+ *                                     k mod N. Lookups use any open one.
+ *   proxyServiceUrl           (unset) an SNI proxy in front of the brokers' TLS ports,
+ *                                     pulsar+ssl://host:port (one address)
+ *   proxyProtocol             none    none | SNI (as the Java and C++ clients name it).
+ *                                     With SNI and proxyServiceUrl, every connection
+ *                                     (lookups too) opens TCP to the proxy and TLS with
+ *                                     the host of the broker it is for (the service URL's
+ *                                     host, or the one a lookup answered) as SNI; the
+ *                                     certificate is verified against that host, as the
+ *                                     Java client does (the C++ client checks the proxy's
+ *                                     name). pulsarc_client_new fails with
+ *                                     PULSARC_ERR_INVALID_CONFIG when only one of the two
+ *                                     is set, when proxyServiceUrl is not one
+ *                                     pulsar+ssl:// address, or when the service URL is
+ *                                     not pulsar+ssl:// or https:// (a plain connection
+ *                                     has no SNI; the official clients ignore the proxy
+ *                                     then).
  *   memoryLimitBytes          67108864 pending payload bytes across all producers; 0 = none.
  *                                     A single message above the limit is admitted when no
  *                                     other payload is pending (as in the Java client).

@@ -165,7 +165,8 @@ static void loop_main(void *arg)
 }
 
 /* The runtime context below client/ sees: the client's loop, logger and service URL, and
- * the limits from the configuration in the units net/ counts in. The pool comes after. */
+ * the limits from the configuration in the units net/ counts in. The connection settings
+ * (rt.net) come before, the pool after. */
 static void fill_runtime(pulsarc_client_t *c)
 {
     const pulsarc_client_config_t *conf = &c->conf;
@@ -226,6 +227,14 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         pc_client_config_clear(&c->conf);
         free(c);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
+    /* Before authentication, which drops the client's copy of authParams: a failure here
+     * leaves nothing to undo. */
+    pulsarc_result net_rc = pc_client_config_net(&c->conf, &c->url, &c->rt.net);
+    if (net_rc != PULSARC_OK) {
+        pc_client_config_clear(&c->conf);
+        free(c);
+        return net_rc;
     }
     pulsarc_result auth_rc = pc_client_config_auth(&c->conf, &c->rt.auth);
     if (auth_rc != PULSARC_OK) {

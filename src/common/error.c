@@ -153,6 +153,7 @@ int pulsarc_result_is_terminal(pulsarc_result res)
     case PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA:
     case PULSARC_ERR_BROKER_UNSUPPORTED_VERSION:
     case PULSARC_ERR_INVALID_TOPIC:
+    case PULSARC_ERR_INVALID_CONFIG: /* a listenerName the broker does not have */
     case PULSARC_ERR_UNSUPPORTED:
     case PULSARC_ERR_TLS_UNTRUSTED:
     case PULSARC_ERR_TLS_HOSTNAME:

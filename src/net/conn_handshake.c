@@ -181,9 +181,13 @@ void conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m)
         c->max_message_size = (uint32_t)m->max_message_size;
     pc_frame_reader_set_max(&c->reader, c->max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE);
     c->state = PC_CONN_READY;
-    PC_INFO(c->rt->log, "connected to %s:%d (server %s, protocol %d, max message %u)",
-            c->physical.host, c->physical.port, m->server_version ? m->server_version : "?",
-            c->server_protocol, c->max_message_size);
+    char via[300] = "";
+    if (c->dial != &c->physical)
+        snprintf(via, sizeof via, " through the SNI proxy %s:%d", c->dial->host, c->dial->port);
+    PC_INFO(c->rt->log, "connected to %s:%d%s (server %s, protocol %d, max message %u)",
+            c->physical.host, c->physical.port, via,
+            m->server_version ? m->server_version : "?", c->server_protocol,
+            c->max_message_size);
     ready_waiter_t *w = c->waiters;
     c->waiters = NULL;
     while (w && c->state == PC_CONN_READY) {

@@ -49,9 +49,12 @@ typedef enum pc_conn_state {
 } pc_conn_state_t;
 
 /* Start connecting to physical; logical is the broker the connection speaks for (they
- * differ when going through a proxy). A connection that fails at once comes back already
- * closed. rt must outlive the connection. With rt->transport's open_socket (a test seam)
- * the connection neither resolves nor connects: it takes the socket that returns. */
+ * differ when going through a Pulsar proxy, and CONNECT then names logical as
+ * proxy_to_broker_url). With an SNI proxy (rt->net.sni_proxy) TCP goes to the proxy
+ * instead, and TLS names physical's host (SNI and the certificate check). A connection
+ * that fails at once comes back already closed. rt must outlive the connection. With
+ * rt->transport's open_socket (a test seam) the connection neither resolves nor
+ * connects: it takes the socket that returns. */
 pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
                         const pc_host_port_t *physical);
 /* Name the connection's owner: on_closed runs once, when the connection closes, before

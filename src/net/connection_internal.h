@@ -61,6 +61,7 @@ struct pc_conn {
     void *owner;
     pc_host_port_t logical;
     pc_host_port_t physical;
+    const pc_host_port_t *dial; /* where TCP goes: &physical, or rt's SNI proxy */
     pc_conn_state_t state;
 
     uv_tcp_t tcp;

@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "common/topic_name.h"
 #include "net/http.h"
+#include "net/lookup_listener.h"
 
 typedef struct http_lookup {
     pc_runtime_t *rt;
@@ -97,7 +98,20 @@ static int build_url(const http_lookup_t *lk, char *url, size_t cap)
         n = snprintf(url, cap, "%s://%s%s%s:%d/lookup/v2/topic/%s/%s/%s/%s",
                      lk->rt->service->tls ? "https" : "http", v6 ? "[" : "", hp->host,
                      v6 ? "]" : "", hp->port, t->domain, t->tenant, t->ns, local);
-    return n > 0 && (size_t)n < cap ? 0 : -1;
+    if (n <= 0 || (size_t)n >= cap)
+        return -1;
+    /* The broker answers with that listener's addresses (advertisedListeners). */
+    const char *listener = lk->rt->net.listener_name;
+    if (listener && !lk->reply.partitions) {
+        static const char param[] = "?listenerName=";
+        size_t used = (size_t)n;
+        if (used + sizeof param > cap)
+            return -1;
+        memcpy(url + used, param, sizeof param);
+        used += sizeof param - 1;
+        return encode_segment(listener, url + used, cap - used);
+    }
+    return 0;
 }
 
 /* "Authorization: Basic base64(user:pass)" from the provider's "user:pass". */
@@ -302,6 +316,8 @@ static void on_answer(pulsarc_result res, long status, const char *body, size_t 
     pc_host_port_t broker;
     int partitions;
     res = pc_http_lookup_judge(&q, status, body, len, &broker, &partitions);
+    if (res != PULSARC_OK && pc_lookup_no_such_listener(lk->rt, body, len))
+        res = pc_lookup_listener_missing(lk->rt, &lk->service);
     finish(lk, res, res == PULSARC_OK ? &broker : NULL, partitions);
 }
 

@@ -141,6 +141,8 @@ struct mock_broker {
     mock_auth_response_t last_auth_response;
     bool has_producer;
     mock_producer_info_t last_producer;
+    bool has_lookup;
+    mock_lookup_info_t last_lookup;
     mock_send_t *sends; /* metadata left NULL here; unpacked on copy-out */
     size_t n_sends, cap_sends;
     seq_track_t *tracks;
@@ -541,6 +543,12 @@ static void handle_partitioned_metadata(mock_broker_t *mb, conn_t *c,
 static void handle_lookup(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandLookupTopic *in)
 {
     mb->counters[MOCK_LOOKUPS]++;
+    mb->has_lookup = true;
+    copy_str(mb->last_lookup.topic, sizeof mb->last_lookup.topic, in->topic);
+    mb->last_lookup.authoritative = in->has_authoritative && in->authoritative;
+    mb->last_lookup.has_listener_name = in->advertised_listener_name != NULL;
+    copy_str(mb->last_lookup.listener_name, sizeof mb->last_lookup.listener_name,
+             in->advertised_listener_name);
     Pulsar__Proto__CommandLookupTopicResponse out = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
     out.request_id = in->request_id;
     out.has_response = true;
@@ -1769,6 +1777,18 @@ bool mock_broker_last_connect(mock_broker_t *mb, mock_connect_info_t *out)
     bool has = mb->has_connect;
     if (has)
         *out = mb->last_connect;
+    else
+        memset(out, 0, sizeof *out);
+    pthread_mutex_unlock(&mb->mu);
+    return has;
+}
+
+bool mock_broker_last_lookup(mock_broker_t *mb, mock_lookup_info_t *out)
+{
+    pthread_mutex_lock(&mb->mu);
+    bool has = mb->has_lookup;
+    if (has)
+        *out = mb->last_lookup;
     else
         memset(out, 0, sizeof *out);
     pthread_mutex_unlock(&mb->mu);

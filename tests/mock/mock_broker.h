@@ -18,7 +18,8 @@
  *                           max_message_size 5 MiB); its auth method and data are recorded
  *   AUTH_RESPONSE        -> recorded, not answered (the mock accepts any credentials)
  *   PARTITIONED_METADATA -> partitions 0
- *   LOOKUP               -> Connect to pulsar://127.0.0.1:<own port>, authoritative
+ *   LOOKUP               -> Connect to pulsar://127.0.0.1:<own port>, authoritative; the
+ *                           last one's fields are kept (mock_broker_last_lookup)
  *   PRODUCER             -> PRODUCER_SUCCESS(given name, or "mock-<k>"; last_sequence_id -1;
  *                           schema_version when the topic has a schema), after the schema
  *                           registry below accepted the producer's schema (or its absence)
@@ -239,6 +240,15 @@ typedef struct mock_auth_response {
     size_t auth_data_len;
 } mock_auth_response_t;
 bool mock_broker_last_auth_response(mock_broker_t *mb, mock_auth_response_t *out);
+
+/* The fields of the last LOOKUP command. Returns false when none arrived yet. */
+typedef struct mock_lookup_info {
+    char topic[256];
+    bool authoritative;
+    bool has_listener_name;
+    char listener_name[128]; /* advertised_listener_name, as the client sent it */
+} mock_lookup_info_t;
+bool mock_broker_last_lookup(mock_broker_t *mb, mock_lookup_info_t *out);
 
 /* The fields of the last PRODUCER command. Returns false when none arrived yet. */
 typedef struct mock_producer_info {
