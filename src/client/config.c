@@ -38,6 +38,8 @@ static const conf_row client_rows[] = {
     { "connectionTimeoutMs", T_INT, CC(connection_timeout_ms), 1, 3600000, "10000", NULL },
     { "keepAliveIntervalSeconds", T_INT, CC(keepalive_interval_s), 1, 3600, "30", NULL },
     { "maxLookupRedirects", T_INT, CC(max_lookup_redirects), 0, 1000, "20", NULL },
+    { "httpLookupAuthAllowRedirect", T_BOOL, CC(http_lookup_auth_allow_redirect), 0, 1, "false",
+      NULL },
     { "memoryLimitBytes", T_INT, CC(memory_limit_bytes), 0, INT64_MAX, "67108864", NULL },
     { "initialBackoffIntervalMs", T_INT, CC(initial_backoff_ms), 1, 3600000, "100", NULL },
     { "maxBackoffIntervalMs", T_INT, CC(max_backoff_ms), 1, 86400000, "60000", NULL },
