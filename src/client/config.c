@@ -52,6 +52,10 @@ static const conf_row client_rows[] = {
       "without any answer." },
     { "maxLookupRedirects", T_INT, CC(max_lookup_redirects), 0, 1000, "20", NULL,
       "A lookup redirected more often fails with PULSARC_ERR_TOO_MANY_REDIRECTS." },
+    { "httpLookupAuthAllowRedirect", T_BOOL, CC(http_lookup_auth_allow_redirect), 0, 1, "false",
+      NULL,
+      "Send the lookup's credentials on an HTTP redirect to a host outside the service URL "
+      "(off: credentials go only to the service URL's hosts)." },
     { "memoryLimitBytes", T_INT, CC(memory_limit_bytes), 0, INT64_MAX, "67108864", NULL,
       "Pending payload bytes across all producers; 0 = no limit. A copy the producer holds "
       "until the receipt (a batch, compressed or encrypted bytes) counts too." },

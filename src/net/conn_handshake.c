@@ -177,9 +177,11 @@ void conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m)
     if (c->state != PC_CONN_HANDSHAKE)
         return;
     c->server_protocol = m->has_protocol_version ? m->protocol_version : 0;
+    /* The broker's limit bounds what we send. What we receive keeps the reader's limit
+     * (the default size plus framing): a producer is only ever sent small commands, and a
+     * broker announcing 2 GiB must not make us buffer that much (conn_io.c). */
     if (m->has_max_message_size && m->max_message_size > 0)
         c->max_message_size = (uint32_t)m->max_message_size;
-    pc_frame_reader_set_max(&c->reader, c->max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE);
     c->state = PC_CONN_READY;
     PC_INFO(c->rt->log, "connected to %s:%d (server %s, protocol %d, max message %u)",
             c->physical.host, c->physical.port, m->server_version ? m->server_version : "?",

@@ -5,6 +5,7 @@
  * @locality loop thread. */
 #include "net/connection_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -307,8 +308,12 @@ static void process_frames(pc_conn_t *c)
     }
     if (c->state == PC_CONN_CLOSED)
         return;
-    if (st == PC_FRAME_TOO_BIG)
-        pc_conn_close(c, PULSARC_ERR_PROTOCOL, "frame larger than the maximum message size");
+    if (st == PC_FRAME_TOO_BIG) {
+        char why[160];
+        snprintf(why, sizeof why, "the broker sent a frame larger than %zu bytes, the most a "
+                 "producer accepts", c->reader.max_frame);
+        pc_conn_close(c, PULSARC_ERR_PROTOCOL, why);
+    }
     else if (st == PC_FRAME_MALFORMED)
         pc_conn_close(c, PULSARC_ERR_PROTOCOL, "malformed frame");
     else if (st == PC_FRAME_NO_MEMORY)

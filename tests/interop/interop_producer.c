@@ -188,7 +188,7 @@ int main(int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(argv[i], "--client-conf")) {
-            char kv[256];
+            char kv[4096]; /* authParams with paths run long */
             snprintf(kv, sizeof kv, "%s", argv[i + 1]);
             char *eq = strchr(kv, '=');
             if (!eq || pulsarc_client_config_set(cconf, (*eq = 0, kv), eq + 1) != PULSARC_OK) {
