@@ -276,9 +276,10 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_tls_cert_pem(pulsarc_client
  * the HTTP headers, forms and answers that carry them and the copies jansson makes while
  * parsing authParams, credentials files and token answers (unless the application has
  * installed its own jansson allocator, which it then keeps); it hands a client key PEM to
- * libcurl without letting curl copy it. Not wiped: the CONNECT and AUTH_RESPONSE frames
- * once written to the broker, libcurl's request buffer (the Authorization header, the
- * token request's form) and OpenSSL's internal buffers.
+ * libcurl without letting curl copy it; the encoded CONNECT and AUTH_RESPONSE frames
+ * (and, over TLS, the plaintext copy they pass through) are wiped once written. Not
+ * wiped: libcurl's request buffer (the Authorization header, the token request's form)
+ * and OpenSSL's internal buffers.
  * ------------------------------------------------------------------------------- */
 
 /* Supplies a token on each connect and each AUTH_CHALLENGE, on the client's loop thread

@@ -53,7 +53,7 @@ static void write_connect(pc_conn_t *c)
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECT;
     cmd.connect = &connect;
     c->state = PC_CONN_HANDSHAKE;
-    int rc = pc_conn_send_command(c, &cmd);
+    int rc = pc_conn_send_secret_command(c, &cmd);
     pc_auth_data_free(&auth);
     if (rc != 0 && c->state != PC_CONN_CLOSED)
         pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, "cannot send CONNECT");
@@ -85,7 +85,7 @@ static void write_auth_response(pc_conn_t *c)
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_RESPONSE;
     cmd.authresponse = &resp;
-    int rc = pc_conn_send_command(c, &cmd);
+    int rc = pc_conn_send_secret_command(c, &cmd);
     pc_auth_data_free(&data);
     if (rc != 0 && c->state != PC_CONN_CLOSED)
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "cannot answer an auth challenge");

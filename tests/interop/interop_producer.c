@@ -192,7 +192,8 @@ int main(int argc, char **argv)
             snprintf(kv, sizeof kv, "%s", argv[i + 1]);
             char *eq = strchr(kv, '=');
             if (!eq || pulsarc_client_config_set(cconf, (*eq = 0, kv), eq + 1) != PULSARC_OK) {
-                fprintf(stderr, "bad --client-conf %s: %s\n", argv[i + 1],
+                /* The key only: a value may be a secret (authParams). */
+                fprintf(stderr, "bad --client-conf %s: %s\n", eq ? kv : "(no KEY=VALUE)",
                         pulsarc_last_error_detail());
                 return 2;
             }
