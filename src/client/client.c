@@ -177,6 +177,7 @@ static void fill_runtime(pulsarc_client_t *c)
         .connection_timeout_ms = (uint64_t)conf->connection_timeout_ms,
         .keepalive_interval_ms = (uint64_t)conf->keepalive_interval_s * 1000u,
         .max_lookup_redirects = (int)conf->max_lookup_redirects,
+        .http_auth_any_redirect = conf->http_lookup_auth_allow_redirect,
         .initial_backoff_ms = (uint64_t)conf->initial_backoff_ms,
         .max_backoff_ms = (uint64_t)conf->max_backoff_ms,
     };
@@ -201,6 +202,8 @@ static struct pc_http *lookup_http_new(pulsarc_client_t *c)
         .key_file = conf->tls_key_file,
         .cert_pem = conf->tls_cert_pem,
         .key_pem = conf->tls_key_pem,
+        .protocols = conf->tls_protocols,
+        .ciphers = conf->tls_ciphers,
         .allow_insecure = conf->tls_allow_insecure,
         .verify_hostname = conf->tls_hostname_verification,
     };
@@ -253,6 +256,7 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     c->log.cb = c->conf.log_cb ? c->conf.log_cb : pc_log_stderr;
     c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
     c->log.level = c->conf.log_level;
+    pc_auth_warn_cleartext(c->rt.auth, c->url.tls, &c->log);
     atomic_init(&c->memory_used, 0);
     atomic_init(&c->admit_waiters, 0);
 

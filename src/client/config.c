@@ -53,6 +53,10 @@ static const conf_row client_rows[] = {
       "without any answer." },
     { "maxLookupRedirects", T_INT, CC(max_lookup_redirects), 0, 1000, "20", NULL,
       "A lookup redirected more often fails with PULSARC_ERR_TOO_MANY_REDIRECTS." },
+    { "httpLookupAuthAllowRedirect", T_BOOL, CC(http_lookup_auth_allow_redirect), 0, 1, "false",
+      NULL,
+      "Send the lookup's credentials on an HTTP redirect to a host outside the service URL "
+      "(off: credentials go only to the service URL's hosts)." },
     { "listenerName", T_STR, CC(listener_name), 1, 255, NULL, NULL,
       "The brokers' advertised listener (advertisedListeners) to use: lookups ask for it "
       "and producers connect to its address; unset: the brokers' internal listener. A "

@@ -69,6 +69,9 @@ void pc_conn_request(pc_conn_t *c, Pulsar__Proto__BaseCommand *cmd, uint64_t req
                      pc_request_cb cb, void *ctx);
 /* Send a command that expects no answer. Returns 0 or -1. */
 int pc_conn_send_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);
+/* The same for a command that carries credentials (CONNECT, AUTH_RESPONSE): its encoded
+ * bytes, and the TLS path's plaintext copy of them, are wiped once written or dropped. */
+int pc_conn_send_secret_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);
 /* Write buffers as they are (they must stay valid until done runs). Returns 0 or -1;
  * done is called exactly once when 0 is returned. */
 int pc_conn_write(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,

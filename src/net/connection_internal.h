@@ -44,6 +44,7 @@ typedef struct write_item {
     uint8_t *owned; /* command bytes this write owns */
     size_t n_bufs;  /* its buffers in the queue's bufs, in order */
     size_t bytes;
+    bool wipe;      /* owned holds credentials (CONNECT, AUTH_RESPONSE): wiped when freed */
 } write_item_t;
 
 /* Everything queued during one loop turn, handed to libuv in writevs of up to

@@ -20,12 +20,14 @@ struct pc_auth;
 struct pc_auth_http;
 struct pc_http;
 
-/* Timeouts and limits, from the client configuration. */
+/* Timeouts, limits and lookup policy, from the client configuration. */
 typedef struct pc_limits {
     uint64_t operation_timeout_ms;  /* a request's answer, a producer's creation or close */
     uint64_t connection_timeout_ms; /* TCP connect plus the CONNECT/CONNECTED handshake */
     uint64_t keepalive_interval_ms; /* ping after this much silence; dead after twice it */
-    int max_lookup_redirects;
+    int max_lookup_redirects;       /* binary Redirect answers, and HTTP redirects per lookup */
+    bool http_auth_any_redirect;    /* httpLookupAuthAllowRedirect: credentials follow an HTTP
+                                       lookup's redirect to hosts outside the service URL */
     uint64_t initial_backoff_ms;    /* reconnect backoff, doubling up to the maximum */
     uint64_t max_backoff_ms;
 } pc_limits_t;
