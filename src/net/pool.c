@@ -9,8 +9,8 @@ typedef struct entry {
     int index;
 } entry_t;
 
-/* The next index producers of a pair get. Kept for the pool's life: there is one per
- * broker (or broker behind a proxy) the client has talked to. */
+/* The next index producers of a pair get, while the pair has connections: one per
+ * broker (or broker behind a proxy) the client talks to. */
 typedef struct turn {
     pc_host_port_t logical, physical;
     unsigned next;
@@ -98,13 +98,30 @@ static pc_conn_t *get_index(pc_pool_t *p, const pc_host_port_t *logical,
     return c;
 }
 
-/* The pair's turn, made on first use; NULL when out of memory. */
+static bool has_connections(const pc_pool_t *p, const turn_t *t)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (of_pair(p->entries[i].conn, &t->logical, &t->physical))
+            return true;
+    return false;
+}
+
+/* The pair's turn, made on first use; NULL when out of memory. Making one drops the
+ * turns of pairs left without connections (brokers gone, or moved to other addresses),
+ * so that a long-lived client keeps no more than it uses; such a pair starts again
+ * from index 0. */
 static turn_t *turn_of(pc_pool_t *p, const pc_host_port_t *logical,
                        const pc_host_port_t *physical)
 {
     for (size_t i = 0; i < p->n_turns; i++)
         if (same(&p->turns[i].logical, logical) && same(&p->turns[i].physical, physical))
             return &p->turns[i];
+    for (size_t i = 0; i < p->n_turns;) {
+        if (has_connections(p, &p->turns[i]))
+            i++;
+        else
+            p->turns[i] = p->turns[--p->n_turns];
+    }
     turn_t *turns = room_for_one(p->turns, &p->cap_turns, p->n_turns, sizeof *turns);
     if (!turns)
         return NULL;
