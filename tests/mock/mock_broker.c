@@ -100,6 +100,7 @@ struct mock_broker {
     int32_t max_message_size;
     uint32_t partitions;
     char *lookup_url;
+    bool lookup_proxied;
     int64_t last_seq;
     bool dedup;
     bool refuse;
@@ -485,6 +486,9 @@ static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Co
     mb->last_connect.has_auth_method_name = in->auth_method_name != NULL;
     copy_str(mb->last_connect.auth_method_name, sizeof mb->last_connect.auth_method_name,
              in->auth_method_name);
+    mb->last_connect.has_proxy_to_broker_url = in->proxy_to_broker_url != NULL;
+    copy_str(mb->last_connect.proxy_to_broker_url, sizeof mb->last_connect.proxy_to_broker_url,
+             in->proxy_to_broker_url);
     mb->last_connect.has_auth_data = in->has_auth_data;
     mb->last_connect.auth_data_len = in->has_auth_data ? in->auth_data.len : 0;
     copy_bytes(mb->last_connect.auth_data, sizeof mb->last_connect.auth_data,
@@ -571,6 +575,8 @@ static void handle_lookup(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Com
         out.brokerserviceurl = mb->lookup_url ? mb->lookup_url : mb->url;
         out.has_authoritative = true;
         out.authoritative = true;
+        out.has_proxy_through_service_url = mb->lookup_proxied;
+        out.proxy_through_service_url = mb->lookup_proxied;
     }
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE;
@@ -1437,6 +1443,11 @@ void mock_broker_set_max_message_size(mock_broker_t *mb, int32_t bytes)
 void mock_broker_set_partitions(mock_broker_t *mb, uint32_t partitions)
 {
     LOCKED(mb, mb->partitions = partitions);
+}
+
+void mock_broker_set_lookup_proxied(mock_broker_t *mb, bool on)
+{
+    LOCKED(mb, mb->lookup_proxied = on);
 }
 
 void mock_broker_set_lookup_url(mock_broker_t *mb, const char *url)

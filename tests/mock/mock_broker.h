@@ -72,6 +72,11 @@ void mock_broker_set_partitions(mock_broker_t *mb, uint32_t partitions);
  * to send a client from one mock instance to another. */
 void mock_broker_set_lookup_url(mock_broker_t *mb, const char *url);
 
+/* On: Connect answers to LOOKUP say proxy_through_service_url, as a Pulsar proxy's do
+ * (the client then connects to this broker again, naming the broker in CONNECT's
+ * proxy_to_broker_url; see mock_connect_info_t). */
+void mock_broker_set_lookup_proxied(mock_broker_t *mb, bool on);
+
 /* PRODUCER_SUCCESS.last_sequence_id. MOCK_LAST_SEQ_TRACKED makes the mock behave like a
  * deduplicating broker: it answers the highest sequence id it accepted (receipted or not,
  * but not SEND_ERRORed) from a producer of that name, or -1 if none. */
@@ -230,6 +235,8 @@ typedef struct mock_connect_info {
     bool has_auth_data;
     char auth_data[4096];  /* NUL-terminated copy (truncated if longer) */
     size_t auth_data_len;  /* the length on the wire */
+    bool has_proxy_to_broker_url;
+    char proxy_to_broker_url[300];
 } mock_connect_info_t;
 bool mock_broker_last_connect(mock_broker_t *mb, mock_connect_info_t *out);
 

@@ -73,6 +73,26 @@ Test(client_network, another_listeners_answer_is_retried)
     h_finish();
 }
 
+/* ---- a Pulsar proxy ------------------------------------------------------------------ */
+
+/* The mock answers lookups as a Pulsar proxy does: Connect to the owning broker, through
+ * the service URL. The producer's connection goes to the mock again, a second one, and
+ * its CONNECT names the broker (host:port, no scheme), as the C++ client's does. */
+Test(client_network, through_a_proxy_connect_names_the_broker)
+{
+    mock_broker_set_lookup_url(mb, "pulsar://broker-7.pulsarc.invalid:6650");
+    mock_broker_set_lookup_proxied(mb, true);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK, "%s", pulsarc_last_error_detail());
+    mock_connect_info_t info;
+    cr_assert(mock_broker_last_connect(mb, &info));
+    cr_assert(info.has_proxy_to_broker_url, "the proxied CONNECT named no broker");
+    cr_assert_str_eq(info.proxy_to_broker_url, "broker-7.pulsarc.invalid:6650");
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 2, "one for the lookups, one for the broker");
+    h_finish();
+}
+
 /* ---- connectionsPerBroker ----------------------------------------------------------- */
 
 /* The connection (accept order) each partition's producer sent on: one message to each of
