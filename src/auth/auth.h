@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "pulsarc/pulsarc.h"
 
 typedef struct pc_auth pc_auth_t;
@@ -49,6 +50,12 @@ typedef struct pc_auth_ops {
     void (*cancel)(pc_auth_t *a, pc_auth_wait_t *w);
     /* Optional: the provider needs HTTP(S) and takes the client's (pc_auth_use_http). */
     void (*use_http)(pc_auth_t *a, const pc_auth_http_t *http);
+    /* Optional, with use_http: the CA file its HTTPS peer is verified against (NULL: the
+     * system's store). */
+    const char *(*http_trust_file)(const pc_auth_t *a);
+    /* Optional: why the provider's own traffic carries a secret unencrypted whatever the
+     * service URL (an http:// OAuth2 issuer), or NULL. */
+    const char *(*cleartext_risk)(const pc_auth_t *a);
 } pc_auth_ops_t;
 
 /* Providers embed this as their first member. */
@@ -110,10 +117,22 @@ struct pc_auth_http {
 
 /* True when the provider needs HTTP. */
 int pc_auth_wants_http(const pc_auth_t *a);
+/* The CA file a provider that needs HTTP verifies its peer (the OAuth2 issuer) against:
+ * its own setting, never the broker's; NULL: the system's store. The peer's certificate
+ * and host name are always verified. */
+const char *pc_auth_http_trust_file(const pc_auth_t *a);
 /* Hand the provider its HTTP client (copied). NULL detaches: the provider releases the
  * client (on the loop thread, while the loop still runs, since releasing closes handles)
  * and fails whoever waits; the client calls this when it shuts down. */
 void pc_auth_use_http(pc_auth_t *a, const pc_auth_http_t *http);
+
+/* ---- credentials in clear text ---------------------------------------------------- */
+
+/* Log one warning when a's secrets would travel unencrypted: a token or password over a
+ * service URL without TLS (tls false), or a provider's own plain-text traffic (an http://
+ * OAuth2 issuer). The client calls it once, when it is created, so the warning comes once
+ * per client, not per connection or message. NULL a is a no-op. */
+void pc_auth_warn_cleartext(const pc_auth_t *a, int tls, const pc_logger_t *log);
 
 /* Wipe and free; leaves d empty. */
 void pc_auth_data_free(pc_auth_data_t *d);
@@ -151,8 +170,9 @@ typedef struct pc_auth_oauth2_params {
     const char *issuer_url;
     const char *client_id;
     const char *client_secret;
-    const char *audience; /* NULL: not sent */
-    const char *scope;    /* NULL: not sent */
+    const char *audience;    /* NULL: not sent */
+    const char *scope;       /* NULL: not sent */
+    const char *trust_file;  /* the issuer's CAs (PEM file); NULL: the system's store */
 } pc_auth_oauth2_params_t;
 pulsarc_result pc_auth_oauth2(const pc_auth_oauth2_params_t *p, pc_auth_t **out);
 /* The clock a token's lifetime is counted on; NULL (the default): the monotonic clock.

@@ -165,7 +165,8 @@ static void loop_main(void *arg)
 }
 
 /* The runtime context below client/ sees: the client's loop, logger and service URL, and
- * the limits from the configuration in the units net/ counts in. The pool comes after. */
+ * the limits from the configuration in the units net/ counts in. The connection settings
+ * (rt.net) come before, the pool after. */
 static void fill_runtime(pulsarc_client_t *c)
 {
     const pulsarc_client_config_t *conf = &c->conf;
@@ -176,6 +177,7 @@ static void fill_runtime(pulsarc_client_t *c)
         .connection_timeout_ms = (uint64_t)conf->connection_timeout_ms,
         .keepalive_interval_ms = (uint64_t)conf->keepalive_interval_s * 1000u,
         .max_lookup_redirects = (int)conf->max_lookup_redirects,
+        .http_auth_any_redirect = conf->http_lookup_auth_allow_redirect,
         .initial_backoff_ms = (uint64_t)conf->initial_backoff_ms,
         .max_backoff_ms = (uint64_t)conf->max_backoff_ms,
     };
@@ -218,6 +220,21 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         free(c);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
+    pc_service_url_t url;
+    char err[256];
+    if (pc_service_url_parse(service_url, &url, err, sizeof err) != 0) {
+        pc_client_config_clear(&c->conf);
+        free(c);
+        return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%s\": %s", service_url, err);
+    }
+    /* Before authentication, which drops the client's copy of authParams: a failure here
+     * leaves nothing to undo. */
+    pulsarc_result net_rc = pc_client_config_net(&c->conf, &url, &c->rt.net);
+    if (net_rc != PULSARC_OK) {
+        pc_client_config_clear(&c->conf);
+        free(c);
+        return net_rc;
+    }
     /* The service URL, the failover clusters and their credentials and TLS. */
     pulsarc_result build_rc = pc_client_clusters_build(&c->conf, service_url, &c->clusters);
     if (build_rc != PULSARC_OK) {
@@ -228,6 +245,7 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     c->log.cb = c->conf.log_cb ? c->conf.log_cb : pc_log_stderr;
     c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
     c->log.level = c->conf.log_level;
+    pc_client_clusters_warn(&c->clusters, &c->log);
     atomic_init(&c->memory_used, 0);
     atomic_init(&c->admit_waiters, 0);
 

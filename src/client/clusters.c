@@ -221,6 +221,18 @@ pulsarc_result pc_client_clusters_build(pulsarc_client_config_t *conf, const cha
     return r;
 }
 
+void pc_client_clusters_warn(const pc_client_clusters_t *cl, const pc_logger_t *log)
+{
+    for (int i = 0; i < cl->n; i++) {
+        const pc_cluster_t *c = &cl->list[i];
+        bool told = false; /* the same provider over the same kind of URL before */
+        for (int j = 0; j < i && !told; j++)
+            told = cl->list[j].auth == c->auth && cl->list[j].service.tls == c->service.tls;
+        if (!told)
+            pc_auth_warn_cleartext(c->auth, c->service.tls, log);
+    }
+}
+
 pulsarc_result pc_client_clusters_use_http(const pc_client_clusters_t *cl,
                                            const pulsarc_client_config_t *conf,
                                            const pc_runtime_t *rt)

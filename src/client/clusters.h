@@ -38,6 +38,9 @@ typedef struct pc_client_clusters {
  * detail says which setting failed. */
 pulsarc_result pc_client_clusters_build(pulsarc_client_config_t *conf, const char *url,
                                         pc_client_clusters_t *out);
+/* Warn of credentials that would cross the network in clear text (each cluster's, once
+ * per provider and scheme). */
+void pc_client_clusters_warn(const pc_client_clusters_t *cl, const pc_logger_t *log);
 /* Once the runtime has its loop: providers that need HTTP (OAuth2) get their client. */
 pulsarc_result pc_client_clusters_use_http(const pc_client_clusters_t *cl,
                                            const pulsarc_client_config_t *conf,

@@ -39,6 +39,7 @@ static const char *const batchers[] = { "default", "key_based", NULL };
 static const char *const routing_modes[] = { "round_robin", "single", "custom", NULL };
 static const char *const hashings[] = { "java", "murmur3", NULL };
 static const char *const crypto_actions[] = { "fail", "send", NULL };
+static const char *const proxy_protocols[] = { "none", "SNI", NULL };
 
 #define CC(field) offsetof(struct pulsarc_client_config, field)
 static const conf_row client_rows[] = {
@@ -52,6 +53,25 @@ static const conf_row client_rows[] = {
       "without any answer." },
     { "maxLookupRedirects", T_INT, CC(max_lookup_redirects), 0, 1000, "20", NULL,
       "A lookup redirected more often fails with PULSARC_ERR_TOO_MANY_REDIRECTS." },
+    { "httpLookupAuthAllowRedirect", T_BOOL, CC(http_lookup_auth_allow_redirect), 0, 1, "false",
+      NULL,
+      "Send the lookup's credentials on an HTTP redirect to a host outside the service URL "
+      "(off: credentials go only to the service URL's hosts)." },
+    { "listenerName", T_STR, CC(listener_name), 1, 255, NULL, NULL,
+      "The brokers' advertised listener (advertisedListeners) to use: lookups ask for it "
+      "and producers connect to its address; unset: the brokers' internal listener. A "
+      "name the broker does not have fails producer creation with "
+      "PULSARC_ERR_INVALID_CONFIG." },
+    { "connectionsPerBroker", T_INT, CC(connections_per_broker), 1, 1024, "1", NULL,
+      "Connections to each broker; the producers on a broker take them in turn (the "
+      "official clients pick one at random per producer)." },
+    { "proxyServiceUrl", T_STR, CC(proxy_service_url), 1, 4096, NULL, NULL,
+      "An SNI proxy in front of the brokers' TLS ports, pulsar+ssl://host:port; needs "
+      "proxyProtocol=SNI and a TLS service URL." },
+    { "proxyProtocol", T_ENUM, CC(proxy_protocol), 0, 1, "none", proxy_protocols,
+      "SNI: every connection opens TCP and TLS to proxyServiceUrl, with the host name of "
+      "the broker it is for (from the lookup) as TLS SNI; hostname verification checks "
+      "the certificate against that name." },
     { "memoryLimitBytes", T_INT, CC(memory_limit_bytes), 0, INT64_MAX, "67108864", NULL,
       "Pending payload bytes across all producers; 0 = no limit. A copy the producer holds "
       "until the receipt (a batch, compressed or encrypted bytes) counts too." },

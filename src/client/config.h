@@ -21,11 +21,23 @@
 struct pc_tls_ctx;
 struct pc_auth;
 
+/* proxyProtocol: how proxyServiceUrl is used (the Java client's ProxyProtocol). */
+typedef enum pc_proxy_protocol {
+    PC_PROXY_PROTOCOL_NONE = 0,
+    PC_PROXY_PROTOCOL_SNI, /* TLS to the proxy, the broker's host name as SNI */
+} pc_proxy_protocol;
+
 struct pulsarc_client_config {
     int64_t operation_timeout_ms;
     int64_t connection_timeout_ms;
     int64_t keepalive_interval_s;
     int64_t max_lookup_redirects;
+    bool http_lookup_auth_allow_redirect; /* credentials follow redirects off the service hosts */
+    /* Where connections go (config_net.c turns them into net/'s settings). */
+    char *listener_name;          /* NULL: the brokers' internal listener */
+    int64_t connections_per_broker;
+    char *proxy_service_url;      /* an SNI proxy, pulsar+ssl://host:port */
+    pc_proxy_protocol proxy_protocol;
     int64_t memory_limit_bytes;
     int64_t initial_backoff_ms;
     int64_t max_backoff_ms;
@@ -148,6 +160,21 @@ struct pc_tls_ctx;
 pulsarc_result pc_client_tls_new(const pulsarc_client_config_t *conf,
                                  const struct pc_service_url *url, struct pc_tls_ctx **out);
 void pc_client_tls_free(struct pc_tls_ctx *ctx);
+/* The TLS of the OAuth2 issuer's HTTP client (config_tls.c): always verified, against
+ * trust_file (the provider's; NULL: the system's store), never loosened by the broker's
+ * settings; tlsProtocols and tlsCiphers apply. Strings borrowed from c and trust_file.
+ * PULSARC_ERR_TLS_CONFIG with a detail when they do not load. */
+struct pc_http_tls;
+pulsarc_result pc_client_issuer_http_tls(const pulsarc_client_config_t *c, const char *trust_file,
+                                         struct pc_http_tls *out);
+struct pc_net_settings;
+/* The connection settings in net/'s terms (config_net.c): the listener name (pointing
+ * into c, which must outlive out), connections per broker, the SNI proxy. Fails with
+ * PULSARC_ERR_INVALID_CONFIG and the detail set when the settings do not fit together or
+ * with url (an SNI proxy needs TLS). */
+pulsarc_result pc_client_config_net(const pulsarc_client_config_t *c,
+                                    const struct pc_service_url *url,
+                                    struct pc_net_settings *out);
 struct pc_auth;
 /* The authentication provider the configuration asks for (config_auth.c): *out is NULL
  * when none. A tls plugin's certificate files fill tls_cert_file/tls_key_file when those

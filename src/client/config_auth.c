@@ -11,6 +11,7 @@
 
 #include "auth/auth.h"
 #include "auth/auth_plugin.h"
+#include "auth/secret_json.h"
 #include "common/error.h"
 #include "net/http.h"
 #include "net/runtime.h"
@@ -51,6 +52,7 @@ static pulsarc_result set_json_pair(pulsarc_client_config_t *conf, const char *p
                                     const char *k1, const char *v1, const char *k2,
                                     const char *v2)
 {
+    pc_secret_json_init(); /* a value may be a password: jansson's copies are wiped */
     json_t *o = json_pack("{s:s,s:s}", k1, v1, k2, v2);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
@@ -195,15 +197,10 @@ pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, const pc_ru
         pc_auth_use_http(auth, &fake);
         return PULSARC_OK;
     }
-    /* The issuer is verified like the broker: the client's trust store (or the system's),
-     * its hostname setting, insecure only when the user said so. The client certificate
-     * is not presented: the secret is the credential (client_secret_post). */
-    pc_http_tls_t tls = {
-        .trust_certs_file = c->tls_trust_certs_file,
-        .trust_certs_pem = c->tls_trust_certs_pem,
-        .allow_insecure = c->tls_allow_insecure,
-        .verify_hostname = c->tls_hostname_verification,
-    };
+    pc_http_tls_t tls;
+    pulsarc_result r = pc_client_issuer_http_tls(c, pc_auth_http_trust_file(auth), &tls);
+    if (r != PULSARC_OK)
+        return r;
     pc_http_t *h = pc_http_new(rt->loop, rt->log, &tls);
     if (!h)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot create the HTTP client for OAuth2");

@@ -44,6 +44,7 @@ typedef struct write_item {
     uint8_t *owned; /* command bytes this write owns */
     size_t n_bufs;  /* its buffers in the queue's bufs, in order */
     size_t bytes;
+    bool wipe;      /* owned holds credentials (CONNECT, AUTH_RESPONSE): wiped when freed */
 } write_item_t;
 
 /* Everything queued during one loop turn, handed to libuv in writevs of up to
@@ -61,6 +62,7 @@ struct pc_conn {
     void *owner;
     pc_host_port_t logical;
     pc_host_port_t physical;
+    const pc_host_port_t *dial; /* where TCP goes: &physical, or rt's SNI proxy */
     pc_conn_state_t state;
     /* The credentials and trust of the cluster this connection was opened for, taken
      * from the runtime at open: a cluster switch (net/service_provider.h) replaces the

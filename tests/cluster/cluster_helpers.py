@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import socket
 import ssl
 import subprocess
+import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,10 +168,14 @@ def broker_id(c: Cluster, b: Broker) -> str:
     return ids[0]
 
 
-def create_namespace(c: Cluster, bundles: int, prefix: str = "rig") -> str:
-    """A fresh namespace public/<prefix>-<random> split into `bundles` bundles."""
+def create_namespace(c: Cluster, bundles: int, prefix: str = "rig", dedup: bool = False) -> str:
+    """A fresh namespace public/<prefix>-<random> split into `bundles` bundles; with
+    `dedup`, deduplication is on for it (a namespace policy, set before any topic loads:
+    see DEDUP_NAMESPACE in tests/interop/pulsar_helpers.py for why never per topic)."""
     ns = f"public/{prefix}-{uuid.uuid4().hex[:8]}"
     admin(c.admin_url, "PUT", f"/admin/v2/namespaces/{ns}", {"bundles": {"numBundles": bundles}})
+    if dedup:
+        admin(c.admin_url, "POST", f"/admin/v2/namespaces/{ns}/deduplication", True)
     return ns
 
 
@@ -221,13 +229,15 @@ def topic_on(c: Cluster, b: Broker, prefix: str = "on-broker", listener: str | N
 
 
 def spread_partitioned_topic(c: Cluster, partitions: int = 6, bundles: int = 8,
-                             prefix: str = "spread") -> tuple[str, list[Broker]]:
+                             prefix: str = "spread", dedup: bool = False,
+                             listener: str | None = None) -> tuple[str, list[Broker]]:
     """A fresh partitioned topic whose partitions are owned by every broker of the rig,
-    deterministically: in a namespace of `bundles` bundles, a name is picked whose
-    partitions fall into at least as many bundles as there are brokers, and those bundles
-    are placed on the brokers in turn before any lookup. Returns (topic, the owner of
-    each partition)."""
-    ns = create_namespace(c, bundles, prefix)
+    deterministically: in a namespace of `bundles` bundles (deduplicated with `dedup`), a
+    name is picked whose partitions fall into at least as many bundles as there are
+    brokers, and those bundles are placed on the brokers in turn before any lookup; the
+    lookups that assign them ask for `listener` (see topic_on() for why). Returns (topic,
+    the owner of each partition)."""
+    ns = create_namespace(c, bundles, prefix, dedup=dedup)
     for _ in range(50):
         topic = ph.unique_topic(prefix, namespace=ns)
         per_partition = [bundle_of(c, ph.partition_name(topic, i)) for i in range(partitions)]
@@ -240,7 +250,7 @@ def spread_partitioned_topic(c: Cluster, partitions: int = 6, bundles: int = 8,
     for bundle, b in placed.items():
         place_bundle(c, ns, bundle, b)
     admin(c.admin_url, "PUT", f"/admin/v2/{ph.topic_rest_path(topic)}/partitions", partitions)
-    owners = [owner(c, ph.partition_name(topic, i)) for i in range(partitions)]
+    owners = [owner(c, ph.partition_name(topic, i), listener=listener) for i in range(partitions)]
     assert owners == [placed[b] for b in per_partition], (owners, placed)
     return topic, owners
 
@@ -276,6 +286,22 @@ def tcp_connections(pid: int | str = "self") -> set[tuple[int, int]]:
     return conns
 
 
+def sni_router_backends(c: Cluster, local_ports: set[int], timeout_s: float = 30) -> dict[int, str]:
+    """The SNI router's backend (broker1, broker2, ...) for each client connection that
+    came from one of local_ports, from HAProxy's log (scripts/cluster logs one line per
+    connection when it ends: "127.0.0.1:PORT [date] pulsar_sni BACKEND/SERVER ...").
+    Waits up to timeout_s for every port's line."""
+    log = Path(_env()["PULSAR_CLUSTER_DIR"]) / "haproxy" / "haproxy.log"
+    pattern = re.compile(r"^127\.0\.0\.1:(\d+) \[[^]]*\] pulsar_sni (\S+)/", re.M)
+
+    def found() -> dict[int, str]:
+        seen = {int(p): b for p, b in pattern.findall(log.read_text(errors="replace"))}
+        return {p: seen[p] for p in local_ports if p in seen}
+
+    return ph.wait_for(lambda: (lambda f: f if len(f) == len(local_ports) else None)(found()),
+                       timeout_s=timeout_s, what=f"HAProxy log lines for ports {sorted(local_ports)}")
+
+
 def sni_certificate_names(c: Cluster, server_name: str, timeout_s: float = 10) -> set[str]:
     """Open TLS to the SNI router with `server_name` as SNI, verify the certificate that
     comes back against the rig's CA and that name, and return its DNS names."""
@@ -285,3 +311,86 @@ def sni_certificate_names(c: Cluster, server_name: str, timeout_s: float = 10) -
         with ctx.wrap_socket(raw, server_hostname=server_name) as tls:
             cert = tls.getpeercert()
     return {v for k, v in cert.get("subjectAltName", ()) if k == "DNS"}
+
+
+# --------------------------------------------------------------------------------------
+# pulsarc's side: the test producer (tests/cluster/cluster_producer.c) in the background
+# --------------------------------------------------------------------------------------
+
+class ProducerRun:
+    """cluster_producer URL TOPIC COUNT ARGS... running in the background: its output
+    lines as they come (wait_for) and its final counts (finish). Fails, never skips,
+    when it was not built."""
+
+    def __init__(self, url: str, topic: str, count: int, *args: str):
+        self.lines: list[str] = []
+        self._q: queue.Queue = queue.Queue()
+        self.proc = subprocess.Popen([ph.bin_path("cluster_producer"), url, topic, str(count), *args],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self._q.put(line.rstrip("\n"))
+        self._q.put(None)
+
+    def wait_for(self, prefix: str, timeout_s: float = 120) -> str:
+        """The next output line that starts with prefix; AssertionError (with the
+        output so far) when the program ends first or after timeout_s."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                line = self._q.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no '{prefix}' line within {timeout_s} s:\n" + "\n".join(self.lines)) from None
+            if line is None:
+                self._q.put(None)
+                raise AssertionError(f"cluster_producer ended before '{prefix}':\n" + "\n".join(self.lines))
+            self.lines.append(line)
+            if line.startswith(prefix):
+                return line
+
+    def finish(self, timeout_s: float = 300) -> dict:
+        """Let a --hold run close, wait for the end; the final counts
+        {'acked', 'failed', 'twice', 'missing'} (AssertionError when there are none)."""
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        line = self.wait_for("acked=", timeout_s)
+        self.proc.wait(timeout=timeout_s)
+        return {k: int(v) for k, v in re.findall(r"(acked|failed|twice|missing)=(\d+)", line)}
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def held_run(url: str, topic: str, count: int, *args: str) -> tuple[ProducerRun, dict, set]:
+    """cluster_producer's run that holds its connections open once every message is
+    acknowledged: (the run, its final counts, its TCP connections (local port, remote
+    port) while it held them)."""
+    run = ProducerRun(url, topic, count, "--hold", *args)
+    try:
+        run.wait_for("holding")
+        conns = tcp_connections(run.proc.pid)
+    finally:
+        counts = run.finish()
+    return run, counts, conns
+
+
+def all_acked(n: int) -> dict:
+    """cluster_producer's final counts when each of n messages had one successful
+    callback."""
+    return {"acked": n, "failed": 0, "twice": 0, "missing": 0}
+
+
+def by_remote_port(conns: set) -> Counter:
+    """How many of the connections (local port, remote port) go to each remote port."""
+    return Counter(remote for _, remote in conns)
+
+
+def index_of(payload: bytes) -> int:
+    """The message number cluster_producer put at the start of a payload ("m<9 digits>")."""
+    assert payload[:1] == b"m", payload[:20]
+    return int(payload[1:10])

@@ -100,6 +100,7 @@ struct mock_broker {
     int32_t max_message_size;
     uint32_t partitions;
     char *lookup_url;
+    bool lookup_proxied;
     int64_t last_seq;
     bool dedup;
     bool refuse;
@@ -141,6 +142,8 @@ struct mock_broker {
     mock_auth_response_t last_auth_response;
     bool has_producer;
     mock_producer_info_t last_producer;
+    bool has_lookup;
+    mock_lookup_info_t last_lookup;
     mock_send_t *sends; /* metadata left NULL here; unpacked on copy-out */
     size_t n_sends, cap_sends;
     seq_track_t *tracks;
@@ -483,6 +486,9 @@ static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Co
     mb->last_connect.has_auth_method_name = in->auth_method_name != NULL;
     copy_str(mb->last_connect.auth_method_name, sizeof mb->last_connect.auth_method_name,
              in->auth_method_name);
+    mb->last_connect.has_proxy_to_broker_url = in->proxy_to_broker_url != NULL;
+    copy_str(mb->last_connect.proxy_to_broker_url, sizeof mb->last_connect.proxy_to_broker_url,
+             in->proxy_to_broker_url);
     mb->last_connect.has_auth_data = in->has_auth_data;
     mb->last_connect.auth_data_len = in->has_auth_data ? in->auth_data.len : 0;
     copy_bytes(mb->last_connect.auth_data, sizeof mb->last_connect.auth_data,
@@ -541,6 +547,12 @@ static void handle_partitioned_metadata(mock_broker_t *mb, conn_t *c,
 static void handle_lookup(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandLookupTopic *in)
 {
     mb->counters[MOCK_LOOKUPS]++;
+    mb->has_lookup = true;
+    copy_str(mb->last_lookup.topic, sizeof mb->last_lookup.topic, in->topic);
+    mb->last_lookup.authoritative = in->has_authoritative && in->authoritative;
+    mb->last_lookup.has_listener_name = in->advertised_listener_name != NULL;
+    copy_str(mb->last_lookup.listener_name, sizeof mb->last_lookup.listener_name,
+             in->advertised_listener_name);
     Pulsar__Proto__CommandLookupTopicResponse out = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
     out.request_id = in->request_id;
     out.has_response = true;
@@ -563,6 +575,8 @@ static void handle_lookup(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Com
         out.brokerserviceurl = mb->lookup_url ? mb->lookup_url : mb->url;
         out.has_authoritative = true;
         out.authoritative = true;
+        out.has_proxy_through_service_url = mb->lookup_proxied;
+        out.proxy_through_service_url = mb->lookup_proxied;
     }
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE;
@@ -1431,6 +1445,11 @@ void mock_broker_set_partitions(mock_broker_t *mb, uint32_t partitions)
     LOCKED(mb, mb->partitions = partitions);
 }
 
+void mock_broker_set_lookup_proxied(mock_broker_t *mb, bool on)
+{
+    LOCKED(mb, mb->lookup_proxied = on);
+}
+
 void mock_broker_set_lookup_url(mock_broker_t *mb, const char *url)
 {
     LOCKED(mb, replace_str(&mb->lookup_url, url));
@@ -1769,6 +1788,18 @@ bool mock_broker_last_connect(mock_broker_t *mb, mock_connect_info_t *out)
     bool has = mb->has_connect;
     if (has)
         *out = mb->last_connect;
+    else
+        memset(out, 0, sizeof *out);
+    pthread_mutex_unlock(&mb->mu);
+    return has;
+}
+
+bool mock_broker_last_lookup(mock_broker_t *mb, mock_lookup_info_t *out)
+{
+    pthread_mutex_lock(&mb->mu);
+    bool has = mb->has_lookup;
+    if (has)
+        *out = mb->last_lookup;
     else
         memset(out, 0, sizeof *out);
     pthread_mutex_unlock(&mb->mu);

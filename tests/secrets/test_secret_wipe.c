@@ -145,3 +145,93 @@ Test(secret_wipe, a_failover_clusters_secret_is_wiped_too)
     pulsarc_client_config_free(cc);
     cr_assert_eq(unwatch(), 0, "the configuration freed the cluster's secret in clear");
 }
+
+/* ---- the CONNECT frame ------------------------------------------------------------ */
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* A server that accepts one connection and reads until the token has arrived (so the
+ * client's CONNECT was written), then reads on without answering until the client
+ * gives up. */
+typedef struct silent_server {
+    int listen_fd;
+    int port;
+    const char *token;
+    atomic_bool token_seen;
+    pthread_t thread;
+} silent_server_t;
+
+static void *silent_serve(void *arg)
+{
+    silent_server_t *s = arg;
+    int fd = accept(s->listen_fd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    char buf[8192];
+    size_t have = 0;
+    ssize_t n;
+    while ((n = read(fd, buf + have, sizeof buf - have)) > 0) {
+        have += (size_t)n;
+        if (memmem(buf, have, s->token, strlen(s->token)))
+            atomic_store(&s->token_seen, true);
+        if (have == sizeof buf)
+            have = 0;
+    }
+    close(fd);
+    return NULL;
+}
+
+static void silent_start(silent_server_t *s, const char *token)
+{
+    s->token = token;
+    atomic_store(&s->token_seen, false);
+    s->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(s->listen_fd, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    cr_assert_eq(bind(s->listen_fd, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(s->listen_fd, 1), 0);
+    cr_assert_eq(getsockname(s->listen_fd, (struct sockaddr *)&a, &len), 0);
+    s->port = ntohs(a.sin_port);
+    cr_assert_eq(pthread_create(&s->thread, NULL, silent_serve, s), 0);
+}
+
+static void silent_stop(silent_server_t *s)
+{
+    shutdown(s->listen_fd, SHUT_RDWR);
+    close(s->listen_fd);
+    pthread_join(s->thread, NULL);
+}
+
+/* The encoded CONNECT carries the token: once written (or dropped) its bytes are wiped,
+ * not freed in clear. */
+Test(secret_wipe, the_written_connect_frame_is_wiped)
+{
+    const char *token = "connect-frame-secret-852";
+    silent_server_t s;
+    silent_start(&s, token);
+    char url[64];
+    snprintf(url, sizeof url, "pulsar://127.0.0.1:%d", s.port);
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    cr_assert_eq(pulsarc_client_config_set(cc, "authPlugin", "token"), PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "authParams", "token:connect-frame-secret-852"),
+                 PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "connectionTimeoutMs", "300"), PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "operationTimeoutMs", "300"), PULSARC_OK);
+    pulsarc_client_t *c = NULL;
+    cr_assert_eq(pulsarc_client_new(url, cc, &c), PULSARC_OK, "%s",
+                 pulsarc_last_error_detail());
+    watch(token);
+    pulsarc_producer_t *p = NULL;
+    cr_assert_neq(pulsarc_client_create_producer(c, "t", NULL, &p), PULSARC_OK,
+                  "a server that never answers CONNECT");
+    cr_assert(atomic_load(&s.token_seen), "the CONNECT frame never reached the server");
+    cr_assert_eq(pulsarc_client_destroy(c), PULSARC_OK);
+    cr_assert_eq(unwatch(), 0, "the CONNECT frame was freed with the token in clear");
+    silent_stop(&s);
+    pulsarc_client_config_free(cc);
+}

@@ -203,6 +203,9 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case OPT_MEMORY_LIMIT:
         a->memory_limit = arg;
         return true;
+    case OPT_LISTENER_NAME:
+        a->listener_name = arg;
+        return true;
     case OPT_STDIN:
         a->use_stdin = true;
         return true;

@@ -29,6 +29,15 @@ static void apply_client_settings(pulsarc_client_config_t *conf, const struct kv
     }
 }
 
+/* A dedicated flag that is one client setting. */
+static void apply_flag(pulsarc_client_config_t *conf, const char *option, const char *key,
+                       const char *value)
+{
+    pulsarc_result res = pulsarc_client_config_set(conf, key, value);
+    if (res != PULSARC_OK)
+        config_error(option, key, res);
+}
+
 /* --conf-file's settings; an error names the file and line. */
 static void apply_file_settings(pulsarc_client_config_t *conf, const struct args *a)
 {
@@ -58,18 +67,14 @@ pulsarc_client_config_t *make_client_config(const struct args *a)
     pulsarc_client_config_t *conf = pulsarc_client_config_new();
     if (!conf)
         out_of_memory();
-    /* --verbose, --memory-limit, the file, then the TLS and auth flags: each overrides
-     * what came before, and --client-conf overrides them all. */
-    if (a->verbose) {
-        pulsarc_result res = pulsarc_client_config_set(conf, "logLevel", "debug");
-        if (res != PULSARC_OK)
-            config_error("--verbose", "logLevel", res);
-    }
-    if (a->memory_limit) {
-        pulsarc_result res = pulsarc_client_config_set(conf, "memoryLimitBytes", a->memory_limit);
-        if (res != PULSARC_OK)
-            config_error("--memory-limit", "memoryLimitBytes", res);
-    }
+    /* --verbose, --memory-limit, --listener-name, the file, then the TLS and auth flags:
+     * each overrides what came before, and --client-conf overrides them all. */
+    if (a->verbose)
+        apply_flag(conf, "--verbose", "logLevel", "debug");
+    if (a->memory_limit)
+        apply_flag(conf, "--memory-limit", "memoryLimitBytes", a->memory_limit);
+    if (a->listener_name)
+        apply_flag(conf, "--listener-name", "listenerName", a->listener_name);
     apply_file_settings(conf, a);
     apply_client_settings(conf, &a->security, "flag");
     apply_client_settings(conf, &a->client_conf, "--client-conf");

@@ -33,6 +33,8 @@ static const struct cli_option cli_options[] = {
      "Pulsar's client.conf: service URL, TLS and auth settings\n(the flags override it)", NULL},
     {"client-conf", OPT_CLIENT_CONF, required_argument, "KEY=VALUE",
      "client setting, passed to pulsarc_client_config_set\n(repeatable)", NULL},
+    {"listener-name", OPT_LISTENER_NAME, required_argument, "NAME",
+     "the brokers' advertised listener to look up and connect to\n(client setting listenerName)", NULL},
 
     {NULL, 0, 0, NULL, "What to send (-m, -f and --stdin combine, in that order; --size stands alone):", NULL},
     {"messages", 'm', required_argument, "MSG", "one message with this text (repeatable)", NULL},
