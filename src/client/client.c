@@ -242,6 +242,18 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         free(c);
         return build_rc;
     }
+    for (int i = 1; i < c->clusters.n && c->rt.net.sni_proxy; i++) {
+        if (!c->clusters.list[i].service.tls) {
+            pulsarc_result r = pc_fail(PULSARC_ERR_INVALID_CONFIG, "an SNI proxy "
+                                       "(proxyServiceUrl) needs TLS: failover cluster %.200s "
+                                       "is not pulsar+ssl:// or https://",
+                                       c->clusters.list[i].url);
+            pc_client_clusters_free(&c->clusters);
+            pc_client_config_clear(&c->conf);
+            free(c);
+            return r;
+        }
+    }
     c->log.cb = c->conf.log_cb ? c->conf.log_cb : pc_log_stderr;
     c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
     c->log.level = c->conf.log_level;
@@ -422,6 +434,9 @@ pulsarc_result pulsarc_client_update_service_url(pulsarc_client_t *c, const char
     char err[256];
     if (pc_service_url_parse(url, &parsed, err, sizeof err) != 0)
         return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%.200s\": %s", url, err);
+    if (c->rt.net.sni_proxy && !parsed.tls)
+        return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%.200s\": the SNI proxy "
+                       "(proxyServiceUrl) needs pulsar+ssl:// or https://", url);
     struct pc_tls_ctx *tls = NULL;
     if (parsed.tls) {
         pulsarc_result r = pc_client_clusters_own_tls(&c->clusters, &c->conf, &tls);

@@ -136,6 +136,9 @@ pulsarc_result pc_service_provider_use_url(pc_service_provider_t *sp, const char
     char err[256];
     if (pc_service_url_parse(url, &parsed, err, sizeof err) != 0)
         return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%.200s\": %s", url, err);
+    if (sp->rt->net.sni_proxy && !parsed.tls)
+        return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%.200s\": the SNI proxy "
+                       "(proxyServiceUrl) needs pulsar+ssl:// or https://", url);
     pc_cluster_t *cl = &sp->clusters[0];
     if (tls && !sp->set.own_tls)
         sp->set.own_tls = tls;

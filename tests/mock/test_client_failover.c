@@ -493,6 +493,28 @@ Test(client_failover, bad_settings_are_refused_with_a_reason)
     pulsarc_client_config_free(cc);
 }
 
+/* An SNI proxy carries the broker's name in TLS: every cluster must be TLS. */
+Test(client_failover, an_sni_proxy_wants_tls_of_every_cluster)
+{
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    cr_assert_eq(pulsarc_client_config_set(cc, "proxyServiceUrl", "pulsar+ssl://sni:4443"),
+                 PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "proxyProtocol", "SNI"), PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "failoverSecondaryUrls", "pulsar://dr:6650"),
+                 PULSARC_OK);
+    pulsarc_client_t *c = NULL;
+    cr_assert_eq(pulsarc_client_new("pulsar+ssl://127.0.0.1:6651", cc, &c),
+                 PULSARC_ERR_INVALID_CONFIG);
+    cr_assert(strstr(pulsarc_last_error_detail(), "pulsar://dr:6650"), "detail: %s",
+              pulsarc_last_error_detail());
+    cr_assert_eq(pulsarc_client_config_set(cc, "failoverSecondaryUrls", "pulsar+ssl://dr:6651"),
+                 PULSARC_OK);
+    cr_assert_eq(pulsarc_client_new("pulsar+ssl://127.0.0.1:6651", cc, &c), PULSARC_OK, "%s",
+                 pulsarc_last_error_detail());
+    pulsarc_client_destroy(c);
+    pulsarc_client_config_free(cc);
+}
+
 Test(client_failover, at_most_sixteen_secondaries)
 {
     pulsarc_client_config_t *cc = pulsarc_client_config_new();

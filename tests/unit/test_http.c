@@ -10,7 +10,6 @@
 #include "../support/test_outcomes.h"
 #include "common/error.h"
 #include "net/http.h"
-#include "net/lookup_http.h"
 
 /* ---- a one-connection-at-a-time HTTP server -------------------------------------- */
 
@@ -260,64 +259,4 @@ Test(http, bad_requests_do_not_start)
     pc_http_free(h);
     uv_run(&loop, UV_RUN_DEFAULT);
     cr_assert_eq(uv_loop_close(&loop), 0);
-}
-
-/* ---- an HTTP lookup that outlives a cluster switch (net/service_provider.h) ------------ */
-
-typedef struct lookup_outcome {
-    int calls;
-    pulsarc_result res;
-    char broker[300];
-} lookup_outcome_t;
-
-static void on_lookup(pulsarc_result res, const pc_host_port_t *logical,
-                      const pc_host_port_t *physical, void *ctx)
-{
-    (void)physical;
-    lookup_outcome_t *o = ctx;
-    o->calls++;
-    o->res = res;
-    if (logical)
-        snprintf(o->broker, sizeof o->broker, "%s:%d", logical->host, logical->port);
-}
-
-/* The old cluster's answer names its own brokers: after a switch it must not send the
- * producer there (with the new cluster's credentials), whatever it says. */
-static void lookup_across_switch(bool switch_before_answer, lookup_outcome_t *o)
-{
-    server_t s = { .answer = "HTTP/1.1 200 OK\r\nContent-Length: 41\r\nConnection: close\r\n"
-                             "\r\n{\"brokerUrl\":\"pulsar://old-cluster:6650\"}" };
-    server_start(&loop, &s);
-    pc_runtime_t rt = { .loop = &loop, .log = &logger,
-                        .limits = { .operation_timeout_ms = 5000 } };
-    pc_service_url_t service;
-    cr_assert_eq(pc_service_url_parse(url_of(&s, "http", ""), &service, NULL, 0), 0);
-    rt.service = &service;
-    rt.http = pc_http_new(&loop, &logger, NULL);
-    pc_http_lookup_topic(&rt, "persistent://public/default/t", on_lookup, o);
-    if (switch_before_answer)
-        rt.cluster_switches++;
-    while (o->calls == 0 && uv_run(&loop, UV_RUN_ONCE))
-        ;
-    pc_http_free(rt.http);
-    server_stop(&s);
-    uv_run(&loop, UV_RUN_DEFAULT);
-    cr_assert_eq(uv_loop_close(&loop), 0, "a handle was left open");
-    cr_assert_eq(o->calls, 1);
-}
-
-Test(http, lookup_answer_from_the_active_cluster_is_used)
-{
-    lookup_outcome_t o = { 0 };
-    lookup_across_switch(false, &o);
-    cr_expect_eq(o.res, PULSARC_OK, "%s", pulsarc_result_name(o.res));
-    cr_expect_str_eq(o.broker, "old-cluster:6650");
-}
-
-Test(http, lookup_answer_from_a_cluster_left_behind_is_dropped)
-{
-    lookup_outcome_t o = { 0 };
-    lookup_across_switch(true, &o);
-    cr_expect_eq(o.res, PULSARC_ERR_CONNECTION_CLOSED, "%s", pulsarc_result_name(o.res));
-    cr_expect_str_eq(o.broker, "", "the old cluster's broker was handed out");
 }

@@ -32,6 +32,7 @@ typedef struct fake_auth {
     pc_auth_wait_t *pending;
     int prepared, taken;
     bool fail;
+    bool switch_on_take; /* the client switches cluster as the request goes out */
 } fake_auth_t;
 
 static void fake_fire(uv_timer_t *t)
@@ -68,6 +69,8 @@ static pulsarc_result fake_initial(pc_auth_t *a, pc_auth_data_t *out)
     if (f->taken == f->prepared)
         return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "fake: no fresh token (not prepared)");
     f->taken = f->prepared;
+    if (f->switch_on_take)
+        rt.cluster_switches++;
     char token[32];
     snprintf(token, sizeof token, "tok-%d", f->prepared);
     return pc_auth_data_set(out, token) == 0 ? PULSARC_OK : PULSARC_ERR_NO_MEMORY;
@@ -282,6 +285,49 @@ Test(http_lookup, redirects_stop_at_max_lookup_redirects)
     cr_expect_eq(a.res, PULSARC_ERR_TOO_MANY_REDIRECTS, "%s: %s", pulsarc_result_name(a.res),
                  a.detail);
     cr_expect_eq(ts_requests(&s), 4, "the first request and 3 redirects");
+    ts_stop(&s);
+    finish_loop();
+}
+
+/* ---- a lookup that outlives a cluster switch (net/service_provider.h) --------------- */
+
+/* The old cluster's answer names its brokers: after a switch nobody may be sent there with
+ * the new cluster's credentials, whatever it says; the producer looks up again. */
+Test(http_lookup, an_answer_from_a_cluster_left_behind_is_dropped)
+{
+    test_server_t s = { .answer = BROKER_ANSWER };
+    ts_start(&s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", s.port);
+    use_service(url);
+    fake.switch_on_take = true;
+    answer_t a = lookup();
+    cr_expect_eq(ts_requests(&s), 1, "the request did not go out before the switch");
+    cr_expect_eq(a.res, PULSARC_ERR_CONNECTION_CLOSED, "%s: %s", pulsarc_result_name(a.res),
+                 a.detail);
+    cr_expect_eq(a.broker.port, 0, "the old cluster's broker was handed out");
+    cr_expect(strstr(a.detail, "switched to another cluster"), "%s", a.detail);
+    ts_stop(&s);
+    finish_loop();
+}
+
+/* Prepared by the old cluster's provider, finished after the switch: no request at all
+ * (the new cluster's provider was never prepared for it). */
+Test(http_lookup, a_lookup_prepared_across_a_switch_asks_nobody)
+{
+    test_server_t s = { .answer = BROKER_ANSWER };
+    ts_start(&s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", s.port);
+    use_service(url);
+    answer_t a = { 0 };
+    pc_http_lookup_topic(&rt, TOPIC, on_lookup, &a);
+    rt.cluster_switches++; /* before the provider's prepare has finished */
+    while (a.calls == 0 && uv_run(&loop, UV_RUN_ONCE))
+        ;
+    cr_expect_eq(a.res, PULSARC_ERR_CONNECTION_CLOSED, "%s: %s", pulsarc_result_name(a.res),
+                 a.detail);
+    cr_expect_eq(ts_requests(&s), 0, "a request went out after the switch");
     ts_stop(&s);
     finish_loop();
 }
