@@ -184,7 +184,7 @@ Test(batch, encoded_size_bounds_the_batch)
     pc_msg_t *a = make("0123456789", "a-rather-long-partition-key", NULL, 1);
     size_t entry = pc_batch_entry_size(a);
     cr_assert_gt(entry, 10 + strlen("a-rather-long-partition-key"), "entry %zu", entry);
-    cr_assert(pc_batcher_takes_alone(&bt, a));
+    cr_assert(pc_batcher_entry_fits(&bt, a));
     pc_batcher_add(&bt, a);
     int added = 1;
     pc_msg_t *m;
@@ -205,7 +205,7 @@ Test(batch, encoded_size_bounds_the_batch)
 
     pc_msg_t *huge = make("x", "k", NULL, 3);
     pc_batcher_set_frame_limit(&bt, 20);
-    cr_assert_not(pc_batcher_takes_alone(&bt, huge), "a message above the limit goes alone");
+    cr_assert_not(pc_batcher_entry_fits(&bt, huge), "a message above the limit goes alone");
     pc_msg_free(huge);
     pc_batcher_free(&bt);
 }
