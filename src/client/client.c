@@ -77,31 +77,6 @@ bool pc_client_on_loop(const pulsarc_client_t *c)
     return uv_thread_equal(&self, &c->thread);
 }
 
-static void wake_admission(pulsarc_client_t *c)
-{
-    uv_mutex_lock(&c->admit_mu);
-    uv_cond_broadcast(&c->admit_cond);
-    uv_mutex_unlock(&c->admit_mu);
-}
-
-void pc_client_admission_released(pulsarc_client_t *c, bool many)
-{
-    /* Once the client stops, the check handle is closed: wake at once. */
-    if (pc_client_on_loop(c) && !c->rt.stopping && !many)
-        c->admit_freed = true;
-    else
-        wake_admission(c);
-}
-
-static void on_admit_check(uv_check_t *h)
-{
-    pulsarc_client_t *c = h->data;
-    if (!c->admit_freed)
-        return;
-    c->admit_freed = false;
-    wake_admission(c);
-}
-
 /* Each wake-up runs what the loop itself posted before it, then what other threads
  * posted, up to a budget so that I/O is not starved (at full speed the senders' windows
  * bound it anyway). While it drains, the wake-up flag stays set, so senders do not signal
@@ -258,8 +233,6 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
     c->log.level = c->conf.log_level;
     pc_client_clusters_warn(&c->clusters, &c->log);
-    atomic_init(&c->memory_used, 0);
-    atomic_init(&c->admit_waiters, 0);
 
     if (uv_loop_init(&c->loop) != 0) {
         pc_client_clusters_free(&c->clusters);
@@ -269,15 +242,10 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     }
     pc_task_queue_init(&c->tasks);
     atomic_init(&c->tasks_closed, false);
-    uv_mutex_init(&c->admit_mu);
-    uv_cond_init(&c->admit_cond);
     pc_send_pool_init(&c->send_pool);
     uv_async_init(&c->loop, &c->wakeup, on_wakeup);
     c->wakeup.data = c;
-    uv_check_init(&c->loop, &c->admit_check);
-    c->admit_check.data = c;
-    uv_check_start(&c->admit_check, on_admit_check);
-    uv_unref((uv_handle_t *)&c->admit_check);
+    pc_admission_init(&c->admission, &c->loop, &c->thread, c->conf.memory_limit_bytes);
     fill_runtime(c);
     pulsarc_result http_rc = pc_client_clusters_use_http(&c->clusters, &c->conf, &c->rt);
     c->rt.pool = http_rc == PULSARC_OK ? pc_pool_new(&c->rt) : NULL;
@@ -296,8 +264,9 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         pc_pool_free(c->rt.pool);
         pc_client_clusters_detach_http(&c->clusters); /* handles close in the uv_run below */
         uv_close((uv_handle_t *)&c->wakeup, NULL);
-        uv_close((uv_handle_t *)&c->admit_check, NULL);
+        pc_admission_stop_deferring(&c->admission);
         uv_run(&c->loop, UV_RUN_DEFAULT);
+        pc_admission_destroy(&c->admission);
         uv_loop_close(&c->loop);
         pc_client_clusters_free(&c->clusters);
         pc_client_config_clear(&c->conf);
@@ -324,6 +293,8 @@ static void run_shutdown(pc_task_t *t)
     /* No switch from now on: the checks stop before anything else closes. */
     pc_service_provider_stop(c->services);
     c->services = NULL;
+    /* Releases wake waiting senders at once from now on. */
+    pc_admission_stop_deferring(&c->admission);
     pc_shutdown_hook_t *h = c->shutdown_hooks;
     c->shutdown_hooks = NULL;
     while (h) {
@@ -331,11 +302,6 @@ static void run_shutdown(pc_task_t *t)
         h->run(h);
         h = next;
     }
-    /* Releases wake waiting senders at once from now on (pc_client_admission_released). */
-    uv_close((uv_handle_t *)&c->admit_check, NULL);
-    if (c->admit_freed)
-        wake_admission(c);
-    c->admit_freed = false;
     pc_pool_close_all(c->rt.pool);
     /* Lookups still waiting on HTTP fail now; its handles close as the loop runs dry. */
     pc_http_free(c->rt.http);
@@ -361,16 +327,6 @@ void pc_client_forget_shutdown(pulsarc_client_t *c, pc_shutdown_hook_t *hook)
     }
 }
 
-/* Senders that the shutdown woke from admission still use its lock and counter: the
- * client may go only once the last of them has left (admit signals as it leaves). */
-static void wait_admission_empty(pulsarc_client_t *c)
-{
-    uv_mutex_lock(&c->admit_mu);
-    while (atomic_load(&c->admit_waiters) > 0)
-        uv_cond_wait(&c->admit_cond, &c->admit_mu);
-    uv_mutex_unlock(&c->admit_mu);
-}
-
 pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
 {
     if (!c)
@@ -385,12 +341,12 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
      * a task after the queue closed; running it releases what it holds. */
     while (run_tasks(c))
         ;
-    wait_admission_empty(c);
+    /* Senders that the shutdown woke still use admission's lock and counter. */
+    pc_admission_wait_empty(&c->admission);
     pc_pool_free(c->rt.pool);
     pc_client_clusters_free(&c->clusters);
     uv_loop_close(&c->loop);
-    uv_cond_destroy(&c->admit_cond);
-    uv_mutex_destroy(&c->admit_mu);
+    pc_admission_destroy(&c->admission);
     pc_send_pool_destroy(&c->send_pool); /* every send is released (admission is empty) */
     pc_client_config_clear(&c->conf);
     free(c);
@@ -399,7 +355,7 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
 
 uint64_t pulsarc_client_memory_used(const pulsarc_client_t *c)
 {
-    return c ? (uint64_t)atomic_load(&c->memory_used) : 0;
+    return c ? (uint64_t)atomic_load(&c->admission.memory_used) : 0;
 }
 
 /* ---- the service URL, changed by the application ---------------------------------- */

@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "client/clusters.h"
+#include "client/admission.h"
 #include "client/config.h"
 #include "client/send_pool.h"
 #include "common/log.h"
@@ -53,13 +54,7 @@ struct pulsarc_client {
      * (rt.stopping). Loop thread only. */
     pc_runtime_t rt;
 
-    /* Admission counters, touched from any thread. */
-    atomic_int_fast64_t memory_used;
-    atomic_int admit_waiters;  /* threads inside admission (see producer.c admit) */
-    uv_mutex_t admit_mu;
-    uv_cond_t admit_cond;     /* signalled when memory or permits are released */
-    uv_check_t admit_check;   /* after each loop turn's I/O: wake waiting senders once */
-    bool admit_freed;         /* loop thread: released this turn while senders waited */
+    pc_admission_t admission; /* memoryLimitBytes and the wait for room (any thread) */
     pc_send_pool_t send_pool; /* accepted sends' memory, recycled (any thread) */
 
     struct pc_shutdown_hook *shutdown_hooks; /* loop thread: run when the client stops */
@@ -81,10 +76,5 @@ void pc_client_forget_shutdown(pulsarc_client_t *c, pc_shutdown_hook_t *hook);
 void pc_client_post(pulsarc_client_t *c, pc_task_t *task);
 /* True on the client's loop thread. */
 bool pc_client_on_loop(const pulsarc_client_t *c);
-/* Wake threads waiting for admission (memory or permits were released). On the loop
- * thread a single message's release waits for the end of the loop turn's I/O, so that
- * many receipts in one read wake a waiting sender once, not once each; `many` (a whole
- * batch released at once) wakes it now. */
-void pc_client_admission_released(pulsarc_client_t *c, bool many);
 
 #endif

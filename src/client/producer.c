@@ -1,3 +1,6 @@
+/* The public producer handle: send (plan, route, admit, hand over to the loop thread),
+ * flush, close, free; the hooks its partitions report through; the accessors; the client's
+ * shutdown. @locality any thread, except the hooks and run_* tasks (loop thread). */
 #include "client/producer_impl.h"
 
 #include <stdatomic.h>
@@ -6,130 +9,14 @@
 #include <string.h>
 
 #include "client/message.h"
-#include "codec/crypto.h"
 #include "common/error.h"
 #include "common/topic_name.h"
 #include "producer/message_id.h"
-#include "producer/op_build.h"
-#include "producer/partition_producer.h"
 #include "routing/router.h"
 #include "schema/schema.h"
 #include "wire/crc32c_blocks.h"
 
-/* ---- admission -------------------------------------------------------------- */
-
-/* maxPendingMessages applies per partition, as in the Java client; pulsarc counts one
- * total against maxPendingMessages x partitions (so a busy partition may borrow an idle
- * one's share), capped by maxPendingMessagesAcrossPartitions when that is set. */
-static int64_t pending_limit(const pulsarc_producer_t *p)
-{
-    int64_t per = p->conf.max_pending_messages;
-    int64_t across = p->conf.max_pending_across_partitions;
-    int64_t limit = per > 0 ? per * atomic_load(&p->pt.n_routable) : 0;
-    if (across > 0 && (limit == 0 || across < limit))
-        limit = across;
-    return limit;
-}
-
-/* Take a permit and the memory if both are free, or neither. Compare-and-swap, so the
- * counters never hold a reservation that is about to be given back (which could refuse
- * another sender for nothing). */
-static bool try_reserve(pulsarc_producer_t *p, int64_t max_pending, int64_t limit, int64_t bytes,
-                        bool *room, bool *memory)
-{
-    pulsarc_client_t *c = p->client;
-    int_fast64_t n = atomic_load(&p->pending);
-    do {
-        *room = max_pending == 0 || n < max_pending;
-        if (!*room)
-            return false;
-    } while (!atomic_compare_exchange_weak(&p->pending, &n, n + 1));
-    int_fast64_t used = atomic_load(&c->memory_used);
-    do {
-        /* Like the Java client, a message above the whole limit still goes when nothing
-         * else holds memory, so large (chunked) payloads are possible at all. */
-        *memory = limit == 0 || used + bytes <= limit || used == 0;
-        if (!*memory) {
-            atomic_fetch_sub(&p->pending, 1);
-            return false;
-        }
-    } while (!atomic_compare_exchange_weak(&c->memory_used, &used, used + bytes));
-    return true;
-}
-
-/* Whether m goes into a batch (the loop thread copies it into the batch's payload). */
-static bool batched(const pulsarc_producer_t *p, const pulsarc_message_t *m)
-{
-    return p->conf.batching_enabled && !m->deliver_at &&
-           m->payload_len < (uint64_t)p->conf.batching_max_bytes;
-}
-
-/* What a message counts against memoryLimitBytes: its payload, and a second time when
- * the loop thread makes bytes of it that its op holds beside the payload until the
- * receipt: a batch's payload, a compressed copy, a ciphertext (plus its tag). So RSS
- * stays near the limit whatever the producer does to its messages. */
-static size_t memory_charge(const pulsarc_producer_t *p, const pulsarc_message_t *m)
-{
-    if (p->conf.encryption_keys)
-        return 2 * m->payload_len + PC_AES_TAG_LEN;
-    if (p->conf.compression != PC_CODEC_NONE || batched(p, m))
-        return 2 * m->payload_len;
-    return m->payload_len;
-}
-
-/* The common case takes no lock: the counters are atomics. Only a sender that finds no
- * room and may wait (blockIfQueueFull, not on the loop thread) uses the mutex and the
- * condition variable, and a release signals only when somebody is waiting. */
-static pulsarc_result admit(pulsarc_producer_t *p, size_t bytes)
-{
-    pulsarc_client_t *c = p->client;
-    int64_t limit = c->conf.memory_limit_bytes;
-    int64_t max_pending = pending_limit(p);
-    bool room, memory;
-    if (atomic_load(&p->state) != P_OPEN)
-        return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
-    if (try_reserve(p, max_pending, limit, (int64_t)bytes, &room, &memory))
-        return PULSARC_OK;
-    bool may_block = p->conf.block_if_queue_full && !pc_client_on_loop(c);
-    uv_mutex_lock(&c->admit_mu);
-    /* Counted before the check, so a release that races the check sees a waiter. */
-    atomic_fetch_add(&c->admit_waiters, 1);
-    pulsarc_result res = PULSARC_OK;
-    for (;;) {
-        if (atomic_load(&p->state) != P_OPEN) {
-            res = pc_fail(PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
-            break;
-        }
-        if (try_reserve(p, max_pending, limit, (int64_t)bytes, &room, &memory))
-            break;
-        if (!may_block) {
-            res = !room ? pc_fail(PULSARC_ERR_QUEUE_FULL, "%lld messages pending (maxPendingMessages)",
-                                  (long long)max_pending)
-                        : pc_fail(PULSARC_ERR_MEMORY_LIMIT, "memoryLimitBytes (%lld) reached",
-                                  (long long)limit);
-            break;
-        }
-        uv_cond_wait(&c->admit_cond, &c->admit_mu);
-    }
-    atomic_fetch_sub(&c->admit_waiters, 1);
-    /* A closing producer woke us: destroy may be waiting for the last sender to leave. */
-    if (res == PULSARC_ERR_ALREADY_CLOSED)
-        uv_cond_broadcast(&c->admit_cond);
-    uv_mutex_unlock(&c->admit_mu);
-    return res;
-}
-
-static void release(pulsarc_producer_t *p, int64_t messages, size_t bytes)
-{
-    pulsarc_client_t *c = p->client;
-    atomic_fetch_sub(&p->pending, messages);
-    atomic_fetch_sub(&c->memory_used, (int64_t)bytes);
-    /* The lock and the wake-up are only needed when somebody is admitting right now. A
-     * whole batch wakes them at once, so they send again while the loop thread runs the
-     * batch's callbacks. */
-    if (atomic_load(&c->admit_waiters) > 0)
-        pc_client_admission_released(c, messages > 1);
-}
+/* ---- the end of a message --------------------------------------------------- */
 
 /* A batch is done: give back its admission in one go and update the handle's record once,
  * before its messages' callbacks run (a pc_pp_released_fn). */
@@ -145,9 +32,8 @@ static void release_batch(void *owner, pc_msg_t *msgs)
         bytes += s->reserved_bytes;
         messages++;
     }
-    release(p, messages, bytes);
-    if (p->pt.parts)
-        pc_producer_publish(p, p->pt.parts[partition]);
+    pc_admission_release(&p->client->admission, &p->permits, messages, bytes);
+    pc_producer_publish(p, partition);
 }
 
 /* The one place a message ends: admission released (here, or for its whole batch just
@@ -159,9 +45,8 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
     pulsarc_producer_t *p = owner;
     pc_send_t *s = pc_send_of(msg);
     if (!s->released) {
-        release(p, 1, s->reserved_bytes);
-        if (p->pt.parts)
-            pc_producer_publish(p, p->pt.parts[s->partition]);
+        pc_admission_release(&p->client->admission, &p->permits, 1, s->reserved_bytes);
+        pc_producer_publish(p, s->partition);
     }
     if (res != PULSARC_OK)
         pc_failures_note(p, s->handover, res, pulsarc_last_error_detail());
@@ -170,23 +55,6 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
 }
 
 /* ---- sending ---------------------------------------------------------------- */
-
-/* Large payloads that travel unchanged (no compression, no encryption, not batched),
- * whole or in chunks, get their CRCs here, on the sending thread: the loop thread, which
- * also writes every frame, is the one that runs out of time. They are kept per block
- * (wire/crc32c_blocks.h), so the loop derives any chunk's CRC from them whatever the
- * chunk bounds turn out to be; op building uses them only if the bytes it sends are still
- * the payload's (op_build.c). */
-#define SENDER_CRC_MIN (64 * 1024)
-
-static bool crcs_on_sender(const pulsarc_producer_t *p, const pulsarc_message_t *m)
-{
-    /* Compressed or encrypted bytes are made on the loop: a CRC of these would be wasted. */
-    if (m->payload_len < SENDER_CRC_MIN || p->conf.compression != PC_CODEC_NONE ||
-        p->conf.encryption_keys)
-        return false;
-    return !batched(p, m);
-}
 
 /* A borrowed payload stays as it is until its callback, so its CRCs can be computed before
  * the send waits for room: while the loop thread is still writing the messages before it
@@ -209,13 +77,11 @@ static void run_send(pc_task_t *t)
     pc_send_t *s = (pc_send_t *)t;
     pulsarc_producer_t *p = s->producer;
     s->handover = p->handed_over++;
-    if (p->client->rt.stopping || !p->pt.parts) {
+    if (p->client->rt.stopping || !pc_partitioned_send(p->pt, s->partition, &s->msg)) {
         pc_set_detail("client is closing: the message was not sent");
         complete_message(p, &s->msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
         pc_msg_free(&s->msg);
-        return;
     }
-    pc_pp_send(p->pt.parts[s->partition], &s->msg);
 }
 
 /* Every call but the accessors and free starts here: after pulsarc_client_destroy the
@@ -266,32 +132,36 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
     }
     pc_route_view_t view = { .key = msg->key, .key_len = msg->key ? strlen(msg->key) : 0,
                              .message = msg };
-    int partition = pc_partitioned_route(&p->pt, &view);
+    int routable;
+    int partition = pc_partitioned_route(p->pt, &view, &routable);
     if (partition < 0)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
                        "the custom router chose a partition out of range");
-    size_t charge = memory_charge(p, msg);
-    bool crcs = crcs_on_sender(p, msg);
-    uint32_t *known_crcs = early_crcs(msg, crcs);
-    pulsarc_result res = admit(p, charge);
+    pc_send_plan_t plan = pc_send_plan(&p->rules, msg->payload_len, msg->deliver_at);
+    uint32_t *known_crcs = early_crcs(msg, plan.sender_crcs);
+    pulsarc_client_t *c = p->client;
+    int64_t max_pending = pc_admission_pending_limit(
+        p->conf.max_pending_messages, p->conf.max_pending_across_partitions, routable);
+    pulsarc_result res = pc_admit(&c->admission, &p->permits, max_pending, plan.memory_charge,
+                                  p->conf.block_if_queue_full);
     if (res != PULSARC_OK) {
         free(known_crcs);
         return res;
     }
-    pc_send_t *s = crcs ? pc_send_from_builder_crcs(&p->client->send_pool, msg, known_crcs)
-                        : pc_send_from_builder(&p->client->send_pool, msg);
+    pc_send_t *s = plan.sender_crcs ? pc_send_from_builder_crcs(&c->send_pool, msg, known_crcs)
+                                    : pc_send_from_builder(&c->send_pool, msg);
     free(known_crcs);
     if (!s) {
-        release(p, 1, charge);
+        pc_admission_release(&c->admission, &p->permits, 1, plan.memory_charge);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
-    s->reserved_bytes = charge;
+    s->reserved_bytes = plan.memory_charge;
     s->cb = cb;
     s->cb_ctx = ctx;
     s->producer = p;
     s->partition = partition;
     s->task.run = run_send;
-    pc_client_post(p->client, &s->task);
+    pc_client_post(c, &s->task);
     return PULSARC_OK;
 }
 
@@ -339,16 +209,6 @@ pulsarc_result pulsarc_producer_send(pulsarc_producer_t *p, pulsarc_message_t *m
 
 /* ---- flush and close -------------------------------------------------------- */
 
-/* One partition answered; true when it was the last. The first failure is kept. */
-static bool done_task_part_finished(done_task *d, pulsarc_result res)
-{
-    if (res != PULSARC_OK && d->res == PULSARC_OK) {
-        d->res = res;
-        snprintf(d->detail, sizeof d->detail, "%s", pulsarc_last_error_detail());
-    }
-    return --d->remaining == 0;
-}
-
 /* The callback hears the result with its detail (pulsarc_last_error_detail). */
 static void done_task_report(done_task *d)
 {
@@ -359,18 +219,20 @@ static void done_task_report(done_task *d)
     free(d);
 }
 
-static void close_part_done(pc_pp_t *pp, pulsarc_result res, void *ctx)
+static done_task *done_task_of(pc_partitioned_op_t *op)
 {
-    done_task *d = ctx;
-    if (done_task_part_finished(d, res))
-        done_task_report(d);
+    return (done_task *)((char *)op - offsetof(done_task, parts));
 }
 
-static void flush_part_done(pc_pp_t *pp, pulsarc_result res, void *ctx)
+/* Every partition has flushed: the first failure is the flush's, unless a message it
+ * covers failed first (send_failures.c). */
+static void on_flushed(pc_partitioned_op_t *op)
 {
-    done_task *d = ctx;
-    if (!done_task_part_finished(d, res))
-        return;
+    done_task *d = done_task_of(op);
+    if (op->res != PULSARC_OK && d->res == PULSARC_OK) {
+        d->res = op->res;
+        snprintf(d->detail, sizeof d->detail, "%s", op->detail);
+    }
     pc_failures_flush_end(d->producer, d);
     done_task_report(d);
 }
@@ -379,16 +241,15 @@ static void run_flush(pc_task_t *t)
 {
     done_task *d = (done_task *)t;
     pulsarc_producer_t *p = d->producer;
-    if (!p->pt.parts) {
-        d->res = PULSARC_ERR_ALREADY_CLOSED;
-        snprintf(d->detail, sizeof d->detail, "producer is closed");
-        done_task_report(d);
-        return;
-    }
     pc_failures_flush_begin(p, d);
-    d->remaining = p->pt.n_parts;
-    for (int i = 0, n = p->pt.n_parts; i < n; i++)
-        pc_pp_flush(p->pt.parts[i], flush_part_done, d);
+    d->parts.done = on_flushed;
+    if (pc_partitioned_flush(p->pt, &d->parts))
+        return;
+    /* The partitions are gone (the client is closing): so is whatever failed before. */
+    pc_failures_flush_end(p, d);
+    d->res = PULSARC_ERR_ALREADY_CLOSED;
+    snprintf(d->detail, sizeof d->detail, "producer is closed");
+    done_task_report(d);
 }
 
 static pulsarc_result post_done_task(pulsarc_producer_t *p, void (*run)(pc_task_t *),
@@ -401,7 +262,6 @@ static pulsarc_result post_done_task(pulsarc_producer_t *p, void (*run)(pc_task_
     d->producer = p;
     d->cb = cb;
     d->ctx = ctx;
-    d->remaining = 1;
     pc_client_post(p->client, &d->task);
     return PULSARC_OK;
 }
@@ -444,8 +304,7 @@ pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *p)
 
 void pc_producer_release(pulsarc_producer_t *p)
 {
-    pc_partitioned_free_parts(&p->pt);
-    pc_partitioned_updates_stop(&p->pt);
+    pc_partitioned_free(p->pt);
     pc_producer_config_clear(&p->conf);
     free(atomic_load(&p->name));
     free(p);
@@ -458,20 +317,22 @@ static void unlink_and_free(pulsarc_producer_t *p)
         pc_client_forget_shutdown(c, &p->on_shutdown);
     p->listed = false;
     p->free_requested = true;
-    if (p->pt.updating)
+    if (pc_partitioned_updating(p->pt))
         return; /* the update finishing frees it (update_finished) */
     pc_producer_release(p);
 }
 
-static void on_closed(pulsarc_producer_t *p, pulsarc_result res, void *ctx)
+/* Every partition has closed (the first failure, if any, is the close's). */
+static void on_closed(pc_partitioned_op_t *op)
 {
-    done_task *d = ctx;
+    done_task *d = done_task_of(op);
+    pulsarc_producer_t *p = d->producer;
     atomic_store(&p->state, P_CLOSED);
     p->closing_on_loop = false;
     pc_send_pool_trim(&p->client->send_pool); /* a large block kept for its next send */
-    if (d->cb)
-        d->cb(p, res, d->ctx);
-    free(d);
+    d->res = op->res;
+    snprintf(d->detail, sizeof d->detail, "%s", op->detail);
+    done_task_report(d);
     if (p->free_requested)
         unlink_and_free(p);
 }
@@ -480,38 +341,23 @@ static void run_close(pc_task_t *t)
 {
     done_task *d = (done_task *)t;
     pulsarc_producer_t *p = d->producer;
-    if (p->closing_on_loop || !p->pt.parts || p->client->rt.stopping) {
-        if (d->cb)
-            d->cb(p, PULSARC_OK, d->ctx);
-        free(d);
-        return;
+    if (!p->closing_on_loop && !p->client->rt.stopping) {
+        p->closing_on_loop = true;
+        d->parts.done = on_closed;
+        if (pc_partitioned_close(p->pt, &d->parts))
+            return;
+        p->closing_on_loop = false; /* the partitions are gone: nothing left to close */
     }
-    p->closing_on_loop = true;
-    /* A second done_task collects the partitions and then reports through on_closed. */
-    done_task *all = calloc(1, sizeof *all);
-    if (!all) {
-        p->closing_on_loop = false;
-        if (d->cb)
-            d->cb(p, PULSARC_ERR_NO_MEMORY, d->ctx);
-        free(d);
-        return;
-    }
-    all->producer = p;
-    all->cb = on_closed;
-    all->ctx = d;
-    all->remaining = p->pt.n_parts;
-    for (int i = 0, n = p->pt.n_parts; i < n; i++)
-        pc_pp_close(p->pt.parts[i], close_part_done, all);
+    if (d->cb)
+        d->cb(p, PULSARC_OK, d->ctx);
+    free(d);
 }
 
 static void begin_closing(pulsarc_producer_t *p)
 {
-    /* Under the admission lock so that blocked senders wake up and see the state. */
-    uv_mutex_lock(&p->client->admit_mu);
+    pc_admission_close(&p->client->admission, &p->permits);
     int open = P_OPEN;
     atomic_compare_exchange_strong(&p->state, &open, P_CLOSING);
-    uv_cond_broadcast(&p->client->admit_cond);
-    uv_mutex_unlock(&p->client->admit_mu);
 }
 
 pulsarc_result pulsarc_producer_close_async(pulsarc_producer_t *p, pulsarc_done_cb cb, void *ctx)
@@ -568,11 +414,9 @@ void pulsarc_producer_free(pulsarc_producer_t *p)
 
 /* ---- the partitioned producer's owner ----------------------------------------- */
 
-static void on_grown(void *ctx, int from, int to)
+static void on_ready(void *ctx, int partition)
 {
-    pulsarc_producer_t *p = ctx;
-    for (int i = from; i < to; i++)
-        pc_producer_publish(p, p->pt.parts[i]);
+    pc_producer_publish(ctx, partition);
 }
 
 static bool may_grow(void *ctx)
@@ -594,22 +438,23 @@ void pc_producer_partitioned_owner(pulsarc_producer_t *p, pc_partitioned_owner_t
     out->complete = complete_message;
     out->released = release_batch;
     out->stopped = pc_failures_note_terminal;
-    out->grown = on_grown;
+    out->ready = on_ready;
     out->may_grow = may_grow;
     out->update_finished = on_update_finished;
 }
 
-void pc_producer_publish(pulsarc_producer_t *p, const pc_pp_t *pp)
+void pc_producer_publish(pulsarc_producer_t *p, int partition)
 {
-    int64_t last = pc_pp_last_sequence_id(pp);
-    if (last > atomic_load(&p->last_sequence_id))
-        atomic_store(&p->last_sequence_id, last);
-    int64_t version = pc_pp_schema_version(pp);
-    if (version >= 0)
-        atomic_store(&p->schema_version, version);
+    pc_partition_status_t st;
+    if (!pc_partitioned_status(p->pt, partition, &st))
+        return; /* the partitions are gone (the client is closing) */
+    if (st.last_sequence_id > atomic_load(&p->last_sequence_id))
+        atomic_store(&p->last_sequence_id, st.last_sequence_id);
+    if (st.schema_version >= 0)
+        atomic_store(&p->schema_version, st.schema_version);
     /* The name is partition 0's, known once it has registered (later with lazy start). */
-    if (!atomic_load(&p->name) && pp == p->pt.parts[0] && *pc_pp_name(pp)) {
-        char *name = strdup(pc_pp_name(pp));
+    if (!atomic_load(&p->name) && partition == 0 && *st.name) {
+        char *name = strdup(st.name);
         if (name)
             atomic_store(&p->name, name);
     }
@@ -640,7 +485,7 @@ int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *p)
 
 uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *p)
 {
-    return p ? (uint64_t)atomic_load(&p->pending) : 0;
+    return p ? (uint64_t)atomic_load(&p->permits.pending) : 0;
 }
 
 void pc_producer_shutdown(pc_shutdown_hook_t *hook)
@@ -651,13 +496,12 @@ void pc_producer_shutdown(pc_shutdown_hook_t *hook)
      * the user's, detached from the client. */
     bool users = !p->free_requested;
     p->listed = false;
-    pc_partitioned_updates_stop(&p->pt);
     begin_closing(p);
     atomic_store(&p->state, P_CLOSED);
     /* Aborting a partition runs a close still in progress to its end, and on_closed frees
-     * a handle the user already freed: touch p after the aborts only if it is the user's
-     * (abort_all takes the partitions off the handle first). */
-    pc_partitioned_abort_all(&p->pt, PULSARC_ERR_ALREADY_CLOSED, "client is closing");
+     * a handle the user already freed: touch p after the abort only if it is the user's
+     * (the partitions are gone from the list before the first is aborted). */
+    pc_partitioned_abort(p->pt, PULSARC_ERR_ALREADY_CLOSED, "client is closing");
     if (users)
         atomic_store(&p->state, P_DETACHED);
 }

@@ -1,7 +1,9 @@
 /* Producer creation: look up the partition count, start a partition producer for each
  * partition and answer the blocked creator, within operationTimeoutMs however silent the
- * broker is. On failure the loop thread frees the handle once nothing refers to it any
- * more; the creator only reads the result and detail from its waiter.
+ * broker is. What only creation needs lives in a record of its own, from the creator's
+ * call until the loop thread is done with it. On failure the loop thread frees the handle
+ * once nothing refers to it any more; the creator only reads the result and detail from
+ * its waiter.
  * @locality loop thread, except pulsarc_client_create_producer. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,114 +12,137 @@
 #include "client/producer_impl.h"
 #include "common/error.h"
 #include "common/timer.h"
+#include "net/backoff.h"
 #include "net/lookup.h"
 #include "producer/topic_schema.h"
 #include "schema/schema.h"
 #include "wire/frame.h"
 
-static void answer_creator(pulsarc_producer_t *p)
+typedef struct creation {
+    pc_task_t task;               /* the hand-over to the loop thread */
+    pulsarc_producer_t *p;
+    pc_partitioned_op_t start;    /* the partitions' start */
+    pulsarc_result res;
+    char detail[1024];
+    pc_waiter_t *waiter;          /* NULL once the creator has its answer */
+    uv_timer_t *deadline;         /* operationTimeoutMs */
+    uv_timer_t *retry;            /* the next partition metadata lookup, after a failure */
+    int retries;
+    pc_backoff_t backoff;
+} creation;
+
+static void answer_creator(creation *cr)
 {
-    pc_timer_free(p->create_deadline);
-    p->create_deadline = NULL;
-    pc_timer_free(p->create_retry);
-    p->create_retry = NULL;
-    pc_waiter_signal(p->create_waiter, p->create_res, p->create_detail);
-    p->create_waiter = NULL;
+    pc_timer_free(cr->deadline);
+    cr->deadline = NULL;
+    pc_timer_free(cr->retry);
+    cr->retry = NULL;
+    pc_waiter_signal(cr->waiter, cr->res, cr->detail);
+    cr->waiter = NULL;
 }
 
-static void fail_creation(pulsarc_producer_t *p, pulsarc_result res, const char *detail)
+/* Nothing refers to the record any more; the handle goes with it unless it was given to
+ * the creator. */
+static void end_creation(creation *cr, bool keep_handle)
 {
-    if (p->create_res != PULSARC_OK)
+    if (!keep_handle)
+        pc_producer_release(cr->p);
+    free(cr);
+}
+
+static void fail_creation(creation *cr, pulsarc_result res, const char *detail)
+{
+    if (cr->res != PULSARC_OK)
         return;
-    p->create_res = res;
-    snprintf(p->create_detail, sizeof p->create_detail, "%s", detail);
+    cr->res = res;
+    snprintf(cr->detail, sizeof cr->detail, "%s", detail);
 }
 
 /* Every partition has answered (or none was started). */
-static void creation_finished(pulsarc_producer_t *p)
+static void creation_finished(creation *cr)
 {
+    pulsarc_producer_t *p = cr->p;
     pulsarc_client_t *c = p->client;
     /* A producer the shutdown did not see must not outlive the client attached to it. */
     if (c->rt.stopping)
-        fail_creation(p, PULSARC_ERR_ALREADY_CLOSED, "client is closing");
-    if (p->create_res != PULSARC_OK) {
-        answer_creator(p);
-        pc_producer_release(p);
+        fail_creation(cr, PULSARC_ERR_ALREADY_CLOSED, "client is closing");
+    if (cr->res != PULSARC_OK) {
+        answer_creator(cr);
+        end_creation(cr, false);
         return;
     }
-    atomic_store(&p->max_message_size, pc_pp_max_message_size(p->pt.parts[0]));
-    for (int i = 0; i < p->pt.n_parts; i++)
-        pc_producer_publish(p, p->pt.parts[i]);
+    pc_partition_status_t first;
+    if (pc_partitioned_status(p->pt, 0, &first))
+        atomic_store(&p->max_message_size, first.max_message_size);
     p->on_shutdown.run = pc_producer_shutdown;
     pc_client_on_shutdown(c, &p->on_shutdown);
     p->listed = true;
     if (p->conf.auto_update_partitions)
-        pc_partitioned_updates_start(&p->pt, (uint64_t)p->conf.partitions_update_interval_s * 1000u);
-    answer_creator(p);
+        pc_partitioned_updates_start(p->pt, (uint64_t)p->conf.partitions_update_interval_s * 1000u);
+    answer_creator(cr);
+    end_creation(cr, true);
 }
 
-static void on_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
+static void on_started(pc_partitioned_op_t *op)
 {
-    pulsarc_producer_t *p = ctx;
-    if (res != PULSARC_OK)
-        fail_creation(p, res, pulsarc_last_error_detail());
-    if (--p->create_remaining == 0)
-        creation_finished(p);
+    creation *cr = (creation *)((char *)op - offsetof(creation, start));
+    if (op->res != PULSARC_OK)
+        fail_creation(cr, op->res, op->detail);
+    creation_finished(cr);
 }
 
 /* Whatever is still in progress is given up: the lookup answers into the void (its
  * callback frees the handle), partitions still registering are aborted. */
 static void on_create_deadline(uv_timer_t *t)
 {
-    pulsarc_producer_t *p = t->data;
+    creation *cr = t->data;
+    pulsarc_producer_t *p = cr->p;
     char detail[768];
     snprintf(detail, sizeof detail,
              "no producer for %.300s within operationTimeoutMs (%d ms): %s", p->topic.full,
              (int)p->client->conf.operation_timeout_ms,
-             p->pt.parts ? "partitions still looking up, connecting or registering"
-                      : "no answer to the schema or partition metadata lookup");
-    fail_creation(p, PULSARC_ERR_TIMEOUT, detail);
-    if (!p->pt.parts) {
-        /* Waiting to retry the lookup, nothing is in flight: the handle goes now. Else the
+             p->pt ? "partitions still looking up, connecting or registering"
+                   : "no answer to the schema or partition metadata lookup");
+    fail_creation(cr, PULSARC_ERR_TIMEOUT, detail);
+    if (!p->pt) {
+        /* Waiting to retry the lookup, nothing is in flight: the record goes now. Else the
          * lookup's answer frees it (on_partitions). */
-        bool idle = p->create_retry && uv_is_active((uv_handle_t *)p->create_retry);
-        answer_creator(p);
+        bool idle = cr->retry && uv_is_active((uv_handle_t *)cr->retry);
+        answer_creator(cr);
         if (idle)
-            pc_producer_release(p);
+            end_creation(cr, false);
         return;
     }
-    /* Aborting a registering partition calls on_part_started; this count keeps the
-     * handle until every abort has returned. */
-    p->create_remaining++;
-    for (int i = 0; i < p->pt.n_parts; i++)
-        pc_pp_abort(p->pt.parts[i], PULSARC_ERR_TIMEOUT, detail);
-    if (--p->create_remaining == 0)
-        creation_finished(p);
+    /* The partitions still registering answer the start with this failure, and its end
+     * (on_started) finishes the creation: cr may be gone after this. */
+    pc_partitioned_abort(p->pt, PULSARC_ERR_TIMEOUT, detail);
 }
 
-static void start_parts(pulsarc_producer_t *p, int n)
+static void start_parts(creation *cr, int n)
 {
-    if (pc_partitioned_create(&p->pt, n) != 0) {
-        fail_creation(p, PULSARC_ERR_NO_MEMORY, "out of memory");
-        creation_finished(p);
+    pulsarc_producer_t *p = cr->p;
+    pc_pp_settings_t pp;
+    pc_router_settings_t routing;
+    pc_partitioned_owner_t owner;
+    pc_producer_config_pp(&p->conf, &pp);
+    pc_producer_config_router(&p->conf, &routing);
+    pc_producer_partitioned_owner(p, &owner);
+    p->pt = pc_partitioned_new(&p->client->rt, &p->topic, n, &pp, &routing, &owner);
+    if (!p->pt) {
+        fail_creation(cr, PULSARC_ERR_NO_MEMORY, "out of memory");
+        creation_finished(cr);
         return;
     }
-    if (p->pt.partitioned && p->conf.lazy_start) {
-        /* Each partition connects on its first message. */
-        creation_finished(p);
-        return;
-    }
-    p->create_remaining = p->pt.n_parts;
-    for (int i = 0, n_parts = p->pt.n_parts; i < n_parts; i++)
-        pc_pp_start(p->pt.parts[i], on_part_started, p);
+    cr->start.done = on_started;
+    pc_partitioned_start(p->pt, &cr->start);
 }
 
 static void on_partitions(pulsarc_result res, int n, void *ctx);
 
 static void on_create_retry(uv_timer_t *t)
 {
-    pulsarc_producer_t *p = t->data;
-    pc_lookup_partitions(&p->client->rt, p->topic.full, on_partitions, p);
+    creation *cr = t->data;
+    pc_lookup_partitions(&cr->p->client->rt, cr->p->topic.full, on_partitions, cr);
 }
 
 /* Failures of the partition metadata lookup that a moment may cure: the connection
@@ -127,90 +152,134 @@ static void on_create_retry(uv_timer_t *t)
  * just like a cut connection): after a few tries its own error is the answer. */
 #define LOOKUP_RETRIES 4
 
-static bool lookup_may_pass(pulsarc_producer_t *p, pulsarc_result res)
+static bool lookup_may_pass(creation *cr, pulsarc_result res)
 {
     bool transient = res == PULSARC_ERR_CONNECTION_CLOSED || res == PULSARC_ERR_TLS_HANDSHAKE ||
                      res == PULSARC_ERR_BROKER_SERVICE_NOT_READY ||
                      res == PULSARC_ERR_BROKER_TOO_MANY_REQUESTS;
-    return transient && p->create_retries++ < LOOKUP_RETRIES;
+    return transient && cr->retries++ < LOOKUP_RETRIES;
 }
 
 /* Such a lookup is tried again with backoff until operationTimeoutMs, as the official
  * clients do. False when it cannot be (out of memory). */
-static bool retry_partitions_later(pulsarc_producer_t *p, pulsarc_result res)
+static bool retry_partitions_later(creation *cr, pulsarc_result res)
 {
-    if (!p->create_retry && !(p->create_retry = pc_timer_new(p->client->rt.loop, p)))
+    pulsarc_client_t *c = cr->p->client;
+    if (!cr->retry && !(cr->retry = pc_timer_new(c->rt.loop, cr)))
         return false;
-    uint64_t delay = pc_backoff_next(&p->create_backoff);
-    PC_INFO(&p->client->log, "%s: partition metadata lookup failed (%s: %s); retrying in %llu ms",
-            p->topic.full, pulsarc_result_name(res), pulsarc_last_error_detail(),
+    uint64_t delay = pc_backoff_next(&cr->backoff);
+    PC_INFO(&c->log, "%s: partition metadata lookup failed (%s: %s); retrying in %llu ms",
+            cr->p->topic.full, pulsarc_result_name(res), pulsarc_last_error_detail(),
             (unsigned long long)delay);
-    uv_timer_start(p->create_retry, on_create_retry, delay, 0);
+    uv_timer_start(cr->retry, on_create_retry, delay, 0);
     return true;
 }
 
 static void on_partitions(pulsarc_result res, int n, void *ctx)
 {
-    pulsarc_producer_t *p = ctx;
-    if (!p->create_waiter) {
+    creation *cr = ctx;
+    pulsarc_producer_t *p = cr->p;
+    if (!cr->waiter) {
         /* The deadline has answered the creator already. */
-        pc_producer_release(p);
+        end_creation(cr, false);
         return;
     }
-    if (!p->client->rt.stopping && lookup_may_pass(p, res) && retry_partitions_later(p, res))
+    if (!p->client->rt.stopping && lookup_may_pass(cr, res) && retry_partitions_later(cr, res))
         return;
     if (res != PULSARC_OK) {
         char detail[768];
         snprintf(detail, sizeof detail, "partition metadata of %.300s: %.400s", p->topic.full,
                  pulsarc_last_error_detail());
-        fail_creation(p, res, detail);
-        creation_finished(p);
+        fail_creation(cr, res, detail);
+        creation_finished(cr);
         return;
     }
-    start_parts(p, n);
+    start_parts(cr, n);
 }
 
 /* AUTO_PRODUCE: the topic's schema (GET_SCHEMA) becomes the producer's, registered by
  * every partition and checked at send; a topic without one takes raw bytes. */
 static void on_topic_schema(pulsarc_result res, pulsarc_schema_t *schema, void *ctx)
 {
-    pulsarc_producer_t *p = ctx;
-    if (!p->create_waiter) {
+    creation *cr = ctx;
+    pulsarc_producer_t *p = cr->p;
+    if (!cr->waiter) {
         pc_schema_unref(schema);
-        pc_producer_release(p);
+        end_creation(cr, false);
         return;
     }
     if (res != PULSARC_OK) {
-        fail_creation(p, res, pulsarc_last_error_detail());
-        creation_finished(p);
+        fail_creation(cr, res, pulsarc_last_error_detail());
+        creation_finished(cr);
         return;
     }
     pc_schema_unref(p->conf.schema);
     p->conf.schema = schema;
-    p->pt.pp.schema = schema;
-    pc_lookup_partitions(&p->client->rt, p->topic.full, on_partitions, p);
+    pc_lookup_partitions(&p->client->rt, p->topic.full, on_partitions, cr);
 }
 
 static void run_create(pc_task_t *t)
 {
-    pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)t - offsetof(pulsarc_producer_t, create_task));
+    creation *cr = (creation *)t;
+    pulsarc_producer_t *p = cr->p;
     pulsarc_client_t *c = p->client;
     if (c->rt.stopping) {
-        creation_finished(p);
+        creation_finished(cr);
         return;
     }
-    p->create_deadline = pc_timer_new(c->rt.loop, p);
-    if (!p->create_deadline) {
-        fail_creation(p, PULSARC_ERR_NO_MEMORY, "out of memory");
-        creation_finished(p);
+    cr->deadline = pc_timer_new(c->rt.loop, cr);
+    if (!cr->deadline) {
+        fail_creation(cr, PULSARC_ERR_NO_MEMORY, "out of memory");
+        creation_finished(cr);
         return;
     }
-    uv_timer_start(p->create_deadline, on_create_deadline, (uint64_t)c->conf.operation_timeout_ms, 0);
-    pc_backoff_init(&p->create_backoff, c->rt.limits.initial_backoff_ms, c->rt.limits.max_backoff_ms);
+    uv_timer_start(cr->deadline, on_create_deadline, (uint64_t)c->conf.operation_timeout_ms, 0);
+    pc_backoff_init(&cr->backoff, c->rt.limits.initial_backoff_ms, c->rt.limits.max_backoff_ms);
     if (p->conf.schema && p->conf.schema->type == PULSARC_SCHEMA_AUTO_PRODUCE)
-        pc_topic_schema_fetch(&c->rt, p->topic.full, on_topic_schema, p);
+        pc_topic_schema_fetch(&c->rt, p->topic.full, on_topic_schema, cr);
     else
-        pc_lookup_partitions(&c->rt, p->topic.full, on_partitions, p);
+        pc_lookup_partitions(&c->rt, p->topic.full, on_partitions, cr);
+}
+
+/* The handle, with its configuration copied; NULL on failure (the detail is set). */
+static pulsarc_producer_t *new_handle(pulsarc_client_t *c, const char *topic,
+                                      const pulsarc_producer_config_t *conf,
+                                      pulsarc_result *res)
+{
+    pulsarc_producer_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        *res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    char err[256];
+    if (pc_topic_name_parse(topic, &p->topic, err, sizeof err) != 0) {
+        free(p);
+        *res = pc_fail(PULSARC_ERR_INVALID_TOPIC, "topic \"%s\": %s", topic, err);
+        return NULL;
+    }
+    pulsarc_producer_config_t defaults;
+    if (!conf) {
+        pc_producer_config_defaults(&defaults);
+        conf = &defaults;
+    }
+    if (pc_producer_config_copy(&p->conf, conf) != 0) {
+        pc_producer_config_clear(&p->conf);
+        free(p);
+        *res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    p->client = c;
+    pc_pp_settings_t pp;
+    pc_producer_config_pp(&p->conf, &pp);
+    p->rules = pc_pp_send_rules(&pp);
+    atomic_init(&p->state, P_OPEN);
+    pc_permits_init(&p->permits);
+    atomic_init(&p->max_message_size, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE);
+    atomic_init(&p->name, NULL);
+    atomic_init(&p->last_sequence_id, -1);
+    atomic_init(&p->schema_version, -1);
+    atomic_init(&p->terminal, PULSARC_OK);
+    return p;
 }
 
 pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *topic,
@@ -223,46 +292,23 @@ pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *t
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client, topic and out must not be NULL");
     if (pc_client_on_loop(c))
         return pc_fail(PULSARC_ERR_WOULD_BLOCK, "create_producer called from a callback");
-    pulsarc_producer_t *p = calloc(1, sizeof *p);
-    if (!p)
+    pulsarc_result res;
+    creation *cr = calloc(1, sizeof *cr);
+    if (!cr)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    char err[256];
-    if (pc_topic_name_parse(topic, &p->topic, err, sizeof err) != 0) {
-        free(p);
-        return pc_fail(PULSARC_ERR_INVALID_TOPIC, "topic \"%s\": %s", topic, err);
+    if (!(cr->p = new_handle(c, topic, conf, &res))) {
+        free(cr);
+        return res;
     }
-    pulsarc_producer_config_t defaults;
-    if (!conf) {
-        pc_producer_config_defaults(&defaults);
-        conf = &defaults;
-    }
-    if (pc_producer_config_copy(&p->conf, conf) != 0) {
-        pc_producer_config_clear(&p->conf);
-        free(p);
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    }
-    p->client = c;
-    pc_pp_settings_t pp;
-    pc_router_settings_t routing;
-    pc_partitioned_owner_t owner;
-    pc_producer_config_pp(&p->conf, &pp);
-    pc_producer_config_router(&p->conf, &routing);
-    pc_producer_partitioned_owner(p, &owner);
-    pc_partitioned_init(&p->pt, &c->rt, &p->topic, &pp, &routing, &owner);
-    atomic_init(&p->state, P_OPEN);
-    atomic_init(&p->pending, 0);
-    atomic_init(&p->max_message_size, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE);
-    atomic_init(&p->name, NULL);
-    atomic_init(&p->last_sequence_id, -1);
-    atomic_init(&p->schema_version, -1);
-    atomic_init(&p->terminal, PULSARC_OK);
+    pulsarc_producer_t *p = cr->p;
     pc_waiter_t w;
     pc_waiter_init(&w);
-    p->create_waiter = &w;
-    p->create_task.run = run_create;
-    pc_client_post(c, &p->create_task);
-    /* After a failure the handle is the loop thread's to free: p is not touched again. */
-    pulsarc_result res = pc_waiter_wait(&w);
+    cr->waiter = &w;
+    cr->task.run = run_create;
+    pc_client_post(c, &cr->task);
+    /* After a failure the handle is the loop thread's to free: neither cr nor p is touched
+     * again. */
+    res = pc_waiter_wait(&w);
     pc_waiter_destroy(&w);
     if (res == PULSARC_OK)
         *out = p;

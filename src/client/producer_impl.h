@@ -1,7 +1,8 @@
 /* The public producer handle's state, shared by the files that make up the handle:
- * producer.c (admission, send, flush, close, free), producer_create.c (creation),
- * send_failures.c (what failed messages leave for flushes and later sends). The
- * partition producers themselves are the partitioned producer's (src/partitioned/).
+ * producer.c (send, flush, close, free), producer_create.c (creation),
+ * send_failures.c (what failed messages leave for flushes and later sends); its counters
+ * are admission's (admission.h). The partition producers themselves are the partitioned
+ * producer's (src/partitioned/).
  * Nothing outside src/client/ includes this. */
 #ifndef PC_PRODUCER_IMPL_H
 #define PC_PRODUCER_IMPL_H
@@ -9,24 +10,24 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "client/admission.h"
 #include "client/client.h"
 #include "common/topic_name.h"
-#include "net/backoff.h"
-#include "producer/partition_producer.h"
 #include "partitioned/partitioned.h"
+#include "producer/send_plan.h"
 
 /* P_DETACHED: the client was destroyed. The handle holds only its own memory: its
  * accessors answer, every other call fails, pulsarc_producer_free frees it. */
 enum { P_OPEN, P_CLOSING, P_CLOSED, P_DETACHED };
 
-/* A flush or close in progress: its partitions answer one by one. */
+/* A flush or close in progress. */
 typedef struct done_task {
     pc_task_t task;
+    pc_partitioned_op_t parts;    /* every partition's flush or close */
     pulsarc_producer_t *producer;
     pulsarc_done_cb cb;
     void *ctx;
-    int remaining;
-    pulsarc_result res;
+    pulsarc_result res;           /* flush: the first failure among what it covers */
     char detail[512];
     uint64_t covers;              /* flush: it covers the messages handed over before it */
     struct done_task *next_flush; /* the producer's other flushes in progress */
@@ -36,14 +37,16 @@ struct pulsarc_producer {
     pulsarc_client_t *client;
     pulsarc_producer_config_t conf;
     pc_topic_name_t topic;
-    pc_partitioned_t pt;    /* the partition producers, their router and updates */
+    pc_send_rules_t rules;  /* how its messages are planned (producer/send_plan.h) */
+    pc_partitioned_t *pt;   /* the partition producers, their router and updates; NULL
+                               until creation has looked up the partitions */
 
     _Atomic int state;
-    _Atomic int_fast64_t pending; /* accepted, callback not yet run */
+    pc_permits_t permits;   /* pending messages; refused once closing */
     _Atomic uint32_t max_message_size; /* the broker's limit, for an early check */
 
     /* Written by the loop thread once per receipt: kept off the cache line the sending
-     * threads read (state) and update (pending) for every send. */
+     * threads read (state) and update (permits) for every send. */
     char loop_written_apart[64];
 
     /* What the accessors report. Kept on the handle, so that any thread may read it while
@@ -64,26 +67,14 @@ struct pulsarc_producer {
     bool listed;
     bool free_requested;
     bool closing_on_loop;
-
-    /* Creation (producer_create.c), reported to the blocked creator. */
-    pc_task_t create_task;
-    int create_remaining;
-    pulsarc_result create_res;
-    char create_detail[1024];
-    pc_waiter_t *create_waiter;   /* NULL once the creator has its answer */
-    uv_timer_t *create_deadline;  /* operationTimeoutMs */
-    uv_timer_t *create_retry;     /* the next partition metadata lookup, after a failure */
-    int create_retries;
-    pc_backoff_t create_backoff;
     pc_task_t free_task;
-
 };
 
 /* The owner hooks a handle gives its partitioned producer. */
 void pc_producer_partitioned_owner(pulsarc_producer_t *p, pc_partitioned_owner_t *out);
-/* Copy what the accessors report (name, last sequence id) from a partition producer to
- * the handle. Loop thread. */
-void pc_producer_publish(pulsarc_producer_t *p, const pc_pp_t *pp);
+/* Copy what the accessors report (name, last sequence id, schema version) from partition
+ * i to the handle. Loop thread. */
+void pc_producer_publish(pulsarc_producer_t *p, int partition);
 /* The client is shutting down (a pc_shutdown_hook_t): fail and stop the producer. A
  * handle the user has not freed stays valid, detached, until pulsarc_producer_free. */
 void pc_producer_shutdown(pc_shutdown_hook_t *hook);

@@ -7,7 +7,7 @@
 #include "common/log.h"
 #include "common/timer.h"
 #include "net/lookup.h"
-#include "partitioned/partitioned.h"
+#include "partitioned/partitioned_internal.h"
 
 static void update_finished(pc_partitioned_t *pt)
 {
@@ -36,7 +36,8 @@ static void on_new_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
         pt->n_parts = pt->update_old_n;
     } else {
         PC_INFO(pt->rt->log, "%s: now sending to %d partitions", pt->topic->full, pt->n_parts);
-        pt->owner.grown(pt->owner.ctx, pt->update_old_n, pt->n_parts);
+        for (int i = pt->update_old_n; i < pt->n_parts; i++)
+            pt->owner.ready(pt->owner.ctx, i);
         atomic_store(&pt->n_routable, pt->n_parts);
     }
     update_finished(pt);
@@ -98,8 +99,7 @@ void pc_partitioned_updates_start(pc_partitioned_t *pt, uint64_t every_ms)
     uv_timer_start(pt->update_timer, on_update_tick, every_ms, every_ms);
 }
 
-void pc_partitioned_updates_stop(pc_partitioned_t *pt)
+bool pc_partitioned_updating(const pc_partitioned_t *pt)
 {
-    pc_timer_free(pt->update_timer);
-    pt->update_timer = NULL;
+    return pt && pt->updating;
 }

@@ -1,24 +1,13 @@
-#include "partitioned/partitioned.h"
+/* The list of partition producers: creation, routing, and the operations that go to every
+ * partition at once (start, flush, close, abort), each reported once when the last
+ * partition has answered. @locality loop thread, except pc_partitioned_route. */
+#include "partitioned/partitioned_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-void pc_partitioned_init(pc_partitioned_t *pt, pc_runtime_t *rt, const pc_topic_name_t *topic,
-                         const pc_pp_settings_t *pp, const pc_router_settings_t *routing,
-                         const pc_partitioned_owner_t *owner)
-{
-    pt->rt = rt;
-    pt->topic = topic;
-    pt->pp = *pp;
-    pt->owner = *owner;
-    pc_router_init(&pt->router, routing);
-    pt->parts = NULL;
-    pt->n_parts = 0;
-    pt->partitioned = false;
-    atomic_init(&pt->n_routable, 0);
-    pt->update_timer = NULL;
-    pt->updating = false;
-}
+#include "common/error.h"
+#include "common/timer.h"
 
 /* The producer for partition i (or the whole topic when it has no partitions). */
 pc_pp_t *pc_partitioned_new_part(pc_partitioned_t *pt, int i)
@@ -37,51 +26,182 @@ pc_pp_t *pc_partitioned_new_part(pc_partitioned_t *pt, int i)
     return pc_pp_new(pt->rt, name, pt->partitioned ? i : -1, &pt->pp, &hooks);
 }
 
-int pc_partitioned_create(pc_partitioned_t *pt, int n)
+static void free_parts(pc_pp_t **parts, int n)
 {
+    for (int i = 0; i < n; i++)
+        pc_pp_free(parts[i]);
+    free(parts);
+}
+
+pc_partitioned_t *pc_partitioned_new(pc_runtime_t *rt, const pc_topic_name_t *topic, int n,
+                                     const pc_pp_settings_t *pp,
+                                     const pc_router_settings_t *routing,
+                                     const pc_partitioned_owner_t *owner)
+{
+    pc_partitioned_t *pt = calloc(1, sizeof *pt);
+    if (!pt)
+        return NULL;
+    pt->rt = rt;
+    pt->topic = topic;
+    pt->pp = *pp;
+    pt->owner = *owner;
+    pc_router_init(&pt->router, routing);
     pt->partitioned = n > 0;
     int count = n > 0 ? n : 1;
-    pt->parts = calloc((size_t)count, sizeof *pt->parts);
-    if (!pt->parts)
-        return -1;
+    if (!(pt->parts = calloc((size_t)count, sizeof *pt->parts))) {
+        free(pt);
+        return NULL;
+    }
     for (int i = 0; i < count; i++) {
-        pt->parts[i] = pc_partitioned_new_part(pt, i);
-        if (!pt->parts[i]) {
-            pt->n_parts = i;
-            pc_partitioned_free_parts(pt);
-            return -1;
+        if (!(pt->parts[i] = pc_partitioned_new_part(pt, i))) {
+            free_parts(pt->parts, i);
+            free(pt);
+            return NULL;
         }
     }
     pt->n_parts = count;
-    atomic_store(&pt->n_routable, count);
-    return 0;
+    atomic_init(&pt->n_routable, count);
+    return pt;
 }
 
-int pc_partitioned_route(pc_partitioned_t *pt, const pc_route_view_t *view)
+void pc_partitioned_free(pc_partitioned_t *pt)
 {
-    if (!pt->partitioned)
+    if (!pt)
+        return;
+    pc_timer_free(pt->update_timer);
+    free_parts(pt->parts, pt->n_parts);
+    free(pt);
+}
+
+/* ---- operations on every partition --------------------------------------------- */
+
+static void op_begin(pc_partitioned_op_t *op, int remaining)
+{
+    op->res = PULSARC_OK;
+    op->detail[0] = '\0';
+    op->remaining = remaining;
+}
+
+/* One partition (or the caller's hold) answered: the first failure is kept, with the
+ * detail it left. After the last, op is done, and may be gone. */
+static void op_answer(pc_partitioned_op_t *op, pulsarc_result res)
+{
+    if (res != PULSARC_OK && op->res == PULSARC_OK) {
+        op->res = res;
+        snprintf(op->detail, sizeof op->detail, "%s", pulsarc_last_error_detail());
+    }
+    if (--op->remaining == 0)
+        op->done(op);
+}
+
+static void on_part_answered(pc_pp_t *pp, pulsarc_result res, void *ctx)
+{
+    op_answer(ctx, res);
+}
+
+/* Partitions may answer at once, from inside the call: a hold keeps op until every call
+ * has returned, so it is done only after the loop and never while it still runs. */
+static void op_run(pc_partitioned_t *pt, pc_partitioned_op_t *op,
+                   void (*call)(pc_pp_t *, pc_pp_done_fn, void *))
+{
+    int n = pt->n_parts;
+    op_begin(op, n + 1);
+    for (int i = 0; i < n; i++)
+        call(pt->parts[i], on_part_answered, op);
+    op_answer(op, PULSARC_OK);
+}
+
+/* The start is over: with success the owner hears that every partition is routable,
+ * then the caller hears the outcome. */
+static void start_finished(pc_partitioned_op_t *op)
+{
+    pc_partitioned_t *pt = (pc_partitioned_t *)((char *)op - offsetof(pc_partitioned_t, start));
+    pc_partitioned_op_t *caller = pt->starting;
+    pt->starting = NULL;
+    caller->res = op->res;
+    snprintf(caller->detail, sizeof caller->detail, "%s", op->detail);
+    if (op->res == PULSARC_OK)
+        for (int i = 0; i < pt->n_parts; i++)
+            pt->owner.ready(pt->owner.ctx, i);
+    caller->done(caller);
+}
+
+void pc_partitioned_start(pc_partitioned_t *pt, pc_partitioned_op_t *op)
+{
+    pt->starting = op;
+    pt->start.done = start_finished;
+    if (pt->partitioned && pt->pp.lazy_start) {
+        /* Each partition registers on its first message. */
+        op_begin(&pt->start, 1);
+        op_answer(&pt->start, PULSARC_OK);
+        return;
+    }
+    op_run(pt, &pt->start, pc_pp_start);
+}
+
+int pc_partitioned_route(pc_partitioned_t *pt, const pc_route_view_t *view, int *routable)
+{
+    if (!pt->partitioned) {
+        *routable = 1;
         return 0;
-    return pc_router_choose(&pt->router, view, atomic_load(&pt->n_routable));
+    }
+    int n = atomic_load(&pt->n_routable);
+    *routable = n;
+    return pc_router_choose(&pt->router, view, n);
 }
 
-void pc_partitioned_free_parts(pc_partitioned_t *pt)
+bool pc_partitioned_send(pc_partitioned_t *pt, int i, pc_msg_t *msg)
 {
-    for (int i = 0; i < pt->n_parts; i++)
-        pc_pp_free(pt->parts[i]);
-    free(pt->parts);
-    pt->parts = NULL;
-    pt->n_parts = 0;
+    if (!pt->parts)
+        return false;
+    pc_pp_send(pt->parts[i], msg);
+    return true;
 }
 
-void pc_partitioned_abort_all(pc_partitioned_t *pt, pulsarc_result why, const char *detail)
+bool pc_partitioned_flush(pc_partitioned_t *pt, pc_partitioned_op_t *op)
 {
+    if (!pt->parts)
+        return false;
+    op_run(pt, op, pc_pp_flush);
+    return true;
+}
+
+bool pc_partitioned_close(pc_partitioned_t *pt, pc_partitioned_op_t *op)
+{
+    if (!pt->parts)
+        return false;
+    op_run(pt, op, pc_pp_close);
+    return true;
+}
+
+void pc_partitioned_abort(pc_partitioned_t *pt, pulsarc_result why, const char *detail)
+{
+    pc_timer_free(pt->update_timer);
+    pt->update_timer = NULL;
     pc_pp_t **parts = pt->parts;
     int n = pt->n_parts;
     pt->parts = NULL;
     pt->n_parts = 0;
+    /* Aborting a registering partition answers the start: hold it until every abort has
+     * returned, since its end may free pt. */
+    bool starting = pt->starting != NULL;
+    if (starting)
+        pt->start.remaining++;
     for (int i = 0; i < n; i++)
         pc_pp_abort(parts[i], why, detail);
-    for (int i = 0; i < n; i++)
-        pc_pp_free(parts[i]);
-    free(parts);
+    free_parts(parts, n);
+    if (starting)
+        op_answer(&pt->start, PULSARC_OK);
+}
+
+bool pc_partitioned_status(const pc_partitioned_t *pt, int i, pc_partition_status_t *out)
+{
+    if (!pt->parts || i >= pt->n_parts)
+        return false;
+    const pc_pp_t *pp = pt->parts[i];
+    out->name = pc_pp_name(pp);
+    out->last_sequence_id = pc_pp_last_sequence_id(pp);
+    out->schema_version = pc_pp_schema_version(pp);
+    out->max_message_size = pc_pp_max_message_size(pp);
+    return true;
 }

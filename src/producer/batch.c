@@ -72,10 +72,9 @@ static size_t encoded_growth(const pc_batcher_t *b, const pc_msg_t *msg)
     return n;
 }
 
-bool pc_batcher_takes_alone(const pc_batcher_t *b, const pc_msg_t *msg)
+bool pc_batcher_entry_fits(const pc_batcher_t *b, const pc_msg_t *msg)
 {
-    return msg->payload_len < b->max_bytes &&
-           pc_batch_entry_size(msg) + head_keys_size(msg) <= b->frame_limit;
+    return pc_batch_entry_size(msg) + head_keys_size(msg) <= b->frame_limit;
 }
 
 /* The limits apply to everything the container holds, as in the official clients; the

@@ -50,11 +50,12 @@ void pc_batcher_free(pc_batcher_t *b);
 /* The connection's max message size bounds every batch's encoded size. */
 void pc_batcher_set_frame_limit(pc_batcher_t *b, size_t max_message_size);
 bool pc_batcher_empty(const pc_batcher_t *b);
-/* Could msg travel in a batch at all, alone in an empty container? A message that fills
- * a batch by itself, or whose encoded entry is above the frame limit, goes on its own. */
-bool pc_batcher_takes_alone(const pc_batcher_t *b, const pc_msg_t *msg);
+/* Could msg's entry fit a batch frame at all, alone in an empty container? One whose
+ * encoded entry is above the frame limit goes on its own (whether a message is batched
+ * at all is its send plan's: producer/send_plan.h). */
+bool pc_batcher_entry_fits(const pc_batcher_t *b, const pc_msg_t *msg);
 /* Would adding msg keep every limit (count, payload bytes, encoded size)? An empty
- * container takes any message pc_batcher_takes_alone accepts. */
+ * container takes any message. */
 bool pc_batcher_fits(const pc_batcher_t *b, const pc_msg_t *msg);
 /* Add msg. Returns 0 or -1 when out of memory. */
 int pc_batcher_add(pc_batcher_t *b, pc_msg_t *msg);

@@ -218,30 +218,48 @@ fail:
     return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building chunks");
 }
 
-/* The frame must fit the broker's limit with its metadata: the payload within
- * max_message_size, the whole frame within the allowance the broker adds for the command
- * and metadata. Keys, properties and the encryption fields (key list, IV) count, and so
- * does the tag encryption appends to each entry's payload. Decides whether a payload of
- * len bytes goes in chunks (of *chunk_size bytes before encryption) or whole. */
+/* The broker reads frames of up to its max message size plus the framing allowance (its
+ * frame decoder's bound, the one limit it puts on a whole frame); the official clients
+ * hold an entry's payload to the max message size. So: a whole message's payload (with
+ * the tag encryption appends) within max_message_size, and its frame (command, metadata,
+ * payload) within the frame bound; keys, properties and the encryption fields (key list,
+ * IV) count in the metadata. A chunk's payload is what the max message size leaves beside
+ * the metadata, as in the Java client. Decides whether a payload of len bytes goes in
+ * chunks (of *chunk_size bytes before encryption) or whole. */
 static pulsarc_result plan_frames(const pc_op_params_t *p, size_t meta_size, size_t len,
                                   size_t *chunk_size, bool *split)
 {
-    if (meta_size + CHUNK_METADATA_MARGIN >= p->max_message_size ||
-        meta_size + CHUNK_METADATA_MARGIN > PC_FRAME_OVERHEAD_ALLOWANCE)
+    size_t max = p->max_message_size;
+    size_t frame_max = max + PC_FRAME_OVERHEAD_ALLOWANCE;
+    /* Frame bytes beside the payload: metadata, the command and the chunk fields, the
+     * tag. */
+    size_t beside = meta_size + CHUNK_METADATA_MARGIN + tag_len(p);
+    if (beside >= frame_max)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
                        "the message's metadata (key, properties, encryption keys) takes %zu "
-                       "bytes, more than a "
-                       "frame within the broker's limit of %u bytes leaves room for",
-                       meta_size, p->max_message_size);
-    size_t room = p->max_message_size - meta_size - CHUNK_METADATA_MARGIN - tag_len(p);
+                       "bytes: with the command it leaves no room for a payload in a frame of "
+                       "%zu bytes (the broker's max message size of %zu bytes plus %d for "
+                       "framing)",
+                       meta_size, frame_max, max, PC_FRAME_OVERHEAD_ALLOWANCE);
+    size_t room = beside < max ? max - beside : 0;
     *chunk_size = p->chunk_size && p->chunk_size < room ? p->chunk_size : room;
-    *split = p->chunking && len > *chunk_size;
-    if (!*split && len + tag_len(p) > p->max_message_size)
+    *split = p->chunking && room > 0 && len > *chunk_size;
+    if (*split)
+        return PULSARC_OK;
+    if (len + tag_len(p) > max)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
-                       "payload of %zu bytes%s%s is above the broker's limit of %u bytes "
-                       "(enable chunkingEnabled to send it in chunks)",
+                       "payload of %zu bytes%s%s is above the broker's limit of %zu bytes (%s)",
                        len + tag_len(p), p->codec ? " (compressed)" : "",
-                       p->enc ? " (encrypted)" : "", p->max_message_size);
+                       p->enc ? " (encrypted)" : "", max,
+                       !p->chunking ? "enable chunkingEnabled to send it in chunks"
+                                    : "its metadata leaves no room for a chunk");
+    if (beside + len > frame_max)
+        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                       "the message's metadata (key, properties, encryption keys) of %zu bytes "
+                       "and its payload of %zu bytes make a frame above the broker's limit of "
+                       "%zu bytes (max message size %zu plus %d for framing)",
+                       meta_size, len + tag_len(p), frame_max, max,
+                       PC_FRAME_OVERHEAD_ALLOWANCE);
     return PULSARC_OK;
 }
 

@@ -11,11 +11,8 @@
 #include "producer/batch.h"
 #include "producer/encryption.h"
 #include "producer/op.h"
+#include "producer/send_plan.h"
 #include "pulsarc/pulsarc.h"
-
-/* The largest payload the protocol can describe: total_chunk_msg_size and
- * uncompressed_size are 32-bit fields. */
-#define PC_MAX_PAYLOAD INT32_MAX
 
 typedef struct pc_op_params {
     uint64_t producer_id;

@@ -14,6 +14,16 @@ int64_t pc_pp_last_sequence_id(const pc_pp_t *pp) { return atomic_load(&pp->last
 uint32_t pc_pp_max_message_size(const pc_pp_t *pp) { return pp->max_message_size; }
 int64_t pc_pp_schema_version(const pc_pp_t *pp) { return atomic_load(&pp->schema_version); }
 
+pc_send_rules_t pc_pp_send_rules(const pc_pp_settings_t *set)
+{
+    return (pc_send_rules_t){
+        .batching = set->batching_enabled,
+        .compressed = set->compression != PC_CODEC_NONE,
+        .encrypted = set->encryption.key_names != NULL,
+        .batching_max_bytes = set->batching_max_bytes,
+    };
+}
+
 static void maybe_free(pc_pp_t *pp)
 {
     if (!pp->freed || pp->live_handles > 0 || pp->inflight > 0)
@@ -73,6 +83,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
     if (!pp)
         return NULL;
     pp->set = *set;
+    pp->rules = pc_pp_send_rules(set);
     pp->set.producer_name = NULL; /* pp->name is the copy that lives */
     pp->set.encryption.key_names = NULL; /* pp->enc keeps its own copy */
     pp->user_named = set->producer_name != NULL;

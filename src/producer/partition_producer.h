@@ -15,6 +15,7 @@
 #include "producer/encryption.h"
 #include "producer/message.h"
 #include "producer/message_id.h"
+#include "producer/send_plan.h"
 
 typedef struct pc_pp pc_pp_t;
 
@@ -58,6 +59,10 @@ typedef struct pc_pp_hooks {
     pc_pp_stopped_fn stopped;
     void *owner;
 } pc_pp_hooks_t;
+
+/* The rules by which messages of a producer with these settings are planned
+ * (producer/send_plan.h). */
+pc_send_rules_t pc_pp_send_rules(const pc_pp_settings_t *set);
 
 pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
                    const pc_pp_settings_t *set, const pc_pp_hooks_t *hooks);

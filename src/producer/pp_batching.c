@@ -151,12 +151,12 @@ static void on_batch_timer(uv_timer_t *t)
     pp_flush_batches(t->data);
 }
 
+/* The plan the sending thread followed at admission, and a frame that can hold the
+ * message's entry. */
 static bool batchable(const pc_pp_t *pp, const pc_msg_t *msg)
 {
-    /* Delayed delivery is per entry on the broker, so such messages travel alone; so do
-     * messages that would fill a batch by themselves. */
-    return pp->set.batching_enabled && msg->deliver_at == 0 &&
-           pc_batcher_takes_alone(&pp->batcher, msg);
+    return pc_send_plan(&pp->rules, msg->payload_len, msg->deliver_at).batched &&
+           pc_batcher_entry_fits(&pp->batcher, msg);
 }
 
 /* Batch msg. A replayed id closes a batch of new ids and the other way round, so the

@@ -163,3 +163,35 @@ def test_cli_chunking_compression_and_explicit_sequence_ids(service_url, dedup_t
     assert received[0]["data"] == big.read_bytes()
     headers, _ = ph.get_message_by_id(topic, *received[1]["message_id"][:2])
     assert int(ph.header(headers, "X-Pulsar-sequence-id")) == 501
+
+
+def test_large_metadata_without_batching_is_stored(service_url, unique_topic):
+    # The broker bounds a whole frame by its max message size plus 10 KiB of framing; the
+    # metadata alone is not held to those 10 KiB. A 12,000-character key and a 16 KiB
+    # property beside a one-byte payload are stored unbatched, as the official clients
+    # store them.
+    topic = unique_topic()
+    key = "k" * 12000
+    value = "v" * (16 * 1024)
+    for extra in (["-k", key], ["-p", "big=" + value]):
+        proc = ph.run_bin("pulsarc-produce", topic, "-u", service_url, "--no-batching", *extra,
+                          "-m", "x", check=False, timeout_s=60)
+        assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    received = ph.read_messages(topic, 2, timeout_s=30, extra_wait_s=0.5)
+    assert [m["data"] for m in received] == [b"x", b"x"]
+    assert received[0]["partition_key"] == key
+    assert received[1]["properties"] == {"big": value}
+    assert [m["message_id"][3] for m in received] == [-1, -1], "each an entry of its own"
+
+
+def test_metadata_that_cannot_fit_a_frame_fails_with_message_too_big(service_url, unique_topic):
+    # A key larger than the broker's whole frame (5 MiB + 10 KiB) leaves no room for any
+    # payload: refused before it is sent, with a detail that says so.
+    topic = unique_topic()
+    key = b"k" * (5 * 1024 * 1024 + 10 * 1024)
+    proc = ph.run_bin("pulsarc-produce", topic, "-u", service_url, "--no-batching", "--stdin",
+                      "--key-separator", "|", input=key + b"|x\n", check=False, timeout_s=120)
+    err = proc.stderr.decode()
+    assert proc.returncode != 0, err[-2000:]
+    assert "[MESSAGE_TOO_BIG]" in err and "no room for a payload" in err, err[-2000:]
+    assert ph.read_messages(topic, 1, timeout_s=3) == []

@@ -183,7 +183,7 @@ static void *send_blocking(void *arg)
 
 static bool all_senders_blocked(void *n)
 {
-    return atomic_load(&client->admit_waiters) >= *(const int *)n;
+    return atomic_load(&client->admission.waiters) >= *(const int *)n;
 }
 
 Test(client_lifecycle, destroy_wakes_senders_blocked_on_a_full_queue)
@@ -203,7 +203,7 @@ Test(client_lifecycle, destroy_wakes_senders_blocked_on_a_full_queue)
     /* Wait until every sender is inside admission, waiting for room. */
     int n_senders = N;
     cr_assert(h_wait_until(all_senders_blocked, &n_senders, 10000), "the senders did not block");
-    cr_assert_eq(atomic_load(&client->admit_waiters), N, "the senders did not block");
+    cr_assert_eq(atomic_load(&client->admission.waiters), N, "the senders did not block");
     cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
     client = NULL;
     for (int i = 0; i < N; i++) {

@@ -47,26 +47,79 @@ Test(client_limits, batches_stay_within_the_broker_limit_with_metadata)
     h_finish();
 }
 
-/* A message whose metadata alone is above the limit cannot be sent, even in chunks: it
- * fails by itself with MESSAGE_TOO_BIG and the others go on. */
-Test(client_limits, metadata_above_the_limit_fails_alone)
+/* A message whose metadata leaves no room for a payload in a frame the broker reads (its
+ * max message size plus the framing allowance) cannot be sent, even in chunks: it fails
+ * by itself with MESSAGE_TOO_BIG, a detail that says why, and the others go on. */
+Test(client_limits, metadata_above_the_frame_limit_fails_alone)
 {
     mock_broker_set_max_message_size(mb, 16 * 1024);
     client = h_client(NULL);
     producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "chunkingEnabled", "true",
                           NULL);
     cr_assert_eq(h_send(producer, 0), PULSARC_OK);
-    cr_assert_eq(send_with_property(producer, 1, 10, 20 * 1024), PULSARC_OK);
+    cr_assert_eq(send_with_property(producer, 1, 10, 16 * 1024 + PC_FRAME_OVERHEAD_ALLOWANCE),
+                 PULSARC_OK);
     cr_assert_eq(h_send(producer, 2), PULSARC_OK);
     cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
     h_let_time_pass(50); /* a second callback would come now */
     cr_assert_eq(h_total(), 3, "%d callbacks for 3 messages", h_total());
     cr_assert_eq(T.res[0], PULSARC_OK);
     cr_assert_eq(T.res[1], PULSARC_ERR_MESSAGE_TOO_BIG, "got %s", pulsarc_result_name(T.res[1]));
-    cr_assert(strstr(T.detail[1], "metadata"), "detail: %s", T.detail[1]);
+    cr_assert(strstr(T.detail[1], "metadata") && strstr(T.detail[1], "no room for a payload") &&
+                  strstr(T.detail[1], "26624 bytes"),
+              "detail: %s", T.detail[1]);
     cr_assert_eq(T.res[2], PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0);
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1);
+    h_finish();
+}
+
+/* The broker bounds a whole frame by its max message size plus the framing allowance, not
+ * the metadata by the allowance: unbatched, a key of 12,000 characters and a property of
+ * 16 KiB beside a one-byte payload are stored (each frame within 5 MiB + 10 KiB), and so
+ * is a 20 KiB property when the broker's limit is 16 KiB (a frame of about 21 KiB, within
+ * 26 KiB), as the mock broker, like the real one, reads it. */
+Test(client_limits, large_metadata_unbatched_is_stored)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "false", NULL);
+    static char key[12001];
+    memset(key, 'k', sizeof key - 1);
+    T.slots[0].idx = 0;
+    pulsarc_message_t *m = pulsarc_message_new();
+    cr_assert_eq(pulsarc_message_set_payload(m, "x", 1), PULSARC_OK);
+    cr_assert_eq(pulsarc_message_set_key(m, key), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_send_async(producer, m, h_on_sent, &T.slots[0]), PULSARC_OK);
+    pulsarc_message_free(m);
+    cr_assert_eq(send_with_property(producer, 1, 1, 16 * 1024), PULSARC_OK);
+    cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
+    cr_assert_eq(T.res[0], PULSARC_OK, "key: %s: %s", pulsarc_result_name(T.res[0]), T.detail[0]);
+    cr_assert_eq(T.res[1], PULSARC_OK, "property: %s: %s", pulsarc_result_name(T.res[1]),
+                 T.detail[1]);
+    mock_send_t s = h_get_send(mb, 0);
+    cr_assert_not_null(s.metadata);
+    cr_assert_str_eq(s.metadata->partition_key, key);
+    cr_assert_eq(s.payload_len, 1);
+    mock_send_free(&s);
+    s = h_get_send(mb, 1);
+    cr_assert_not_null(s.metadata);
+    cr_assert_eq(s.metadata->n_properties, 1);
+    cr_assert_eq(strlen(s.metadata->properties[0]->value), 16 * 1024);
+    mock_send_free(&s);
+    h_finish();
+}
+
+Test(client_limits, metadata_above_max_message_size_within_the_frame_is_stored)
+{
+    mock_broker_set_max_message_size(mb, 16 * 1024);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "chunkingEnabled", "true",
+                          NULL);
+    cr_assert_eq(send_with_property(producer, 0, 10, 20 * 1024), PULSARC_OK);
+    cr_assert(h_wait_calls(1, 5000), "no callback");
+    cr_assert_eq(T.res[0], PULSARC_OK, "%s: %s", pulsarc_result_name(T.res[0]), T.detail[0]);
+    cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0, "the broker refused a frame");
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 1, "sent in one frame");
     h_finish();
 }
 

@@ -6,6 +6,7 @@
 #include "producer/batch.h"
 #include "producer/op_build.h"
 #include "pulsarc/pulsarc.h"
+#include "wire/frame.h"
 
 static pc_msg_t *make(const char *payload, const char *key, const char *ordering, int64_t seq)
 {
@@ -174,6 +175,69 @@ Test(chunks, without_chunking_a_big_message_is_refused)
     pc_msg_free(m);
 }
 
+/* A message of payload_len bytes with one property of prop_len bytes. */
+static pc_msg_t *with_property(size_t payload_len, size_t prop_len)
+{
+    static char payload[64 * 1024], value[64 * 1024];
+    cr_assert_lt(payload_len, sizeof payload);
+    cr_assert_lt(prop_len, sizeof value);
+    memset(value, 'v', prop_len);
+    value[prop_len] = '\0';
+    pulsarc_message_t *b = pulsarc_message_new();
+    pulsarc_message_set_payload(b, payload, payload_len);
+    pulsarc_message_set_property(b, "p", value);
+    pc_send_t *s = pc_send_from_builder(NULL, b);
+    cr_assert_not_null(s);
+    pulsarc_message_free(b);
+    s->msg.sequence_id = 1;
+    return &s->msg;
+}
+
+/* Builds m alone with a broker limit of max bytes: the result, and on success the frame
+ * size checked against what the broker reads (max + the framing allowance). */
+static pulsarc_result build_alone(pc_msg_t *m, uint32_t max)
+{
+    pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .max_message_size = max };
+    pc_op_t *first, *last;
+    pulsarc_result res = pc_op_build_message(&p, m, &first, &last);
+    if (res != PULSARC_OK) {
+        pc_msg_free(m);
+        return res;
+    }
+    cr_assert_eq(first, last, "one frame");
+    cr_assert_leq(first->head.len + first->payload_len, (size_t)max + PC_FRAME_OVERHEAD_ALLOWANCE);
+    pc_op_release(first);
+    return res;
+}
+
+/* The broker bounds a whole frame by its max message size plus the framing allowance; the
+ * metadata is not held to the allowance on its own. A message goes alone when its payload
+ * is within the max message size and its frame within that bound; the detail of a refusal
+ * says which it broke. */
+Test(chunks, metadata_counts_against_the_whole_frame)
+{
+    const uint32_t max = 16 * 1024;
+    cr_assert_eq(build_alone(with_property(1, 16 * 1024), 5 * 1024 * 1024), PULSARC_OK,
+                 "%s", pulsarc_last_error_detail());
+    cr_assert_eq(build_alone(with_property(10, 20 * 1024), max), PULSARC_OK, "%s",
+                 pulsarc_last_error_detail());
+    cr_assert_eq(build_alone(with_property(max, 0), max), PULSARC_OK, "a payload at the limit");
+
+    cr_assert_eq(build_alone(with_property(1, max + PC_FRAME_OVERHEAD_ALLOWANCE), max),
+                 PULSARC_ERR_MESSAGE_TOO_BIG);
+    const char *detail = pulsarc_last_error_detail();
+    cr_assert(strstr(detail, "metadata") && strstr(detail, "no room for a payload"), "%s", detail);
+
+    cr_assert_eq(build_alone(with_property(max, 12 * 1024), max), PULSARC_ERR_MESSAGE_TOO_BIG);
+    detail = pulsarc_last_error_detail();
+    cr_assert(strstr(detail, "its payload of 16384 bytes make a frame above"), "%s", detail);
+
+    cr_assert_eq(build_alone(with_property(max + 1, 0), max), PULSARC_ERR_MESSAGE_TOO_BIG);
+    detail = pulsarc_last_error_detail();
+    cr_assert(strstr(detail, "payload of 16385 bytes") && strstr(detail, "chunkingEnabled"), "%s",
+              detail);
+}
+
 /* The encoded bound counts keys and properties, not only payloads, and stops a batch at
  * the broker's max message size whatever batchingMaxBytes allows. */
 Test(batch, encoded_size_bounds_the_batch)
@@ -184,7 +248,7 @@ Test(batch, encoded_size_bounds_the_batch)
     pc_msg_t *a = make("0123456789", "a-rather-long-partition-key", NULL, 1);
     size_t entry = pc_batch_entry_size(a);
     cr_assert_gt(entry, 10 + strlen("a-rather-long-partition-key"), "entry %zu", entry);
-    cr_assert(pc_batcher_takes_alone(&bt, a));
+    cr_assert(pc_batcher_entry_fits(&bt, a));
     pc_batcher_add(&bt, a);
     int added = 1;
     pc_msg_t *m;
@@ -205,7 +269,7 @@ Test(batch, encoded_size_bounds_the_batch)
 
     pc_msg_t *huge = make("x", "k", NULL, 3);
     pc_batcher_set_frame_limit(&bt, 20);
-    cr_assert_not(pc_batcher_takes_alone(&bt, huge), "a message above the limit goes alone");
+    cr_assert_not(pc_batcher_entry_fits(&bt, huge), "a message above the limit goes alone");
     pc_msg_free(huge);
     pc_batcher_free(&bt);
 }

@@ -1,0 +1,68 @@
+/* Admission: whether an accepted send may take a permit of its producer (maxPendingMessages)
+ * and its bytes of the client's memory (memoryLimitBytes), and the wait for room
+ * (blockIfQueueFull). No lock on the send path in the common case: the counters are
+ * atomics, reserved together by compare-and-swap. The mutex and the condition variable
+ * serve only senders that find no room and wait; a release signals only when somebody
+ * waits, and a single message's release on the loop thread waits for the end of the loop
+ * turn's I/O (a uv_check handle), so many receipts in one read wake a waiting sender
+ * once.
+ * Thread-safe, except where a function says otherwise. */
+#ifndef PC_ADMISSION_H
+#define PC_ADMISSION_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "pulsarc/pulsarc.h"
+
+/* The client's, shared by its producers. */
+typedef struct pc_admission {
+    atomic_int_fast64_t memory_used;
+    int64_t memory_limit;      /* memoryLimitBytes; 0: none */
+    atomic_int waiters;        /* threads inside the slow path of pc_admit */
+    uv_mutex_t mu;
+    uv_cond_t cond;            /* signalled when memory or permits are released */
+    uv_check_t check;          /* after each loop turn's I/O: wake waiting senders once */
+    bool freed;                /* loop thread: released this turn while senders waited */
+    bool deferring;            /* loop thread: the check handle still runs */
+    const uv_thread_t *loop_thread;
+} pc_admission_t;
+
+/* One producer's. */
+typedef struct pc_permits {
+    _Atomic int_fast64_t pending; /* accepted, callback not yet run */
+    atomic_bool closed;           /* the producer is closing: every send is refused */
+} pc_permits_t;
+
+/* The check handle runs on loop, which loop_thread (filled in later is fine) runs. */
+void pc_admission_init(pc_admission_t *a, uv_loop_t *loop, const uv_thread_t *loop_thread,
+                       int64_t memory_limit);
+/* Loop thread, at shutdown: close the check handle; releases wake waiting senders at once
+ * from now on. */
+void pc_admission_stop_deferring(pc_admission_t *a);
+/* Senders that a closing producer woke still use the lock and the counter: wait until the
+ * last of them has left. Then pc_admission_destroy. */
+void pc_admission_wait_empty(pc_admission_t *a);
+void pc_admission_destroy(pc_admission_t *a);
+
+/* maxPendingMessages applies per partition, as in the Java client; pulsarc counts one
+ * total against maxPendingMessages x routable partitions (so a busy partition may borrow
+ * an idle one's share), capped by maxPendingMessagesAcrossPartitions when that is set.
+ * 0: no limit. */
+int64_t pc_admission_pending_limit(int64_t per_partition, int64_t across, int routable);
+
+void pc_permits_init(pc_permits_t *pm);
+/* Take a permit (of at most max_pending, 0: no limit) and bytes, or neither. A send that
+ * finds no room waits when block is set (never on the loop thread), else fails with
+ * QUEUE_FULL or MEMORY_LIMIT; on a closed producer it fails with ALREADY_CLOSED. */
+pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending,
+                        size_t bytes, bool block);
+/* Give back messages' permits and their bytes (a batch's at once). */
+void pc_admission_release(pc_admission_t *a, pc_permits_t *pm, int64_t messages, size_t bytes);
+/* The producer is closing: refuse every later send, and wake the blocked ones to say so. */
+void pc_admission_close(pc_admission_t *a, pc_permits_t *pm);
+
+#endif

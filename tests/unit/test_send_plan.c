@@ -1,0 +1,57 @@
+/* The send plan: one decision, from the producer's settings and the message, of whether a
+ * message is batched, what it charges against memoryLimitBytes and whether the sending
+ * thread computes its CRCs. */
+#include <criterion/criterion.h>
+
+#include "codec/crypto.h"
+#include "producer/partition_producer.h"
+#include "producer/send_plan.h"
+#include "wire/crc32c_blocks.h"
+
+static pc_send_rules_t rules(bool batching, pc_codec_t codec, bool encrypted)
+{
+    pc_pp_settings_t set = { .batching_enabled = batching, .compression = codec,
+                             .batching_max_bytes = 1000 };
+    set.encryption.key_names = encrypted ? "k" : NULL;
+    return pc_pp_send_rules(&set);
+}
+
+Test(send_plan, batched_below_batching_max_bytes_and_not_delayed)
+{
+    pc_send_rules_t r = rules(true, PC_CODEC_NONE, false);
+    cr_assert(pc_send_plan(&r, 999, 0).batched);
+    cr_assert_not(pc_send_plan(&r, 1000, 0).batched, "fills a batch alone");
+    cr_assert_not(pc_send_plan(&r, 10, 12345).batched, "delayed delivery goes alone");
+    r = rules(false, PC_CODEC_NONE, false);
+    cr_assert_not(pc_send_plan(&r, 10, 0).batched);
+}
+
+/* A second copy is counted when the loop thread makes one: a batch, a compressed copy, a
+ * ciphertext with its tag. */
+Test(send_plan, memory_charge_counts_the_copy_the_loop_makes)
+{
+    pc_send_rules_t r = rules(true, PC_CODEC_NONE, false);
+    cr_assert_eq(pc_send_plan(&r, 600, 0).memory_charge, 1200, "batched");
+    cr_assert_eq(pc_send_plan(&r, 6000, 0).memory_charge, 6000, "alone, plain");
+    r = rules(false, PC_CODEC_LZ4, false);
+    cr_assert_eq(pc_send_plan(&r, 600, 0).memory_charge, 1200, "compressed");
+    r = rules(true, PC_CODEC_LZ4, true);
+    cr_assert_eq(pc_send_plan(&r, 600, 0).memory_charge, 1200 + PC_AES_TAG_LEN, "encrypted");
+}
+
+/* Only a large payload that travels as it is gets its CRCs on the sending thread. */
+Test(send_plan, sender_crcs_only_for_large_unchanged_payloads)
+{
+    size_t large = PC_CRC32C_BLOCK;
+    pc_send_rules_t r = rules(false, PC_CODEC_NONE, false);
+    cr_assert(pc_send_plan(&r, large, 0).sender_crcs);
+    cr_assert_not(pc_send_plan(&r, large - 1, 0).sender_crcs);
+    r = rules(false, PC_CODEC_ZSTD, false);
+    cr_assert_not(pc_send_plan(&r, large, 0).sender_crcs, "compressed");
+    r = rules(false, PC_CODEC_NONE, true);
+    cr_assert_not(pc_send_plan(&r, large, 0).sender_crcs, "encrypted");
+    r = rules(true, PC_CODEC_NONE, false);
+    r.batching_max_bytes = 2 * large;
+    cr_assert_not(pc_send_plan(&r, large, 0).sender_crcs, "batched");
+    cr_assert(pc_send_plan(&r, large, 1).sender_crcs, "delayed, so alone");
+}
