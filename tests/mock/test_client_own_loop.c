@@ -76,6 +76,8 @@ static void app_finish(bool with_ticker)
 {
     if (with_ticker) {
         cr_assert_gt(ticks, 0, "the application's own timer never ran");
+        cr_assert(uv_is_active((uv_handle_t *)&ticker) && !uv_is_closing((uv_handle_t *)&ticker),
+                  "pulsarc stopped or closed the application's timer");
         uv_close((uv_handle_t *)&ticker, NULL);
     }
     uv_run(&app, UV_RUN_DEFAULT);
