@@ -13,6 +13,7 @@
 #include "common/timer.h"
 #include "net/http.h"
 #include "net/pool.h"
+#include "pulsarc/pulsarc_uv.h" /* pulsarc_client_new_on_loop: declared exported there */
 
 void pc_waiter_init(pc_waiter_t *w)
 {
