@@ -2,22 +2,24 @@
 #include "fake_broker.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common/clock.h"
+#include "lockstep.h"
 #include "net/connection.h"
+#include "virtual_clock.h"
 
 /* Client frames are judged by what the client may write, not by our own limits: anything
  * it sends must parse, so the reader for them accepts large frames. */
 #define CLIENT_FRAME_LIMIT (64u * 1024 * 1024)
-#define CLIENT_READER_INITIAL_LIMIT \
-    (PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_OVERHEAD_ALLOWANCE)
+/* Rounds of "client turn, broker answers" at one instant before the two are declared to
+ * answer each other for ever (each round needs the other side to have written). */
+#define SETTLE_LIMIT 10000
+/* Turns the client gets to read a full socket before the broker gives up writing to it. */
+#define FULL_SOCKET_TURNS 3
 
 #define FB_CHECK(cond, ...)                                        \
     do {                                                           \
@@ -31,55 +33,34 @@
 /* The seam has no context argument: it finds the broker here. */
 static fake_broker_t *current;
 
-/* ---- connections handed over by the seam (client's loop thread) ------------------- */
+/* ---- connections handed over by the seam (client's loop thread, during a turn) ------ */
 
 static int hand_over(const pc_host_port_t *physical)
 {
     fake_broker_t *fb = current;
-    int client_end = -1;
     int sv[2];
-    pthread_mutex_lock(&fb->mu);
     fb->connect_attempts++;
-    if (fb->refuse != FB_FAIL && fb->n_conns < FB_MAX_CONNS &&
-        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
-        fb_conn_t *c = &fb->conns[fb->n_conns];
-        memset(c, 0, sizeof *c);
-        pc_frame_reader_init(&c->in, CLIENT_FRAME_LIMIT);
-        pc_frame_reader_init(&c->out, CLIENT_READER_INITIAL_LIMIT);
-        c->fd = sv[1];
-        if (fb->refuse == FB_HANG_UP) {
-            close(sv[1]);
-            c->fd = -1;
-        }
-        fb->n_conns++;
-        client_end = sv[0];
+    if (fb->refuse == FB_FAIL || fb->n_conns == FB_MAX_CONNS ||
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    fb_conn_t *c = &fb->conns[fb->n_conns++];
+    pc_frame_reader_init(&c->in, CLIENT_FRAME_LIMIT);
+    c->fd = sv[1];
+    if (fb->refuse == FB_HANG_UP) {
+        close(sv[1]);
+        c->fd = -1;
     }
-    pthread_mutex_unlock(&fb->mu);
-    /* So that a serve() sleeping in poll() starts watching the new connection. */
-    fb_wake(fb);
-    return client_end;
+    return sv[0];
 }
 
-void fb_wake(fake_broker_t *fb)
+int fb_conn_count(const fake_broker_t *fb)
 {
-    /* A full pipe already holds a wake-up. */
-    ssize_t w = write(fb->wake[1], "w", 1);
-    (void)w;
-}
-
-int fb_conn_count(fake_broker_t *fb)
-{
-    pthread_mutex_lock(&fb->mu);
-    int n = fb->n_conns;
-    pthread_mutex_unlock(&fb->mu);
-    return n;
+    return fb->n_conns;
 }
 
 void fb_set_refuse(fake_broker_t *fb, fb_refuse_t mode)
 {
-    pthread_mutex_lock(&fb->mu);
     fb->refuse = mode;
-    pthread_mutex_unlock(&fb->mu);
 }
 
 fake_broker_t *fb_new(const fb_settings_t *settings)
@@ -87,11 +68,6 @@ fake_broker_t *fb_new(const fb_settings_t *settings)
     fake_broker_t *fb = calloc(1, sizeof *fb);
     if (!fb)
         return NULL;
-    if (pipe2(fb->wake, O_NONBLOCK | O_CLOEXEC) != 0) {
-        free(fb);
-        return NULL;
-    }
-    pthread_mutex_init(&fb->mu, NULL);
     fb->settings = *settings;
     for (int i = 0; i < BS_AUTO_COUNT; i++)
         fb->autos[i] = i != BS_AUTO_RECEIPT;
@@ -105,27 +81,21 @@ void fb_free(fake_broker_t *fb)
     pc_conn_test_socket = NULL;
     current = NULL;
     for (int i = 0; i < fb->n_conns; i++) {
-        fb_conn_t *c = &fb->conns[i];
         fb_hang_up(fb, i);
-        pc_frame_reader_free(&c->in);
-        pc_frame_reader_free(&c->out);
+        pc_frame_reader_free(&fb->conns[i].in);
     }
-    close(fb->wake[0]);
-    close(fb->wake[1]);
-    pthread_mutex_destroy(&fb->mu);
     free(fb);
 }
 
-int fb_open_conn(fake_broker_t *fb, unsigned k)
+int fb_open_conn(const fake_broker_t *fb, unsigned k)
 {
-    int n = fb_conn_count(fb);
     unsigned open = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < fb->n_conns; i++)
         open += fb->conns[i].fd >= 0;
     if (open == 0)
         return -1;
     k %= open;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < fb->n_conns; i++)
         if (fb->conns[i].fd >= 0 && k-- == 0)
             return i;
     return -1;
@@ -145,70 +115,37 @@ void fb_hang_up(fake_broker_t *fb, int i)
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-/* Follow the bytes as the client's frame reader will: so a sync knows whether the client
- * can still answer a PING (the stream is at a frame boundary and not broken), and how many
- * PINGs it will answer. The first CONNECTED sets the client's frame limit. */
-static void track_output(fb_conn_t *c, const uint8_t *data, size_t len)
-{
-    if (pc_frame_reader_feed(&c->out, data, len) != 0)
-        return;
-    pc_frame_t f;
-    while (pc_frame_reader_next(&c->out, &f) == PC_FRAME_OK) {
-        Pulsar__Proto__BaseCommand *cmd = pc_frame_unpack_command(&f);
-        if (!cmd)
-            continue;
-        if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED && cmd->connected &&
-            !c->out_connected) {
-            c->out_connected = true;
-            if (cmd->connected->has_max_message_size && cmd->connected->max_message_size > 0)
-                pc_frame_reader_set_max(&c->out, (size_t)cmd->connected->max_message_size +
-                                                     PC_FRAME_OVERHEAD_ALLOWANCE);
-        }
-        if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__PING)
-            c->pings_out++;
-        pulsar__proto__base_command__free_unpacked(cmd, NULL);
-    }
-}
-
-static bool at_frame_boundary(const fb_conn_t *c)
-{
-    return !c->broken && c->out.error == 0 && c->out.buf.len == c->out.pos;
-}
-
 void fb_write(fake_broker_t *fb, int i, const void *data, size_t len)
 {
-    fb_conn_t *c = &fb->conns[i];
-    if (c->fd < 0)
+    if (fb->conns[i].fd < 0)
         return;
-    track_output(c, data, len);
     const fb_transport_t *t = fb->settings.transport;
-    if (!t)
+    if (t)
+        t->write(fb->settings.transport_ctx, fb, i, data, len);
+    else
         fb_write_wire(fb, i, data, len);
-    else if (!t->write(fb->settings.transport_ctx, fb, i, data, len))
-        c->broken = true;
-}
-
-void fb_set_broken(fake_broker_t *fb, int i)
-{
-    fb->conns[i].broken = true;
 }
 
 void fb_write_wire(fake_broker_t *fb, int i, const void *data, size_t len)
 {
     fb_conn_t *c = &fb->conns[i];
-    if (c->fd < 0)
-        return;
     const uint8_t *p = data;
-    while (len > 0) {
-        /* Blocking is fine: the client's loop reads whenever it is not closed, and a
-         * closed peer makes this fail (EPIPE, without a signal) rather than wait. */
-        ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
+    int full_turns = 0;
+    while (len > 0 && c->fd >= 0) {
+        /* Never blocking: the client reads only during its turns. A closed peer makes
+         * this fail (EPIPE, without a signal) rather than wait. */
+        ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            full_turns = 0;
+        } else if (n < 0 && errno == EINTR) {
             continue;
-        if (n <= 0)
-            return; /* the client is gone: reading will notice */
-        p += n;
-        len -= (size_t)n;
+        } else if (n < 0 && errno == EAGAIN && full_turns++ < FULL_SOCKET_TURNS) {
+            ls_turn();
+        } else {
+            return; /* the client is gone (reading will notice) or stopped reading */
+        }
     }
 }
 
@@ -431,16 +368,12 @@ static void answer_success(fake_broker_t *fb, int i, uint64_t request_id)
     fb_write_command(fb, i, &cmd);
 }
 
-static void answer_simple(fake_broker_t *fb, int i, Pulsar__Proto__BaseCommand__Type type)
+static void answer_pong(fake_broker_t *fb, int i)
 {
     Pulsar__Proto__CommandPong pong = PULSAR__PROTO__COMMAND_PONG__INIT;
-    Pulsar__Proto__CommandPing ping = PULSAR__PROTO__COMMAND_PING__INIT;
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = type;
-    if (type == PULSAR__PROTO__BASE_COMMAND__TYPE__PING)
-        cmd.ping = &ping;
-    else
-        cmd.pong = &pong;
+    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PONG;
+    cmd.pong = &pong;
     fb_write_command(fb, i, &cmd);
 }
 
@@ -527,10 +460,7 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PING:
         if (autos[BS_AUTO_PONG])
-            answer_simple(fb, i, PULSAR__PROTO__BASE_COMMAND__TYPE__PONG);
-        break;
-    case PULSAR__PROTO__BASE_COMMAND__TYPE__PONG:
-        fb->conns[i].pongs++;
+            answer_pong(fb, i);
         break;
     default:
         break;
@@ -538,22 +468,28 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
     pulsar__proto__base_command__free_unpacked(cmd, NULL);
 }
 
+/* Read what the client wrote on connection i, up to what is there now. */
 static void read_conn(fake_broker_t *fb, int i)
 {
     static uint8_t buf[64 * 1024];
     fb_conn_t *c = &fb->conns[i];
-    ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (n <= 0) {
-        /* The client closed (a partial frame left in the reader is a write it cancelled). */
-        fb_hang_up(fb, i);
-        return;
+    while (c->fd >= 0) {
+        ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        if (n <= 0) {
+            /* The client closed (a partial frame left in the reader is a write it
+             * cancelled). */
+            fb_hang_up(fb, i);
+            return;
+        }
+        if (fb->settings.transport)
+            fb->settings.transport->read(fb->settings.transport_ctx, fb, i, buf, (size_t)n);
+        else
+            fb_deliver(fb, i, buf, (size_t)n);
     }
-    if (fb->settings.transport)
-        fb->settings.transport->read(fb->settings.transport_ctx, fb, i, buf, (size_t)n);
-    else
-        fb_deliver(fb, i, buf, (size_t)n);
 }
 
 void fb_deliver(fake_broker_t *fb, int i, const uint8_t *data, size_t len)
@@ -569,55 +505,34 @@ void fb_deliver(fake_broker_t *fb, int i, const uint8_t *data, size_t len)
     FB_CHECK(st == PC_FRAME_NEED_MORE, "the client wrote a broken frame (status %d)", (int)st);
 }
 
-bool fb_serve(fake_broker_t *fb, uint64_t deadline_ms, bool (*done)(fake_broker_t *, void *),
-              void *ctx)
+/* ---- serving ------------------------------------------------------------------------ */
+
+void fb_settle(fake_broker_t *fb)
 {
-    struct pollfd pfd[FB_MAX_CONNS + 1];
-    int which[FB_MAX_CONNS + 1];
-    for (;;) {
-        if (done && done(fb, ctx))
-            return true;
-        uint64_t now = pc_mono_ms();
-        if (now >= deadline_ms)
-            return false;
-        int n = 0;
-        pfd[n++] = (struct pollfd){ .fd = fb->wake[0], .events = POLLIN };
-        int conns = fb_conn_count(fb);
-        for (int i = 0; i < conns; i++) {
-            if (fb->conns[i].fd < 0)
-                continue;
-            which[n] = i;
-            pfd[n++] = (struct pollfd){ .fd = fb->conns[i].fd, .events = POLLIN };
-        }
-        if (poll(pfd, (nfds_t)n, (int)(deadline_ms - now)) <= 0)
-            continue;
-        if (pfd[0].revents) {
-            char drain[64];
-            while (read(fb->wake[0], drain, sizeof drain) > 0) {
-            }
-        }
-        for (int k = 1; k < n; k++)
-            if (pfd[k].revents && fb->conns[which[k]].fd >= 0)
-                read_conn(fb, which[k]);
+    /* A turn leaves the client idle; reading and answering may give it more to do (the
+     * broker wrote, or the client's full socket drained): then it gets another turn. */
+    for (int round = 0;; round++) {
+        FB_CHECK(round < SETTLE_LIMIT, "the client and the broker never stop answering each other");
+        ls_turn();
+        for (int i = 0; i < fb->n_conns; i++)
+            read_conn(fb, i);
+        if (!ls_pending())
+            return;
     }
 }
 
-typedef struct sync_wait {
-    int conn;
-} sync_wait;
-
-static bool synced(fake_broker_t *fb, void *ctx)
+bool fb_serve(fake_broker_t *fb, uint64_t deadline_ms, bool (*done)(fake_broker_t *, void *),
+              void *ctx)
 {
-    const fb_conn_t *c = &fb->conns[((sync_wait *)ctx)->conn];
-    return c->fd < 0 || c->pongs >= c->pings_out;
-}
-
-void fb_sync(fake_broker_t *fb, int i, uint64_t deadline_ms)
-{
-    fb_conn_t *c = &fb->conns[i];
-    if (c->fd < 0 || !at_frame_boundary(c))
-        return;
-    answer_simple(fb, i, PULSAR__PROTO__BASE_COMMAND__TYPE__PING);
-    sync_wait w = { i };
-    fb_serve(fb, deadline_ms, synced, &w);
+    for (;;) {
+        fb_settle(fb);
+        if (done && done(fb, ctx))
+            return true;
+        uint64_t now = vc_now();
+        if (now >= deadline_ms)
+            return false;
+        /* The client's next timer fires in the next turn (after a settle, it is later). */
+        uint64_t next = ls_next_timer();
+        vc_set(next > now && next < deadline_ms ? next : deadline_ms);
+    }
 }
