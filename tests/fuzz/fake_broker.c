@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "broker_commands.h"
 #include "lockstep.h"
 #include "net/connection.h"
 #include "virtual_clock.h"
@@ -71,6 +72,7 @@ fake_broker_t *fb_new(const fb_settings_t *settings)
     fb->settings = *settings;
     for (int i = 0; i < BS_AUTO_COUNT; i++)
         fb->autos[i] = i != BS_AUTO_RECEIPT;
+    pc_buf_init(&fb->reply);
     current = fb;
     pc_conn_test_socket = hand_over;
     return fb;
@@ -84,6 +86,7 @@ void fb_free(fake_broker_t *fb)
         fb_hang_up(fb, i);
         pc_frame_reader_free(&fb->conns[i].in);
     }
+    pc_buf_free(&fb->reply);
     free(fb);
 }
 
@@ -215,86 +218,43 @@ static fb_send_t *record_send(fake_broker_t *fb, int conn, const Pulsar__Proto__
 
 /* ---- automatic answers -------------------------------------------------------------- */
 
-static void answer_connected(fake_broker_t *fb, int i)
+/* Write the reply an encoder (tests/support/broker_commands.h) put in fb->reply. */
+static void answer(fake_broker_t *fb, int i, int encoded)
 {
-    Pulsar__Proto__CommandConnected m = PULSAR__PROTO__COMMAND_CONNECTED__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.server_version = (char *)"Pulsar Server3.2.0";
-    m.has_protocol_version = 1;
-    m.protocol_version = 21;
-    m.has_max_message_size = 1;
-    m.max_message_size = fb->settings.max_message_size;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED;
-    cmd.connected = &m;
-    fb_write_command(fb, i, &cmd);
+    FB_CHECK(encoded == 0, "out of memory encoding a reply");
+    fb_write(fb, i, fb->reply.data, fb->reply.len);
+    fb->reply.len = 0;
 }
 
 static void answer_lookup(fake_broker_t *fb, int i, uint64_t request_id)
 {
-    Pulsar__Proto__CommandLookupTopicResponse m = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.request_id = request_id;
-    m.has_response = 1;
-    m.has_authoritative = 1;
-    m.authoritative = 1;
+    const fb_settings_t *st = &fb->settings;
     if (fb->settings.lookup_redirects > 0) {
         fb->settings.lookup_redirects--;
-        m.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect;
-        m.brokerserviceurl = (char *)FB_REDIRECT_URL;
-        m.brokerserviceurltls = fb->settings.tls ? (char *)FB_REDIRECT_URL_TLS : NULL;
+        answer(fb, i, bc_lookup_redirect(&fb->reply, request_id, FB_REDIRECT_URL,
+                                         st->tls ? FB_REDIRECT_URL_TLS : NULL, true));
     } else {
-        m.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Connect;
-        m.brokerserviceurl = (char *)FB_BROKER_URL;
-        m.brokerserviceurltls = fb->settings.tls ? (char *)FB_BROKER_URL_TLS : NULL;
-        m.has_proxy_through_service_url = fb->settings.proxy_through;
-        m.proxy_through_service_url = fb->settings.proxy_through;
+        answer(fb, i, bc_lookup_connect(&fb->reply, request_id, FB_BROKER_URL,
+                                        st->tls ? FB_BROKER_URL_TLS : NULL, st->proxy_through));
     }
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE;
-    cmd.lookuptopicresponse = &m;
-    fb_write_command(fb, i, &cmd);
-}
-
-static void answer_partitions(fake_broker_t *fb, int i, uint64_t request_id)
-{
-    Pulsar__Proto__CommandPartitionedTopicMetadataResponse m =
-        PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.request_id = request_id;
-    m.has_partitions = 1;
-    m.partitions = fb->settings.partitions;
-    m.has_response = 1;
-    m.response = PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Success;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA_RESPONSE;
-    cmd.partitionmetadataresponse = &m;
-    fb_write_command(fb, i, &cmd);
 }
 
 static void answer_producer(fake_broker_t *fb, int i, const Pulsar__Proto__CommandProducer *p)
 {
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     if (fb->settings.producer_errors > 0) {
         fb->settings.producer_errors--;
-        Pulsar__Proto__CommandError e = PULSAR__PROTO__COMMAND_ERROR__INIT;
-        e.request_id = p->request_id;
-        e.error = PULSAR__PROTO__SERVER_ERROR__ServiceNotReady;
-        e.message = (char *)"Topic is temporarily unavailable";
-        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR;
-        cmd.error = &e;
-        fb_write_command(fb, i, &cmd);
+        answer(fb, i, bc_error(&fb->reply, p->request_id,
+                               PULSAR__PROTO__SERVER_ERROR__ServiceNotReady,
+                               "Topic is temporarily unavailable"));
         return;
     }
     char name[64];
     snprintf(name, sizeof name, "standalone-0-%llu", (unsigned long long)p->producer_id);
-    Pulsar__Proto__CommandProducerSuccess m = PULSAR__PROTO__COMMAND_PRODUCER_SUCCESS__INIT;
-    m.request_id = p->request_id;
-    m.producer_name = p->producer_name ? p->producer_name : name;
-    m.has_last_sequence_id = 1;
-    m.last_sequence_id = fb->settings.last_sequence_id;
-    m.has_schema_version = fb->settings.producer_version_len > 0;
-    m.schema_version = fb_version(0, fb->settings.producer_version_len);
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS;
-    cmd.producer_success = &m;
-    fb_write_command(fb, i, &cmd);
+    ProtobufCBinaryData version = fb_version(0, fb->settings.producer_version_len);
+    answer(fb, i, bc_producer_success(&fb->reply, p->request_id,
+                                      p->producer_name ? p->producer_name : name,
+                                      fb->settings.last_sequence_id,
+                                      version.len > 0 ? &version : NULL));
 }
 
 ProtobufCBinaryData fb_version(uint64_t n, size_t len)
@@ -311,70 +271,13 @@ ProtobufCBinaryData fb_version(uint64_t n, size_t len)
 
 static void answer_get_schema(fake_broker_t *fb, int i, uint64_t request_id)
 {
-    Pulsar__Proto__CommandGetSchemaResponse m = PULSAR__PROTO__COMMAND_GET_SCHEMA_RESPONSE__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.request_id = request_id;
-    if (fb->settings.topic_schema) {
-        m.schema = (Pulsar__Proto__Schema *)fb->settings.topic_schema;
-        m.has_schema_version = 1;
-        m.schema_version = fb_version(1, 8);
-    } else {
-        m.has_error_code = 1;
-        m.error_code = PULSAR__PROTO__SERVER_ERROR__TopicNotFound;
-        m.error_message = (char *)"Topic not found or no-schema";
-    }
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_SCHEMA_RESPONSE;
-    cmd.getschemaresponse = &m;
-    fb_write_command(fb, i, &cmd);
-}
-
-static void answer_get_or_create_schema(fake_broker_t *fb, int i, uint64_t request_id)
-{
-    Pulsar__Proto__CommandGetOrCreateSchemaResponse m =
-        PULSAR__PROTO__COMMAND_GET_OR_CREATE_SCHEMA_RESPONSE__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.request_id = request_id;
-    m.has_schema_version = 1;
-    m.schema_version = fb_version(2 + fb->next_schema_version++, 8);
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA_RESPONSE;
-    cmd.getorcreateschemaresponse = &m;
-    fb_write_command(fb, i, &cmd);
-}
-
-static void answer_send(fake_broker_t *fb, int i, const Pulsar__Proto__CommandSend *s)
-{
-    Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
-    Pulsar__Proto__CommandSendReceipt m = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    id.ledgerid = 7;
-    id.entryid = fb->next_entry++;
-    m.producer_id = s->producer_id;
-    m.sequence_id = s->sequence_id;
-    m.message_id = &id;
-    m.has_highest_sequence_id = s->has_highest_sequence_id;
-    m.highest_sequence_id = s->highest_sequence_id;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT;
-    cmd.send_receipt = &m;
-    fb_write_command(fb, i, &cmd);
-}
-
-static void answer_success(fake_broker_t *fb, int i, uint64_t request_id)
-{
-    Pulsar__Proto__CommandSuccess m = PULSAR__PROTO__COMMAND_SUCCESS__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.request_id = request_id;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SUCCESS;
-    cmd.success = &m;
-    fb_write_command(fb, i, &cmd);
-}
-
-static void answer_pong(fake_broker_t *fb, int i)
-{
-    Pulsar__Proto__CommandPong pong = PULSAR__PROTO__COMMAND_PONG__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PONG;
-    cmd.pong = &pong;
-    fb_write_command(fb, i, &cmd);
+    const Pulsar__Proto__Schema *schema = fb->settings.topic_schema;
+    if (schema)
+        answer(fb, i, bc_get_schema(&fb->reply, request_id, schema, fb_version(1, 8)));
+    else
+        answer(fb, i, bc_get_schema_error(&fb->reply, request_id,
+                                          PULSAR__PROTO__SERVER_ERROR__TopicNotFound,
+                                          "Topic not found or no-schema"));
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
@@ -406,7 +309,8 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECT:
         FB_CHECK(cmd->connect, "CONNECT without its body");
         if (autos[BS_AUTO_CONNECT])
-            answer_connected(fb, i);
+            answer(fb, i, bc_connected(&fb->reply, "Pulsar Server3.2.0", 21,
+                                       fb->settings.max_message_size));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP:
         FB_CHECK(cmd->lookuptopic, "LOOKUP without its body");
@@ -418,7 +322,8 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
         FB_CHECK(cmd->partitionmetadata, "PARTITIONED_METADATA without its body");
         record_request(fb, i, cmd->partitionmetadata->request_id, cmd->type);
         if (autos[BS_AUTO_LOOKUP])
-            answer_partitions(fb, i, cmd->partitionmetadata->request_id);
+            answer(fb, i, bc_partitions(&fb->reply, cmd->partitionmetadata->request_id,
+                                        fb->settings.partitions));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER:
         FB_CHECK(cmd->producer, "PRODUCER without its body");
@@ -433,7 +338,11 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
         FB_CHECK(cmd->send && f->has_payload, "SEND without its body or payload");
         fb_send_t *r = record_send(fb, i, cmd->send, f);
         if (autos[BS_AUTO_RECEIPT]) {
-            answer_send(fb, i, cmd->send);
+            const Pulsar__Proto__CommandSend *in = cmd->send;
+            answer(fb, i, bc_receipt(&fb->reply, in->producer_id, in->sequence_id,
+                                     in->has_highest_sequence_id ? in->highest_sequence_id
+                                                                 : in->sequence_id,
+                                     7, fb->next_entry++));
             if (r)
                 r->receipted = true;
         }
@@ -450,17 +359,18 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
                  "GET_OR_CREATE_SCHEMA without its body or schema");
         record_request(fb, i, cmd->getorcreateschema->request_id, cmd->type);
         if (autos[BS_AUTO_SCHEMA])
-            answer_get_or_create_schema(fb, i, cmd->getorcreateschema->request_id);
+            answer(fb, i, bc_schema_version(&fb->reply, cmd->getorcreateschema->request_id,
+                                            fb_version(2 + fb->next_schema_version++, 8)));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
         FB_CHECK(cmd->close_producer, "CLOSE_PRODUCER without its body");
         record_request(fb, i, cmd->close_producer->request_id, cmd->type);
         if (autos[BS_AUTO_CLOSE])
-            answer_success(fb, i, cmd->close_producer->request_id);
+            answer(fb, i, bc_success(&fb->reply, cmd->close_producer->request_id));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PING:
         if (autos[BS_AUTO_PONG])
-            answer_pong(fb, i);
+            answer(fb, i, bc_pong(&fb->reply));
         break;
     default:
         break;

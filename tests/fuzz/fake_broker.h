@@ -116,6 +116,7 @@ struct fake_broker {
     unsigned messages_received; /* messages whose SENDs (all chunks) arrived */
     uint64_t next_entry;        /* entry id of the next automatic receipt */
     uint64_t next_schema_version; /* of the next automatic GET_OR_CREATE_SCHEMA answer */
+    pc_buf_t reply;             /* scratch: an automatic answer being framed */
 };
 
 /* Create the broker and install the seam; NULL when out of resources. */
