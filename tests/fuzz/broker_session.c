@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "fuzz_check.h"
 #include "lockstep.h"
 #include "virtual_clock.h"
 
@@ -36,14 +37,7 @@
 #define EVENT_LIMIT_MS 8       /* a reconnect (backoff at most 4 ms) shows by then */
 #define MAX_PAYLOAD 3000
 
-#define CHECK(cond, ...)                                           \
-    do {                                                           \
-        if (!(cond)) {                                             \
-            fprintf(stderr, "broker session: " __VA_ARGS__);       \
-            fputc('\n', stderr);                                   \
-            abort();                                               \
-        }                                                          \
-    } while (0)
+#define CHECK(cond, ...) FUZZ_CHECK("broker session", cond, __VA_ARGS__)
 
 #define next_byte bs_next_byte
 #define MAX_MESSAGES BS_MAX_MESSAGES

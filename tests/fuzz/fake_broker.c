@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "broker_commands.h"
+#include "fuzz_check.h"
 #include "lockstep.h"
 #include "net/connection.h"
 #include "virtual_clock.h"
@@ -22,14 +23,7 @@
 /* Turns the client gets to read a full socket before the broker gives up writing to it. */
 #define FULL_SOCKET_TURNS 3
 
-#define FB_CHECK(cond, ...)                                        \
-    do {                                                           \
-        if (!(cond)) {                                             \
-            fprintf(stderr, "fake broker: " __VA_ARGS__);          \
-            fputc('\n', stderr);                                   \
-            abort();                                               \
-        }                                                          \
-    } while (0)
+#define FB_CHECK(cond, ...) FUZZ_CHECK("fake broker", cond, __VA_ARGS__)
 
 /* The seam has no context argument: it finds the broker here. */
 static fake_broker_t *current;

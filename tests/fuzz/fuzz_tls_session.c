@@ -16,24 +16,17 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker_session.h"
+#include "fuzz_check.h"
 #include "tls_session_format.h"
 
 #define SERVICE_URL "pulsar+ssl://localhost:6651"
 #define DAY (24L * 3600)
 
-#define CHECK(cond, ...)                                           \
-    do {                                                           \
-        if (!(cond)) {                                             \
-            fprintf(stderr, "fuzz_tls_session: " __VA_ARGS__);     \
-            fputc('\n', stderr);                                   \
-            abort();                                               \
-        }                                                          \
-    } while (0)
+#define CHECK(cond, ...) FUZZ_CHECK("fuzz_tls_session", cond, __VA_ARGS__)
 
 /* ---- test PKI, made once per process ------------------------------------------------ */
 

@@ -3,24 +3,16 @@
 
 #include <poll.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <uv.h>
 
+#include "fuzz_check.h"
 #include "virtual_clock.h"
 
 /* A loop that is never idle after this many passes in one turn spins: a client bug (it
  * would burn a core in production too). */
 #define SPIN_LIMIT 100000
 
-#define LS_CHECK(cond, ...)                                        \
-    do {                                                           \
-        if (!(cond)) {                                             \
-            fprintf(stderr, "lockstep: " __VA_ARGS__);             \
-            fputc('\n', stderr);                                   \
-            abort();                                               \
-        }                                                          \
-    } while (0)
+#define LS_CHECK(cond, ...) FUZZ_CHECK("lockstep", cond, __VA_ARGS__)
 
 /* The linker's --wrap names: __real_* are libuv's own functions. */
 int __real_uv_thread_create(uv_thread_t *tid, uv_thread_cb entry, void *arg);
