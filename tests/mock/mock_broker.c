@@ -40,6 +40,8 @@ typedef struct conn {
     bool close_when_flushed; /* half a reply queued by cut_next_reply: stop reading, close
                                 once it is written */
     bool got_connect;
+    bool connected;          /* the mock answered CONNECT with CONNECTED */
+    uint64_t pings, pongs;   /* PINGs the mock wrote (or parked) and PONGs that came back */
     pc_frame_reader_t reader;
     pc_buf_t out;            /* bytes not yet accepted by the kernel */
     reg_producer_t *producers;
@@ -48,12 +50,14 @@ typedef struct conn {
     size_t stash_len;
 } conn_t;
 
-/* A reply parked for later: held receipts and delayed receipts. */
+/* A reply parked for later: held receipts and delayed receipts, and a barrier's PING
+ * queued behind delayed receipts (mock_broker_barrier). */
 typedef struct parked {
     int conn_id;
     uint64_t due_ms;
     uint8_t *data;
     size_t len;
+    bool ping;               /* a barrier's PING, not a receipt */
 } parked_t;
 
 typedef struct parked_queue {
@@ -156,6 +160,22 @@ static uint64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* timeout_ms from now on the clock of mb->cond (ignored when timeout_ms < 0). */
+static struct timespec deadline_in(int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    if (timeout_ms >= 0) {
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
+    return deadline;
 }
 
 static void mb_log(const mock_broker_t *mb, const char *fmt, ...)
@@ -438,7 +458,14 @@ static void emit_due_receipts(mock_broker_t *mb)
     while (mb->delayed.len > 0 && mb->delayed.v[0].due_ms <= now) {
         parked_t p = mb->delayed.v[0];
         parked_pop_front(&mb->delayed);
-        write_receipt(mb, find_conn(mb, p.conn_id), p.data, p.len);
+        conn_t *c = find_conn(mb, p.conn_id);
+        if (!p.ping) {
+            write_receipt(mb, c, p.data, p.len);
+        } else {
+            if (conn_writable(c))
+                conn_write(mb, c, p.data, p.len, true);
+            free(p.data);
+        }
     }
 }
 
@@ -487,6 +514,7 @@ static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Co
     send_reply(mb, c, "CONNECTED",
                bc_connected(&mb->reply, "mock", in->has_protocol_version ? in->protocol_version : 0,
                             mb->max_message_size));
+    c->connected = true;
 }
 
 static void handle_auth_response(mock_broker_t *mb, const Pulsar__Proto__CommandAuthResponse *in)
@@ -906,6 +934,7 @@ static void handle_frame(mock_broker_t *mb, conn_t *c, const pc_frame_t *f)
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PONG:
         mb->counters[MOCK_PONGS]++;
+        c->pongs++;
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_RESPONSE:
         REQUIRE_BODY(authresponse);
@@ -1427,6 +1456,7 @@ int mock_broker_send_ping(mock_broker_t *mb)
     for (size_t i = 0; i < mb->n_conns; i++) {
         conn_t *c = mb->conns[i];
         if (conn_writable(c) && c->got_connect) {
+            c->pings++;
             send_reply(mb, c, "PING", bc_ping(&mb->reply));
             n++;
         }
@@ -1434,6 +1464,74 @@ int mock_broker_send_ping(mock_broker_t *mb)
     sync_with_thread(mb);
     pthread_mutex_unlock(&mb->mu);
     return n;
+}
+
+/* The barrier's PING for c: behind the receipts the mock delays, if it delays any (they
+ * keep their order, so the PING goes out after every one parked before it), and not
+ * subject to cut_next_reply (meant for a reply). Under mu. */
+static void barrier_ping(mock_broker_t *mb, conn_t *c)
+{
+    pc_buf_t b;
+    pc_buf_init(&b);
+    if (bc_ping(&b) != 0) {
+        c->dead = true;
+        return;
+    }
+    c->pings++;
+    if (mb->delayed.len == 0) {
+        conn_write(mb, c, b.data, b.len, true);
+        pc_buf_free(&b);
+        return;
+    }
+    size_t len = 0;
+    uint8_t *data = pc_buf_detach(&b, &len);
+    uint64_t due = now_ms() > mb->last_due_ms ? now_ms() : mb->last_due_ms;
+    if (parked_push(&mb->delayed, c->id, due, data, len) != 0) {
+        free(data);
+        c->dead = true;
+        return;
+    }
+    mb->delayed.v[mb->delayed.len - 1].ping = true;
+}
+
+typedef struct barrier_wait {
+    int conn_id;
+    uint64_t pongs; /* the PONG count that answers the barrier's PING */
+} barrier_wait_t;
+
+int mock_broker_barrier(mock_broker_t *mb, int timeout_ms)
+{
+    struct timespec deadline = deadline_in(timeout_ms);
+    pthread_mutex_lock(&mb->mu);
+    barrier_wait_t *w = calloc(mb->n_conns ? mb->n_conns : 1, sizeof *w);
+    if (!w) {
+        pthread_mutex_unlock(&mb->mu);
+        return -1;
+    }
+    int n = 0;
+    for (size_t i = 0; i < mb->n_conns; i++) {
+        conn_t *c = mb->conns[i];
+        if (conn_writable(c) && c->connected) {
+            barrier_ping(mb, c);
+            /* The client answers PINGs in order, one PONG each. */
+            w[n++] = (barrier_wait_t){ c->id, c->pings };
+        }
+    }
+    wake(mb);
+    bool done = false;
+    while (!done && !mb->stopping) {
+        done = true;
+        for (int k = 0; k < n; k++) {
+            const conn_t *c = find_conn(mb, w[k].conn_id);
+            if (c && !c->dead && c->pongs < w[k].pongs)
+                done = false; /* still open, and its PONG has not come */
+        }
+        if (!done && pthread_cond_timedwait(&mb->cond, &mb->mu, &deadline) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&mb->mu);
+    free(w);
+    return done ? n : -1;
 }
 
 int mock_broker_send_auth_challenge(mock_broker_t *mb, const char *data)
@@ -1589,16 +1687,7 @@ uint64_t mock_broker_count(mock_broker_t *mb, mock_counter_t c)
 static bool wait_counter(mock_broker_t *mb, mock_counter_t c, uint64_t bound, bool at_least,
                          int timeout_ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    if (timeout_ms >= 0) {
-        deadline.tv_sec += timeout_ms / 1000;
-        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-    }
+    struct timespec deadline = deadline_in(timeout_ms);
     pthread_mutex_lock(&mb->mu);
     bool ok;
     for (;;) {
