@@ -86,12 +86,18 @@ static pulsarc_schema_t *own_schemas[2];    /* messages' own: JSON, INT64 */
 static const bs_payload_kind_t own_kinds[2] = { BS_PAYLOAD_JSON, BS_PAYLOAD_INT64 };
 static bs_schema_spec_t topic_avro, topic_kv; /* automatic GET_SCHEMA answers */
 
-/* One payload per kind for the session's payload size (setup). */
-static uint8_t payloads[BS_PAYLOAD_KINDS][MAX_PAYLOAD + 16];
-static size_t payload_lens[BS_PAYLOAD_KINDS];
+/* One payload per kind for each payload size a session may use (setup byte 2), made
+ * once: the loops that fill them are instrumented code, not worth running per input. */
+#define PAYLOAD_SIZES 4
+static const size_t payload_sizes[PAYLOAD_SIZES] = { 8, 100, 700, MAX_PAYLOAD };
+static uint8_t payload_table[PAYLOAD_SIZES][BS_PAYLOAD_KINDS][MAX_PAYLOAD + 16];
+static size_t payload_len_table[PAYLOAD_SIZES][BS_PAYLOAD_KINDS];
 
-static void make_payloads(size_t n)
+static void make_payloads(unsigned size)
 {
+    uint8_t (*payloads)[MAX_PAYLOAD + 16] = payload_table[size];
+    size_t *payload_lens = payload_len_table[size];
+    size_t n = payload_sizes[size];
     uint8_t *p;
     memcpy(payloads[BS_PAYLOAD_RAW], payload, n);
     payload_lens[BS_PAYLOAD_RAW] = n;
@@ -244,7 +250,8 @@ static void send_message(session_t *s, int64_t sequence_id, const char *key, boo
         return;
     pulsarc_message_clear(s->msg);
     bs_payload_kind_t kind = bad ? BS_PAYLOAD_BAD : own >= 0 ? own_kinds[own] : s->payload_kind;
-    pulsarc_message_set_payload(s->msg, payloads[kind], payload_lens[kind]);
+    pulsarc_message_set_payload(s->msg, payload_table[s->payload_size][kind],
+                                payload_len_table[s->payload_size][kind]);
     if (own >= 0)
         CHECK(pulsarc_message_set_schema(s->msg, own_schemas[own]) == PULSARC_OK,
               "cannot give a message its schema");
@@ -290,7 +297,6 @@ static bool messages_settled(fake_broker_t *fb, void *ctx)
 }
 
 static const int32_t max_sizes[] = { 5 * 1024 * 1024, 4096, 1024, 640 };
-static const size_t payload_sizes[] = { 8, 100, 700, MAX_PAYLOAD };
 static const uint32_t partition_counts[] = { 0, 2, 3, 1 };
 static const char *const send_timeouts[] = { "0", "10", "30", "100" };
 
@@ -359,8 +365,7 @@ static bool setup(session_t *s, input_t *in)
         .transport_ctx = opt->transport_ctx,
     };
     s->tls = st.tls;
-    s->payload_len = payload_sizes[(b2 >> 2) & 3];
-    make_payloads(s->payload_len);
+    s->payload_size = (b2 >> 2) & 3;
     static const bs_payload_kind_t topic_kinds[] = { BS_PAYLOAD_AVRO, BS_PAYLOAD_KV,
                                                       BS_PAYLOAD_RAW, BS_PAYLOAD_RAW };
     static const bs_payload_kind_t producer_kinds[] = { BS_PAYLOAD_RAW, BS_PAYLOAD_AVRO,
@@ -801,6 +806,8 @@ void bs_init(const bs_options_t *opt)
     ls_init();
     for (size_t i = 0; i < sizeof payload; i++)
         payload[i] = (uint8_t)(i * 7);
+    for (unsigned i = 0; i < PAYLOAD_SIZES; i++)
+        make_payloads(i);
     make_schemas();
 }
 

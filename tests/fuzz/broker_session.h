@@ -79,7 +79,7 @@ typedef struct session {
     pulsarc_client_t *client;
     pulsarc_producer_t *producer;   /* NULL when creation failed or after producer_free */
     pulsarc_message_t *msg;
-    size_t payload_len;
+    unsigned payload_size;          /* setup byte 2's choice of payload size (0-3) */
     bs_payload_kind_t payload_kind; /* of messages without a schema of their own */
     bs_schema_spec_t topic_schema;  /* the GET_SCHEMA answer read from the input */
     bs_schema_spec_t answer_schema; /* scratch for BS_CMD_GET_SCHEMA */

@@ -28,7 +28,7 @@
 /* The seam has no context argument: it finds the broker here. */
 static fake_broker_t *current;
 
-/* ---- connections handed over by the seam (client's loop thread, during a turn) ------ */
+/* ---- connections handed over by the seam (in the client's loop, during a turn) ----- */
 
 static int hand_over(const pc_host_port_t *physical)
 {

@@ -145,8 +145,8 @@ int fb_open_conn(const fake_broker_t *fb, unsigned k);
 void fb_write(fake_broker_t *fb, int i, const void *data, size_t len);
 void fb_write_command(fake_broker_t *fb, int i, const Pulsar__Proto__BaseCommand *cmd);
 /* For transports: bytes straight onto connection i's socket, below any layer (when the
- * socket is full, the client gets turns to read it); and the plaintext a layer recovered
- * from what the client wrote. */
+ * socket is full, the client gets turns to read it; if it has stopped reading, the rest
+ * is dropped); and the plaintext a layer recovered from what the client wrote. */
 void fb_write_wire(fake_broker_t *fb, int i, const void *data, size_t len);
 void fb_deliver(fake_broker_t *fb, int i, const uint8_t *data, size_t len);
 /* The broker closes connection i. */
