@@ -530,8 +530,11 @@ static int parse_args(int argc, char **argv, options_t *o)
         o->duration_s = 0;
     return 0;
 bad:
-    /* getopt_long sets idx only for long options. */
-    if (idx >= 0)
+    /* getopt_long sets idx only for long options. A setting is not repeated: it may be a
+     * secret typed with another separator (--client-conf authParams:token:...). */
+    if (ch == OPT_CONF || ch == OPT_CLIENT_CONF)
+        fprintf(stderr, "%s: --%s expects KEY=VALUE\n", argv[0], longs[idx].name);
+    else if (idx >= 0)
         fprintf(stderr, "%s: bad value for --%s: \"%s\"\n", argv[0], longs[idx].name, optarg);
     else
         fprintf(stderr, "%s: bad value for -%c: \"%s\"\n", argv[0], ch, optarg);
@@ -581,8 +584,8 @@ static int build_producer_conf(const options_t *o, pulsarc_producer_config_t **o
         const conf_kv_t *kv = &o->producer_conf.v[i];
         pulsarc_result res = pulsarc_producer_config_set(conf, kv->key, kv->value);
         if (res != PULSARC_OK) {
-            char what[128];
-            snprintf(what, sizeof what, "producer setting %s=%s", kv->key, kv->value);
+            char what[128]; /* not the value: a misspelt key may hold a secret */
+            snprintf(what, sizeof what, "producer setting %s", kv->key);
             print_error(what, res);
             pulsarc_producer_config_free(conf);
             return -1;
@@ -607,9 +610,11 @@ static int build_client_conf(const options_t *o, pulsarc_client_config_t **out)
             const conf_kv_t *kv = &lists[l]->v[i];
             pulsarc_result res = pulsarc_client_config_set(conf, kv->key, kv->value);
             if (res != PULSARC_OK) {
-                char what[128]; /* a secret (authParams) is never printed */
-                snprintf(what, sizeof what, "client setting %s=%s", kv->key,
-                         client_conf_is_secret(kv->key) ? "(hidden)" : kv->value);
+                /* Not the value: a secret (authParams, or a misspelt key holding one)
+                 * is never printed; the library's detail quotes a value it could not
+                 * use when that is safe. */
+                char what[128];
+                snprintf(what, sizeof what, "client setting %s", kv->key);
                 print_error(what, res);
                 pulsarc_client_config_free(conf);
                 return -1;

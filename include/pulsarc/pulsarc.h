@@ -34,7 +34,20 @@ extern "C" {
 #define PULSARC_API
 #endif
 
-#define PULSARC_VERSION_STRING "0.1.0"
+/* ---------------------------------------------------------------------------------
+ * Version. PULSARC_VERSION (MAJOR * 10000 + MINOR * 100 + PATCH) and
+ * PULSARC_VERSION_STRING ("MAJOR.MINOR.PATCH") are the version of this header (from
+ * pulsarc/version.h, which the build generates); pulsarc_version() and
+ * pulsarc_version_string() are those of the library the program runs with: they differ
+ * only when the program runs with another build of the shared library than the one it
+ * was compiled against. The shared library's SONAME carries the major version
+ * (libpulsarc.so.0).
+ * ------------------------------------------------------------------------------- */
+#include <pulsarc/version.h>
+
+PULSARC_API int pulsarc_version(void);
+/* A static string; never freed. */
+PULSARC_API const char *pulsarc_version_string(void);
 
 /* ---------------------------------------------------------------------------------
  * Results. 0 is success; local errors are negative; errors the broker reported are
@@ -48,7 +61,9 @@ typedef enum pulsarc_result {
     PULSARC_ERR_INVALID_URL = -3,       /* service URL does not parse */
     PULSARC_ERR_INVALID_CONFIG = -4,    /* unknown key or bad value */
     PULSARC_ERR_NO_MEMORY = -5,
-    PULSARC_ERR_CONNECT_FAILED = -6,    /* could not resolve or reach a broker */
+    PULSARC_ERR_CONNECT_FAILED = -6,    /* could not resolve or reach a broker, or it did not
+                                          * finish the handshake (TLS, CONNECT) within
+                                          * connectionTimeoutMs */
     PULSARC_ERR_CONNECTION_CLOSED = -7, /* the connection dropped during a request */
     PULSARC_ERR_TIMEOUT = -8,           /* a request got no answer within operationTimeoutMs */
     PULSARC_ERR_SEND_TIMEOUT = -9,      /* no receipt within sendTimeoutMs: the message MAY have
@@ -119,7 +134,8 @@ PULSARC_API const char *pulsarc_result_name(pulsarc_result res);
  * string stays valid until the next pulsarc call on the same thread. */
 PULSARC_API const char *pulsarc_last_error_detail(void);
 /* Nonzero when res means the producer has stopped for good (topic terminated, producer
- * fenced, not allowed, not authorised or authenticated, invalid topic or schema): retrying
+ * fenced, not allowed, not authorised or authenticated, invalid topic or schema, a
+ * configuration the broker refuses such as an unknown listenerName): retrying
  * cannot help, and every later send on that producer fails with the same result. Other
  * broker errors (producer busy, service not ready, quota, topic not found after creation)
  * are retried with backoff. */
@@ -144,12 +160,48 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
 /* ---------------------------------------------------------------------------------
  * Client configuration. Keys follow the official Java client's names. Unknown keys and
  * bad values are rejected with PULSARC_ERR_INVALID_CONFIG and a detail message.
+ * docs/configuration.md lists every key, client and producer, with the values it takes.
  *
  *   operationTimeoutMs        30000   lookups, producer creation, close
  *   connectionTimeoutMs       10000   TCP connect + handshake
  *   keepAliveIntervalSeconds  30      PING after this much silence; the connection is
  *                                     dropped after twice this long without any answer
- *   maxLookupRedirects        20
+ *   maxLookupRedirects        20      also the HTTP redirects one lookup may follow
+ *   httpLookupAuthAllowRedirect false credentials follow an http(s):// lookup's redirect
+ *                                     to hosts outside the service URL (as the C++
+ *                                     client's setting); off: only the service URL's
+ *                                     hosts get them. Never from https to plain http.
+ *
+ *   Where connections go (see "Running against a cluster" in README.md):
+ *   listenerName              (unset) the brokers' advertised listener to use: every lookup
+ *                                     asks for it (binary: advertised_listener_name;
+ *                                     HTTP: ?listenerName=) and producers connect to the
+ *                                     address it answers; unset: the internal listener.
+ *                                     A listener the broker does not have fails producer
+ *                                     creation at once with PULSARC_ERR_INVALID_CONFIG
+ *                                     (terminal: the broker's answer is otherwise one it
+ *                                     gives when not ready)
+ *   connectionsPerBroker      1       connections to each broker (1..1024); the producers
+ *                                     on one broker take them in turn: the k-th producer
+ *                                     created (or reconnected) there uses connection
+ *                                     k mod N. Lookups use any open one.
+ *   proxyServiceUrl           (unset) an SNI proxy in front of the brokers' TLS ports,
+ *                                     pulsar+ssl://host:port (one address)
+ *   proxyProtocol             none    none | SNI (as the Java and C++ clients name it).
+ *                                     With SNI and proxyServiceUrl, every connection
+ *                                     (lookups too) opens TCP to the proxy and TLS with
+ *                                     the host of the broker it is for (the service URL's
+ *                                     host, or the one a lookup answered) as SNI; the
+ *                                     certificate is verified against that host, as the
+ *                                     Java client does (the C++ client checks the proxy's
+ *                                     name). pulsarc_client_new fails with
+ *                                     PULSARC_ERR_INVALID_CONFIG when only one of the two
+ *                                     is set, when proxyServiceUrl is not one
+ *                                     pulsar+ssl:// address, or when the service URL is
+ *                                     not pulsar+ssl:// or https:// (a plain connection
+ *                                     has no SNI; the official clients ignore the proxy
+ *                                     then).
+ *
  *   memoryLimitBytes          67108864 pending payload bytes across all producers; 0 = none.
  *                                     A single message above the limit is admitted when no
  *                                     other payload is pending (as in the Java client).
@@ -175,7 +227,11 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *   tlsCertificateFilePath    (unset) client certificate (PEM), for mTLS
  *   tlsKeyFilePath            (unset) its private key (PEM)
  *   tlsProtocols              (unset) e.g. "TLSv1.2,TLSv1.3"; never below TLS 1.2
- *   tlsCiphers                (unset) OpenSSL cipher list
+ *   tlsCiphers                (unset) OpenSSL or IANA cipher names; TLS 1.2 ciphers
+ *                                     alone mean TLS 1.2, TLS 1.3 suites alone TLS 1.3
+ *   tlsProtocols and tlsCiphers apply to every TLS connection of the client: the broker,
+ *   HTTPS lookups and the OAuth2 issuer. The other tls* settings are the broker's only:
+ *   the issuer is always verified (see authParams, oauth2).
  *
  *   Authentication, as the official clients write it:
  *   authPlugin                (unset) token | tls | basic | oauth2, or the Java class names
@@ -183,7 +239,12 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *                                     ...AuthenticationTls, ...AuthenticationBasic,
  *                                     ...oauth2.AuthenticationOAuth2)
  *   authParams                (unset) the plugin's parameters, in the official formats;
- *                                     a secret: never logged or dumped
+ *                                     a secret: never logged or dumped, and wiped from
+ *                                     memory when set again or when the configuration
+ *                                     is freed. A client keeps it only inside its
+ *                                     authentication provider (wiped when the client is
+ *                                     destroyed); the configuration keeps its own copy,
+ *                                     for more clients, until it is freed.
  * ------------------------------------------------------------------------------- */
 typedef struct pulsarc_client_config pulsarc_client_config_t;
 
@@ -219,7 +280,8 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_tls_cert_pem(pulsarc_client
 /* ---------------------------------------------------------------------------------
  * Authentication: typed equivalents of authPlugin + authParams. Each setter replaces
  * whatever authentication was configured before (it rewrites both keys, so dumps show
- * authPlugin and keep authParams masked). The secrets are copied.
+ * authPlugin and keep authParams masked). The secrets are copied, and wiped like
+ * authParams (see "Client configuration").
  *
  * authParams by plugin, as the official clients write them:
  *   token   "token:<jwt>" | "file:///path" | "env:NAME" | {"token":"<jwt>"} |
@@ -229,10 +291,27 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_tls_cert_pem(pulsarc_client
  *   tls     {"tlsCertFile":"/c.pem","tlsKeyFile":"/k.pem"} |
  *           "tlsCertFile:/c.pem,tlsKeyFile:/k.pem": sets tlsCertificateFilePath and
  *           tlsKeyFilePath unless those are set themselves
- *   oauth2  not implemented yet: pulsarc_client_new fails with PULSARC_ERR_UNSUPPORTED
+ *   oauth2  {"issuer_url":"https://...","private_key":"/creds.json","audience":"..."}
+ *           (or client_id + client_secret; or the Java names issuerUrl, privateKey),
+ *           "scope" optional, "trustCertsFilePath" the issuer's CAs (unset: the system's
+ *           store). The issuer's certificate and host name are always verified: the
+ *           broker's tlsTrustCertsFilePath, tlsAllowInsecureConnection and
+ *           tlsEnableHostnameVerification=false do not apply to it.
  * An unknown plugin or bad parameters fail pulsarc_client_new with
  * PULSARC_ERR_INVALID_CONFIG; a token that cannot be read at connect time fails the
- * connection (and so producer creation) with PULSARC_ERR_AUTH_PROVIDER.
+ * connection (and so producer creation) with PULSARC_ERR_AUTH_PROVIDER. A token or
+ * password over pulsar:// or http:// (or a client secret to an http:// issuer) travels
+ * unencrypted: pulsarc_client_new logs one warning saying so.
+ *
+ * Secrets in memory: the library wipes its copies of tokens, passwords, client secrets,
+ * OAuth2 access tokens and private keys given as PEM before it frees them, as well as
+ * the HTTP headers, forms and answers that carry them and the copies jansson makes while
+ * parsing authParams, credentials files and token answers (unless the application has
+ * installed its own jansson allocator, which it then keeps); it hands a client key PEM to
+ * libcurl without letting curl copy it; the encoded CONNECT and AUTH_RESPONSE frames
+ * (and, over TLS, the plaintext copy they pass through) are wiped once written. Not
+ * wiped: libcurl's request buffer (the Authorization header, the token request's form)
+ * and OpenSSL's internal buffers.
  * ------------------------------------------------------------------------------- */
 
 /* Supplies a token on each connect and each AUTH_CHALLENGE, on the client's loop thread
@@ -644,7 +723,9 @@ PULSARC_API pulsarc_result pulsarc_client_new(const char *service_url,
                                               const pulsarc_client_config_t *conf,
                                               pulsarc_client_t **out);
 /* Closes every producer still open (their pending messages fail with ALREADY_CLOSED, their
- * callbacks run on the loop thread as always), stops the loop thread and frees the client.
+ * callbacks run on the loop thread as always; as with a send timeout, the detail says "may
+ * have been persisted" for a message already written to a connection and "not sent" for
+ * one never written), stops the loop thread and frees the client.
  * Must not be called from a callback (returns PULSARC_ERR_WOULD_BLOCK there).
  * Threads blocked in a send waiting for room (blockIfQueueFull) wake and get
  * PULSARC_ERR_ALREADY_CLOSED; threads waiting in send, flush or close get their results.
@@ -673,8 +754,10 @@ typedef void (*pulsarc_done_cb)(pulsarc_producer_t *producer, pulsarc_result res
 
 /* Looks the topic up, connects and registers the producer with the broker; blocks until
  * done or operationTimeoutMs passed (then PULSARC_ERR_TIMEOUT, with a detail saying what
- * did not answer; also against a broker that accepts the connection but never answers).
- * conf may be NULL (defaults); it is copied. */
+ * did not answer). A broker that accepts the connection but never answers CONNECT fails
+ * it after connectionTimeoutMs with PULSARC_ERR_CONNECT_FAILED (as the official C++
+ * client's ResultConnectError), or with PULSARC_ERR_TIMEOUT when operationTimeoutMs is
+ * the shorter of the two. conf may be NULL (defaults); it is copied. */
 PULSARC_API pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *client,
                                                           const char *topic,
                                                           const pulsarc_producer_config_t *conf,

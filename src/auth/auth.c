@@ -70,6 +70,28 @@ void pc_auth_use_http(pc_auth_t *a, const pc_auth_http_t *http)
         a->ops->use_http(a, http);
 }
 
+const char *pc_auth_http_trust_file(const pc_auth_t *a)
+{
+    return a && a->ops->http_trust_file ? a->ops->http_trust_file(a) : NULL;
+}
+
+void pc_auth_warn_cleartext(const pc_auth_t *a, int tls, const pc_logger_t *log)
+{
+    if (!a)
+        return;
+    const char *method = a->ops->method;
+    const char *what = !strcmp(method, "token")   ? "the token"
+                       : !strcmp(method, "basic") ? "the password"
+                                                  : NULL;
+    const char *own = a->ops->cleartext_risk ? a->ops->cleartext_risk(a) : NULL;
+    if (what && !tls)
+        PC_WARN(log, "%s goes to the broker unencrypted: the service URL is pulsar:// or "
+                "http://, not pulsar+ssl:// or https://%s%s", what, own ? "; " : "",
+                own ? own : "");
+    else if (own)
+        PC_WARN(log, "%s", own);
+}
+
 void pc_auth_data_free(pc_auth_data_t *d)
 {
     if (d->bytes) {

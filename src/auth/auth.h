@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/clock.h"
+#include "common/log.h"
 #include "pulsarc/pulsarc.h"
 
 typedef struct pc_auth pc_auth_t;
@@ -48,6 +50,12 @@ typedef struct pc_auth_ops {
     void (*cancel)(pc_auth_t *a, pc_auth_wait_t *w);
     /* Optional: the provider needs HTTP(S) and takes the client's (pc_auth_use_http). */
     void (*use_http)(pc_auth_t *a, const pc_auth_http_t *http);
+    /* Optional, with use_http: the CA file its HTTPS peer is verified against (NULL: the
+     * system's store). */
+    const char *(*http_trust_file)(const pc_auth_t *a);
+    /* Optional: why the provider's own traffic carries a secret unencrypted whatever the
+     * service URL (an http:// OAuth2 issuer), or NULL. */
+    const char *(*cleartext_risk)(const pc_auth_t *a);
 } pc_auth_ops_t;
 
 /* Providers embed this as their first member. */
@@ -109,10 +117,22 @@ struct pc_auth_http {
 
 /* True when the provider needs HTTP. */
 int pc_auth_wants_http(const pc_auth_t *a);
+/* The CA file a provider that needs HTTP verifies its peer (the OAuth2 issuer) against:
+ * its own setting, never the broker's; NULL: the system's store. The peer's certificate
+ * and host name are always verified. */
+const char *pc_auth_http_trust_file(const pc_auth_t *a);
 /* Hand the provider its HTTP client (copied). NULL detaches: the provider releases the
  * client (on the loop thread, while the loop still runs, since releasing closes handles)
  * and fails whoever waits; the client calls this when it shuts down. */
 void pc_auth_use_http(pc_auth_t *a, const pc_auth_http_t *http);
+
+/* ---- credentials in clear text ---------------------------------------------------- */
+
+/* Log one warning when a's secrets would travel unencrypted: a token or password over a
+ * service URL without TLS (tls false), or a provider's own plain-text traffic (an http://
+ * OAuth2 issuer). The client calls it once, when it is created, so the warning comes once
+ * per client, not per connection or message. NULL a is a no-op. */
+void pc_auth_warn_cleartext(const pc_auth_t *a, int tls, const pc_logger_t *log);
 
 /* Wipe and free; leaves d empty. */
 void pc_auth_data_free(pc_auth_data_t *d);
@@ -137,8 +157,10 @@ pulsarc_result pc_auth_token_supplier(pulsarc_token_supplier_cb cb, void *ctx,
 pulsarc_result pc_auth_basic(const char *user, const char *password, pc_auth_t **out);
 
 /* TLS (method "tls"): no data; the identity is the TLS client certificate, which the
- * client's TLS settings carry. */
-pulsarc_result pc_auth_tls(pc_auth_t **out);
+ * client's TLS settings carry. cert_file and key_file are the files it is read from (NULL:
+ * none, or given as PEM); they must be readable now, whatever the service URL's scheme:
+ * PULSARC_ERR_AUTH_PROVIDER otherwise, as for an unreadable token file. */
+pulsarc_result pc_auth_tls(const char *cert_file, const char *key_file, pc_auth_t **out);
 
 /* OAuth2 client credentials (method "token"): the access token from the issuer's token
  * endpoint (found through {issuer_url}/.well-known/openid-configuration), cached until
@@ -148,11 +170,13 @@ typedef struct pc_auth_oauth2_params {
     const char *issuer_url;
     const char *client_id;
     const char *client_secret;
-    const char *audience; /* NULL: not sent */
-    const char *scope;    /* NULL: not sent */
+    const char *audience;    /* NULL: not sent */
+    const char *scope;       /* NULL: not sent */
+    const char *trust_file;  /* the issuer's CAs (PEM file); NULL: the system's store */
 } pc_auth_oauth2_params_t;
 pulsarc_result pc_auth_oauth2(const pc_auth_oauth2_params_t *p, pc_auth_t **out);
-/* Tests: the clock a token's lifetime is counted on (default: the monotonic clock). */
-void pc_auth_oauth2_set_clock(pc_auth_t *a, uint64_t (*now_ms)(void));
+/* The clock a token's lifetime is counted on; NULL (the default): the monotonic clock.
+ * The client passes its runtime's (a test's fake clock, or NULL). */
+void pc_auth_oauth2_set_clock(pc_auth_t *a, const pc_clock_t *clock);
 
 #endif

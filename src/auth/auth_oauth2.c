@@ -6,8 +6,10 @@
  * used for the connect that asked for it and fetched again for the next one.
  *
  * HTTP goes through the table the client hands over (auth/ cannot include net/); the
- * client builds it on its HTTPS client, which verifies the issuer's certificate with the
- * client's TLS trust settings (CVE-2022-33684 was an OAuth2 client that did not).
+ * client builds it on an HTTPS client of its own, which always verifies the issuer's
+ * certificate and host name, against trust_file or the system's store (CVE-2022-33684
+ * was an OAuth2 client that did not): the broker's TLS settings, insecure ones included,
+ * never apply to the issuer, which receives the client secret.
  *
  * Errors are PULSARC_ERR_AUTH_PROVIDER with a detail naming the issuer and what went
  * wrong (HTTP status, which JSON field); never the secret, the token or a body. */
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth/secret_json.h"
 #include "common/clock.h"
 #include "common/error.h"
 
@@ -30,9 +33,10 @@ typedef struct oauth2_auth {
     pc_auth_t base;
     char *issuer_url; /* without a trailing '/' */
     char *client_id, *client_secret, *audience, *scope;
+    char *trust_file;          /* the issuer's CAs; NULL: the system's store */
     pc_auth_http_t http;
     bool has_http;
-    uint64_t (*now_ms)(void);
+    const pc_clock_t *clock;   /* NULL: the monotonic clock */
     char *token_endpoint;      /* from discovery; forgotten when it fails us */
     char *token;               /* the cached access token, or NULL */
     uint64_t renew_at_ms;      /* the cached token is fetched again from here on */
@@ -41,11 +45,6 @@ typedef struct oauth2_auth {
     pc_auth_wait_t *waiters;   /* waiting for the fetch under way */
     pc_auth_wait_t *finishing; /* being told its outcome (see finish_all) */
 } oauth2_auth_t;
-
-static uint64_t mono_clock(void)
-{
-    return pc_mono_ms();
-}
 
 /* ---- telling the waiters --------------------------------------------------------- */
 
@@ -202,6 +201,7 @@ static void on_token(pulsarc_result res, long status, const char *body, size_t l
         fail_http(o, res, "the token request");
         return;
     }
+    pc_secret_json_init(); /* jansson's copies of the token are wiped */
     json_t *root = json_loadb(body ? body : "", len, 0, NULL);
     if (!json_is_object(root) && status == 200)
         fail(o, PULSARC_ERR_AUTH_PROVIDER, "the token endpoint's answer is not a JSON object");
@@ -287,7 +287,7 @@ static void start_fetch(oauth2_auth_t *o)
         return;
     }
     o->fetching = true;
-    o->fetch_started_ms = o->now_ms();
+    o->fetch_started_ms = pc_clock_now_ms(o->clock);
     if (o->token_endpoint)
         request_token(o);
     else
@@ -297,7 +297,7 @@ static void start_fetch(oauth2_auth_t *o)
 static void oauth2_prepare(pc_auth_t *a, pc_auth_wait_t *w)
 {
     oauth2_auth_t *o = (oauth2_auth_t *)a;
-    if (o->token && o->now_ms() < o->renew_at_ms) {
+    if (o->token && pc_clock_now_ms(o->clock) < o->renew_at_ms) {
         pc_auth_wait_done(w, PULSARC_OK);
         return;
     }
@@ -373,9 +373,24 @@ static void oauth2_destroy(pc_auth_t *a)
     pc_auth_secret_free(o->client_secret);
     free(o->audience);
     free(o->scope);
+    free(o->trust_file);
     free(o->token_endpoint);
     pc_auth_secret_free(o->token);
     free(o);
+}
+
+static const char *oauth2_trust_file(const pc_auth_t *a)
+{
+    return ((const oauth2_auth_t *)a)->trust_file;
+}
+
+static const char *oauth2_cleartext_risk(const pc_auth_t *a)
+{
+    const oauth2_auth_t *o = (const oauth2_auth_t *)a;
+    if (strncmp(o->issuer_url, "http://", 7) != 0)
+        return NULL;
+    return "the OAuth2 issuer is http://: the client secret and the tokens it answers travel "
+           "unencrypted";
 }
 
 static const pc_auth_ops_t oauth2_ops = {
@@ -386,6 +401,8 @@ static const pc_auth_ops_t oauth2_ops = {
     .prepare = oauth2_prepare,
     .cancel = oauth2_cancel,
     .use_http = oauth2_use_http,
+    .http_trust_file = oauth2_trust_file,
+    .cleartext_risk = oauth2_cleartext_risk,
 };
 
 static int dup_opt(char **dst, const char *src)
@@ -404,10 +421,9 @@ pulsarc_result pc_auth_oauth2(const pc_auth_oauth2_params_t *p, pc_auth_t **out)
     if (!o)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     o->base.ops = &oauth2_ops;
-    o->now_ms = mono_clock;
     int rc = dup_opt(&o->issuer_url, p->issuer_url) | dup_opt(&o->client_id, p->client_id) |
              dup_opt(&o->client_secret, p->client_secret) | dup_opt(&o->audience, p->audience) |
-             dup_opt(&o->scope, p->scope);
+             dup_opt(&o->scope, p->scope) | dup_opt(&o->trust_file, p->trust_file);
     if (rc != 0) {
         oauth2_destroy(&o->base);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
@@ -419,7 +435,7 @@ pulsarc_result pc_auth_oauth2(const pc_auth_oauth2_params_t *p, pc_auth_t **out)
     return PULSARC_OK;
 }
 
-void pc_auth_oauth2_set_clock(pc_auth_t *a, uint64_t (*now_ms)(void))
+void pc_auth_oauth2_set_clock(pc_auth_t *a, const pc_clock_t *clock)
 {
-    ((oauth2_auth_t *)a)->now_ms = now_ms ? now_ms : mono_clock;
+    ((oauth2_auth_t *)a)->clock = clock;
 }

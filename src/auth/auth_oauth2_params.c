@@ -1,6 +1,8 @@
 /* authParams of the oauth2 plugin, in the official clients' names: the C++ client's
  * issuer_url, private_key, client_id, client_secret, audience, scope, and the Java and Go
- * clients' issuerUrl, privateKey, audience, scope (JSON or key:value, auth_params.c).
+ * clients' issuerUrl, privateKey, audience, scope (JSON or key:value, auth_params.c), and
+ * the Java client's trustCertsFilePath: the CAs the issuer's certificate is verified
+ * against (unset: the system's store; the broker's tlsTrustCertsFilePath does not apply).
  *
  * private_key (privateKey) names the credentials file the issuer hands out, a JSON
  * object with client_id and client_secret (and perhaps issuer_url): a path,
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "auth/auth_params.h"
+#include "auth/secret_json.h"
 #include "common/error.h"
 #include "common/small_file.h"
 
@@ -100,6 +103,7 @@ static pulsarc_result load_key(const char *key, key_fields_t *out)
     pulsarc_result r = key_text(key, &text);
     if (r != PULSARC_OK)
         return r;
+    pc_secret_json_init(); /* jansson's copies of the secret are wiped */
     json_t *root = json_loads(text, 0, NULL);
     pc_auth_secret_free(text);
     const char *id = json_string_value(json_object_get(root, "client_id"));
@@ -111,7 +115,7 @@ static pulsarc_result load_key(const char *key, key_fields_t *out)
     else if (!(out->client_id = strdup(id)) || !(out->client_secret = strdup(secret)) ||
              (issuer && !(out->issuer_url = strdup(issuer))))
         r = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    json_decref(root); /* jansson does not wipe; the text itself was wiped above */
+    json_decref(root);
     if (r != PULSARC_OK)
         key_fields_clear(out);
     return r;
@@ -147,7 +151,10 @@ static pulsarc_result build(const pc_auth_params_t *kv, pc_auth_t **out)
                                            : either(kv, "client_secret", "clientSecret"),
         .audience = pc_auth_params_get(kv, "audience"),
         .scope = pc_auth_params_get(kv, "scope"),
+        .trust_file = pc_auth_params_get(kv, "trustCertsFilePath"),
     };
+    if (p.trust_file && !*p.trust_file)
+        p.trust_file = NULL;
     if (!p.issuer_url || !*p.issuer_url)
         p.issuer_url = key.issuer_url;
     if (p.audience && !*p.audience)

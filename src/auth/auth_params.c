@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "auth/auth.h"
+#include "auth/secret_json.h"
 #include "common/error.h"
 
 static int add(pc_auth_params_t *p, const char *key, size_t klen, const char *value,
@@ -45,6 +46,7 @@ static char *json_value_text(json_t *v)
 static pulsarc_result parse_json(const char *text, pc_auth_params_t *out)
 {
     json_error_t err;
+    pc_secret_json_init(); /* the values are secrets: jansson's copies are wiped */
     json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &err);
     if (!root)
         return pc_fail(PULSARC_ERR_INVALID_CONFIG,

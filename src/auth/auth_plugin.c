@@ -110,9 +110,10 @@ static pulsarc_result basic_from_params(const char *params, pc_auth_t **out)
     return r;
 }
 
-static pulsarc_result tls_from_params(const char *params, pc_auth_t **out,
+static pulsarc_result tls_from_params(const pc_auth_config_t *in, pc_auth_t **out,
                                       pc_auth_tls_files_t *tls)
 {
+    const char *params = in->params;
     pc_auth_params_t kv = { 0 };
     if (params && *params) {
         pulsarc_result r = pc_auth_params_parse(params, &kv);
@@ -127,8 +128,10 @@ static pulsarc_result tls_from_params(const char *params, pc_auth_t **out,
                     "authParams for tls: give both tlsCertFile and tlsKeyFile");
     else if (cert && (!(tls->cert_file = strdup(cert)) || !(tls->key_file = strdup(key))))
         r = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    else if (in->tls_cert_file || in->tls_key_file) /* the TLS settings win */
+        r = pc_auth_tls(in->tls_cert_file, in->tls_key_file, out);
     else
-        r = pc_auth_tls(out);
+        r = pc_auth_tls(tls->cert_file, tls->key_file, out);
     pc_auth_params_clear(&kv);
     if (r != PULSARC_OK)
         pc_auth_tls_files_clear(tls);
@@ -149,9 +152,13 @@ static pulsarc_result build(pc_auth_kind_t kind, const pc_auth_config_t *in, pc_
     case PC_AUTH_BASIC:
         return basic_from_params(in->params, out);
     case PC_AUTH_TLS:
-        return tls_from_params(in->params, out, tls);
-    case PC_AUTH_OAUTH2:
-        return pc_auth_oauth2_from_params(in->params, out);
+        return tls_from_params(in, out, tls);
+    case PC_AUTH_OAUTH2: {
+        pulsarc_result r = pc_auth_oauth2_from_params(in->params, out);
+        if (r == PULSARC_OK)
+            pc_auth_oauth2_set_clock(*out, in->clock);
+        return r;
+    }
     }
     return pc_fail(PULSARC_ERR_INVALID_CONFIG, "unknown authentication plugin");
 }

@@ -20,6 +20,7 @@
 #define PC_AUTH_PLUGIN_H
 
 #include "auth/auth.h"
+#include "common/clock.h"
 #include "pulsarc/pulsarc.h"
 
 typedef enum pc_auth_kind {
@@ -37,6 +38,12 @@ typedef struct pc_auth_config {
     const char *params;                 /* NULL or the plugin's parameters */
     pulsarc_token_supplier_cb supplier; /* set: a token plugin fed by this callback */
     void *supplier_ctx;
+    /* The TLS settings' client certificate and key files (NULL: unset). A tls plugin's
+     * identity is these when either is set, else the files of its parameters. */
+    const char *tls_cert_file;
+    const char *tls_key_file;
+    const pc_clock_t *clock;            /* what a cached token's lifetime is counted on
+                                           (oauth2); NULL: the monotonic clock */
 } pc_auth_config_t;
 
 /* The client certificate named by a tls plugin's parameters: owned copies, or NULL. */
@@ -47,7 +54,8 @@ typedef struct pc_auth_tls_files {
 
 /* Build the provider; *out is NULL when no plugin is configured. tls (zeroed first)
  * receives the certificate files of a tls plugin. Errors: INVALID_CONFIG (unknown plugin,
- * bad or missing parameters, an unreadable oauth2 private_key), UNSUPPORTED (an oauth2
+ * bad or missing parameters, an unreadable oauth2 private_key), AUTH_PROVIDER (a tls
+ * plugin's certificate or key file that cannot be read), UNSUPPORTED (an oauth2
  * tokenEndpointAuthMethod other than client_secret_post), NO_MEMORY; details never quote
  * parameter values. */
 pulsarc_result pc_auth_from_config(const pc_auth_config_t *in, pc_auth_t **out,

@@ -165,7 +165,8 @@ static void loop_main(void *arg)
 }
 
 /* The runtime context below client/ sees: the client's loop, logger and service URL, and
- * the limits from the configuration in the units net/ counts in. The pool comes after. */
+ * the limits from the configuration in the units net/ counts in. The connection settings
+ * (rt.net) come before, the pool after. */
 static void fill_runtime(pulsarc_client_t *c)
 {
     const pulsarc_client_config_t *conf = &c->conf;
@@ -176,6 +177,7 @@ static void fill_runtime(pulsarc_client_t *c)
         .connection_timeout_ms = (uint64_t)conf->connection_timeout_ms,
         .keepalive_interval_ms = (uint64_t)conf->keepalive_interval_s * 1000u,
         .max_lookup_redirects = (int)conf->max_lookup_redirects,
+        .http_auth_any_redirect = conf->http_lookup_auth_allow_redirect,
         .initial_backoff_ms = (uint64_t)conf->initial_backoff_ms,
         .max_backoff_ms = (uint64_t)conf->max_backoff_ms,
     };
@@ -184,6 +186,8 @@ static void fill_runtime(pulsarc_client_t *c)
     c->rt.next_request_id = 1;
     c->rt.next_producer_id = 1;
     c->rt.stopping = false;
+    c->rt.clock = conf->clock;
+    c->rt.transport = conf->transport;
 }
 
 /* An http(s):// service URL looks topics up over the admin REST API, with the same trust
@@ -198,6 +202,8 @@ static struct pc_http *lookup_http_new(pulsarc_client_t *c)
         .key_file = conf->tls_key_file,
         .cert_pem = conf->tls_cert_pem,
         .key_pem = conf->tls_key_pem,
+        .protocols = conf->tls_protocols,
+        .ciphers = conf->tls_ciphers,
         .allow_insecure = conf->tls_allow_insecure,
         .verify_hostname = conf->tls_hostname_verification,
     };
@@ -225,6 +231,14 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
         free(c);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
+    /* Before authentication, which drops the client's copy of authParams: a failure here
+     * leaves nothing to undo. */
+    pulsarc_result net_rc = pc_client_config_net(&c->conf, &c->url, &c->rt.net);
+    if (net_rc != PULSARC_OK) {
+        pc_client_config_clear(&c->conf);
+        free(c);
+        return net_rc;
+    }
     pulsarc_result auth_rc = pc_client_config_auth(&c->conf, &c->rt.auth);
     if (auth_rc != PULSARC_OK) {
         pc_client_config_clear(&c->conf);
@@ -242,6 +256,7 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     c->log.cb = c->conf.log_cb ? c->conf.log_cb : pc_log_stderr;
     c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
     c->log.level = c->conf.log_level;
+    pc_auth_warn_cleartext(c->rt.auth, c->url.tls, &c->log);
     atomic_init(&c->memory_used, 0);
     atomic_init(&c->admit_waiters, 0);
 
@@ -264,7 +279,7 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     uv_check_start(&c->admit_check, on_admit_check);
     uv_unref((uv_handle_t *)&c->admit_check);
     fill_runtime(c);
-    pulsarc_result http_rc = pc_client_auth_http(&c->conf, &c->loop, &c->log, c->rt.auth);
+    pulsarc_result http_rc = pc_client_auth_http(&c->conf, &c->rt, c->rt.auth);
     c->rt.pool = http_rc == PULSARC_OK ? pc_pool_new(&c->rt) : NULL;
     if (c->rt.pool && c->url.http && !(c->rt.http = lookup_http_new(c)))
         http_rc = PULSARC_ERR_NO_MEMORY;

@@ -13,16 +13,24 @@
 #include "common/error.h"
 #include "schema/schema.h"
 
-/* T_SECRET is a string that config dumps (and so logs) show only as set or not. */
-typedef enum { T_INT, T_BOOL, T_STR, T_SECRET, T_ENUM } conf_type;
+/* Short names for the tables below. */
+#define T_INT PC_CONF_INT
+#define T_BOOL PC_CONF_BOOL
+#define T_STR PC_CONF_STR
+#define T_SECRET PC_CONF_SECRET
+#define T_ENUM PC_CONF_ENUM
 
+/* One setting. doc is its description: docs/configuration.md carries every row's key,
+ * default, values and doc word for word, and the header's list every key with its
+ * default (tests/unit/test_config_docs.c fails otherwise). */
 typedef struct conf_row {
     const char *key;
-    conf_type type;
+    pc_conf_type_t type;
     size_t offset;
-    int64_t min, max;
-    const char *def;
+    int64_t min, max;         /* T_INT: the range; T_STR, T_SECRET: the length's */
+    const char *def;          /* NULL: unset */
     const char *const *names; /* T_ENUM: value i is names[i], NULL-terminated */
+    const char *doc;
 } conf_row;
 
 static const char *const log_levels[] = { "debug", "info", "warn", "error", "off", NULL };
@@ -31,63 +39,140 @@ static const char *const batchers[] = { "default", "key_based", NULL };
 static const char *const routing_modes[] = { "round_robin", "single", "custom", NULL };
 static const char *const hashings[] = { "java", "murmur3", NULL };
 static const char *const crypto_actions[] = { "fail", "send", NULL };
+static const char *const proxy_protocols[] = { "none", "SNI", NULL };
 
 #define CC(field) offsetof(struct pulsarc_client_config, field)
 static const conf_row client_rows[] = {
-    { "operationTimeoutMs", T_INT, CC(operation_timeout_ms), 1, 3600000, "30000", NULL },
-    { "connectionTimeoutMs", T_INT, CC(connection_timeout_ms), 1, 3600000, "10000", NULL },
-    { "keepAliveIntervalSeconds", T_INT, CC(keepalive_interval_s), 1, 3600, "30", NULL },
-    { "maxLookupRedirects", T_INT, CC(max_lookup_redirects), 0, 1000, "20", NULL },
-    { "memoryLimitBytes", T_INT, CC(memory_limit_bytes), 0, INT64_MAX, "67108864", NULL },
-    { "initialBackoffIntervalMs", T_INT, CC(initial_backoff_ms), 1, 3600000, "100", NULL },
-    { "maxBackoffIntervalMs", T_INT, CC(max_backoff_ms), 1, 86400000, "60000", NULL },
-    { "logLevel", T_ENUM, CC(log_level), 0, 4, "warn", log_levels },
-    { "tlsTrustCertsFilePath", T_STR, CC(tls_trust_certs_file), 1, 4096, NULL, NULL },
-    { "tlsAllowInsecureConnection", T_BOOL, CC(tls_allow_insecure), 0, 1, "false", NULL },
+    { "operationTimeoutMs", T_INT, CC(operation_timeout_ms), 1, 3600000, "30000", NULL,
+      "Lookups, producer creation and close fail after this many milliseconds." },
+    { "connectionTimeoutMs", T_INT, CC(connection_timeout_ms), 1, 3600000, "10000", NULL,
+      "The TCP connect and the CONNECT handshake must finish within this many "
+      "milliseconds." },
+    { "keepAliveIntervalSeconds", T_INT, CC(keepalive_interval_s), 1, 3600, "30", NULL,
+      "A PING after this much silence; the connection is dropped after twice this long "
+      "without any answer." },
+    { "maxLookupRedirects", T_INT, CC(max_lookup_redirects), 0, 1000, "20", NULL,
+      "A lookup redirected more often fails with PULSARC_ERR_TOO_MANY_REDIRECTS." },
+    { "httpLookupAuthAllowRedirect", T_BOOL, CC(http_lookup_auth_allow_redirect), 0, 1, "false",
+      NULL,
+      "Send the lookup's credentials on an HTTP redirect to a host outside the service URL "
+      "(off: credentials go only to the service URL's hosts)." },
+    { "listenerName", T_STR, CC(listener_name), 1, 255, NULL, NULL,
+      "The brokers' advertised listener (advertisedListeners) to use: lookups ask for it "
+      "and producers connect to its address; unset: the brokers' internal listener. A "
+      "name the broker does not have fails producer creation with "
+      "PULSARC_ERR_INVALID_CONFIG." },
+    { "connectionsPerBroker", T_INT, CC(connections_per_broker), 1, 1024, "1", NULL,
+      "Connections to each broker; the producers on a broker take them in turn (the "
+      "official clients pick one at random per producer)." },
+    { "proxyServiceUrl", T_STR, CC(proxy_service_url), 1, 4096, NULL, NULL,
+      "An SNI proxy in front of the brokers' TLS ports, pulsar+ssl://host:port; needs "
+      "proxyProtocol=SNI and a TLS service URL." },
+    { "proxyProtocol", T_ENUM, CC(proxy_protocol), 0, 1, "none", proxy_protocols,
+      "SNI: every connection opens TCP and TLS to proxyServiceUrl, with the host name of "
+      "the broker it is for (from the lookup) as TLS SNI; hostname verification checks "
+      "the certificate against that name." },
+    { "memoryLimitBytes", T_INT, CC(memory_limit_bytes), 0, INT64_MAX, "67108864", NULL,
+      "Pending payload bytes across all producers; 0 = no limit. A copy the producer holds "
+      "until the receipt (a batch, compressed or encrypted bytes) counts too." },
+    { "initialBackoffIntervalMs", T_INT, CC(initial_backoff_ms), 1, 3600000, "100", NULL,
+      "The first reconnect delay; it doubles, with jitter, up to maxBackoffIntervalMs." },
+    { "maxBackoffIntervalMs", T_INT, CC(max_backoff_ms), 1, 86400000, "60000", NULL,
+      "The longest reconnect delay." },
+    { "logLevel", T_ENUM, CC(log_level), 0, 4, "warn", log_levels,
+      "The least severe level that is logged." },
+    { "tlsTrustCertsFilePath", T_STR, CC(tls_trust_certs_file), 1, 4096, NULL, NULL,
+      "A PEM file of trusted CAs; unset: the system's trust store." },
+    { "tlsAllowInsecureConnection", T_BOOL, CC(tls_allow_insecure), 0, 1, "false", NULL,
+      "Accept any broker certificate (for testing only)." },
     { "tlsEnableHostnameVerification", T_BOOL, CC(tls_hostname_verification), 0, 1, "true",
-      NULL },
-    { "tlsCertificateFilePath", T_STR, CC(tls_cert_file), 1, 4096, NULL, NULL },
-    { "tlsKeyFilePath", T_STR, CC(tls_key_file), 1, 4096, NULL, NULL },
-    { "tlsProtocols", T_STR, CC(tls_protocols), 1, 256, NULL, NULL },
-    { "tlsCiphers", T_STR, CC(tls_ciphers), 1, 4096, NULL, NULL },
-    { "authPlugin", T_STR, CC(auth_plugin), 1, 256, NULL, NULL },
-    { "authParams", T_SECRET, CC(auth_params), 1, 65536, NULL, NULL },
+      NULL,
+      "The broker's certificate must name the host connected to (the official clients "
+      "default to false)." },
+    { "tlsCertificateFilePath", T_STR, CC(tls_cert_file), 1, 4096, NULL, NULL,
+      "The client certificate (PEM), for mTLS." },
+    { "tlsKeyFilePath", T_STR, CC(tls_key_file), 1, 4096, NULL, NULL,
+      "The client certificate's private key (PEM)." },
+    { "tlsProtocols", T_STR, CC(tls_protocols), 1, 256, NULL, NULL,
+      "TLS versions, e.g. TLSv1.2,TLSv1.3; never below TLS 1.2; unset: TLS 1.2 and newer." },
+    { "tlsCiphers", T_STR, CC(tls_ciphers), 1, 4096, NULL, NULL,
+      "An OpenSSL cipher list; unset: OpenSSL's defaults." },
+    { "authPlugin", T_STR, CC(auth_plugin), 1, 256, NULL, NULL,
+      "token, tls, basic or oauth2, or the official clients' class names "
+      "(org.apache.pulsar.client.impl.auth.AuthenticationToken, ...)." },
+    { "authParams", T_SECRET, CC(auth_params), 1, 65536, NULL, NULL,
+      "The plugin's parameters, in the official formats. A secret: never logged or dumped, "
+      "wiped from memory when replaced or freed; a client keeps it only inside its "
+      "authentication provider." },
 };
 #undef CC
 
 #define PC(field) offsetof(struct pulsarc_producer_config, field)
 static const conf_row producer_rows[] = {
-    { "producerName", T_STR, PC(producer_name), 1, 255, NULL, NULL },
-    { "sendTimeoutMs", T_INT, PC(send_timeout_ms), 0, INT64_MAX / 2, "30000", NULL },
-    { "maxPendingMessages", T_INT, PC(max_pending_messages), 0, INT32_MAX, "1000", NULL },
-    { "blockIfQueueFull", T_BOOL, PC(block_if_queue_full), 0, 1, "false", NULL },
-    { "initialSequenceId", T_INT, PC(initial_sequence_id), -1, INT64_MAX - 1, "-1", NULL },
-    { "compressionType", T_ENUM, PC(compression), 0, 4, "none", codecs },
-    { "batchingEnabled", T_BOOL, PC(batching_enabled), 0, 1, "true", NULL },
-    { "batchingMaxMessages", T_INT, PC(batching_max_messages), 1, 1000000, "1000", NULL },
-    { "batchingMaxBytes", T_INT, PC(batching_max_bytes), 1, 64 * 1024 * 1024, "131072", NULL },
-    { "batchingMaxPublishDelayMs", T_INT, PC(batching_max_delay_ms), 0, 3600000, "10", NULL },
-    { "batcherType", T_ENUM, PC(batcher), 0, 1, "default", batchers },
-    { "chunkingEnabled", T_BOOL, PC(chunking_enabled), 0, 1, "false", NULL },
-    { "chunkMaxMessageSize", T_INT, PC(chunk_max_size), 0, INT32_MAX, "0", NULL },
-    { "messageRoutingMode", T_ENUM, PC(routing_mode), 0, 2, "round_robin", routing_modes },
-    { "hashingScheme", T_ENUM, PC(hashing), 0, 1, "java", hashings },
+    { "producerName", T_STR, PC(producer_name), 1, 255, NULL, NULL,
+      "A fixed producer name, needed to resume deduplication; unset: the broker assigns "
+      "one." },
+    { "sendTimeoutMs", T_INT, PC(send_timeout_ms), 0, INT64_MAX / 2, "30000", NULL,
+      "A message without a receipt after this many milliseconds fails with "
+      "PULSARC_ERR_SEND_TIMEOUT; 0 = wait for ever." },
+    { "maxPendingMessages", T_INT, PC(max_pending_messages), 0, INT32_MAX, "1000", NULL,
+      "Messages waiting for a receipt, per partition; 0 = no limit." },
+    { "blockIfQueueFull", T_BOOL, PC(block_if_queue_full), 0, 1, "false", NULL,
+      "true: a send waits for room; false: it fails at once when the queue or the memory "
+      "limit is full." },
+    { "initialSequenceId", T_INT, PC(initial_sequence_id), -1, INT64_MAX - 1, "-1", NULL,
+      "The first automatic sequence id is this + 1; -1 = continue from the broker's "
+      "last_sequence_id." },
+    { "compressionType", T_ENUM, PC(compression), 0, 4, "none", codecs,
+      "How each entry's payload is compressed." },
+    { "batchingEnabled", T_BOOL, PC(batching_enabled), 0, 1, "true", NULL,
+      "Group messages into batches (one entry, one receipt)." },
+    { "batchingMaxMessages", T_INT, PC(batching_max_messages), 1, 1000000, "1000", NULL,
+      "A batch is sent when it holds this many messages (or half of maxPendingMessages, if "
+      "that is fewer)." },
+    { "batchingMaxBytes", T_INT, PC(batching_max_bytes), 1, 64 * 1024 * 1024, "131072", NULL,
+      "A batch is sent when it holds this many payload bytes." },
+    { "batchingMaxPublishDelayMs", T_INT, PC(batching_max_delay_ms), 0, 3600000, "10", NULL,
+      "A batch is sent this many milliseconds after its first message." },
+    { "batcherType", T_ENUM, PC(batcher), 0, 1, "default", batchers,
+      "key_based: one batch per key, for Key_Shared consumers." },
+    { "chunkingEnabled", T_BOOL, PC(chunking_enabled), 0, 1, "false", NULL,
+      "Split payloads above the broker's limit into chunks." },
+    { "chunkMaxMessageSize", T_INT, PC(chunk_max_size), 0, INT32_MAX, "0", NULL,
+      "The chunk size; 0 = the broker's max message size." },
+    { "messageRoutingMode", T_ENUM, PC(routing_mode), 0, 2, "round_robin", routing_modes,
+      "The partition of a message without a key: round_robin, single (one partition for "
+      "every such message) or custom (pulsarc_producer_config_set_router)." },
+    { "hashingScheme", T_ENUM, PC(hashing), 0, 1, "java", hashings,
+      "The hash that maps a key to its partition: java (String.hashCode, as the Java "
+      "client) or murmur3." },
     { "maxPendingMessagesAcrossPartitions", T_INT, PC(max_pending_across_partitions), 0,
-      INT32_MAX, "0", NULL },
-    { "lazyStartPartitionedProducers", T_BOOL, PC(lazy_start), 0, 1, "false", NULL },
-    { "autoUpdatePartitions", T_BOOL, PC(auto_update_partitions), 0, 1, "true", NULL },
+      INT32_MAX, "0", NULL, "A limit over all partitions together; 0 = none." },
+    { "lazyStartPartitionedProducers", T_BOOL, PC(lazy_start), 0, 1, "false", NULL,
+      "Connect a partition on its first message rather than at creation." },
+    { "autoUpdatePartitions", T_BOOL, PC(auto_update_partitions), 0, 1, "true", NULL,
+      "Watch for partitions added to the topic." },
     { "autoUpdatePartitionsIntervalSeconds", T_INT, PC(partitions_update_interval_s), 1, 86400,
-      "60", NULL },
-    { "schemaValidationEnabled", T_BOOL, PC(schema_validation), 0, 1, "true", NULL },
-    { "encryptionKeys", T_STR, PC(encryption_keys), 1, 65536, NULL, NULL },
-    { "cryptoFailureAction", T_ENUM, PC(crypto_failure_action), 0, 1, "fail", crypto_actions },
-    { "dataKeyRotationMs", T_INT, PC(data_key_rotation_ms), 0, INT64_MAX / 2, "14400000", NULL },
+      "60", NULL, "How often the partition count is looked up." },
+    { "schemaValidationEnabled", T_BOOL, PC(schema_validation), 0, 1, "true", NULL,
+      "Check payloads against their schema at send; false: send them unchecked." },
+    { "encryptionKeys", T_STR, PC(encryption_keys), 1, 65536, NULL, NULL,
+      "Comma-separated key names; set: every message is encrypted, with the data key "
+      "wrapped for each name." },
+    { "cryptoFailureAction", T_ENUM, PC(crypto_failure_action), 0, 1, "fail", crypto_actions,
+      "fail: a message whose encryption fails ends with PULSARC_ERR_CRYPTO; send: it is "
+      "published unencrypted, with a warning in the log." },
+    { "dataKeyRotationMs", T_INT, PC(data_key_rotation_ms), 0, INT64_MAX / 2, "14400000", NULL,
+      "A new data key this often (4 h, as the Java client); 0 = only when a public key "
+      "changes." },
 };
 #undef PC
 
 #define NROWS(t) (sizeof(t) / sizeof((t)[0]))
 
-uint64_t pc_config_key_check_ms = 60000;
+/* How often producers read their public keys again to notice a changed one. Tests move
+ * the client's clock (client/test_seams.h) past it rather than shortening it. */
+#define KEY_CHECK_MS 60000u
 
 static int parse_bool(const char *v, bool *out)
 {
@@ -100,6 +185,15 @@ static int parse_bool(const char *v, bool *out)
         return 0;
     }
     return -1;
+}
+
+/* Free a string field; a secret is wiped first, so that no freed memory keeps it. */
+static void free_string(const conf_row *r, char **field)
+{
+    if (*field && r->type == T_SECRET)
+        OPENSSL_cleanse(*field, strlen(*field));
+    free(*field);
+    *field = NULL;
 }
 
 static pulsarc_result set_row(const conf_row *r, void *base, const char *value)
@@ -131,7 +225,7 @@ static pulsarc_result set_row(const conf_row *r, void *base, const char *value)
         char *copy = strdup(value);
         if (!copy)
             return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-        free(*(char **)field);
+        free_string(r, (char **)field); /* a secret set twice: the old value is wiped */
         *(char **)field = copy;
         return PULSARC_OK;
     }
@@ -204,11 +298,7 @@ static void clear_strings(const conf_row *rows, size_t n, void *base)
     for (size_t i = 0; i < n; i++) {
         if (rows[i].type != T_STR && rows[i].type != T_SECRET)
             continue;
-        char **field = (char **)((char *)base + rows[i].offset);
-        if (*field && rows[i].type == T_SECRET)
-            OPENSSL_cleanse(*field, strlen(*field)); /* no secret left in freed memory */
-        free(*field);
-        *field = NULL;
+        free_string(&rows[i], (char **)((char *)base + rows[i].offset));
     }
 }
 
@@ -223,6 +313,32 @@ static int copy_strings(const conf_row *rows, size_t n, void *dst)
             rc = -1; /* the rest still become copies or NULL, so clearing stays safe */
     }
     return rc;
+}
+
+static bool describe(const conf_row *rows, size_t n, size_t i, pc_config_key_t *out)
+{
+    if (i >= n)
+        return false;
+    *out = (pc_config_key_t){
+        .key = rows[i].key,
+        .type = rows[i].type,
+        .min = rows[i].min,
+        .max = rows[i].max,
+        .def = rows[i].def,
+        .names = rows[i].names,
+        .doc = rows[i].doc,
+    };
+    return true;
+}
+
+bool pc_client_config_key(size_t i, pc_config_key_t *out)
+{
+    return describe(client_rows, NROWS(client_rows), i, out);
+}
+
+bool pc_producer_config_key(size_t i, pc_config_key_t *out)
+{
+    return describe(producer_rows, NROWS(producer_rows), i, out);
 }
 
 void pc_client_config_defaults(pulsarc_client_config_t *c)
@@ -393,7 +509,7 @@ void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t 
         .fetch_ctx = (void *)c,
         .failure_action = c->crypto_failure_action,
         .rotation_ms = (uint64_t)c->data_key_rotation_ms,
-        .check_ms = pc_config_key_check_ms,
+        .check_ms = KEY_CHECK_MS,
     };
 }
 

@@ -6,6 +6,7 @@
 #define PC_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "codec/compression.h"
@@ -14,11 +15,23 @@
 #include "pulsarc/pulsarc.h"
 #include "routing/router.h"
 
+/* proxyProtocol: how proxyServiceUrl is used (the Java client's ProxyProtocol). */
+typedef enum pc_proxy_protocol {
+    PC_PROXY_PROTOCOL_NONE = 0,
+    PC_PROXY_PROTOCOL_SNI, /* TLS to the proxy, the broker's host name as SNI */
+} pc_proxy_protocol;
+
 struct pulsarc_client_config {
     int64_t operation_timeout_ms;
     int64_t connection_timeout_ms;
     int64_t keepalive_interval_s;
     int64_t max_lookup_redirects;
+    bool http_lookup_auth_allow_redirect; /* credentials follow redirects off the service hosts */
+    /* Where connections go (config_net.c turns them into net/'s settings). */
+    char *listener_name;          /* NULL: the brokers' internal listener */
+    int64_t connections_per_broker;
+    char *proxy_service_url;      /* an SNI proxy, pulsar+ssl://host:port */
+    pc_proxy_protocol proxy_protocol;
     int64_t memory_limit_bytes;
     int64_t initial_backoff_ms;
     int64_t max_backoff_ms;
@@ -37,13 +50,18 @@ struct pulsarc_client_config {
     char *tls_trust_certs_pem;
     char *tls_cert_pem;
     char *tls_key_pem;            /* a secret: wiped when freed */
-    /* Authentication as the official clients configure it. auth_params is a secret. */
+    /* Authentication as the official clients configure it. auth_params is a secret: wiped
+     * when replaced or freed, and NULL in a client's copy once its provider is built. */
     char *auth_plugin;
     char *auth_params;
     /* Set with pulsarc_client_config_set_auth_token_supplier (config_auth.c); not a
      * table row, and plain pointers, so a struct copy copies them. */
     pulsarc_token_supplier_cb auth_token_supplier;
     void *auth_token_supplier_ctx;
+    /* Test seams (client/test_seams.h), handed to the client's runtime context; NULL in
+     * production. Not table rows: never set by key, never dumped. */
+    const struct pc_transport *transport;
+    const struct pc_clock *clock;
 };
 
 struct pulsarc_producer_config {
@@ -83,6 +101,31 @@ struct pulsarc_producer_config {
     void *key_reader_ctx;
 };
 
+/* The kinds of value a key takes. A secret is a string that dumps (and so logs) show
+ * only as set or not, and that is wiped from memory when replaced or freed. */
+typedef enum pc_conf_type {
+    PC_CONF_INT,
+    PC_CONF_BOOL,
+    PC_CONF_STR,
+    PC_CONF_SECRET,
+    PC_CONF_ENUM,
+} pc_conf_type_t;
+
+/* A row of a configuration table, as the documentation shows it. */
+typedef struct pc_config_key {
+    const char *key;
+    pc_conf_type_t type;
+    int64_t min, max;         /* PC_CONF_INT: the range; strings: the length's */
+    const char *def;          /* NULL: unset */
+    const char *const *names; /* PC_CONF_ENUM: the values, NULL-terminated */
+    const char *doc;          /* the description */
+} pc_config_key_t;
+
+/* The i-th row of the client's (or the producer's) table, in table order; false past
+ * the last. For docs/configuration.md and the test that keeps it and the header true. */
+bool pc_client_config_key(size_t i, pc_config_key_t *out);
+bool pc_producer_config_key(size_t i, pc_config_key_t *out);
+
 void pc_client_config_defaults(pulsarc_client_config_t *c);
 void pc_producer_config_defaults(pulsarc_producer_config_t *c);
 /* Deep copies (strings duplicated). Return 0 or -1 on allocation failure. */
@@ -100,19 +143,35 @@ struct pc_tls_ctx;
 pulsarc_result pc_client_tls_new(const pulsarc_client_config_t *conf,
                                  const struct pc_service_url *url, struct pc_tls_ctx **out);
 void pc_client_tls_free(struct pc_tls_ctx *ctx);
+/* The TLS of the OAuth2 issuer's HTTP client (config_tls.c): always verified, against
+ * trust_file (the provider's; NULL: the system's store), never loosened by the broker's
+ * settings; tlsProtocols and tlsCiphers apply. Strings borrowed from c and trust_file.
+ * PULSARC_ERR_TLS_CONFIG with a detail when they do not load. */
+struct pc_http_tls;
+pulsarc_result pc_client_issuer_http_tls(const pulsarc_client_config_t *c, const char *trust_file,
+                                         struct pc_http_tls *out);
+struct pc_net_settings;
+/* The connection settings in net/'s terms (config_net.c): the listener name (pointing
+ * into c, which must outlive out), connections per broker, the SNI proxy. Fails with
+ * PULSARC_ERR_INVALID_CONFIG and the detail set when the settings do not fit together or
+ * with url (an SNI proxy needs TLS). */
+pulsarc_result pc_client_config_net(const pulsarc_client_config_t *c,
+                                    const struct pc_service_url *url,
+                                    struct pc_net_settings *out);
 struct pc_auth;
 /* The authentication provider the configuration asks for (config_auth.c): *out is NULL
  * when none. A tls plugin's certificate files fill tls_cert_file/tls_key_file when those
- * are unset, so call this before the TLS settings are used. Fails with a detail. */
+ * are unset, so call this before the TLS settings are used. Fails with a detail. For the
+ * client's own copy of the configuration: auth_params is wiped and dropped afterwards,
+ * whatever the outcome (the provider keeps the only copy of the secret). */
 pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth **out);
-/* Give a provider that needs HTTP (OAuth2) its client, made on loop with the client's TLS
- * trust settings; the provider frees it when detached (pc_auth_use_http(auth, NULL),
- * on the loop while it still runs). No-op for the other providers. Tests set
- * pc_client_test_auth_http to fill a fake table on the client's loop instead. */
-struct pc_auth_http;
-extern int (*pc_client_test_auth_http)(uv_loop_t *loop, struct pc_auth_http *out);
-pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, uv_loop_t *loop,
-                                   const pc_logger_t *log, struct pc_auth *auth);
+/* Give a provider that needs HTTP (OAuth2) its client, made on rt's loop with the
+ * client's TLS trust settings; the provider frees it when detached
+ * (pc_auth_use_http(auth, NULL), on the loop while it still runs). No-op for the other
+ * providers. A test transport's auth_http (rt->transport) fills the table instead. */
+struct pc_runtime;
+pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c,
+                                   const struct pc_runtime *rt, struct pc_auth *auth);
 /* The key sources' share of copy and clear (crypto_key_reader.c). */
 int pc_producer_config_copy_keys(pulsarc_producer_config_t *dst,
                                  const pulsarc_producer_config_t *src);
@@ -121,9 +180,6 @@ void pc_producer_config_clear_keys(pulsarc_producer_config_t *c);
  * name, else the key reader callback (crypto_key_reader.c). */
 pulsarc_result pc_producer_config_fetch_key(void *ctx, const char *name,
                                             pc_key_material_t *out);
-/* How often producers read their public keys again to notice a changed one (60 s);
- * tests shorten it. */
-extern uint64_t pc_config_key_check_ms;
 /* What each layer needs of a producer configuration, in its own terms. */
 void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t *out);
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out);

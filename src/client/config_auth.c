@@ -10,8 +10,10 @@
 
 #include "auth/auth.h"
 #include "auth/auth_plugin.h"
+#include "auth/secret_json.h"
 #include "common/error.h"
 #include "net/http.h"
+#include "net/runtime.h"
 
 /* Replace plugin and params; params is taken over (wiped when replaced). */
 static pulsarc_result set_auth(pulsarc_client_config_t *conf, const char *plugin, char *params)
@@ -49,6 +51,7 @@ static pulsarc_result set_json_pair(pulsarc_client_config_t *conf, const char *p
                                     const char *k1, const char *v1, const char *k2,
                                     const char *v2)
 {
+    pc_secret_json_init(); /* a value may be a password: jansson's copies are wiped */
     json_t *o = json_pack("{s:s,s:s}", k1, v1, k2, v2);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
@@ -128,17 +131,22 @@ pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth 
         .params = c->auth_params,
         .supplier = c->auth_token_supplier,
         .supplier_ctx = c->auth_token_supplier_ctx,
+        .tls_cert_file = c->tls_cert_file,
+        .tls_key_file = c->tls_key_file,
+        .clock = c->clock,
     };
     pc_auth_tls_files_t files;
     pulsarc_result r = pc_auth_from_config(&in, out, &files);
     if (r == PULSARC_OK)
         adopt_tls_files(c, &files);
+    /* The provider holds what it needs of the secret now: this copy goes, so that the
+     * client's memory holds one copy of the credentials, not two. */
+    pc_auth_secret_free(c->auth_params);
+    c->auth_params = NULL;
     return r;
 }
 
 /* ---- the HTTP client of a provider that needs one (OAuth2) ------------------------- */
-
-int (*pc_client_test_auth_http)(uv_loop_t *loop, pc_auth_http_t *out);
 
 static int auth_http_get(void *h, const char *url, uint64_t timeout_ms, pc_auth_http_done_cb done,
                          void *ctx)
@@ -157,28 +165,23 @@ static void auth_http_release(void *h)
     pc_http_free(h);
 }
 
-pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, uv_loop_t *loop,
-                                   const pc_logger_t *log, struct pc_auth *auth)
+pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, const pc_runtime_t *rt,
+                                   struct pc_auth *auth)
 {
     if (!pc_auth_wants_http(auth))
         return PULSARC_OK;
-    if (pc_client_test_auth_http) {
+    if (rt->transport && rt->transport->auth_http) {
         pc_auth_http_t fake;
-        if (pc_client_test_auth_http(loop, &fake) != 0)
+        if (rt->transport->auth_http(rt->transport->ctx, rt->loop, &fake) != 0)
             return pc_fail(PULSARC_ERR_NO_MEMORY, "the test's HTTP table failed");
         pc_auth_use_http(auth, &fake);
         return PULSARC_OK;
     }
-    /* The issuer is verified like the broker: the client's trust store (or the system's),
-     * its hostname setting, insecure only when the user said so. The client certificate
-     * is not presented: the secret is the credential (client_secret_post). */
-    pc_http_tls_t tls = {
-        .trust_certs_file = c->tls_trust_certs_file,
-        .trust_certs_pem = c->tls_trust_certs_pem,
-        .allow_insecure = c->tls_allow_insecure,
-        .verify_hostname = c->tls_hostname_verification,
-    };
-    pc_http_t *h = pc_http_new(loop, log, &tls);
+    pc_http_tls_t tls;
+    pulsarc_result r = pc_client_issuer_http_tls(c, pc_auth_http_trust_file(auth), &tls);
+    if (r != PULSARC_OK)
+        return r;
+    pc_http_t *h = pc_http_new(rt->loop, rt->log, &tls);
     if (!h)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot create the HTTP client for OAuth2");
     pc_auth_http_t table = {

@@ -1,11 +1,14 @@
 /* The client's TLS configuration: PEM given in memory (the typed API beside the tls*
- * keys), and the TLS context a pulsar+ssl:// client builds from all of it. */
+ * keys), the TLS context a pulsar+ssl:// client builds from all of it, and the TLS the
+ * OAuth2 issuer is reached with. */
 #include <openssl/crypto.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/config.h"
 #include "common/error.h"
+#include "net/http.h"
 #include "net/tls.h"
 
 /* Secrets leave no copy behind in freed memory. */
@@ -126,4 +129,38 @@ pulsarc_result pc_client_tls_new(const pulsarc_client_config_t *conf,
 void pc_client_tls_free(struct pc_tls_ctx *ctx)
 {
     pc_tls_ctx_free(ctx);
+}
+
+/* The issuer receives the client secret: its certificate and host name are always
+ * verified, against its own CA file or the system's store. tlsAllowInsecureConnection,
+ * tlsEnableHostnameVerification=false and the broker's CAs are for the broker only; the
+ * protocol and cipher restrictions apply to every TLS connection of the client. No client
+ * certificate is presented (client_secret_post). */
+pulsarc_result pc_client_issuer_http_tls(const pulsarc_client_config_t *c, const char *trust_file,
+                                         pc_http_tls_t *out)
+{
+    *out = (pc_http_tls_t){
+        .trust_certs_file = trust_file,
+        .protocols = c->tls_protocols,
+        .ciphers = c->tls_ciphers,
+        .allow_insecure = 0,
+        .verify_hostname = 1,
+    };
+    /* Load now what would otherwise fail at the first token request. allow_insecure only
+     * skips loading the system's store here. */
+    pc_tls_settings_t check = { .protocols = c->tls_protocols, .ciphers = c->tls_ciphers,
+                                .allow_insecure = true };
+    pc_tls_ctx_t *ctx;
+    pulsarc_result r = pc_tls_ctx_new(&check, &ctx);
+    pc_tls_ctx_free(ctx);
+    if (r != PULSARC_OK || !trust_file)
+        return r;
+    check = (pc_tls_settings_t){ .trust_file = trust_file, .allow_insecure = true };
+    if ((r = pc_tls_ctx_new(&check, &ctx)) != PULSARC_OK) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", pulsarc_last_error_detail());
+        return pc_fail(r, "the OAuth2 issuer's trustCertsFilePath: %s", why);
+    }
+    pc_tls_ctx_free(ctx);
+    return PULSARC_OK;
 }

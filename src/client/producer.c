@@ -210,7 +210,7 @@ static void run_send(pc_task_t *t)
     pulsarc_producer_t *p = s->producer;
     s->handover = p->handed_over++;
     if (p->client->rt.stopping || !p->pt.parts) {
-        pc_set_detail("client is closing");
+        pc_set_detail("client is closing: the message was not sent");
         complete_message(p, &s->msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
         pc_msg_free(&s->msg);
         return;

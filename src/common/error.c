@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/safe_text.h"
+
 static _Thread_local char detail_buf[512];
 
 struct result_text {
@@ -117,6 +119,7 @@ void pc_set_detail(const char *detail)
         return;
     }
     snprintf(detail_buf, sizeof detail_buf, "%s", detail);
+    pc_safe_text(detail_buf); /* details quote peers' words: see safe_text.h */
 }
 
 pulsarc_result pc_fail(pulsarc_result res, const char *fmt, ...)
@@ -125,6 +128,7 @@ pulsarc_result pc_fail(pulsarc_result res, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(detail_buf, sizeof detail_buf, fmt, ap);
     va_end(ap);
+    pc_safe_text(detail_buf);
     return res;
 }
 
@@ -153,6 +157,7 @@ int pulsarc_result_is_terminal(pulsarc_result res)
     case PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA:
     case PULSARC_ERR_BROKER_UNSUPPORTED_VERSION:
     case PULSARC_ERR_INVALID_TOPIC:
+    case PULSARC_ERR_INVALID_CONFIG: /* a listenerName the broker does not have */
     case PULSARC_ERR_UNSUPPORTED:
     case PULSARC_ERR_TLS_UNTRUSTED:
     case PULSARC_ERR_TLS_HOSTNAME:

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/safe_text.h"
+
 void pc_log_write(const pc_logger_t *lg, pulsarc_log_level level, const char *file, int line,
                   const char *fmt, ...)
 {
@@ -13,6 +15,7 @@ void pc_log_write(const pc_logger_t *lg, pulsarc_log_level level, const char *fi
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    pc_safe_text(msg); /* lines quote peers' words: see safe_text.h */
     lg->cb(level, file, line, msg, lg->ctx);
 }
 

@@ -53,7 +53,7 @@ static void write_connect(pc_conn_t *c)
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECT;
     cmd.connect = &connect;
     c->state = PC_CONN_HANDSHAKE;
-    int rc = pc_conn_send_command(c, &cmd);
+    int rc = pc_conn_send_secret_command(c, &cmd);
     pc_auth_data_free(&auth);
     if (rc != 0 && c->state != PC_CONN_CLOSED)
         pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, "cannot send CONNECT");
@@ -85,7 +85,7 @@ static void write_auth_response(pc_conn_t *c)
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_RESPONSE;
     cmd.authresponse = &resp;
-    int rc = pc_conn_send_command(c, &cmd);
+    int rc = pc_conn_send_secret_command(c, &cmd);
     pc_auth_data_free(&data);
     if (rc != 0 && c->state != PC_CONN_CLOSED)
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "cannot answer an auth challenge");
@@ -151,18 +151,45 @@ void conn_answer_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthCh
         prepare_auth(c, true);
 }
 
+/* connectionTimeoutMs bounds TCP connect, TLS handshake and CONNECT/CONNECTED together,
+ * as in the official C++ client, which also reports it as a connect error
+ * (ResultConnectError): CONNECT_FAILED, with the phase that did not finish. */
+bool pc_conn_handshake_timed_out(pc_conn_t *c, uint64_t now)
+{
+    uint64_t limit = c->rt->limits.connection_timeout_ms;
+    if (c->state == PC_CONN_READY || now - c->opened_ms < limit)
+        return false;
+    const char *phase = c->auth_wait.pending        ? "is still waiting for the authentication "
+                                                      "provider"
+                        : c->state == PC_CONN_HANDSHAKE ? "accepted the connection but did not "
+                                                          "answer CONNECT"
+                        : c->tls                     ? "did not finish the TLS handshake"
+                                                     : "could not be connected to";
+    char why[512];
+    snprintf(why, sizeof why, "%.300s:%d %s within connectionTimeoutMs (%llu ms)", c->physical.host,
+             c->physical.port, phase, (unsigned long long)limit);
+    pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, why);
+    return true;
+}
+
 void conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m)
 {
     if (c->state != PC_CONN_HANDSHAKE)
         return;
     c->server_protocol = m->has_protocol_version ? m->protocol_version : 0;
+    /* The broker's limit bounds what we send. What we receive keeps the reader's limit
+     * (the default size plus framing): a producer is only ever sent small commands, and a
+     * broker announcing 2 GiB must not make us buffer that much (conn_io.c). */
     if (m->has_max_message_size && m->max_message_size > 0)
         c->max_message_size = (uint32_t)m->max_message_size;
-    pc_frame_reader_set_max(&c->reader, c->max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE);
     c->state = PC_CONN_READY;
-    PC_INFO(c->rt->log, "connected to %s:%d (server %s, protocol %d, max message %u)",
-            c->physical.host, c->physical.port, m->server_version ? m->server_version : "?",
-            c->server_protocol, c->max_message_size);
+    char via[300] = "";
+    if (c->dial != &c->physical)
+        snprintf(via, sizeof via, " through the SNI proxy %s:%d", c->dial->host, c->dial->port);
+    PC_INFO(c->rt->log, "connected to %s:%d%s (server %s, protocol %d, max message %u)",
+            c->physical.host, c->physical.port, via,
+            m->server_version ? m->server_version : "?", c->server_protocol,
+            c->max_message_size);
     ready_waiter_t *w = c->waiters;
     c->waiters = NULL;
     while (w && c->state == PC_CONN_READY) {

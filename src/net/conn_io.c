@@ -5,6 +5,8 @@
  * @locality loop thread. */
 #include "net/connection_internal.h"
 
+#include <openssl/crypto.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,12 +23,20 @@ typedef struct write_req {
 
 /* ---- writing ----------------------------------------------------------------- */
 
+/* The command bytes an item owns; credentials in them are wiped first. */
+static void free_owned(const write_item_t *it)
+{
+    if (it->wipe && it->owned)
+        OPENSSL_cleanse(it->owned, it->bytes);
+    free(it->owned);
+}
+
 void conn_finish_items(out_queue_t *q, int status)
 {
     for (size_t i = 0; i < q->n_items; i++) {
         if (q->items[i].done)
             q->items[i].done(q->items[i].ctx, status);
-        free(q->items[i].owned);
+        free_owned(&q->items[i]);
     }
     free(q->items);
     free(q->bufs);
@@ -104,7 +114,7 @@ static void send_tls_output(pc_conn_t *c)
         return;
     }
     q.bufs[q.n_bufs++] = uv_buf_init((char *)bytes, (unsigned)len);
-    q.items[q.n_items++] = (write_item_t){ NULL, NULL, bytes, 1, len };
+    q.items[q.n_items++] = (write_item_t){ NULL, NULL, bytes, 1, len, false };
     start_write(c, &q);
 }
 
@@ -124,12 +134,22 @@ static int encrypt_queue(pc_conn_t *c, out_queue_t *q)
             used += n;
             p += n;
             left -= n;
-            if (used == sizeof chunk && pc_tls_write(c->tls, chunk, used) != 0)
+            if (used == sizeof chunk && pc_tls_write(c->tls, chunk, used) != 0) {
+                OPENSSL_cleanse(chunk, sizeof chunk);
                 return -1;
+            }
             used = used == sizeof chunk ? 0 : used;
         }
     }
-    if (used > 0 && pc_tls_write(c->tls, chunk, used) != 0)
+    int rc = used > 0 ? pc_tls_write(c->tls, chunk, used) : 0;
+    /* Credentials (CONNECT, AUTH_RESPONSE) passed through the stack copy: wipe it. */
+    for (size_t i = 0; i < q->n_items; i++) {
+        if (q->items[i].wipe) {
+            OPENSSL_cleanse(chunk, sizeof chunk);
+            break;
+        }
+    }
+    if (rc != 0)
         return -1;
     size_t len;
     uint8_t *cipher = pc_tls_take_output(c->tls, &len);
@@ -138,7 +158,7 @@ static int encrypt_queue(pc_conn_t *c, out_queue_t *q)
         free(cipher);
         return -1;
     }
-    q->items[q->n_items++] = (write_item_t){ NULL, NULL, cipher, 0, 0 };
+    q->items[q->n_items++] = (write_item_t){ NULL, NULL, cipher, 0, 0, false };
     q->bufs[0] = uv_buf_init((char *)cipher, (unsigned)len);
     q->n_bufs = 1;
     return 0;
@@ -206,7 +226,7 @@ static void write_in_parts(pc_conn_t *c, out_queue_t *q)
     for (size_t i = from; i < all.n_items; i++) {
         if (all.items[i].done)
             all.items[i].done(all.items[i].ctx, UV_ECANCELED);
-        free(all.items[i].owned);
+        free_owned(&all.items[i]);
     }
     free(all.items);
     free(all.bufs);
@@ -235,13 +255,14 @@ static void flush_out(uv_idle_t *h)
 /* Queue buffers for the next coalesced write: the frames produced in one loop turn (a
  * burst of sends, a resend of the whole pending queue) leave together at its end. */
 static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,
-                      void *ctx, uint8_t *owned)
+                      void *ctx, uint8_t *owned, bool wipe)
 {
     out_queue_t *q = &c->out;
     if (c->state == PC_CONN_CLOSED || c->state == PC_CONN_CONNECTING ||
         grow_array((void **)&q->bufs, &q->cap_bufs, q->n_bufs + n, sizeof *q->bufs) != 0 ||
         grow_array((void **)&q->items, &q->cap_items, q->n_items + 1, sizeof *q->items) != 0) {
-        free(owned);
+        write_item_t dropped = { .owned = owned, .bytes = owned ? bufs[0].len : 0, .wipe = wipe };
+        free_owned(&dropped);
         return -1;
     }
     size_t used = 0, bytes = 0;
@@ -252,7 +273,7 @@ static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_d
             bytes += bufs[i].len;
         }
     }
-    q->items[q->n_items++] = (write_item_t){ done, ctx, owned, used, bytes };
+    q->items[q->n_items++] = (write_item_t){ done, ctx, owned, used, bytes, wipe };
     if (!uv_is_active((uv_handle_t *)&c->flusher))
         uv_idle_start(&c->flusher, flush_out);
     return 0;
@@ -261,10 +282,10 @@ static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_d
 int pc_conn_write(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,
                   void *ctx)
 {
-    return write_bufs(c, bufs, n, done, ctx, NULL);
+    return write_bufs(c, bufs, n, done, ctx, NULL, false);
 }
 
-int pc_conn_send_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+static int send_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd, bool wipe)
 {
     pc_buf_t b;
     pc_buf_init(&b);
@@ -275,7 +296,17 @@ int pc_conn_send_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
     size_t len;
     uint8_t *bytes = pc_buf_detach(&b, &len);
     uv_buf_t ub = uv_buf_init((char *)bytes, (unsigned)len);
-    return write_bufs(c, &ub, 1, NULL, NULL, bytes);
+    return write_bufs(c, &ub, 1, NULL, NULL, bytes, wipe);
+}
+
+int pc_conn_send_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+{
+    return send_command(c, cmd, false);
+}
+
+int pc_conn_send_secret_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+{
+    return send_command(c, cmd, true);
 }
 
 /* ---- reading ------------------------------------------------------------------ */
@@ -307,8 +338,12 @@ static void process_frames(pc_conn_t *c)
     }
     if (c->state == PC_CONN_CLOSED)
         return;
-    if (st == PC_FRAME_TOO_BIG)
-        pc_conn_close(c, PULSARC_ERR_PROTOCOL, "frame larger than the maximum message size");
+    if (st == PC_FRAME_TOO_BIG) {
+        char why[160];
+        snprintf(why, sizeof why, "the broker sent a frame larger than %zu bytes, the most a "
+                 "producer accepts", c->reader.max_frame);
+        pc_conn_close(c, PULSARC_ERR_PROTOCOL, why);
+    }
     else if (st == PC_FRAME_MALFORMED)
         pc_conn_close(c, PULSARC_ERR_PROTOCOL, "malformed frame");
     else if (st == PC_FRAME_NO_MEMORY)

@@ -192,11 +192,7 @@ void conn_on_tick(uv_timer_t *t)
     uint64_t now = pc_mono_ms();
     const pc_limits_t *limits = &c->rt->limits;
     if (c->state != PC_CONN_READY) {
-        if (now - c->opened_ms >= limits->connection_timeout_ms)
-            pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED,
-                          c->auth_wait.pending ? "connection timed out (waiting for the "
-                                                 "authentication provider)"
-                                               : "connection timed out");
+        pc_conn_handshake_timed_out(c, now);
         return;
     }
     if (c->auth_wait.pending && now - c->auth_started_ms >= limits->connection_timeout_ms) {

@@ -13,8 +13,6 @@
 
 #define TICK_MS 100
 
-int (*pc_conn_test_socket)(const pc_host_port_t *physical);
-
 /* ---- lifetime ---------------------------------------------------------------- */
 
 void conn_maybe_free(pc_conn_t *c)
@@ -118,6 +116,19 @@ void pc_conn_remove_listener(pc_conn_t *c, pc_conn_listener_t *l)
 
 /* ---- connecting -------------------------------------------------------------- */
 
+/* Close for a failed resolve or connect, naming the address dialled (and the broker
+ * behind it, through an SNI proxy). */
+static void connect_failed(pc_conn_t *c, const char *why)
+{
+    char detail[700];
+    if (c->dial == &c->physical)
+        snprintf(detail, sizeof detail, "%s:%d: %s", c->dial->host, c->dial->port, why);
+    else
+        snprintf(detail, sizeof detail, "SNI proxy %s:%d (for %s:%d): %s", c->dial->host,
+                 c->dial->port, c->physical.host, c->physical.port, why);
+    pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, detail);
+}
+
 static void on_tcp_connect(uv_connect_t *req, int status)
 {
     pc_conn_t *c = req->data;
@@ -127,10 +138,7 @@ static void on_tcp_connect(uv_connect_t *req, int status)
         return;
     }
     if (status < 0) {
-        char why[300];
-        snprintf(why, sizeof why, "%s:%d: %s", c->physical.host, c->physical.port,
-                 uv_strerror(status));
-        pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, why);
+        connect_failed(c, uv_strerror(status));
         return;
     }
     conn_start_handshake(c);
@@ -151,23 +159,21 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
     c->busy_requests--;
     if (c->state == PC_CONN_CLOSED || status < 0 || !res) {
         char why[300];
-        snprintf(why, sizeof why, "cannot resolve %s: %s", c->physical.host,
+        snprintf(why, sizeof why, "cannot resolve %s: %s", c->dial->host,
                  status < 0 ? uv_strerror(status) : "no address");
         if (res)
             uv_freeaddrinfo(res);
         if (c->state == PC_CONN_CLOSED)
             conn_maybe_free(c);
         else
-            pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, why);
+            connect_failed(c, why);
         return;
     }
     c->connect_req.data = c;
     int rc = uv_tcp_connect(&c->connect_req, &c->tcp, pick_address(res)->ai_addr, on_tcp_connect);
     uv_freeaddrinfo(res);
     if (rc != 0) {
-        char why[300];
-        snprintf(why, sizeof why, "%s:%d: %s", c->physical.host, c->physical.port, uv_strerror(rc));
-        pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, why);
+        connect_failed(c, uv_strerror(rc));
         return;
     }
     c->busy_requests++;
@@ -182,6 +188,10 @@ pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
     c->rt = rt;
     c->logical = *logical;
     c->physical = *physical;
+    /* Through an SNI proxy every connection opens TCP to the proxy; TLS then names the
+     * broker (physical) as SNI and verifies its certificate against that name, as the
+     * Java client does (conn_io.c starts the session with physical's host). */
+    c->dial = rt->net.sni_proxy ? &rt->net.sni_proxy_addr : &c->physical;
     c->state = PC_CONN_CONNECTING;
     c->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
     pc_frame_reader_init(&c->reader, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_OVERHEAD_ALLOWANCE);
@@ -196,8 +206,8 @@ pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
     uv_tcp_init(rt->loop, &c->tcp);
     c->tcp.data = c;
 
-    if (pc_conn_test_socket) {
-        int fd = pc_conn_test_socket(physical);
+    if (rt->transport && rt->transport->open_socket) {
+        int fd = rt->transport->open_socket(rt->transport->ctx, c->dial);
         int rc = fd < 0 ? UV_ECONNREFUSED : uv_tcp_open(&c->tcp, fd);
         if (rc != 0) {
             if (fd >= 0)
@@ -210,13 +220,13 @@ pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
     }
 
     char port[16];
-    snprintf(port, sizeof port, "%d", physical->port);
+    snprintf(port, sizeof port, "%d", c->dial->port);
     struct addrinfo hints;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     c->gai.data = c;
-    int rc = uv_getaddrinfo(rt->loop, &c->gai, on_resolved, physical->host, port, &hints);
+    int rc = uv_getaddrinfo(rt->loop, &c->gai, on_resolved, c->dial->host, port, &hints);
     if (rc != 0) {
         pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, uv_strerror(rc));
         return c;

@@ -48,16 +48,13 @@ typedef enum pc_conn_state {
     PC_CONN_CLOSED,
 } pc_conn_state_t;
 
-/* Test seam, for fuzzing the client without a network: when set, a new connection does
- * not resolve and connect physical but starts its handshake at once on the connected
- * stream socket this returns (and owns it from then on), or fails to connect when it
- * returns -1. Called on the loop thread. Set it before creating a client; NULL (the
- * default) means real TCP connections. */
-extern int (*pc_conn_test_socket)(const pc_host_port_t *physical);
-
 /* Start connecting to physical; logical is the broker the connection speaks for (they
- * differ when going through a proxy). A connection that fails at once comes back already
- * closed. rt must outlive the connection. */
+ * differ when going through a Pulsar proxy, and CONNECT then names logical as
+ * proxy_to_broker_url). With an SNI proxy (rt->net.sni_proxy) TCP goes to the proxy
+ * instead, and TLS names physical's host (SNI and the certificate check). A connection
+ * that fails at once comes back already closed. rt must outlive the connection. With
+ * rt->transport's open_socket (a test seam) the connection neither resolves nor
+ * connects: it takes the socket that returns. */
 pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
                         const pc_host_port_t *physical);
 /* Name the connection's owner: on_closed runs once, when the connection closes, before
@@ -72,6 +69,9 @@ void pc_conn_request(pc_conn_t *c, Pulsar__Proto__BaseCommand *cmd, uint64_t req
                      pc_request_cb cb, void *ctx);
 /* Send a command that expects no answer. Returns 0 or -1. */
 int pc_conn_send_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);
+/* The same for a command that carries credentials (CONNECT, AUTH_RESPONSE): its encoded
+ * bytes, and the TLS path's plaintext copy of them, are wiped once written or dropped. */
+int pc_conn_send_secret_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);
 /* Write buffers as they are (they must stay valid until done runs). Returns 0 or -1;
  * done is called exactly once when 0 is returned. */
 int pc_conn_write(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,

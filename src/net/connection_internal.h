@@ -44,6 +44,7 @@ typedef struct write_item {
     uint8_t *owned; /* command bytes this write owns */
     size_t n_bufs;  /* its buffers in the queue's bufs, in order */
     size_t bytes;
+    bool wipe;      /* owned holds credentials (CONNECT, AUTH_RESPONSE): wiped when freed */
 } write_item_t;
 
 /* Everything queued during one loop turn, handed to libuv in writevs of up to
@@ -61,6 +62,7 @@ struct pc_conn {
     void *owner;
     pc_host_port_t logical;
     pc_host_port_t physical;
+    const pc_host_port_t *dial; /* where TCP goes: &physical, or rt's SNI proxy */
     pc_conn_state_t state;
 
     uv_tcp_t tcp;
@@ -110,6 +112,9 @@ void conn_start_handshake(pc_conn_t *c);
 void conn_send_connect(pc_conn_t *c);
 void conn_answer_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthChallenge *m);
 void conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m);
+/* Closes a connection that is not ready connectionTimeoutMs after it was opened
+ * (CONNECT_FAILED, naming the phase that did not finish). Returns whether it did. */
+bool pc_conn_handshake_timed_out(pc_conn_t *c, uint64_t now);
 
 /* conn_requests.c */
 void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);

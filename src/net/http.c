@@ -2,7 +2,12 @@
  * which sockets to watch (the socket callback: one uv_poll_t each) and when to wake it
  * (the timer callback: one uv_timer_t); libuv reports readiness and we hand it back with
  * curl_multi_socket_action. Nothing here waits: names are resolved in curl's resolver
- * thread, connects and TLS handshakes are non-blocking.
+ * thread, connects and TLS handshakes are non-blocking. TLS settings: http_tls.c.
+ *
+ * Redirects of a GET are followed here rather than by curl, so that the extra header
+ * (credentials) goes only where the request's scope says (curl either drops a custom
+ * Authorization header on any other host, port or scheme, or, with its unrestricted-auth
+ * option, sends it everywhere).
  *
  * Headers, form bodies and answers may carry credentials: they are never logged nor put
  * into a detail message, and they are wiped before they are freed. curl's verbose output
@@ -10,9 +15,8 @@
 #include "net/http.h"
 
 #include <curl/curl.h>
-#include <openssl/crypto.h>
-#include <openssl/x509_vfy.h>
 #include <limits.h>
+#include <openssl/crypto.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -20,12 +24,13 @@
 #include <strings.h>
 
 #include "common/error.h"
+#include "net/http_tls.h"
 
 /* No lookup or token answer is this big: refuse it rather than buffer whatever a broken
  * or hostile server streams at us. */
 #define MAX_BODY (4u * 1024u * 1024u)
-/* A lookup may be redirected from broker to broker until it reaches the bundle's owner. */
-#define MAX_REDIRECTS 20L
+/* pc_http_get's limit: the issuer's discovery document may move. */
+#define DEFAULT_REDIRECTS 20
 
 #define SETOPT(rc, e, opt, val)                                                                \
     do {                                                                                       \
@@ -33,16 +38,31 @@
             (rc) = curl_easy_setopt((e), (opt), (val));                                        \
     } while (0)
 
+/* Scheme, host and port of a URL: whom a request goes to. */
+typedef struct origin {
+    bool https;
+    char host[256]; /* without the brackets of an IPv6 literal */
+    int port;
+} origin_t;
+
 typedef struct request {
     struct request *prev, *next;
     pc_http_t *h;
     CURL *easy;
     struct curl_slist *headers; /* may hold credentials: wiped */
+    char *header;               /* the caller's extra header, a secret: wiped */
     char *form;                 /* POST body, a secret: wiped */
     const char *verb;           /* "GET" or "POST", for log lines and details */
     char *body;                 /* the answer, NUL-terminated; may hold a token: wiped */
     size_t len, cap;
     bool too_big;
+    /* Redirects (GET only): where the header may go, and how many hops are left. */
+    origin_t first;             /* the URL asked: it always gets the header */
+    pc_http_scope_fn scope;
+    void *scope_ctx;
+    int redirects_left;
+    uint64_t deadline;          /* uv_now() when the whole request times out */
+    pc_http_tls_use_t tls;
     pc_http_done_cb cb;
     void *ctx;
     char errbuf[CURL_ERROR_SIZE];
@@ -65,9 +85,7 @@ struct pc_http {
     sock_t *socks;
     bool closing;
     int open_handles; /* uv handles whose close callback has not run yet */
-    /* The TLS settings, copied. */
-    char *trust_file, *trust_pem, *cert_file, *key_file, *cert_pem, *key_pem;
-    bool allow_insecure, verify_hostname;
+    pc_http_tls_conf_t tls;
 };
 
 static uv_once_t global_once = UV_ONCE_INIT;
@@ -88,16 +106,48 @@ static void wipe_free(char *s)
     }
 }
 
+/* ---- the client's TLS settings, copied --------------------------------------------- */
+
+static int copy_str(char **dst, const char *src)
+{
+    *dst = src ? strdup(src) : NULL;
+    return src && !*dst ? -1 : 0;
+}
+
+/* The TLS settings, copied (NULL: verify peers and host names against the system's
+ * store). 0, or -1 when out of memory. */
+static int copy_tls(pc_http_tls_conf_t *dst, const pc_http_tls_t *src)
+{
+    if (!src) {
+        dst->verify_hostname = true;
+        return 0;
+    }
+    dst->allow_insecure = src->allow_insecure != 0;
+    dst->verify_hostname = src->verify_hostname != 0;
+    int rc = copy_str(&dst->trust_file, src->trust_certs_file);
+    rc |= copy_str(&dst->trust_pem, src->trust_certs_pem);
+    rc |= copy_str(&dst->cert_file, src->cert_file);
+    rc |= copy_str(&dst->key_file, src->key_file);
+    rc |= copy_str(&dst->cert_pem, src->cert_pem);
+    rc |= copy_str(&dst->key_pem, src->key_pem);
+    rc |= copy_str(&dst->protocols, src->protocols);
+    rc |= copy_str(&dst->ciphers, src->ciphers);
+    return rc;
+}
+
 /* ---- lifetime of the uv handles ---------------------------------------------------- */
 
 static void destroy(pc_http_t *h)
 {
-    free(h->trust_file);
-    free(h->trust_pem);
-    free(h->cert_file);
-    free(h->key_file);
-    free(h->cert_pem);
-    wipe_free(h->key_pem);
+    pc_http_tls_conf_t *t = &h->tls;
+    free(t->trust_file);
+    free(t->trust_pem);
+    free(t->cert_file);
+    free(t->key_file);
+    free(t->cert_pem);
+    wipe_free(t->key_pem);
+    free(t->protocols);
+    free(t->ciphers);
     free(h);
 }
 
@@ -151,18 +201,32 @@ static void unlink_request(request_t *r)
         curl_multi_remove_handle(h->multi, r->easy);
 }
 
-static void free_request(request_t *r)
+static void free_headers(struct curl_slist *l)
 {
-    if (r->easy)
-        curl_easy_cleanup(r->easy);
-    for (struct curl_slist *l = r->headers; l; l = l->next)
-        OPENSSL_cleanse(l->data, strlen(l->data));
-    curl_slist_free_all(r->headers);
-    wipe_free(r->form);
+    for (struct curl_slist *i = l; i; i = i->next)
+        OPENSSL_cleanse(i->data, strlen(i->data));
+    curl_slist_free_all(l);
+}
+
+static void wipe_body(request_t *r)
+{
     if (r->body) {
         OPENSSL_cleanse(r->body, r->cap);
         free(r->body);
     }
+    r->body = NULL;
+    r->len = r->cap = 0;
+    r->too_big = false;
+}
+
+static void free_request(request_t *r)
+{
+    if (r->easy)
+        curl_easy_cleanup(r->easy);
+    free_headers(r->headers);
+    wipe_free(r->header);
+    wipe_free(r->form);
+    wipe_body(r);
     free(r);
 }
 
@@ -196,85 +260,150 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     return add;
 }
 
-/* ---- curl errors to results -------------------------------------------------------- */
-
-/* CURLE_PEER_FAILED_VERIFICATION covers both the chain and the host name. OpenSSL's
- * verify result tells them apart: curl checks the host name itself after a chain that
- * verified (result X509_V_OK); the error text is the fallback. */
-static pulsarc_result verification_result(const request_t *r)
-{
-    long vr = X509_V_OK;
-    curl_easy_getinfo(r->easy, CURLINFO_SSL_VERIFYRESULT, &vr);
-    if (vr == X509_V_ERR_CERT_HAS_EXPIRED || vr == X509_V_ERR_CERT_NOT_YET_VALID)
-        return PULSARC_ERR_TLS_EXPIRED;
-    if (vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH ||
-        strstr(r->errbuf, "host name") || strstr(r->errbuf, "subject name"))
-        return PULSARC_ERR_TLS_HOSTNAME;
-    if (vr == X509_V_OK && r->errbuf[0] == '\0')
-        return PULSARC_ERR_TLS_HOSTNAME;
-    if (strstr(r->errbuf, "expired"))
-        return PULSARC_ERR_TLS_EXPIRED;
-    return PULSARC_ERR_TLS_UNTRUSTED;
-}
-
-static pulsarc_result curl_result(const request_t *r, CURLcode rc)
-{
-    switch (rc) {
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_COULDNT_CONNECT:
-        return PULSARC_ERR_CONNECT_FAILED;
-    case CURLE_OPERATION_TIMEDOUT:
-        return PULSARC_ERR_TIMEOUT;
-    case CURLE_PEER_FAILED_VERIFICATION:
-        return verification_result(r);
-    case CURLE_SSL_CLIENTCERT:
-        return PULSARC_ERR_TLS_CLIENT_CERT;
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_CRL_BADFILE:
-        return PULSARC_ERR_TLS_CONFIG;
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_SSL_ENGINE_NOTFOUND:
-    case CURLE_SSL_ENGINE_SETFAILED:
-    case CURLE_SSL_ENGINE_INITFAILED:
-    case CURLE_SSL_CIPHER:
-    case CURLE_SSL_SHUTDOWN_FAILED:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-    case CURLE_USE_SSL_FAILED:
-        /* A TLS 1.3 server asks for the client certificate after the handshake, so its
-         * refusal arrives as an alert. */
-        return strstr(r->errbuf, "certificate required") ? PULSARC_ERR_TLS_CLIENT_CERT
-                                                         : PULSARC_ERR_TLS_HANDSHAKE;
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-        return strstr(r->errbuf, "certificate required") ? PULSARC_ERR_TLS_CLIENT_CERT
-                                                         : PULSARC_ERR_CONNECTION_CLOSED;
-    case CURLE_TOO_MANY_REDIRECTS:
-        return PULSARC_ERR_TOO_MANY_REDIRECTS;
-    case CURLE_OUT_OF_MEMORY:
-        return PULSARC_ERR_NO_MEMORY;
-    case CURLE_URL_MALFORMAT:
-        return PULSARC_ERR_INVALID_URL;
-    default:
-        return PULSARC_ERR_PROTOCOL;
-    }
-}
+/* ---- the outcome ------------------------------------------------------------------- */
 
 /* Fail r's transfer with a result and a detail that names the request (the URL holds no
  * secret) and curl's reason. */
-static pulsarc_result transfer_failure(const request_t *r, CURLcode rc, const char *url)
+static pulsarc_result transfer_failure(request_t *r, CURLcode rc, const char *url)
 {
     if (r->too_big)
         return pc_fail(PULSARC_ERR_PROTOCOL, "HTTP %s %s: the answer is larger than %u bytes",
                        r->verb, url, MAX_BODY);
-    pulsarc_result res = curl_result(r, rc);
+    if (r->tls.restrict_failed)
+        return pc_fail(PULSARC_ERR_TLS_CONFIG, "HTTP %s %s: %s", r->verb, url, r->tls.detail);
+    pulsarc_result res = pc_http_curl_result(r->easy, rc, r->errbuf);
     return pc_fail(res, "HTTP %s %s: %s", r->verb, url,
                    r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
+}
+
+/* Hand the outcome to the callback and free r. res != PULSARC_OK: the detail is set. */
+static void finish(request_t *r, pulsarc_result res, long status)
+{
+    unlink_request(r);
+    r->cb(res, status, r->body ? r->body : "", r->len, r->ctx);
+    free_request(r);
+}
+
+/* ---- redirects --------------------------------------------------------------------- */
+
+static bool is_redirect(long status)
+{
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+/* url's origin; 0, or -1 when it is not an absolute http(s) URL. */
+static int parse_origin(const char *url, origin_t *o)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL, *port = NULL;
+    int rc = -1;
+    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+        (!strcasecmp(scheme, "http") || !strcasecmp(scheme, "https"))) {
+        const char *hs = host;
+        size_t n = strlen(hs);
+        if (n >= 2 && hs[0] == '[' && hs[n - 1] == ']') {
+            hs++;
+            n -= 2;
+        }
+        if (n > 0 && n < sizeof o->host) {
+            o->https = !strcasecmp(scheme, "https");
+            memcpy(o->host, hs, n);
+            o->host[n] = '\0';
+            o->port = atoi(port);
+            rc = 0;
+        }
+    }
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+static bool same_origin(const origin_t *a, const origin_t *b)
+{
+    return a->https == b->https && a->port == b->port && !strcasecmp(a->host, b->host);
+}
+
+/* The headers for a hop to `to`: the extra header only where it may go. */
+static struct curl_slist *headers_for(const request_t *r, const origin_t *to)
+{
+    struct curl_slist *l = curl_slist_append(NULL, "Accept: application/json");
+    bool allowed = same_origin(to, &r->first) ||
+                   (r->scope && r->scope(r->scope_ctx, to->https, to->host, to->port));
+    if (l && r->header && allowed) {
+        struct curl_slist *more = curl_slist_append(l, r->header);
+        if (!more) {
+            free_headers(l);
+            return NULL;
+        }
+        l = more;
+    }
+    return l;
+}
+
+/* Send r on to where its 3xx answer points, on the same easy handle. 1: on its way; 0:
+ * the answer has no Location and goes to the caller as it is; -1: refused (*res and the
+ * detail set). from: the URL that answered. */
+static int follow(request_t *r, const char *from, pulsarc_result *res)
+{
+    const char *loc = NULL;
+    curl_easy_getinfo(r->easy, CURLINFO_REDIRECT_URL, &loc);
+    if (!loc)
+        return 0;
+    origin_t here, to;
+    if (r->redirects_left <= 0) {
+        *res = pc_fail(PULSARC_ERR_TOO_MANY_REDIRECTS, "HTTP GET %s: redirected once more "
+                       "than the limit allows", from);
+        return -1;
+    }
+    if (parse_origin(loc, &to) != 0) {
+        *res = pc_fail(PULSARC_ERR_PROTOCOL, "HTTP GET %s: redirected to \"%.200s\", which is "
+                       "not an http(s) URL", from, loc);
+        return -1;
+    }
+    if ((parse_origin(from, &here) == 0 ? here.https : r->first.https) && !to.https) {
+        *res = pc_fail(PULSARC_ERR_PROTOCOL, "HTTP GET %s: redirected to plain http (%.200s); "
+                       "refused", from, loc);
+        return -1;
+    }
+    /* loc belongs to the transfer being replaced. */
+    char *url = strdup(loc);
+    struct curl_slist *headers = url ? headers_for(r, &to) : NULL;
+    if (!headers) {
+        free(url);
+        *res = pc_fail(PULSARC_ERR_NO_MEMORY, "HTTP GET %s: out of memory", from);
+        return -1;
+    }
+    bool carried = r->header && headers->next;
+    uint64_t now_ms = uv_now(r->h->loop);
+    long left = r->deadline > now_ms ? (long)(r->deadline - now_ms) : 1; /* < LONG_MAX */
+    curl_multi_remove_handle(r->h->multi, r->easy);
+    CURLcode rc = CURLE_OK;
+    SETOPT(rc, r->easy, CURLOPT_URL, url);
+    SETOPT(rc, r->easy, CURLOPT_HTTPHEADER, headers);
+    SETOPT(rc, r->easy, CURLOPT_TIMEOUT_MS, left);
+    if (rc == CURLE_OK) { /* curl reads the new list from now on */
+        free_headers(r->headers);
+        r->headers = headers;
+    } else {
+        free_headers(headers);
+    }
+    if (rc != CURLE_OK || curl_multi_add_handle(r->h->multi, r->easy) != CURLM_OK) {
+        free(url);
+        *res = pc_fail(PULSARC_ERR_NO_MEMORY, "HTTP GET %s: cannot follow the redirect", from);
+        return -1;
+    }
+    r->redirects_left--;
+    wipe_body(r);
+    r->errbuf[0] = '\0';
+    PC_DEBUG(r->h->log, "HTTP GET %s: redirected to %s%s", from, url,
+             !r->header ? "" : carried ? " (with the header)" : " (without the header)");
+    free(url);
+    return 1;
 }
 
 static void complete(request_t *r, CURLcode rc)
@@ -284,17 +413,26 @@ static void complete(request_t *r, CURLcode rc)
     const char *effective = NULL;
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(r->easy, CURLINFO_EFFECTIVE_URL, &effective);
-    const char *url = effective ? effective : "";
-    pulsarc_result res = PULSARC_OK;
+    char url[1024];
+    snprintf(url, sizeof url, "%s", effective ? effective : "");
     if (rc != CURLE_OK) {
-        res = transfer_failure(r, rc, url);
+        pulsarc_result res = transfer_failure(r, rc, url);
         PC_DEBUG(h->log, "HTTP %s %s failed: %s", r->verb, url, pulsarc_last_error_detail());
-    } else {
-        PC_DEBUG(h->log, "HTTP %s %s: status %ld, %zu bytes", r->verb, url, status, r->len);
+        finish(r, res, status);
+        return;
     }
-    unlink_request(r);
-    r->cb(res, status, r->body ? r->body : "", r->len, r->ctx);
-    free_request(r);
+    PC_DEBUG(h->log, "HTTP %s %s: status %ld, %zu bytes", r->verb, url, status, r->len);
+    if (!r->form && is_redirect(status)) {
+        pulsarc_result res = PULSARC_OK;
+        int f = follow(r, url, &res);
+        if (f > 0)
+            return;
+        if (f < 0) {
+            finish(r, res, 0);
+            return;
+        }
+    }
+    finish(r, PULSARC_OK, status);
 }
 
 /* Hand finished transfers to their callbacks. A callback may start requests or even free
@@ -387,48 +525,6 @@ static int on_timer_set(CURLM *multi, long timeout_ms, void *userp)
 
 /* ---- setting up a transfer --------------------------------------------------------- */
 
-static CURLcode set_blob(CURL *e, CURLoption opt, const char *pem)
-{
-    /* curl copies the blob, so the settings' copy may go before the transfer ends. */
-    struct curl_blob b = { .data = (void *)pem, .len = strlen(pem), .flags = CURL_BLOB_COPY };
-    return curl_easy_setopt(e, opt, &b);
-}
-
-/* Verification as on the binary protocol: the configured CAs only (curl's default CA
- * directory would otherwise widen the trust), TLS 1.2 at least, the host name checked. */
-static CURLcode set_tls(const pc_http_t *h, CURL *e)
-{
-    CURLcode rc = CURLE_OK;
-    SETOPT(rc, e, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-    SETOPT(rc, e, CURLOPT_SSL_VERIFYPEER, h->allow_insecure ? 0L : 1L);
-    SETOPT(rc, e, CURLOPT_SSL_VERIFYHOST, h->allow_insecure || !h->verify_hostname ? 0L : 2L);
-    if (h->trust_pem || h->trust_file) {
-        SETOPT(rc, e, CURLOPT_CAPATH, (char *)NULL);
-        if (h->trust_pem) {
-            SETOPT(rc, e, CURLOPT_CAINFO, (char *)NULL);
-            if (rc == CURLE_OK)
-                rc = set_blob(e, CURLOPT_CAINFO_BLOB, h->trust_pem);
-        } else {
-            SETOPT(rc, e, CURLOPT_CAINFO, h->trust_file);
-        }
-    }
-    if (h->cert_pem) {
-        SETOPT(rc, e, CURLOPT_SSLCERTTYPE, "PEM");
-        if (rc == CURLE_OK)
-            rc = set_blob(e, CURLOPT_SSLCERT_BLOB, h->cert_pem);
-    } else if (h->cert_file) {
-        SETOPT(rc, e, CURLOPT_SSLCERT, h->cert_file);
-    }
-    if (h->key_pem) {
-        SETOPT(rc, e, CURLOPT_SSLKEYTYPE, "PEM");
-        if (rc == CURLE_OK)
-            rc = set_blob(e, CURLOPT_SSLKEY_BLOB, h->key_pem);
-    } else if (h->key_file) {
-        SETOPT(rc, e, CURLOPT_SSLKEY, h->key_file);
-    }
-    return rc;
-}
-
 static CURLcode set_common(request_t *r, const char *url, uint64_t timeout_ms)
 {
     CURL *e = r->easy;
@@ -436,41 +532,25 @@ static CURLcode set_common(request_t *r, const char *url, uint64_t timeout_ms)
     SETOPT(rc, e, CURLOPT_URL, url);
     SETOPT(rc, e, CURLOPT_PROTOCOLS_STR, "http,https");
     SETOPT(rc, e, CURLOPT_NOSIGNAL, 1L); /* curl's alarm() would hit the application */
-    SETOPT(rc, e, CURLOPT_TIMEOUT_MS, (long)(timeout_ms > LONG_MAX ? LONG_MAX : timeout_ms));
+    SETOPT(rc, e, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     SETOPT(rc, e, CURLOPT_ERRORBUFFER, r->errbuf);
     SETOPT(rc, e, CURLOPT_PRIVATE, (void *)r);
     SETOPT(rc, e, CURLOPT_WRITEFUNCTION, on_body);
     SETOPT(rc, e, CURLOPT_WRITEDATA, (void *)r);
     SETOPT(rc, e, CURLOPT_USERAGENT, "pulsarc");
     SETOPT(rc, e, CURLOPT_HTTPHEADER, r->headers);
+    /* Never curl's: follow() decides where a redirect goes and with which headers. */
+    SETOPT(rc, e, CURLOPT_FOLLOWLOCATION, 0L);
     if (rc == CURLE_OK)
-        rc = set_tls(r->h, e);
+        rc = pc_http_tls_setopt(e, &r->tls);
     return rc;
 }
 
-/* A GET follows redirects: the broker answering a lookup sends the client on to the
- * bundle's owner, which wants the same credentials (curl drops a custom Authorization
- * header on another host unless told otherwise). Redirects stay on http(s), and an https
- * request never goes on over plain http. */
-static CURLcode set_get(request_t *r, const char *url)
-{
-    bool https = strncasecmp(url, "https:", 6) == 0;
-    CURLcode rc = CURLE_OK;
-    SETOPT(rc, r->easy, CURLOPT_HTTPGET, 1L);
-    SETOPT(rc, r->easy, CURLOPT_FOLLOWLOCATION, 1L);
-    SETOPT(rc, r->easy, CURLOPT_MAXREDIRS, MAX_REDIRECTS);
-    SETOPT(rc, r->easy, CURLOPT_UNRESTRICTED_AUTH, 1L);
-    SETOPT(rc, r->easy, CURLOPT_REDIR_PROTOCOLS_STR, https ? "https" : "http,https");
-    return rc;
-}
-
-/* A form POST (OAuth2's token request) is not re-sent anywhere: no redirects. */
 static CURLcode set_post(request_t *r)
 {
     CURLcode rc = CURLE_OK;
     SETOPT(rc, r->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(r->form));
     SETOPT(rc, r->easy, CURLOPT_POSTFIELDS, r->form);
-    SETOPT(rc, r->easy, CURLOPT_FOLLOWLOCATION, 0L);
     return rc;
 }
 
@@ -482,14 +562,15 @@ static int start_failed(request_t *r, pulsarc_result res, const char *what, cons
 }
 
 /* Build and add one transfer; the callback runs when it ends (never from this call). */
-static int start(pc_http_t *h, const char *verb, const char *url, const char *header,
-                 const char *form, uint64_t timeout_ms, pc_http_done_cb cb, void *ctx)
+static int start(pc_http_t *h, const char *url, const pc_http_get_opts_t *get, const char *form,
+                 uint64_t timeout_ms, pc_http_done_cb cb, void *ctx)
 {
     if (!h || !url || !cb)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "HTTP client, URL and callback are "
                        "required"), -1;
     if (h->closing)
         return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "the HTTP client is closed"), -1;
+    const char *header = get ? get->header : NULL;
     /* A line break in the header would let its content forge more headers. */
     if (header && strpbrk(header, "\r\n"))
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "an HTTP header holds a line break"), -1;
@@ -497,22 +578,30 @@ static int start(pc_http_t *h, const char *verb, const char *url, const char *he
     if (!r)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory"), -1;
     r->h = h;
-    r->verb = verb;
+    r->verb = form ? "POST" : "GET";
     r->cb = cb;
     r->ctx = ctx;
-    r->easy = curl_easy_init();
-    r->headers = curl_slist_append(NULL, "Accept: application/json");
-    if (r->headers && header) {
-        struct curl_slist *l = curl_slist_append(r->headers, header);
-        r->headers = l ? l : r->headers;
-        if (!l)
-            return start_failed(r, PULSARC_ERR_NO_MEMORY, "out of memory", url);
+    r->tls.conf = &h->tls;
+    if (timeout_ms > LONG_MAX) /* curl takes a long */
+        timeout_ms = LONG_MAX;
+    r->deadline = uv_now(h->loop) + timeout_ms;
+    if (get) {
+        r->scope = get->header_scope;
+        r->scope_ctx = get->scope_ctx;
+        r->redirects_left = get->max_redirects;
+        if (parse_origin(url, &r->first) != 0)
+            return start_failed(r, PULSARC_ERR_INVALID_URL, "not an http(s) URL", url);
     }
-    if (!r->easy || !r->headers || (form && !(r->form = strdup(form))))
+    r->easy = curl_easy_init();
+    if ((header && !(r->header = strdup(header))) || (form && !(r->form = strdup(form))))
+        return start_failed(r, PULSARC_ERR_NO_MEMORY, "out of memory", url);
+    r->headers = get ? headers_for(r, &r->first)
+                     : curl_slist_append(NULL, "Accept: application/json");
+    if (!r->easy || !r->headers)
         return start_failed(r, PULSARC_ERR_NO_MEMORY, "out of memory", url);
     CURLcode rc = set_common(r, url, timeout_ms);
     if (rc == CURLE_OK)
-        rc = form ? set_post(r) : set_get(r, url);
+        rc = form ? set_post(r) : curl_easy_setopt(r->easy, CURLOPT_HTTPGET, 1L);
     if (rc != CURLE_OK)
         return start_failed(r, rc == CURLE_OUT_OF_MEMORY ? PULSARC_ERR_NO_MEMORY
                                                          : PULSARC_ERR_UNSUPPORTED,
@@ -526,10 +615,18 @@ static int start(pc_http_t *h, const char *verb, const char *url, const char *he
     return 0;
 }
 
+int pc_http_get_with(pc_http_t *h, const char *url, const pc_http_get_opts_t *opts,
+                     uint64_t timeout_ms, pc_http_done_cb cb, void *ctx)
+{
+    pc_http_get_opts_t none = { 0 };
+    return start(h, url, opts ? opts : &none, NULL, timeout_ms, cb, ctx);
+}
+
 int pc_http_get(pc_http_t *h, const char *url, const char *header, uint64_t timeout_ms,
                 pc_http_done_cb cb, void *ctx)
 {
-    return start(h, "GET", url, header, NULL, timeout_ms, cb, ctx);
+    pc_http_get_opts_t o = { .header = header, .max_redirects = DEFAULT_REDIRECTS };
+    return start(h, url, &o, NULL, timeout_ms, cb, ctx);
 }
 
 int pc_http_post_form(pc_http_t *h, const char *url, const char *form, uint64_t timeout_ms,
@@ -537,33 +634,10 @@ int pc_http_post_form(pc_http_t *h, const char *url, const char *form, uint64_t 
 {
     if (!form)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "the form must not be NULL"), -1;
-    return start(h, "POST", url, NULL, form, timeout_ms, cb, ctx);
+    return start(h, url, NULL, form, timeout_ms, cb, ctx);
 }
 
 /* ---- the client -------------------------------------------------------------------- */
-
-static int copy_str(char **dst, const char *src)
-{
-    *dst = src ? strdup(src) : NULL;
-    return src && !*dst ? -1 : 0;
-}
-
-static int copy_tls(pc_http_t *h, const pc_http_tls_t *tls)
-{
-    if (!tls) {
-        h->verify_hostname = true;
-        return 0;
-    }
-    h->allow_insecure = tls->allow_insecure != 0;
-    h->verify_hostname = tls->verify_hostname != 0;
-    int rc = copy_str(&h->trust_file, tls->trust_certs_file);
-    rc |= copy_str(&h->trust_pem, tls->trust_certs_pem);
-    rc |= copy_str(&h->cert_file, tls->cert_file);
-    rc |= copy_str(&h->key_file, tls->key_file);
-    rc |= copy_str(&h->cert_pem, tls->cert_pem);
-    rc |= copy_str(&h->key_pem, tls->key_pem);
-    return rc;
-}
 
 pc_http_t *pc_http_new(uv_loop_t *loop, const pc_logger_t *log, const pc_http_tls_t *tls)
 {
@@ -574,7 +648,7 @@ pc_http_t *pc_http_new(uv_loop_t *loop, const pc_logger_t *log, const pc_http_tl
         return NULL;
     }
     pc_http_t *h = calloc(1, sizeof *h);
-    if (!h || copy_tls(h, tls) != 0 || !(h->multi = curl_multi_init())) {
+    if (!h || copy_tls(&h->tls, tls) != 0 || !(h->multi = curl_multi_init())) {
         if (h)
             destroy(h);
         pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");

@@ -1,12 +1,18 @@
 /* HTTP(S) requests on the client's loop: libcurl's multi interface driven by libuv
  * (uv_poll on curl's sockets, a uv_timer for its timeouts), never a blocking call. Used
  * for lookups over the admin REST API (http:// and https:// service URLs) and by the
- * OAuth2 provider to reach its issuer. TLS is verified like the binary protocol's:
- * certificates and host names, unless the user turned that off.
+ * OAuth2 provider to reach its issuer, each with a client of its own: the TLS settings
+ * belong to the client (pc_http_new), so the issuer's verification never depends on the
+ * broker's (client/config_tls.c builds both).
+ *
+ * A GET follows redirects itself (curl does not): the extra header (credentials) goes
+ * only to the URL asked and to what the request's scope allows, a redirect from https to
+ * plain http is refused, and each hop counts against the request's limit.
  * @locality loop thread. */
 #ifndef PC_HTTP_H
 #define PC_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
@@ -16,33 +22,53 @@
 
 typedef struct pc_http pc_http_t;
 
-/* How HTTPS peers are verified, and the client certificate to present. Strings are
+/* How HTTPS peers are verified, the client certificate to present, and the protocol and
+ * cipher restrictions (tlsProtocols / tlsCiphers, as net/tls.h reads them). Strings are
  * borrowed for the call to pc_http_new (copied). */
 typedef struct pc_http_tls {
     const char *trust_certs_file; /* NULL: the system's store */
     const char *trust_certs_pem;  /* in memory; wins over the file */
     const char *cert_file, *key_file;
     const char *cert_pem, *key_pem;
+    const char *protocols;        /* NULL: TLS 1.2 and newer */
+    const char *ciphers;          /* NULL: OpenSSL's defaults */
     int allow_insecure;           /* accept any certificate */
     int verify_hostname;
 } pc_http_tls_t;
 
 /* The outcome of a request: res is PULSARC_OK when an HTTP answer came (whatever its
- * status), else why not (CONNECT_FAILED, TIMEOUT, a TLS_* result) with the detail set.
- * body is valid during the call only. */
+ * status), else why not (CONNECT_FAILED, TIMEOUT, TOO_MANY_REDIRECTS, a TLS_* result)
+ * with the detail set. body is valid during the call only. */
 typedef void (*pc_http_done_cb)(pulsarc_result res, long status, const char *body, size_t len,
                                 void *ctx);
 
+/* NULL (detail set) when out of memory. TLS settings are applied, and a bad protocol or
+ * cipher list reported (PULSARC_ERR_TLS_CONFIG), per HTTPS request. */
 pc_http_t *pc_http_new(uv_loop_t *loop, const pc_logger_t *log, const pc_http_tls_t *tls);
 /* Cancel what is in flight (their callbacks run with ALREADY_CLOSED) and free. */
 void pc_http_free(pc_http_t *h);
 
-/* GET url. header may be NULL or one extra header line ("Authorization: Bearer ...": a
- * secret, never logged). Returns 0, or -1 when the request could not start (cb not
- * called, detail set). */
+/* May a redirect take the request's header to this origin (host without brackets)? */
+typedef bool (*pc_http_scope_fn)(void *ctx, bool https, const char *host, int port);
+
+typedef struct pc_http_get_opts {
+    /* NULL or one extra header line ("Authorization: Bearer ..."): a secret, never logged;
+     * sent to the URL asked, and after a redirect only where it may go. */
+    const char *header;
+    /* Where else the header may go; NULL: only the origin of the URL asked. */
+    pc_http_scope_fn header_scope;
+    void *scope_ctx;
+    int max_redirects; /* hops followed before TOO_MANY_REDIRECTS; 0: none */
+} pc_http_get_opts_t;
+
+/* GET url. Returns 0, or -1 when the request could not start (cb not called, detail set). */
+int pc_http_get_with(pc_http_t *h, const char *url, const pc_http_get_opts_t *opts,
+                     uint64_t timeout_ms, pc_http_done_cb cb, void *ctx);
+/* The same with the header for the URL's own origin only and up to 20 redirects. */
 int pc_http_get(pc_http_t *h, const char *url, const char *header, uint64_t timeout_ms,
                 pc_http_done_cb cb, void *ctx);
-/* POST an application/x-www-form-urlencoded body (a secret: never logged). */
+/* POST an application/x-www-form-urlencoded body (a secret: never logged). Redirects are
+ * not followed: the answer is the 3xx. */
 int pc_http_post_form(pc_http_t *h, const char *url, const char *form, uint64_t timeout_ms,
                       pc_http_done_cb cb, void *ctx);
 

@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "net/connection.h"
 #include "net/lookup_http.h"
+#include "net/lookup_listener.h"
 #include "net/pool.h"
 
 /* One lookup in flight. It follows redirects, each to the broker named in the answer,
@@ -111,6 +112,10 @@ static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
         return;
     }
     if (m->response == PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Failed) {
+        if (m->message && pc_lookup_no_such_listener(lk->rt, m->message, strlen(m->message))) {
+            finish(lk, pc_lookup_listener_missing(lk->rt, &lk->target), NULL, NULL, 0);
+            return;
+        }
         pc_set_detail(m->message);
         finish(lk, m->has_error ? pc_result_from_server_error(m->error) : PULSARC_ERR_BROKER_UNKNOWN,
                NULL, NULL, 0);
@@ -122,7 +127,12 @@ static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
         return;
     }
     bool proxied = m->has_proxy_through_service_url && m->proxy_through_service_url;
-    if (m->response == PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect) {
+    bool redirect = m->response == PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect;
+    PC_DEBUG(lk->rt->log, "lookup of %s via %s:%d: %s %s:%d%s%s", lk->topic, lk->target.host,
+             lk->target.port, redirect ? "redirect to" : "connect to", broker.host, broker.port,
+             m->has_authoritative && m->authoritative ? " (authoritative)" : "",
+             proxied ? " through the service URL" : "");
+    if (redirect) {
         if (++lk->redirects > lk->rt->limits.max_lookup_redirects) {
             pc_fail(PULSARC_ERR_TOO_MANY_REDIRECTS, "lookup of %s redirected more than %d times",
                     lk->topic, lk->rt->limits.max_lookup_redirects);
@@ -161,6 +171,8 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
         lookup.request_id = rid;
         lookup.has_authoritative = 1;
         lookup.authoritative = lk->authoritative;
+        /* The broker answers with that listener's addresses (advertisedListeners). */
+        lookup.advertised_listener_name = (char *)lk->rt->net.listener_name;
         cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP;
         cmd.lookuptopic = &lookup;
     }
@@ -169,7 +181,7 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
 
 static void send_request(lookup_t *lk)
 {
-    pc_conn_t *conn = pc_pool_get(lk->rt->pool, &lk->target, &lk->target);
+    pc_conn_t *conn = pc_pool_get_any(lk->rt->pool, &lk->target, &lk->target);
     if (!conn) {
         pc_set_detail("out of memory");
         finish(lk, PULSARC_ERR_NO_MEMORY, NULL, NULL, 0);

@@ -3,9 +3,15 @@
  *       -> {"brokerUrl": "pulsar://...", "brokerUrlTls": "pulsar+ssl://...", ...}
  *   GET {service}/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions
  *       -> {"partitions": N}
- * The broker redirects a lookup to the bundle's owner by HTTP (pc_http follows), so an
- * answer is final. Credentials go in the Authorization header (token: Bearer, basic:
- * Basic); the tls method's identity is the client certificate pc_http presents. */
+ * The broker redirects a lookup to the bundle's owner by HTTP (pc_http follows, up to
+ * maxLookupRedirects hops), so an answer is final.
+ *
+ * Credentials go in the Authorization header (token: Bearer, basic: Basic), fetched anew
+ * for each request after the provider was prepared (an OAuth2 provider fetches or renews
+ * its token then), and only to the hosts of the service URL: a redirect elsewhere goes
+ * without them unless httpLookupAuthAllowRedirect says otherwise (as the C++ client's
+ * setting of that name), and never from https to plain http. The tls method's identity
+ * is the client certificate pc_http presents. */
 #include "net/lookup_http.h"
 
 #include <jansson.h>
@@ -14,11 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "auth/auth.h"
 #include "common/error.h"
 #include "common/topic_name.h"
 #include "net/http.h"
+#include "net/lookup_listener.h"
 
 typedef struct http_lookup {
     pc_runtime_t *rt;
@@ -26,9 +34,11 @@ typedef struct http_lookup {
     pc_host_port_t service; /* the service URL host asked now */
     int hosts_tried;
     pc_lookup_reply_t reply; /* who hears the answer (and which kind of lookup) */
+    pc_auth_wait_t auth_wait; /* the provider makes its credentials ready */
 } http_lookup_t;
 
 static void send_request(http_lookup_t *lk);
+static void prepare_request(http_lookup_t *lk);
 
 static void finish(http_lookup_t *lk, pulsarc_result res, const pc_host_port_t *broker,
                    int partitions)
@@ -49,7 +59,7 @@ static bool fail_over(http_lookup_t *lk, pulsarc_result res)
             lk->name.full, lk->service.host, lk->service.port, pulsarc_last_error_detail());
     lk->hosts_tried++;
     lk->service = pc_next_service_host(rt);
-    send_request(lk);
+    prepare_request(lk);
     return true;
 }
 
@@ -97,7 +107,20 @@ static int build_url(const http_lookup_t *lk, char *url, size_t cap)
         n = snprintf(url, cap, "%s://%s%s%s:%d/lookup/v2/topic/%s/%s/%s/%s",
                      lk->rt->service->tls ? "https" : "http", v6 ? "[" : "", hp->host,
                      v6 ? "]" : "", hp->port, t->domain, t->tenant, t->ns, local);
-    return n > 0 && (size_t)n < cap ? 0 : -1;
+    if (n <= 0 || (size_t)n >= cap)
+        return -1;
+    /* The broker answers with that listener's addresses (advertisedListeners). */
+    const char *listener = lk->rt->net.listener_name;
+    if (listener && !lk->reply.partitions) {
+        static const char param[] = "?listenerName=";
+        size_t used = (size_t)n;
+        if (used + sizeof param > cap)
+            return -1;
+        memcpy(url + used, param, sizeof param);
+        used += sizeof param - 1;
+        return encode_segment(listener, url + used, cap - used);
+    }
+    return 0;
 }
 
 /* "Authorization: Basic base64(user:pass)" from the provider's "user:pass". */
@@ -149,6 +172,20 @@ static pulsarc_result auth_header(pc_runtime_t *rt, char **out)
     return *out ? PULSARC_OK : pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
 }
 
+/* Credentials go to the service URL's hosts (the scheme checked by pc_http, which never
+ * follows https to plain http), elsewhere only when the user allowed it. */
+static bool may_carry_credentials(void *ctx, bool https, const char *host, int port)
+{
+    const pc_runtime_t *rt = ctx;
+    (void)https;
+    for (int i = 0; i < rt->service->n_hosts; i++) {
+        const pc_host_port_t *hp = &rt->service->hosts[i];
+        if (hp->port == port && strcasecmp(hp->host, host) == 0)
+            return true;
+    }
+    return rt->limits.http_auth_any_redirect;
+}
+
 static void on_answer(pulsarc_result res, long status, const char *body, size_t len,
                       void *ctx);
 
@@ -176,7 +213,14 @@ static void send_request(http_lookup_t *lk)
     }
     PC_DEBUG(rt->log, "HTTP %s of %s: GET %s",
              lk->reply.partitions ? "partition metadata" : "lookup", lk->name.full, url);
-    int rc = pc_http_get(rt->http, url, header, rt->limits.operation_timeout_ms, on_answer, lk);
+    pc_http_get_opts_t opts = {
+        .header = header,
+        .header_scope = may_carry_credentials,
+        .scope_ctx = rt,
+        .max_redirects = rt->limits.max_lookup_redirects,
+    };
+    int rc = pc_http_get_with(rt->http, url, &opts, rt->limits.operation_timeout_ms, on_answer,
+                              lk);
     if (header) {
         OPENSSL_cleanse(header, strlen(header));
         free(header);
@@ -185,6 +229,25 @@ static void send_request(http_lookup_t *lk)
      * down) or out of memory. */
     if (rc != 0)
         finish(lk, rt->stopping ? PULSARC_ERR_ALREADY_CLOSED : PULSARC_ERR_NO_MEMORY, NULL, 0);
+}
+
+static void on_auth_ready(pc_auth_wait_t *w, pulsarc_result res)
+{
+    http_lookup_t *lk = w->ctx;
+    if (res != PULSARC_OK) /* the detail names the provider's trouble */
+        finish(lk, res, NULL, 0);
+    else
+        send_request(lk);
+}
+
+/* Before each request, as before each CONNECT: the provider makes its credentials ready
+ * (at once, or once an OAuth2 token has been fetched or renewed). */
+static void prepare_request(http_lookup_t *lk)
+{
+    if (lk->rt->auth)
+        pc_auth_prepare(lk->rt->auth, &lk->auth_wait, on_auth_ready, lk);
+    else
+        send_request(lk);
 }
 
 /* The broker's own words, for the detail: Pulsar's REST errors are {"reason": "..."}. */
@@ -302,6 +365,8 @@ static void on_answer(pulsarc_result res, long status, const char *body, size_t 
     pc_host_port_t broker;
     int partitions;
     res = pc_http_lookup_judge(&q, status, body, len, &broker, &partitions);
+    if (res != PULSARC_OK && pc_lookup_no_such_listener(lk->rt, body, len))
+        res = pc_lookup_listener_missing(lk->rt, &lk->service);
     finish(lk, res, res == PULSARC_OK ? &broker : NULL, partitions);
 }
 
@@ -323,7 +388,7 @@ static void start(pc_runtime_t *rt, const char *topic, const pc_lookup_reply_t *
     }
     lk->service = pc_next_service_host(rt);
     lk->hosts_tried = 1;
-    send_request(lk);
+    prepare_request(lk);
 }
 
 void pc_http_lookup_topic(pc_runtime_t *rt, const char *topic, pc_lookup_cb cb, void *ctx)

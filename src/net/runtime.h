@@ -10,28 +10,58 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "net/service_url.h"
 
 struct pc_pool;
 struct pc_tls_ctx;
 struct pc_auth;
+struct pc_auth_http;
 struct pc_http;
 
-/* Timeouts and limits, from the client configuration. */
+/* Timeouts, limits and lookup policy, from the client configuration. */
 typedef struct pc_limits {
     uint64_t operation_timeout_ms;  /* a request's answer, a producer's creation or close */
     uint64_t connection_timeout_ms; /* TCP connect plus the CONNECT/CONNECTED handshake */
     uint64_t keepalive_interval_ms; /* ping after this much silence; dead after twice it */
-    int max_lookup_redirects;
+    int max_lookup_redirects;       /* binary Redirect answers, and HTTP redirects per lookup */
+    bool http_auth_any_redirect;    /* httpLookupAuthAllowRedirect: credentials follow an HTTP
+                                       lookup's redirect to hosts outside the service URL */
     uint64_t initial_backoff_ms;    /* reconnect backoff, doubling up to the maximum */
     uint64_t max_backoff_ms;
 } pc_limits_t;
+
+/* Where a client's bytes go, when not to the network: a test seam, NULL in production
+ * (TCP to the brokers, libcurl to an OAuth2 issuer). Tests and fuzzers set one per client
+ * (client/test_seams.h) to run it against a broker or issuer in the same process. Either
+ * function may be NULL (that part stays real). Both run on the loop thread. */
+typedef struct pc_transport {
+    /* A new connection to `to` (the broker connected to, or the SNI proxy in front of
+     * it): a connected stream socket that the connection owns from then on (its
+     * handshake starts at once), or -1 to fail the connect. */
+    int (*open_socket)(void *ctx, const pc_host_port_t *to);
+    /* Fill *out with the HTTP table an OAuth2 provider talks to its issuer through, on
+     * loop; 0, or -1 to fail client creation. */
+    int (*auth_http)(void *ctx, uv_loop_t *loop, struct pc_auth_http *out);
+    void *ctx;
+} pc_transport_t;
+
+/* Where connections go, from the client configuration: listener names, several
+ * connections per broker, an SNI proxy in front of the brokers' TLS ports. */
+typedef struct pc_net_settings {
+    const char *listener_name;  /* the advertised listener lookups ask for; NULL: the
+                                   broker's internal one. The client owns the string. */
+    int connections_per_broker; /* at least 1: producers spread over this many */
+    bool sni_proxy;             /* TCP to sni_proxy_addr, the broker's host as TLS SNI */
+    pc_host_port_t sni_proxy_addr;
+} pc_net_settings_t;
 
 typedef struct pc_runtime {
     uv_loop_t *loop;
     const pc_logger_t *log;
     pc_limits_t limits;
+    pc_net_settings_t net;
     const pc_service_url_t *service; /* where lookups start */
     int next_host;                   /* round-robin over the service URL's hosts */
     struct pc_pool *pool;            /* one connection per broker, shared */
@@ -41,6 +71,9 @@ typedef struct pc_runtime {
     bool stopping;                   /* shutting down: no fail-over, no new work */
     struct pc_auth *auth;            /* credentials for CONNECT; NULL = no authentication */
     struct pc_http *http;            /* HTTP(S) for http(s):// service URLs' lookups; else NULL */
+    const pc_clock_t *clock;         /* "now" for tokens' lifetimes, key re-reads, rotation;
+                                        NULL: the real monotonic clock (common/clock.h) */
+    const pc_transport_t *transport; /* test seam; NULL: the network */
 } pc_runtime_t;
 
 #endif

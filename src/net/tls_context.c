@@ -12,12 +12,21 @@
 #include "net/tls_internal.h"
 
 /* OpenSSL's reason for the latest failure, and an empty error queue afterwards (a stale
- * entry would otherwise be blamed for the next connection's failure). */
+ * entry would otherwise be blamed for the next connection's failure). A file that cannot
+ * be opened queues the system's error (errno) first and only "system lib" last: the
+ * system's says why ("No such file or directory"). */
 static const char *openssl_reason(void)
 {
-    unsigned long e = ERR_peek_last_error();
-    const char *r = e ? ERR_reason_error_string(e) : NULL;
-    ERR_clear_error();
+    int sys_errno = 0;
+    unsigned long e, last = 0;
+    while ((e = ERR_get_error()) != 0) {
+        if (!sys_errno && ERR_GET_LIB(e) == ERR_LIB_SYS)
+            sys_errno = ERR_GET_REASON(e);
+        last = e;
+    }
+    if (sys_errno)
+        return strerror(sys_errno);
+    const char *r = last ? ERR_reason_error_string(last) : NULL;
     return r ? r : "unknown error";
 }
 
@@ -186,8 +195,10 @@ static void append(char *dst, size_t cap, const char *name)
 }
 
 /* The list restricts both TLS 1.2 ciphers and TLS 1.3 suites, as it does in Java: naming
- * only TLS 1.2 ciphers leaves TLS 1.3 without a suite, naming only TLS 1.3 suites means
- * TLS 1.3 only (OpenSSL cannot hold an empty TLS 1.2 list). */
+ * only TLS 1.2 ciphers means TLS 1.2 only (OpenSSL refuses to offer a TLS 1.3 it has no
+ * suite for, rather than fall back), naming only TLS 1.3 suites means TLS 1.3 only
+ * (OpenSSL cannot hold an empty TLS 1.2 list). Either fails when tlsProtocols excluded
+ * the one version left. */
 static pulsarc_result set_ciphers(SSL_CTX *ctx, const char *list)
 {
     size_t cap = 2 * strlen(list) + 64;
@@ -211,8 +222,14 @@ static pulsarc_result set_ciphers(SSL_CTX *ctx, const char *list)
         r = pc_fail(PULSARC_ERR_TLS_CONFIG, "tlsCiphers is empty");
     else if (*v12 && SSL_CTX_set_cipher_list(ctx, v12) != 1)
         r = config_fail("tlsCiphers (no usable TLS 1.2 cipher)", list);
-    else if (!*v12 && SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1)
-        r = config_fail("tlsCiphers (TLS 1.3 only)", list);
+    else if (!*v12 && (SSL_CTX_get_max_proto_version(ctx) == TLS1_2_VERSION ||
+                       SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1))
+        r = pc_fail(PULSARC_ERR_TLS_CONFIG, "tlsCiphers '%s' names TLS 1.3 suites only, but "
+                    "tlsProtocols allows no TLS 1.3", list);
+    else if (!*v13 && (SSL_CTX_get_min_proto_version(ctx) == TLS1_3_VERSION ||
+                       SSL_CTX_set_max_proto_version(ctx, TLS1_2_VERSION) != 1))
+        r = pc_fail(PULSARC_ERR_TLS_CONFIG, "tlsCiphers '%s' names TLS 1.2 ciphers only, but "
+                    "tlsProtocols allows no TLS 1.2", list);
     else if (SSL_CTX_set_ciphersuites(ctx, v13) != 1)
         r = config_fail("tlsCiphers (TLS 1.3 suites)", list);
 out:
@@ -223,6 +240,16 @@ out:
     return r;
 }
 
+pulsarc_result pc_tls_restrict(SSL_CTX *ctx, const char *protocols, const char *ciphers)
+{
+    pulsarc_result r = PULSARC_OK;
+    if (protocols && (r = set_protocols(ctx, protocols)) != PULSARC_OK)
+        return r;
+    if (ciphers && (r = set_ciphers(ctx, ciphers)) != PULSARC_OK)
+        return r;
+    return PULSARC_OK;
+}
+
 static pulsarc_result configure(SSL_CTX *ctx, const pc_tls_settings_t *s)
 {
     SSL_CTX_set_default_passwd_cb(ctx, no_passphrase);
@@ -230,10 +257,8 @@ static pulsarc_result configure(SSL_CTX *ctx, const pc_tls_settings_t *s)
     /* The broker has no reason to renegotiate; refusing it removes a whole attack class. */
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
     SSL_CTX_set_verify(ctx, s->allow_insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, NULL);
-    pulsarc_result r = PULSARC_OK;
-    if (s->protocols && (r = set_protocols(ctx, s->protocols)) != PULSARC_OK)
-        return r;
-    if (s->ciphers && (r = set_ciphers(ctx, s->ciphers)) != PULSARC_OK)
+    pulsarc_result r = pc_tls_restrict(ctx, s->protocols, s->ciphers);
+    if (r != PULSARC_OK)
         return r;
     if ((r = load_identity(ctx, s)) != PULSARC_OK)
         return r;

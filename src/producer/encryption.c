@@ -22,6 +22,8 @@ struct pc_encryptor {
     pc_data_key_t *current;   /* NULL until the keys load */
     pc_key_material_t *mats;  /* what current was built from, one per name */
     int (*make_iv)(uint8_t iv[PC_AES_IV_LEN]);
+    uint64_t used;            /* entries encrypted with current */
+    uint64_t max_entries;     /* used at which current rotates */
     uint64_t rotate_at, check_at, retry_at, warned_at;
     uint64_t unwarned;        /* failures since the last warning */
 };
@@ -216,6 +218,7 @@ static void install(pc_encryptor_t *e, pc_data_key_t *dk, pc_key_material_t *mat
     materials_free(e->mats, e->n_names);
     e->current = dk;
     e->mats = mats;
+    e->used = 0;
     e->rotate_at = e->set.rotation_ms ? now + e->set.rotation_ms : UINT64_MAX;
     e->check_at = e->set.check_ms ? now + e->set.check_ms : UINT64_MAX;
     e->retry_at = 0;
@@ -249,8 +252,13 @@ static void warn_limited(pc_encryptor_t *e, uint64_t now, const char *what, cons
     e->unwarned = 0;
 }
 
-/* Rotation is due, or the keys are to be read again: a new data key when due or when a
- * key changed; on failure the current key stays. */
+static bool worn_out(const pc_encryptor_t *e)
+{
+    return e->used >= e->max_entries;
+}
+
+/* Rotation is due (by time or by use), or the keys are to be read again: a new data key
+ * when due or when a key changed; on failure the current key stays. */
 static void refresh(pc_encryptor_t *e, uint64_t now)
 {
     pc_key_material_t *mats;
@@ -259,7 +267,7 @@ static void refresh(pc_encryptor_t *e, uint64_t now)
         bool changed = false;
         for (size_t i = 0; i < e->n_names; i++)
             changed |= !material_equal(&mats[i], &e->mats[i]);
-        if (!changed && now < e->rotate_at) {
+        if (!changed && now < e->rotate_at && !worn_out(e)) {
             materials_free(mats, e->n_names);
             e->check_at = e->set.check_ms ? now + e->set.check_ms : UINT64_MAX;
             return;
@@ -267,9 +275,11 @@ static void refresh(pc_encryptor_t *e, uint64_t now)
         pc_data_key_t *dk;
         r = data_key_new(e, mats, NULL, &dk);
         if (r == PULSARC_OK) {
+            const char *why = changed               ? "a public key changed"
+                              : now >= e->rotate_at ? "rotation period"
+                                                    : "entries per key";
             install(e, dk, mats, now);
-            PC_INFO(e->log, "%s: new data key (%s)", e->topic,
-                    changed ? "a public key changed" : "rotation period");
+            PC_INFO(e->log, "%s: new data key (%s)", e->topic, why);
             return;
         }
         materials_free(mats, e->n_names);
@@ -280,8 +290,16 @@ static void refresh(pc_encryptor_t *e, uint64_t now)
 
 pulsarc_result pc_encryptor_next(pc_encryptor_t *e, uint64_t now, const pc_data_key_t **out)
 {
-    if (e->current && now >= e->retry_at && (now >= e->rotate_at || now >= e->check_at))
+    if (e->current && now >= e->retry_at &&
+        (worn_out(e) || now >= e->rotate_at || now >= e->check_at))
         refresh(e, now);
+    if (e->current && e->used / 2 >= e->max_entries) {
+        /* Rotation kept failing: the key has had all the IVs it may have. */
+        data_key_free(e->current);
+        materials_free(e->mats, e->n_names);
+        e->current = NULL;
+        e->mats = NULL;
+    }
     if (!e->current) {
         pulsarc_result r = load(e, now, NULL);
         if (r != PULSARC_OK) {
@@ -297,6 +315,7 @@ pulsarc_result pc_encryptor_next(pc_encryptor_t *e, uint64_t now, const pc_data_
             return pc_fail(PULSARC_ERR_CRYPTO, "%s", detail);
         }
     }
+    e->used++;
     *out = e->current;
     return PULSARC_OK;
 }
@@ -366,6 +385,7 @@ pc_encryptor_t *pc_encryptor_new(const pc_enc_settings_t *set, const pc_logger_t
     e->set.key_names = NULL; /* e->names is what lives */
     e->log = log;
     e->make_iv = random_iv;
+    e->max_entries = set->max_entries ? set->max_entries : PC_ENC_MAX_ENTRIES_PER_KEY;
     return e;
 }
 

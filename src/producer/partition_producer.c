@@ -58,16 +58,8 @@ void pp_finish_close(pc_pp_t *pp, pulsarc_result res)
     pp->conn = NULL;
     pp->attempt++;
     pp->state = PP_CLOSED;
-    if (res == PULSARC_ERR_TIMEOUT) {
-        /* Messages already written may have been stored; the rest were never sent. */
-        while (pp->head)
-            pp_complete_head(pp, PULSARC_ERR_ALREADY_CLOSED, NULL,
-                          pp->head->first_registration
-                              ? "producer closed before the receipt arrived; the message may "
-                                "have been persisted"
-                              : "producer closed before " NOT_SENT_DETAIL);
-    }
-    pp_fail_all(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
+    /* Messages already written may have been stored; the rest were never sent. */
+    pc_pp_fail_all_in_doubt(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
     pc_pp_done_fn cb = pp->close_cb;
     pp->close_cb = NULL;
     if (cb)
@@ -220,7 +212,9 @@ void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail)
     uv_timer_stop(&pp->close_timer);
     pp_state before = pp->state;
     pp->state = PP_CLOSED;
-    pp_fail_all(pp, why, detail);
+    /* Messages already written may have been stored (a client destroyed while receipts
+     * were on their way); the rest were never sent. */
+    pc_pp_fail_all_in_doubt(pp, why, detail);
     if (pp->start_cb && before == PP_CONNECTING) {
         pc_pp_done_fn cb = pp->start_cb;
         pp->start_cb = NULL;

@@ -62,7 +62,8 @@ static void op_params(pc_pp_t *pp, pc_op_params_t *p)
 static pulsarc_result entry_key(pc_pp_t *pp, pc_op_params_t *p)
 {
     p->enc = NULL;
-    return pp->enc ? pc_encryptor_next(pp->enc, pc_mono_ms(), &p->enc) : PULSARC_OK;
+    return pp->enc ? pc_encryptor_next(pp->enc, pc_clock_now_ms(pp->rt->clock), &p->enc)
+                   : PULSARC_OK;
 }
 
 /* Automatic ids continue after the highest id used so far, without overflowing. */

@@ -131,6 +131,16 @@ void pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail)
     }
 }
 
+void pc_pp_fail_all_in_doubt(pc_pp_t *pp, pulsarc_result res, const char *why)
+{
+    char maybe[256], never[256];
+    snprintf(maybe, sizeof maybe, "%s: no receipt yet; the message may have been persisted", why);
+    snprintf(never, sizeof never, "%s: " NOT_SENT_DETAIL, why);
+    while (pp->head)
+        pp_complete_head(pp, res, NULL, pp->head->first_registration ? maybe : never);
+    pp_fail_all(pp, res, never);
+}
+
 static void on_op_written(void *ctx, int status)
 {
     pc_op_write_finished(ctx);

@@ -16,8 +16,10 @@
 #include "PulsarApi.pb-c.h"
 
 #define PC_FRAME_MAGIC 0x0e01
-/* Default frame limit before CONNECTED tells us the broker's max_message_size;
- * a frame may exceed max_message_size by the command and metadata overhead. */
+/* The broker's default max_message_size: what a producer sends until CONNECTED tells it
+ * the broker's own, and what it accepts from the broker whatever CONNECTED says (a
+ * producer only receives small commands). A frame may exceed max_message_size by the
+ * command and metadata overhead. */
 #define PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE (5 * 1024 * 1024)
 #define PC_FRAME_OVERHEAD_ALLOWANCE (10 * 1024)
 

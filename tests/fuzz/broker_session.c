@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/test_seams.h"
 #include "common/clock.h"
 #include "fuzz_check.h"
 #include "lockstep.h"
@@ -376,6 +377,8 @@ static bool setup(session_t *s, input_t *in)
     if (!(s->fb = fb_new(&st)) || !(s->msg = pulsarc_message_new()))
         return false;
 
+    /* The shared configuration hands this input's broker the connections. */
+    pc_client_config_set_transport(client_conf, fb_seam(s->fb));
     if (pulsarc_client_new(opt->service_url, client_conf, &s->client) != PULSARC_OK)
         return false;
 

@@ -25,14 +25,11 @@
 
 #define FB_CHECK(cond, ...) FUZZ_CHECK("fake broker", cond, __VA_ARGS__)
 
-/* The seam has no context argument: it finds the broker here. */
-static fake_broker_t *current;
-
 /* ---- connections handed over by the seam (in the client's loop, during a turn) ----- */
 
-static int hand_over(const pc_host_port_t *physical)
+static int hand_over(void *ctx, const pc_host_port_t *physical)
 {
-    fake_broker_t *fb = current;
+    fake_broker_t *fb = ctx;
     int sv[2];
     fb->connect_attempts++;
     if (fb->refuse == FB_FAIL || fb->n_conns == FB_MAX_CONNS ||
@@ -46,6 +43,11 @@ static int hand_over(const pc_host_port_t *physical)
         c->fd = -1;
     }
     return sv[0];
+}
+
+const pc_transport_t *fb_seam(fake_broker_t *fb)
+{
+    return &fb->seam;
 }
 
 int fb_conn_count(const fake_broker_t *fb)
@@ -67,15 +69,12 @@ fake_broker_t *fb_new(const fb_settings_t *settings)
     for (int i = 0; i < BS_AUTO_COUNT; i++)
         fb->autos[i] = i != BS_AUTO_RECEIPT;
     pc_buf_init(&fb->reply);
-    current = fb;
-    pc_conn_test_socket = hand_over;
+    fb->seam = (pc_transport_t){ .open_socket = hand_over, .ctx = fb };
     return fb;
 }
 
 void fb_free(fake_broker_t *fb)
 {
-    pc_conn_test_socket = NULL;
-    current = NULL;
     for (int i = 0; i < fb->n_conns; i++) {
         fb_hang_up(fb, i);
         pc_frame_reader_free(&fb->conns[i].in);

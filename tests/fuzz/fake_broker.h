@@ -1,7 +1,7 @@
 /* The broker's side of in-memory connections, for fuzzing a client (test support).
  *
- * While a fake broker exists, every connection the client opens is one end of a
- * socketpair (through the pc_conn_test_socket seam); the broker keeps the other end. It
+ * Every connection a client given fb_seam opens is one end of a socketpair (through
+ * the runtime's transport seam, client/test_seams.h); the broker keeps the other end. It
  * runs on the caller's thread, taking turns with the client's loop (lockstep.h): serving
  * (fb_settle, fb_serve) gives the loop turns and reads what the client wrote between them,
  * checks that every frame parses, records requests, producers and SENDs, and answers the
@@ -9,8 +9,8 @@
  * itself, as commands or raw bytes. Time is virtual (virtual_clock.h): fb_serve moves it
  * from one of the client's timers to the next.
  *
- * One fake broker at a time per process, and one thread: the creating one, which also
- * runs the client's loop (the seam's connection hand-over runs during a turn). */
+ * One thread: the creating one, which also runs the client's loop (the seam's connection
+ * hand-over runs during a turn). */
 #ifndef PC_FUZZ_FAKE_BROKER_H
 #define PC_FUZZ_FAKE_BROKER_H
 
@@ -20,6 +20,7 @@
 
 #include "PulsarApi.pb-c.h"
 #include "broker_session_format.h"
+#include "net/runtime.h"
 #include "wire/frame.h"
 
 #define FB_MAX_CONNS 32
@@ -117,11 +118,15 @@ struct fake_broker {
     uint64_t next_entry;        /* entry id of the next automatic receipt */
     uint64_t next_schema_version; /* of the next automatic GET_OR_CREATE_SCHEMA answer */
     pc_buf_t reply;             /* scratch: an automatic answer being framed */
+    pc_transport_t seam;        /* what fb_seam hands out */
 };
 
-/* Create the broker and install the seam; NULL when out of resources. */
+/* Create the broker; NULL when out of resources. */
 fake_broker_t *fb_new(const fb_settings_t *settings);
-/* Close the broker's ends and remove the seam. Call after the client is destroyed. */
+/* The seam that hands the broker a client's connections: give it to the client's
+ * configuration (pc_client_config_set_transport) before creating the client. */
+const pc_transport_t *fb_seam(fake_broker_t *fb);
+/* Close the broker's ends. Call after the client is destroyed. */
 void fb_free(fake_broker_t *fb);
 
 /* Let the client run and the broker answer until neither has anything left to do at this

@@ -95,10 +95,12 @@ static struct {
 } fake;
 
 static uint64_t fake_now_ms;
-static uint64_t fake_clock(void)
+static uint64_t fake_now(const pc_clock_t *clock)
 {
+    (void)clock;
     return fake_now_ms;
 }
+static const pc_clock_t fake_clock = { fake_now };
 
 static int fake_get(void *h, const char *url, uint64_t timeout_ms, pc_auth_http_done_cb done,
                     void *ctx)
@@ -192,7 +194,7 @@ static void fuzz_oauth2(input_t *in)
     fake_now_ms = 1000;
     pc_auth_http_t table = { fake_get, fake_post, fake_release, NULL, 5000 };
     pc_auth_use_http(a, &table);
-    pc_auth_oauth2_set_clock(a, fake_clock);
+    pc_auth_oauth2_set_clock(a, &fake_clock);
     for (int round = 0; round < 3; round++) {
         waiter_t w = { 0 };
         pc_auth_prepare(a, &w.w, on_ready, &w);

@@ -18,7 +18,9 @@ int main(void)
 {
     pulsarc_client_config_t *conf = pulsarc_client_config_new();
     int ok = pulsarc_client_config_set(conf, "operationTimeoutMs", "1000") == PULSARC_OK &&
-             strcmp(pulsarc_result_name(PULSARC_ERR_SEND_TIMEOUT), "SEND_TIMEOUT") == 0;
+             strcmp(pulsarc_result_name(PULSARC_ERR_SEND_TIMEOUT), "SEND_TIMEOUT") == 0 &&
+             pulsarc_version() == PULSARC_VERSION &&
+             strcmp(pulsarc_version_string(), PULSARC_VERSION_STRING) == 0;
     pulsarc_client_config_free(conf);
     puts(ok ? "installed pulsarc works" : "installed pulsarc misbehaves");
     return ok ? 0 : 1;

@@ -188,11 +188,12 @@ int main(int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(argv[i], "--client-conf")) {
-            char kv[256];
+            char kv[4096]; /* authParams with paths run long */
             snprintf(kv, sizeof kv, "%s", argv[i + 1]);
             char *eq = strchr(kv, '=');
             if (!eq || pulsarc_client_config_set(cconf, (*eq = 0, kv), eq + 1) != PULSARC_OK) {
-                fprintf(stderr, "bad --client-conf %s: %s\n", argv[i + 1],
+                /* The key only: a value may be a secret (authParams). */
+                fprintf(stderr, "bad --client-conf %s: %s\n", eq ? kv : "(no KEY=VALUE)",
                         pulsarc_last_error_detail());
                 return 2;
             }

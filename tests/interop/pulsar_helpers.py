@@ -121,6 +121,15 @@ def partition_name(topic: str, i: int) -> str:
 # Reading with the official client
 # --------------------------------------------------------------------------------------
 
+def java_partition(key: str, n: int) -> int:
+    """The partition the Java client's default hash (JavaStringHash) gives key."""
+    h = 0
+    units = key.encode("utf-16-be")
+    for k in range(0, len(units), 2):
+        h = (31 * h + int.from_bytes(units[k:k + 2], "big")) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % n
+
+
 def _as_bytes(v) -> bytes | None:
     if not v:
         return None

@@ -13,15 +13,6 @@ from test_producer_interop import assert_same_messages, run_producer
 CODECS = ["none", "lz4", "zlib", "zstd", "snappy"]
 
 
-def java_partition(key: str, n: int) -> int:
-    """The partition the Java client's default (JavaStringHash) picks for key."""
-    h = 0
-    units = key.encode("utf-16-be")
-    for k in range(0, len(units), 2):
-        h = (31 * h + int.from_bytes(units[k:k + 2], "big")) & 0xFFFFFFFF
-    return (h & 0x7FFFFFFF) % n
-
-
 @pytest.mark.parametrize("codec", CODECS)
 def test_batched_messages_in_every_codec(service_url, unique_topic, tmp_path, codec):
     topic = unique_topic()
@@ -100,7 +91,7 @@ def test_partitioned_topic_routes_like_the_java_client(service_url, unique_topic
         assert part == ids[i]["partition"], "callback id names the partition"
         key = m["partition_key"]
         if key:
-            assert part == java_partition(key, 7), f"key {key} on partition {part}"
+            assert part == ph.java_partition(key, 7), f"key {key} on partition {part}"
             assert last_per_key.get(key, -1) < i, f"key {key} out of order"
             last_per_key[key] = i
         else:

@@ -1,9 +1,13 @@
 """pulsarc-produce against the real broker: per-line keys from standard input
-(--key-separator), read back with the official Python client, and a terminal broker
-error ending a --stdin run that would otherwise never end (issue 7)."""
+(--key-separator), read back with the official Python client, a terminal broker
+error ending a --stdin run that would otherwise never end (issue 7), and what the tool
+says about settings, files and numbers it cannot use (issue 18). A topic fenced for ever
+is tested against the mock broker (tests/mock/test_cli_stops.c): a real broker fences
+only when a write races the termination, which no test can time."""
 
 import re
 import subprocess
+import threading
 
 import pytest
 
@@ -100,8 +104,29 @@ def wait_for_stored_messages(topic):
                 what=f"messages stored on {topic}")
 
 
+def wait_for_entries(topic, n):
+    ph.wait_for(lambda: ph.internal_stats(topic)["entriesAddedCounter"] >= n, timeout_s=60,
+                what=f"{n} entries stored on {topic}")
+
+
 def terminate(topic):
     ph.admin_request("POST", "/admin/v2/" + ph.topic_rest_path(topic) + "/terminate")
+
+
+def feed_for_ever(stdin, line: bytes) -> threading.Thread:
+    """Writes line to stdin, over and over, until the reader is gone (like `yes`)."""
+    chunk = line * 1000
+
+    def feed():
+        try:
+            while True:
+                stdin.write(chunk)
+                stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # the CLI stopped reading: what the tests wait for
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    return feeder
 
 
 def assert_stopped_by_termination(proc, tmp_path):
@@ -120,20 +145,26 @@ def assert_stopped_by_termination(proc, tmp_path):
 @pytest.mark.parametrize("rate", ["0", "200"], ids=["unpaced", "paced"])
 def test_terminated_topic_ends_endless_stdin(bin_path, service_url, unique_topic, tmp_path,
                                              rate):
+    # The topic is terminated while the producer is idle: its first messages are stored
+    # and nothing is in flight. The broker then closes the producer and refuses it back
+    # with TopicTerminated, always. (A write racing the termination would instead make it
+    # fence the topic and answer "service not ready" for ever: the mock tests provoke that
+    # on purpose.) Only then does standard input become endless: only the CLI giving up
+    # ends the run.
     topic = unique_topic()
-    # `yes` never stops writing: only the CLI giving up ends the run (yes then gets
-    # SIGPIPE).
-    lines = subprocess.Popen(["yes", "key|payload"], stdout=subprocess.PIPE)
+    proc = start_cli(bin_path, tmp_path, service_url, topic, subprocess.PIPE,
+                     "--rate", rate, "--max-pending", "100", "--no-batching")
     try:
-        proc = start_cli(bin_path, tmp_path, service_url, topic, lines.stdout,
-                         "--rate", rate, "--max-pending", "100")
-        lines.stdout.close()
-        wait_for_stored_messages(topic)
+        proc.stdin.write(b"k|first\n" * 3)
+        proc.stdin.flush()
+        wait_for_entries(topic, 3)
         terminate(topic)
+        feed_for_ever(proc.stdin, b"key|payload\n")
         result = assert_stopped_by_termination(proc, tmp_path)
     finally:
-        lines.kill()
-        lines.wait()
+        proc.kill()
+        proc.wait()
+    assert result["sent"] == 3, result
     # What failed is about what was pending when the topic ended (--max-pending, and the
     # few sends that raced the first failure), not a stream of doomed sends.
     assert 1 <= result["failed"] <= 200, result
@@ -193,3 +224,71 @@ def test_refused_pulsar_client_flags(service_url, unique_topic):
         assert proc.returncode == 2, (args, proc.stderr)
         assert message.encode() in proc.stderr, (args, proc.stderr)
         assert proc.stdout == b""
+
+
+def test_misspelt_settings_never_show_their_values(service_url, unique_topic, bin_path):
+    # A misspelt key cannot tell whether its value is a secret, nor can a setting typed
+    # with another separator: the key is named, the value never repeated.
+    topic = unique_topic()
+    cases = {
+        'unknown configuration key "authparams"': ["--client-conf", "authparams=token:hunter2"],
+        "--client-conf expects KEY=VALUE": ["--client-conf", "authParams:token:hunter2"],
+        'unknown configuration key "encryptionkeys"': ["--conf", "encryptionkeys=hunter2"],
+        "the key before '=' is empty": ["--conf", "=hunter2"],
+    }
+    for message, args in cases.items():
+        proc = ph.run_bin("pulsarc-produce", topic, "-u", service_url, "-m", "x", *args,
+                          check=False, timeout_s=30)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message.encode() in proc.stderr, (args, proc.stderr)
+        assert b"hunter2" not in proc.stderr, (args, proc.stderr)
+    # pulsarc-perf reads the same settings the same way.
+    for args in (["--client-conf", "authparams=token:hunter2"], ["--conf", "x=hunter2"],
+                 ["--client-conf", "authParams:token:hunter2"]):
+        proc = subprocess.run([bin_path("pulsarc-perf"), "-u", service_url, "-t", topic, *args],
+                              capture_output=True, timeout=30)
+        assert proc.returncode != 0, (args, proc.stderr)
+        assert b"hunter2" not in proc.stderr + proc.stdout, (args, proc.stderr)
+
+
+def test_sequence_id_start_names_its_limit(service_url, unique_topic):
+    proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", service_url, "-m", "x",
+                      "--sequence-id-start", "9223372036854775806", check=False, timeout_s=30)
+    assert proc.returncode == 2, proc.stderr
+    assert b"expects a number from 0 to 4611686018427387903, got '9223372036854775806'" \
+        in proc.stderr, proc.stderr
+
+
+def test_tls_settings_refused_at_client_start_are_configuration_errors(unique_topic):
+    # Checked when the client starts, not when set: still a configuration error (exit 2),
+    # as docs/cli.md says of a rejected --client-conf, and a missing file says why.
+    cases = {
+        "No such file or directory": ["--tls-trust-certs", "/nonexistent/pulsarc/ca.pem"],
+        "allows no protocol at TLS 1.2 or newer": ["--client-conf", "tlsProtocols=TLSv1"],
+    }
+    for message, args in cases.items():
+        proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", "pulsar+ssl://127.0.0.1:1",
+                          "-m", "x", *args, check=False, timeout_s=30)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message.encode() in proc.stderr, (args, proc.stderr)
+        assert b"[TLS_CONFIG]" in proc.stderr and b"system lib" not in proc.stderr, proc.stderr
+
+
+def test_missing_auth_files_fail_alike(service_url, unique_topic):
+    # A token file and the tls plugin's certificate and key: on pulsar:// too, where no
+    # TLS context opens the certificate, a missing file fails the run the same way.
+    cases = [
+        ["--auth-plugin", "token", "--auth-params", "file:/nonexistent/pulsarc/token"],
+        ["--auth-plugin", "tls", "--auth-params",
+         "tlsCertFile:/nonexistent/pulsarc/client.pem,tlsKeyFile:/nonexistent/pulsarc/client.key"],
+        ["--auth-plugin", "tls", "--tls-cert", "/nonexistent/pulsarc/client.pem",
+         "--tls-key", "/nonexistent/pulsarc/client.key"],
+    ]
+    for args in cases:
+        proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", service_url, "-m", "x",
+                          *args, check=False, timeout_s=60)
+        assert proc.returncode == 1, (args, proc.stderr)
+        assert b"[AUTH_PROVIDER]" in proc.stderr, (args, proc.stderr)
+        assert b"/nonexistent/pulsarc/" in proc.stderr, (args, proc.stderr)
+        assert b"No such file or directory" in proc.stderr, (args, proc.stderr)
+        assert proc.stdout == b"", "nothing was sent"

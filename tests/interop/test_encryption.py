@@ -380,7 +380,8 @@ def test_public_key_that_appears_later_is_used_from_then_on(service_url, unique_
 @pytest.mark.parametrize("action", ["fail", "send"])
 def test_cli_crypto_failure_action(service_url, unique_topic, keys, action):
     topic = unique_topic()
-    proc = cli("-u", service_url, "-m", "one", "-m", "two", "-m", "three",
+    # --keep-going: each message fails on its own (without it the first failure ends the run).
+    proc = cli("-u", service_url, "-m", "one", "-m", "two", "-m", "three", "--keep-going",
                "--encryption-key-name", "a", "--encryption-public-key", keys["garbage"],
                "--crypto-failure-action", action, topic, check=False, timeout_s=60)
     err = proc.stderr.decode(errors="replace")

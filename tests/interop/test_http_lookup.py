@@ -2,17 +2,22 @@
 API (/lookup/v2/topic/..., /admin/v2/.../partitions), then pulsarc publishes over the
 binary protocol to the broker the answer names. The official Python client reads back.
 
-The https + token case needs the secured broker (scripts/broker-secure) and is marked
-`secure` like tests/interop/test_security.py."""
+Fixture web services (http_fixtures.py) check that credentials follow a redirect only to
+the service URL's hosts (unless httpLookupAuthAllowRedirect) and that tlsProtocols and
+tlsCiphers apply to HTTPS lookups. The https + token case needs the secured broker
+(scripts/broker-secure) and is marked `secure` like tests/interop/test_security.py."""
 
 from __future__ import annotations
 
 import re
+import ssl
+import subprocess
 import urllib.parse
 
 import pytest
 
 import pulsar_helpers as ph
+from http_fixtures import RecordingService, Redirector
 from pulsarc_messages import gen_messages
 
 
@@ -93,6 +98,104 @@ def test_unreachable_web_service_fails_with_connect_error(unique_topic):
     assert proc.returncode != 0, out
     assert re.search(r"could not connect", out), out
     assert "127.0.0.1:1" in out, out
+
+
+# --------------------------------------------------------------------------------------
+# Credentials and redirects: fixture web services in front of the default broker
+# --------------------------------------------------------------------------------------
+
+REDIRECT_TOKEN = "redirect-test-token-not-for-other-hosts"
+
+
+def redirected_produce(unique_topic, *extra: str) -> tuple[Redirector, RecordingService, str]:
+    """pulsarc looks the topic up at a service URL whose host answers every request with a
+    307 to another host (localhost instead of 127.0.0.1, on another port), where a
+    recording web service names the default broker; then it publishes there."""
+    broker = urllib.parse.urlsplit(ph.service_url())
+    broker_url = f"pulsar://{broker.hostname}:{broker.port or 6650}"
+    with RecordingService(broker_url, broker_url.replace("pulsar:", "pulsar+ssl:"),
+                          host_name="localhost") as other, Redirector(other.url) as service:
+        _, out = produce(service.url, unique_topic(), 3, "--client-conf", "authPlugin=token",
+                         "--client-conf", f"authParams=token:{REDIRECT_TOKEN}", *extra,
+                         mode="sync")
+    assert "sent=3 failed=0" in out, out
+    assert service.requests and other.requests, "the redirect was not followed"
+    assert all(v == f"Bearer {REDIRECT_TOKEN}" for v in service.with_header("Authorization")), \
+        "the service URL's host did not get the credentials"
+    return service, other, out
+
+
+def test_credentials_do_not_follow_a_redirect_to_another_host(unique_topic):
+    _, other, out = redirected_produce(unique_topic)
+    assert other.with_header("Authorization") == [None] * len(other.requests), \
+        "the token went to a host outside the service URL"
+    assert REDIRECT_TOKEN not in out
+
+
+def test_http_lookup_auth_allow_redirect_sends_them_on(unique_topic):
+    """httpLookupAuthAllowRedirect=true (off by default, as in the C++ client)."""
+    _, other, _ = redirected_produce(unique_topic, "--client-conf",
+                                     "httpLookupAuthAllowRedirect=true")
+    assert other.with_header("Authorization") == [f"Bearer {REDIRECT_TOKEN}"] * len(other.requests)
+
+
+# --------------------------------------------------------------------------------------
+# tlsProtocols and tlsCiphers apply to HTTPS lookups
+# --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def rsa_cert(tmp_path_factory) -> tuple[str, str]:
+    """A self-signed RSA certificate for localhost (the client trusts it as its CA)."""
+    d = tmp_path_factory.mktemp("https-fixture")
+    cert, key = d / "cert.pem", d / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    return str(cert), str(key)
+
+
+def tls12_only(cert: str, key: str, cipher: str | None = None) -> ssl.SSLContext:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+    if cipher:
+        ctx.set_ciphers(cipher)
+    return ctx
+
+
+def https_lookup(cert: str, server_tls: ssl.SSLContext, *conf: str) -> tuple[RecordingService, str]:
+    """One sync message through an HTTPS web service fixture (whose answer names a broker
+    that refuses connections: only the lookup matters here)."""
+    args = ["--client-conf", f"tlsTrustCertsFilePath={cert}", "--client-conf",
+            "operationTimeoutMs=3000"]
+    for kv in conf:
+        args += ["--client-conf", kv]
+    with RecordingService("pulsar://127.0.0.1:1", "pulsar+ssl://127.0.0.1:1", tls=server_tls,
+                          host_name="localhost") as web:
+        _, out = produce(web.url, ph.unique_topic("https-fixture"), 1, *args, mode="sync",
+                         check=False, timeout_s=60)
+    return web, out
+
+
+def test_tls_protocols_apply_to_https_lookups(rsa_cert):
+    cert, key = rsa_cert
+    web, out = https_lookup(cert, tls12_only(cert, key), "tlsProtocols=TLSv1.3")
+    assert not web.requests, "a TLS 1.2 web service was asked despite tlsProtocols=TLSv1.3"
+    assert "TLS handshake failed" in out, out
+    web, out = https_lookup(cert, tls12_only(cert, key), "tlsProtocols=TLSv1.2,TLSv1.3")
+    assert web.requests, out
+
+
+def test_tls_ciphers_apply_to_https_lookups(rsa_cert):
+    cert, key = rsa_cert
+    server = "ECDHE-RSA-AES128-GCM-SHA256"
+    web, out = https_lookup(cert, tls12_only(cert, key, server),
+                            "tlsCiphers=TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384")
+    assert not web.requests, "the web service was asked with a cipher tlsCiphers excludes"
+    assert "TLS handshake failed" in out, out
+    web, out = https_lookup(cert, tls12_only(cert, key, server),
+                            "tlsCiphers=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")
+    assert web.requests, out
 
 
 # --------------------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 (tests/interop/oauth2_issuer.py: HTTPS with the secured broker's certificate, JWTs signed
 with the broker's token key), fetches a token with its client id and secret, and publishes
 over TLS to the secured broker, which accepts the token; the official Python client reads
-back. The issuer's certificate is verified: one the client does not trust fails the
-connect with AUTH_PROVIDER. No secret reaches pulsarc's debug output.
+back. The issuer's certificate is always verified, against its own CAs (trustCertsFilePath
+in authParams) or the system's store, never loosened by the broker's TLS settings: one it
+does not trust fails the connect with AUTH_PROVIDER. With an https:// service URL the
+token is fetched before the HTTP lookups too. No secret reaches pulsarc's debug output.
 
 Run: scripts/broker-secure start; eval "$(scripts/broker-secure env)";
      python3 -m pytest -v tests/interop/test_oauth2.py   (or -m secure)"""
@@ -61,13 +63,17 @@ def issuer_for(env, **kw) -> OAuth2Issuer:
 
 
 def oauth2_auth(issuer_url: str, plugin: str = "oauth2", java_names: bool = False,
-                key_file: str | None = None) -> list[str]:
+                key_file: str | None = None, issuer_ca: str | None = None) -> list[str]:
+    """authParams for the fixture issuer. issuer_ca: the issuer's own CAs (the Java
+    client's trustCertsFilePath); the broker's tlsTrustCertsFilePath never applies to it."""
     if java_names:
         params = {"issuerUrl": issuer_url, "privateKey": f"file://{key_file}",
                   "audience": "urn:pulsar:test"}
     else:
         params = {"issuer_url": issuer_url, "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET,
                   "audience": "urn:pulsar:test", "scope": "produce consume"}
+    if issuer_ca:
+        params["trustCertsFilePath"] = issuer_ca
     return ["--client-conf", f"authPlugin={plugin}", "--client-conf", f"authParams={json.dumps(params)}"]
 
 
@@ -75,7 +81,8 @@ def test_oauth2_round_trip(secure_broker, reader_client, unique_topic):
     env = secure_broker
     topic = unique_topic()
     with issuer_for(env) as iss:
-        proc, _ = produce(env["tls_url"], topic, 20, *tls_conf(env), *oauth2_auth(iss.url))
+        proc, _ = produce(env["tls_url"], topic, 20, *tls_conf(env),
+                          *oauth2_auth(iss.url, issuer_ca=env["ca"]))
         assert "sent=20 failed=0" in proc.stdout.decode()
         assert iss.count("/.well-known/openid-configuration") == 1
         posts = [f for m, p, f in iss.requests if m == "POST"]
@@ -98,7 +105,7 @@ def test_oauth2_java_names_and_credentials_file(secure_broker, reader_client, un
         proc, _ = produce(env["tls_url"], topic, 5, *tls_conf(env),
                           *oauth2_auth(iss.url, "org.apache.pulsar.client.impl.auth.oauth2."
                                        "AuthenticationOAuth2", java_names=True,
-                                       key_file=str(key_file)))
+                                       key_file=str(key_file), issuer_ca=env["ca"]))
         assert "sent=5 failed=0" in proc.stdout.decode()
         assert_read_back(reader_client, topic, 5)
         assert_no_secret(proc, CLIENT_SECRET, *iss.tokens)
@@ -107,30 +114,83 @@ def test_oauth2_java_names_and_credentials_file(secure_broker, reader_client, un
 def test_oauth2_wrong_secret_is_an_auth_provider_error(secure_broker, names, unique_topic):
     env = secure_broker
     with issuer_for(env, secret="another-secret") as iss:
-        proc, _ = produce(env["tls_url"], unique_topic(), 1, *tls_conf(env), *oauth2_auth(iss.url),
-                          check=False, timeout_s=60)
+        proc, _ = produce(env["tls_url"], unique_topic(), 1, *tls_conf(env),
+                          *oauth2_auth(iss.url, issuer_ca=env["ca"]), check=False, timeout_s=60)
         assert proc.returncode != 0
         result, detail = error_result(proc, names)
         assert result == "AUTH_PROVIDER" and "401" in detail and iss.url in detail, detail
         assert_no_secret(proc, CLIENT_SECRET)
 
 
-def test_oauth2_untrusted_issuer_certificate_is_refused(secure_broker, names, unique_topic, tmp_path):
-    """CVE-2022-33684: the issuer's certificate is verified. A self-signed one for
-    localhost, which the client's trust store (the test CA) does not hold, fails."""
-    env = secure_broker
+def self_signed(tmp_path) -> tuple[str, str]:
     cert, key = tmp_path / "self.cert.pem", tmp_path / "self.key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
                     "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
-    with issuer_for(env, cert=str(cert), key=str(key)) as iss:
-        proc, _ = produce(env["tls_url"], unique_topic(), 1, *tls_conf(env), *oauth2_auth(iss.url),
-                          check=False, timeout_s=60)
+    return str(cert), str(key)
+
+
+def test_oauth2_untrusted_issuer_certificate_is_refused(secure_broker, names, unique_topic, tmp_path):
+    """CVE-2022-33684: the issuer's certificate is verified. A self-signed one for
+    localhost, which the issuer's trust (the test CA) does not hold, fails."""
+    env = secure_broker
+    cert, key = self_signed(tmp_path)
+    with issuer_for(env, cert=cert, key=key) as iss:
+        proc, _ = produce(env["tls_url"], unique_topic(), 1, *tls_conf(env),
+                          *oauth2_auth(iss.url, issuer_ca=env["ca"]), check=False, timeout_s=60)
         assert proc.returncode != 0
         result, detail = error_result(proc, names)
         assert result == "AUTH_PROVIDER" and iss.url in detail, detail
         assert not [r for r in iss.requests if r[0] == "POST"], "the secret went to an untrusted issuer"
         assert_no_secret(proc, CLIENT_SECRET)
+
+
+def test_oauth2_issuer_is_verified_whatever_the_broker_settings(secure_broker, names, unique_topic,
+                                                                tmp_path):
+    """The broker's tlsAllowInsecureConnection and tlsEnableHostnameVerification=false
+    are for the broker: the issuer, which receives the client secret, is verified anyway
+    (its own CAs or the system's store), so a self-signed issuer is refused with a TLS
+    error and never sees the secret."""
+    env = secure_broker
+    cert, key = self_signed(tmp_path)
+    insecure = tls_conf(env, "tlsAllowInsecureConnection=true", "tlsEnableHostnameVerification=false")
+    with issuer_for(env, cert=cert, key=key) as iss:
+        proc, _ = produce(env["tls_url"], unique_topic(), 1, *insecure, *oauth2_auth(iss.url),
+                          check=False, timeout_s=60)
+        assert proc.returncode != 0, output(proc)[-3000:]
+        result, detail = error_result(proc, names)
+        assert result == "AUTH_PROVIDER" and "TLS_UNTRUSTED" in detail, detail
+        assert not [r for r in iss.requests if r[0] == "POST"], "the secret went to an untrusted issuer"
+        assert_no_secret(proc, CLIENT_SECRET)
+
+
+def test_oauth2_broker_ca_is_not_the_issuers(secure_broker, names, unique_topic):
+    """The broker's tlsTrustCertsFilePath (the test CA) does not vouch for the issuer: with
+    no trustCertsFilePath of its own the issuer is checked against the system's store."""
+    env = secure_broker
+    with issuer_for(env) as iss:
+        proc, _ = produce(env["tls_url"], unique_topic(), 1, *tls_conf(env), *oauth2_auth(iss.url),
+                          check=False, timeout_s=60)
+        assert proc.returncode != 0, output(proc)[-3000:]
+        result, detail = error_result(proc, names)
+        assert result == "AUTH_PROVIDER" and "TLS_UNTRUSTED" in detail, detail
+        assert not [r for r in iss.requests if r[0] == "POST"]
+
+
+def test_oauth2_over_an_https_service_url(secure_broker, reader_client, unique_topic):
+    """An https:// service URL looks topics up over the REST API: the provider fetches its
+    token before the first lookup (and renews it before later ones), which the secured
+    broker's HTTPS port checks like the binary protocol does."""
+    env = secure_broker
+    topic = unique_topic()
+    with issuer_for(env) as iss:
+        proc, _ = produce(env["https_url"], topic, 10, *tls_conf(env),
+                          *oauth2_auth(iss.url, issuer_ca=env["ca"]), check=False)
+        assert proc.returncode == 0 and "sent=10 failed=0" in proc.stdout.decode(), \
+            output(proc)[-3000:]
+        assert len([r for r in iss.requests if r[0] == "POST"]) == 1, "one token for the run"
+        assert_read_back(reader_client, topic, 10)
+        assert_no_secret(proc, CLIENT_SECRET, *iss.tokens)
 
 
 # --------------------------------------------------------------------------------------
@@ -155,7 +215,8 @@ def test_oauth2_token_refresh_answers_challenges(secure_broker, reader_client, u
     topic = unique_topic()
     count = REFRESH_RUN_S * REFRESH_RATE
     with issuer_for(env, expires_in=REFRESH_TOKEN_LIFE_S) as iss:
-        proc, elapsed = produce(env["tls_url"], topic, count, *tls_conf(env), *oauth2_auth(iss.url),
+        proc, elapsed = produce(env["tls_url"], topic, count, *tls_conf(env),
+                                *oauth2_auth(iss.url, issuer_ca=env["ca"]),
                                 "--rate", str(REFRESH_RATE), timeout_s=REFRESH_RUN_S + 40, check=False)
         tokens, times = list(iss.tokens), list(iss.token_times)
     text = output(proc)

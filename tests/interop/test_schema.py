@@ -175,8 +175,9 @@ def test_json_schema_from_stdin_read_as_records(unique_topic, pulsar_client, tmp
     definition = write_file(tmp_path, "user.avsc", USER_DEFINITION)
     lines = b'{"name": "ann", "age": 31}\n{"name": \n{"name": "bob", "age": null}\n'
     proc = produce(topic, "--schema-type", "json", "--schema-file", definition, "--stdin",
-                   input=lines, check=False)
-    # The broken line fails alone, by name, before it is sent; the others go.
+                   "--keep-going", input=lines, check=False)
+    # The broken line fails alone, by name, before it is sent; the others go (--keep-going:
+    # without it the run stops at the first failed message).
     assert proc.returncode == 1 and summary(proc.stdout) == {"sent": 2, "failed": 1}
     assert b"message 2 " in proc.stderr and b"[INVALID_PAYLOAD]" in proc.stderr
     reg = registered_schema(topic)
@@ -241,7 +242,7 @@ def test_avro_text_conversion_covers_the_avro_types(unique_topic, pulsar_client,
     text = "".join(json.dumps(r) + "\n" for r in lines).encode()
     topic = unique_topic()
     proc = produce(topic, "--schema-type", "avro", "--schema-file", definition, "--stdin",
-                   input=text, check=False)
+                   "--keep-going", input=text, check=False)
     if not cli_converts_avro(proc.stderr):
         pytest.skip("pulsarc-produce was built without avro-c (libavro-dev): no JSON to Avro")
     assert summary(proc.stdout) == {"sent": 2, "failed": 1}, proc.stderr

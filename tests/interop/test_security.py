@@ -172,6 +172,22 @@ def test_plain_port_with_token(secure_broker, reader_client, unique_topic):
     assert_read_back(reader_client, topic, 5)
 
 
+CLEAR_TEXT_WARNING = "goes to the broker unencrypted"
+
+
+def test_token_in_clear_text_is_warned_about_once(secure_broker, unique_topic):
+    """A token over pulsar:// travels unencrypted: pulsarc says so once per client (not per
+    connection or message); over TLS it says nothing."""
+    env = secure_broker
+    proc, _ = produce(env["plain_url"], unique_topic(), 20, *token_auth(env["producer_token_file"]),
+                      mode="async")
+    assert "sent=20 failed=0" in proc.stdout.decode()
+    assert output(proc).count(CLEAR_TEXT_WARNING) == 1, output(proc)[-3000:]
+    proc, _ = produce(env["tls_url"], unique_topic(), 5, *tls_conf(env),
+                      *token_auth(env["producer_token_file"]))
+    assert CLEAR_TEXT_WARNING not in output(proc)
+
+
 # --------------------------------------------------------------------------------------
 # Refusals: a named result, promptly, without a retry storm
 # --------------------------------------------------------------------------------------

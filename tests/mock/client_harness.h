@@ -434,6 +434,10 @@ static H_UNUSED void h_set_va(pulsarc_client_config_t *cc, pulsarc_producer_conf
     }
 }
 
+/* When set, h_client passes every configuration through it last (for a test seam, say:
+ * client/test_seams.h). Per test, like every global here. */
+static H_UNUSED void (*h_client_setup)(pulsarc_client_config_t *cc);
+
 /* A client of `url` with short timeouts; key/value pairs (NULL-terminated) override. */
 static H_UNUSED pulsarc_client_t *h_client_url(const char *url, ...)
 {
@@ -452,6 +456,8 @@ static H_UNUSED pulsarc_client_t *h_client_url(const char *url, ...)
     va_end(ap);
     /* The logger is set last: set_logger(NULL) would turn logging off. */
     pulsarc_client_config_set_logger(cc, h_logger, NULL);
+    if (h_client_setup)
+        h_client_setup(cc);
     pulsarc_client_t *c = NULL;
     pulsarc_result r = pulsarc_client_new(url, cc, &c);
     pulsarc_client_config_free(cc);
@@ -664,6 +670,20 @@ static H_UNUSED void h_expect_no_more_callbacks(void)
     h_settle(mb);
     int after = h_total();
     cr_assert_eq(after, before, "%d more callback(s) after the ones awaited", after - before);
+}
+
+/* The broker drops the producer that registered last and, from now on, answers every
+ * registration as a broker does for a fenced topic (one whose write failed, e.g. while it
+ * was being terminated): ServiceNotReady, TopicFencedException, which clients retry by
+ * design. Nothing can be stored any more, and no terminal error says so. */
+static H_UNUSED void h_fence_for_ever(mock_broker_t *b)
+{
+    mock_producer_info_t info;
+    cr_assert(mock_broker_last_producer(b, &info), "no producer registered");
+    mock_broker_fail_producer(b, PULSAR__PROTO__SERVER_ERROR__ServiceNotReady,
+                              "org.apache.pulsar.broker.service.BrokerServiceException$"
+                              "TopicFencedException: Topic is fenced", -1);
+    cr_assert_eq(mock_broker_close_producer(b, info.producer_id), 1);
 }
 
 /* Recorded SEND i; the caller frees it with mock_send_free. */

@@ -102,6 +102,7 @@ struct mock_broker {
     int32_t max_message_size;
     uint32_t partitions;
     char *lookup_url;
+    bool lookup_proxied;
     int64_t last_seq;
     bool dedup;
     bool refuse;
@@ -143,6 +144,8 @@ struct mock_broker {
     mock_auth_response_t last_auth_response;
     bool has_producer;
     mock_producer_info_t last_producer;
+    bool has_lookup;
+    mock_lookup_info_t last_lookup;
     mock_send_t *sends; /* metadata left NULL here; unpacked on copy-out */
     size_t n_sends, cap_sends;
     seq_track_t *tracks;
@@ -497,6 +500,9 @@ static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Co
     mb->last_connect.has_auth_method_name = in->auth_method_name != NULL;
     copy_str(mb->last_connect.auth_method_name, sizeof mb->last_connect.auth_method_name,
              in->auth_method_name);
+    mb->last_connect.has_proxy_to_broker_url = in->proxy_to_broker_url != NULL;
+    copy_str(mb->last_connect.proxy_to_broker_url, sizeof mb->last_connect.proxy_to_broker_url,
+             in->proxy_to_broker_url);
     mb->last_connect.has_auth_data = in->has_auth_data;
     mb->last_connect.auth_data_len = in->has_auth_data ? in->auth_data.len : 0;
     copy_bytes(mb->last_connect.auth_data, sizeof mb->last_connect.auth_data,
@@ -541,6 +547,12 @@ static void handle_lookup(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Com
 {
     mb->counters[MOCK_LOOKUPS]++;
     int encoded;
+    mb->has_lookup = true;
+    copy_str(mb->last_lookup.topic, sizeof mb->last_lookup.topic, in->topic);
+    mb->last_lookup.authoritative = in->has_authoritative && in->authoritative;
+    mb->last_lookup.has_listener_name = in->advertised_listener_name != NULL;
+    copy_str(mb->last_lookup.listener_name, sizeof mb->last_lookup.listener_name,
+             in->advertised_listener_name);
     if (mb->lookup_fail_times != 0) {
         if (mb->lookup_fail_times > 0)
             mb->lookup_fail_times--;
@@ -553,7 +565,8 @@ static void handle_lookup(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Com
         encoded = bc_lookup_redirect(&mb->reply, in->request_id, mb->redirect_url, NULL, false);
     } else {
         encoded = bc_lookup_connect(&mb->reply, in->request_id,
-                                    mb->lookup_url ? mb->lookup_url : mb->url, NULL, false);
+                                    mb->lookup_url ? mb->lookup_url : mb->url, NULL,
+                                    mb->lookup_proxied);
     }
     send_reply(mb, c, "LOOKUP_RESPONSE", encoded);
 }
@@ -1347,6 +1360,11 @@ void mock_broker_set_partitions(mock_broker_t *mb, uint32_t partitions)
     LOCKED(mb, mb->partitions = partitions);
 }
 
+void mock_broker_set_lookup_proxied(mock_broker_t *mb, bool on)
+{
+    LOCKED(mb, mb->lookup_proxied = on);
+}
+
 void mock_broker_set_lookup_url(mock_broker_t *mb, const char *url)
 {
     LOCKED(mb, replace_str(&mb->lookup_url, url));
@@ -1730,6 +1748,18 @@ bool mock_broker_last_connect(mock_broker_t *mb, mock_connect_info_t *out)
     bool has = mb->has_connect;
     if (has)
         *out = mb->last_connect;
+    else
+        memset(out, 0, sizeof *out);
+    pthread_mutex_unlock(&mb->mu);
+    return has;
+}
+
+bool mock_broker_last_lookup(mock_broker_t *mb, mock_lookup_info_t *out)
+{
+    pthread_mutex_lock(&mb->mu);
+    bool has = mb->has_lookup;
+    if (has)
+        *out = mb->last_lookup;
     else
         memset(out, 0, sizeof *out);
     pthread_mutex_unlock(&mb->mu);

@@ -18,7 +18,8 @@
  *                           max_message_size 5 MiB); its auth method and data are recorded
  *   AUTH_RESPONSE        -> recorded, not answered (the mock accepts any credentials)
  *   PARTITIONED_METADATA -> partitions 0
- *   LOOKUP               -> Connect to pulsar://127.0.0.1:<own port>, authoritative
+ *   LOOKUP               -> Connect to pulsar://127.0.0.1:<own port>, authoritative; the
+ *                           last one's fields are kept (mock_broker_last_lookup)
  *   PRODUCER             -> PRODUCER_SUCCESS(given name, or "mock-<k>"; last_sequence_id -1;
  *                           schema_version when the topic has a schema), after the schema
  *                           registry below accepted the producer's schema (or its absence)
@@ -70,6 +71,11 @@ void mock_broker_set_partitions(mock_broker_t *mb, uint32_t partitions);
 /* The URL a LOOKUP Connect answer points at; NULL restores the broker's own URL. Use it
  * to send a client from one mock instance to another. */
 void mock_broker_set_lookup_url(mock_broker_t *mb, const char *url);
+
+/* On: Connect answers to LOOKUP say proxy_through_service_url, as a Pulsar proxy's do
+ * (the client then connects to this broker again, naming the broker in CONNECT's
+ * proxy_to_broker_url; see mock_connect_info_t). */
+void mock_broker_set_lookup_proxied(mock_broker_t *mb, bool on);
 
 /* PRODUCER_SUCCESS.last_sequence_id. MOCK_LAST_SEQ_TRACKED makes the mock behave like a
  * deduplicating broker: it answers the highest sequence id it accepted (receipted or not,
@@ -235,6 +241,8 @@ typedef struct mock_connect_info {
     bool has_auth_data;
     char auth_data[4096];  /* NUL-terminated copy (truncated if longer) */
     size_t auth_data_len;  /* the length on the wire */
+    bool has_proxy_to_broker_url;
+    char proxy_to_broker_url[300];
 } mock_connect_info_t;
 bool mock_broker_last_connect(mock_broker_t *mb, mock_connect_info_t *out);
 
@@ -245,6 +253,15 @@ typedef struct mock_auth_response {
     size_t auth_data_len;
 } mock_auth_response_t;
 bool mock_broker_last_auth_response(mock_broker_t *mb, mock_auth_response_t *out);
+
+/* The fields of the last LOOKUP command. Returns false when none arrived yet. */
+typedef struct mock_lookup_info {
+    char topic[256];
+    bool authoritative;
+    bool has_listener_name;
+    char listener_name[128]; /* advertised_listener_name, as the client sent it */
+} mock_lookup_info_t;
+bool mock_broker_last_lookup(mock_broker_t *mb, mock_lookup_info_t *out);
 
 /* The fields of the last PRODUCER command. Returns false when none arrived yet. */
 typedef struct mock_producer_info {

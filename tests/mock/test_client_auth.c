@@ -193,17 +193,66 @@ Test(client_auth, basic_sends_user_colon_password)
     h_finish();
 }
 
+/* A file under /tmp named after tag and this process, holding text; its path in path. */
+static void temp_file(char *path, size_t len, const char *tag, const char *text)
+{
+    snprintf(path, len, "/tmp/pulsarc-mock-%s-%d.pem", tag, (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 Test(client_auth, tls_plugin_sends_method_tls_and_feeds_the_tls_settings)
 {
+    /* On pulsar:// the files are only checked to be readable, never parsed. */
+    char cert[128], key[128], params[300];
+    temp_file(cert, sizeof cert, "cert", "a certificate");
+    temp_file(key, sizeof key, "key", "a key");
+    snprintf(params, sizeof params, "tlsCertFile:%s,tlsKeyFile:%s", cert, key);
     key_plugin = "tls";
-    key_params = "tlsCertFile:/certs/client.pem,tlsKeyFile:/certs/client.key";
+    key_params = params;
     client = auth_client(keys);
-    cr_assert_str_eq(client->conf.tls_cert_file, "/certs/client.pem");
-    cr_assert_str_eq(client->conf.tls_key_file, "/certs/client.key");
+    cr_assert_str_eq(client->conf.tls_cert_file, cert);
+    cr_assert_str_eq(client->conf.tls_key_file, key);
     producer = h_producer(client, H_TOPIC, NULL);
     mock_connect_info_t ci = last_connect();
     cr_assert_str_eq(ci.auth_method_name, "tls");
     cr_assert_eq(ci.auth_data_len, 0);
+    h_finish();
+    unlink(cert);
+    unlink(key);
+}
+
+static void tls_plugin_with_settings(pulsarc_client_config_t *cc)
+{
+    set_kv(cc, "authPlugin", "tls");
+    set_kv(cc, "tlsCertificateFilePath", "/nonexistent/pulsarc/client.pem");
+    set_kv(cc, "tlsKeyFilePath", "/nonexistent/pulsarc/client.key");
+}
+
+/* A tls plugin whose certificate or key file is missing fails on pulsar:// too (where
+ * no TLS context ever opens them), with the error a missing token file gets, naming the
+ * file: from its parameters or from the TLS settings. */
+Test(client_auth, tls_plugin_with_a_missing_file_fails_on_plain_text_too)
+{
+    key_plugin = "tls";
+    key_params = "tlsCertFile:/nonexistent/pulsarc/client.pem,tlsKeyFile:/nonexistent/k.pem";
+    pulsarc_client_t *c = NULL;
+    pulsarc_result r = try_auth_client(keys, &c);
+    char detail[512];
+    snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+    cr_assert_eq(r, PULSARC_ERR_AUTH_PROVIDER, "%s: %s", pulsarc_result_name(r), detail);
+    cr_assert_null(c);
+    cr_assert_str_eq(detail, "cannot read the TLS certificate file "
+                             "/nonexistent/pulsarc/client.pem: No such file or directory");
+
+    r = try_auth_client(tls_plugin_with_settings, &c);
+    snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+    cr_assert_eq(r, PULSARC_ERR_AUTH_PROVIDER, "%s: %s", pulsarc_result_name(r), detail);
+    cr_assert(strstr(detail, "/nonexistent/pulsarc/client.pem: No such file or directory"),
+              "detail: %s", detail);
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 0);
     h_finish();
 }
 
@@ -347,31 +396,42 @@ Test(client_auth, config_dump_masks_auth_params)
 
 /* ---- OAuth2: the connection waits for the issuer ------------------------------------ */
 
-static void keys_with_short_connect_timeout(pulsarc_client_config_t *cc);
-
 #include "auth/auth.h"
-#include "client/config.h"
+#include "client/test_seams.h"
 #include "common/error.h"
+#include "fake_clock.h"
 
-/* A fake issuer behind the HTTP table: every request is answered on the client's loop
- * after fk.delay_ms (a timer), so the connection really has to wait. Discovery answers
- * fk.discovery_status; the token endpoint hands out "oauth-tok-N" living fk.expires_in s. */
+/* A fake issuer behind the HTTP table (the client's transport seam): a request is
+ * answered on the client's loop on its next turn (a zero timer, so the provider really
+ * waits), or, while fk.hold is set, when the test calls fk_release. Discovery answers
+ * fk.discovery_status; the token endpoint hands out "oauth-tok-N" living fk.expires_in
+ * s. Nothing here sleeps: token lifetimes are counted on fk_clock, which the tests move. */
 static struct {
     uv_timer_t timer;
+    uv_async_t release;        /* fk_release: answer what is held */
     pc_auth_http_done_cb done; /* loop thread only */
     void *ctx;
     bool is_post;
-    atomic_int gets, posts;
-    uint64_t delay_ms;
+    atomic_bool hold;
+    atomic_int gets, posts, answers;
+    atomic_llong connects_seen; /* the most CONNECTs the broker had seen at an answer */
     long discovery_status;
     int expires_in;
     char form[512];
 } fk;
 
+static h_fake_clock_t fk_clock = H_FAKE_CLOCK_INIT;
+
 static void fk_answer(uv_timer_t *t)
 {
     pc_auth_http_done_cb done = fk.done;
+    if (!done)
+        return;
     fk.done = NULL;
+    long long connects = (long long)h_count(mb, MOCK_CONNECTS);
+    if (connects > atomic_load(&fk.connects_seen))
+        atomic_store(&fk.connects_seen, connects);
+    atomic_fetch_add(&fk.answers, 1);
     char body[256];
     if (!fk.is_post) {
         snprintf(body, sizeof body, "{\"token_endpoint\":\"https://issuer.test/token\"}");
@@ -383,14 +443,20 @@ static void fk_answer(uv_timer_t *t)
     done(PULSARC_OK, 200, body, strlen(body), fk.ctx);
 }
 
+static void fk_request(pc_auth_http_done_cb done, void *ctx, bool is_post)
+{
+    fk.done = done;
+    fk.ctx = ctx;
+    fk.is_post = is_post;
+    if (!atomic_load(&fk.hold))
+        uv_timer_start(&fk.timer, fk_answer, 0, 0);
+}
+
 static int fk_get(void *h, const char *url, uint64_t timeout_ms, pc_auth_http_done_cb done,
                   void *ctx)
 {
     atomic_fetch_add(&fk.gets, 1);
-    fk.done = done;
-    fk.ctx = ctx;
-    fk.is_post = false;
-    uv_timer_start(&fk.timer, fk_answer, fk.delay_ms, 0);
+    fk_request(done, ctx, false);
     return 0;
 }
 
@@ -399,14 +465,16 @@ static int fk_post(void *h, const char *url, const char *form, uint64_t timeout_
 {
     atomic_fetch_add(&fk.posts, 1);
     snprintf(fk.form, sizeof fk.form, "%s", form);
-    fk.done = done;
-    fk.ctx = ctx;
-    fk.is_post = true;
-    uv_timer_start(&fk.timer, fk_answer, fk.delay_ms, 0);
+    fk_request(done, ctx, true);
     return 0;
 }
 
-static void fk_release(void *h)
+static void fk_on_release(uv_async_t *a)
+{
+    fk_answer(&fk.timer);
+}
+
+static void fk_close(void *h)
 {
     if (fk.done) {
         pc_auth_http_done_cb done = fk.done;
@@ -415,24 +483,36 @@ static void fk_release(void *h)
         done(PULSARC_ERR_ALREADY_CLOSED, 0, NULL, 0, fk.ctx);
     }
     uv_close((uv_handle_t *)&fk.timer, NULL);
+    uv_close((uv_handle_t *)&fk.release, NULL);
 }
 
-static int fk_install(uv_loop_t *loop, pc_auth_http_t *out)
+static int fk_install(void *ctx, uv_loop_t *loop, pc_auth_http_t *out)
 {
     uv_timer_init(loop, &fk.timer);
-    *out = (pc_auth_http_t){ fk_get, fk_post, fk_release, &fk, 5000 };
+    uv_async_init(loop, &fk.release, fk_on_release);
+    *out = (pc_auth_http_t){ fk_get, fk_post, fk_close, &fk, 5000 };
     return 0;
 }
 
-static void fk_reset(uint64_t delay_ms, long discovery_status, int expires_in)
+static const pc_transport_t fk_transport = { .auth_http = fk_install };
+
+/* Answer the request held (and, from now on, every request at once). Any thread. */
+static void fk_release(void)
+{
+    atomic_store(&fk.hold, false);
+    uv_async_send(&fk.release);
+}
+
+static void fk_reset(long discovery_status, int expires_in)
 {
     fk.done = NULL;
+    atomic_store(&fk.hold, false);
     atomic_store(&fk.gets, 0);
     atomic_store(&fk.posts, 0);
-    fk.delay_ms = delay_ms;
+    atomic_store(&fk.answers, 0);
+    atomic_store(&fk.connects_seen, 0);
     fk.discovery_status = discovery_status;
     fk.expires_in = expires_in;
-    pc_client_test_auth_http = fk_install;
     key_plugin = "org.apache.pulsar.client.impl.auth.oauth2.AuthenticationOAuth2";
     key_params = "{\"issuerUrl\":\"https://issuer.test\",\"clientId\":\"cid\","
                  "\"clientSecret\":\"hunter2-oauth\",\"audience\":\"urn:pulsar\"}";
@@ -440,28 +520,43 @@ static void fk_reset(uint64_t delay_ms, long discovery_status, int expires_in)
 
 static void fk_done(void)
 {
-    pc_client_test_auth_http = NULL;
     key_plugin = key_params = NULL;
+}
+
+/* keys, and the fake issuer and clock. */
+static void oauth2_seams(pulsarc_client_config_t *cc)
+{
+    keys(cc);
+    pc_client_config_set_transport(cc, &fk_transport);
+    pc_client_config_set_clock(cc, &fk_clock.base);
+}
+
+/* The broker challenges (the nth time): the client answers with token. */
+static void challenge_answered_with(unsigned nth, const char *token)
+{
+    cr_assert_eq(mock_broker_send_auth_challenge(mb, "refresh"), 1);
+    cr_assert(h_wait_count(mb, MOCK_AUTH_RESPONSES, nth, 10000), "no AUTH_RESPONSE %u", nth);
+    mock_auth_response_t ar;
+    cr_assert(mock_broker_last_auth_response(mb, &ar));
+    cr_assert_str_eq(ar.auth_data, token, "AUTH_RESPONSE %u", nth);
 }
 
 Test(client_auth, oauth2_connect_waits_for_the_token_and_a_challenge_refreshes_it)
 {
-    fk_reset(300, 200, 2); /* 2 s tokens: renewed 0.2 s early */
-    client = auth_client(keys);
-    uint64_t t0 = h_now_ms();
+    fk_reset(200, 2); /* 2 s tokens: renewed a tenth of their life early, at 1.8 s */
+    client = auth_client(oauth2_seams);
     producer = h_producer(client, H_TOPIC, NULL);
-    cr_assert_geq(h_now_ms() - t0, 500, "CONNECT went out before the issuer answered");
     assert_connect("token", "oauth-tok-1");
+    cr_assert_eq(atomic_load(&fk.connects_seen), 0, "CONNECT went out before the issuer answered");
     cr_assert_eq(atomic_load(&fk.gets), 1);
     cr_assert_str_eq(fk.form, "grant_type=client_credentials&client_id=cid"
                               "&client_secret=hunter2-oauth&audience=urn%3Apulsar");
 
-    usleep(2000 * 1000); /* the token is due for renewal: the challenge fetches anew */
-    cr_assert_eq(mock_broker_send_auth_challenge(mb, "refresh"), 1);
-    cr_assert(h_wait_count(mb, MOCK_AUTH_RESPONSES, 1, 10000), "no AUTH_RESPONSE");
-    mock_auth_response_t ar;
-    cr_assert(mock_broker_last_auth_response(mb, &ar));
-    cr_assert_str_eq(ar.auth_data, "oauth-tok-2");
+    h_fake_clock_advance(&fk_clock, 1799); /* still fresh: the challenge gets the cached one */
+    challenge_answered_with(1, "oauth-tok-1");
+    cr_assert_eq(atomic_load(&fk.posts), 1);
+    h_fake_clock_advance(&fk_clock, 1); /* due for renewal: the challenge fetches anew */
+    challenge_answered_with(2, "oauth-tok-2");
     cr_assert_eq(atomic_load(&fk.gets), 1, "the token endpoint is remembered");
     cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK, "%s", pulsarc_last_error_detail());
     cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 1, "the challenge cost a reconnect");
@@ -469,11 +564,24 @@ Test(client_auth, oauth2_connect_waits_for_the_token_and_a_challenge_refreshes_i
     fk_done();
 }
 
+static void keys_with_short_connect_timeout(pulsarc_client_config_t *cc)
+{
+    oauth2_seams(cc);
+    set_kv(cc, "connectionTimeoutMs", "500");
+    set_kv(cc, "operationTimeoutMs", "10000");
+}
+
+static bool fk_answered_twice(void *arg)
+{
+    return atomic_load(&fk.answers) == 2;
+}
+
 Test(client_auth, oauth2_connection_closed_while_the_issuer_is_slow)
 {
-    /* The connection times out while the fetch runs; the late answer must not touch it
-     * (ASan watches), and fills the cache for the next connection. */
-    fk_reset(800, 200, 60);
+    /* The connection times out while the issuer holds the discovery; the late answer
+     * must not touch it (ASan watches), and fills the cache for the next connection. */
+    fk_reset(200, 60);
+    atomic_store(&fk.hold, true);
     key_plugin = "oauth2";
     client = auth_client(keys_with_short_connect_timeout);
     char detail[512];
@@ -483,7 +591,9 @@ Test(client_auth, oauth2_connection_closed_while_the_issuer_is_slow)
     cr_assert_eq(r, PULSARC_ERR_CONNECT_FAILED, "%s: %s", pulsarc_result_name(r), detail);
     cr_assert(strstr(detail, "authentication provider"), "%s", detail);
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 0);
-    usleep(1500 * 1000); /* discovery and token answered meanwhile */
+    cr_assert_eq(atomic_load(&fk.answers), 0, "the issuer answered while held");
+    fk_release(); /* discovery, then the token request it starts */
+    cr_assert(h_wait_until(fk_answered_twice, NULL, 10000), "the issuer was not asked again");
     producer = h_producer(client, H_TOPIC, NULL);
     assert_connect("token", "oauth-tok-1");
     cr_assert_eq(atomic_load(&fk.posts), 1, "the cached token was used");
@@ -493,8 +603,8 @@ Test(client_auth, oauth2_connection_closed_while_the_issuer_is_slow)
 
 Test(client_auth, oauth2_issuer_failure_fails_creation_with_a_detail_without_secrets)
 {
-    fk_reset(10, 404, 60);
-    client = auth_client(keys);
+    fk_reset(404, 60);
+    client = auth_client(oauth2_seams);
     char detail[512];
     uint64_t elapsed;
     pulsarc_result r = h_producer_fails(client, H_TOPIC, h_producer_conf(0, NULL), detail,
@@ -506,11 +616,4 @@ Test(client_auth, oauth2_issuer_failure_fails_creation_with_a_detail_without_sec
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 0, "CONNECT without a token");
     h_finish();
     fk_done();
-}
-
-static void keys_with_short_connect_timeout(pulsarc_client_config_t *cc)
-{
-    keys(cc);
-    set_kv(cc, "connectionTimeoutMs", "500");
-    set_kv(cc, "operationTimeoutMs", "10000");
 }

@@ -6,7 +6,8 @@
 #include <unistd.h>
 
 #include "../support/test_decrypt.h"
-#include "client/config.h"
+#include "client/test_seams.h"
+#include "fake_clock.h"
 
 TestSuite(client_encryption, .init = h_setup, .fini = h_teardown,
           .timeout = H_SUITE_TIMEOUT(30));
@@ -165,19 +166,28 @@ static void send_one(int idx, const char *priv_file, uint8_t key[32], bool must_
     free(plain);
 }
 
+/* The client's clock, moved by the tests below (the producers' key times read it). */
+static h_fake_clock_t key_clock = H_FAKE_CLOCK_INIT;
+
+static void with_fake_clock(pulsarc_client_config_t *cc)
+{
+    pc_client_config_set_clock(cc, &key_clock.base);
+}
+
 Test(client_encryption, rotation_gives_new_wrapped_keys_that_still_decrypt)
 {
+    h_client_setup = with_fake_clock;
     client = h_client(NULL);
     producer = enc_producer(PUB1, "dataKeyRotationMs", "100", NULL);
     uint8_t first[32], key[32];
     send_one(0, "test_rsa1_priv.pem", first, true);
-    /* Keep sending until an entry goes with a new data key (a rotation must happen). */
-    int i = 1;
-    uint64_t deadline = h_now_ms() + (uint64_t)h_deadline_ms(5000);
-    do {
-        send_one(i++, "test_rsa1_priv.pem", key, true);
-    } while (memcmp(key, first, 32) == 0 && h_now_ms() < deadline && i < H_MAX_MSGS);
-    cr_assert_neq(memcmp(key, first, 32), 0, "no rotation after %d messages", i);
+    h_fake_clock_advance(&key_clock, 99);
+    send_one(1, "test_rsa1_priv.pem", key, true);
+    cr_assert_eq(memcmp(key, first, 32), 0, "rotated before dataKeyRotationMs");
+    h_fake_clock_advance(&key_clock, 1);
+    send_one(2, "test_rsa1_priv.pem", key, true);
+    cr_assert_neq(memcmp(key, first, 32), 0, "no rotation at dataKeyRotationMs");
+    int i = 3;
     mock_send_t a, b;
     cr_assert(mock_broker_get_send(mb, 0, &a) && mock_broker_get_send(mb, (size_t)i - 1, &b));
     cr_assert_neq(memcmp(a.metadata->encryption_keys[0]->value.data,
@@ -204,30 +214,27 @@ static void copy_file(const char *from, const char *to)
 
 Test(client_encryption, a_changed_key_file_rotates_the_data_key)
 {
-    pc_config_key_check_ms = 20; /* re-read the key file often (the default is a minute) */
     char path[] = "/tmp/pulsarc-enc-key-XXXXXX";
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     close(fd);
     copy_file("test_rsa1_pub.pem", path);
+    h_client_setup = with_fake_clock;
     client = h_client(NULL);
     producer = enc_producer(path, NULL);
     uint8_t key[32];
     send_one(0, "test_rsa1_priv.pem", key, true);
     copy_file("test_rsa2_pub.pem", path);
-    int i = 1;
-    uint64_t deadline = h_now_ms() + (uint64_t)h_deadline_ms(5000);
-    bool rotated = false;
-    while (!rotated && h_now_ms() < deadline && i < H_MAX_MSGS) {
-        send_one(i, "test_rsa2_priv.pem", key, false);
-        static const uint8_t zero[32];
-        rotated = memcmp(key, zero, 32) != 0;
-        i++;
-    }
-    cr_assert(rotated, "the new public key was not used after %d messages", i);
+    /* The keys are read again once a minute: not yet, then at the minute. */
+    h_fake_clock_advance(&key_clock, 59999);
+    send_one(1, "test_rsa1_priv.pem", key, true);
+    h_fake_clock_advance(&key_clock, 1);
+    send_one(2, "test_rsa2_priv.pem", key, false);
+    static const uint8_t zero[32];
+    cr_assert_neq(memcmp(key, zero, 32), 0, "the new public key was not used at the minute");
     size_t len;
-    uint8_t *plain = open_send((size_t)i - 1, "test_rsa2_priv.pem", key, &len);
-    assert_payload(plain, len, i - 1);
+    uint8_t *plain = open_send(2, "test_rsa2_priv.pem", key, &len);
+    assert_payload(plain, len, 2);
     free(plain);
     unlink(path);
     h_finish();

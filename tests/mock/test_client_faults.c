@@ -364,6 +364,46 @@ Test(client_faults, send_timeout_while_broker_down)
     h_finish();
 }
 
+/* A topic fenced for ever: the broker failed a write while the topic was being
+ * terminated, closed the producer and answers every registration with ServiceNotReady
+ * (TopicFencedException), which is retried by design, as the official clients do. No
+ * terminal error ever comes and nothing is stored again: each message must still end, with
+ * SEND_TIMEOUT ("may have been persisted" for those written before the fence, "not sent"
+ * for those after), while the producer keeps trying; flush, close and destroy return. */
+Test(client_faults, fenced_for_ever_times_out_each_message_and_never_hangs)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "sendTimeoutMs", "300", NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    h_send_range(producer, 0, 2);
+    cr_assert(h_wait_count(mb, MOCK_HELD_RECEIPTS, 2, 3000), "the sends never arrived");
+    h_fence_for_ever(mb);
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, 2, 3000), "the producer did not re-register");
+    h_send_range(producer, 2, 4);
+
+    pulsarc_result r = pulsarc_producer_flush(producer);
+    cr_assert_eq(r, PULSARC_ERR_SEND_TIMEOUT, "flush: %s (%s)", pulsarc_result_name(r),
+                 pulsarc_last_error_detail());
+    h_assert_each_once(4, PULSARC_ERR_SEND_TIMEOUT);
+    for (int i = 0; i < 2; i++)
+        cr_assert(strstr(T.detail[i], "may have been persisted"), "message %d: %s", i, T.detail[i]);
+    for (int i = 2; i < 4; i++)
+        cr_assert(strstr(T.detail[i], "not sent"), "message %d: %s", i, T.detail[i]);
+    cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
+    /* Still trying, with backoff: the fence is not terminal. */
+    uint64_t tries = h_count(mb, MOCK_PRODUCERS);
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, tries + 2, 3000), "the producer gave up");
+
+    /* Close cannot reach the broker's producer: it ends within operationTimeoutMs (3 s). */
+    uint64_t t0 = h_now_ms();
+    pulsarc_producer_close(producer);
+    cr_assert_lt(h_now_ms() - t0, h_upper_ms(3000), "close took %llu ms",
+                 (unsigned long long)(h_now_ms() - t0));
+    cr_assert_eq(h_send(producer, 4), PULSARC_ERR_ALREADY_CLOSED);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 2, "a message was written while fenced");
+    h_finish();
+}
+
 /* A broker that resets the connection while the client is writing: the client's next
  * write fails with EPIPE, which must not raise SIGPIPE in the application (the test
  * process does not ignore SIGPIPE, so a raised one kills it and the test fails). */

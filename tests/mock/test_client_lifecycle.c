@@ -218,6 +218,34 @@ Test(client_lifecycle, destroy_wakes_senders_blocked_on_a_full_queue)
     h_finish();
 }
 
+/* Destroy fails what is pending with ALREADY_CLOSED and says, as a send timeout does,
+ * which messages the broker may have stored: those written to a connection (their
+ * receipts held here; a real broker may have persisted them) "may have been persisted",
+ * one never written (the producer was registering again) "not sent". */
+Test(client_lifecycle, destroy_says_which_pending_messages_may_have_been_persisted)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "sendTimeoutMs", "0", NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    h_send_range(producer, 0, 2);
+    cr_assert(h_wait_count(mb, MOCK_HELD_RECEIPTS, 2, 10000), "the sends never arrived");
+    /* The broker drops the producer and refuses it back: message 2 waits. */
+    h_fence_for_ever(mb);
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, 2, 10000), "the producer did not re-register");
+    cr_assert_eq(h_send(producer, 2), PULSARC_OK);
+    cr_assert_eq(pulsarc_client_destroy(client), PULSARC_OK);
+    client = NULL;
+    h_assert_each_once(3, PULSARC_ERR_ALREADY_CLOSED);
+    for (int i = 0; i < 2; i++)
+        cr_assert(strstr(T.detail[i], "may have been persisted"), "message %d, written: %s", i,
+                  T.detail[i]);
+    cr_assert(strstr(T.detail[2], "not sent"), "message 2, never written: %s", T.detail[2]);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 2, "message 2 was written after all");
+    pulsarc_producer_free(producer);
+    producer = NULL;
+    h_finish();
+}
+
 Test(client_lifecycle, producer_handle_outlives_the_client)
 {
     client = h_client(NULL);
@@ -265,6 +293,25 @@ Test(client_lifecycle, create_gives_up_within_operation_timeout_on_a_silent_brok
                       "45000", NULL);
     assert_creation_times_out();
     cr_assert_geq(h_count(mb, MOCK_CONNECTS), 1);
+    h_finish();
+}
+
+/* The same broker, with connectionTimeoutMs the shorter: the connection gives up first,
+ * and creation fails with CONNECT_FAILED naming the phase and the setting, as the header
+ * says (and as the official C++ client reports a connect error). */
+Test(client_lifecycle, create_fails_with_connect_failed_when_the_connection_timeout_is_shorter)
+{
+    mock_broker_set_ignore_connect(mb, true);
+    client = h_client("connectionTimeoutMs", h_ms_str(OP_TIMEOUT_MS), "operationTimeoutMs",
+                      "45000", NULL);
+    char detail[256];
+    uint64_t elapsed;
+    pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
+    cr_assert_eq(r, PULSARC_ERR_CONNECT_FAILED, "got %s (%s)", pulsarc_result_name(r), detail);
+    cr_assert(strstr(detail, "accepted the connection but did not answer CONNECT within "
+                             "connectionTimeoutMs"), "detail: %s", detail);
+    /* A hang guard, far above connectionTimeoutMs and far below operationTimeoutMs. */
+    cr_assert_lt(elapsed, 30000, "creation took %llu ms", (unsigned long long)elapsed);
     h_finish();
 }
 

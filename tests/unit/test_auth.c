@@ -1,13 +1,17 @@
 /* Authentication providers and the parsing of authPlugin/authParams. */
 #include <criterion/criterion.h>
+#include <jansson.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../support/test_outcomes.h"
 #include "auth/auth.h"
 #include "auth/auth_params.h"
 #include "auth/auth_plugin.h"
+#include "auth/secret_json.h"
 #include "common/error.h"
 #include "pulsarc/pulsarc.h"
 
@@ -152,15 +156,54 @@ Test(auth_plugin, basic_and_tls_params)
     expect_initial("basic", "userId:bob,password:pw", "basic", "bob:pw");
     expect_initial("tls", NULL, "tls", "");
 
-    pc_auth_config_t in = { .plugin = "tls",
-                            .params = "{\"tlsCertFile\":\"/c.pem\",\"tlsKeyFile\":\"/k.pem\"}" };
+    char cert[128], key[128], params[400];
+    write_temp(cert, sizeof cert, "cert", "a certificate");
+    write_temp(key, sizeof key, "key", "a key");
+    snprintf(params, sizeof params, "{\"tlsCertFile\":\"%s\",\"tlsKeyFile\":\"%s\"}", cert, key);
+    pc_auth_config_t in = { .plugin = "tls", .params = params };
     pc_auth_t *a;
     pc_auth_tls_files_t tls;
-    cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_OK);
-    cr_assert_str_eq(tls.cert_file, "/c.pem");
-    cr_assert_str_eq(tls.key_file, "/k.pem");
+    cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_OK, "%s", pulsarc_last_error_detail());
+    cr_assert_str_eq(tls.cert_file, cert);
+    cr_assert_str_eq(tls.key_file, key);
     pc_auth_free(a);
     pc_auth_tls_files_clear(&tls);
+    unlink(cert);
+    unlink(key);
+}
+
+/* Whatever the scheme, the tls plugin's identity files must be readable when the
+ * provider is made, as a token file must be when it is read: on pulsar:// nothing else
+ * would ever open them. The TLS settings' files, when given, are the identity. */
+Test(auth_plugin, tls_identity_files_must_be_readable)
+{
+    char cert[128], params[400];
+    write_temp(cert, sizeof cert, "cert", "a certificate");
+    snprintf(params, sizeof params, "tlsCertFile:%s,tlsKeyFile:/nonexistent/client.key", cert);
+    pc_auth_config_t in = { .plugin = "tls", .params = params };
+    pc_auth_t *a = (pc_auth_t *)1;
+    pc_auth_tls_files_t tls;
+    cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_ERR_AUTH_PROVIDER);
+    cr_assert_null(a);
+    cr_assert_null(tls.cert_file, "nothing is adopted from a refused plugin");
+    cr_assert_str_eq(pulsarc_last_error_detail(),
+                     "cannot read the TLS key file /nonexistent/client.key: No such file or "
+                     "directory");
+
+    in = (pc_auth_config_t){ .plugin = "tls", .tls_cert_file = "/nonexistent/client.pem",
+                             .tls_key_file = cert };
+    cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_ERR_AUTH_PROVIDER);
+    cr_assert(strstr(pulsarc_last_error_detail(), "certificate file /nonexistent/client.pem"),
+              "%s", pulsarc_last_error_detail());
+
+    /* The TLS settings win over the parameters' files, which are then not read. */
+    in = (pc_auth_config_t){ .plugin = "tls",
+                             .params = "tlsCertFile:/nonexistent/a,tlsKeyFile:/nonexistent/b",
+                             .tls_cert_file = cert, .tls_key_file = cert };
+    cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_OK, "%s", pulsarc_last_error_detail());
+    pc_auth_free(a);
+    pc_auth_tls_files_clear(&tls);
+    unlink(cert);
 }
 
 static pulsarc_result build_fails(const char *plugin, const char *params)
@@ -310,32 +353,19 @@ static void fake_answer(pulsarc_result res, long status, const char *body)
 }
 
 static uint64_t fake_now;
-static uint64_t fake_clock(void)
+static uint64_t fake_now_ms(const pc_clock_t *clock)
 {
+    (void)clock;
     return fake_now;
 }
-
-typedef struct waiter {
-    pc_auth_wait_t w;
-    int calls;
-    pulsarc_result res;
-    char detail[512];
-} waiter_t;
-
-static void on_ready(pc_auth_wait_t *w, pulsarc_result res)
-{
-    waiter_t *x = w->ctx;
-    x->calls++;
-    x->res = res;
-    snprintf(x->detail, sizeof x->detail, "%s", res ? pulsarc_last_error_detail() : "");
-}
+static const pc_clock_t fake_clock = { fake_now_ms };
 
 static pc_auth_t *oauth2_with(const char *params)
 {
     memset(&fh, 0, sizeof fh);
     fake_now = 1000;
     pc_auth_t *a = NULL;
-    pc_auth_config_t in = { .plugin = "oauth2", .params = params };
+    pc_auth_config_t in = { .plugin = "oauth2", .params = params, .clock = &fake_clock };
     pc_auth_tls_files_t tls;
     pulsarc_result r = pc_auth_from_config(&in, &a, &tls);
     cr_assert_eq(r, PULSARC_OK, "%s: %s", pulsarc_result_name(r), pulsarc_last_error_detail());
@@ -343,7 +373,6 @@ static pc_auth_t *oauth2_with(const char *params)
     cr_assert_str_eq(pc_auth_method(a), "token");
     pc_auth_http_t table = { fake_get, fake_post, fake_release, &fh, 5000 };
     pc_auth_use_http(a, &table);
-    pc_auth_oauth2_set_clock(a, fake_clock);
     return a;
 }
 
@@ -606,5 +635,154 @@ Test(auth_oauth2, synchronous_providers_are_ready_at_once)
     cr_assert_eq(w.calls, 1);
     cr_assert_eq(w.res, PULSARC_OK);
     pc_auth_cancel(a, &w.w); /* not pending: no-op */
+    pc_auth_free(a);
+}
+
+/* The issuer's own CAs (the Java client's trustCertsFilePath); none by default: the
+ * system's store, never the broker's tlsTrustCertsFilePath. */
+Test(auth_oauth2, trust_certs_file_path_is_the_issuers_own)
+{
+    pc_auth_t *a = oauth2_default();
+    cr_assert_null(pc_auth_http_trust_file(a));
+    pc_auth_free(a);
+    a = oauth2_with("{\"issuerUrl\":\"" ISSUER "\",\"client_id\":\"i\",\"client_secret\":\"s\","
+                    "\"trustCertsFilePath\":\"/etc/issuer-ca.pem\"}");
+    cr_assert_str_eq(pc_auth_http_trust_file(a), "/etc/issuer-ca.pem");
+    pc_auth_free(a);
+    cr_assert_eq(pc_auth_token_literal("t", &a), PULSARC_OK);
+    cr_assert_null(pc_auth_http_trust_file(a));
+    pc_auth_free(a);
+}
+
+/* ---- jansson's copies of secrets ----------------------------------------------------- */
+
+/* Parsing authParams as JSON leaves the values (and the lexer's buffers) in memory jansson
+ * frees: its free function must wipe, and stay compatible with malloc's blocks. */
+Test(secret_json, parsing_secrets_makes_janssons_free_wipe)
+{
+    json_malloc_t m;
+    json_free_t f;
+    json_get_alloc_funcs(&m, &f);
+    cr_assert(m == malloc && f == free, "jansson starts with its defaults");
+    pc_auth_params_t p;
+    cr_assert_eq(pc_auth_params_parse("{\"token\":\"a-secret\"}", &p), PULSARC_OK);
+    pc_auth_params_clear(&p);
+    json_get_alloc_funcs(&m, &f);
+    cr_expect(m == malloc, "blocks still come from malloc");
+    cr_expect(f != free, "jansson frees the parsed secret without wiping it");
+    /* Blocks allocated before or by others are freed the same way. */
+    json_t *before = json_string("x");
+    f(malloc(10));
+    json_decref(before);
+}
+
+static int app_frees;
+
+static void *app_malloc(size_t n)
+{
+    return malloc(n);
+}
+
+static void app_free(void *p)
+{
+    app_frees++;
+    free(p);
+}
+
+/* An application that installed its own pair keeps it: swapping it would hand blocks of
+ * its allocator to free(). */
+Test(secret_json, an_applications_own_allocator_is_left_alone)
+{
+    json_set_alloc_funcs(app_malloc, app_free);
+    pc_auth_params_t p;
+    cr_assert_eq(pc_auth_params_parse("{\"token\":\"a-secret\"}", &p), PULSARC_OK);
+    pc_auth_params_clear(&p);
+    json_malloc_t m;
+    json_free_t f;
+    json_get_alloc_funcs(&m, &f);
+    cr_expect(m == app_malloc && f == app_free);
+    cr_expect_gt(app_frees, 0);
+}
+
+Test(secret_json, the_wipe_covers_the_whole_block)
+{
+    size_t n = 100;
+    unsigned char *b = malloc(n);
+    memset(b, 'S', n);
+    size_t usable = malloc_usable_size(b);
+    pc_secret_json_wipe(b);
+    for (size_t i = 0; i < usable; i++)
+        cr_assert_eq(b[i], 0, "byte %zu of %zu", i, usable);
+    free(b);
+    pc_secret_json_wipe(NULL);
+}
+
+/* ---- secrets in clear text: one warning per client -------------------------------- */
+
+typedef struct lines {
+    int n;
+    char last[512];
+} lines_t;
+
+static void capture(pulsarc_log_level level, const char *file, int line, const char *msg,
+                    void *ctx)
+{
+    (void)file;
+    (void)line;
+    lines_t *l = ctx;
+    if (level == PULSARC_LOG_WARN) {
+        l->n++;
+        snprintf(l->last, sizeof l->last, "%s", msg);
+    }
+}
+
+static lines_t warnings_for(pc_auth_t *a, int tls)
+{
+    lines_t l = { 0 };
+    pc_logger_t log = { .cb = capture, .ctx = &l, .level = PULSARC_LOG_DEBUG };
+    pc_auth_warn_cleartext(a, tls, &log);
+    return l;
+}
+
+Test(auth_cleartext, token_and_password_without_tls_are_warned_about)
+{
+    pc_auth_t *a;
+    cr_assert_eq(pc_auth_token_literal("t", &a), PULSARC_OK);
+    lines_t l = warnings_for(a, 0);
+    cr_expect_eq(l.n, 1);
+    cr_expect(strstr(l.last, "token") && strstr(l.last, "unencrypted"), "%s", l.last);
+    cr_expect_eq(warnings_for(a, 1).n, 0, "over TLS");
+    pc_auth_free(a);
+
+    cr_assert_eq(pc_auth_basic("u", "p", &a), PULSARC_OK);
+    l = warnings_for(a, 0);
+    cr_expect_eq(l.n, 1);
+    cr_expect(strstr(l.last, "password") != NULL, "%s", l.last);
+    pc_auth_free(a);
+
+    char cert[128], key[128];
+    write_temp(cert, sizeof cert, "cleartext-cert", "a certificate");
+    write_temp(key, sizeof key, "cleartext-key", "a key");
+    cr_assert_eq(pc_auth_tls(cert, key, &a), PULSARC_OK, "%s", pulsarc_last_error_detail());
+    cr_expect_eq(warnings_for(a, 0).n, 0, "a certificate is no secret on the wire");
+    pc_auth_free(a);
+    unlink(cert);
+    unlink(key);
+    cr_expect_eq(warnings_for(NULL, 0).n, 0);
+}
+
+Test(auth_cleartext, an_http_issuer_is_warned_about_even_over_tls)
+{
+    pc_auth_t *a = oauth2_with("{\"issuer_url\":\"http://issuer.test\",\"client_id\":\"i\","
+                               "\"client_secret\":\"s\"}");
+    lines_t l = warnings_for(a, 1);
+    cr_expect_eq(l.n, 1);
+    cr_expect(strstr(l.last, "issuer") && strstr(l.last, "http://"), "%s", l.last);
+    l = warnings_for(a, 0); /* both reasons, still one line */
+    cr_expect_eq(l.n, 1);
+    cr_expect(strstr(l.last, "token") && strstr(l.last, "issuer"), "%s", l.last);
+    pc_auth_free(a);
+    a = oauth2_default(); /* https */
+    cr_expect_eq(warnings_for(a, 1).n, 0);
     pc_auth_free(a);
 }

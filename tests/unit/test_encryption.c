@@ -234,6 +234,73 @@ Test(encryptor, a_failed_rotation_keeps_the_current_key)
     pc_encryptor_free(e);
 }
 
+static pc_encryptor_t *counting_encryptor(const char **file, pc_crypto_failure_action a,
+                                          uint64_t max_entries)
+{
+    pc_enc_settings_t s = { .key_names = "k1", .fetch = fixture_fetch, .fetch_ctx = file,
+                            .failure_action = a, .max_entries = max_entries };
+    bool oom;
+    pc_encryptor_t *e = pc_encryptor_new(&s, &silent, "t", &oom);
+    cr_assert_not_null(e);
+    return e;
+}
+
+/* Random 96-bit IVs allow a limited number of entries per key: the key rotates after
+ * max_entries of them (2^31 unless set), with no time passing at all. */
+Test(encryptor, rotates_after_max_entries)
+{
+    const char *file = "test_rsa1_pub.pem";
+    pc_encryptor_t *e = counting_encryptor(&file, PC_CRYPTO_FAIL, 3);
+    const pc_data_key_t *dk;
+    uint8_t first[32];
+    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    memcpy(first, dk->key, 32);
+    for (int i = 2; i <= 3; i++) {
+        cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+        cr_assert_eq(memcmp(dk->key, first, 32), 0, "entry %d: same key", i);
+    }
+    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    cr_assert_neq(memcmp(dk->key, first, 32), 0, "the 4th entry has a new key");
+    memcpy(first, dk->key, 32);
+    for (int i = 2; i <= 3; i++) {
+        cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+        cr_assert_eq(memcmp(dk->key, first, 32), 0, "the count starts again");
+    }
+    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    cr_assert_neq(memcmp(dk->key, first, 32), 0);
+    pc_encryptor_free(e);
+}
+
+/* A rotation that keeps failing keeps the key up to twice the limit; after that no entry
+ * is encrypted with it, and cryptoFailureAction decides until a key loads again. */
+Test(encryptor, a_worn_out_key_is_dropped_when_rotation_keeps_failing)
+{
+    const char *file = "test_rsa1_pub.pem";
+    pc_encryptor_t *e = counting_encryptor(&file, PC_CRYPTO_FAIL, 2);
+    const pc_data_key_t *dk;
+    uint8_t first[32];
+    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    memcpy(first, dk->key, 32);
+    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    file = NULL; /* the reader is down from now on */
+    uint64_t now = 0;
+    for (int i = 3; i <= 4; i++) {
+        now += 1000; /* a failed rotation is retried a second later */
+        cr_assert_eq(pc_encryptor_next(e, now, &dk), PULSARC_OK, "entry %d", i);
+        cr_assert_eq(memcmp(dk->key, first, 32), 0, "entry %d keeps the key", i);
+    }
+    cr_assert_eq(pc_encryptor_next(e, now, &dk), PULSARC_ERR_CRYPTO, "entry 5: worn out");
+    file = "test_rsa1_pub.pem";
+    cr_assert_eq(pc_encryptor_next(e, now, &dk), PULSARC_OK);
+    cr_assert_neq(memcmp(dk->key, first, 32), 0, "a new key once the reader is back");
+    pc_encryptor_free(e);
+}
+
+Test(encryptor, the_default_limit_is_2_pow_31)
+{
+    cr_assert_eq(PC_ENC_MAX_ENTRIES_PER_KEY, 2147483648ull);
+}
+
 /* ----- encrypted frames ---------------------------------------------------------- */
 
 static const uint8_t fixed_key[32] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,

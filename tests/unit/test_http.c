@@ -7,6 +7,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "../support/test_outcomes.h"
 #include "common/error.h"
 #include "net/http.h"
 
@@ -114,24 +115,6 @@ static void server_stop(server_t *s)
 }
 
 /* ---- the client side ------------------------------------------------------------- */
-
-typedef struct outcome {
-    int calls;
-    pulsarc_result res;
-    long status;
-    char body[256];
-    char detail[512];
-} outcome_t;
-
-static void on_done(pulsarc_result res, long status, const char *body, size_t len, void *ctx)
-{
-    outcome_t *o = ctx;
-    o->calls++;
-    o->res = res;
-    o->status = status;
-    snprintf(o->body, sizeof o->body, "%.*s", (int)len, body ? body : "");
-    snprintf(o->detail, sizeof o->detail, "%s", pulsarc_last_error_detail());
-}
 
 static uv_loop_t loop;
 static pc_logger_t logger = { .level = PULSARC_LOG_ERROR };

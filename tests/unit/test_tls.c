@@ -9,86 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../support/test_pki.h"
 #include "client/config.h"
 #include "net/tls.h"
 
-/* ---- test PKI ----------------------------------------------------------------- */
-
-typedef struct ident {
-    EVP_PKEY *key;
-    X509 *cert;
-} ident_t;
-
-static void add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
-{
-    X509V3_CTX v3;
-    X509V3_set_ctx(&v3, issuer, cert, NULL, NULL, 0);
-    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
-    cr_assert_not_null(ext);
-    X509_add_ext(cert, ext, -1);
-    X509_EXTENSION_free(ext);
-}
-
-/* A certificate for cn, valid from now+from_s to now+to_s, signed by issuer (NULL:
- * self-signed). san: subjectAltName, or NULL. */
-static ident_t make_ident(const char *cn, const ident_t *issuer, bool ca, long from_s, long to_s,
-                          const char *san)
-{
-    static long serial = 1;
-    ident_t id;
-    id.key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-    cr_assert_not_null(id.key);
-    id.cert = X509_new();
-    X509_set_version(id.cert, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(id.cert), serial++);
-    X509_gmtime_adj(X509_getm_notBefore(id.cert), from_s);
-    X509_gmtime_adj(X509_getm_notAfter(id.cert), to_s);
-    X509_NAME *name = X509_get_subject_name(id.cert);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
-    X509 *issuer_cert = issuer ? issuer->cert : id.cert;
-    X509_set_issuer_name(id.cert, X509_get_subject_name(issuer_cert));
-    X509_set_pubkey(id.cert, id.key);
-    add_ext(id.cert, issuer_cert, NID_basic_constraints, ca ? "critical,CA:TRUE" : "CA:FALSE");
-    if (ca)
-        add_ext(id.cert, issuer_cert, NID_key_usage, "critical,keyCertSign,cRLSign");
-    if (san)
-        add_ext(id.cert, issuer_cert, NID_subject_alt_name, san);
-    cr_assert(X509_sign(id.cert, issuer ? issuer->key : id.key, EVP_sha256()) > 0);
-    return id;
-}
-
-static void free_ident(ident_t *id)
-{
-    X509_free(id->cert);
-    EVP_PKEY_free(id->key);
-}
-
-static char *bio_string(BIO *bio)
-{
-    char *data;
-    long n = BIO_get_mem_data(bio, &data);
-    char *s = malloc((size_t)n + 1);
-    memcpy(s, data, (size_t)n);
-    s[n] = '\0';
-    BIO_free(bio);
-    return s;
-}
-
-static char *cert_pem(const ident_t *id)
-{
-    BIO *bio = BIO_new(BIO_s_mem());
-    PEM_write_bio_X509(bio, id->cert);
-    return bio_string(bio);
-}
-
-static char *key_pem(const ident_t *id)
-{
-    BIO *bio = BIO_new(BIO_s_mem());
-    PEM_write_bio_PrivateKey(bio, id->key, NULL, NULL, 0, NULL, NULL);
-    return bio_string(bio);
-}
-
-#define DAY (24L * 3600)
 static ident_t ca, other_ca, server, expired, self_signed, client_id;
 
 static void make_pki(void)
@@ -373,6 +297,23 @@ Test(tls, ciphers_take_iana_and_openssl_names)
     cr_expect_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
 }
 
+/* Only TLS 1.2 ciphers named and no tlsProtocols: TLS 1.2 is negotiated (OpenSSL would
+ * otherwise offer TLS 1.3 with no suite and refuse to send a ClientHello at all). */
+Test(tls, tls12_ciphers_alone_mean_tls12)
+{
+    pc_tls_settings_t s = trusting(&ca);
+    s.ciphers = "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256";
+    cr_expect_eq(connect_to(s, "localhost", (server_opts_t){ .id = &server }), PULSARC_OK);
+    s.ciphers = "ECDHE-ECDSA-AES128-GCM-SHA256";
+    cr_expect_eq(connect_to(s, "localhost", (server_opts_t){ .id = &server }), PULSARC_OK);
+    pc_tls_ctx_t *ctx = NULL;
+    s.protocols = "TLSv1.3";
+    cr_expect_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG, "no version left");
+    s.ciphers = "TLS_AES_128_GCM_SHA256";
+    s.protocols = "TLSv1.2";
+    cr_expect_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG, "no version left");
+}
+
 Test(tls, bad_material_is_a_config_error_without_secrets)
 {
     pc_tls_ctx_t *ctx = NULL;
@@ -454,4 +395,23 @@ Test(tls, client_accepts_pulsar_ssl_urls)
                  PULSARC_ERR_TLS_CONFIG);
     pulsarc_client_config_free(conf);
     free(ca_pem);
+}
+
+/* A file that cannot be opened is reported with the system's reason, not OpenSSL's last
+ * queued one ("system lib"). */
+Test(tls, unreadable_files_say_why)
+{
+    pc_tls_ctx_t *ctx = NULL;
+    pc_tls_settings_t s = { .trust_file = "/nonexistent/ca.pem" };
+    cr_assert_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
+    cr_assert_str_eq(pulsarc_last_error_detail(),
+                     "cannot load tlsTrustCertsFilePath '/nonexistent/ca.pem': No such file or "
+                     "directory");
+    s = (pc_tls_settings_t){ .allow_insecure = true, .cert_file = "/nonexistent/client.pem",
+                             .key_file = "/nonexistent/client.key" };
+    cr_assert_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
+    cr_assert_str_eq(pulsarc_last_error_detail(),
+                     "cannot load tlsCertificateFilePath '/nonexistent/client.pem': No such file "
+                     "or directory");
+    cr_assert_null(ctx);
 }

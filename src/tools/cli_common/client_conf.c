@@ -51,11 +51,6 @@ static const struct {
     {"proxyProtocol", "", "connecting through a Pulsar proxy by SNI is not supported; ignored"},
 };
 
-bool client_conf_is_secret(const char *key)
-{
-    return strcmp(key, "authParams") == 0;
-}
-
 static void set_err(char *err, size_t err_len, const char *fmt, ...)
 {
     va_list ap;

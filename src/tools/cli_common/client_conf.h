@@ -51,7 +51,4 @@ const char *client_conf_service_url(const struct client_conf *conf, char *err,
 
 void client_conf_free(struct client_conf *conf);
 
-/* Whether a client setting's value is a secret that messages must not show. */
-bool client_conf_is_secret(const char *key);
-
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,10 @@ static const struct {
     {OPT_SEND_TIMEOUT, "sendTimeoutMs", NULL},
     {OPT_CRYPTO_FAILURE_ACTION, "cryptoFailureAction", NULL},
 };
+
+/* The highest --sequence-id-start: it leaves 2^62 ids after it, so the messages' ids
+ * (N, N+1, ...) stay within the int64 a sequence id is, however long the run. */
+#define SEQUENCE_ID_START_MAX (INT64_MAX / 2)
 
 /* Digits only: strtoull alone would accept "-1" (as a huge number), " 5" and "+5". */
 static bool parse_u64(const char *s, uint64_t *out)
@@ -94,9 +99,13 @@ static bool add_setting_flag(struct args *a, int id, const char *optarg_value)
 
 static void add_kv(struct kv_list *list, const char *option, const char *arg)
 {
+    /* The argument is not repeated: it may be a secret typed with another separator
+     * (--client-conf authParams:token:...). */
     const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg)
-        usage_error("%s expects KEY=VALUE, got '%s'", option, arg);
+    if (!eq)
+        usage_error("%s expects KEY=VALUE: the argument has no '='", option);
+    if (eq == arg)
+        usage_error("%s expects KEY=VALUE: the key before '=' is empty", option);
     size_t klen = (size_t)(eq - arg);
     char *key = xrealloc(NULL, klen + 1);
     memcpy(key, arg, klen);
@@ -194,11 +203,17 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case OPT_MEMORY_LIMIT:
         a->memory_limit = arg;
         return true;
+    case OPT_LISTENER_NAME:
+        a->listener_name = arg;
+        return true;
     case OPT_STDIN:
         a->use_stdin = true;
         return true;
     case OPT_VERBOSE:
         a->verbose = true;
+        return true;
+    case OPT_KEEP_GOING:
+        a->keep_going = true;
         return true;
     case OPT_ENC_KEY_NAME:
         if (!*arg || strchr(arg, ','))
@@ -245,8 +260,9 @@ static bool handle_checked_option(struct args *a, int c, const char *arg)
         a->key_separator = arg;
         return true;
     case OPT_SEQUENCE_ID_START:
-        if (!parse_u64(arg, &v) || v > INT64_MAX / 2)
-            usage_error("--sequence-id-start expects a number, got '%s'", arg);
+        if (!parse_u64(arg, &v) || v > SEQUENCE_ID_START_MAX)
+            usage_error("--sequence-id-start expects a number from 0 to %" PRIu64 ", got '%s'",
+                        (uint64_t)SEQUENCE_ID_START_MAX, arg);
         a->sequence_id_start = (int64_t)v;
         return true;
     }

@@ -52,8 +52,10 @@ struct args {
     struct kv_list enc_names;     /* --encryption-key-name, in order (key only) */
     struct kv_list enc_keys;      /* --encryption-public-key files, in order (key only) */
     const char *memory_limit;
+    const char *listener_name;    /* --listener-name; NULL: the brokers' internal listener */
     int64_t sequence_id_start;    /* -1: automatic ids */
     bool verbose;
+    bool keep_going;              /* --keep-going: failed messages do not stop the run */
 };
 
 /* Parses the command line into a; a usage error ends the process (EXIT_USAGE), --help

@@ -7,14 +7,15 @@
 
 #include "util.h"
 
-static _Noreturn void config_error(const char *option, const char *key, const char *value,
-                                   pulsarc_result res)
+/* The value is never repeated: a misspelt key cannot tell whether it held a secret
+ * (authparams=token:...), and for a known key the library's detail quotes what it could
+ * not use, unless that is a secret. */
+static _Noreturn void config_error(const char *option, const char *key, pulsarc_result res)
 {
     char detail[DETAIL_MAX];
     copy_error_detail(detail);
-    /* A secret (authParams) stays off the terminal and out of CI logs. */
-    usage_error("%s %s=%s: %s%s%s", option, key, client_conf_is_secret(key) ? "(hidden)" : value,
-                pulsarc_strerror(res), detail[0] ? ": " : "", detail);
+    usage_error("%s %s: %s%s%s", option, key, pulsarc_strerror(res), detail[0] ? ": " : "",
+                detail);
 }
 
 static void apply_client_settings(pulsarc_client_config_t *conf, const struct kv_list *list,
@@ -24,8 +25,17 @@ static void apply_client_settings(pulsarc_client_config_t *conf, const struct kv
         const struct kv *kv = &list->items[i];
         pulsarc_result res = pulsarc_client_config_set(conf, kv->key, kv->value);
         if (res != PULSARC_OK)
-            config_error(option, kv->key, kv->value, res);
+            config_error(option, kv->key, res);
     }
+}
+
+/* A dedicated flag that is one client setting. */
+static void apply_flag(pulsarc_client_config_t *conf, const char *option, const char *key,
+                       const char *value)
+{
+    pulsarc_result res = pulsarc_client_config_set(conf, key, value);
+    if (res != PULSARC_OK)
+        config_error(option, key, res);
 }
 
 /* --conf-file's settings; an error names the file and line. */
@@ -37,7 +47,7 @@ static void apply_file_settings(pulsarc_client_config_t *conf, const struct args
         if (res != PULSARC_OK) {
             char where[512];
             snprintf(where, sizeof where, "--conf-file %s:%d:", a->conf_file, cs->line);
-            config_error(where, cs->key, cs->value, res);
+            config_error(where, cs->key, res);
         }
     }
 }
@@ -57,18 +67,14 @@ pulsarc_client_config_t *make_client_config(const struct args *a)
     pulsarc_client_config_t *conf = pulsarc_client_config_new();
     if (!conf)
         out_of_memory();
-    /* --verbose, --memory-limit, the file, then the TLS and auth flags: each overrides
-     * what came before, and --client-conf overrides them all. */
-    if (a->verbose) {
-        pulsarc_result res = pulsarc_client_config_set(conf, "logLevel", "debug");
-        if (res != PULSARC_OK)
-            config_error("--verbose", "logLevel", "debug", res);
-    }
-    if (a->memory_limit) {
-        pulsarc_result res = pulsarc_client_config_set(conf, "memoryLimitBytes", a->memory_limit);
-        if (res != PULSARC_OK)
-            config_error("--memory-limit", "memoryLimitBytes", a->memory_limit, res);
-    }
+    /* --verbose, --memory-limit, --listener-name, the file, then the TLS and auth flags:
+     * each overrides what came before, and --client-conf overrides them all. */
+    if (a->verbose)
+        apply_flag(conf, "--verbose", "logLevel", "debug");
+    if (a->memory_limit)
+        apply_flag(conf, "--memory-limit", "memoryLimitBytes", a->memory_limit);
+    if (a->listener_name)
+        apply_flag(conf, "--listener-name", "listenerName", a->listener_name);
     apply_file_settings(conf, a);
     apply_client_settings(conf, &a->security, "flag");
     apply_client_settings(conf, &a->client_conf, "--client-conf");
@@ -89,11 +95,31 @@ static void apply_producer_settings(pulsarc_producer_config_t *conf, const struc
         const struct kv *kv = &list->items[i];
         pulsarc_result res = pulsarc_producer_config_set(conf, kv->key, kv->value);
         if (res != PULSARC_OK)
-            config_error(option, kv->key, kv->value, res);
+            config_error(option, kv->key, res);
     }
 }
 
-pulsarc_producer_config_t *make_producer_config(const struct args *a)
+/* The producer's settings as "key=value" lines (malloc'ed). */
+static char *producer_dump(const pulsarc_producer_config_t *conf)
+{
+    size_t n = pulsarc_producer_config_dump(conf, NULL, 0);
+    char *dump = xrealloc(NULL, n + 1);
+    pulsarc_producer_config_dump(conf, dump, n + 1);
+    return dump;
+}
+
+/* The effective blockIfQueueFull (the tool's default, or what --conf made of it), read
+ * back from the library, so that its spellings ("yes", "1") mean what they mean there. */
+static bool blocks_if_queue_full(const char *dump)
+{
+    static const char key[] = "blockIfQueueFull=";
+    const char *line = dump;
+    if (strncmp(line, key, sizeof key - 1) != 0 && (line = strstr(dump, "\nblockIfQueueFull=")))
+        line++;
+    return line && strncmp(line + sizeof key - 1, "true", 4) == 0;
+}
+
+pulsarc_producer_config_t *make_producer_config(const struct args *a, bool *wait_for_room)
 {
     pulsarc_producer_config_t *conf = pulsarc_producer_config_new();
     if (!conf)
@@ -111,29 +137,30 @@ pulsarc_producer_config_t *make_producer_config(const struct args *a)
             continue; /* flag not given: keep the library default */
         pulsarc_result res = pulsarc_producer_config_set(conf, settings[i].key, settings[i].value);
         if (res != PULSARC_OK)
-            config_error(settings[i].option, settings[i].key, settings[i].value, res);
+            config_error(settings[i].option, settings[i].key, res);
     }
     if (a->schema_in) {
         pulsarc_result res =
             pulsarc_producer_config_set_schema(conf, schema_input_schema(a->schema_in));
         if (res != PULSARC_OK)
-            config_error("--schema-type", "schema", a->schema.type ? a->schema.type : "", res);
+            config_error("--schema-type", a->schema.type ? a->schema.type : "bytes", res);
     }
     apply_producer_settings(conf, &a->flag_settings, "flag");
     for (size_t i = 0; i < a->enc_names.count; i++) {
         const char *name = a->enc_names.items[i].key, *file = a->enc_keys.items[i].key;
         pulsarc_result res = pulsarc_producer_config_add_encryption_key_file(conf, name, file);
         if (res != PULSARC_OK)
-            config_error("--encryption-public-key", name, file, res);
+            config_error("--encryption-public-key", file, res);
     }
     apply_producer_settings(conf, &a->conf, "--conf");
-    if (a->verbose) {
-        size_t n = pulsarc_producer_config_dump(conf, NULL, 0);
-        char *buf = xrealloc(NULL, n + 1);
-        pulsarc_producer_config_dump(conf, buf, n + 1);
-        print_config_dump("producer", buf);
-        free(buf);
-    }
+    char *dump = producer_dump(conf);
+    if (a->verbose)
+        print_config_dump("producer", dump);
+    *wait_for_room = blocks_if_queue_full(dump);
+    free(dump);
+    pulsarc_result res = pulsarc_producer_config_set(conf, "blockIfQueueFull", "false");
+    if (res != PULSARC_OK)
+        config_error("default", "blockIfQueueFull", res);
     return conf;
 }
 

@@ -10,9 +10,10 @@
  *   last-sequence-id=<n> producer-name=<name>
  *
  * Everything else (failures, --verbose traces, the library's log) goes to stderr.
- * Exit status: 0 every message was persisted, 1 anything failed, 2 usage error.
- * A failure that every later message would share (topic terminated, not authorised, ...)
- * stops the run at once, even while it waits for standard input.
+ * Exit status: 0 every message was persisted, 1 anything failed, 2 usage or configuration
+ * error. The first failed message stops the run at once, even while it waits for
+ * standard input or for room (as pulsar-client stops at its first failed send);
+ * --keep-going sends on unless every later message would fail the same way.
  * docs/cli.md is the user documentation; options.c holds the option table.
  *
  * This file runs the steps: parse the arguments (args.c), complete the message set,
@@ -34,6 +35,7 @@
 #include "config.h"
 #include "line_reader.h"
 #include "outcome.h"
+#include "room.h"
 #include "send.h"
 #include "stop.h"
 #include "util.h"
@@ -65,11 +67,14 @@ static char *synthetic_payload(size_t size)
     return buf;
 }
 
-/* Errors in what the user typed are usage errors; the rest are run-time failures. */
+/* Errors in what the user typed are usage errors, and so are TLS settings the library
+ * cannot use (a protocol list it refuses, a trust file it cannot load): it finds those
+ * when the client is created, not when they are set. The rest are run-time failures. */
 static int setup_exit_status(pulsarc_result res)
 {
     return res == PULSARC_ERR_INVALID_URL || res == PULSARC_ERR_INVALID_TOPIC ||
-                   res == PULSARC_ERR_INVALID_CONFIG || res == PULSARC_ERR_INVALID_ARGUMENT
+                   res == PULSARC_ERR_INVALID_CONFIG || res == PULSARC_ERR_INVALID_ARGUMENT ||
+                   res == PULSARC_ERR_TLS_CONFIG
                ? EXIT_USAGE
                : EXIT_SOME_FAILED;
 }
@@ -153,9 +158,10 @@ int main(int argc, char **argv)
 {
     struct args a;
     parse_args(argc, argv, &a);
-    set_verbose_outcome(a.verbose);
+    set_outcome_options(a.verbose, a.keep_going);
 
     open_wake_pipe();
+    room_open();
     /* With -n > 1 stdin must be read whole to be repeated; otherwise it is streamed. */
     bool stream_stdin = a.use_stdin && a.num_produce == 1;
     if (a.use_stdin && !stream_stdin)
@@ -167,7 +173,8 @@ int main(int argc, char **argv)
 
     /* Configuration problems are reported (exit 2) before anything connects. */
     pulsarc_client_config_t *client_conf = make_client_config(&a);
-    pulsarc_producer_config_t *producer_conf = make_producer_config(&a);
+    bool wait_for_room;
+    pulsarc_producer_config_t *producer_conf = make_producer_config(&a, &wait_for_room);
     struct run run = {
         .msg = make_message(&a),
         .keyed_msg = a.key_separator ? make_message(&a) : NULL,
@@ -176,6 +183,7 @@ int main(int argc, char **argv)
         .sequence_id_start = a.sequence_id_start,
         .schema_in = a.schema_in,
         .kv_key = schema_input_is_key_value(a.schema_in) ? a.key : NULL,
+        .wait_for_room = wait_for_room,
     };
 
     install_signal_handlers();

@@ -33,6 +33,8 @@ static const struct cli_option cli_options[] = {
      "Pulsar's client.conf: service URL, TLS and auth settings\n(the flags override it)", NULL},
     {"client-conf", OPT_CLIENT_CONF, required_argument, "KEY=VALUE",
      "client setting, passed to pulsarc_client_config_set\n(repeatable)", NULL},
+    {"listener-name", OPT_LISTENER_NAME, required_argument, "NAME",
+     "the brokers' advertised listener to look up and connect to\n(client setting listenerName)", NULL},
 
     {NULL, 0, 0, NULL, "What to send (-m, -f and --stdin combine, in that order; --size stands alone):", NULL},
     {"messages", 'm', required_argument, "MSG", "one message with this text (repeatable)", NULL},
@@ -128,6 +130,10 @@ static const struct cli_option cli_options[] = {
      "a KeyValue key from a file", "kvkf"},
 
     {NULL, 0, 0, NULL, "Other:", NULL},
+    {"keep-going", OPT_KEEP_GOING, no_argument, NULL,
+     "after a failed message, count it and send on (default:\n"
+     "stop at the first, as pulsar-client does; a failure\n"
+     "every later message would share stops the run anyway)", NULL},
     {"verbose", OPT_VERBOSE, no_argument, NULL,
      "debug logging, effective settings and one line per\nmessage id (all on stderr)", NULL},
     {"version", 'v', no_argument, NULL, "print the version and exit", NULL},
@@ -231,7 +237,8 @@ void print_help(FILE *out)
             "                          the library default (rejected sends count as failed)\n"
             "\n"
             "Exit status: 0 every message was persisted; 1 a message failed, could not be\n"
-            "sent or the run was interrupted; 2 usage or configuration error.\n");
+            "sent or the run was interrupted; 2 usage or configuration error (also a TLS\n"
+            "setting the library refuses when the client starts).\n");
 }
 
 /* The row whose dash_alias is arg (after its '-'), alone or as "alias=value". */

@@ -24,12 +24,14 @@ enum long_only_id {
     OPT_HASHING,
     OPT_MAX_PENDING,
     OPT_MEMORY_LIMIT,
+    OPT_LISTENER_NAME,
     OPT_CHUNK_SIZE,
     OPT_SEND_TIMEOUT,
     OPT_SEQUENCE_ID_START,
     OPT_KEY_SEPARATOR,
     OPT_SIZE,
     OPT_VERBOSE,
+    OPT_KEEP_GOING,
     OPT_CONF_FILE,
     OPT_SECURITY,    /* a row of security_flags: the long name tells which */
     OPT_SCHEMA_FLAG, /* a row of schema_input.h: the long name tells which */

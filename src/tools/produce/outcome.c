@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "room.h"
 #include "stop.h"
 #include "util.h"
 
@@ -23,12 +24,14 @@ static struct {
     atomic_uint_fast64_t reported; /* failure lines printed so far */
 } stats;
 
-/* Set before the client starts (so the loop thread sees it), read-only afterwards. */
+/* Set before the client starts (so the loop thread sees them), read-only afterwards. */
 static bool g_verbose;
+static bool g_keep_going;
 
-void set_verbose_outcome(bool verbose)
+void set_outcome_options(bool verbose, bool keep_going)
 {
     g_verbose = verbose;
+    g_keep_going = keep_going;
 }
 
 static void report_failure(uint64_t index, pulsarc_result res, const char *what,
@@ -44,19 +47,26 @@ static void report_failure(uint64_t index, pulsarc_result res, const char *what,
     }
 }
 
+/* Whether a failure says the producer has stopped, so that every later message would
+ * only fail the same way: a terminal error (topic terminated, producer fenced, not
+ * authorised, ...) or a closed producer. */
+static bool stops_producer(pulsarc_result res)
+{
+    return pulsarc_result_is_terminal(res) || res == PULSARC_ERR_ALREADY_CLOSED;
+}
+
 void count_failure(uint64_t index, pulsarc_result res, const char *what, const char *detail)
 {
     atomic_fetch_add(&stats.failed, 1);
     report_failure(index, res, what, detail);
-}
-
-/* Whether a failure says the producer has stopped, so that every later message would
- * only fail the same way: a terminal error (topic terminated, producer fenced, not
- * authorised, ...) or a closed producer. Other failures (a send timeout, a full queue, a
- * message too big) concern their own message, and sending goes on. */
-static bool stops_producer(pulsarc_result res)
-{
-    return pulsarc_result_is_terminal(res) || res == PULSARC_ERR_ALREADY_CLOSED;
+    /* As pulsar-client, the run ends at the first failure: a send timeout may mean that
+     * the topic stores nothing at all (fenced for ever), and an endless input would
+     * otherwise be read, and fail, for ever. --keep-going sends on after failures that
+     * concern one message, never after one every later message would share. */
+    if (stops_producer(res))
+        stop_sending(res, detail, true);
+    else if (!g_keep_going)
+        stop_sending(res, detail, false);
 }
 
 void message_failed(uint64_t index, pulsarc_result res, const char *what)
@@ -64,8 +74,6 @@ void message_failed(uint64_t index, pulsarc_result res, const char *what)
     char detail[DETAIL_MAX];
     copy_error_detail(detail);
     count_failure(index, res, what, detail);
-    if (stops_producer(res))
-        stop_sending(res, detail);
 }
 
 void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
@@ -85,6 +93,9 @@ void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
         message_failed(sc->index, res, "failed");
     }
     free(sc);
+    /* The library released the message's room before this call. Said after a failure
+     * has stopped the run, so that a sender waiting for room sees the stop, not room. */
+    room_given_back();
 }
 
 struct outcome_totals outcome_totals(void)

@@ -12,9 +12,11 @@
 
 #include <pulsarc/pulsarc.h>
 
-/* --verbose: print every failure and every persisted message's id. Set before the
- * client starts (so the loop thread sees it), read-only afterwards. */
-void set_verbose_outcome(bool verbose);
+/* verbose (--verbose): print every failure and every persisted message's id.
+ * keep_going (--keep-going): a failed message stops the run only when every later one
+ * would fail the same way. Set before the client starts (so the loop thread sees them),
+ * read-only afterwards. */
+void set_outcome_options(bool verbose, bool keep_going);
 
 /* What a send callback needs to know about its message (malloc'ed; on_send_done frees
  * it). */
@@ -27,13 +29,12 @@ struct send_ctx {
 void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
                   const pulsarc_message_id_t *id, void *ctx);
 
-/* Counts and reports a message that failed before the library took it; what says how
- * ("could not be converted"), detail why. */
+/* Counts and reports a failed message, and stops the run (stop.h) unless --keep-going
+ * lets it go on; what says how it failed ("could not be converted"), detail why. */
 void count_failure(uint64_t index, pulsarc_result res, const char *what, const char *detail);
 
-/* Counts and reports a message that failed, with the last pulsarc call's error detail,
- * and stops the run if the producer has stopped. On either thread, right after the
- * failing pulsarc call. */
+/* count_failure with the last pulsarc call's error detail. On either thread, right after
+ * the failing pulsarc call. */
 void message_failed(uint64_t index, pulsarc_result res, const char *what);
 
 struct outcome_totals {

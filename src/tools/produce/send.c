@@ -7,6 +7,7 @@
 
 #include "line_reader.h"
 #include "outcome.h"
+#include "room.h"
 #include "stop.h"
 #include "util.h"
 
@@ -56,6 +57,30 @@ static pulsarc_result build_message(struct run *run, const struct payload *p, ui
     return res;
 }
 
+/* send_async; when the queue is full and the run waits for room (room.h), waits and tries
+ * again. Returns false when the run stopped during the wait: the message was not sent. */
+static bool send_when_room(struct run *run, pulsarc_message_t *msg, struct send_ctx *sc,
+                           pulsarc_result *res)
+{
+    bool wanted = false;
+    for (;;) {
+        *res = pulsarc_producer_send_async(run->producer, msg, on_send_done, sc);
+        if (!run->wait_for_room ||
+            (*res != PULSARC_ERR_QUEUE_FULL && *res != PULSARC_ERR_MEMORY_LIMIT))
+            return true;
+        if (!wanted) {
+            /* Ask to be woken, then try once more: room given back before the ask is
+             * seen by that try, room given back after it by the wait. */
+            room_wanted();
+            wanted = true;
+        } else if (!room_wait()) {
+            return false;
+        } else {
+            wanted = false;
+        }
+    }
+}
+
 /* Returns false when the loop should stop (interrupted, or the run stopped). */
 static bool send_one(struct run *run, const struct payload *p)
 {
@@ -82,8 +107,9 @@ static bool send_one(struct run *run, const struct payload *p)
     } else {
         struct send_ctx *sc = xrealloc(NULL, sizeof *sc);
         *sc = (struct send_ctx){index, enc.len};
-        res = pulsarc_producer_send_async(run->producer, msg, on_send_done, sc);
-        if (res != PULSARC_OK) {
+        if (!send_when_room(run, msg, sc, &res)) {
+            free(sc); /* stopped while waiting for room: not sent, not failed */
+        } else if (res != PULSARC_OK) {
             /* Not accepted: no callback will come, so count and free here. */
             free(sc);
             message_failed(index, res, "was rejected");

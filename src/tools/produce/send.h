@@ -28,6 +28,8 @@ struct run {
     int64_t sequence_id_start; /* -1: automatic ids */
     const struct schema_input *schema_in; /* NULL: no schema */
     const char *kv_key; /* -k: the KeyValue key of messages without their own */
+    bool wait_for_room; /* blockIfQueueFull, done by the tool (room.h): the library's
+                           producer never blocks */
 };
 
 /* Sends everything the arguments ask for on run's open producer; stream_stdin adds the

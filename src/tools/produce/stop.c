@@ -67,13 +67,18 @@ void install_signal_handlers(void)
 }
 
 /* The per-message failure lines stop after a while (outcome.c); this one always shows. */
-void stop_sending(pulsarc_result res, const char *detail)
+void stop_sending(pulsarc_result res, const char *detail, bool producer_stopped)
 {
     int none = PULSARC_OK;
     if (!atomic_compare_exchange_strong(&g_stop_result, &none, (int)res))
         return;
-    fprintf(stderr, PROG ": producer stopped: %s [%s]%s%s; sending no more messages\n",
-            pulsarc_strerror(res), pulsarc_result_name(res), detail[0] ? ": " : "", detail);
+    if (producer_stopped)
+        fprintf(stderr, PROG ": producer stopped: %s [%s]%s%s; sending no more messages\n",
+                pulsarc_strerror(res), pulsarc_result_name(res), detail[0] ? ": " : "", detail);
+    else
+        fprintf(stderr, PROG ": stopping at the first failed message: %s [%s]; sending no more "
+                        "messages (--keep-going sends on)\n",
+                pulsarc_strerror(res), pulsarc_result_name(res));
     wake_main_thread();
 }
 

@@ -1,7 +1,8 @@
 /*
- * When pulsarc-produce's sending ends early: a signal (SIGINT/SIGTERM), or a failure
- * every later message would share. Either wakes the main thread wherever it waits (for
- * standard input, or for the pacer), so it can flush and report what got through.
+ * When pulsarc-produce's sending ends early: a signal (SIGINT/SIGTERM), or a failed
+ * message (the first one, or with --keep-going one every later message would share).
+ * Either wakes the main thread wherever it waits (for standard input, the pacer or room
+ * in the queue), so it can flush and report what got through.
  */
 #ifndef PULSARC_PRODUCE_STOP_H
 #define PULSARC_PRODUCE_STOP_H
@@ -18,9 +19,10 @@ void open_wake_pipe(void);
  * Also ignores SIGPIPE. */
 void install_signal_handlers(void);
 
-/* Ends the sending after a failure the rest of the run would share: says so once, with
- * the detail, and wakes the main thread. On either thread. */
-void stop_sending(pulsarc_result res, const char *detail);
+/* Ends the sending after a failed message: says so once, naming the result (with the
+ * detail when producer_stopped: a failure every later message would share), and wakes
+ * the main thread. On either thread. */
+void stop_sending(pulsarc_result res, const char *detail, bool producer_stopped);
 
 /* Whether sending has to end: interrupted, or stopped by a failure. */
 bool sending_stopped(void);

@@ -1,0 +1,15 @@
+/* The test seams' setters (see test_seams.h). */
+#include "client/test_seams.h"
+
+#include "client/config.h"
+
+void pc_client_config_set_transport(pulsarc_client_config_t *conf,
+                                    const pc_transport_t *transport)
+{
+    conf->transport = transport;
+}
+
+void pc_client_config_set_clock(pulsarc_client_config_t *conf, const pc_clock_t *clock)
+{
+    conf->clock = clock;
+}

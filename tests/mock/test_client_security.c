@@ -1,0 +1,72 @@
+/* What a client takes from a broker it cannot fully trust, and what it tells its user:
+ * incoming frames stay small whatever CONNECTED announces, a broker's words reach details
+ * and log lines without control characters, and credentials sent in clear text are
+ * warned about once per client. */
+#include "client_harness.h"
+
+TestSuite(client_security, .init = h_setup, .fini = h_teardown,
+          .timeout = H_SUITE_TIMEOUT(30));
+
+/* CONNECTED's max_message_size governs what the producer sends; it receives only small
+ * commands, so a broker announcing 2 GiB and then starting a 6 MiB frame is cut off at
+ * once rather than buffered. */
+Test(client_security, incoming_frames_stay_small_whatever_the_broker_announces)
+{
+    mock_broker_set_max_message_size(mb, INT32_MAX);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert(h_wait_log("max message 2147483647", 5000), "CONNECTED did not announce 2 GiB");
+    /* The head of a frame of 6 MiB: total size, command size, a few command bytes. */
+    uint32_t total = 6u * 1024 * 1024;
+    uint8_t head[12] = { (uint8_t)(total >> 24), (uint8_t)(total >> 16), (uint8_t)(total >> 8),
+                         (uint8_t)total, 0, 0, 0, 4, 0x08, 0x02, 0x12, 0x00 };
+    cr_assert_eq(mock_broker_send_raw(mb, head, sizeof head), 1);
+    char want[128];
+    snprintf(want, sizeof want, "the broker sent a frame larger than %u bytes",
+             (unsigned)(PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_OVERHEAD_ALLOWANCE));
+    cr_assert(h_wait_log(want, 5000), "the connection was not closed on the 6 MiB frame");
+    cr_assert(h_wait_count(mb, MOCK_CONNECTS, 2, 5000), "the producer did not reconnect");
+    h_finish();
+}
+
+/* A broker's error message is shown to the user (the detail) and logged: an escape
+ * sequence or a line break in it must not reach either. */
+Test(client_security, broker_words_reach_details_and_logs_without_control_characters)
+{
+    mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__AuthorizationError,
+                              "denied\x1b[2J\r\n00:00:00.000 pulsarc INFO forged", -1);
+    client = h_client(NULL);
+    char detail[512];
+    pulsarc_result r = h_producer_fails(client, H_TOPIC, h_producer_conf(0, NULL), detail,
+                                        sizeof detail, NULL);
+    cr_expect_eq(r, PULSARC_ERR_BROKER_AUTHORIZATION, "%s", pulsarc_result_name(r));
+    cr_expect(strstr(detail, "denied?[2J??00:00:00.000 pulsarc INFO forged") != NULL, "%s",
+              detail);
+    cr_expect(!strpbrk(detail, "\x1b\r\n"), "a control character in the detail: %s", detail);
+    cr_expect(h_log_contains("denied?[2J"), "the refusal was not logged");
+    cr_expect_not(h_log_contains("\x1b"), "an escape character reached the log");
+    cr_expect_not(h_log_contains("\r"), "a carriage return reached the log");
+    cr_expect_not(h_log_contains("\n00:00:00.000 pulsarc INFO forged"), "a forged log line");
+    h_finish();
+}
+
+/* A token over pulsar:// travels in clear: one warning when the client is created, not
+ * one per connection, producer or message. */
+Test(client_security, clear_text_credentials_are_warned_about_once_per_client)
+{
+    client = h_client("authPlugin", "token", "authParams", "token:not-a-secret-here", NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    pulsarc_producer_t *second = h_producer(client, H_TOPIC "-2", NULL);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(h_send(i % 2 ? second : producer, i), PULSARC_OK);
+    cr_assert(h_wait_calls(4, 5000));
+    mock_broker_cut_now(mb); /* reconnect: the credentials go again */
+    cr_assert(h_wait_count(mb, MOCK_CONNECTS, 2, 5000));
+    cr_assert_eq(h_send(producer, 4), PULSARC_OK);
+    cr_assert(h_wait_calls(5, 5000));
+    cr_expect_eq(h_log_count("goes to the broker unencrypted"), 1, "warnings: %d",
+                 h_log_count("goes to the broker unencrypted"));
+    cr_expect_not(h_log_contains("not-a-secret-here"));
+    pulsarc_producer_free(second);
+    h_finish();
+}
