@@ -35,7 +35,7 @@
 #define TOPIC "persistent://public/default/fuzz"
 #define BLOCK_LIMIT_MS 3000    /* creation ends by itself well before (operationTimeoutMs) */
 #define SEND_SETTLE_MS 50      /* for the setup's messages to reach the broker */
-#define EVENT_LIMIT_MS 8       /* a reconnect (backoff at most 4 ms) shows by then */
+#define EVENT_LIMIT_MS 24      /* a reconnect (backoff at most 16 ms) shows by then */
 #define MAX_PAYLOAD 3000
 
 #define CHECK(cond, ...) FUZZ_CHECK("broker session", cond, __VA_ARGS__)
@@ -326,7 +326,10 @@ static void make_client_conf(void)
     client_set(client_conf, "operationTimeoutMs", "50");
     client_set(client_conf, "connectionTimeoutMs", "50");
     client_set(client_conf, "initialBackoffIntervalMs", "1");
-    client_set(client_conf, "maxBackoffIntervalMs", "4");
+    /* A broker that keeps refusing or hanging up makes the client retry every
+     * maxBackoffIntervalMs for the rest of the input: 16 ms keeps that to about a dozen
+     * attempts, each running the same code (4 ms made 50). */
+    client_set(client_conf, "maxBackoffIntervalMs", "16");
     client_set(client_conf, "maxLookupRedirects", "3");
     client_set(client_conf, "logLevel", "debug");
     /* FUZZ_BROKER_SESSION_LOG=1 shows the client's log, to see what a reproducer does. */

@@ -14,7 +14,8 @@
  *   bit 1     chunkingEnabled
  *   bits 2-3  partitions answered by the broker: 0 (not partitioned), 2, 3 or 1
  *   bit 4     lookups are redirected once before the Connect answer
- *   bit 5     lookup answers say proxy_through_service_url
+ *   bit 5     lookup answers name the other broker and say proxy_through_service_url
+ *             (the producer's connection goes to the service URL, naming that broker)
  *   bit 6     a fixed producerName
  *   bit 7     compressionType lz4
  * Setup byte 1 (the messages):

@@ -226,9 +226,14 @@ static void answer_lookup(fake_broker_t *fb, int i, uint64_t request_id)
         fb->settings.lookup_redirects--;
         answer(fb, i, bc_lookup_redirect(&fb->reply, request_id, FB_REDIRECT_URL,
                                          st->tls ? FB_REDIRECT_URL_TLS : NULL, true));
+    } else if (st->proxy_through) {
+        /* Reached through the service URL (a connection of its own, which names the
+         * broker in CONNECT): the broker must differ from the service URL's. */
+        answer(fb, i, bc_lookup_connect(&fb->reply, request_id, FB_REDIRECT_URL,
+                                        st->tls ? FB_REDIRECT_URL_TLS : NULL, true));
     } else {
         answer(fb, i, bc_lookup_connect(&fb->reply, request_id, FB_BROKER_URL,
-                                        st->tls ? FB_BROKER_URL_TLS : NULL, st->proxy_through));
+                                        st->tls ? FB_BROKER_URL_TLS : NULL, false));
     }
 }
 

@@ -28,7 +28,10 @@
 #define FB_MAX_PRODUCERS 32
 #define FB_MAX_SENDS 512
 
-/* The logical brokers lookups name; all of them are this one fake broker. */
+/* The logical brokers lookups name; all of them are this one fake broker. The first is
+ * also the service URL the targets give the client, so that lookups and the producer
+ * share one connection, as with a standalone broker; only a redirect, a proxied answer or
+ * a topic migration makes the client connect to the second. */
 #define FB_BROKER_URL "pulsar://broker-1:6650"
 #define FB_REDIRECT_URL "pulsar://broker-2:6650"
 /* Their TLS addresses (brokerServiceUrlTls), given when the settings say tls. Both on
@@ -54,7 +57,8 @@ typedef struct fb_transport {
 typedef struct fb_settings {
     uint32_t partitions;       /* PARTITIONED_METADATA answer */
     int lookup_redirects;      /* LOOKUPs answered Redirect before the first Connect */
-    bool proxy_through;        /* Connect answers say proxy_through_service_url */
+    bool proxy_through;        /* Connect answers name the second broker and say
+                                  proxy_through_service_url */
     int producer_errors;       /* PRODUCERs answered ERROR(ServiceNotReady) first */
     int64_t last_sequence_id;  /* in PRODUCER_SUCCESS */
     int32_t max_message_size;  /* in CONNECTED */

@@ -11,7 +11,8 @@
 
 #include "broker_session.h"
 
-#define SERVICE_URL "pulsar://svc-a:6650,svc-b:6651"
+/* The broker lookups name (fake_broker.h): lookups and the producer share a connection. */
+#define SERVICE_URL FB_BROKER_URL
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

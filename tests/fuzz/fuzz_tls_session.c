@@ -23,7 +23,8 @@
 #include "fuzz_check.h"
 #include "tls_session_format.h"
 
-#define SERVICE_URL "pulsar+ssl://localhost:6651"
+/* The broker lookups name (fake_broker.h): lookups and the producer share a connection. */
+#define SERVICE_URL FB_BROKER_URL_TLS
 #define DAY (24L * 3600)
 
 #define CHECK(cond, ...) FUZZ_CHECK("fuzz_tls_session", cond, __VA_ARGS__)
