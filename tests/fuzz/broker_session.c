@@ -30,6 +30,7 @@
 #include "common/clock.h"
 #include "fuzz_check.h"
 #include "lockstep.h"
+#include "net/tls.h"
 #include "virtual_clock.h"
 
 #define TOPIC "persistent://public/default/fuzz"
@@ -336,10 +337,18 @@ static void make_client_conf(void)
     show_log = getenv("FUZZ_BROKER_SESSION_LOG") != NULL;
     if (!show_log)
         pulsarc_client_config_set_logger(client_conf, discard_log, NULL);
-    if (options.trust_pem)
+    if (options.trust_pem) {
         CHECK(pulsarc_client_config_set_tls_trust_certs_pem(client_conf, options.trust_pem) ==
                   PULSARC_OK,
               "the test CA does not load");
+        /* The context those settings make (the CA parsed, OpenSSL's context set up) costs
+         * more than a session: built once, as the configuration would build it, and
+         * shared by every input's client. */
+        static pc_tls_ctx_t *tls_ctx;
+        const pc_tls_settings_t tls = { .trust_pem = options.trust_pem, .verify_hostname = true };
+        CHECK(pc_tls_ctx_new(&tls, &tls_ctx) == PULSARC_OK, "the test CA does not load");
+        pc_client_config_set_tls_ctx(client_conf, tls_ctx);
+    }
 }
 
 /* Setup bytes: the broker, the client, the producer and its first messages. Returns
