@@ -804,10 +804,10 @@ static void check_outcomes(const outcome_t *v, int n, bool log)
 }
 
 /* AddressSanitizer's defaults for the session targets (ASAN_OPTIONS still wins). A
- * session allocates and frees a few hundred KiB (each connection holds a 64 KiB read
- * buffer); with the default 256 MiB quarantine nearly every allocation lands on pages the
- * kernel must map and zero first, a large share of a session's time. 16 MiB still holds
- * what many sessions freed, so a use after free within an input is caught as before. */
+ * session allocates and frees a few hundred KiB; with the default 256 MiB quarantine
+ * nearly every allocation lands on pages the kernel must map and zero first, a large
+ * share of a session's time. 16 MiB still holds what many sessions freed, so a use after
+ * free within an input is caught as before. */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void)
 {
