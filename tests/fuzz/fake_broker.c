@@ -376,28 +376,32 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
     pulsar__proto__base_command__free_unpacked(cmd, NULL);
 }
 
-/* Read what the client wrote on connection i, up to what is there now. */
-static void read_conn(fake_broker_t *fb, int i)
+/* Read what the client wrote on connection i, up to what is there now. Returns whether
+ * there was anything (bytes or the client's close). */
+static bool read_conn(fake_broker_t *fb, int i)
 {
     static uint8_t buf[64 * 1024];
     fb_conn_t *c = &fb->conns[i];
+    bool got = false;
     while (c->fd >= 0) {
         ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN)
-            return;
+            return got;
+        got = true;
         if (n <= 0) {
             /* The client closed (a partial frame left in the reader is a write it
              * cancelled). */
             fb_hang_up(fb, i);
-            return;
+            return got;
         }
         if (fb->settings.transport)
             fb->settings.transport->read(fb->settings.transport_ctx, fb, i, buf, (size_t)n);
         else
             fb_deliver(fb, i, buf, (size_t)n);
     }
+    return got;
 }
 
 void fb_deliver(fake_broker_t *fb, int i, const uint8_t *data, size_t len)
@@ -418,13 +422,16 @@ void fb_deliver(fake_broker_t *fb, int i, const uint8_t *data, size_t len)
 void fb_settle(fake_broker_t *fb)
 {
     /* A turn leaves the client idle; reading and answering may give it more to do (the
-     * broker wrote, or the client's full socket drained): then it gets another turn. */
+     * broker wrote, or the client's full socket drained): then it gets another turn. When
+     * the client wrote nothing, the broker did nothing either, and the client is still
+     * idle. */
     for (int round = 0;; round++) {
         FB_CHECK(round < SETTLE_LIMIT, "the client and the broker never stop answering each other");
         ls_turn();
+        bool got = false;
         for (int i = 0; i < fb->n_conns; i++)
-            read_conn(fb, i);
-        if (!ls_pending())
+            got |= read_conn(fb, i);
+        if (!got || !ls_pending())
             return;
     }
 }

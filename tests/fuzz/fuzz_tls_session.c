@@ -95,7 +95,8 @@ static SSL_CTX *new_server_ctx(const ident_t *id, int max_version)
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     CHECK(ctx && SSL_CTX_use_certificate(ctx, id->cert) == 1 &&
               SSL_CTX_use_PrivateKey(ctx, id->key) == 1 &&
-              SSL_CTX_set_max_proto_version(ctx, max_version) == 1,
+              SSL_CTX_set_max_proto_version(ctx, max_version) == 1 &&
+              SSL_CTX_set_num_tickets(ctx, 0) == 1,
           "cannot make the broker's TLS context");
     return ctx;
 }
