@@ -371,8 +371,13 @@ static void flush_part_done(pc_pp_t *pp, pulsarc_result res, void *ctx)
     done_task *d = ctx;
     if (!done_task_part_finished(d, res))
         return;
-    pc_failures_flush_end(d->producer, d);
+    pulsarc_producer_t *p = d->producer;
+    pc_failures_flush_end(p, d);
     done_task_report(d);
+    /* A handle freed while this flush waited, its close done first, is left to the last
+     * flush (unlink_and_free). */
+    if (p->free_requested && !p->listed && !p->closing_on_loop && !p->pt.updating && !p->flushes)
+        pc_producer_release(p);
 }
 
 static void run_flush(pc_task_t *t)
@@ -460,6 +465,8 @@ static void unlink_and_free(pulsarc_producer_t *p)
     p->free_requested = true;
     if (p->pt.updating)
         return; /* the update finishing frees it (update_finished) */
+    if (p->flushes)
+        return; /* the last flush finishing frees it (flush_part_done) */
     pc_producer_release(p);
 }
 
@@ -584,7 +591,7 @@ static bool may_grow(void *ctx)
 static void on_update_finished(void *ctx)
 {
     pulsarc_producer_t *p = ctx;
-    if (p->free_requested && !p->closing_on_loop)
+    if (p->free_requested && !p->closing_on_loop && !p->flushes)
         pc_producer_release(p);
 }
 
