@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker_commands.h"
 #include "common/buf.h"
 #include "wire/crc32c.h"
 #include "wire/frame.h"
@@ -146,9 +147,10 @@ static void release_command(broker_t *b, Pulsar__Proto__BaseCommand *cmd)
 
 /* ---- output ------------------------------------------------------------------------- */
 
-static void queue_cmd(conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+/* A reply appended to c->out by an encoder of tests/support/broker_commands.h (0 or -1). */
+static void queued(conn_t *c, int encoded)
 {
-    if (pc_frame_encode_command(&c->out, cmd) != 0)
+    if (encoded != 0)
         c->dead = true;
 }
 
@@ -195,51 +197,23 @@ static void flush_out(broker_t *b, conn_t *c)
 static void handle_connect(broker_t *b, conn_t *c, const Pulsar__Proto__CommandConnect *in)
 {
     b->n.connects++;
-    Pulsar__Proto__CommandConnected out = PULSAR__PROTO__COMMAND_CONNECTED__INIT;
-    out.server_version = (char *)"pulsarc-null-broker";
-    out.has_protocol_version = true;
-    out.protocol_version = in->has_protocol_version ? in->protocol_version : 0;
-    out.has_max_message_size = true;
-    out.max_message_size = b->opt.max_message_size;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED;
-    cmd.connected = &out;
-    queue_cmd(c, &cmd);
+    queued(c, bc_connected(&c->out, "pulsarc-null-broker",
+                           in->has_protocol_version ? in->protocol_version : 0,
+                           b->opt.max_message_size));
 }
 
 static void handle_partitioned_metadata(broker_t *b, conn_t *c,
                                         const Pulsar__Proto__CommandPartitionedTopicMetadata *in)
 {
     b->n.partition_lookups++;
-    Pulsar__Proto__CommandPartitionedTopicMetadataResponse out =
-        PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__INIT;
-    out.request_id = in->request_id;
-    out.has_partitions = true;
-    out.partitions = b->opt.partitions;
-    out.has_response = true;
-    out.response = PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Success;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA_RESPONSE;
-    cmd.partitionmetadataresponse = &out;
-    queue_cmd(c, &cmd);
+    queued(c, bc_partitions(&c->out, in->request_id, b->opt.partitions));
 }
 
 /* Every topic lives here: the answer is always "connect to me", authoritative. */
 static void handle_lookup(broker_t *b, conn_t *c, const Pulsar__Proto__CommandLookupTopic *in)
 {
     b->n.lookups++;
-    Pulsar__Proto__CommandLookupTopicResponse out =
-        PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
-    out.request_id = in->request_id;
-    out.has_response = true;
-    out.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Connect;
-    out.brokerserviceurl = b->self_url;
-    out.has_authoritative = true;
-    out.authoritative = true;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE;
-    cmd.lookuptopicresponse = &out;
-    queue_cmd(c, &cmd);
+    queued(c, bc_lookup_connect(&c->out, in->request_id, b->self_url, NULL, false));
 }
 
 static void handle_producer(broker_t *b, conn_t *c, const Pulsar__Proto__CommandProducer *in)
@@ -251,44 +225,24 @@ static void handle_producer(broker_t *b, conn_t *c, const Pulsar__Proto__Command
         snprintf(assigned, sizeof assigned, "null-broker-%" PRIu64, b->next_producer_name++);
         name = assigned;
     }
-    Pulsar__Proto__CommandProducerSuccess out = PULSAR__PROTO__COMMAND_PRODUCER_SUCCESS__INIT;
-    out.request_id = in->request_id;
-    out.producer_name = (char *)name;
-    out.has_last_sequence_id = true;
-    out.last_sequence_id = -1; /* nothing stored, so nothing to deduplicate against */
-    out.has_producer_ready = true;
-    out.producer_ready = true;
     /* What the real broker answers for a topic without a schema (SchemaVersion.Empty):
      * present but empty. The Java client refuses a PRODUCER_SUCCESS without it. */
-    out.has_schema_version = true;
-    out.schema_version.len = 0;
-    out.schema_version.data = NULL;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS;
-    cmd.producer_success = &out;
-    queue_cmd(c, &cmd);
+    static const ProtobufCBinaryData no_schema = { 0, NULL };
+    /* Last sequence id -1: nothing stored, so nothing to deduplicate against. */
+    queued(c, bc_producer_success(&c->out, in->request_id, name, -1, &no_schema));
 }
 
 static void handle_close_producer(broker_t *b, conn_t *c,
                                   const Pulsar__Proto__CommandCloseProducer *in)
 {
     b->n.close_producers++;
-    Pulsar__Proto__CommandSuccess out = PULSAR__PROTO__COMMAND_SUCCESS__INIT;
-    out.request_id = in->request_id;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SUCCESS;
-    cmd.success = &out;
-    queue_cmd(c, &cmd);
+    queued(c, bc_success(&c->out, in->request_id));
 }
 
 static void handle_ping(broker_t *b, conn_t *c)
 {
     b->n.pings++;
-    Pulsar__Proto__CommandPong pong = PULSAR__PROTO__COMMAND_PONG__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PONG;
-    cmd.pong = &pong;
-    queue_cmd(c, &cmd);
+    queued(c, bc_pong(&c->out));
 }
 
 /* The payload section after the command: [magic][crc32c][metadata size][metadata][payload].
@@ -330,20 +284,8 @@ static void handle_send(broker_t *b, conn_t *c, const Pulsar__Proto__CommandSend
     b->n.sends++;
     b->n.messages += in->has_num_messages ? in->num_messages : 1;
 
-    Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
-    id.ledgerid = 1;
-    id.entryid = b->next_entry++;
-    Pulsar__Proto__CommandSendReceipt out = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
-    out.producer_id = in->producer_id;
-    out.sequence_id = in->sequence_id;
-    out.message_id = &id;
-    out.has_highest_sequence_id = true;
-    out.highest_sequence_id = in->has_highest_sequence_id ? in->highest_sequence_id
-                                                          : in->sequence_id;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT;
-    cmd.send_receipt = &out;
-    queue_cmd(c, &cmd);
+    uint64_t highest = in->has_highest_sequence_id ? in->highest_sequence_id : in->sequence_id;
+    queued(c, bc_receipt(&c->out, in->producer_id, in->sequence_id, highest, 1, b->next_entry++));
 }
 
 static const char *type_name(int type)

@@ -79,6 +79,7 @@ struct pulsarc_client_config {
      * production. Not table rows: never set by key, never dumped. */
     const struct pc_transport *transport;
     const struct pc_clock *clock;
+    const struct pc_tls_ctx *tls_ctx;
 };
 
 struct pulsarc_producer_config {

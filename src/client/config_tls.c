@@ -121,6 +121,8 @@ pulsarc_result pc_client_tls_new(const pulsarc_client_config_t *conf,
     *out = NULL;
     if (!url->tls)
         return PULSARC_OK;
+    if (conf->tls_ctx)
+        return pc_tls_ctx_share(conf->tls_ctx, out);
     pc_tls_settings_t s;
     tls_settings(conf, &s);
     return pc_tls_ctx_new(&s, out);

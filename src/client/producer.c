@@ -233,8 +233,14 @@ static void on_flushed(pc_partitioned_op_t *op)
         d->res = op->res;
         snprintf(d->detail, sizeof d->detail, "%s", op->detail);
     }
-    pc_failures_flush_end(d->producer, d);
+    pulsarc_producer_t *p = d->producer;
+    pc_failures_flush_end(p, d);
     done_task_report(d);
+    /* A handle freed while this flush waited, its close done first, is left to the last
+     * flush (unlink_and_free). */
+    if (p->free_requested && !p->listed && !p->closing_on_loop &&
+        !pc_partitioned_updating(p->pt) && !p->flushes)
+        pc_producer_release(p);
 }
 
 static void run_flush(pc_task_t *t)
@@ -319,6 +325,8 @@ static void unlink_and_free(pulsarc_producer_t *p)
     p->free_requested = true;
     if (pc_partitioned_updating(p->pt))
         return; /* the update finishing frees it (update_finished) */
+    if (p->flushes)
+        return; /* the last flush finishing frees it (on_flushed) */
     pc_producer_release(p);
 }
 
@@ -427,7 +435,7 @@ static bool may_grow(void *ctx)
 static void on_update_finished(void *ctx)
 {
     pulsarc_producer_t *p = ctx;
-    if (p->free_requested && !p->closing_on_loop)
+    if (p->free_requested && !p->closing_on_loop && !p->flushes)
         pc_producer_release(p);
 }
 

@@ -13,3 +13,8 @@ void pc_client_config_set_clock(pulsarc_client_config_t *conf, const pc_clock_t 
 {
     conf->clock = clock;
 }
+
+void pc_client_config_set_tls_ctx(pulsarc_client_config_t *conf, const struct pc_tls_ctx *tls)
+{
+    conf->tls_ctx = tls;
+}

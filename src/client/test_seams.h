@@ -23,5 +23,9 @@ void pc_client_config_set_transport(pulsarc_client_config_t *conf,
 /* "Now" for cached tokens' lifetimes and the producers' key re-reads; NULL: the real
  * monotonic clock. */
 void pc_client_config_set_clock(pulsarc_client_config_t *conf, const pc_clock_t *clock);
+/* The TLS context of a pulsar+ssl:// client's broker connections, built once by the test
+ * (pc_tls_ctx_new) and shared by every client given it, instead of one built from the
+ * configuration's tls* settings per client; NULL: built from them. */
+void pc_client_config_set_tls_ctx(pulsarc_client_config_t *conf, const struct pc_tls_ctx *tls);
 
 #endif

@@ -350,10 +350,24 @@ static void process_frames(pc_conn_t *c)
         pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for an incoming frame");
 }
 
+/* The buffer for the next read: allocated at the first, doubled (up to READ_BUF_MAX)
+ * after a read that filled it. Without memory it keeps the buffer it has; with none at
+ * all libuv reports UV_ENOBUFS to on_read. */
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     pc_conn_t *c = h->data;
-    *buf = uv_buf_init((char *)c->rbuf, sizeof c->rbuf);
+    if (!c->rbuf || (c->rbuf_filled && c->rbuf_len < READ_BUF_MAX)) {
+        size_t len = c->rbuf ? c->rbuf_len * 2 : READ_BUF_MIN;
+        /* Nothing in it is kept between reads: no copy. */
+        uint8_t *bigger = malloc(len);
+        if (bigger) {
+            free(c->rbuf);
+            c->rbuf = bigger;
+            c->rbuf_len = len;
+        }
+    }
+    c->rbuf_filled = false;
+    *buf = uv_buf_init((char *)c->rbuf, c->rbuf ? (unsigned)c->rbuf_len : 0);
 }
 
 static void on_plaintext(pc_conn_t *c, const uint8_t *data, size_t n)
@@ -400,7 +414,7 @@ static void on_ciphertext(pc_conn_t *c, const uint8_t *data, size_t n)
     }
     /* The session holds the ciphertext now, so rbuf is free to take plaintext. */
     long got = 0;
-    while (c->state != PC_CONN_CLOSED && (got = pc_tls_read(c->tls, c->rbuf, sizeof c->rbuf)) > 0)
+    while (c->state != PC_CONN_CLOSED && (got = pc_tls_read(c->tls, c->rbuf, c->rbuf_len)) > 0)
         on_plaintext(c, c->rbuf, (size_t)got);
     if (c->state == PC_CONN_CLOSED)
         return;
@@ -418,6 +432,10 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         close_tls_failed(c);
         return;
     }
+    if (n == UV_ENOBUFS) {
+        pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for incoming data");
+        return;
+    }
     if (n < 0) {
         /* A TLS port answers a plain CONNECT by hanging up: say so. */
         const char *why = n != UV_EOF ? uv_strerror((int)n)
@@ -430,6 +448,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
     }
     if (n == 0)
         return;
+    c->rbuf_filled = (size_t)n == c->rbuf_len;
     c->last_rx_ms = pc_mono_ms();
     if (c->tls)
         on_ciphertext(c, (const uint8_t *)buf->base, (size_t)n);

@@ -21,7 +21,10 @@
 #include "net/connection.h"
 #include "net/tls.h"
 
-#define READ_CHUNK (64 * 1024)
+/* The read buffer: small at first, as a producer mostly reads a few receipts at a time;
+ * doubled after a read that filled it, so a burst still takes few reads. */
+#define READ_BUF_MIN (4 * 1024)
+#define READ_BUF_MAX (64 * 1024)
 
 typedef struct request {
     struct request *next;
@@ -82,7 +85,9 @@ struct pc_conn {
     int busy_requests;  /* getaddrinfo/connect/write in flight */
 
     pc_frame_reader_t reader;
-    uint8_t rbuf[READ_CHUNK];
+    uint8_t *rbuf;      /* reads land here (and TLS plaintext); allocated at the first */
+    size_t rbuf_len;
+    bool rbuf_filled;   /* the last read filled rbuf: it grows before the next */
     uint32_t max_message_size;
     int server_protocol;
 

@@ -44,6 +44,9 @@ typedef struct pc_tls_session pc_tls_session_t;
  * PEM that cannot be loaded, a bad protocol or cipher list) / PULSARC_ERR_NO_MEMORY with
  * the detail set (pc_set_detail). */
 pulsarc_result pc_tls_ctx_new(const pc_tls_settings_t *s, pc_tls_ctx_t **out);
+/* Another handle on the same context (OpenSSL's is reference counted), freed on its own
+ * with pc_tls_ctx_free. PULSARC_OK, or PULSARC_ERR_NO_MEMORY with the detail set. */
+pulsarc_result pc_tls_ctx_share(const pc_tls_ctx_t *ctx, pc_tls_ctx_t **out);
 void pc_tls_ctx_free(pc_tls_ctx_t *ctx);
 
 typedef enum pc_tls_status {

@@ -292,6 +292,18 @@ pulsarc_result pc_tls_ctx_new(const pc_tls_settings_t *s, pc_tls_ctx_t **out)
     return PULSARC_OK;
 }
 
+pulsarc_result pc_tls_ctx_share(const pc_tls_ctx_t *ctx, pc_tls_ctx_t **out)
+{
+    *out = NULL;
+    pc_tls_ctx_t *t = malloc(sizeof *t);
+    if (!t)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    *t = *ctx;
+    SSL_CTX_up_ref(t->ssl_ctx);
+    *out = t;
+    return PULSARC_OK;
+}
+
 void pc_tls_ctx_free(pc_tls_ctx_t *ctx)
 {
     if (!ctx)

@@ -3,6 +3,9 @@
  * play a broker session: fuzz_broker_session (plain sockets) and fuzz_tls_session (the
  * same session under TLS, plus damage to the TLS layer itself).
  *
+ * The client's loop runs in lockstep with the program (lockstep.h) on a virtual clock, so
+ * an input always does the same thing, and its waits cost no real time.
+ *
  * A target calls bs_start, then bs_run_op for each operation while bs_running, then
  * bs_finish, which destroys the client and checks the callbacks (abort on a violation).
  *
@@ -11,7 +14,6 @@
 #ifndef PC_FUZZ_BROKER_SESSION_H
 #define PC_FUZZ_BROKER_SESSION_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,8 +22,7 @@
 #include "fake_broker.h"
 #include "pulsarc/pulsarc.h"
 
-#define BS_PROGRAM_BUDGET_MS 200  /* all serving done by the program */
-#define BS_SYNC_LIMIT_MS 50       /* for the client to answer a PING */
+#define BS_PROGRAM_BUDGET_MS 200  /* virtual time the program may let pass */
 #define BS_MAX_MESSAGES 128
 #define BS_MAX_DONES 16
 
@@ -40,12 +41,11 @@ static inline uint8_t bs_next_byte(input_t *in)
 }
 
 typedef struct outcome {
-    bool accepted;      /* main thread only; read after the loop thread is joined */
-    atomic_int calls;
+    bool accepted;
+    int calls;
     pulsarc_result res; /* of the first call, for the log */
     const char *what;
-    fake_broker_t *fb;  /* woken, since the main thread may be waiting for callbacks */
-    atomic_int *callbacks; /* the session's count of every callback */
+    int *callbacks;     /* the session's count of every callback */
 } outcome_t;
 
 /* A Schema message for a GET_SCHEMA answer, with room for what it points at: read from
@@ -79,21 +79,20 @@ typedef struct session {
     pulsarc_client_t *client;
     pulsarc_producer_t *producer;   /* NULL when creation failed or after producer_free */
     pulsarc_message_t *msg;
-    size_t payload_len;
+    unsigned payload_size;          /* setup byte 2's choice of payload size (0-3) */
     bs_payload_kind_t payload_kind; /* of messages without a schema of their own */
     bs_schema_spec_t topic_schema;  /* the GET_SCHEMA answer read from the input */
     bs_schema_spec_t answer_schema; /* scratch for BS_CMD_GET_SCHEMA */
     bool tls;                       /* the broker answers with TLS addresses */
     bool free_before_destroy;       /* else after: a handle outlives its client */
-    uint64_t budget_end;            /* monotonic ms when the program must stop serving */
+    uint64_t budget_end;            /* virtual ms when the program must stop serving */
     int current;                    /* connection the program writes to, -1: none */
-    int written;                    /* connection the last operation wrote to, -1: none */
 
     outcome_t msgs[BS_MAX_MESSAGES];
     int n_msgs;
     outcome_t dones[BS_MAX_DONES];
     int n_dones;
-    atomic_int callbacks;
+    int callbacks;
 } session_t;
 
 /* What differs between targets: how the client reaches the broker. */
@@ -104,11 +103,11 @@ typedef struct bs_options {
     void *transport_ctx;
 } bs_options_t;
 
-/* Once per process (LLVMFuzzerInitialize). */
-void bs_init(void);
+/* Once per process (LLVMFuzzerInitialize), with what stays the same for every input. */
+void bs_init(const bs_options_t *opt);
 /* Read the setup bytes, create the broker, the client and the producer and send the
  * setup's messages. False when out of resources (still call bs_finish). */
-bool bs_start(session_t *s, input_t *in, const bs_options_t *opt);
+bool bs_start(session_t *s, input_t *in);
 /* Whether the program goes on: input left and serving budget left. */
 bool bs_running(const session_t *s, const input_t *in);
 /* The connection operations write to (the first open one when the current closed). */
@@ -117,6 +116,8 @@ int bs_current(session_t *s);
 void bs_run_op(session_t *s, bs_op_t op, input_t *in);
 /* A deadline ms from now, capped by the program's budget. */
 uint64_t bs_within_budget(const session_t *s, uint64_t ms);
+/* Let the client handle everything written and called so far (fb_settle). */
+void bs_settle(session_t *s);
 /* Let the client answer everything written, destroy it, free the broker and check that
  * every accepted message, flush and close was called back exactly once. */
 void bs_finish(session_t *s);

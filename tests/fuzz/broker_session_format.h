@@ -4,15 +4,18 @@
  * setup byte 3), then a program of operations until the input ends. Every
  * operation is one opcode byte (taken modulo BS_OP_COUNT) followed by its argument bytes;
  * an argument past the end of the input reads as 0, so every byte string is a program.
- * After each write to a connection the client is given the time to handle it (a PING
- * and its PONG), unless the bytes end inside a frame.
+ * After each operation the client has handled what it wrote or called (its loop runs
+ * until it waits for the broker or a timer; no time passes). Time passes only where the
+ * program waits (WAIT, WAIT_EVENT), and it is virtual: the client's timers due by then
+ * fire, without real waiting.
  *
  * Setup byte 0 (the client and the topic):
  *   bit 0     batchingEnabled
  *   bit 1     chunkingEnabled
  *   bits 2-3  partitions answered by the broker: 0 (not partitioned), 2, 3 or 1
  *   bit 4     lookups are redirected once before the Connect answer
- *   bit 5     lookup answers say proxy_through_service_url
+ *   bit 5     lookup answers name the other broker and say proxy_through_service_url
+ *             (the producer's connection goes to the service URL, naming that broker)
  *   bit 6     a fixed producerName
  *   bit 7     compressionType lz4
  * Setup byte 1 (the messages):
@@ -67,9 +70,10 @@ typedef enum bs_op {
                          GET_OR_CREATE_SCHEMA), bit 6 a payload that does not match */
     BS_OP_USE_CONN,   /* index: the current connection becomes the (index % n)-th open one */
     BS_OP_AUTO,       /* flag: toggle one automatic answer (bs_auto, modulo BS_AUTO_COUNT) */
-    BS_OP_SYNC,       /* wait until the client has handled everything written so far on
-                         every open connection (what it sent meanwhile is answered) */
-    BS_OP_WAIT,       /* t: serve the client for t % 32 + 1 ms (timers fire) */
+    BS_OP_SYNC,       /* let the client handle everything written so far (what it sends
+                         meanwhile is answered); every operation ends so now, the opcode
+                         keeps its number for the corpus */
+    BS_OP_WAIT,       /* t: serve the client while t % 32 + 1 ms pass (timers fire) */
     BS_OP_WAIT_EVENT, /* serve until the client does something: writes a frame, opens a
                          connection or calls back (bounded: a few ms) */
     BS_OP_HANGUP,     /* the broker closes the current connection */

@@ -2,59 +2,47 @@
 #include "fake_broker.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common/clock.h"
+#include "broker_commands.h"
+#include "fuzz_check.h"
+#include "lockstep.h"
 #include "net/connection.h"
+#include "virtual_clock.h"
 
 /* Client frames are judged by what the client may write, not by our own limits: anything
  * it sends must parse, so the reader for them accepts large frames. */
 #define CLIENT_FRAME_LIMIT (64u * 1024 * 1024)
-#define CLIENT_READER_INITIAL_LIMIT \
-    (PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_OVERHEAD_ALLOWANCE)
+/* Rounds of "client turn, broker answers" at one instant before the two are declared to
+ * answer each other for ever (each round needs the other side to have written). */
+#define SETTLE_LIMIT 10000
+/* Turns the client gets to read a full socket before the broker gives up writing to it. */
+#define FULL_SOCKET_TURNS 3
 
-#define FB_CHECK(cond, ...)                                        \
-    do {                                                           \
-        if (!(cond)) {                                             \
-            fprintf(stderr, "fake broker: " __VA_ARGS__);          \
-            fputc('\n', stderr);                                   \
-            abort();                                               \
-        }                                                          \
-    } while (0)
+#define FB_CHECK(cond, ...) FUZZ_CHECK("fake broker", cond, __VA_ARGS__)
 
-/* ---- connections handed over by the seam (client's loop thread) ------------------- */
+/* ---- connections handed over by the seam (in the client's loop, during a turn) ----- */
 
 static int hand_over(void *ctx, const pc_host_port_t *physical)
 {
     fake_broker_t *fb = ctx;
-    int client_end = -1;
     int sv[2];
-    pthread_mutex_lock(&fb->mu);
     fb->connect_attempts++;
-    if (fb->refuse != FB_FAIL && fb->n_conns < FB_MAX_CONNS &&
-        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
-        fb_conn_t *c = &fb->conns[fb->n_conns];
-        memset(c, 0, sizeof *c);
-        pc_frame_reader_init(&c->in, CLIENT_FRAME_LIMIT);
-        pc_frame_reader_init(&c->out, CLIENT_READER_INITIAL_LIMIT);
-        c->fd = sv[1];
-        if (fb->refuse == FB_HANG_UP) {
-            close(sv[1]);
-            c->fd = -1;
-        }
-        fb->n_conns++;
-        client_end = sv[0];
+    if (fb->refuse == FB_FAIL || fb->n_conns == FB_MAX_CONNS ||
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    fb_conn_t *c = &fb->conns[fb->n_conns++];
+    pc_frame_reader_init(&c->in, CLIENT_FRAME_LIMIT);
+    c->fd = sv[1];
+    if (fb->refuse == FB_HANG_UP) {
+        close(sv[1]);
+        c->fd = -1;
     }
-    pthread_mutex_unlock(&fb->mu);
-    /* So that a serve() sleeping in poll() starts watching the new connection. */
-    fb_wake(fb);
-    return client_end;
+    return sv[0];
 }
 
 const pc_transport_t *fb_seam(fake_broker_t *fb)
@@ -62,26 +50,14 @@ const pc_transport_t *fb_seam(fake_broker_t *fb)
     return &fb->seam;
 }
 
-void fb_wake(fake_broker_t *fb)
+int fb_conn_count(const fake_broker_t *fb)
 {
-    /* A full pipe already holds a wake-up. */
-    ssize_t w = write(fb->wake[1], "w", 1);
-    (void)w;
-}
-
-int fb_conn_count(fake_broker_t *fb)
-{
-    pthread_mutex_lock(&fb->mu);
-    int n = fb->n_conns;
-    pthread_mutex_unlock(&fb->mu);
-    return n;
+    return fb->n_conns;
 }
 
 void fb_set_refuse(fake_broker_t *fb, fb_refuse_t mode)
 {
-    pthread_mutex_lock(&fb->mu);
     fb->refuse = mode;
-    pthread_mutex_unlock(&fb->mu);
 }
 
 fake_broker_t *fb_new(const fb_settings_t *settings)
@@ -89,14 +65,10 @@ fake_broker_t *fb_new(const fb_settings_t *settings)
     fake_broker_t *fb = calloc(1, sizeof *fb);
     if (!fb)
         return NULL;
-    if (pipe2(fb->wake, O_NONBLOCK | O_CLOEXEC) != 0) {
-        free(fb);
-        return NULL;
-    }
-    pthread_mutex_init(&fb->mu, NULL);
     fb->settings = *settings;
     for (int i = 0; i < BS_AUTO_COUNT; i++)
         fb->autos[i] = i != BS_AUTO_RECEIPT;
+    pc_buf_init(&fb->reply);
     fb->seam = (pc_transport_t){ .open_socket = hand_over, .ctx = fb };
     return fb;
 }
@@ -104,27 +76,22 @@ fake_broker_t *fb_new(const fb_settings_t *settings)
 void fb_free(fake_broker_t *fb)
 {
     for (int i = 0; i < fb->n_conns; i++) {
-        fb_conn_t *c = &fb->conns[i];
         fb_hang_up(fb, i);
-        pc_frame_reader_free(&c->in);
-        pc_frame_reader_free(&c->out);
+        pc_frame_reader_free(&fb->conns[i].in);
     }
-    close(fb->wake[0]);
-    close(fb->wake[1]);
-    pthread_mutex_destroy(&fb->mu);
+    pc_buf_free(&fb->reply);
     free(fb);
 }
 
-int fb_open_conn(fake_broker_t *fb, unsigned k)
+int fb_open_conn(const fake_broker_t *fb, unsigned k)
 {
-    int n = fb_conn_count(fb);
     unsigned open = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < fb->n_conns; i++)
         open += fb->conns[i].fd >= 0;
     if (open == 0)
         return -1;
     k %= open;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < fb->n_conns; i++)
         if (fb->conns[i].fd >= 0 && k-- == 0)
             return i;
     return -1;
@@ -144,70 +111,37 @@ void fb_hang_up(fake_broker_t *fb, int i)
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-/* Follow the bytes as the client's frame reader will: so a sync knows whether the client
- * can still answer a PING (the stream is at a frame boundary and not broken), and how many
- * PINGs it will answer. The first CONNECTED sets the client's frame limit. */
-static void track_output(fb_conn_t *c, const uint8_t *data, size_t len)
-{
-    if (pc_frame_reader_feed(&c->out, data, len) != 0)
-        return;
-    pc_frame_t f;
-    while (pc_frame_reader_next(&c->out, &f) == PC_FRAME_OK) {
-        Pulsar__Proto__BaseCommand *cmd = pc_frame_unpack_command(&f);
-        if (!cmd)
-            continue;
-        if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED && cmd->connected &&
-            !c->out_connected) {
-            c->out_connected = true;
-            if (cmd->connected->has_max_message_size && cmd->connected->max_message_size > 0)
-                pc_frame_reader_set_max(&c->out, (size_t)cmd->connected->max_message_size +
-                                                     PC_FRAME_OVERHEAD_ALLOWANCE);
-        }
-        if (cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__PING)
-            c->pings_out++;
-        pulsar__proto__base_command__free_unpacked(cmd, NULL);
-    }
-}
-
-static bool at_frame_boundary(const fb_conn_t *c)
-{
-    return !c->broken && c->out.error == 0 && c->out.buf.len == c->out.pos;
-}
-
 void fb_write(fake_broker_t *fb, int i, const void *data, size_t len)
 {
-    fb_conn_t *c = &fb->conns[i];
-    if (c->fd < 0)
+    if (fb->conns[i].fd < 0)
         return;
-    track_output(c, data, len);
     const fb_transport_t *t = fb->settings.transport;
-    if (!t)
+    if (t)
+        t->write(fb->settings.transport_ctx, fb, i, data, len);
+    else
         fb_write_wire(fb, i, data, len);
-    else if (!t->write(fb->settings.transport_ctx, fb, i, data, len))
-        c->broken = true;
-}
-
-void fb_set_broken(fake_broker_t *fb, int i)
-{
-    fb->conns[i].broken = true;
 }
 
 void fb_write_wire(fake_broker_t *fb, int i, const void *data, size_t len)
 {
     fb_conn_t *c = &fb->conns[i];
-    if (c->fd < 0)
-        return;
     const uint8_t *p = data;
-    while (len > 0) {
-        /* Blocking is fine: the client's loop reads whenever it is not closed, and a
-         * closed peer makes this fail (EPIPE, without a signal) rather than wait. */
-        ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
+    int full_turns = 0;
+    while (len > 0 && c->fd >= 0) {
+        /* Never blocking: the client reads only during its turns. A closed peer makes
+         * this fail (EPIPE, without a signal) rather than wait. */
+        ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            full_turns = 0;
+        } else if (n < 0 && errno == EINTR) {
             continue;
-        if (n <= 0)
-            return; /* the client is gone: reading will notice */
-        p += n;
-        len -= (size_t)n;
+        } else if (n < 0 && errno == EAGAIN && full_turns++ < FULL_SOCKET_TURNS) {
+            ls_turn();
+        } else {
+            return; /* the client is gone (reading will notice) or stopped reading */
+        }
     }
 }
 
@@ -277,86 +211,48 @@ static fb_send_t *record_send(fake_broker_t *fb, int conn, const Pulsar__Proto__
 
 /* ---- automatic answers -------------------------------------------------------------- */
 
-static void answer_connected(fake_broker_t *fb, int i)
+/* Write the reply an encoder (tests/support/broker_commands.h) put in fb->reply. */
+static void answer(fake_broker_t *fb, int i, int encoded)
 {
-    Pulsar__Proto__CommandConnected m = PULSAR__PROTO__COMMAND_CONNECTED__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.server_version = (char *)"Pulsar Server3.2.0";
-    m.has_protocol_version = 1;
-    m.protocol_version = 21;
-    m.has_max_message_size = 1;
-    m.max_message_size = fb->settings.max_message_size;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED;
-    cmd.connected = &m;
-    fb_write_command(fb, i, &cmd);
+    FB_CHECK(encoded == 0, "out of memory encoding a reply");
+    fb_write(fb, i, fb->reply.data, fb->reply.len);
+    fb->reply.len = 0;
 }
 
 static void answer_lookup(fake_broker_t *fb, int i, uint64_t request_id)
 {
-    Pulsar__Proto__CommandLookupTopicResponse m = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.request_id = request_id;
-    m.has_response = 1;
-    m.has_authoritative = 1;
-    m.authoritative = 1;
+    const fb_settings_t *st = &fb->settings;
     if (fb->settings.lookup_redirects > 0) {
         fb->settings.lookup_redirects--;
-        m.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect;
-        m.brokerserviceurl = (char *)FB_REDIRECT_URL;
-        m.brokerserviceurltls = fb->settings.tls ? (char *)FB_REDIRECT_URL_TLS : NULL;
+        answer(fb, i, bc_lookup_redirect(&fb->reply, request_id, FB_REDIRECT_URL,
+                                         st->tls ? FB_REDIRECT_URL_TLS : NULL, true));
+    } else if (st->proxy_through) {
+        /* Reached through the service URL (a connection of its own, which names the
+         * broker in CONNECT): the broker must differ from the service URL's. */
+        answer(fb, i, bc_lookup_connect(&fb->reply, request_id, FB_REDIRECT_URL,
+                                        st->tls ? FB_REDIRECT_URL_TLS : NULL, true));
     } else {
-        m.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Connect;
-        m.brokerserviceurl = (char *)FB_BROKER_URL;
-        m.brokerserviceurltls = fb->settings.tls ? (char *)FB_BROKER_URL_TLS : NULL;
-        m.has_proxy_through_service_url = fb->settings.proxy_through;
-        m.proxy_through_service_url = fb->settings.proxy_through;
+        answer(fb, i, bc_lookup_connect(&fb->reply, request_id, FB_BROKER_URL,
+                                        st->tls ? FB_BROKER_URL_TLS : NULL, false));
     }
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE;
-    cmd.lookuptopicresponse = &m;
-    fb_write_command(fb, i, &cmd);
-}
-
-static void answer_partitions(fake_broker_t *fb, int i, uint64_t request_id)
-{
-    Pulsar__Proto__CommandPartitionedTopicMetadataResponse m =
-        PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.request_id = request_id;
-    m.has_partitions = 1;
-    m.partitions = fb->settings.partitions;
-    m.has_response = 1;
-    m.response = PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Success;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA_RESPONSE;
-    cmd.partitionmetadataresponse = &m;
-    fb_write_command(fb, i, &cmd);
 }
 
 static void answer_producer(fake_broker_t *fb, int i, const Pulsar__Proto__CommandProducer *p)
 {
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     if (fb->settings.producer_errors > 0) {
         fb->settings.producer_errors--;
-        Pulsar__Proto__CommandError e = PULSAR__PROTO__COMMAND_ERROR__INIT;
-        e.request_id = p->request_id;
-        e.error = PULSAR__PROTO__SERVER_ERROR__ServiceNotReady;
-        e.message = (char *)"Topic is temporarily unavailable";
-        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR;
-        cmd.error = &e;
-        fb_write_command(fb, i, &cmd);
+        answer(fb, i, bc_error(&fb->reply, p->request_id,
+                               PULSAR__PROTO__SERVER_ERROR__ServiceNotReady,
+                               "Topic is temporarily unavailable"));
         return;
     }
     char name[64];
     snprintf(name, sizeof name, "standalone-0-%llu", (unsigned long long)p->producer_id);
-    Pulsar__Proto__CommandProducerSuccess m = PULSAR__PROTO__COMMAND_PRODUCER_SUCCESS__INIT;
-    m.request_id = p->request_id;
-    m.producer_name = p->producer_name ? p->producer_name : name;
-    m.has_last_sequence_id = 1;
-    m.last_sequence_id = fb->settings.last_sequence_id;
-    m.has_schema_version = fb->settings.producer_version_len > 0;
-    m.schema_version = fb_version(0, fb->settings.producer_version_len);
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS;
-    cmd.producer_success = &m;
-    fb_write_command(fb, i, &cmd);
+    ProtobufCBinaryData version = fb_version(0, fb->settings.producer_version_len);
+    answer(fb, i, bc_producer_success(&fb->reply, p->request_id,
+                                      p->producer_name ? p->producer_name : name,
+                                      fb->settings.last_sequence_id,
+                                      version.len > 0 ? &version : NULL));
 }
 
 ProtobufCBinaryData fb_version(uint64_t n, size_t len)
@@ -373,74 +269,13 @@ ProtobufCBinaryData fb_version(uint64_t n, size_t len)
 
 static void answer_get_schema(fake_broker_t *fb, int i, uint64_t request_id)
 {
-    Pulsar__Proto__CommandGetSchemaResponse m = PULSAR__PROTO__COMMAND_GET_SCHEMA_RESPONSE__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.request_id = request_id;
-    if (fb->settings.topic_schema) {
-        m.schema = (Pulsar__Proto__Schema *)fb->settings.topic_schema;
-        m.has_schema_version = 1;
-        m.schema_version = fb_version(1, 8);
-    } else {
-        m.has_error_code = 1;
-        m.error_code = PULSAR__PROTO__SERVER_ERROR__TopicNotFound;
-        m.error_message = (char *)"Topic not found or no-schema";
-    }
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_SCHEMA_RESPONSE;
-    cmd.getschemaresponse = &m;
-    fb_write_command(fb, i, &cmd);
-}
-
-static void answer_get_or_create_schema(fake_broker_t *fb, int i, uint64_t request_id)
-{
-    Pulsar__Proto__CommandGetOrCreateSchemaResponse m =
-        PULSAR__PROTO__COMMAND_GET_OR_CREATE_SCHEMA_RESPONSE__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.request_id = request_id;
-    m.has_schema_version = 1;
-    m.schema_version = fb_version(2 + fb->next_schema_version++, 8);
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA_RESPONSE;
-    cmd.getorcreateschemaresponse = &m;
-    fb_write_command(fb, i, &cmd);
-}
-
-static void answer_send(fake_broker_t *fb, int i, const Pulsar__Proto__CommandSend *s)
-{
-    Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
-    Pulsar__Proto__CommandSendReceipt m = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    id.ledgerid = 7;
-    id.entryid = fb->next_entry++;
-    m.producer_id = s->producer_id;
-    m.sequence_id = s->sequence_id;
-    m.message_id = &id;
-    m.has_highest_sequence_id = s->has_highest_sequence_id;
-    m.highest_sequence_id = s->highest_sequence_id;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT;
-    cmd.send_receipt = &m;
-    fb_write_command(fb, i, &cmd);
-}
-
-static void answer_success(fake_broker_t *fb, int i, uint64_t request_id)
-{
-    Pulsar__Proto__CommandSuccess m = PULSAR__PROTO__COMMAND_SUCCESS__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    m.request_id = request_id;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SUCCESS;
-    cmd.success = &m;
-    fb_write_command(fb, i, &cmd);
-}
-
-static void answer_simple(fake_broker_t *fb, int i, Pulsar__Proto__BaseCommand__Type type)
-{
-    Pulsar__Proto__CommandPong pong = PULSAR__PROTO__COMMAND_PONG__INIT;
-    Pulsar__Proto__CommandPing ping = PULSAR__PROTO__COMMAND_PING__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = type;
-    if (type == PULSAR__PROTO__BASE_COMMAND__TYPE__PING)
-        cmd.ping = &ping;
+    const Pulsar__Proto__Schema *schema = fb->settings.topic_schema;
+    if (schema)
+        answer(fb, i, bc_get_schema(&fb->reply, request_id, schema, fb_version(1, 8)));
     else
-        cmd.pong = &pong;
-    fb_write_command(fb, i, &cmd);
+        answer(fb, i, bc_get_schema_error(&fb->reply, request_id,
+                                          PULSAR__PROTO__SERVER_ERROR__TopicNotFound,
+                                          "Topic not found or no-schema"));
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
@@ -472,7 +307,8 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECT:
         FB_CHECK(cmd->connect, "CONNECT without its body");
         if (autos[BS_AUTO_CONNECT])
-            answer_connected(fb, i);
+            answer(fb, i, bc_connected(&fb->reply, "Pulsar Server3.2.0", 21,
+                                       fb->settings.max_message_size));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP:
         FB_CHECK(cmd->lookuptopic, "LOOKUP without its body");
@@ -484,7 +320,8 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
         FB_CHECK(cmd->partitionmetadata, "PARTITIONED_METADATA without its body");
         record_request(fb, i, cmd->partitionmetadata->request_id, cmd->type);
         if (autos[BS_AUTO_LOOKUP])
-            answer_partitions(fb, i, cmd->partitionmetadata->request_id);
+            answer(fb, i, bc_partitions(&fb->reply, cmd->partitionmetadata->request_id,
+                                        fb->settings.partitions));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER:
         FB_CHECK(cmd->producer, "PRODUCER without its body");
@@ -499,7 +336,11 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
         FB_CHECK(cmd->send && f->has_payload, "SEND without its body or payload");
         fb_send_t *r = record_send(fb, i, cmd->send, f);
         if (autos[BS_AUTO_RECEIPT]) {
-            answer_send(fb, i, cmd->send);
+            const Pulsar__Proto__CommandSend *in = cmd->send;
+            answer(fb, i, bc_receipt(&fb->reply, in->producer_id, in->sequence_id,
+                                     in->has_highest_sequence_id ? in->highest_sequence_id
+                                                                 : in->sequence_id,
+                                     7, fb->next_entry++));
             if (r)
                 r->receipted = true;
         }
@@ -516,20 +357,18 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
                  "GET_OR_CREATE_SCHEMA without its body or schema");
         record_request(fb, i, cmd->getorcreateschema->request_id, cmd->type);
         if (autos[BS_AUTO_SCHEMA])
-            answer_get_or_create_schema(fb, i, cmd->getorcreateschema->request_id);
+            answer(fb, i, bc_schema_version(&fb->reply, cmd->getorcreateschema->request_id,
+                                            fb_version(2 + fb->next_schema_version++, 8)));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
         FB_CHECK(cmd->close_producer, "CLOSE_PRODUCER without its body");
         record_request(fb, i, cmd->close_producer->request_id, cmd->type);
         if (autos[BS_AUTO_CLOSE])
-            answer_success(fb, i, cmd->close_producer->request_id);
+            answer(fb, i, bc_success(&fb->reply, cmd->close_producer->request_id));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PING:
         if (autos[BS_AUTO_PONG])
-            answer_simple(fb, i, PULSAR__PROTO__BASE_COMMAND__TYPE__PONG);
-        break;
-    case PULSAR__PROTO__BASE_COMMAND__TYPE__PONG:
-        fb->conns[i].pongs++;
+            answer(fb, i, bc_pong(&fb->reply));
         break;
     default:
         break;
@@ -537,22 +376,32 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
     pulsar__proto__base_command__free_unpacked(cmd, NULL);
 }
 
-static void read_conn(fake_broker_t *fb, int i)
+/* Read what the client wrote on connection i, up to what is there now. Returns whether
+ * there was anything (bytes or the client's close). */
+static bool read_conn(fake_broker_t *fb, int i)
 {
     static uint8_t buf[64 * 1024];
     fb_conn_t *c = &fb->conns[i];
-    ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (n <= 0) {
-        /* The client closed (a partial frame left in the reader is a write it cancelled). */
-        fb_hang_up(fb, i);
-        return;
+    bool got = false;
+    while (c->fd >= 0) {
+        ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return got;
+        got = true;
+        if (n <= 0) {
+            /* The client closed (a partial frame left in the reader is a write it
+             * cancelled). */
+            fb_hang_up(fb, i);
+            return got;
+        }
+        if (fb->settings.transport)
+            fb->settings.transport->read(fb->settings.transport_ctx, fb, i, buf, (size_t)n);
+        else
+            fb_deliver(fb, i, buf, (size_t)n);
     }
-    if (fb->settings.transport)
-        fb->settings.transport->read(fb->settings.transport_ctx, fb, i, buf, (size_t)n);
-    else
-        fb_deliver(fb, i, buf, (size_t)n);
+    return got;
 }
 
 void fb_deliver(fake_broker_t *fb, int i, const uint8_t *data, size_t len)
@@ -568,55 +417,37 @@ void fb_deliver(fake_broker_t *fb, int i, const uint8_t *data, size_t len)
     FB_CHECK(st == PC_FRAME_NEED_MORE, "the client wrote a broken frame (status %d)", (int)st);
 }
 
-bool fb_serve(fake_broker_t *fb, uint64_t deadline_ms, bool (*done)(fake_broker_t *, void *),
-              void *ctx)
+/* ---- serving ------------------------------------------------------------------------ */
+
+void fb_settle(fake_broker_t *fb)
 {
-    struct pollfd pfd[FB_MAX_CONNS + 1];
-    int which[FB_MAX_CONNS + 1];
-    for (;;) {
-        if (done && done(fb, ctx))
-            return true;
-        uint64_t now = pc_mono_ms();
-        if (now >= deadline_ms)
-            return false;
-        int n = 0;
-        pfd[n++] = (struct pollfd){ .fd = fb->wake[0], .events = POLLIN };
-        int conns = fb_conn_count(fb);
-        for (int i = 0; i < conns; i++) {
-            if (fb->conns[i].fd < 0)
-                continue;
-            which[n] = i;
-            pfd[n++] = (struct pollfd){ .fd = fb->conns[i].fd, .events = POLLIN };
-        }
-        if (poll(pfd, (nfds_t)n, (int)(deadline_ms - now)) <= 0)
-            continue;
-        if (pfd[0].revents) {
-            char drain[64];
-            while (read(fb->wake[0], drain, sizeof drain) > 0) {
-            }
-        }
-        for (int k = 1; k < n; k++)
-            if (pfd[k].revents && fb->conns[which[k]].fd >= 0)
-                read_conn(fb, which[k]);
+    /* A turn leaves the client idle; reading and answering may give it more to do (the
+     * broker wrote, or the client's full socket drained): then it gets another turn. When
+     * the client wrote nothing, the broker did nothing either, and the client is still
+     * idle. */
+    for (int round = 0;; round++) {
+        FB_CHECK(round < SETTLE_LIMIT, "the client and the broker never stop answering each other");
+        ls_turn();
+        bool got = false;
+        for (int i = 0; i < fb->n_conns; i++)
+            got |= read_conn(fb, i);
+        if (!got || !ls_pending())
+            return;
     }
 }
 
-typedef struct sync_wait {
-    int conn;
-} sync_wait;
-
-static bool synced(fake_broker_t *fb, void *ctx)
+bool fb_serve(fake_broker_t *fb, uint64_t deadline_ms, bool (*done)(fake_broker_t *, void *),
+              void *ctx)
 {
-    const fb_conn_t *c = &fb->conns[((sync_wait *)ctx)->conn];
-    return c->fd < 0 || c->pongs >= c->pings_out;
-}
-
-void fb_sync(fake_broker_t *fb, int i, uint64_t deadline_ms)
-{
-    fb_conn_t *c = &fb->conns[i];
-    if (c->fd < 0 || !at_frame_boundary(c))
-        return;
-    answer_simple(fb, i, PULSAR__PROTO__BASE_COMMAND__TYPE__PING);
-    sync_wait w = { i };
-    fb_serve(fb, deadline_ms, synced, &w);
+    for (;;) {
+        fb_settle(fb);
+        if (done && done(fb, ctx))
+            return true;
+        uint64_t now = vc_now();
+        if (now >= deadline_ms)
+            return false;
+        /* The client's next timer fires in the next turn (after a settle, it is later). */
+        uint64_t next = ls_next_timer();
+        vc_set(next > now && next < deadline_ms ? next : deadline_ms);
+    }
 }

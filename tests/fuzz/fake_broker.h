@@ -2,17 +2,18 @@
  *
  * Every connection a client given fb_seam opens is one end of a socketpair (through
  * the runtime's transport seam, client/test_seams.h); the broker keeps the other end. It
- * runs on the caller's thread and only while the caller serves it (fb_serve, fb_sync):
- * then it reads what the client wrote, checks that every frame parses, records requests,
- * producers and SENDs, and answers the kinds of command whose automatic answer is on.
- * Everything else the caller writes itself, as commands or raw bytes.
+ * runs on the caller's thread, taking turns with the client's loop (lockstep.h): serving
+ * (fb_settle, fb_serve) gives the loop turns and reads what the client wrote between them,
+ * checks that every frame parses, records requests, producers and SENDs, and answers the
+ * kinds of command whose automatic answer is on. Everything else the caller writes
+ * itself, as commands or raw bytes. Time is virtual (virtual_clock.h): fb_serve moves it
+ * from one of the client's timers to the next.
  *
- * Every function is for the creating thread, except the connection hand-over, which
- * the seam runs on the client's loop thread. */
+ * One thread: the creating one, which also runs the client's loop (the seam's connection
+ * hand-over runs during a turn). */
 #ifndef PC_FUZZ_FAKE_BROKER_H
 #define PC_FUZZ_FAKE_BROKER_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,7 +28,10 @@
 #define FB_MAX_PRODUCERS 32
 #define FB_MAX_SENDS 512
 
-/* The logical brokers lookups name; all of them are this one fake broker. */
+/* The logical brokers lookups name; all of them are this one fake broker. The first is
+ * also the service URL the targets give the client, so that lookups and the producer
+ * share one connection, as with a standalone broker; only a redirect, a proxied answer or
+ * a topic migration makes the client connect to the second. */
 #define FB_BROKER_URL "pulsar://broker-1:6650"
 #define FB_REDIRECT_URL "pulsar://broker-2:6650"
 /* Their TLS addresses (brokerServiceUrlTls), given when the settings say tls. Both on
@@ -40,9 +44,9 @@ typedef struct fake_broker fake_broker_t;
 /* A layer between the broker's frames and the socket (TLS, say); NULL in the settings
  * means plain bytes. All three run on the broker's thread. */
 typedef struct fb_transport {
-    /* Carry plaintext the broker writes to connection i onto the wire (fb_write_wire).
-     * False when it cannot now (no session yet): the client will not see those bytes. */
-    bool (*write)(void *ctx, fake_broker_t *fb, int i, const uint8_t *data, size_t len);
+    /* Carry plaintext the broker writes to connection i onto the wire (fb_write_wire), or
+     * drop it when the layer cannot carry it now (no session yet). */
+    void (*write)(void *ctx, fake_broker_t *fb, int i, const uint8_t *data, size_t len);
     /* Bytes the client wrote arrived on connection i: pass the plaintext to fb_deliver. */
     void (*read)(void *ctx, fake_broker_t *fb, int i, const uint8_t *wire, size_t len);
     /* Connection i is closing (its socket still open): drop the layer's state for it. */
@@ -53,7 +57,8 @@ typedef struct fb_transport {
 typedef struct fb_settings {
     uint32_t partitions;       /* PARTITIONED_METADATA answer */
     int lookup_redirects;      /* LOOKUPs answered Redirect before the first Connect */
-    bool proxy_through;        /* Connect answers say proxy_through_service_url */
+    bool proxy_through;        /* Connect answers name the second broker and say
+                                  proxy_through_service_url */
     int producer_errors;       /* PRODUCERs answered ERROR(ServiceNotReady) first */
     int64_t last_sequence_id;  /* in PRODUCER_SUCCESS */
     int32_t max_message_size;  /* in CONNECTED */
@@ -74,12 +79,6 @@ typedef enum fb_refuse {
 typedef struct fb_conn {
     int fd;                   /* the broker's end; -1 once closed */
     pc_frame_reader_t in;     /* frames from the client */
-    pc_frame_reader_t out;    /* what the broker wrote, as the client's reader sees it */
-    bool out_connected;       /* a CONNECTED went out (it sets the client's frame limit) */
-    unsigned pings_out;       /* PINGs written, each owed a PONG */
-    unsigned pongs;           /* PONGs from the client */
-    bool broken;              /* bytes below the frames were lost or damaged (transport):
-                                 the client cannot be expected to answer a PING */
 } fb_conn_t;
 
 typedef struct fb_request {
@@ -107,9 +106,7 @@ struct fake_broker {
     fb_settings_t settings;
     bool autos[BS_AUTO_COUNT]; /* knob: which automatic answers are on */
 
-    pthread_mutex_t mu;        /* guards n_conns, refuse and connections being handed over */
     fb_refuse_t refuse;        /* what happens to new connections (fb_set_refuse) */
-    int wake[2];               /* the seam writes a byte here for each new connection */
     fb_conn_t conns[FB_MAX_CONNS];
     int n_conns;               /* connections handed over so far (closed ones included) */
     unsigned connect_attempts; /* including failed ones */
@@ -124,6 +121,7 @@ struct fake_broker {
     unsigned messages_received; /* messages whose SENDs (all chunks) arrived */
     uint64_t next_entry;        /* entry id of the next automatic receipt */
     uint64_t next_schema_version; /* of the next automatic GET_OR_CREATE_SCHEMA answer */
+    pc_buf_t reply;             /* scratch: an automatic answer being framed */
     pc_transport_t seam;        /* what fb_seam hands out */
 };
 
@@ -135,34 +133,31 @@ const pc_transport_t *fb_seam(fake_broker_t *fb);
 /* Close the broker's ends. Call after the client is destroyed. */
 void fb_free(fake_broker_t *fb);
 
-/* Serve until done(fb, ctx) returns true (checked before each wait; done may be NULL) or
- * until the monotonic clock reaches deadline_ms. Returns whether done became true. */
+/* Let the client run and the broker answer until neither has anything left to do at this
+ * instant (the clock does not move). */
+void fb_settle(fake_broker_t *fb);
+/* Settle, then move the clock to the client's next timer and settle again, until done(fb,
+ * ctx) returns true (checked after each settling; done may be NULL) or the clock reaches
+ * deadline_ms (virtual). Returns whether done became true. */
 bool fb_serve(fake_broker_t *fb, uint64_t deadline_ms, bool (*done)(fake_broker_t *, void *),
               void *ctx);
-/* Make a serve() waiting in poll() check its condition again (any thread). */
-void fb_wake(fake_broker_t *fb);
-/* Serve until the client has handled everything written to connection i so far: a PING
- * answered by a PONG behind it, the connection closing, or the deadline. Returns at once
- * when the bytes written end inside a frame or broke the stream: no PONG can come then. */
-void fb_sync(fake_broker_t *fb, int i, uint64_t deadline_ms);
 
 /* Decide what happens to connections the client opens from now on. */
 void fb_set_refuse(fake_broker_t *fb, fb_refuse_t mode);
 
 /* Connections handed over so far, closed ones included (their indices stay valid). */
-int fb_conn_count(fake_broker_t *fb);
+int fb_conn_count(const fake_broker_t *fb);
 /* Open connections, in order of arrival: the index of the k-th (k modulo their number),
  * or -1 when none is open. */
-int fb_open_conn(fake_broker_t *fb, unsigned k);
+int fb_open_conn(const fake_broker_t *fb, unsigned k);
 /* Write to connection i (ignored when it is closed). */
 void fb_write(fake_broker_t *fb, int i, const void *data, size_t len);
 void fb_write_command(fake_broker_t *fb, int i, const Pulsar__Proto__BaseCommand *cmd);
-/* For transports: bytes straight onto connection i's socket, below any layer; and the
- * plaintext a layer recovered from what the client wrote. */
+/* For transports: bytes straight onto connection i's socket, below any layer (when the
+ * socket is full, the client gets turns to read it; if it has stopped reading, the rest
+ * is dropped); and the plaintext a layer recovered from what the client wrote. */
 void fb_write_wire(fake_broker_t *fb, int i, const void *data, size_t len);
 void fb_deliver(fake_broker_t *fb, int i, const uint8_t *data, size_t len);
-/* The layer damaged or ended connection i's stream on purpose: syncs stop waiting on it. */
-void fb_set_broken(fake_broker_t *fb, int i);
 /* The broker closes connection i. */
 void fb_hang_up(fake_broker_t *fb, int i);
 

@@ -20,24 +20,17 @@
  * is https); a success leaves a non-empty token to send. */
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "auth/auth.h"
 #include "common/error.h"
+#include "fuzz_check.h"
 #include "net/lookup_http.h"
 
 #define SECRET "Fuzz-Secret-7Q"
 
-#define CHECK(cond, ...)                                             \
-    do {                                                             \
-        if (!(cond)) {                                               \
-            fprintf(stderr, "fuzz_http_answers: " __VA_ARGS__);      \
-            fputc('\n', stderr);                                     \
-            abort();                                                 \
-        }                                                            \
-    } while (0)
+#define CHECK(cond, ...) FUZZ_CHECK("fuzz_http_answers", cond, __VA_ARGS__)
 
 typedef struct input {
     const uint8_t *p;

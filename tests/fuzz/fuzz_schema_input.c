@@ -37,15 +37,9 @@
 #undef pc_topic_schema_fetch
 
 #include "common/buf.h"
+#include "fuzz_check.h"
 
-#define CHECK(cond, ...)                                           \
-    do {                                                           \
-        if (!(cond)) {                                             \
-            fprintf(stderr, "fuzz_schema_input: " __VA_ARGS__);    \
-            fputc('\n', stderr);                                   \
-            abort();                                               \
-        }                                                          \
-    } while (0)
+#define CHECK(cond, ...) FUZZ_CHECK("fuzz_schema_input", cond, __VA_ARGS__)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

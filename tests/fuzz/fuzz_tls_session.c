@@ -16,24 +16,18 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker_session.h"
+#include "fuzz_check.h"
 #include "tls_session_format.h"
 
-#define SERVICE_URL "pulsar+ssl://localhost:6651"
+/* The broker lookups name (fake_broker.h): lookups and the producer share a connection. */
+#define SERVICE_URL FB_BROKER_URL_TLS
 #define DAY (24L * 3600)
 
-#define CHECK(cond, ...)                                           \
-    do {                                                           \
-        if (!(cond)) {                                             \
-            fprintf(stderr, "fuzz_tls_session: " __VA_ARGS__);     \
-            fputc('\n', stderr);                                   \
-            abort();                                               \
-        }                                                          \
-    } while (0)
+#define CHECK(cond, ...) FUZZ_CHECK("fuzz_tls_session", cond, __VA_ARGS__)
 
 /* ---- test PKI, made once per process ------------------------------------------------ */
 
@@ -101,7 +95,8 @@ static SSL_CTX *new_server_ctx(const ident_t *id, int max_version)
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     CHECK(ctx && SSL_CTX_use_certificate(ctx, id->cert) == 1 &&
               SSL_CTX_use_PrivateKey(ctx, id->key) == 1 &&
-              SSL_CTX_set_max_proto_version(ctx, max_version) == 1,
+              SSL_CTX_set_max_proto_version(ctx, max_version) == 1 &&
+              SSL_CTX_set_num_tickets(ctx, 0) == 1,
           "cannot make the broker's TLS context");
     return ctx;
 }
@@ -203,7 +198,6 @@ static bool advance_handshake(tls_broker_t *tb, fake_broker_t *fb, int i, tls_co
         fb_write_wire(fb, i, junk, 5 + n);
         t->fault = TS_FAULT_NONE;
         t->damaged = true;
-        fb_set_broken(fb, i);
         return false;
     }
     int rc = SSL_do_handshake(t->ssl);
@@ -228,9 +222,13 @@ static bool advance_handshake(tls_broker_t *tb, fake_broker_t *fb, int i, tls_co
     return false;
 }
 
+/* The client's TLS runs on this thread too (lockstep.h), so its errors may still be on
+ * the thread's OpenSSL error queue: each of the broker's own steps starts from an empty
+ * one, or it would judge the client's errors as its own. */
 static void tls_read(void *ctx, fake_broker_t *fb, int i, const uint8_t *wire, size_t len)
 {
     tls_broker_t *tb = ctx;
+    ERR_clear_error();
     tls_conn_t *t = session_for(tb, i);
     CHECK(BIO_write(SSL_get_rbio(t->ssl), wire, (int)len) == (int)len, "out of memory");
     if (!t->established && !advance_handshake(tb, fb, i, t))
@@ -252,24 +250,24 @@ static void tls_read(void *ctx, fake_broker_t *fb, int i, const uint8_t *wire, s
     }
 }
 
-static bool tls_write(void *ctx, fake_broker_t *fb, int i, const uint8_t *data, size_t len)
+static void tls_write(void *ctx, fake_broker_t *fb, int i, const uint8_t *data, size_t len)
 {
     tls_conn_t *t = &((tls_broker_t *)ctx)->conns[i];
     if (!t->ssl || !t->established)
-        return false;
+        return;
+    ERR_clear_error();
     size_t max = t->record_max ? t->record_max : len;
     while (len > 0) {
         int n = SSL_write(t->ssl, data, (int)(len < max ? len : max));
         if (n <= 0) {
             ERR_clear_error();
             flush_wire(fb, i, t->ssl);
-            return false;
+            return;
         }
         data += n;
         len -= (size_t)n;
     }
     flush_wire(fb, i, t->ssl);
-    return true;
 }
 
 static void tls_closed(void *ctx, fake_broker_t *fb, int i)
@@ -342,6 +340,7 @@ static void renegotiate(tls_broker_t *tb, fake_broker_t *fb, int i, tls_conn_t *
 
 static void run_tls_op(session_t *s, tls_broker_t *tb, ts_op_t op, input_t *in)
 {
+    ERR_clear_error();
     int i = bs_current(s);
     uint8_t arg = op == TS_OP_GARBAGE ? 0 : bs_next_byte(in);
     tls_conn_t *t = i >= 0 ? &tb->conns[i] : NULL;
@@ -351,10 +350,10 @@ static void run_tls_op(session_t *s, tls_broker_t *tb, ts_op_t op, input_t *in)
         if (t) {
             fb_write_wire(s->fb, i, in->p, len);
             t->damaged = true;
-            fb_set_broken(s->fb, i);
         }
         in->p += len;
         in->n -= len;
+        bs_settle(s);
         return;
     }
     if (!t || !t->established)
@@ -363,21 +362,19 @@ static void run_tls_op(session_t *s, tls_broker_t *tb, ts_op_t op, input_t *in)
     case TS_OP_TRUNCATE:
         truncated_record(s->fb, i, t, arg);
         t->damaged = true;
-        fb_set_broken(s->fb, i);
         break;
     case TS_OP_CLOSE_NOTIFY:
         close_notify_mid_frame(s->fb, i, t, arg);
-        fb_set_broken(s->fb, i);
         break;
     case TS_OP_RENEGOTIATE:
         renegotiate(tb, s->fb, i, t, arg);
-        /* Give the client the time to answer before the next operation. */
-        fb_sync(s->fb, i, bs_within_budget(s, BS_SYNC_LIMIT_MS));
         break;
     default: /* TS_OP_RECORDS */
         t->record_max = arg % 17u;
-        break;
+        return;
     }
+    /* The client handles what the operation wrote before the next one. */
+    bs_settle(s);
 }
 
 /* ---- the target --------------------------------------------------------------------- */
@@ -385,18 +382,24 @@ static void run_tls_op(session_t *s, tls_broker_t *tb, ts_op_t op, input_t *in)
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The broker's TLS layer of the current input: static, as the session. */
+static tls_broker_t tb;
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    bs_init();
     make_pki();
+    const bs_options_t opt = { .service_url = SERVICE_URL,
+                               .trust_pem = ca_pem,
+                               .transport = &tls_transport,
+                               .transport_ctx = &tb };
+    bs_init(&opt);
     return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    /* Static: both are large, and one session runs at a time. */
+    /* Static: the session is large, and one runs at a time. */
     static session_t s;
-    static tls_broker_t tb;
     input_t in = { data, size };
     uint8_t t0 = bs_next_byte(&in), t1 = bs_next_byte(&in);
     memset(&tb, 0, sizeof tb);
@@ -405,11 +408,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tb.fault = (ts_fault_t)((t0 >> 1) & 3);
     tb.fault_every = (t0 >> 3) & 1;
     tb.fault_len = (size_t)t1 * 8;
-    bs_options_t opt = { .service_url = SERVICE_URL,
-                         .trust_pem = ca_pem,
-                         .transport = &tls_transport,
-                         .transport_ctx = &tb };
-    if (bs_start(&s, &in, &opt)) {
+    if (bs_start(&s, &in)) {
         while (bs_running(&s, &in)) {
             unsigned op = bs_next_byte(&in) % (BS_OP_COUNT + TS_OP_COUNT);
             if (op < BS_OP_COUNT)

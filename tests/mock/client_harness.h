@@ -25,9 +25,13 @@
  *     h_wait_calls, h_wait_sends / h_wait_count, h_wait_log, h_wait_until or
  *     h_wait_changed. Their deadlines are generous (at least H_WAIT_MIN_MS) and scaled
  *     by h_time_scale(); a deadline only decides how long a failing test takes to fail.
- *   - h_let_time_pass(ms) is the one deliberate pause: it gives something that must NOT
- *     happen (a second callback, a retry) the chance to, so the next assertion can see
- *     it. Keep it short; it never makes a test pass that would otherwise fail.
+ *   - To check that something must NOT happen in response to what is already in motion
+ *     (a second callback, a batch sent too early), settle instead of sleeping:
+ *     h_expect_no_more_callbacks() or h_settle(b) return once the mock and the client
+ *     have exchanged everything pending, without looking at the clock.
+ *   - h_let_time_pass(ms) is the one deliberate pause, for what would come from a timer
+ *     (a retry after backoff, a second timeout): it gives that the time to happen, so the
+ *     next assertion can see it. It never makes a test pass that would otherwise fail.
  *   - Where a duration is what a test checks, keep lower bounds the library guarantees
  *     and put upper bounds at h_upper_ms(nominal): the nominal time plus slack scaled
  *     like the deadlines. When a bound must stay below another duration to mean
@@ -78,7 +82,8 @@ static H_UNUSED void h_sleep_ms(unsigned ms)
 }
 
 /* A deliberate pause (see the timing rules above): only before asserting that something
- * did NOT happen. Not scaled: a longer pause would only make the check stricter. */
+ * a timer would do did NOT happen. Not scaled: a longer pause would only make the check
+ * stricter. */
 static H_UNUSED void h_let_time_pass(unsigned ms)
 {
     h_sleep_ms(ms);
@@ -758,15 +763,41 @@ static H_UNUSED int h_broker_send_cmd(mock_broker_t *b, const Pulsar__Proto__Bas
 }
 
 /* A barrier: returns once the client has handled every frame the mock wrote before the
- * call. The mock PINGs every connection and waits for the PONGs, which the client sends
- * only after it has read (and acted on) everything ahead of the PING. */
+ * call (mock_broker_barrier: the mock PINGs every connection and waits for the PONGs,
+ * which the client sends only after it has read, and acted on, everything ahead of the
+ * PING). Returns the number of connections. */
+static H_UNUSED int h_barrier(mock_broker_t *b)
+{
+    int n = mock_broker_barrier(b, h_deadline_ms(3000));
+    cr_assert_geq(n, 0, "the client did not answer the barrier PING");
+    return n;
+}
+
 static H_UNUSED void h_client_caught_up(mock_broker_t *b)
 {
-    uint64_t pongs = mock_broker_count(b, MOCK_PONGS);
-    int n = mock_broker_send_ping(b);
-    cr_assert_gt(n, 0, "no connection to ping");
-    cr_assert(h_wait_count(b, MOCK_PONGS, pongs + (uint64_t)n, 3000),
-              "the client did not answer the barrier PING");
+    cr_assert_gt(h_barrier(b), 0, "no connection to ping");
+}
+
+/* Let everything already in motion between the client and b land, without looking at the
+ * clock: two barriers. After the first the client has acted on every frame b had written;
+ * after the second also on b's answers to what the client wrote meanwhile (sends the test
+ * made before, a resend). Whatever must not happen in response to all that (a second
+ * callback, a batch sent too early, a flush completed too early) has happened by then.
+ * Without a connection to b there is nothing in flight to wait for. */
+static H_UNUSED void h_settle(mock_broker_t *b)
+{
+    h_barrier(b);
+    h_barrier(b);
+}
+
+/* After the callbacks a test waited for: nothing in motion brings another one (h_settle
+ * on the harness's broker). The assertions that follow say which callbacks there are. */
+static H_UNUSED void h_expect_no_more_callbacks(void)
+{
+    int before = h_total();
+    h_settle(mb);
+    int after = h_total();
+    cr_assert_eq(after, before, "%d more callback(s) after the ones awaited", after - before);
 }
 
 /* The broker drops the producer that registered last and, from now on, answers every

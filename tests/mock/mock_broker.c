@@ -23,12 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker_commands.h"
 #include "common/buf.h"
 #include "pulsarc/pulsarc.h"
 #include "wire/frame.h"
-
-/* The broker's request id on a CLOSE_PRODUCER it starts (Java's -1L on the wire). */
-#define BROKER_REQUEST_ID UINT64_MAX
 
 typedef struct reg_producer {
     uint64_t id;
@@ -42,6 +40,8 @@ typedef struct conn {
     bool close_when_flushed; /* half a reply queued by cut_next_reply: stop reading, close
                                 once it is written */
     bool got_connect;
+    bool connected;          /* the mock answered CONNECT with CONNECTED */
+    uint64_t pings, pongs;   /* PINGs the mock wrote (or parked) and PONGs that came back */
     pc_frame_reader_t reader;
     pc_buf_t out;            /* bytes not yet accepted by the kernel */
     reg_producer_t *producers;
@@ -50,12 +50,14 @@ typedef struct conn {
     size_t stash_len;
 } conn_t;
 
-/* A reply parked for later: held receipts and delayed receipts. */
+/* A reply parked for later: held receipts and delayed receipts, and a barrier's PING
+ * queued behind delayed receipts (mock_broker_barrier). */
 typedef struct parked {
     int conn_id;
     uint64_t due_ms;
     uint8_t *data;
     size_t len;
+    bool ping;               /* a barrier's PING, not a receipt */
 } parked_t;
 
 typedef struct parked_queue {
@@ -151,6 +153,7 @@ struct mock_broker {
     reg_schema_t *schemas;
     size_t n_schemas, cap_schemas;
     uint8_t rbuf[64 * 1024]; /* receive buffer; only the broker thread touches it */
+    pc_buf_t reply;          /* scratch (under mu): a command being framed (send_reply) */
 };
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -160,6 +163,22 @@ static uint64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* timeout_ms from now on the clock of mb->cond (ignored when timeout_ms < 0). */
+static struct timespec deadline_in(int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    if (timeout_ms >= 0) {
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
+    return deadline;
 }
 
 static void mb_log(const mock_broker_t *mb, const char *fmt, ...)
@@ -351,29 +370,17 @@ static void conn_flush(mock_broker_t *mb, conn_t *c)
         c->dead = true;
 }
 
-/* Encode a command into a fresh heap block (for replies parked for later). */
-static uint8_t *encode_cmd(const Pulsar__Proto__BaseCommand *cmd, size_t *len)
+/* Queue on c the command an encoder of tests/support/broker_commands.h (its result is
+ * `encoded`) framed into mb->reply; `what` names it for the debug log. */
+static void send_reply(mock_broker_t *mb, conn_t *c, const char *what, int encoded)
 {
-    pc_buf_t b;
-    pc_buf_init(&b);
-    if (pc_frame_encode_command(&b, cmd) != 0) {
-        pc_buf_free(&b);
-        return NULL;
-    }
-    return pc_buf_detach(&b, len);
-}
-
-static void send_cmd(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
-{
-    size_t len = 0;
-    uint8_t *data = encode_cmd(cmd, &len);
-    if (!data) {
+    if (encoded != 0) {
         c->dead = true;
-        return;
+    } else {
+        mb_log(mb, "conn %d: -> %s", c->id, what);
+        conn_write(mb, c, mb->reply.data, mb->reply.len, false);
     }
-    mb_log(mb, "conn %d: -> %s", c->id, type_name(cmd->type));
-    conn_write(mb, c, data, len, false);
-    free(data);
+    mb->reply.len = 0;
 }
 
 /* A receipt leaves now (counted only if the connection can still take it). Frees data. */
@@ -454,7 +461,14 @@ static void emit_due_receipts(mock_broker_t *mb)
     while (mb->delayed.len > 0 && mb->delayed.v[0].due_ms <= now) {
         parked_t p = mb->delayed.v[0];
         parked_pop_front(&mb->delayed);
-        write_receipt(mb, find_conn(mb, p.conn_id), p.data, p.len);
+        conn_t *c = find_conn(mb, p.conn_id);
+        if (!p.ping) {
+            write_receipt(mb, c, p.data, p.len);
+        } else {
+            if (conn_writable(c))
+                conn_write(mb, c, p.data, p.len, true);
+            free(p.data);
+        }
     }
 }
 
@@ -469,7 +483,7 @@ static void refuse_connect(mock_broker_t *mb, conn_t *c)
     if (mb->connect_fail_times > 0)
         mb->connect_fail_times--;
     mb_log(mb, "conn %d: refusing CONNECT", c->id);
-    send_error_cmd(mb, c, BROKER_REQUEST_ID, mb->connect_fail_error,
+    send_error_cmd(mb, c, BC_BROKER_REQUEST_ID, mb->connect_fail_error,
                    mb->connect_fail_msg ? mb->connect_fail_msg : "mock authentication failure");
     c->close_when_flushed = true;
     if (c->out.len == 0)
@@ -503,16 +517,10 @@ static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Co
         return;
     }
 
-    Pulsar__Proto__CommandConnected out = PULSAR__PROTO__COMMAND_CONNECTED__INIT;
-    out.server_version = (char *)"mock";
-    out.has_protocol_version = true;
-    out.protocol_version = in->has_protocol_version ? in->protocol_version : 0;
-    out.has_max_message_size = true;
-    out.max_message_size = mb->max_message_size;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED;
-    cmd.connected = &out;
-    send_cmd(mb, c, &cmd);
+    send_reply(mb, c, "CONNECTED",
+               bc_connected(&mb->reply, "mock", in->has_protocol_version ? in->protocol_version : 0,
+                            mb->max_message_size));
+    c->connected = true;
 }
 
 static void handle_auth_response(mock_broker_t *mb, const Pulsar__Proto__CommandAuthResponse *in)
@@ -531,70 +539,42 @@ static void handle_partitioned_metadata(mock_broker_t *mb, conn_t *c,
                                         const Pulsar__Proto__CommandPartitionedTopicMetadata *in)
 {
     mb->counters[MOCK_PARTITION_METADATA]++;
-    Pulsar__Proto__CommandPartitionedTopicMetadataResponse out =
-        PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__INIT;
-    out.request_id = in->request_id;
-    out.has_partitions = true;
-    out.partitions = mb->partitions;
-    out.has_response = true;
-    out.response = PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Success;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA_RESPONSE;
-    cmd.partitionmetadataresponse = &out;
-    send_cmd(mb, c, &cmd);
+    send_reply(mb, c, "PARTITIONED_METADATA_RESPONSE",
+               bc_partitions(&mb->reply, in->request_id, mb->partitions));
 }
 
 static void handle_lookup(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandLookupTopic *in)
 {
     mb->counters[MOCK_LOOKUPS]++;
+    int encoded;
     mb->has_lookup = true;
     copy_str(mb->last_lookup.topic, sizeof mb->last_lookup.topic, in->topic);
     mb->last_lookup.authoritative = in->has_authoritative && in->authoritative;
     mb->last_lookup.has_listener_name = in->advertised_listener_name != NULL;
     copy_str(mb->last_lookup.listener_name, sizeof mb->last_lookup.listener_name,
              in->advertised_listener_name);
-    Pulsar__Proto__CommandLookupTopicResponse out = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
-    out.request_id = in->request_id;
-    out.has_response = true;
     if (mb->lookup_fail_times != 0) {
         if (mb->lookup_fail_times > 0)
             mb->lookup_fail_times--;
-        out.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Failed;
-        out.has_error = true;
-        out.error = (Pulsar__Proto__ServerError)mb->lookup_fail_error;
-        out.message = mb->lookup_fail_msg ? mb->lookup_fail_msg : (char *)"mock lookup failure";
+        encoded = bc_lookup_failed(&mb->reply, in->request_id, mb->lookup_fail_error,
+                                   mb->lookup_fail_msg ? mb->lookup_fail_msg
+                                                       : "mock lookup failure");
     } else if (mb->redirect_times != 0 && mb->redirect_url) {
         if (mb->redirect_times > 0)
             mb->redirect_times--;
-        out.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect;
-        out.brokerserviceurl = mb->redirect_url;
-        out.has_authoritative = true;
-        out.authoritative = false;
+        encoded = bc_lookup_redirect(&mb->reply, in->request_id, mb->redirect_url, NULL, false);
     } else {
-        out.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Connect;
-        out.brokerserviceurl = mb->lookup_url ? mb->lookup_url : mb->url;
-        out.has_authoritative = true;
-        out.authoritative = true;
-        out.has_proxy_through_service_url = mb->lookup_proxied;
-        out.proxy_through_service_url = mb->lookup_proxied;
+        encoded = bc_lookup_connect(&mb->reply, in->request_id,
+                                    mb->lookup_url ? mb->lookup_url : mb->url, NULL,
+                                    mb->lookup_proxied);
     }
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE;
-    cmd.lookuptopicresponse = &out;
-    send_cmd(mb, c, &cmd);
+    send_reply(mb, c, "LOOKUP_RESPONSE", encoded);
 }
 
 static void send_error_cmd(mock_broker_t *mb, conn_t *c, uint64_t request_id, int error,
                            const char *message)
 {
-    Pulsar__Proto__CommandError out = PULSAR__PROTO__COMMAND_ERROR__INIT;
-    out.request_id = request_id;
-    out.error = (Pulsar__Proto__ServerError)error;
-    out.message = (char *)message;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR;
-    cmd.error = &out;
-    send_cmd(mb, c, &cmd);
+    send_reply(mb, c, "ERROR", bc_error(&mb->reply, request_id, error, message));
 }
 
 /* ---- schema registry ---------------------------------------------------------------- */
@@ -685,13 +665,6 @@ static int register_schema(mock_broker_t *mb, const char *topic, const Pulsar__P
     return 0;
 }
 
-/* Versions go over the wire as the broker's LongSchemaVersion: 8 bytes, big-endian. */
-static void version_bytes(int64_t v, uint8_t out[8])
-{
-    for (int i = 0; i < 8; i++)
-        out[i] = (uint8_t)((uint64_t)v >> (56 - 8 * i));
-}
-
 static void handle_get_or_create_schema(mock_broker_t *mb, conn_t *c,
                                         const Pulsar__Proto__CommandGetOrCreateSchema *in)
 {
@@ -701,53 +674,35 @@ static void handle_get_or_create_schema(mock_broker_t *mb, conn_t *c,
     char msg[512];
     int64_t version;
     int err = register_schema(mb, in->topic, in->schema, &version, msg, sizeof msg);
-    Pulsar__Proto__CommandGetOrCreateSchemaResponse out =
-        PULSAR__PROTO__COMMAND_GET_OR_CREATE_SCHEMA_RESPONSE__INIT;
-    uint8_t vb[8];
-    out.request_id = in->request_id;
-    if (err) {
-        out.has_error_code = true;
-        out.error_code = (Pulsar__Proto__ServerError)err;
-        out.error_message = msg;
-    } else {
-        version_bytes(version, vb);
-        out.has_schema_version = true;
-        out.schema_version.data = vb;
-        out.schema_version.len = 8;
-    }
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA_RESPONSE;
-    cmd.getorcreateschemaresponse = &out;
-    send_cmd(mb, c, &cmd);
+    uint8_t vb[BC_VERSION_LEN];
+    bc_version_bytes(version, vb);
+    send_reply(mb, c, "GET_OR_CREATE_SCHEMA_RESPONSE",
+               err ? bc_schema_error(&mb->reply, in->request_id, err, msg)
+                   : bc_schema_version(&mb->reply, in->request_id,
+                                       (ProtobufCBinaryData){ sizeof vb, vb }));
 }
 
 static void handle_get_schema(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandGetSchema *in)
 {
     mb->counters[MOCK_GET_SCHEMAS]++;
     const reg_schema_t *r = latest_schema(mb, in->topic);
-    Pulsar__Proto__CommandGetSchemaResponse out = PULSAR__PROTO__COMMAND_GET_SCHEMA_RESPONSE__INIT;
-    Pulsar__Proto__Schema schema = PULSAR__PROTO__SCHEMA__INIT;
-    uint8_t vb[8];
-    out.request_id = in->request_id;
     if (!r) {
-        out.has_error_code = true;
-        out.error_code = PULSAR__PROTO__SERVER_ERROR__TopicNotFound;
-        out.error_message = (char *)"Topic not found or no-schema";
-    } else {
-        schema.name = (char *)"";
-        schema.type = (Pulsar__Proto__Schema__Type)r->type;
-        schema.schema_data.data = r->data;
-        schema.schema_data.len = r->len;
-        out.schema = &schema;
-        version_bytes(r->version, vb);
-        out.has_schema_version = true;
-        out.schema_version.data = vb;
-        out.schema_version.len = 8;
+        send_reply(mb, c, "GET_SCHEMA_RESPONSE",
+                   bc_get_schema_error(&mb->reply, in->request_id,
+                                       PULSAR__PROTO__SERVER_ERROR__TopicNotFound,
+                                       "Topic not found or no-schema"));
+        return;
     }
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__GET_SCHEMA_RESPONSE;
-    cmd.getschemaresponse = &out;
-    send_cmd(mb, c, &cmd);
+    Pulsar__Proto__Schema schema = PULSAR__PROTO__SCHEMA__INIT;
+    schema.name = (char *)"";
+    schema.type = (Pulsar__Proto__Schema__Type)r->type;
+    schema.schema_data.data = r->data;
+    schema.schema_data.len = r->len;
+    uint8_t vb[BC_VERSION_LEN];
+    bc_version_bytes(r->version, vb);
+    send_reply(mb, c, "GET_SCHEMA_RESPONSE",
+               bc_get_schema(&mb->reply, in->request_id, &schema,
+                             (ProtobufCBinaryData){ sizeof vb, vb }));
 }
 
 static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandProducer *in)
@@ -816,62 +771,35 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
         seq_track_t *t = find_track(mb, name);
         last = t ? (int64_t)t->highest : -1;
     }
-    Pulsar__Proto__CommandProducerSuccess out = PULSAR__PROTO__COMMAND_PRODUCER_SUCCESS__INIT;
-    out.request_id = in->request_id;
-    out.producer_name = copy;
-    out.has_last_sequence_id = true;
-    out.last_sequence_id = last;
-    out.has_producer_ready = true;
-    out.producer_ready = true;
-    uint8_t vb[8];
-    if (version >= 0) {
-        version_bytes(version, vb);
-        out.has_schema_version = true;
-        out.schema_version.data = vb;
-        out.schema_version.len = 8;
-    }
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS;
-    cmd.producer_success = &out;
-    send_cmd(mb, c, &cmd);
+    uint8_t vb[BC_VERSION_LEN];
+    bc_version_bytes(version, vb);
+    ProtobufCBinaryData schema_version = { sizeof vb, vb };
+    send_reply(mb, c, "PRODUCER_SUCCESS",
+               bc_producer_success(&mb->reply, in->request_id, copy, last,
+                                   version >= 0 ? &schema_version : NULL));
 }
 
 static void send_send_error(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandSend *in,
                             int error, const char *message)
 {
-    Pulsar__Proto__CommandSendError out = PULSAR__PROTO__COMMAND_SEND_ERROR__INIT;
-    out.producer_id = in->producer_id;
-    out.sequence_id = in->sequence_id;
-    out.error = (Pulsar__Proto__ServerError)error;
-    out.message = (char *)message;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_ERROR;
-    cmd.send_error = &out;
-    send_cmd(mb, c, &cmd);
+    send_reply(mb, c, "SEND_ERROR",
+               bc_send_error(&mb->reply, in->producer_id, in->sequence_id, error, message));
     mb->counters[MOCK_SEND_ERRORS]++;
 }
 
 static void send_receipt(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandSend *in,
                          uint64_t ledger, uint64_t entry, uint64_t highest)
 {
-    Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
-    id.ledgerid = ledger;
-    id.entryid = entry;
-    Pulsar__Proto__CommandSendReceipt out = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
-    out.producer_id = in->producer_id;
-    out.sequence_id = in->sequence_id;
-    out.message_id = &id;
-    out.has_highest_sequence_id = true;
-    out.highest_sequence_id = highest;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT;
-    cmd.send_receipt = &out;
-    size_t len = 0;
-    uint8_t *data = encode_cmd(&cmd, &len);
-    if (!data) {
+    /* A receipt may be parked (held, delayed, reordered): it gets a block of its own. */
+    pc_buf_t b;
+    pc_buf_init(&b);
+    if (bc_receipt(&b, in->producer_id, in->sequence_id, highest, ledger, entry) != 0) {
+        pc_buf_free(&b);
         c->dead = true;
         return;
     }
+    size_t len = 0;
+    uint8_t *data = pc_buf_detach(&b, &len);
     route_receipt(mb, c, data, len);
 }
 
@@ -955,26 +883,10 @@ static void handle_close_producer(mock_broker_t *mb, conn_t *c,
 {
     mb->counters[MOCK_CLOSE_PRODUCERS]++;
     forget_producer(c, in->producer_id);
-    Pulsar__Proto__CommandSuccess out = PULSAR__PROTO__COMMAND_SUCCESS__INIT;
-    out.request_id = in->request_id;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SUCCESS;
-    cmd.success = &out;
-    send_cmd(mb, c, &cmd);
+    send_reply(mb, c, "SUCCESS", bc_success(&mb->reply, in->request_id));
 }
 
-static void send_simple(mock_broker_t *mb, conn_t *c, Pulsar__Proto__BaseCommand__Type type)
-{
-    Pulsar__Proto__CommandPing ping = PULSAR__PROTO__COMMAND_PING__INIT;
-    Pulsar__Proto__CommandPong pong = PULSAR__PROTO__COMMAND_PONG__INIT;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = type;
-    if (type == PULSAR__PROTO__BASE_COMMAND__TYPE__PING)
-        cmd.ping = &ping;
-    else
-        cmd.pong = &pong;
-    send_cmd(mb, c, &cmd);
-}
+
 
 /* A command type whose body is missing is as malformed as bytes that do not parse. */
 #define REQUIRE_BODY(field)                                                                    \
@@ -1031,10 +943,11 @@ static void handle_frame(mock_broker_t *mb, conn_t *c, const pc_frame_t *f)
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PING:
         mb->counters[MOCK_PINGS]++;
         if (mb->answer_pings)
-            send_simple(mb, c, PULSAR__PROTO__BASE_COMMAND__TYPE__PONG);
+            send_reply(mb, c, "PONG", bc_pong(&mb->reply));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PONG:
         mb->counters[MOCK_PONGS]++;
+        c->pongs++;
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_RESPONSE:
         REQUIRE_BODY(authresponse);
@@ -1330,6 +1243,7 @@ mock_broker_t *mock_broker_start(void)
     mb->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
     mb->last_seq = -1;
     mb->answer_pings = true;
+    pc_buf_init(&mb->reply);
     const char *dbg = getenv("MOCK_BROKER_DEBUG");
     mb->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
 
@@ -1405,6 +1319,7 @@ void mock_broker_stop(mock_broker_t *mb)
     free(mb->lookup_fail_msg);
     free(mb->producer_fail_msg);
     free(mb->connect_fail_msg);
+    pc_buf_free(&mb->reply);
     pthread_cond_destroy(&mb->cond);
     pthread_mutex_destroy(&mb->mu);
     free(mb);
@@ -1559,7 +1474,8 @@ int mock_broker_send_ping(mock_broker_t *mb)
     for (size_t i = 0; i < mb->n_conns; i++) {
         conn_t *c = mb->conns[i];
         if (conn_writable(c) && c->got_connect) {
-            send_simple(mb, c, PULSAR__PROTO__BASE_COMMAND__TYPE__PING);
+            c->pings++;
+            send_reply(mb, c, "PING", bc_ping(&mb->reply));
             n++;
         }
     }
@@ -1568,24 +1484,82 @@ int mock_broker_send_ping(mock_broker_t *mb)
     return n;
 }
 
+/* The barrier's PING for c: behind the receipts the mock delays, if it delays any (they
+ * keep their order, so the PING goes out after every one parked before it), and not
+ * subject to cut_next_reply (meant for a reply). Under mu. */
+static void barrier_ping(mock_broker_t *mb, conn_t *c)
+{
+    pc_buf_t b;
+    pc_buf_init(&b);
+    if (bc_ping(&b) != 0) {
+        c->dead = true;
+        return;
+    }
+    c->pings++;
+    if (mb->delayed.len == 0) {
+        conn_write(mb, c, b.data, b.len, true);
+        pc_buf_free(&b);
+        return;
+    }
+    size_t len = 0;
+    uint8_t *data = pc_buf_detach(&b, &len);
+    uint64_t due = now_ms() > mb->last_due_ms ? now_ms() : mb->last_due_ms;
+    if (parked_push(&mb->delayed, c->id, due, data, len) != 0) {
+        free(data);
+        c->dead = true;
+        return;
+    }
+    mb->delayed.v[mb->delayed.len - 1].ping = true;
+}
+
+typedef struct barrier_wait {
+    int conn_id;
+    uint64_t pongs; /* the PONG count that answers the barrier's PING */
+} barrier_wait_t;
+
+int mock_broker_barrier(mock_broker_t *mb, int timeout_ms)
+{
+    struct timespec deadline = deadline_in(timeout_ms);
+    pthread_mutex_lock(&mb->mu);
+    barrier_wait_t *w = calloc(mb->n_conns ? mb->n_conns : 1, sizeof *w);
+    if (!w) {
+        pthread_mutex_unlock(&mb->mu);
+        return -1;
+    }
+    int n = 0;
+    for (size_t i = 0; i < mb->n_conns; i++) {
+        conn_t *c = mb->conns[i];
+        if (conn_writable(c) && c->connected) {
+            barrier_ping(mb, c);
+            /* The client answers PINGs in order, one PONG each. */
+            w[n++] = (barrier_wait_t){ c->id, c->pings };
+        }
+    }
+    wake(mb);
+    bool done = false;
+    while (!done && !mb->stopping) {
+        done = true;
+        for (int k = 0; k < n; k++) {
+            const conn_t *c = find_conn(mb, w[k].conn_id);
+            if (c && !c->dead && c->pongs < w[k].pongs)
+                done = false; /* still open, and its PONG has not come */
+        }
+        if (!done && pthread_cond_timedwait(&mb->cond, &mb->mu, &deadline) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&mb->mu);
+    free(w);
+    return done ? n : -1;
+}
+
 int mock_broker_send_auth_challenge(mock_broker_t *mb, const char *data)
 {
-    Pulsar__Proto__AuthData ad = PULSAR__PROTO__AUTH_DATA__INIT;
-    ad.auth_method_name = (char *)"token";
-    ad.has_auth_data = true;
-    ad.auth_data = (ProtobufCBinaryData){ strlen(data), (uint8_t *)data };
-    Pulsar__Proto__CommandAuthChallenge ch = PULSAR__PROTO__COMMAND_AUTH_CHALLENGE__INIT;
-    ch.server_version = (char *)"mock";
-    ch.challenge = &ad;
-    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-    cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_CHALLENGE;
-    cmd.authchallenge = &ch;
     pthread_mutex_lock(&mb->mu);
     int n = 0;
     for (size_t i = 0; i < mb->n_conns; i++) {
         conn_t *c = mb->conns[i];
         if (conn_writable(c) && c->got_connect) {
-            send_cmd(mb, c, &cmd);
+            send_reply(mb, c, "AUTH_CHALLENGE", bc_auth_challenge(&mb->reply, "mock", data));
             n++;
         }
     }
@@ -1662,13 +1636,8 @@ int mock_broker_close_producer(mock_broker_t *mb, uint64_t producer_id)
         if (!conn_writable(c) || !producer_name_of(c, producer_id))
             continue;
         forget_producer(c, producer_id);
-        Pulsar__Proto__CommandCloseProducer out = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
-        out.producer_id = producer_id;
-        out.request_id = BROKER_REQUEST_ID;
-        Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
-        cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER;
-        cmd.close_producer = &out;
-        send_cmd(mb, c, &cmd);
+        send_reply(mb, c, "CLOSE_PRODUCER",
+                   bc_close_producer(&mb->reply, producer_id, BC_BROKER_REQUEST_ID));
         n++;
     }
     sync_with_thread(mb);
@@ -1736,16 +1705,7 @@ uint64_t mock_broker_count(mock_broker_t *mb, mock_counter_t c)
 static bool wait_counter(mock_broker_t *mb, mock_counter_t c, uint64_t bound, bool at_least,
                          int timeout_ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    if (timeout_ms >= 0) {
-        deadline.tv_sec += timeout_ms / 1000;
-        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-    }
+    struct timespec deadline = deadline_in(timeout_ms);
     pthread_mutex_lock(&mb->mu);
     bool ok;
     for (;;) {

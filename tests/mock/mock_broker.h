@@ -126,6 +126,12 @@ int mock_broker_send_garbage(mock_broker_t *mb);
 /* Send a PING to every connection that has sent CONNECT; the client's PONGs are counted
  * as MOCK_PONGS. Returns the number of connections pinged. */
 int mock_broker_send_ping(mock_broker_t *mb);
+/* A barrier: PINGs every connection the mock answered CONNECT on, behind everything it
+ * has queued or delays for it (not behind held or suppressed receipts: those wait for the
+ * test), and waits until each has answered with its PONG or closed. The client has then
+ * read and acted on every frame the mock wrote to it before the call. Returns the number
+ * of connections, or -1 after timeout_ms. */
+int mock_broker_barrier(mock_broker_t *mb, int timeout_ms);
 /* Send AUTH_CHALLENGE (method "token", auth_data `data`, e.g. "refresh" as the broker
  * sends once a token expired) to every connection that has sent CONNECT. The client's
  * AUTH_RESPONSEs are counted (MOCK_AUTH_RESPONSES) and the last one kept

@@ -65,7 +65,7 @@ Test(client_dedup, replayed_ids_never_share_a_batch_with_new_ones)
     for (int i = 0; i < 15; i++)
         cr_assert_eq(send_with(producer, i, 5 + i, NULL), PULSARC_OK);
     cr_assert(h_wait_calls(15, 5000), "only %d of 15 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(15, PULSARC_OK);
     for (int i = 0; i < 5; i++)
         cr_assert(T.ledger[i] == -1 && T.entry[i] == -1,
@@ -91,7 +91,7 @@ Test(client_dedup, decreasing_explicit_ids_keep_highest_at_or_above_first)
     for (int i = 0; i < n; i++)
         cr_assert_eq(send_with(producer, i, ids[i], NULL), PULSARC_OK);
     cr_assert(h_wait_calls(n, 5000));
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(n, PULSARC_OK);
     for (size_t i = 0; i < h_count(mb, MOCK_SENDS); i++) {
         mock_send_t s = h_get_send(mb, i);
@@ -122,7 +122,7 @@ Test(client_dedup, key_based_batches_all_stored)
     for (int i = 0; i < n; i++)
         cr_assert_eq(send_with(producer, i, -1, keys[i % 4]), PULSARC_OK);
     cr_assert(h_wait_calls(n, 5000), "only %d of %d callbacks", h_total(), n);
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(n, PULSARC_OK);
     for (int i = 0; i < n; i++)
         cr_assert_geq(T.ledger[i], 0, "message %d was dropped as a duplicate", i);
@@ -172,7 +172,7 @@ Test(client_dedup, drop_of_ids_never_sent_is_reported)
     producer = h_producer(client, H_TOPIC, "producerName", "app-4", NULL);
     h_send_range(producer, 0, 5); /* automatic ids 0..4 */
     cr_assert(h_wait_calls(5, 5000), "only %d of 5 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     for (int i = 0; i < 3; i++) {
         cr_assert_eq(T.calls[i], 1);
         cr_assert_eq(T.res[i], PULSARC_ERR_DUPLICATE_DROPPED, "message %d: %s", i,
@@ -196,7 +196,7 @@ Test(client_dedup, resent_ops_dropped_as_duplicates_succeed)
     h_pending_unanswered(4);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(4, 5000), "only %d of 4 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(4, PULSARC_OK);
     h_assert_order(4);
     cr_assert_eq(stored_messages(), 4);

@@ -19,7 +19,7 @@ static void pending_message_survives(int (*inject)(void), const char *log_needle
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_SUPPRESS);
     cr_assert_eq(h_send(producer, 0), PULSARC_OK);
     cr_assert(h_wait_sends(mb, 1, 3000));
-    h_let_time_pass(50); /* a callback without a receipt would come now */
+    h_expect_no_more_callbacks();
     cr_assert_eq(h_total(), 0, "a callback without a receipt");
     cr_assert_eq(pulsarc_producer_pending_count(producer), 1);
 
@@ -27,7 +27,7 @@ static void pending_message_survives(int (*inject)(void), const char *log_needle
     int reached = inject();
     cr_assert_eq(reached, 1, "the fault reached %d connections, want 1", reached);
     cr_assert(h_wait_calls(1, 5000), "the pending message never completed");
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(1, PULSARC_OK);
     cr_assert_eq(h_total(), 1);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -147,7 +147,7 @@ static void hundred_in_flight_then(void (*cut)(void), int expect_min_connections
     h_send_range(producer, 0, 100);
     cut();
     cr_assert(h_wait_calls(100, 15000), "only %d of 100 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(100, PULSARC_OK);
     h_assert_order(100);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -226,7 +226,7 @@ Test(client_faults, cut_after_bytes_mid_frame_with_100_in_flight)
     mock_broker_cut_after_bytes(mb, 20 * frame + frame / 2);
     h_send_range_len(producer, 1, 101, 40);
     cr_assert(h_wait_calls(101, 15000), "only %d of 101 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(101, PULSARC_OK);
     h_assert_order(101);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -324,7 +324,7 @@ Test(client_faults, broker_restart_resends_pending)
     cr_assert_eq(pulsarc_producer_pending_count(producer), 4);
     cr_assert_eq(mock_broker_set_down(mb, false), 0);
     cr_assert(h_wait_calls(4, 5000), "only %d of 4 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(4, PULSARC_OK);
     h_assert_order(4);
     h_assert_seq_in_order_per_connection(mb);
@@ -423,7 +423,7 @@ Test(client_faults, reset_while_writing_does_not_raise_sigpipe)
                   "round %d: no reconnect", round);
     }
     cr_assert(h_wait_calls(sent, 15000), "only %d of %d callbacks", h_total(), sent);
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(sent, PULSARC_OK);
     h_assert_order(sent);
     h_assert_seq_in_order_per_connection(mb);

@@ -13,7 +13,7 @@ Test(client_receipts, held_then_released_in_order)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     h_send_range(producer, 0, 5);
     cr_assert(h_wait_sends(mb, 5, 3000));
-    h_let_time_pass(50); /* a callback without a receipt would come now */
+    h_expect_no_more_callbacks();
     cr_assert_eq(h_total(), 0, "a callback before its receipt");
     cr_assert_eq(pulsarc_producer_pending_count(producer), 5);
     cr_assert_eq(mock_broker_count(mb, MOCK_HELD_RECEIPTS), 5);
@@ -44,7 +44,7 @@ Test(client_receipts, reordered_receipts_reconnect_and_resend)
               "the client did not act on out-of-order receipts");
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
     cr_assert(h_wait_calls(4, 5000), "only %d of 4 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(4, PULSARC_OK);
     h_assert_order(4);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -113,7 +113,7 @@ Test(client_receipts, late_receipts_after_timeout_are_ignored)
     /* Receipts for 0 and 1 arrive late, then the one for 2. */
     cr_assert_eq(mock_broker_release_receipts(mb), 3);
     cr_assert(h_wait_calls(3, 3000));
-    h_let_time_pass(50); /* a callback from a late receipt would come now */
+    h_expect_no_more_callbacks();
     cr_assert_eq(h_total(), 3);
     cr_assert_eq(T.calls[2], 1);
     cr_assert_eq(T.res[2], PULSARC_OK, "got %s", pulsarc_result_name(T.res[2]));
@@ -143,7 +143,7 @@ Test(client_receipts, send_error_once_is_resent)
     mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__PersistenceError, 1);
     cr_assert_eq(h_send(producer, 0), PULSARC_OK);
     cr_assert(h_wait_calls(1, 5000), "the message never completed");
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(1, PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_SEND_ERRORS), 1);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 2);
@@ -171,7 +171,7 @@ Test(client_receipts, send_error_with_several_pending)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
     h_send_range(producer, 2, 3);
     cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(3, PULSARC_OK);
     h_assert_order(3);
     cr_assert_eq(h_count(mb, MOCK_SEND_ERRORS), 1);
@@ -223,7 +223,7 @@ Test(client_receipts, broker_closes_producer_with_pending_messages)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
     cr_assert_eq(mock_broker_close_producer(mb, info.producer_id), 1);
     cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(3, PULSARC_OK);
     h_assert_order(3);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 2);
@@ -263,7 +263,7 @@ Test(client_receipts, batches_survive_a_cut)
     cr_assert(h_wait_sends(mb, 3, 5000));
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(100, 15000), "only %d of 100 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(100, PULSARC_OK);
     h_assert_order(100);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -306,7 +306,7 @@ Test(client_receipts, batches_reordered_receipts_reconnect_and_resend)
               "the client did not act on out-of-order batch receipts");
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
     cr_assert(h_wait_calls(20, 5000), "only %d of 20 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(20, PULSARC_OK);
     h_assert_order(20);
     h_assert_seq_in_order_per_connection(mb);
@@ -326,7 +326,7 @@ Test(client_receipts, batch_send_error_resends_the_batch)
     mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__PersistenceError, 1);
     h_send_range(producer, 0, 5);
     cr_assert(h_wait_calls(5, 5000), "only %d of 5 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(5, PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 2);
     mock_send_t a = h_get_send(mb, 0), b = h_get_send(mb, 1);

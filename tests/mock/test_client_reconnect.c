@@ -19,7 +19,7 @@ Test(client_reconnect, reregistration_retries_service_not_ready)
     mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ServiceNotReady, "unloading", 2);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(2, PULSARC_OK);
     h_assert_order(2);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1 + 3);
@@ -36,7 +36,7 @@ Test(client_reconnect, reregistration_terminal_error_fails_pending_once)
                               "Topic was already terminated", -1);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(2, PULSARC_ERR_BROKER_TOPIC_TERMINATED);
     cr_assert(strstr(T.detail[0], "terminated"), "detail: %s", T.detail[0]);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -67,7 +67,7 @@ Test(client_reconnect, topic_deleted_while_reconnecting)
     mock_broker_lookup_fail(mb, PULSAR__PROTO__SERVER_ERROR__TopicNotFound, "Topic not found", -1);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(1, 5000), "the pending message never completed");
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(1, PULSARC_ERR_SEND_TIMEOUT);
     cr_assert(strstr(T.detail[0], "may have been persisted"), "detail: %s", T.detail[0]);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
@@ -92,7 +92,7 @@ Test(client_reconnect, reregistration_retries_producer_busy)
                               "Producer with name 'busy-1' is already connected", 3);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(2, PULSARC_OK);
     h_assert_order(2);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1 + 4);
@@ -108,7 +108,7 @@ Test(client_reconnect, send_error_not_allowed_fails_one_message_only)
     mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__NotAllowedError, 1);
     h_send_range(producer, 0, 3);
     cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     cr_assert_eq(T.calls[0], 1);
     cr_assert_eq(T.res[0], PULSARC_ERR_BROKER_NOT_ALLOWED, "got %s", pulsarc_result_name(T.res[0]));
     cr_assert_eq(T.res[1], PULSARC_OK);
@@ -129,7 +129,7 @@ Test(client_reconnect, send_error_topic_terminated_stops_producer_keeps_connecti
     mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__TopicTerminatedError, 1);
     cr_assert_eq(h_send(producer, 3), PULSARC_OK);
     cr_assert(h_wait_calls(4, 5000), "only %d of 4 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     for (int i = 0; i < 3; i++)
         cr_assert_eq(T.res[i], PULSARC_OK, "message %d: %s", i, pulsarc_result_name(T.res[i]));
     cr_assert_eq(T.res[3], PULSARC_ERR_BROKER_TOPIC_TERMINATED, "got %s",
@@ -173,7 +173,8 @@ Test(client_reconnect, topic_moves_to_another_broker)
     cr_assert(mock_broker_last_producer(mb, &info));
     cr_assert_eq(mock_broker_close_producer(mb, info.producer_id), 1);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_settle(second); /* the receipts came from there */
+    h_expect_no_more_callbacks();
     h_assert_each_once(2, PULSARC_OK);
     cr_assert_eq(h_count(second, MOCK_PRODUCERS), 1);
     cr_assert_eq(h_count(second, MOCK_SENDS), 2, "pending messages not resent to the new owner");
@@ -202,7 +203,7 @@ Test(client_reconnect, two_producers_share_a_connection_and_both_recover)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(4, 5000), "only %d of 4 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(4, PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 4);
     h_assert_seq_in_order_per_connection(mb);
@@ -223,7 +224,7 @@ Test(client_reconnect, partitioned_cut_resends_on_every_partition)
     cr_assert(h_wait_sends(mb, 10, 3000));
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(30, 10000), "only %d of 30 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(30, PULSARC_OK);
     cr_assert_geq(h_count(mb, MOCK_PRODUCERS), 6, "not every partition re-registered");
     h_assert_seq_in_order_per_connection(mb);
@@ -312,7 +313,7 @@ Test(client_reconnect, lazy_start_failure_fails_waiting_messages)
     mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ProducerBusy, "busy", -1);
     h_send_range(producer, 0, 3);
     cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(3, PULSARC_ERR_BROKER_PRODUCER_BUSY);
     cr_assert_eq(pulsarc_producer_pending_count(producer), 0);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
@@ -335,7 +336,7 @@ Test(client_reconnect, chunked_message_resent_whole_after_cut)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_SUPPRESS);
     cr_assert_eq(h_send_len(producer, 0, 3500), PULSARC_OK);
     cr_assert(h_wait_sends(mb, 4, 3000), "3500 bytes in chunks of <= 1000: 4 SENDs");
-    h_let_time_pass(50); /* a fifth chunk would arrive now */
+    h_settle(mb); /* a fifth chunk would have arrived */
     size_t chunks = (size_t)h_count(mb, MOCK_SENDS);
     for (size_t i = 0; i < chunks; i++) {
         mock_send_t s = h_get_send(mb, i);
@@ -346,7 +347,7 @@ Test(client_reconnect, chunked_message_resent_whole_after_cut)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(1, 5000), "the chunked message never completed");
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(1, PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 2 * chunks);
     cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0);
@@ -393,7 +394,7 @@ Test(client_reconnect, duplicate_and_stray_receipts_are_ignored)
     cr_assert_eq(h_broker_send_cmd(mb, &cmd), 1);
     cr_assert_eq(h_broker_send_cmd(mb, &cmd), 1);
     cr_assert(h_wait_calls(1, 3000));
-    h_let_time_pass(50); /* a callback for the duplicate receipt would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(1, PULSARC_OK);
     cr_assert_eq(T.ledger[0], 77);
     cr_assert_eq(T.entry[0], 88);
@@ -470,7 +471,7 @@ Test(client_reconnect, memory_limit_refuses_then_frees)
     /* The memory came back with the callback. */
     cr_assert_eq(h_send_len(producer, 2, 600), PULSARC_OK);
     cr_assert(h_wait_calls(2, 3000));
-    h_let_time_pass(50); /* a callback for the refused message would come now */
+    h_expect_no_more_callbacks();
     cr_assert_eq(T.calls[1], 0, "the refused message got a callback");
     cr_assert_eq(T.res[0], PULSARC_OK);
     cr_assert_eq(T.res[2], PULSARC_OK);
@@ -504,7 +505,7 @@ Test(client_reconnect, close_while_broker_down_ends_within_operation_timeout)
     uint64_t elapsed = h_now_ms() - t0;
     cr_assert_leq(elapsed, h_upper_ms(1000), "close done after %llu ms",
                   (unsigned long long)elapsed);
-    h_let_time_pass(50); /* a second completion would come now */
+    h_settle(mb); /* a second completion would have come */
     cr_assert_eq(atomic_load(&closed_calls), 1);
     /* Cut short by the timeout: close says so, and the pending message failed as "maybe
      * persisted" (pulsarc.h). */
@@ -536,7 +537,7 @@ Test(client_reconnect, reconnect_through_unanswered_and_refused_handshakes)
     cr_assert_eq(h_total(), 0, "a message failed while reconnecting (no send timeout hit)");
     mock_broker_set_refuse(mb, false);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
-    h_let_time_pass(50); /* a second callback would come now */
+    h_expect_no_more_callbacks();
     h_assert_each_once(2, PULSARC_OK);
     h_assert_order(2);
     /* The abandoned handshakes left no connection behind. */
@@ -579,7 +580,7 @@ Test(client_reconnect, flush_answered_when_a_lazy_partitions_only_message_fails)
     cr_assert(h_wait_calls(1, 5000));
     cr_assert_eq(T.res[0], PULSARC_ERR_MESSAGE_TOO_BIG, "got %s", pulsarc_result_name(T.res[0]));
     cr_assert(h_wait_changed(&lazy_flush_calls, 0, 5000), "the flush was never answered");
-    h_let_time_pass(50); /* a second answer would come now */
+    h_settle(mb); /* a second answer would have come */
     cr_assert_eq(atomic_load(&lazy_flush_calls), 1, "the flush was answered %d times",
                  atomic_load(&lazy_flush_calls));
     cr_assert_eq(atomic_load(&lazy_flush_res), PULSARC_ERR_MESSAGE_TOO_BIG, "flush: %s",

@@ -6,11 +6,14 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "broker_commands.h"
 #include "common/buf.h"
 #include "mock_broker.h"
 #include "wire/frame.h"
@@ -836,5 +839,88 @@ Test(mock_broker, cut_next_reply_leaves_a_truncated_frame)
     /* Half a CONNECTED frame arrived, not a whole one. */
     cr_assert_gt(cl.bytes_received, 0);
     cr_assert_eq(cl.reader.buf.len - cl.reader.pos, cl.bytes_received);
+    cl_close(&cl);
+}
+
+/* ---- the barrier (mock_broker_barrier) ---------------------------------------------- */
+
+typedef struct barrier_run {
+    mock_broker_t *b;
+    atomic_int result;
+    atomic_bool returned;
+} barrier_run_t;
+
+static void *run_barrier(void *arg)
+{
+    barrier_run_t *r = arg;
+    atomic_store(&r->result, mock_broker_barrier(r->b, T_TIMEOUT_MS));
+    atomic_store(&r->returned, true);
+    return NULL;
+}
+
+static void start_barrier(pthread_t *t, barrier_run_t *r)
+{
+    r->b = mb;
+    atomic_init(&r->result, -2);
+    atomic_init(&r->returned, false);
+    cr_assert_eq(pthread_create(t, NULL, run_barrier, r), 0);
+}
+
+/* A PING or PONG from the raw client (the frames are the same both ways). */
+static void cl_send_encoded(client_t *cl, int (*encode)(pc_buf_t *))
+{
+    pc_buf_t b;
+    pc_buf_init(&b);
+    cr_assert_eq(encode(&b), 0);
+    write_all(cl->fd, b.data, b.len);
+    pc_buf_free(&b);
+}
+
+Test(mock_broker, barrier_pings_behind_delayed_receipts_and_waits_for_the_pong)
+{
+    client_t cl;
+    cl_connect(&cl, mb);
+    Pulsar__Proto__BaseCommand *r = cl_producer(&cl, 1, "b");
+    pulsar__proto__base_command__free_unpacked(r, NULL);
+    mock_broker_set_receipt_delay(mb, 300);
+    cl_send_msg(&cl, 1, "b", 7, "x", 1, false);
+    cr_assert(mock_broker_wait_sends(mb, 1, T_TIMEOUT_MS));
+
+    pthread_t t;
+    barrier_run_t run;
+    start_barrier(&t, &run);
+    /* The receipt the mock delays comes first, then the barrier's PING. */
+    r = cl_expect(&cl, PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT);
+    cr_assert_eq(r->send_receipt->sequence_id, 7);
+    pulsar__proto__base_command__free_unpacked(r, NULL);
+    r = cl_expect(&cl, PULSAR__PROTO__BASE_COMMAND__TYPE__PING);
+    pulsar__proto__base_command__free_unpacked(r, NULL);
+    cr_assert_not(atomic_load(&run.returned), "the barrier returned before its PONG");
+    cl_send_encoded(&cl, bc_pong);
+    pthread_join(t, NULL);
+    cr_assert_eq(atomic_load(&run.result), 1, "barrier: %d", atomic_load(&run.result));
+
+    /* A connection that closes instead of answering lets the barrier go too. */
+    start_barrier(&t, &run);
+    r = cl_expect(&cl, PULSAR__PROTO__BASE_COMMAND__TYPE__PING);
+    pulsar__proto__base_command__free_unpacked(r, NULL);
+    cl_close(&cl);
+    pthread_join(t, NULL);
+    cr_assert_eq(atomic_load(&run.result), 1, "barrier: %d", atomic_load(&run.result));
+}
+
+Test(mock_broker, barrier_skips_a_connection_still_waiting_for_connected)
+{
+    mock_broker_set_ignore_connect(mb, true);
+    client_t cl;
+    cl_open(&cl, mb);
+    cl_handshake(&cl, "selftest", 21);
+    cr_assert(mock_broker_wait_count(mb, MOCK_CONNECTS, 1, T_TIMEOUT_MS));
+    /* Nothing to wait for: a client in its handshake need not answer a PING. */
+    cr_assert_eq(mock_broker_barrier(mb, T_TIMEOUT_MS), 0);
+    /* And none was written: the first frame back answers ours. */
+    cl_send_encoded(&cl, bc_ping);
+    Pulsar__Proto__BaseCommand *r = cl_expect(&cl, PULSAR__PROTO__BASE_COMMAND__TYPE__PONG);
+    pulsar__proto__base_command__free_unpacked(r, NULL);
     cl_close(&cl);
 }
