@@ -597,7 +597,9 @@ PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
  *                                 wait_for_exclusive: creation waits until the others have
  *                                 left, at most operationTimeoutMs (then PULSARC_ERR_TIMEOUT,
  *                                 and the broker is told to forget the waiting producer;
- *                                 the official clients wait without a bound).
+ *                                 the official clients wait without a bound); after a
+ *                                 lost connection it waits again, in rounds of
+ *                                 operationTimeoutMs, while messages queue.
  *                                 A shared producer on a topic an exclusive one holds fails
  *                                 with PULSARC_ERR_BROKER_PRODUCER_BUSY. Both refusals are
  *                                 final at creation, with the broker's words and the access
@@ -775,6 +777,17 @@ PULSARC_API pulsarc_result pulsarc_message_set_payload_borrowed(pulsarc_message_
                                                                 pulsarc_payload_free_cb free_cb,
                                                                 void *ctx);
 PULSARC_API pulsarc_result pulsarc_message_set_key(pulsarc_message_t *msg, const char *key);
+/* A binary key (the Java client's keyBytes): sent base64-encoded with the protocol's
+ * partition_key_b64_encoded flag, so consumers get the bytes back (Java's getKeyBytes).
+ * Routing, compaction and Key_Shared use the encoded text, as they do for the Java
+ * client; pulsarc_message_key returns it. key may be NULL when len is 0. */
+PULSARC_API pulsarc_result pulsarc_message_set_key_bytes(pulsarc_message_t *msg,
+                                                         const void *key, size_t len);
+/* A null value: the message has no payload and says so (MessageMetadata null_value, the
+ * Java client's value(null)), which on a compacted topic removes its key from the
+ * compacted view (a tombstone: give it the key, pulsarc_message_set_key). Drops the
+ * builder's payload; setting a payload again makes the value non-null. */
+PULSARC_API pulsarc_result pulsarc_message_set_null_value(pulsarc_message_t *msg);
 PULSARC_API pulsarc_result pulsarc_message_set_ordering_key(pulsarc_message_t *msg,
                                                             const void *key, size_t len);
 PULSARC_API pulsarc_result pulsarc_message_set_property(pulsarc_message_t *msg,
@@ -953,6 +966,10 @@ PULSARC_API uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *pr
  * reconnects, once it stopped after a terminal error, once closing or closed, and after
  * the client was destroyed. One atomic read: cheap enough for a health check. */
 PULSARC_API int pulsarc_producer_is_connected(const pulsarc_producer_t *producer);
+/* The partitions messages are routed to (the Java client's getNumOfPartitions): 0 for a
+ * topic without partitions; partitions the topic gained (autoUpdatePartitions) count once
+ * messages go to them: when they have registered, or at once with lazy start. */
+PULSARC_API int pulsarc_producer_partitions(const pulsarc_producer_t *producer);
 
 #ifdef __cplusplus
 }

@@ -87,6 +87,39 @@ pulsarc_result pulsarc_message_set_payload_borrowed(pulsarc_message_t *m, const 
     return PULSARC_OK;
 }
 
+/* Standard base64 with padding, as java.util.Base64.getEncoder() writes it. */
+static char *base64(const uint8_t *p, size_t len)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        if (i + 1 < len)
+            v |= (uint32_t)p[i + 1] << 8;
+        if (i + 2 < len)
+            v |= p[i + 2];
+        *o++ = abc[v >> 18 & 63];
+        *o++ = abc[v >> 12 & 63];
+        *o++ = i + 1 < len ? abc[v >> 6 & 63] : '=';
+        *o++ = i + 2 < len ? abc[v & 63] : '=';
+    }
+    *o = 0;
+    return out;
+}
+
+/* A tombstone: the payload goes, and a later payload makes the value non-null again (as
+ * the C++ client's setNullValue and setContent). */
+pulsarc_result pulsarc_message_set_null_value(pulsarc_message_t *m)
+{
+    if (!m)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message must not be NULL");
+    release_payload(m);
+    m->null_value = true;
+    return PULSARC_OK;
+}
+
 pulsarc_result pulsarc_message_set_key(pulsarc_message_t *m, const char *key)
 {
     if (!m || !key)
@@ -97,6 +130,22 @@ pulsarc_result pulsarc_message_set_key(pulsarc_message_t *m, const char *key)
     free(m->key);
     m->key = copy;
     m->key_b64 = false;
+    m->null_key = false;
+    return PULSARC_OK;
+}
+
+/* A binary key travels base64-encoded, flagged partition_key_b64_encoded, as the Java
+ * client's keyBytes sends it; routing and Key_Shared use the encoded text, as in Java. */
+pulsarc_result pulsarc_message_set_key_bytes(pulsarc_message_t *m, const void *key, size_t len)
+{
+    if (!m || (!key && len))
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message and key must be given");
+    char *b64 = base64(key, len);
+    if (!b64)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    free(m->key);
+    m->key = b64;
+    m->key_b64 = true;
     m->null_key = false;
     return PULSARC_OK;
 }
@@ -342,28 +391,6 @@ pulsarc_result pulsarc_message_set_schema(pulsarc_message_t *m, const pulsarc_sc
     pc_schema_unref(m->schema);
     m->schema = ref;
     return PULSARC_OK;
-}
-
-/* Standard base64 with padding, as java.util.Base64.getEncoder() writes it. */
-static char *base64(const uint8_t *p, size_t len)
-{
-    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < len)
-            v |= p[i + 2];
-        *o++ = abc[v >> 18 & 63];
-        *o++ = abc[v >> 12 & 63];
-        *o++ = i + 1 < len ? abc[v >> 6 & 63] : '=';
-        *o++ = i + 2 < len ? abc[v & 63] : '=';
-    }
-    *o = 0;
-    return out;
 }
 
 pulsarc_result pulsarc_message_set_key_value(pulsarc_message_t *m, const pulsarc_schema_t *kv,

@@ -495,6 +495,11 @@ int pulsarc_producer_is_connected(const pulsarc_producer_t *p)
     return p && atomic_load(&p->state) == P_OPEN && p->pt && pc_partitioned_connected(p->pt);
 }
 
+int pulsarc_producer_partitions(const pulsarc_producer_t *p)
+{
+    return p && p->pt ? pc_partitioned_count(p->pt) : 0;
+}
+
 void pc_producer_shutdown(pc_shutdown_hook_t *hook)
 {
     pulsarc_producer_t *p =

@@ -1,7 +1,7 @@
 /* The list of partition producers: creation, routing, and the operations that go to every
  * partition at once (start, flush, close, abort), each reported once when the last
- * partition has answered. @locality loop thread, except pc_partitioned_route and
- * pc_partitioned_connected. */
+ * partition has answered. @locality loop thread, except pc_partitioned_route,
+ * pc_partitioned_connected and pc_partitioned_count. */
 #include "partitioned/partitioned_internal.h"
 
 #include <stdio.h>
@@ -190,6 +190,10 @@ void pc_partitioned_abort(pc_partitioned_t *pt, pulsarc_result why, const char *
     bool starting = pt->starting != NULL;
     if (starting)
         pt->start.remaining++;
+    /* The aborts' callbacks may free pt, and the count of partitions not connected in it:
+     * no partition may touch that count from now on. */
+    for (int i = 0; i < n; i++)
+        pc_pp_leave_count(parts[i]);
     for (int i = 0; i < n; i++)
         pc_pp_abort(parts[i], why, detail);
     free_parts(parts, n);
@@ -212,4 +216,9 @@ bool pc_partitioned_status(const pc_partitioned_t *pt, int i, pc_partition_statu
 bool pc_partitioned_connected(const pc_partitioned_t *pt)
 {
     return atomic_load(&pt->down) == 0;
+}
+
+int pc_partitioned_count(const pc_partitioned_t *pt)
+{
+    return pt->partitioned ? atomic_load(&pt->n_routable) : 0;
 }

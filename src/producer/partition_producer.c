@@ -34,6 +34,14 @@ void pp_set_state(pc_pp_t *pp, pp_state s)
     atomic_fetch_add(pp->down, down ? 1 : -1);
 }
 
+void pc_pp_leave_count(pc_pp_t *pp)
+{
+    if (pp->counted)
+        atomic_fetch_sub(pp->down, 1);
+    pp->counted = false;
+    pp->down = NULL;
+}
+
 static void maybe_free(pc_pp_t *pp)
 {
     if (!pp->freed || pp->live_handles > 0 || pp->inflight > 0)
@@ -262,9 +270,7 @@ void pc_pp_free(pc_pp_t *pp)
     if (pp->state != PP_CLOSED)
         pc_pp_abort(pp, PULSARC_ERR_ALREADY_CLOSED, "producer freed");
     pp->freed = true;
-    if (pp->counted)
-        atomic_fetch_sub(pp->down, 1); /* gone: no longer one of the owner's producers */
-    pp->counted = false;
+    pc_pp_leave_count(pp); /* gone: no longer one of the owner's producers */
     pc_cluster_unlisten(pp->rt, &pp->cluster_listener);
     uv_close((uv_handle_t *)&pp->reconnect_timer, on_timer_closed);
     uv_close((uv_handle_t *)&pp->timeout_timer, on_timer_closed);

@@ -96,6 +96,9 @@ void pc_pp_flush(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx);
 void pc_pp_close(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx);
 /* Fail everything pending with why and stop at once (client shutdown). */
 void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail);
+/* Stop counting this producer in its owner's hooks.down (taking it off if counted): the
+ * count is going away before the producer does. pc_pp_free does it too. */
+void pc_pp_leave_count(pc_pp_t *pp);
 /* Release (after close or abort); memory goes once the timers have closed. */
 void pc_pp_free(pc_pp_t *pp);
 

@@ -410,3 +410,98 @@ Test(client_modes, message_setters_check_their_arguments)
     cr_assert_eq(pulsarc_message_disable_replication(NULL, 1), PULSARC_ERR_INVALID_ARGUMENT);
     pulsarc_message_free(m);
 }
+
+/* ---- tombstones and the partition count ------------------------------------------------- */
+
+/* A null value (a compacted topic's tombstone) travels as the flag, alone or in a batch,
+ * with no payload; a payload set afterwards makes the value non-null again. */
+Test(client_modes, null_values_are_flagged_alone_and_in_batches)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    pulsarc_message_t *m = pulsarc_message_new();
+    cr_assert_eq(pulsarc_message_set_key(m, "k"), PULSARC_OK);
+    cr_assert_eq(pulsarc_message_set_payload(m, "v", 1), PULSARC_OK);
+    cr_assert_eq(pulsarc_message_set_null_value(m), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_send(producer, m, NULL), PULSARC_OK);
+    cr_assert_eq(pulsarc_message_set_payload(m, "v2", 2), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_send(producer, m, NULL), PULSARC_OK);
+    mock_send_t s = get_send(0);
+    cr_assert(s.metadata->has_null_value && s.metadata->null_value);
+    cr_assert_str_eq(s.metadata->partition_key, "k");
+    cr_assert_eq(s.payload_len, 0);
+    mock_send_free(&s);
+    s = get_send(1);
+    cr_assert_not(s.metadata->null_value, "a payload set again is not null");
+    mock_send_free(&s);
+    pulsarc_producer_free(producer);
+
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true",
+                          "batchingMaxPublishDelayMs", "50", NULL);
+    cr_assert_eq(pulsarc_message_set_null_value(m), PULSARC_OK);
+    send_tracked(m, 0);
+    cr_assert_eq(pulsarc_message_set_payload(m, "v3", 2), PULSARC_OK);
+    send_tracked(m, 1);
+    pulsarc_message_free(m);
+    cr_assert(h_wait_calls(2, 5000));
+    s = get_send(2);
+    cr_assert_eq(s.metadata->num_messages_in_batch, 2);
+    Pulsar__Proto__SingleMessageMetadata *first = NULL;
+    uint32_t len = (uint32_t)s.payload[0] << 24 | (uint32_t)s.payload[1] << 16 |
+                   (uint32_t)s.payload[2] << 8 | s.payload[3];
+    first = pulsar__proto__single_message_metadata__unpack(NULL, len, s.payload + 4);
+    cr_assert_not_null(first);
+    cr_assert(first->has_null_value && first->null_value, "the batch lost the null value");
+    cr_assert_eq(first->payload_size, 0);
+    pulsar__proto__single_message_metadata__free_unpacked(first, NULL);
+    mock_send_free(&s);
+    cr_assert_eq(pulsarc_message_set_null_value(NULL), PULSARC_ERR_INVALID_ARGUMENT);
+    h_finish();
+}
+
+static bool four_partitions(void *p)
+{
+    return pulsarc_producer_partitions(p) == 4;
+}
+
+Test(client_modes, partition_count_follows_the_topic)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(pulsarc_producer_partitions(producer), 0, "a topic without partitions");
+    pulsarc_producer_free(producer);
+    mock_broker_set_partitions(mb, 3);
+    producer = h_producer(client, H_TOPIC, "autoUpdatePartitionsIntervalSeconds", "1", NULL);
+    cr_assert_eq(pulsarc_producer_partitions(producer), 3);
+    mock_broker_set_partitions(mb, 4);
+    cr_assert(h_wait_until(four_partitions, producer, 10000), "still %d partitions",
+              pulsarc_producer_partitions(producer));
+    cr_assert_eq(pulsarc_producer_partitions(NULL), 0);
+    h_finish();
+}
+
+/* A binary key travels base64-encoded with the flag that says so, as Java's keyBytes. */
+Test(client_modes, binary_keys_travel_base64_encoded)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    pulsarc_message_t *m = pulsarc_message_new();
+    static const uint8_t key[] = { 0x00, 0xff, 0x10 };
+    cr_assert_eq(pulsarc_message_set_key_bytes(m, key, sizeof key), PULSARC_OK);
+    cr_assert_str_eq(pulsarc_message_key(m), "AP8Q");
+    cr_assert_eq(pulsarc_message_set_payload(m, "v", 1), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_send(producer, m, NULL), PULSARC_OK);
+    cr_assert_eq(pulsarc_message_set_key(m, "plain"), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_send(producer, m, NULL), PULSARC_OK);
+    cr_assert_eq(pulsarc_message_set_key_bytes(m, NULL, 1), PULSARC_ERR_INVALID_ARGUMENT);
+    pulsarc_message_free(m);
+    mock_send_t s = get_send(0);
+    cr_assert_str_eq(s.metadata->partition_key, "AP8Q");
+    cr_assert(s.metadata->has_partition_key_b64_encoded && s.metadata->partition_key_b64_encoded);
+    mock_send_free(&s);
+    s = get_send(1);
+    cr_assert_str_eq(s.metadata->partition_key, "plain");
+    cr_assert_not(s.metadata->partition_key_b64_encoded, "a text key set later is not base64");
+    mock_send_free(&s);
+    h_finish();
+}

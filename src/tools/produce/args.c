@@ -198,6 +198,9 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case OPT_REPLICATION_CLUSTERS:
         a->replication_clusters = arg;
         return true;
+    case OPT_NULL_VALUE:
+        a->null_value = true;
+        return true;
     case OPT_CONF_FILE:
         a->conf_file = arg;
         return true;

@@ -58,6 +58,9 @@ static const struct cli_option cli_options[] = {
      "replicate the messages to no other cluster\n(geo-replication; replicate_to __local__)", "dr"},
     {"replication-clusters", OPT_REPLICATION_CLUSTERS, required_argument, "C1,C2",
      "replicate the messages only to these clusters", NULL},
+    {"null-value", OPT_NULL_VALUE, no_argument, NULL,
+     "send each message with a null value, its payload dropped\n"
+     "(with a key: a tombstone on a compacted topic)", NULL},
     {"deliver-after", OPT_DELIVER_AFTER, required_argument, "MS",
      "deliver each message no earlier than MS after its send\n"
      "(Shared and Key_Shared subscriptions; never batched)", NULL},

@@ -44,6 +44,7 @@ enum long_only_id {
     OPT_DISABLE_REPLICATION,
     OPT_REPLICATION_CLUSTERS,
     OPT_DELIVER_AFTER,
+    OPT_NULL_VALUE,
     OPT_UNSUPPORTED, /* a pulsar-client flag for a feature pulsarc lacks: refused */
 };
 
