@@ -2,12 +2,17 @@
  * pulsarc — a C producer for Apache Pulsar.
  *
  * Threading: every function may be called from any thread unless its comment says
- * otherwise. The client runs one event-loop thread of its own; every callback the
- * library makes (send results, flush and close completions, log lines from the loop)
- * runs on that thread, also while pulsarc_client_destroy runs. Callbacks may send, flush
- * or close asynchronously (_async) and free producers; blocking calls made from a
- * callback (send, flush, close, create_producer, client_destroy) never wait and do
- * nothing: they fail with PULSARC_ERR_WOULD_BLOCK instead of deadlocking the loop.
+ * otherwise. The client runs one event-loop thread of its own (pulsarc_client_new), or
+ * runs on the application's own libuv loop without a thread of its own
+ * (pulsarc_client_new_on_loop, in pulsarc/pulsarc_uv.h): "the loop thread" is that
+ * thread, or the thread running the application's loop. Every callback the library makes
+ * (send results, flush and close completions, log lines from the loop) runs on the loop
+ * thread, also while pulsarc_client_destroy runs. Callbacks may send, flush or close
+ * asynchronously (_async), create producers with pulsarc_client_create_producer_async,
+ * close the client with pulsarc_client_close_async and free producers; blocking calls
+ * made on the loop thread (send, flush, close, create_producer, client_destroy) never
+ * wait and do nothing: they fail with PULSARC_ERR_WOULD_BLOCK instead of deadlocking the
+ * loop.
  *
  * Ownership: objects a function returns through an out-parameter belong to the caller
  * and are released with the matching _free/_destroy function. Strings passed in are
@@ -68,8 +73,10 @@ typedef enum pulsarc_result {
     PULSARC_ERR_TIMEOUT = -8,           /* a request got no answer within operationTimeoutMs */
     PULSARC_ERR_SEND_TIMEOUT = -9,      /* no receipt within sendTimeoutMs: the message MAY have
                                            been persisted */
-    PULSARC_ERR_QUEUE_FULL = -10,       /* maxPendingMessages reached and blockIfQueueFull off */
-    PULSARC_ERR_MEMORY_LIMIT = -11,     /* client memoryLimitBytes reached, blockIfQueueFull off */
+    PULSARC_ERR_QUEUE_FULL = -10,       /* maxPendingMessages reached and blockIfQueueFull off
+                                          * (or the send was made on the loop thread) */
+    PULSARC_ERR_MEMORY_LIMIT = -11,     /* client memoryLimitBytes reached, blockIfQueueFull off
+                                          * (or the send was made on the loop thread) */
     PULSARC_ERR_MESSAGE_TOO_BIG = -12,  /* above the broker's max message size, chunking off */
     PULSARC_ERR_ALREADY_CLOSED = -13,   /* the producer or client is closed */
     PULSARC_ERR_PROTOCOL = -14,         /* malformed frame or unexpected answer from the peer */
@@ -210,8 +217,9 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *                                     batched (the batch's payload), compressed, or
  *                                     encrypted (the ciphertext, plus 16 bytes), so RSS
  *                                     stays near the limit. Beyond the limit, the client
- *                                     keeps up to
- *                                     4 MiB of recycled small-message blocks, and the
+ *                                     keeps up to 4 MiB (6 MiB when the loop
+ *                                     thread and other threads both send) of
+ *                                     recycled small-message blocks, and the
  *                                     memory of the last copied payload of 32 MiB or more
  *                                     (for the next such send; freed when a producer
  *                                     closes or the client is destroyed).
@@ -849,15 +857,34 @@ PULSARC_API void pulsarc_message_clear(pulsarc_message_t *msg);
 typedef struct pulsarc_client pulsarc_client_t;
 
 /* Starts the client's loop thread. No connection is made until a producer is created.
- * conf may be NULL (defaults); it is copied. service_url: "pulsar://host[:port][,host...]". */
+ * conf may be NULL (defaults); it is copied. service_url: "pulsar://host[:port][,host...]".
+ * (On the application's own libuv loop instead: pulsarc_client_new_on_loop in
+ * pulsarc/pulsarc_uv.h.) */
 PULSARC_API pulsarc_result pulsarc_client_new(const char *service_url,
                                               const pulsarc_client_config_t *conf,
                                               pulsarc_client_t **out);
+/* Completion of pulsarc_client_close_async, on the loop thread; res is PULSARC_OK. */
+typedef void (*pulsarc_client_done_cb)(pulsarc_client_t *client, pulsarc_result res, void *ctx);
+/* Starts closing the client without waiting: every producer still open is closed as by
+ * pulsarc_client_destroy (their pending messages fail with PULSARC_ERR_ALREADY_CLOSED),
+ * every connection and HTTP transfer closes, and cb (may be NULL) runs once on the loop
+ * thread when all of it is done: after it, no handle of the client's is left on any loop
+ * (with pulsarc_client_new_on_loop, uv_loop_close on the application's loop finds none of
+ * pulsarc's) and no callback of the client's runs again. The client must still be freed
+ * with pulsarc_client_destroy, which may be called in cb or after it and then does not
+ * wait. Any thread, also a callback. PULSARC_ERR_ALREADY_CLOSED when the close has begun
+ * already (cb is then not called). */
+PULSARC_API pulsarc_result pulsarc_client_close_async(pulsarc_client_t *client,
+                                                      pulsarc_client_done_cb cb, void *ctx);
 /* Closes every producer still open (their pending messages fail with ALREADY_CLOSED, their
  * callbacks run on the loop thread as always; as with a send timeout, the detail says "may
  * have been persisted" for a message already written to a connection and "not sent" for
  * one never written), stops the loop thread and frees the client.
- * Must not be called from a callback (returns PULSARC_ERR_WOULD_BLOCK there).
+ * On the loop thread it returns PULSARC_ERR_WOULD_BLOCK and does nothing, except once the
+ * close is done (in the callback of pulsarc_client_close_async or, on the application's
+ * loop, after it): then it frees the client at once. On the application's loop
+ * (pulsarc_client_new_on_loop), destroy called from another thread waits for the close,
+ * which that loop must run.
  * Threads blocked in a send waiting for room (blockIfQueueFull) wake and get
  * PULSARC_ERR_ALREADY_CLOSED; threads waiting in send, flush or close get their results.
  * Apart from these and from callbacks, no call on the client or its producers may run
@@ -904,9 +931,25 @@ PULSARC_API pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *clie
                                                           const char *topic,
                                                           const pulsarc_producer_config_t *conf,
                                                           pulsarc_producer_t **out);
+/* The producer, or the failure, of pulsarc_client_create_producer_async, on the loop
+ * thread. On PULSARC_OK producer is the caller's (release it with pulsarc_producer_free);
+ * on a failure it is NULL and pulsarc_last_error_detail() explains. */
+typedef void (*pulsarc_create_cb)(pulsarc_client_t *client, pulsarc_result res,
+                                  pulsarc_producer_t *producer, void *ctx);
+/* pulsarc_client_create_producer without waiting: the same lookup, registration and
+ * operationTimeoutMs, answered through cb (not NULL) exactly once, on the loop thread,
+ * when PULSARC_OK is returned (also PULSARC_ERR_ALREADY_CLOSED when the client closes
+ * first). Any other result: nothing was started and cb is not called. Any thread, also a
+ * callback (where the blocking create returns PULSARC_ERR_WOULD_BLOCK). */
+PULSARC_API pulsarc_result pulsarc_client_create_producer_async(pulsarc_client_t *client,
+                                                                const char *topic,
+                                                                const pulsarc_producer_config_t *conf,
+                                                                pulsarc_create_cb cb, void *ctx);
 
 /* Accepts the message for sending and returns at once (or waits for room when
- * blockIfQueueFull is on and the call is not on the loop thread). On PULSARC_OK, cb
+ * blockIfQueueFull is on and the call is not on the loop thread: on the loop thread a
+ * send never waits and takes no lock, so a full queue returns PULSARC_ERR_QUEUE_FULL, or
+ * PULSARC_ERR_MEMORY_LIMIT, whatever blockIfQueueFull says). On PULSARC_OK, cb
  * (may be NULL) will be called exactly once. On any other result the message was not
  * accepted and cb will not be called. Once a message of this producer has failed with a
  * terminal result (pulsarc_result_is_terminal), every later send fails at once with that

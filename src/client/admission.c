@@ -104,6 +104,14 @@ static bool try_reserve(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending
     return true;
 }
 
+static pulsarc_result no_room(const pc_admission_t *a, bool room, int64_t max_pending)
+{
+    return !room ? pc_fail(PULSARC_ERR_QUEUE_FULL, "%lld messages pending (maxPendingMessages)",
+                           (long long)max_pending)
+                 : pc_fail(PULSARC_ERR_MEMORY_LIMIT, "memoryLimitBytes (%lld) reached",
+                           (long long)a->memory_limit);
+}
+
 pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending,
                         size_t bytes, bool block)
 {
@@ -112,7 +120,11 @@ pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending
         return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
     if (try_reserve(a, pm, max_pending, (int64_t)bytes, &room, &memory))
         return PULSARC_OK;
-    bool may_block = block && !on_loop(a);
+    /* The loop thread never waits (it is what makes room), so it needs neither the lock
+     * nor the count of waiters: a send there, on the application's own loop too, stays
+     * free of locks when it is refused. */
+    if (on_loop(a))
+        return no_room(a, room, max_pending);
     uv_mutex_lock(&a->mu);
     /* Counted before the check, so a release that races the check sees a waiter. */
     atomic_fetch_add(&a->waiters, 1);
@@ -124,11 +136,8 @@ pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending
         }
         if (try_reserve(a, pm, max_pending, (int64_t)bytes, &room, &memory))
             break;
-        if (!may_block) {
-            res = !room ? pc_fail(PULSARC_ERR_QUEUE_FULL, "%lld messages pending (maxPendingMessages)",
-                                  (long long)max_pending)
-                        : pc_fail(PULSARC_ERR_MEMORY_LIMIT, "memoryLimitBytes (%lld) reached",
-                                  (long long)a->memory_limit);
+        if (!block) {
+            res = no_room(a, room, max_pending);
             break;
         }
         uv_cond_wait(&a->cond, &a->mu);

@@ -56,8 +56,9 @@ int64_t pc_admission_pending_limit(int64_t per_partition, int64_t across, int ro
 
 void pc_permits_init(pc_permits_t *pm);
 /* Take a permit (of at most max_pending, 0: no limit) and bytes, or neither. A send that
- * finds no room waits when block is set (never on the loop thread), else fails with
- * QUEUE_FULL or MEMORY_LIMIT; on a closed producer it fails with ALREADY_CLOSED. */
+ * finds no room waits when block is set, else fails with QUEUE_FULL or MEMORY_LIMIT; on a
+ * closed producer it fails with ALREADY_CLOSED. On the loop thread it never waits and
+ * takes no lock, whatever block says. */
 pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending,
                         size_t bytes, bool block);
 /* Give back messages' permits and their bytes (a batch's at once). */

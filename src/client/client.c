@@ -1,7 +1,9 @@
+/* The client: creation (either mode), the hand-over to the loop thread, the close and
+ * destroy, the service URL. How the loop runs is client_loop.c's.
+ * @locality any thread, except where a function says loop thread. */
 #include "client/client.h"
 
-#include <pthread.h>
-#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "common/timer.h"
 #include "net/http.h"
 #include "net/pool.h"
+#include "pulsarc/pulsarc_uv.h" /* pulsarc_client_new_on_loop: declared exported there */
 
 void pc_waiter_init(pc_waiter_t *w)
 {
@@ -63,8 +66,10 @@ void pc_client_post(pulsarc_client_t *c, pc_task_t *task)
         else
             c->local_head = task;
         c->local_tail = task;
-        if (first && !atomic_load(&c->tasks_closed))
+        if (first && !atomic_load(&c->tasks_closed)) {
             uv_async_send(&c->wakeup);
+            pc_client_loop_hold(c);
+        }
         return;
     }
     if (pc_task_queue_push(&c->tasks, task) && !atomic_load(&c->tasks_closed))
@@ -75,6 +80,21 @@ bool pc_client_on_loop(const pulsarc_client_t *c)
 {
     uv_thread_t self = uv_thread_self();
     return uv_thread_equal(&self, &c->thread);
+}
+
+pulsarc_result pc_client_may_block(const pulsarc_client_t *c, const char *call)
+{
+    if (!pc_client_on_loop(c))
+        return PULSARC_OK;
+    return pc_fail(PULSARC_ERR_WOULD_BLOCK, "%s would wait for the loop it was called on (from "
+                   "a callback, or on the application's loop): use the _async call", call);
+}
+
+pulsarc_result pc_client_check_open(const pulsarc_client_t *c)
+{
+    if (atomic_load(&c->phase) != PC_CLIENT_OPEN)
+        return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "the client is closing");
+    return PULSARC_OK;
 }
 
 /* Each wake-up runs what the loop itself posted before it, then what other threads
@@ -126,19 +146,6 @@ static void on_wakeup(uv_async_t *h)
     uv_close((uv_handle_t *)&c->wakeup, NULL);
 }
 
-static void loop_main(void *arg)
-{
-    pulsarc_client_t *c = arg;
-    /* libuv writes with write()/writev(): a broker that resets the connection would
-     * raise SIGPIPE and kill the application. Blocked on this thread, the write fails
-     * with EPIPE instead and the connection is dropped like any other. */
-    sigset_t pipe_set;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
-    uv_run(&c->loop, UV_RUN_DEFAULT);
-}
-
 /* The runtime context below client/ sees: the client's loop, logger and service URL, and
  * the limits from the configuration in the units net/ counts in. The connection settings
  * (rt.net) come before, the pool after. */
@@ -179,8 +186,10 @@ static void service_settings(const pulsarc_client_t *c, pc_service_settings_t *o
     };
 }
 
-pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_config_t *conf,
-                                  pulsarc_client_t **out)
+/* Both modes: app is the application's loop (pulsarc_client_new_on_loop), or NULL for a
+ * thread of the client's own. */
+static pulsarc_result client_new(uv_loop_t *app, const char *service_url,
+                                 const pulsarc_client_config_t *conf, pulsarc_client_t **out)
 {
     if (!service_url || !out)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "service_url and out must not be NULL");
@@ -242,7 +251,10 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
     }
     pc_task_queue_init(&c->tasks);
     atomic_init(&c->tasks_closed, false);
+    atomic_init(&c->phase, PC_CLIENT_OPEN);
+    pc_waiter_init(&c->closed);
     pc_send_pool_init(&c->send_pool);
+    pc_send_pool_set_loop_thread(&c->send_pool, &c->thread);
     uv_async_init(&c->loop, &c->wakeup, on_wakeup);
     c->wakeup.data = c;
     pc_admission_init(&c->admission, &c->loop, &c->thread, c->conf.memory_limit_bytes);
@@ -255,40 +267,59 @@ pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_
      * and starts the failover checks. */
     if (c->rt.pool && !(c->services = pc_service_provider_new(&c->rt, c->clusters.list,
                                                                 c->clusters.n, &settings)))
-        http_rc = PULSARC_ERR_NO_MEMORY;
+        http_rc = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     if (c->services && c->clusters.list[0].service.http && !c->rt.http)
-        http_rc = PULSARC_ERR_NO_MEMORY;
-    if (!c->rt.pool || http_rc != PULSARC_OK || uv_thread_create(&c->thread, loop_main, c) != 0) {
+        http_rc = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    if (!c->rt.pool && http_rc == PULSARC_OK)
+        http_rc = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    /* The loop starts last: until then nothing but this thread knows the client. */
+    if (http_rc == PULSARC_OK)
+        http_rc = pc_client_loop_start(c, app);
+    if (http_rc != PULSARC_OK) {
+        char detail[512]; /* what failed: the clean-up below may set details of its own */
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
         pc_service_provider_stop(c->services); /* its timer closes in the uv_run below */
         pc_http_free(c->rt.http); /* like the providers': closes in the uv_run below */
         pc_pool_free(c->rt.pool);
         pc_client_clusters_detach_http(&c->clusters); /* handles close in the uv_run below */
         uv_close((uv_handle_t *)&c->wakeup, NULL);
         pc_admission_stop_deferring(&c->admission);
+        /* The client's own loop, never the application's: only close callbacks run. */
         uv_run(&c->loop, UV_RUN_DEFAULT);
         pc_admission_destroy(&c->admission);
         uv_loop_close(&c->loop);
+        pc_waiter_destroy(&c->closed);
         pc_client_clusters_free(&c->clusters);
         pc_client_config_clear(&c->conf);
         free(c);
-        if (http_rc != PULSARC_OK)
-            return http_rc == PULSARC_ERR_NO_MEMORY ? pc_fail(http_rc, "out of memory") : http_rc;
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot start the client thread");
+        return pc_fail(http_rc, "%s", detail);
     }
     *out = c;
     return PULSARC_OK;
 }
 
-typedef struct shutdown_task {
-    pc_task_t task;
-    pulsarc_client_t *client;
-} shutdown_task;
+pulsarc_result pulsarc_client_new(const char *service_url, const pulsarc_client_config_t *conf,
+                                  pulsarc_client_t **out)
+{
+    return client_new(NULL, service_url, conf, out);
+}
+
+pulsarc_result pulsarc_client_new_on_loop(uv_loop_t *loop, const char *service_url,
+                                          const pulsarc_client_config_t *conf,
+                                          pulsarc_client_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!loop)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "loop must not be NULL");
+    return client_new(loop, service_url, conf, out);
+}
 
 /* Fail and close every producer and close the pool; the task queue closes once it is
- * empty (on_wakeup), then the loop runs dry. */
+ * empty (on_wakeup), then the loop runs dry and the close is done (pc_client_closed). */
 static void run_shutdown(pc_task_t *t)
 {
-    pulsarc_client_t *c = ((shutdown_task *)t)->client;
+    pulsarc_client_t *c = (pulsarc_client_t *)((char *)t - offsetof(pulsarc_client_t, close_task));
     c->rt.stopping = true;
     /* No switch from now on: the checks stop before anything else closes. */
     pc_service_provider_stop(c->services);
@@ -327,16 +358,32 @@ void pc_client_forget_shutdown(pulsarc_client_t *c, pc_shutdown_hook_t *hook)
     }
 }
 
-pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
+/* The first of close_async and destroy starts the close; false for the others. */
+static bool begin_close(pulsarc_client_t *c, pulsarc_client_done_cb cb, void *ctx)
+{
+    int open = PC_CLIENT_OPEN;
+    if (!atomic_compare_exchange_strong(&c->phase, &open, PC_CLIENT_CLOSING))
+        return false;
+    c->close_cb = cb; /* the loop thread reads them after the task, so after this */
+    c->close_ctx = ctx;
+    c->close_task.run = run_shutdown;
+    pc_client_post(c, &c->close_task);
+    return true;
+}
+
+pulsarc_result pulsarc_client_close_async(pulsarc_client_t *c, pulsarc_client_done_cb cb,
+                                          void *ctx)
 {
     if (!c)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client must not be NULL");
-    if (pc_client_on_loop(c))
-        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_client_destroy called from a callback");
-    shutdown_task st = { .client = c };
-    st.task.run = run_shutdown;
-    pc_client_post(c, &st.task);
-    uv_thread_join(&c->thread);
+    if (!begin_close(c, cb, ctx))
+        return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "the client is closing or closed already");
+    return PULSARC_OK;
+}
+
+/* Everything the client still holds, once its loop is done. */
+static void client_free(pulsarc_client_t *c)
+{
     /* Only a call that broke the rule that nothing may start during destroy can have left
      * a task after the queue closed; running it releases what it holds. */
     while (run_tasks(c))
@@ -348,8 +395,51 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
     uv_loop_close(&c->loop);
     pc_admission_destroy(&c->admission);
     pc_send_pool_destroy(&c->send_pool); /* every send is released (admission is empty) */
+    pc_waiter_destroy(&c->closed);
     pc_client_config_clear(&c->conf);
     free(c);
+}
+
+bool pc_client_closed(pulsarc_client_t *c)
+{
+    atomic_store(&c->phase, PC_CLIENT_CLOSED);
+    if (c->close_cb) {
+        c->in_close_cb = true;
+        c->close_cb(c, PULSARC_OK, c->close_ctx);
+        c->in_close_cb = false;
+    }
+    if (c->free_after_close_cb) {
+        client_free(c);
+        return true;
+    }
+    /* The last touch: a destroy waiting on another thread frees the client now. */
+    pc_waiter_signal(&c->closed, PULSARC_OK, NULL);
+    return false;
+}
+
+pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
+{
+    if (!c)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client must not be NULL");
+    if (pc_client_on_loop(c)) {
+        /* The close is done: nothing is left to wait for. In its callback, the client goes
+         * once the callback has returned. */
+        if (c->in_close_cb) {
+            c->free_after_close_cb = true;
+            return PULSARC_OK;
+        }
+        if (atomic_load(&c->phase) == PC_CLIENT_CLOSED) {
+            client_free(c);
+            return PULSARC_OK;
+        }
+        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_client_destroy would wait for the loop "
+                       "it was called on: close the client with pulsarc_client_close_async and "
+                       "destroy it in (or after) its callback");
+    }
+    begin_close(c, NULL, NULL);
+    pc_waiter_wait(&c->closed);
+    pc_client_loop_join(c);
+    client_free(c);
     return PULSARC_OK;
 }
 

@@ -192,8 +192,8 @@ pulsarc_result pulsarc_producer_send(pulsarc_producer_t *p, pulsarc_message_t *m
     pulsarc_result res = check_attached(p);
     if (res != PULSARC_OK)
         return res;
-    if (pc_client_on_loop(p->client))
-        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_producer_send called from a callback");
+    if ((res = pc_client_may_block(p->client, "pulsarc_producer_send")) != PULSARC_OK)
+        return res;
     sync_send s;
     memset(&s, 0, sizeof s);
     pc_waiter_init(&s.waiter);
@@ -297,8 +297,8 @@ pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *p)
     pulsarc_result res = check_attached(p);
     if (res != PULSARC_OK)
         return res;
-    if (pc_client_on_loop(p->client))
-        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_producer_flush called from a callback");
+    if ((res = pc_client_may_block(p->client, "pulsarc_producer_flush")) != PULSARC_OK)
+        return res;
     return wait_done(p, pulsarc_producer_flush_async);
 }
 
@@ -374,9 +374,8 @@ pulsarc_result pulsarc_producer_close(pulsarc_producer_t *p)
     pulsarc_result res = check_attached(p);
     if (res != PULSARC_OK)
         return res;
-    if (pc_client_on_loop(p->client))
-        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_producer_close called from a callback "
-                                                "(pulsarc_producer_close_async does not block)");
+    if ((res = pc_client_may_block(p->client, "pulsarc_producer_close")) != PULSARC_OK)
+        return res;
     return wait_done(p, pulsarc_producer_close_async);
 }
 

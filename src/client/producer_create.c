@@ -1,10 +1,10 @@
 /* Producer creation: look up the partition count, start a partition producer for each
- * partition and answer the blocked creator, within operationTimeoutMs however silent the
- * broker is. What only creation needs lives in a record of its own, from the creator's
- * call until the loop thread is done with it. On failure the loop thread frees the handle
- * once nothing refers to it any more; the creator only reads the result and detail from
- * its waiter.
- * @locality loop thread, except pulsarc_client_create_producer. */
+ * partition and answer the creator (blocked on a waiter, or through its callback), within
+ * operationTimeoutMs however silent the broker is. What only creation needs lives in a
+ * record of its own, from the creator's call until the loop thread is done with it. On
+ * failure the loop thread frees the handle once nothing refers to it any more; the
+ * creator only gets the result and detail.
+ * @locality loop thread, except pulsarc_client_create_producer(_async). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +24,10 @@ typedef struct creation {
     pc_partitioned_op_t start;    /* the partitions' start */
     pulsarc_result res;
     char detail[1024];
-    pc_waiter_t *waiter;          /* NULL once the creator has its answer */
+    pc_waiter_t *waiter;          /* the blocked creator's; NULL: an async one */
+    pulsarc_create_cb cb;         /* the async creator's */
+    void *cb_ctx;
+    bool answered;                /* the creator has its answer */
     uv_timer_t *deadline;         /* operationTimeoutMs */
     uv_timer_t *retry;            /* the next partition metadata lookup, after a failure */
     int retries;
@@ -37,8 +40,14 @@ static void answer_creator(creation *cr)
     cr->deadline = NULL;
     pc_timer_free(cr->retry);
     cr->retry = NULL;
-    pc_waiter_signal(cr->waiter, cr->res, cr->detail);
-    cr->waiter = NULL;
+    cr->answered = true;
+    if (cr->waiter) {
+        pc_waiter_signal(cr->waiter, cr->res, cr->detail);
+        return;
+    }
+    /* The handle is the creator's only on success; on failure the record frees it. */
+    pc_set_detail(cr->res == PULSARC_OK ? NULL : cr->detail);
+    cr->cb(cr->p->client, cr->res, cr->res == PULSARC_OK ? cr->p : NULL, cr->cb_ctx);
 }
 
 /* Nothing refers to the record any more; the handle goes with it unless it was given to
@@ -179,7 +188,7 @@ static void on_partitions(pulsarc_result res, int n, void *ctx)
 {
     creation *cr = ctx;
     pulsarc_producer_t *p = cr->p;
-    if (!cr->waiter) {
+    if (cr->answered) {
         /* The deadline has answered the creator already. */
         end_creation(cr, false);
         return;
@@ -203,7 +212,7 @@ static void on_topic_schema(pulsarc_result res, pulsarc_schema_t *schema, void *
 {
     creation *cr = ctx;
     pulsarc_producer_t *p = cr->p;
-    if (!cr->waiter) {
+    if (cr->answered) {
         pc_schema_unref(schema);
         end_creation(cr, false);
         return;
@@ -282,6 +291,26 @@ static pulsarc_producer_t *new_handle(pulsarc_client_t *c, const char *topic,
     return p;
 }
 
+/* The record and its handle, ready to be posted; NULL on failure (res and the detail
+ * say why). */
+static creation *new_creation(pulsarc_client_t *c, const char *topic,
+                              const pulsarc_producer_config_t *conf, pulsarc_result *res)
+{
+    if ((*res = pc_client_check_open(c)) != PULSARC_OK)
+        return NULL;
+    creation *cr = calloc(1, sizeof *cr);
+    if (!cr) {
+        *res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    if (!(cr->p = new_handle(c, topic, conf, res))) {
+        free(cr);
+        return NULL;
+    }
+    cr->task.run = run_create;
+    return cr;
+}
+
 pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *topic,
                                               const pulsarc_producer_config_t *conf,
                                               pulsarc_producer_t **out)
@@ -290,21 +319,16 @@ pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *t
         *out = NULL;
     if (!c || !topic || !out)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client, topic and out must not be NULL");
-    if (pc_client_on_loop(c))
-        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "create_producer called from a callback");
-    pulsarc_result res;
-    creation *cr = calloc(1, sizeof *cr);
-    if (!cr)
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    if (!(cr->p = new_handle(c, topic, conf, &res))) {
-        free(cr);
+    pulsarc_result res = pc_client_may_block(c, "pulsarc_client_create_producer");
+    if (res != PULSARC_OK)
         return res;
-    }
+    creation *cr = new_creation(c, topic, conf, &res);
+    if (!cr)
+        return res;
     pulsarc_producer_t *p = cr->p;
     pc_waiter_t w;
     pc_waiter_init(&w);
     cr->waiter = &w;
-    cr->task.run = run_create;
     pc_client_post(c, &cr->task);
     /* After a failure the handle is the loop thread's to free: neither cr nor p is touched
      * again. */
@@ -313,4 +337,20 @@ pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *t
     if (res == PULSARC_OK)
         *out = p;
     return res;
+}
+
+pulsarc_result pulsarc_client_create_producer_async(pulsarc_client_t *c, const char *topic,
+                                                    const pulsarc_producer_config_t *conf,
+                                                    pulsarc_create_cb cb, void *ctx)
+{
+    if (!c || !topic || !cb)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client, topic and cb must not be NULL");
+    pulsarc_result res;
+    creation *cr = new_creation(c, topic, conf, &res);
+    if (!cr)
+        return res;
+    cr->cb = cb;
+    cr->cb_ctx = ctx;
+    pc_client_post(c, &cr->task);
+    return PULSARC_OK;
 }

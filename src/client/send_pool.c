@@ -15,7 +15,14 @@ void pc_send_pool_init(pc_send_pool_t *p)
     atomic_init(&p->n_returned, 0);
     uv_mutex_init(&p->mu);
     p->stash = NULL;
-    p->large = NULL;
+    p->loop_stash = NULL;
+    p->loop_thread = NULL;
+    atomic_init(&p->large, NULL);
+}
+
+void pc_send_pool_set_loop_thread(pc_send_pool_t *p, const uv_thread_t *loop_thread)
+{
+    p->loop_thread = loop_thread;
 }
 
 static void free_chain(pc_send_block_t *b)
@@ -32,17 +39,24 @@ void pc_send_pool_destroy(pc_send_pool_t *p)
     free_chain(atomic_exchange(&p->returned, NULL));
     free_chain(p->stash);
     p->stash = NULL;
+    free_chain(p->loop_stash);
+    p->loop_stash = NULL;
     pc_send_pool_trim(p);
     uv_mutex_destroy(&p->mu);
 }
 
-void *pc_send_pool_get(pc_send_pool_t *p, size_t size, bool *pooled)
+static bool on_loop(const pc_send_pool_t *p)
 {
-    *pooled = p && size <= PC_SEND_BLOCK_SIZE;
-    if (!*pooled)
-        return malloc(size);
-    uv_mutex_lock(&p->mu);
-    pc_send_block_t *b = p->stash;
+    if (!p->loop_thread)
+        return false;
+    uv_thread_t self = uv_thread_self();
+    return uv_thread_equal(&self, p->loop_thread);
+}
+
+/* A block from *stash, which takes the given-back stack whole when it is empty. */
+static pc_send_block_t *take(pc_send_pool_t *p, pc_send_block_t **stash)
+{
+    pc_send_block_t *b = *stash;
     if (!b && (b = atomic_exchange(&p->returned, NULL))) {
         /* The chain is ours now: count it off in one step (amortised over its blocks). */
         size_t n = 0;
@@ -51,8 +65,23 @@ void *pc_send_pool_get(pc_send_pool_t *p, size_t size, bool *pooled)
         atomic_fetch_sub(&p->n_returned, n);
     }
     if (b)
-        p->stash = b->next;
-    uv_mutex_unlock(&p->mu);
+        *stash = b->next;
+    return b;
+}
+
+void *pc_send_pool_get(pc_send_pool_t *p, size_t size, bool *pooled)
+{
+    *pooled = p && size <= PC_SEND_BLOCK_SIZE;
+    if (!*pooled)
+        return malloc(size);
+    pc_send_block_t *b;
+    if (on_loop(p)) {
+        b = take(p, &p->loop_stash); /* the loop thread's own: no lock */
+    } else {
+        uv_mutex_lock(&p->mu);
+        b = take(p, &p->stash);
+        uv_mutex_unlock(&p->mu);
+    }
     return b ? (void *)b : malloc(PC_SEND_BLOCK_SIZE);
 }
 
@@ -80,11 +109,7 @@ typedef union large_head {
 /* Put h in the large-block slot and return what was there. */
 static large_head_t *swap_large(pc_send_pool_t *p, large_head_t *h)
 {
-    uv_mutex_lock(&p->mu);
-    large_head_t *old = p->large;
-    p->large = h;
-    uv_mutex_unlock(&p->mu);
-    return old;
+    return atomic_exchange(&p->large, h);
 }
 
 void *pc_send_pool_get_large(pc_send_pool_t *p, size_t size)

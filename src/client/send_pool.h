@@ -6,10 +6,13 @@
  * by the next thousand sends: 40-odd page faults per batch. Here small blocks go round
  * instead: any thread gives a block back with one compare-and-swap push onto a lock-free
  * stack; a sender takes the whole stack at once (one exchange, so no ABA) into a stash
- * it shares with other senders under a mutex, and takes blocks from there.
+ * it shares with other senders under a mutex, and takes blocks from there. The loop
+ * thread, when it sends (from callbacks, or everything on the application's own loop),
+ * has a stash of its own and takes no lock at all.
  * Blocks up to PC_SEND_BLOCK_SIZE bytes are pooled; at most PC_SEND_POOL_MAX wait to be
- * taken, and the stash holds no more than one such batch, so the pool keeps at most
- * 2 x 4096 x 512 bytes (4 MiB).
+ * taken, and each stash holds no more than one such batch, so the pool keeps at most
+ * 3 x 4096 x 512 bytes (6 MiB), and 4 MiB while only one of the loop thread and the other
+ * senders sends.
  *
  * Large blocks are another matter: glibc maps every block above 32 MiB afresh and unmaps
  * it when freed, so copying a 100 MiB payload first faults in and zeroes 25,600 pages,
@@ -41,12 +44,16 @@ typedef struct pc_send_pool {
     /* The loop thread gives back a block per message and a sender takes one per message:
      * on one cache line, each would take the line from the other every time. */
     char apart[64];
-    uv_mutex_t mu;                       /* senders: the stash */
+    uv_mutex_t mu;                       /* senders other than the loop thread: the stash */
     pc_send_block_t *stash;
-    void *large;                         /* under mu: the kept large block, or NULL */
+    pc_send_block_t *loop_stash;         /* the loop thread's own */
+    const uv_thread_t *loop_thread;      /* NULL: none (every sender shares the stash) */
+    _Atomic(void *) large;               /* the kept large block, or NULL */
 } pc_send_pool_t;
 
 void pc_send_pool_init(pc_send_pool_t *p);
+/* The loop thread (set before any send; filled in later is fine): its sends take no lock. */
+void pc_send_pool_set_loop_thread(pc_send_pool_t *p, const uv_thread_t *loop_thread);
 /* Free every kept block. No thread may use the pool any more. */
 void pc_send_pool_destroy(pc_send_pool_t *p);
 /* size bytes: a pooled block when p is set and size <= PC_SEND_BLOCK_SIZE (*pooled set

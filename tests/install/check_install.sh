@@ -10,14 +10,20 @@ prefix="$work/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
 cat >"$work/main.c" <<'C'
+#define _POSIX_C_SOURCE 200809L /* uv.h (pulsarc_uv.h's) wants POSIX's types under -std=c11 */
 #include <pulsarc/pulsarc.h>
+#include <pulsarc/pulsarc_uv.h>
 #include <stdio.h>
 #include <string.h>
 
 int main(void)
 {
     pulsarc_client_config_t *conf = pulsarc_client_config_new();
+    pulsarc_client_t *client = NULL;
     int ok = pulsarc_client_config_set(conf, "operationTimeoutMs", "1000") == PULSARC_OK &&
+             /* the libuv header is found, and its function exported */
+             pulsarc_client_new_on_loop(NULL, "pulsar://localhost", NULL, &client) ==
+                 PULSARC_ERR_INVALID_ARGUMENT &&
              strcmp(pulsarc_result_name(PULSARC_ERR_SEND_TIMEOUT), "SEND_TIMEOUT") == 0 &&
              pulsarc_version() == PULSARC_VERSION &&
              strcmp(pulsarc_version_string(), PULSARC_VERSION_STRING) == 0;

@@ -11,6 +11,15 @@
  * Every client uses short timeouts (see h_client) and a logger that keeps the lines in
  * memory (h_log_contains); set PULSARC_TEST_LOG=1 to also see them on stderr.
  *
+ * Two modes. By default h_client makes a client with a thread of its own
+ * (pulsarc_client_new). Built with PC_TEST_OWN_LOOP (the pulsarc-mock-tests-own-loop
+ * binary, which compiles the suites where the mode matters a second time), h_client makes
+ * it with pulsarc_client_new_on_loop on a libuv loop that the harness runs on a thread of
+ * its own, as an application runs its loop: a handle of the harness's keeps that loop
+ * running whether the client has work or not, and the test's thread is "another thread"
+ * to the client, as it is in thread mode. h_teardown then closes the harness's handle and
+ * insists that uv_loop_close finds nothing of pulsarc's left on the loop.
+ *
  * Timing rules (a loaded 2-core CI machine running sanitizer builds must not flake):
  *   - Never sleep to wait for something that must happen: wait for the event with
  *     h_wait_calls, h_wait_sends / h_wait_count, h_wait_log, h_wait_until or
@@ -396,6 +405,123 @@ static H_UNUSED void h_setup(void)
     h_start();
 }
 
+/* ---- the client's loop: its own thread, or the harness's loop (PC_TEST_OWN_LOOP) ---- */
+
+#ifdef PC_TEST_OWN_LOOP
+#include <uv.h>
+
+#include "pulsarc/pulsarc_uv.h"
+
+/* The application's loop, played by the harness: run on h_loop.thread, kept running by
+ * h_loop.call, through which the test's thread has functions run on the loop's thread. */
+static struct {
+    bool running;
+    uv_loop_t loop;
+    pthread_t thread;
+    uv_async_t call;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    void (*fn)(void *arg); /* the call in progress; NULL once done */
+    void *arg;
+    int close_rc;          /* uv_loop_close's, once the loop has stopped */
+} h_loop = { .mu = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void h_loop_on_call(uv_async_t *a)
+{
+    pthread_mutex_lock(&h_loop.mu);
+    void (*fn)(void *) = h_loop.fn;
+    void *arg = h_loop.arg;
+    pthread_mutex_unlock(&h_loop.mu);
+    if (fn)
+        fn(arg);
+    pthread_mutex_lock(&h_loop.mu);
+    h_loop.fn = NULL;
+    pthread_cond_broadcast(&h_loop.cond);
+    pthread_mutex_unlock(&h_loop.mu);
+}
+
+static void *h_loop_main(void *arg)
+{
+    uv_run(&h_loop.loop, UV_RUN_DEFAULT);
+    h_loop.close_rc = uv_loop_close(&h_loop.loop);
+    return NULL;
+}
+
+/* Run fn(arg) on the loop's thread and wait until it has returned. */
+static void h_on_loop(void (*fn)(void *), void *arg)
+{
+    if (!h_loop.running) {
+        cr_assert_eq(uv_loop_init(&h_loop.loop), 0);
+        cr_assert_eq(uv_async_init(&h_loop.loop, &h_loop.call, h_loop_on_call), 0);
+        cr_assert_eq(pthread_create(&h_loop.thread, NULL, h_loop_main, NULL), 0);
+        h_loop.running = true;
+    }
+    pthread_mutex_lock(&h_loop.mu);
+    h_loop.fn = fn;
+    h_loop.arg = arg;
+    uv_async_send(&h_loop.call);
+    while (h_loop.fn)
+        pthread_cond_wait(&h_loop.cond, &h_loop.mu);
+    pthread_mutex_unlock(&h_loop.mu);
+}
+
+static void h_loop_close_call(void *arg)
+{
+    uv_close((uv_handle_t *)&h_loop.call, NULL);
+}
+
+/* Close the harness's handle: the loop stops once nothing else is on it, and must then
+ * close (a handle of pulsarc's left behind fails the test, or hangs it if it is active). */
+static void h_loop_stop(void)
+{
+    if (!h_loop.running)
+        return;
+    h_on_loop(h_loop_close_call, NULL);
+    pthread_join(h_loop.thread, NULL);
+    h_loop.running = false;
+    cr_assert_eq(h_loop.close_rc, 0, "uv_loop_close: %s: a handle of pulsarc's was left on the "
+                 "application's loop", uv_err_name(h_loop.close_rc));
+}
+
+typedef struct h_new_call {
+    const char *url;
+    const pulsarc_client_config_t *conf;
+    pulsarc_client_t *client;
+    pulsarc_result res;
+    char *detail;
+    size_t detail_len;
+} h_new_call_t;
+
+static void h_new_on_loop(void *arg)
+{
+    h_new_call_t *n = arg;
+    n->res = pulsarc_client_new_on_loop(&h_loop.loop, n->url, n->conf, &n->client);
+    snprintf(n->detail, n->detail_len, "%s", pulsarc_last_error_detail());
+}
+
+/* A client for the test: made on the loop's thread, as pulsarc_client_new_on_loop wants. */
+static H_UNUSED pulsarc_result h_client_new(const char *url, const pulsarc_client_config_t *conf,
+                                            pulsarc_client_t **out, char *detail, size_t len)
+{
+    h_new_call_t n = { .url = url, .conf = conf, .detail = detail, .detail_len = len };
+    h_on_loop(h_new_on_loop, &n);
+    *out = n.client;
+    return n.res;
+}
+#else
+static H_UNUSED pulsarc_result h_client_new(const char *url, const pulsarc_client_config_t *conf,
+                                            pulsarc_client_t **out, char *detail, size_t len)
+{
+    pulsarc_result r = pulsarc_client_new(url, conf, out);
+    snprintf(detail, len, "%s", pulsarc_last_error_detail());
+    return r;
+}
+
+static void h_loop_stop(void)
+{
+}
+#endif
+
 static H_UNUSED void h_teardown(void)
 {
     T.hook = NULL;
@@ -407,6 +533,7 @@ static H_UNUSED void h_teardown(void)
     client = NULL;
     mock_broker_stop(mb);
     mb = NULL;
+    h_loop_stop();
 }
 
 /* The end of a test body: the same clean-up as the suite's .fini, but here a crash while
@@ -454,9 +581,10 @@ static H_UNUSED pulsarc_client_t *h_client_url(const char *url, ...)
     if (h_client_setup)
         h_client_setup(cc);
     pulsarc_client_t *c = NULL;
-    pulsarc_result r = pulsarc_client_new(url, cc, &c);
+    char detail[512];
+    pulsarc_result r = h_client_new(url, cc, &c, detail, sizeof detail);
     pulsarc_client_config_free(cc);
-    cr_assert_eq(r, PULSARC_OK, "client_new: %s", pulsarc_last_error_detail());
+    cr_assert_eq(r, PULSARC_OK, "client_new: %s", detail);
     return c;
 }
 

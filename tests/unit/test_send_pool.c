@@ -55,3 +55,53 @@ Test(send_pool, keeps_at_most_the_maximum)
     pc_send_pool_put(&p, b);
     pc_send_pool_destroy(&p);
 }
+
+/* ---- the loop thread takes no lock ----------------------------------------------------- */
+
+#include <pthread.h>
+
+static pc_send_pool_t held_pool;
+static pthread_barrier_t pool_locked, pool_done;
+
+/* Holds the senders' lock of held_pool from another thread until the test is done. */
+static void *hold_pool_lock(void *arg)
+{
+    uv_mutex_lock(&held_pool.mu);
+    pthread_barrier_wait(&pool_locked);
+    pthread_barrier_wait(&pool_done);
+    uv_mutex_unlock(&held_pool.mu);
+    return NULL;
+}
+
+/* A send on the loop thread (a callback's, or any on the application's own loop) takes
+ * its block without the lock other senders share: with that lock held elsewhere it still
+ * gets a recycled block, and a large one. Taking the lock would hang until the timeout. */
+Test(send_pool, the_loop_thread_takes_blocks_without_the_lock, .timeout = 20)
+{
+    uv_thread_t loop_thread = uv_thread_self();
+    pc_send_pool_init(&held_pool);
+    pc_send_pool_set_loop_thread(&held_pool, &loop_thread);
+    bool pooled;
+    void *a = pc_send_pool_get(&held_pool, 100, &pooled);
+    pc_send_pool_put(&held_pool, a);
+    void *big = pc_send_pool_get_large(&held_pool, PC_SEND_LARGE_MIN);
+    cr_assert_not_null(big);
+    pc_send_pool_put_large(&held_pool, big);
+    pthread_barrier_init(&pool_locked, NULL, 2);
+    pthread_barrier_init(&pool_done, NULL, 2);
+    pthread_t holder;
+    cr_assert_eq(pthread_create(&holder, NULL, hold_pool_lock, NULL), 0);
+    pthread_barrier_wait(&pool_locked);
+    void *b = pc_send_pool_get(&held_pool, 100, &pooled);
+    void *big2 = pc_send_pool_get_large(&held_pool, PC_SEND_LARGE_MIN);
+    pthread_barrier_wait(&pool_done);
+    pthread_join(holder, NULL);
+    cr_assert(pooled);
+    cr_assert_eq(b, a, "the loop thread did not get the block given back");
+    cr_assert_eq(big2, big, "the loop thread did not get the large block kept");
+    pc_send_pool_put(&held_pool, b);
+    pc_send_pool_put_large(&held_pool, big2);
+    pc_send_pool_destroy(&held_pool);
+    pthread_barrier_destroy(&pool_locked);
+    pthread_barrier_destroy(&pool_done);
+}
