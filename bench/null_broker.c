@@ -229,7 +229,7 @@ static void handle_producer(broker_t *b, conn_t *c, const Pulsar__Proto__Command
      * present but empty. The Java client refuses a PRODUCER_SUCCESS without it. */
     static const ProtobufCBinaryData no_schema = { 0, NULL };
     /* Last sequence id -1: nothing stored, so nothing to deduplicate against. */
-    queued(c, bc_producer_success(&c->out, in->request_id, name, -1, &no_schema));
+    queued(c, bc_producer_success(&c->out, in->request_id, name, -1, &no_schema, true, -1));
 }
 
 static void handle_close_producer(broker_t *b, conn_t *c,

@@ -595,6 +595,31 @@ PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
  *   autoUpdatePartitionsIntervalSeconds 60
  *   schemaValidationEnabled true  check payloads against their schema at send (see
  *                                 "Schemas"); false: send them unchecked
+ *   accessMode            shared  who else may publish to the topic:
+ *                                 shared: any number of producers;
+ *                                 exclusive: creation fails while the topic has another
+ *                                 producer (PULSARC_ERR_BROKER_PRODUCER_FENCED when there is
+ *                                 any producer, as the broker answers);
+ *                                 exclusive_with_fencing: the other producers are fenced
+ *                                 out (they stop with PULSARC_ERR_BROKER_PRODUCER_FENCED);
+ *                                 wait_for_exclusive: creation waits until the others have
+ *                                 left, at most operationTimeoutMs (then PULSARC_ERR_TIMEOUT,
+ *                                 and the broker is told to forget the waiting producer;
+ *                                 the official clients wait without a bound); after a
+ *                                 lost connection it waits again, in rounds of
+ *                                 operationTimeoutMs, while messages queue.
+ *                                 A shared producer on a topic an exclusive one holds fails
+ *                                 with PULSARC_ERR_BROKER_PRODUCER_BUSY. Both refusals are
+ *                                 final at creation, with the broker's words and the access
+ *                                 mode in the detail. Once created, a non-shared producer
+ *                                 sends the topic epoch the broker gave it at every
+ *                                 reconnect: if another producer took the topic meanwhile,
+ *                                 it is refused and stops with PRODUCER_FENCED (terminal).
+ *                                 lazyStartPartitionedProducers applies to shared only.
+ *   initialSubscriptionName (unset) a subscription the broker creates with the producer
+ *                                 (at the earliest message) if the topic has none of that
+ *                                 name; a namespace that forbids creating subscriptions
+ *                                 fails creation with PULSARC_ERR_BROKER_NOT_ALLOWED
  *
  *   End-to-end encryption (see "End-to-end encryption" below):
  *   encryptionKeys        (unset) comma-separated key names; set: every message is
@@ -631,6 +656,14 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set_schema(pulsarc_producer_c
 /* Install a custom router (and set messageRoutingMode to custom). */
 PULSARC_API pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *conf,
                                                               pulsarc_router_cb cb, void *ctx);
+/* A property of the producer (the Java client's ProducerBuilder.property): sent when it
+ * registers (CommandProducer.metadata, on every partition and every reconnect) and shown
+ * in the broker's topic stats (publishers[].metadata). Key and value are copied; the same
+ * key again replaces its value. PULSARC_ERR_INVALID_ARGUMENT for a NULL config, a NULL
+ * or empty key or a NULL value. Not part of pulsarc_producer_config_dump. */
+PULSARC_API pulsarc_result pulsarc_producer_config_set_property(pulsarc_producer_config_t *conf,
+                                                                const char *key,
+                                                                const char *value);
 
 /* ---------------------------------------------------------------------------------
  * End-to-end encryption, compatible with the official clients' consumers (RSA keys).
@@ -752,6 +785,17 @@ PULSARC_API pulsarc_result pulsarc_message_set_payload_borrowed(pulsarc_message_
                                                                 pulsarc_payload_free_cb free_cb,
                                                                 void *ctx);
 PULSARC_API pulsarc_result pulsarc_message_set_key(pulsarc_message_t *msg, const char *key);
+/* A binary key (the Java client's keyBytes): sent base64-encoded with the protocol's
+ * partition_key_b64_encoded flag, so consumers get the bytes back (Java's getKeyBytes).
+ * Routing, compaction and Key_Shared use the encoded text, as they do for the Java
+ * client; pulsarc_message_key returns it. key may be NULL when len is 0. */
+PULSARC_API pulsarc_result pulsarc_message_set_key_bytes(pulsarc_message_t *msg,
+                                                         const void *key, size_t len);
+/* A null value: the message has no payload and says so (MessageMetadata null_value, the
+ * Java client's value(null)), which on a compacted topic removes its key from the
+ * compacted view (a tombstone: give it the key, pulsarc_message_set_key). Drops the
+ * builder's payload; setting a payload again makes the value non-null. */
+PULSARC_API pulsarc_result pulsarc_message_set_null_value(pulsarc_message_t *msg);
 PULSARC_API pulsarc_result pulsarc_message_set_ordering_key(pulsarc_message_t *msg,
                                                             const void *key, size_t len);
 PULSARC_API pulsarc_result pulsarc_message_set_property(pulsarc_message_t *msg,
@@ -761,8 +805,29 @@ PULSARC_API pulsarc_result pulsarc_message_set_event_time(pulsarc_message_t *msg
 /* An explicit sequence id (>= 0) for deduplication; ids must increase per producer. */
 PULSARC_API pulsarc_result pulsarc_message_set_sequence_id(pulsarc_message_t *msg, int64_t id);
 /* Deliver no earlier than this time (milliseconds since the epoch; 0 = unset). Such
- * messages are never batched. Only shared/key-shared subscriptions honour it. */
+ * messages are never batched. Only shared/key-shared subscriptions honour it: other
+ * subscriptions get the message at once. Replaces a delay set with deliver_after.
+ * PULSARC_ERR_INVALID_ARGUMENT above 2^62. */
 PULSARC_API pulsarc_result pulsarc_message_set_deliver_at(pulsarc_message_t *msg, uint64_t ms);
+/* Deliver no earlier than ms milliseconds after the send (0 = unset): each send of the
+ * builder stamps deliver_at = its own wall-clock time + ms (the Go client's DeliverAfter;
+ * the Java and C++ builders add the delay when it is set). Otherwise as deliver_at, which
+ * it replaces. */
+PULSARC_API pulsarc_result pulsarc_message_set_deliver_after(pulsarc_message_t *msg,
+                                                             uint64_t ms);
+/* Replicate this message only to these clusters (geo-replication; MessageMetadata
+ * replicate_to), instead of the namespace's replication clusters; names are copied, none
+ * may be NULL or empty; n = 0 clears. Such messages are never batched. A cluster the
+ * namespace does not replicate to is ignored by the broker: the message is stored and
+ * read locally as usual. */
+PULSARC_API pulsarc_result pulsarc_message_set_replication_clusters(pulsarc_message_t *msg,
+                                                                    const char *const *clusters,
+                                                                    size_t n);
+/* disable nonzero: replicate this message to no other cluster (replicate_to is
+ * ["__local__"], as the Java client's disableReplication writes it); 0 clears the list
+ * again. It replaces set_replication_clusters and the other way round. */
+PULSARC_API pulsarc_result pulsarc_message_disable_replication(pulsarc_message_t *msg,
+                                                               int disable);
 /* A schema for this message alone (multi-schema producers, as the Java client's
  * newMessage(schema)): the producer registers it once with the broker
  * (GET_OR_CREATE_SCHEMA, cached per producer) and stamps the version it gets; messages
@@ -938,6 +1003,16 @@ PULSARC_API int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *
 PULSARC_API int64_t pulsarc_producer_schema_version(const pulsarc_producer_t *producer);
 /* Messages accepted but not yet completed. */
 PULSARC_API uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *producer);
+/* Nonzero when the producer is open and every partition producer that has started is
+ * registered with its broker now (with lazyStartPartitionedProducers, a partition that
+ * has had no message yet does not count; as the C++ client's isConnected). 0 while it
+ * reconnects, once it stopped after a terminal error, once closing or closed, and after
+ * the client was destroyed. One atomic read: cheap enough for a health check. */
+PULSARC_API int pulsarc_producer_is_connected(const pulsarc_producer_t *producer);
+/* The partitions messages are routed to (the Java client's getNumOfPartitions): 0 for a
+ * topic without partitions; partitions the topic gained (autoUpdatePartitions) count once
+ * messages go to them: when they have registered, or at once with lazy start. */
+PULSARC_API int pulsarc_producer_partitions(const pulsarc_producer_t *producer);
 
 #ifdef __cplusplus
 }

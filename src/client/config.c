@@ -10,6 +10,7 @@
 
 #include <openssl/crypto.h>
 
+#include "client/properties.h"
 #include "common/error.h"
 #include "schema/schema.h"
 
@@ -40,6 +41,8 @@ static const char *const routing_modes[] = { "round_robin", "single", "custom", 
 static const char *const hashings[] = { "java", "murmur3", NULL };
 static const char *const crypto_actions[] = { "fail", "send", NULL };
 static const char *const proxy_protocols[] = { "none", "SNI", NULL };
+static const char *const access_modes[] = { "shared", "exclusive", "exclusive_with_fencing",
+                                            "wait_for_exclusive", NULL };
 
 #define CC(field) offsetof(struct pulsarc_client_config, field)
 static const conf_row client_rows[] = {
@@ -179,6 +182,16 @@ static const conf_row producer_rows[] = {
     { "dataKeyRotationMs", T_INT, PC(data_key_rotation_ms), 0, INT64_MAX / 2, "14400000", NULL,
       "A new data key this often (4 h, as the Java client); 0 = only when a public key "
       "changes." },
+    { "accessMode", T_ENUM, PC(access_mode), 0, 3, "shared", access_modes,
+      "shared: any number of producers; exclusive: creation fails while the topic has "
+      "another producer; exclusive_with_fencing: the others are fenced out; "
+      "wait_for_exclusive: creation waits (up to operationTimeoutMs) until the others have "
+      "left. A producer fenced out stops with PULSARC_ERR_BROKER_PRODUCER_FENCED. "
+      "lazyStartPartitionedProducers applies to shared producers only." },
+    { "initialSubscriptionName", T_STR, PC(initial_subscription), 1, 255, NULL, NULL,
+      "A subscription the broker creates with the producer (at the earliest message) when "
+      "the topic has none of that name, so that nothing is lost before the first consumer "
+      "comes; unset: none." },
 };
 #undef PC
 
@@ -417,6 +430,7 @@ pulsarc_producer_config_t *pulsarc_producer_config_new(void)
 void pc_producer_config_clear(pulsarc_producer_config_t *c)
 {
     pc_producer_config_clear_keys(c);
+    pc_props_clear(&c->properties, &c->n_properties, &c->cap_properties);
     clear_strings(producer_rows, NROWS(producer_rows), c);
     pc_schema_unref(c->schema);
     c->schema = NULL;
@@ -447,7 +461,8 @@ int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_produc
     *dst = *src;
     pc_schema_ref(dst->schema);
     int rc_keys = pc_producer_config_copy_keys(dst, src);
-    return copy_strings(producer_rows, NROWS(producer_rows), dst) | rc_keys;
+    int rc_props = pc_props_copy(&dst->properties, &dst->n_properties, &dst->cap_properties);
+    return copy_strings(producer_rows, NROWS(producer_rows), dst) | rc_keys | rc_props;
 }
 
 int pc_client_config_copy(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src)
@@ -474,6 +489,15 @@ pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *con
     conf->router_ctx = ctx;
     conf->routing_mode = PC_ROUTE_CUSTOM;
     return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_producer_config_set_property(pulsarc_producer_config_t *conf,
+                                                    const char *key, const char *value)
+{
+    if (!conf)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config must not be NULL");
+    return pc_props_set(&conf->properties, &conf->n_properties, &conf->cap_properties, key,
+                        value);
 }
 
 pulsarc_result pulsarc_producer_config_set_schema(pulsarc_producer_config_t *conf,
@@ -517,7 +541,13 @@ void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t 
     out->batching_max_delay_ms = (uint64_t)c->batching_max_delay_ms;
     out->chunking_enabled = c->chunking_enabled;
     out->chunk_max_size = (size_t)c->chunk_max_size;
-    out->lazy_start = c->lazy_start;
+    /* Only shared producers start lazily, as in the Java and C++ clients: an exclusive one
+     * must hold every partition from its creation. */
+    out->lazy_start = c->lazy_start && c->access_mode == PC_ACCESS_SHARED;
+    out->access_mode = c->access_mode;
+    out->properties = c->properties;
+    out->n_properties = c->n_properties;
+    out->initial_subscription = c->initial_subscription;
     out->schema = c->schema;
     out->encryption = (pc_enc_settings_t){
         .key_names = c->encryption_keys,

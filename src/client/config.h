@@ -117,6 +117,13 @@ struct pulsarc_producer_config {
     size_t n_key_sources;
     pulsarc_crypto_key_reader_cb key_reader;
     void *key_reader_ctx;
+    pc_access_mode access_mode;
+    char *initial_subscription;
+    /* The producer's properties (CommandProducer.metadata), from
+     * pulsarc_producer_config_set_property: not table rows (client/properties.h copies and
+     * clears them; not dumped). */
+    pc_property_t *properties;
+    size_t n_properties, cap_properties;
 };
 
 /* The kinds of value a key takes. A secret is a string that dumps (and so logs) show

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/properties.h"
 #include "client/send_pool.h"
+#include "common/clock.h"
 #include "common/error.h"
 #include "schema/schema.h"
 #include "wire/crc32c_blocks.h"
@@ -29,6 +31,15 @@ static void release_payload(pulsarc_message_t *m)
     m->free_ctx = NULL;
 }
 
+static void clear_replicate_to(pulsarc_message_t *m)
+{
+    for (size_t i = 0; i < m->n_replicate_to; i++)
+        free(m->replicate_to[i]);
+    free(m->replicate_to);
+    m->replicate_to = NULL;
+    m->n_replicate_to = 0;
+}
+
 void pulsarc_message_clear(pulsarc_message_t *m)
 {
     if (!m)
@@ -36,11 +47,8 @@ void pulsarc_message_clear(pulsarc_message_t *m)
     release_payload(m);
     free(m->key);
     free(m->ordering_key);
-    for (size_t i = 0; i < m->n_props; i++) {
-        free(m->props[i].key);
-        free(m->props[i].value);
-    }
-    free(m->props);
+    pc_props_clear(&m->props, &m->n_props, &m->cap_props);
+    clear_replicate_to(m);
     pc_schema_unref(m->schema);
     memset(m, 0, sizeof *m);
     m->sequence_id = -1;
@@ -79,6 +87,39 @@ pulsarc_result pulsarc_message_set_payload_borrowed(pulsarc_message_t *m, const 
     return PULSARC_OK;
 }
 
+/* Standard base64 with padding, as java.util.Base64.getEncoder() writes it. */
+static char *base64(const uint8_t *p, size_t len)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        if (i + 1 < len)
+            v |= (uint32_t)p[i + 1] << 8;
+        if (i + 2 < len)
+            v |= p[i + 2];
+        *o++ = abc[v >> 18 & 63];
+        *o++ = abc[v >> 12 & 63];
+        *o++ = i + 1 < len ? abc[v >> 6 & 63] : '=';
+        *o++ = i + 2 < len ? abc[v & 63] : '=';
+    }
+    *o = 0;
+    return out;
+}
+
+/* A tombstone: the payload goes, and a later payload makes the value non-null again (as
+ * the C++ client's setNullValue and setContent). */
+pulsarc_result pulsarc_message_set_null_value(pulsarc_message_t *m)
+{
+    if (!m)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message must not be NULL");
+    release_payload(m);
+    m->null_value = true;
+    return PULSARC_OK;
+}
+
 pulsarc_result pulsarc_message_set_key(pulsarc_message_t *m, const char *key)
 {
     if (!m || !key)
@@ -89,6 +130,22 @@ pulsarc_result pulsarc_message_set_key(pulsarc_message_t *m, const char *key)
     free(m->key);
     m->key = copy;
     m->key_b64 = false;
+    m->null_key = false;
+    return PULSARC_OK;
+}
+
+/* A binary key travels base64-encoded, flagged partition_key_b64_encoded, as the Java
+ * client's keyBytes sends it; routing and Key_Shared use the encoded text, as in Java. */
+pulsarc_result pulsarc_message_set_key_bytes(pulsarc_message_t *m, const void *key, size_t len)
+{
+    if (!m || (!key && len))
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message and key must be given");
+    char *b64 = base64(key, len);
+    if (!b64)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    free(m->key);
+    m->key = b64;
+    m->key_b64 = true;
     m->null_key = false;
     return PULSARC_OK;
 }
@@ -111,36 +168,9 @@ pulsarc_result pulsarc_message_set_ordering_key(pulsarc_message_t *m, const void
 pulsarc_result pulsarc_message_set_property(pulsarc_message_t *m, const char *name,
                                             const char *value)
 {
-    if (!m || !name || !value)
-        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message, name and value must not be NULL");
-    for (size_t i = 0; i < m->n_props; i++) {
-        if (!strcmp(m->props[i].key, name)) {
-            char *v = strdup(value);
-            if (!v)
-                return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-            free(m->props[i].value);
-            m->props[i].value = v;
-            return PULSARC_OK;
-        }
-    }
-    if (m->n_props == m->cap_props) {
-        size_t cap = m->cap_props ? m->cap_props * 2 : 4;
-        pc_property_t *p = realloc(m->props, cap * sizeof *p);
-        if (!p)
-            return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-        m->props = p;
-        m->cap_props = cap;
-    }
-    char *k = strdup(name), *v = strdup(value);
-    if (!k || !v) {
-        free(k);
-        free(v);
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    }
-    m->props[m->n_props].key = k;
-    m->props[m->n_props].value = v;
-    m->n_props++;
-    return PULSARC_OK;
+    if (!m)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message must not be NULL");
+    return pc_props_set(&m->props, &m->n_props, &m->cap_props, name, value);
 }
 
 pulsarc_result pulsarc_message_set_event_time(pulsarc_message_t *m, uint64_t ms)
@@ -151,12 +181,64 @@ pulsarc_result pulsarc_message_set_event_time(pulsarc_message_t *m, uint64_t ms)
     return PULSARC_OK;
 }
 
+/* deliver_at_time is an int64 of milliseconds; a delay is added to the time of the send,
+ * so it stays far below that (about 146 million years). */
+#define DELIVER_MS_MAX ((uint64_t)INT64_MAX / 2)
+
 pulsarc_result pulsarc_message_set_deliver_at(pulsarc_message_t *m, uint64_t ms)
 {
-    if (!m)
-        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message must not be NULL");
+    if (!m || ms > DELIVER_MS_MAX)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "message must not be NULL, and the time at most 2^62 ms");
     m->deliver_at = ms;
+    m->deliver_after = 0; /* the last of the two set wins, as in the Java client */
     return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_message_set_deliver_after(pulsarc_message_t *m, uint64_t ms)
+{
+    if (!m || ms > DELIVER_MS_MAX)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "message must not be NULL, and the delay at most 2^62 ms");
+    m->deliver_after = ms;
+    m->deliver_at = 0;
+    return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_message_set_replication_clusters(pulsarc_message_t *m,
+                                                        const char *const *clusters, size_t n)
+{
+    if (!m || (n && !clusters))
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message and clusters must be given");
+    for (size_t i = 0; i < n; i++)
+        if (!clusters[i] || !*clusters[i])
+            return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                           "replication cluster %zu is NULL or empty", i);
+    char **copy = n ? calloc(n, sizeof *copy) : NULL;
+    if (n && !copy)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (!(copy[i] = strdup(clusters[i]))) {
+            for (size_t k = 0; k < i; k++)
+                free(copy[k]);
+            free(copy);
+            return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+        }
+    }
+    clear_replicate_to(m);
+    m->replicate_to = copy;
+    m->n_replicate_to = n;
+    return PULSARC_OK;
+}
+
+/* The broker replicates a message to no other cluster when its only replication cluster
+ * is this name (the Java client's disableReplication writes it). */
+#define LOCAL_CLUSTER_ONLY "__local__"
+
+pulsarc_result pulsarc_message_disable_replication(pulsarc_message_t *m, int disable)
+{
+    static const char *const local[] = { LOCAL_CLUSTER_ONLY };
+    return pulsarc_message_set_replication_clusters(m, local, disable ? 1 : 0);
 }
 
 const char *pulsarc_message_key(const pulsarc_message_t *m)
@@ -173,12 +255,7 @@ const void *pulsarc_message_payload(const pulsarc_message_t *m, size_t *len)
 
 const char *pulsarc_message_property(const pulsarc_message_t *m, const char *name)
 {
-    if (!m || !name)
-        return NULL;
-    for (size_t i = 0; i < m->n_props; i++)
-        if (!strcmp(m->props[i].key, name))
-            return m->props[i].value;
-    return NULL;
+    return m ? pc_props_get(m->props, m->n_props, name) : NULL;
 }
 
 pulsarc_result pulsarc_message_set_sequence_id(pulsarc_message_t *m, int64_t id)
@@ -208,11 +285,14 @@ static pc_send_t *send_from_builder(pc_send_pool_t *pool, pulsarc_message_t *b, 
     size_t strings = 0;
     for (size_t i = 0; i < b->n_props; i++)
         strings += strlen(b->props[i].key) + strlen(b->props[i].value) + 2;
+    for (size_t i = 0; i < b->n_replicate_to; i++)
+        strings += strlen(b->replicate_to[i]) + 1;
     size_t key_len = b->key ? strlen(b->key) + 1 : 0;
     size_t copy_len = b->free_cb ? 0 : b->payload_len;
     size_t n_crcs = with_crcs ? pc_crc32c_block_count(b->payload_len) : 0;
     size_t size = sizeof(pc_send_t) + b->n_props * sizeof(pc_property_t) +
-                  n_crcs * sizeof(uint32_t) + strings + key_len + b->ordering_key_len + copy_len;
+                  b->n_replicate_to * sizeof(char *) + n_crcs * sizeof(uint32_t) + strings +
+                  key_len + b->ordering_key_len + copy_len;
     bool large = pool && size >= PC_SEND_LARGE_MIN, pooled = false;
     pc_send_t *s = large ? pc_send_pool_get_large(pool, size)
                          : pc_send_pool_get(pool, size, &pooled);
@@ -226,7 +306,9 @@ static pc_send_t *send_from_builder(pc_send_pool_t *pool, pulsarc_message_t *b, 
     char *p = (char *)(s + 1);
     pc_property_t *props = (pc_property_t *)p;
     p += b->n_props * sizeof(pc_property_t);
-    uint32_t *crcs = (uint32_t *)p; /* aligned: it follows the send and the pointer table */
+    const char **clusters = (const char **)p;
+    p += b->n_replicate_to * sizeof(char *);
+    uint32_t *crcs = (uint32_t *)p; /* aligned: it follows the send and the pointer tables */
     p += n_crcs * sizeof(uint32_t);
     for (size_t i = 0; i < b->n_props; i++) {
         size_t kl = strlen(b->props[i].key) + 1, vl = strlen(b->props[i].value) + 1;
@@ -237,6 +319,13 @@ static pc_send_t *send_from_builder(pc_send_pool_t *pool, pulsarc_message_t *b, 
     }
     m->props = props;
     m->n_props = b->n_props;
+    for (size_t i = 0; i < b->n_replicate_to; i++) {
+        size_t len = strlen(b->replicate_to[i]) + 1;
+        clusters[i] = memcpy(p, b->replicate_to[i], len);
+        p += len;
+    }
+    m->replicate_to = b->n_replicate_to ? clusters : NULL;
+    m->n_replicate_to = b->n_replicate_to;
     if (b->key) {
         m->key = memcpy(p, b->key, key_len);
         p += key_len;
@@ -269,7 +358,9 @@ static pc_send_t *send_from_builder(pc_send_pool_t *pool, pulsarc_message_t *b, 
     }
     m->block_crcs = n_crcs ? crcs : NULL;
     m->event_time = b->event_time;
-    m->deliver_at = b->deliver_at;
+    /* A delay counts from the send, as in the Go client (the Java and C++ builders add it
+     * to the time deliverAfter is called, which a reused builder would make stale). */
+    m->deliver_at = b->deliver_after ? pc_wall_ms() + b->deliver_after : b->deliver_at;
     m->sequence_id = b->sequence_id;
     m->key_b64 = b->key_b64;
     m->null_key = b->null_key;
@@ -300,28 +391,6 @@ pulsarc_result pulsarc_message_set_schema(pulsarc_message_t *m, const pulsarc_sc
     pc_schema_unref(m->schema);
     m->schema = ref;
     return PULSARC_OK;
-}
-
-/* Standard base64 with padding, as java.util.Base64.getEncoder() writes it. */
-static char *base64(const uint8_t *p, size_t len)
-{
-    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < len)
-            v |= p[i + 2];
-        *o++ = abc[v >> 18 & 63];
-        *o++ = abc[v >> 12 & 63];
-        *o++ = i + 1 < len ? abc[v >> 6 & 63] : '=';
-        *o++ = i + 2 < len ? abc[v & 63] : '=';
-    }
-    *o = 0;
-    return out;
 }
 
 pulsarc_result pulsarc_message_set_key_value(pulsarc_message_t *m, const pulsarc_schema_t *kv,

@@ -21,13 +21,22 @@ struct pulsarc_message {
     pc_property_t *props;
     size_t n_props, cap_props;
     uint64_t event_time;
-    uint64_t deliver_at;
+    uint64_t deliver_at;    /* ms since the epoch; 0: unset */
+    uint64_t deliver_after; /* ms after the send (deliver_at = now + this at send); 0: unset */
+    char **replicate_to;    /* replication clusters ("__local__" alone: no replication) */
+    size_t n_replicate_to;
     int64_t sequence_id; /* -1 = automatic */
     uint8_t *owned_payload; /* pulsarc_message_set_key_value's layout (the payload) */
     bool key_b64;           /* the key is base64 (KeyValue SEPARATED) */
     bool null_key, null_value;
     struct pulsarc_schema *schema; /* a reference, or NULL */
 };
+
+/* The builder's message must be an entry of its own (producer/message.h, pc_msg_alone). */
+static inline bool pc_message_alone(const pulsarc_message_t *b)
+{
+    return b->deliver_at || b->deliver_after || b->n_replicate_to;
+}
 
 struct pulsarc_producer;
 

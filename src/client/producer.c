@@ -137,7 +137,7 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
     if (partition < 0)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
                        "the custom router chose a partition out of range");
-    pc_send_plan_t plan = pc_send_plan(&p->rules, msg->payload_len, msg->deliver_at);
+    pc_send_plan_t plan = pc_send_plan(&p->rules, msg->payload_len, pc_message_alone(msg));
     uint32_t *known_crcs = early_crcs(msg, plan.sender_crcs);
     pulsarc_client_t *c = p->client;
     int64_t max_pending = pc_admission_pending_limit(
@@ -493,6 +493,18 @@ int64_t pulsarc_producer_last_sequence_id(const pulsarc_producer_t *p)
 uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *p)
 {
     return p ? (uint64_t)atomic_load(&p->permits.pending) : 0;
+}
+
+/* The handle outlives its partitioned producer's partitions but not the list itself, which
+ * goes with the handle (pc_producer_release): reading its count is safe until free. */
+int pulsarc_producer_is_connected(const pulsarc_producer_t *p)
+{
+    return p && atomic_load(&p->state) == P_OPEN && p->pt && pc_partitioned_connected(p->pt);
+}
+
+int pulsarc_producer_partitions(const pulsarc_producer_t *p)
+{
+    return p && p->pt ? pc_partitioned_count(p->pt) : 0;
 }
 
 void pc_producer_shutdown(pc_shutdown_hook_t *hook)

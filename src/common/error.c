@@ -73,7 +73,8 @@ static const struct result_text texts[] = {
     { PULSARC_ERR_BROKER_TOO_MANY_REQUESTS, "BROKER_TOO_MANY_REQUESTS", "broker: too many requests" },
     { PULSARC_ERR_BROKER_TOPIC_TERMINATED, "BROKER_TOPIC_TERMINATED", "broker: topic terminated" },
     { PULSARC_ERR_BROKER_PRODUCER_BUSY, "BROKER_PRODUCER_BUSY",
-      "broker: a producer with this name is already connected" },
+      "broker: producer busy (a producer of this name is connected, or another producer has "
+      "the topic to itself)" },
     { PULSARC_ERR_BROKER_INVALID_TOPIC_NAME, "BROKER_INVALID_TOPIC_NAME", "broker: invalid topic name" },
     { PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA, "BROKER_INCOMPATIBLE_SCHEMA", "broker: incompatible schema" },
     { PULSARC_ERR_BROKER_CONSUMER_ASSIGN, "BROKER_CONSUMER_ASSIGN", "broker: consumer assign error" },
@@ -84,7 +85,7 @@ static const struct result_text texts[] = {
     { PULSARC_ERR_BROKER_TXN_CONFLICT, "BROKER_TXN_CONFLICT", "broker: transaction conflict" },
     { PULSARC_ERR_BROKER_TXN_NOT_FOUND, "BROKER_TXN_NOT_FOUND", "broker: transaction not found" },
     { PULSARC_ERR_BROKER_PRODUCER_FENCED, "BROKER_PRODUCER_FENCED",
-      "broker: producer fenced by another producer" },
+      "broker: producer fenced (another producer has, or took, the topic to itself)" },
 };
 
 static const struct result_text *lookup(pulsarc_result res)

@@ -118,10 +118,14 @@ void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
             complete_request(c, cmd->success->request_id, PULSARC_OK, cmd, NULL);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS:
-        /* producer_ready=false means "queued for exclusive access"; the real answer follows. */
+        /* producer_ready=false means "queued for exclusive access"; the real answer follows,
+         * within the request's operationTimeoutMs. */
         if (cmd->producer_success &&
             !(cmd->producer_success->has_producer_ready && !cmd->producer_success->producer_ready))
             complete_request(c, cmd->producer_success->request_id, PULSARC_OK, cmd, NULL);
+        else if (cmd->producer_success)
+            PC_INFO(c->rt->log, "request %llu: the broker queued the producer until it may "
+                    "have the topic to itself", (unsigned long long)cmd->producer_success->request_id);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE:
         if (cmd->lookuptopicresponse)

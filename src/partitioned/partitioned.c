@@ -1,6 +1,7 @@
 /* The list of partition producers: creation, routing, and the operations that go to every
  * partition at once (start, flush, close, abort), each reported once when the last
- * partition has answered. @locality loop thread, except pc_partitioned_route. */
+ * partition has answered. @locality loop thread, except pc_partitioned_route,
+ * pc_partitioned_connected and pc_partitioned_count. */
 #include "partitioned/partitioned_internal.h"
 
 #include <stdio.h>
@@ -22,6 +23,7 @@ pc_pp_t *pc_partitioned_new_part(pc_partitioned_t *pt, int i)
         .released = pt->owner.released,
         .stopped = pt->owner.stopped,
         .owner = pt->owner.ctx,
+        .down = &pt->down,
     };
     return pc_pp_new(pt->rt, name, pt->partitioned ? i : -1, &pt->pp, &hooks);
 }
@@ -47,6 +49,7 @@ pc_partitioned_t *pc_partitioned_new(pc_runtime_t *rt, const pc_topic_name_t *to
     pt->owner = *owner;
     pc_router_init(&pt->router, routing);
     pt->partitioned = n > 0;
+    atomic_init(&pt->down, 0);
     int count = n > 0 ? n : 1;
     if (!(pt->parts = calloc((size_t)count, sizeof *pt->parts))) {
         free(pt);
@@ -187,6 +190,10 @@ void pc_partitioned_abort(pc_partitioned_t *pt, pulsarc_result why, const char *
     bool starting = pt->starting != NULL;
     if (starting)
         pt->start.remaining++;
+    /* The aborts' callbacks may free pt, and the count of partitions not connected in it:
+     * no partition may touch that count from now on. */
+    for (int i = 0; i < n; i++)
+        pc_pp_leave_count(parts[i]);
     for (int i = 0; i < n; i++)
         pc_pp_abort(parts[i], why, detail);
     free_parts(parts, n);
@@ -204,4 +211,14 @@ bool pc_partitioned_status(const pc_partitioned_t *pt, int i, pc_partition_statu
     out->schema_version = pc_pp_schema_version(pp);
     out->max_message_size = pc_pp_max_message_size(pp);
     return true;
+}
+
+bool pc_partitioned_connected(const pc_partitioned_t *pt)
+{
+    return atomic_load(&pt->down) == 0;
+}
+
+int pc_partitioned_count(const pc_partitioned_t *pt)
+{
+    return pt->partitioned ? atomic_load(&pt->n_routable) : 0;
 }

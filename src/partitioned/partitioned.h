@@ -4,7 +4,8 @@
  * admission, callbacks, flush and close bookkeeping) and producer/ (one partition each);
  * its owner sees partitions only as numbers: it routes a message to one, hands it over,
  * and starts, flushes, closes or aborts them all at once.
- * @locality loop thread, except pc_partitioned_route (any thread). */
+ * @locality loop thread, except pc_partitioned_route, pc_partitioned_connected and
+ * pc_partitioned_count (any thread). */
 #ifndef PC_PARTITIONED_H
 #define PC_PARTITIONED_H
 
@@ -83,6 +84,13 @@ bool pc_partitioned_close(pc_partitioned_t *pt, pc_partitioned_op_t *op);
 void pc_partitioned_abort(pc_partitioned_t *pt, pulsarc_result why, const char *detail);
 /* False when the partitions are gone. */
 bool pc_partitioned_status(const pc_partitioned_t *pt, int i, pc_partition_status_t *out);
+/* Every partition producer that has been started (all of them, or with lazy start those
+ * that had a message) is registered on a connection now; a partition not started yet
+ * does not count (as the C++ client's isConnected). Any thread: one atomic read. */
+bool pc_partitioned_connected(const pc_partitioned_t *pt);
+/* The partitions messages are routed to (grows with updates once the new ones have
+ * registered); 0 for a topic without partitions. Any thread. */
+int pc_partitioned_count(const pc_partitioned_t *pt);
 
 /* Check the partition count every every_ms and grow the list (partitioned topics). */
 void pc_partitioned_updates_start(pc_partitioned_t *pt, uint64_t every_ms);

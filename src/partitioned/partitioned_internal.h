@@ -1,7 +1,7 @@
 /* The partitioned producer's state, shared by its files: partitioned.c (the list, routing,
  * start, send, flush, close, abort) and partition_updates.c (partition-count updates).
  * Nothing outside src/partitioned/ includes this. @locality loop thread, except
- * n_routable. */
+ * n_routable and down (atomics read by any thread). */
 #ifndef PC_PARTITIONED_INTERNAL_H
 #define PC_PARTITIONED_INTERNAL_H
 
@@ -21,6 +21,7 @@ struct pc_partitioned {
     int n_parts;
     bool partitioned;             /* false: one producer for the whole topic */
     _Atomic int n_routable;       /* partitions the router may pick (grows with updates) */
+    _Atomic int down;             /* started partitions not connected (pc_pp_hooks_t.down) */
     pc_partitioned_op_t *starting; /* the caller's start in progress, if any */
     pc_partitioned_op_t start;    /* ... which waits for the partitions in this one */
 

@@ -28,7 +28,10 @@ typedef struct pc_msg {
     const pc_property_t *props;
     size_t n_props;
     uint64_t event_time;
-    uint64_t deliver_at;
+    uint64_t deliver_at;            /* ms since the epoch; 0: at once */
+    const char *const *replicate_to; /* the clusters to replicate to; none: the namespace's
+                                       ("__local__" alone: none at all) */
+    size_t n_replicate_to;
     int64_t sequence_id;            /* explicit id or -1; the assigned id once queued */
     const uint32_t *block_crcs;     /* NULL, or the payload's block CRCs
                                        (wire/crc32c_blocks.h), computed off the loop */
@@ -38,6 +41,13 @@ typedef struct pc_msg {
     const void *schema_slot;        /* the producer's: where its schema version is kept */
     void (*release)(struct pc_msg *m); /* frees the block that holds the message */
 } pc_msg_t;
+
+/* The broker applies delayed delivery and replication clusters to a whole entry, so a
+ * message with either travels alone, never in a batch (as in the Go client). */
+static inline bool pc_msg_alone(const pc_msg_t *m)
+{
+    return m->deliver_at || m->n_replicate_to;
+}
 
 /* Hand a borrowed payload back and free the message. Does not call any callback. */
 void pc_msg_free(pc_msg_t *m);

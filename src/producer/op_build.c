@@ -339,6 +339,9 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
         meta.has_deliver_at_time = 1;
         meta.deliver_at_time = (int64_t)msg->deliver_at;
     }
+    /* Never batched (pc_msg_alone): a batch has one entry's metadata for all. */
+    meta.n_replicate_to = msg->n_replicate_to;
+    meta.replicate_to = (char **)msg->replicate_to;
     fill_encryption(&meta, p, iv);
     size_t chunk_size = 0;
     bool split = false;

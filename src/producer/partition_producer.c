@@ -24,6 +24,24 @@ pc_send_rules_t pc_pp_send_rules(const pc_pp_settings_t *set)
     };
 }
 
+void pp_set_state(pc_pp_t *pp, pp_state s)
+{
+    pp->state = s;
+    bool down = s != PP_IDLE && s != PP_READY;
+    if (!pp->down || down == pp->counted)
+        return;
+    pp->counted = down;
+    atomic_fetch_add(pp->down, down ? 1 : -1);
+}
+
+void pc_pp_leave_count(pc_pp_t *pp)
+{
+    if (pp->counted)
+        atomic_fetch_sub(pp->down, 1);
+    pp->counted = false;
+    pp->down = NULL;
+}
+
 static void maybe_free(pc_pp_t *pp)
 {
     if (!pp->freed || pp->live_handles > 0 || pp->inflight > 0)
@@ -63,11 +81,12 @@ void pp_finish_close(pc_pp_t *pp, pulsarc_result res)
     uv_timer_stop(&pp->reconnect_timer);
     /* A close may come while a registration is in flight: the connection must not keep
      * our listener, and the answers to that attempt are stale from now on. */
+    pp_abandon_registration(pp);
     if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
         pc_conn_remove_listener(pp->conn, &pp->listener);
     pp->conn = NULL;
     pp->attempt++;
-    pp->state = PP_CLOSED;
+    pp_set_state(pp, PP_CLOSED);
     /* Messages already written may have been stored; the rest were never sent. */
     pc_pp_fail_all_in_doubt(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
     pc_pp_done_fn cb = pp->close_cb;
@@ -103,6 +122,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
     pp->released = hooks->released;
     pp->stopped = hooks->stopped;
     pp->owner = hooks->owner;
+    pp->down = hooks->down;
     pp->state = PP_IDLE;
     pp->producer_id = rt->next_producer_id++;
     pp->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
@@ -171,7 +191,7 @@ static void close_after_flush(pc_pp_t *pp, pulsarc_result res, void *ctx)
         pp_finish_close(pp, PULSARC_OK);
         return;
     }
-    pp->state = PP_CLOSING;
+    pp_set_state(pp, PP_CLOSING);
     Pulsar__Proto__CommandCloseProducer close = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     uint64_t rid = pc_conn_new_request_id(pp->conn);
@@ -203,7 +223,7 @@ static void on_close_deadline(uv_timer_t *t)
 void pc_pp_close(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
 {
     if (pp->state == PP_CLOSED || pp->state == PP_FAILED || pp->state == PP_IDLE) {
-        pp->state = PP_CLOSED;
+        pp_set_state(pp, PP_CLOSED);
         cb(pp, PULSARC_OK, ctx);
         return;
     }
@@ -216,6 +236,7 @@ void pc_pp_close(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
 
 void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail)
 {
+    pp_abandon_registration(pp);
     if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
         pc_conn_remove_listener(pp->conn, &pp->listener);
     pp->conn = NULL;
@@ -224,7 +245,7 @@ void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail)
     uv_timer_stop(&pp->batch_timer);
     uv_timer_stop(&pp->close_timer);
     pp_state before = pp->state;
-    pp->state = PP_CLOSED;
+    pp_set_state(pp, PP_CLOSED);
     /* Messages already written may have been stored (a client destroyed while receipts
      * were on their way); the rest were never sent. */
     pc_pp_fail_all_in_doubt(pp, why, detail);
@@ -249,6 +270,7 @@ void pc_pp_free(pc_pp_t *pp)
     if (pp->state != PP_CLOSED)
         pc_pp_abort(pp, PULSARC_ERR_ALREADY_CLOSED, "producer freed");
     pp->freed = true;
+    pc_pp_leave_count(pp); /* gone: no longer one of the owner's producers */
     pc_cluster_unlisten(pp->rt, &pp->cluster_listener);
     uv_close((uv_handle_t *)&pp->reconnect_timer, on_timer_closed);
     uv_close((uv_handle_t *)&pp->timeout_timer, on_timer_closed);

@@ -5,6 +5,7 @@
 #ifndef PC_PARTITION_PRODUCER_H
 #define PC_PARTITION_PRODUCER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +19,15 @@
 #include "producer/send_plan.h"
 
 typedef struct pc_pp pc_pp_t;
+
+/* Who else may publish to the topic (CommandProducer.producer_access_mode; the values are
+ * the configuration's names in order, not the protocol's numbers). */
+typedef enum pc_access_mode {
+    PC_ACCESS_SHARED = 0,               /* any number of producers */
+    PC_ACCESS_EXCLUSIVE,                /* refused while another producer is there */
+    PC_ACCESS_EXCLUSIVE_WITH_FENCING,   /* the others are fenced out */
+    PC_ACCESS_WAIT_FOR_EXCLUSIVE,       /* queued by the broker until the others leave */
+} pc_access_mode;
 
 /* What a partition producer needs of the producer configuration, in its own terms. */
 typedef struct pc_pp_settings {
@@ -36,6 +46,11 @@ typedef struct pc_pp_settings {
     struct pulsarc_schema *schema; /* registered with the producer; NULL: none (pc_pp_new
                                       takes its own reference) */
     pc_enc_settings_t encryption; /* key_names NULL: no end-to-end encryption */
+    pc_access_mode access_mode;
+    const pc_property_t *properties; /* CommandProducer.metadata (borrowed: must outlive
+                                        the producer) */
+    size_t n_properties;
+    const char *initial_subscription; /* created with the producer; NULL: none (borrowed) */
 } pc_pp_settings_t;
 
 /* Runs once per message: success with its id, or failure. The owner runs the user's
@@ -58,6 +73,10 @@ typedef struct pc_pp_hooks {
     pc_pp_released_fn released;
     pc_pp_stopped_fn stopped;
     void *owner;
+    /* Counts this producer while it is started and not registered (connecting, stopped
+     * or closed), so that any thread can tell whether every started producer of an owner
+     * is connected; NULL: not counted. A producer freed while counted takes itself off. */
+    _Atomic int *down;
 } pc_pp_hooks_t;
 
 /* The rules by which messages of a producer with these settings are planned
@@ -77,6 +96,9 @@ void pc_pp_flush(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx);
 void pc_pp_close(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx);
 /* Fail everything pending with why and stop at once (client shutdown). */
 void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail);
+/* Stop counting this producer in its owner's hooks.down (taking it off if counted): the
+ * count is going away before the producer does. pc_pp_free does it too. */
+void pc_pp_leave_count(pc_pp_t *pp);
 /* Release (after close or abort); memory goes once the timers have closed. */
 void pc_pp_free(pc_pp_t *pp);
 

@@ -155,7 +155,7 @@ static void on_batch_timer(uv_timer_t *t)
  * message's entry. */
 static bool batchable(const pc_pp_t *pp, const pc_msg_t *msg)
 {
-    return pc_send_plan(&pp->rules, msg->payload_len, msg->deliver_at).batched &&
+    return pc_send_plan(&pp->rules, msg->payload_len, pc_msg_alone(msg)).batched &&
            pc_batcher_entry_fits(&pp->batcher, msg);
 }
 

@@ -74,13 +74,19 @@ struct pc_pp {
     pc_pp_stopped_fn stopped;
     void *owner;
 
-    pp_state state;
+    pp_state state;           /* changed by pp_set_state only */
+    _Atomic int *down;        /* the owner's count of producers not connected (hooks) */
+    bool counted;             /* ... and whether this one is in it */
     pulsarc_result fail_res;  /* PP_FAILED: the error every send gets */
     char fail_detail[256];    /* ... and its detail */
     uint64_t producer_id;
     char *name;
     bool user_named;
     uint64_t epoch;
+    bool has_topic_epoch;     /* the broker gave the topic's epoch (exclusive access): */
+    uint64_t topic_epoch;     /* sent again at every registration, so a producer fenced
+                                 meanwhile is refused rather than taking over again */
+    bool registering;         /* a PRODUCER request of the current attempt is in flight */
     pc_conn_t *conn;
     pc_conn_listener_t listener;
     pc_cluster_listener_t cluster_listener; /* hears of a switch to another cluster */
@@ -138,6 +144,9 @@ struct pc_pp {
 #define NOT_SENT_DETAIL "the message was never written to a connection: not sent"
 
 /* partition_producer.c */
+/* Every change of state goes here: it keeps the owner's count of producers that are
+ * started and not connected (pc_pp_hooks_t.down). */
+void pp_set_state(pc_pp_t *pp, pp_state s);
 /* An asynchronous call made with pp as context returned; false when pp is gone. */
 bool pp_callback_returned(pc_pp_t *pp);
 /* The producer is closed: whatever is still pending fails, then the closer hears. */
@@ -145,6 +154,10 @@ void pp_finish_close(pc_pp_t *pp, pulsarc_result res);
 
 /* pp_registration.c */
 void pp_stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail);
+/* The answer to the registration in flight is no longer wanted (close, abort): tell the
+ * broker to drop the producer, which it may still create (a WaitForExclusive producer it
+ * queued would otherwise take the topic with nobody behind it). */
+void pp_abandon_registration(pc_pp_t *pp);
 void pp_on_broker_close(void *ctx);
 void pp_on_disconnect(void *ctx, pulsarc_result why);
 /* The client switched to another cluster: waiting to reconnect, try it now. */

@@ -60,7 +60,7 @@ static void schedule_reconnect(pc_pp_t *pp)
 
 void pp_stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail)
 {
-    pp->state = PP_FAILED;
+    pp_set_state(pp, PP_FAILED);
     pp->fail_res = res;
     snprintf(pp->fail_detail, sizeof pp->fail_detail, "the producer stopped: %s",
              detail && *detail ? detail : pulsarc_strerror(res));
@@ -89,7 +89,7 @@ static void attempt_failed(pc_pp_t *pp, pulsarc_result res, const char *detail)
                  * its waiting messages fail, but the next send tries to register again,
                  * since the error may well be gone by then. */
                 pp_fail_all(pp, res, detail);
-                pp->state = PP_IDLE;
+                pp_set_state(pp, PP_IDLE);
                 pc_backoff_reset(&pp->backoff);
                 return;
             }
@@ -109,17 +109,58 @@ static void attempt_failed(pc_pp_t *pp, pulsarc_result res, const char *detail)
     schedule_reconnect(pp);
 }
 
+static const char *const access_mode_names[] = {
+    [PC_ACCESS_SHARED] = "shared",
+    [PC_ACCESS_EXCLUSIVE] = "exclusive",
+    [PC_ACCESS_EXCLUSIVE_WITH_FENCING] = "exclusive_with_fencing",
+    [PC_ACCESS_WAIT_FOR_EXCLUSIVE] = "wait_for_exclusive",
+};
+
+static Pulsar__Proto__ProducerAccessMode access_mode_proto(pc_access_mode m)
+{
+    switch (m) {
+    case PC_ACCESS_EXCLUSIVE:
+        return PULSAR__PROTO__PRODUCER_ACCESS_MODE__Exclusive;
+    case PC_ACCESS_EXCLUSIVE_WITH_FENCING:
+        return PULSAR__PROTO__PRODUCER_ACCESS_MODE__ExclusiveWithFencing;
+    case PC_ACCESS_WAIT_FOR_EXCLUSIVE:
+        return PULSAR__PROTO__PRODUCER_ACCESS_MODE__WaitForExclusive;
+    case PC_ACCESS_SHARED:
+        break;
+    }
+    return PULSAR__PROTO__PRODUCER_ACCESS_MODE__Shared;
+}
+
+/* The detail of a refused registration. The broker refuses a producer because of the
+ * topic's other producers with ProducerBusy (a shared one beside an exclusive one, or a
+ * name in use) or ProducerFenced (an exclusive one beside any other, or one whose topic
+ * epoch has moved on): its words, and this producer's access mode, say which. */
+static void refusal_detail(const pc_pp_t *pp, pulsarc_result res, char *out, size_t len)
+{
+    const char *broker = pulsarc_last_error_detail();
+    if (res == PULSARC_ERR_BROKER_PRODUCER_BUSY || res == PULSARC_ERR_BROKER_PRODUCER_FENCED)
+        snprintf(out, len, "%s (this producer's accessMode is %s)", broker,
+                 access_mode_names[pp->set.access_mode]);
+    else
+        snprintf(out, len, "%s", broker);
+}
+
 static void on_registered(pc_conn_t *conn, pulsarc_result res,
                           const Pulsar__Proto__BaseCommand *resp, void *ctx)
 {
     pc_pp_t *pp = attempt_ctx_take(ctx);
     if (!pp || pp->conn != conn)
         return;
+    pp->registering = false;
     if (res != PULSARC_OK || !resp->producer_success) {
         if (res == PULSARC_OK)
             res = pc_fail(PULSARC_ERR_PROTOCOL, "PRODUCER answered with the wrong command");
         char detail[512];
-        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        refusal_detail(pp, res, detail, sizeof detail);
+        /* No answer in time: the broker may still create the producer (a WaitForExclusive
+         * one it queued gets the topic once the others leave), so tell it not to. */
+        if (res == PULSARC_ERR_TIMEOUT && pc_conn_state(conn) == PC_CONN_READY)
+            pp_send_close_producer(pp);
         if (pc_conn_state(conn) != PC_CONN_CLOSED)
             pc_conn_remove_listener(conn, &pp->listener);
         attempt_failed(pp, res, detail);
@@ -150,20 +191,28 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
         pp_note_id_used(pp, last);
         atomic_store(&pp->last_sequence_id, last);
     }
+    /* The topic's epoch, as the latest registration gave it (the official clients keep
+     * what each success says, absent included). */
+    pp->has_topic_epoch = ok->has_topic_epoch;
+    pp->topic_epoch = ok->topic_epoch;
     /* What the broker holds is a replay for every later message with an id up to it. */
     if (broker_last > pp->pushed)
         pp->pushed = broker_last;
     pp->registration++;
     pp->max_message_size = pc_conn_max_message_size(conn);
     pc_batcher_set_frame_limit(&pp->batcher, pp->max_message_size);
-    pp->state = PP_READY;
+    pp_set_state(pp, PP_READY);
     /* The backoff starts over once the broker stores something (pp_on_receipt): a frame it
      * refuses, closing the connection each time, must not make us spin. */
     if (!pp->head)
         pc_backoff_reset(&pp->backoff);
-    PC_INFO(pp->rt->log, "%s: producer %s ready (id %llu, epoch %llu, last sequence id %lld)",
+    PC_INFO(pp->rt->log,
+            "%s: producer %s ready (id %llu, epoch %llu, last sequence id %lld, accessMode %s, "
+            "topic epoch %lld)",
             pp->topic, pp->name, (unsigned long long)pp->producer_id,
-            (unsigned long long)pp->epoch, (long long)broker_last);
+            (unsigned long long)pp->epoch, (long long)broker_last,
+            access_mode_names[pp->set.access_mode],
+            pp->has_topic_epoch ? (long long)pp->topic_epoch : -1LL);
     pp->epoch++;
     if (pp->start_cb || pp->waiting_head) {
         pc_pp_done_fn cb = pp->start_cb;
@@ -174,6 +223,31 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
     pp_resend_pending(pp);
     if (pp->state == PP_READY)
         pp_send_waiting(pp);
+}
+
+/* The producer's properties as CommandProducer.metadata: one block, pointers then
+ * entries, freed by the caller once the command is written. False when out of memory. */
+static bool producer_metadata(const pc_pp_t *pp, Pulsar__Proto__CommandProducer *reg,
+                              Pulsar__Proto__KeyValue ***out)
+{
+    size_t n = pp->set.n_properties;
+    *out = NULL;
+    if (n == 0)
+        return true;
+    Pulsar__Proto__KeyValue **ptrs = malloc(n * (sizeof *ptrs + sizeof **ptrs));
+    if (!ptrs)
+        return false;
+    Pulsar__Proto__KeyValue *kvs = (Pulsar__Proto__KeyValue *)(ptrs + n);
+    for (size_t i = 0; i < n; i++) {
+        kvs[i] = (Pulsar__Proto__KeyValue)PULSAR__PROTO__KEY_VALUE__INIT;
+        kvs[i].key = pp->set.properties[i].key;
+        kvs[i].value = pp->set.properties[i].value;
+        ptrs[i] = &kvs[i];
+    }
+    reg->n_metadata = n;
+    reg->metadata = ptrs;
+    *out = ptrs;
+    return true;
 }
 
 static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
@@ -203,21 +277,33 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
         reg.has_encrypted = 1;
         reg.encrypted = 1;
     }
+    reg.has_producer_access_mode = 1;
+    reg.producer_access_mode = access_mode_proto(pp->set.access_mode);
+    if (pp->has_topic_epoch) {
+        reg.has_topic_epoch = 1;
+        reg.topic_epoch = pp->topic_epoch;
+    }
+    reg.initial_subscription_name = (char *)pp->set.initial_subscription;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER;
     cmd.producer = &reg;
-    void *schema_mem;
+    void *schema_mem = NULL;
+    Pulsar__Proto__KeyValue **metadata = NULL;
     attempt_ctx *a = attempt_ctx_new(pp);
-    if (!a || pp_schema_fill_producer(pp, &reg, &schema_mem) != 0) {
+    if (!a || !producer_metadata(pp, &reg, &metadata) ||
+        pp_schema_fill_producer(pp, &reg, &schema_mem) != 0) {
         if (a) {
             pp->inflight--;
             free(a);
         }
+        free(metadata);
         pc_conn_remove_listener(conn, &pp->listener);
         attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
         return;
     }
+    pp->registering = true;
     pc_conn_request(conn, &cmd, rid, on_registered, a);
     pp_schema_proto_free(schema_mem);
+    free(metadata);
 }
 
 static void on_lookup(pulsarc_result res, const pc_host_port_t *logical,
@@ -268,6 +354,7 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
         /* The broker closed us while registering (the topic is moving): its answer to the
          * PRODUCER command may never come, so give up on this attempt and start anew. */
         PC_INFO(pp->rt->log, "%s: closed during registration; retrying", pp->topic);
+        pp->registering = false;
         pp->attempt++;
         pp->conn = NULL;
         schedule_reconnect(pp);
@@ -284,8 +371,17 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
             pp->topic, pulsarc_strerror(why), detail && *detail ? ": " : "", detail ? detail : "",
             (size_t)(pp->head ? pp->next_op_index - pp->head->index : 0));
     pp->conn = NULL;
-    pp->state = PP_CONNECTING;
+    pp_set_state(pp, PP_CONNECTING);
     schedule_reconnect(pp);
+}
+
+void pp_abandon_registration(pc_pp_t *pp)
+{
+    if (!pp->registering)
+        return;
+    pp->registering = false;
+    if (pp->conn && pc_conn_state(pp->conn) == PC_CONN_READY)
+        pp_send_close_producer(pp);
 }
 
 void pp_on_broker_close(void *ctx)
@@ -318,6 +414,6 @@ void pc_pp_start(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
     pp->start_cb = cb;
     pp->start_ctx = ctx;
     pp->start_deadline_ms = pc_mono_ms() + pp->rt->limits.operation_timeout_ms;
-    pp->state = PP_CONNECTING;
+    pp_set_state(pp, PP_CONNECTING);
     connect_now(pp);
 }

@@ -8,12 +8,12 @@
  * below one CRC block is cheap enough to checksum where its frame is built. */
 #define SENDER_CRC_MIN PC_CRC32C_BLOCK
 
-pc_send_plan_t pc_send_plan(const pc_send_rules_t *r, size_t payload_len, uint64_t deliver_at)
+pc_send_plan_t pc_send_plan(const pc_send_rules_t *r, size_t payload_len, bool alone)
 {
     pc_send_plan_t plan;
-    /* Delayed delivery is per entry on the broker, so such messages travel alone; so do
-     * messages that would fill a batch by themselves. */
-    plan.batched = r->batching && !deliver_at && payload_len < r->batching_max_bytes;
+    /* Delayed delivery and replication clusters are per entry on the broker, so such
+     * messages travel alone; so do messages that would fill a batch by themselves. */
+    plan.batched = r->batching && !alone && payload_len < r->batching_max_bytes;
     /* Compressed or encrypted bytes are made on the loop: a CRC of the payload would be
      * wasted on them, as it would on a batch's. */
     plan.sender_crcs = payload_len >= SENDER_CRC_MIN && !r->compressed && !r->encrypted &&

@@ -1,5 +1,5 @@
 /* How a message travels, decided in one place from the producer's settings and the
- * message's size and delivery time: whether it goes into a batch, what it holds against
+ * message's size and whether it must be an entry of its own (pc_msg_alone): whether it goes into a batch, what it holds against
  * memoryLimitBytes until its receipt, and whether the sending thread computes the CRCs of
  * its payload. The sending thread plans at admission (client/), the loop thread again when
  * it takes the message (pp_batching.c); the same inputs give the same plan, so both sides
@@ -39,6 +39,7 @@ typedef struct pc_send_plan {
     size_t memory_charge;
 } pc_send_plan_t;
 
-pc_send_plan_t pc_send_plan(const pc_send_rules_t *r, size_t payload_len, uint64_t deliver_at);
+/* alone: the message may not share an entry (a delivery time, replication clusters). */
+pc_send_plan_t pc_send_plan(const pc_send_rules_t *r, size_t payload_len, bool alone);
 
 #endif

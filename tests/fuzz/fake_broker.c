@@ -252,7 +252,7 @@ static void answer_producer(fake_broker_t *fb, int i, const Pulsar__Proto__Comma
     answer(fb, i, bc_producer_success(&fb->reply, p->request_id,
                                       p->producer_name ? p->producer_name : name,
                                       fb->settings.last_sequence_id,
-                                      version.len > 0 ? &version : NULL));
+                                      version.len > 0 ? &version : NULL, true, -1));
 }
 
 ProtobufCBinaryData fb_version(uint64_t n, size_t len)

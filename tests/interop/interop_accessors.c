@@ -58,7 +58,11 @@ static void *read_accessors(void *arg)
         int64_t last = pulsarc_producer_last_sequence_id(p);
         uint64_t pending = pulsarc_producer_pending_count(p);
         const char *topic = pulsarc_producer_topic(p);
-        if (!name[0] || last < -1 || pending > 1000000 || !topic[0])
+        /* New partitions register while this runs: connected may be false then. */
+        int connected = pulsarc_producer_is_connected(p);
+        int partitions = pulsarc_producer_partitions(p);
+        if (!name[0] || last < -1 || pending > 1000000 || !topic[0] || connected < 0 ||
+            partitions < 1)
             atomic_store(&bad_read, true);
         atomic_fetch_add(&reads, 1);
     }

@@ -207,7 +207,10 @@ def test_pulsar_client_produce_flags_and_conf_file(service_url, unique_topic, tm
 
 def test_refused_pulsar_client_flags(service_url, unique_topic):
     cases = {
-        "geo-replication": ["-dr"],
+        "cannot be combined": ["-dr", "--replication-clusters", "c1"],
+        "expects names separated by ','": ["--replication-clusters", "c1,,c2"],
+        "--deliver-after expects milliseconds": ["--deliver-after", "soon"],
+        "accessMode: \"solo\" is not a known value": ["--access-mode", "solo"],
         "a KeyValue key from a file": ["-kvkf", "key.bin"],
         "json needs a definition": ["-vs", "json"],
         "unknown schema type 'jsn'": ["--schema-type", "jsn"],

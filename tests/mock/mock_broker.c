@@ -31,6 +31,8 @@
 typedef struct reg_producer {
     uint64_t id;
     char *name;
+    uint64_t request_id;    /* queued producers: the PRODUCER request to answer */
+    int64_t schema_version; /* ... and its schema version (-1: none) */
 } reg_producer_t;
 
 typedef struct conn {
@@ -46,6 +48,8 @@ typedef struct conn {
     pc_buf_t out;            /* bytes not yet accepted by the kernel */
     reg_producer_t *producers;
     size_t n_producers, cap_producers;
+    reg_producer_t *queued;  /* answered "not ready", waiting for mock_broker_grant_queued */
+    size_t n_queued, cap_queued;
     uint8_t *stash;          /* REORDER mode: a receipt waiting for its pair */
     size_t stash_len;
 } conn_t;
@@ -132,6 +136,8 @@ struct mock_broker {
     bool schema_enforced;
     bool schema_refuse_new;
     bool schema_ignore;
+    int64_t topic_epoch;  /* PRODUCER_SUCCESS.topic_epoch; -1: none */
+    bool queue_producers; /* answer PRODUCER "not ready" and queue it */
 
     /* state and records */
     parked_queue_t held, delayed;
@@ -328,6 +334,19 @@ static void forget_producer(conn_t *c, uint64_t id)
         if (c->producers[i].id == id) {
             free(c->producers[i].name);
             c->producers[i] = c->producers[--c->n_producers];
+            return;
+        }
+    }
+}
+
+/* A queued producer closed before it was granted the topic is dropped, as the broker
+ * fails its future (ServerCnx.handleCloseProducer). */
+static void forget_queued(conn_t *c, uint64_t id)
+{
+    for (size_t i = 0; i < c->n_queued; i++) {
+        if (c->queued[i].id == id) {
+            free(c->queued[i].name);
+            c->queued[i] = c->queued[--c->n_queued];
             return;
         }
     }
@@ -705,6 +724,42 @@ static void handle_get_schema(mock_broker_t *mb, conn_t *c, const Pulsar__Proto_
                              (ProtobufCBinaryData){ sizeof vb, vb }));
 }
 
+/* PRODUCER_SUCCESS for a producer of this name; ready false: "queued", as the broker
+ * answers a WaitForExclusive producer while another one has the topic. */
+static void send_producer_success(mock_broker_t *mb, conn_t *c, uint64_t request_id,
+                                  const char *name, int64_t version, bool ready)
+{
+    int64_t last = mb->last_seq;
+    if (last == MOCK_LAST_SEQ_TRACKED) {
+        seq_track_t *t = find_track(mb, name);
+        last = t ? (int64_t)t->highest : -1;
+    }
+    uint8_t vb[BC_VERSION_LEN];
+    bc_version_bytes(version, vb);
+    ProtobufCBinaryData schema_version = { sizeof vb, vb };
+    send_reply(mb, c, "PRODUCER_SUCCESS",
+               bc_producer_success(&mb->reply, request_id, name, last,
+                                   version >= 0 ? &schema_version : NULL, ready,
+                                   ready ? mb->topic_epoch : -1));
+}
+
+static void record_producer_fields(mock_producer_info_t *lp,
+                                   const Pulsar__Proto__CommandProducer *in)
+{
+    lp->has_access_mode = in->has_producer_access_mode;
+    lp->access_mode = in->has_producer_access_mode ? (int)in->producer_access_mode : 0;
+    lp->has_topic_epoch = in->has_topic_epoch;
+    lp->topic_epoch = in->has_topic_epoch ? in->topic_epoch : 0;
+    lp->n_metadata = in->n_metadata;
+    for (size_t i = 0; i < in->n_metadata && i < MOCK_MAX_METADATA; i++) {
+        copy_str(lp->metadata[i].key, sizeof lp->metadata[i].key, in->metadata[i]->key);
+        copy_str(lp->metadata[i].value, sizeof lp->metadata[i].value, in->metadata[i]->value);
+    }
+    lp->has_initial_subscription = in->initial_subscription_name != NULL;
+    copy_str(lp->initial_subscription, sizeof lp->initial_subscription,
+             in->initial_subscription_name);
+}
+
 static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandProducer *in)
 {
     mb->counters[MOCK_PRODUCERS]++;
@@ -730,6 +785,7 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
                                                             : sizeof lp->schema_data);
     lp->n_schema_properties = in->schema ? in->schema->n_properties : 0;
     lp->encrypted = in->has_encrypted && in->encrypted;
+    record_producer_fields(lp, in);
 
     if (mb->producer_fail_times != 0) {
         if (mb->producer_fail_times > 0)
@@ -757,6 +813,20 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
         name = assigned;
     }
     char *copy = dupstr(name);
+    if (mb->queue_producers) {
+        if (!copy || grow((void **)&c->queued, &c->cap_queued, c->n_queued,
+                          sizeof *c->queued) != 0) {
+            free(copy);
+            c->dead = true;
+            return;
+        }
+        mb->counters[MOCK_QUEUED_PRODUCERS]++;
+        c->queued[c->n_queued++] = (reg_producer_t){ .id = in->producer_id, .name = copy,
+                                                     .request_id = in->request_id,
+                                                     .schema_version = version };
+        send_producer_success(mb, c, in->request_id, copy, version, false);
+        return;
+    }
     if (!copy || grow((void **)&c->producers, &c->cap_producers, c->n_producers,
                       sizeof *c->producers) != 0) {
         free(copy);
@@ -765,18 +835,7 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
     }
     forget_producer(c, in->producer_id); /* re-creating the same id replaces it */
     c->producers[c->n_producers++] = (reg_producer_t){ .id = in->producer_id, .name = copy };
-
-    int64_t last = mb->last_seq;
-    if (last == MOCK_LAST_SEQ_TRACKED) {
-        seq_track_t *t = find_track(mb, name);
-        last = t ? (int64_t)t->highest : -1;
-    }
-    uint8_t vb[BC_VERSION_LEN];
-    bc_version_bytes(version, vb);
-    ProtobufCBinaryData schema_version = { sizeof vb, vb };
-    send_reply(mb, c, "PRODUCER_SUCCESS",
-               bc_producer_success(&mb->reply, in->request_id, copy, last,
-                                   version >= 0 ? &schema_version : NULL));
+    send_producer_success(mb, c, in->request_id, copy, version, true);
 }
 
 static void send_send_error(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandSend *in,
@@ -883,6 +942,7 @@ static void handle_close_producer(mock_broker_t *mb, conn_t *c,
 {
     mb->counters[MOCK_CLOSE_PRODUCERS]++;
     forget_producer(c, in->producer_id);
+    forget_queued(c, in->producer_id);
     send_reply(mb, c, "SUCCESS", bc_success(&mb->reply, in->request_id));
 }
 
@@ -1077,6 +1137,9 @@ static void conn_free(conn_t *c)
     for (size_t i = 0; i < c->n_producers; i++)
         free(c->producers[i].name);
     free(c->producers);
+    for (size_t i = 0; i < c->n_queued; i++)
+        free(c->queued[i].name);
+    free(c->queued);
     free(c->stash);
     free(c);
 }
@@ -1242,6 +1305,7 @@ mock_broker_t *mock_broker_start(void)
     mb->listen_fd = mb->wake_rd = mb->wake_wr = -1;
     mb->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
     mb->last_seq = -1;
+    mb->topic_epoch = -1;
     mb->answer_pings = true;
     pc_buf_init(&mb->reply);
     const char *dbg = getenv("MOCK_BROKER_DEBUG");
@@ -1625,6 +1689,40 @@ void mock_broker_fail_producer(mock_broker_t *mb, int server_error, const char *
 {
     LOCKED(mb, (mb->producer_fail_error = server_error,
                 replace_str(&mb->producer_fail_msg, message), mb->producer_fail_times = times));
+}
+
+void mock_broker_set_topic_epoch(mock_broker_t *mb, int64_t epoch)
+{
+    LOCKED(mb, mb->topic_epoch = epoch);
+}
+
+void mock_broker_set_queue_producers(mock_broker_t *mb, bool on)
+{
+    LOCKED(mb, mb->queue_producers = on);
+}
+
+int mock_broker_grant_queued(mock_broker_t *mb)
+{
+    pthread_mutex_lock(&mb->mu);
+    int n = 0;
+    for (size_t i = 0; i < mb->n_conns; i++) {
+        conn_t *c = mb->conns[i];
+        while (c->n_queued > 0) {
+            reg_producer_t q = c->queued[--c->n_queued];
+            if (!conn_writable(c) || grow((void **)&c->producers, &c->cap_producers,
+                                          c->n_producers, sizeof *c->producers) != 0) {
+                free(q.name);
+                continue;
+            }
+            forget_producer(c, q.id);
+            c->producers[c->n_producers++] = (reg_producer_t){ .id = q.id, .name = q.name };
+            send_producer_success(mb, c, q.request_id, q.name, q.schema_version, true);
+            n++;
+        }
+    }
+    sync_with_thread(mb);
+    pthread_mutex_unlock(&mb->mu);
+    return n;
 }
 
 int mock_broker_close_producer(mock_broker_t *mb, uint64_t producer_id)

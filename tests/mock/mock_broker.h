@@ -21,8 +21,9 @@
  *   LOOKUP               -> Connect to pulsar://127.0.0.1:<own port>, authoritative; the
  *                           last one's fields are kept (mock_broker_last_lookup)
  *   PRODUCER             -> PRODUCER_SUCCESS(given name, or "mock-<k>"; last_sequence_id -1;
- *                           schema_version when the topic has a schema), after the schema
- *                           registry below accepted the producer's schema (or its absence)
+ *                           schema_version when the topic has a schema; no topic_epoch),
+ *                           after the schema registry below accepted the producer's schema
+ *                           (or its absence)
  *   GET_OR_CREATE_SCHEMA -> the registry's version, or an error code and message
  *   GET_SCHEMA           -> the topic's latest schema and version, or TopicNotFound
  *                           "Topic not found or no-schema" as the real broker answers
@@ -170,6 +171,17 @@ int mock_broker_register_schema(mock_broker_t *mb, const char *topic, int type,
  * producer is not registered (times < 0: always; 0: off). */
 void mock_broker_fail_producer(mock_broker_t *mb, int server_error, const char *message,
                                int times);
+/* PRODUCER_SUCCESS carries this topic_epoch (the broker's epoch of a topic an exclusive
+ * producer had); < 0 (the default): none. */
+void mock_broker_set_topic_epoch(mock_broker_t *mb, int64_t epoch);
+/* On: each PRODUCER is answered PRODUCER_SUCCESS(producer_ready=false), as the broker
+ * answers a WaitForExclusive producer while another producer has the topic, and the
+ * producer waits in a queue (counted as MOCK_QUEUED_PRODUCERS), not registered. A
+ * CLOSE_PRODUCER for it drops it from the queue. */
+void mock_broker_set_queue_producers(mock_broker_t *mb, bool on);
+/* Register every queued producer and send each its PRODUCER_SUCCESS (ready, with the
+ * topic epoch), as the broker does when the holder leaves. Returns how many. */
+int mock_broker_grant_queued(mock_broker_t *mb);
 /* Send CLOSE_PRODUCER (request_id -1, as the broker does when it unloads a topic) on each
  * connection where producer_id is registered, and forget it there. Returns the number of
  * connections it went to (0: no such producer). */
@@ -218,6 +230,7 @@ typedef enum mock_counter {
     MOCK_AUTH_RESPONSES,    /* AUTH_RESPONSE commands from the client */
     MOCK_GET_OR_CREATE_SCHEMAS, /* GET_OR_CREATE_SCHEMA commands */
     MOCK_GET_SCHEMAS,       /* GET_SCHEMA commands */
+    MOCK_QUEUED_PRODUCERS,  /* PRODUCER commands answered "not ready" (queued) */
     MOCK_COUNTER_COUNT
 } mock_counter_t;
 
@@ -263,6 +276,7 @@ typedef struct mock_lookup_info {
 } mock_lookup_info_t;
 bool mock_broker_last_lookup(mock_broker_t *mb, mock_lookup_info_t *out);
 
+#define MOCK_MAX_METADATA 8
 /* The fields of the last PRODUCER command. Returns false when none arrived yet. */
 typedef struct mock_producer_info {
     char topic[256];
@@ -280,6 +294,16 @@ typedef struct mock_producer_info {
     size_t schema_data_len;      /* the length on the wire */
     size_t n_schema_properties;
     bool encrypted;              /* CommandProducer.encrypted */
+    bool has_access_mode;
+    int access_mode;             /* PULSAR__PROTO__PRODUCER_ACCESS_MODE__* */
+    bool has_topic_epoch;
+    uint64_t topic_epoch;
+    size_t n_metadata;           /* CommandProducer.metadata: the producer's properties */
+    struct {
+        char key[64], value[64]; /* truncated copies of the first MOCK_MAX_METADATA */
+    } metadata[MOCK_MAX_METADATA];
+    bool has_initial_subscription;
+    char initial_subscription[128];
 } mock_producer_info_t;
 bool mock_broker_last_producer(mock_broker_t *mb, mock_producer_info_t *out);
 

@@ -153,7 +153,8 @@ int bc_lookup_failed(pc_buf_t *out, uint64_t request_id, int server_error, const
 /* ---- producers --------------------------------------------------------------------- */
 
 int bc_producer_success(pc_buf_t *out, uint64_t request_id, const char *producer_name,
-                        int64_t last_sequence_id, const ProtobufCBinaryData *schema_version)
+                        int64_t last_sequence_id, const ProtobufCBinaryData *schema_version,
+                        bool ready, int64_t topic_epoch)
 {
     Pulsar__Proto__CommandProducerSuccess m = PULSAR__PROTO__COMMAND_PRODUCER_SUCCESS__INIT;
     m.request_id = request_id;
@@ -161,7 +162,9 @@ int bc_producer_success(pc_buf_t *out, uint64_t request_id, const char *producer
     m.has_last_sequence_id = 1;
     m.last_sequence_id = last_sequence_id;
     m.has_producer_ready = 1;
-    m.producer_ready = 1;
+    m.producer_ready = ready;
+    m.has_topic_epoch = topic_epoch >= 0;
+    m.topic_epoch = topic_epoch >= 0 ? (uint64_t)topic_epoch : 0;
     if (schema_version) {
         m.has_schema_version = 1;
         m.schema_version = *schema_version;

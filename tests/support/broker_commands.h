@@ -47,9 +47,11 @@ int bc_lookup_failed(pc_buf_t *out, uint64_t request_id, int server_error, const
 /* ---- producers --------------------------------------------------------------------- */
 
 /* schema_version NULL leaves it out; an empty one ({0, NULL}) is what a broker sends for a
- * topic without a schema. */
+ * topic without a schema. ready false is the broker's "queued" answer to a
+ * WaitForExclusive producer while another holds the topic; topic_epoch < 0 leaves it out. */
 int bc_producer_success(pc_buf_t *out, uint64_t request_id, const char *producer_name,
-                        int64_t last_sequence_id, const ProtobufCBinaryData *schema_version);
+                        int64_t last_sequence_id, const ProtobufCBinaryData *schema_version,
+                        bool ready, int64_t topic_epoch);
 /* The broker closes the producer (request_id: BC_BROKER_REQUEST_ID when unasked). */
 int bc_close_producer(pc_buf_t *out, uint64_t producer_id, uint64_t request_id);
 /* A receipt with its message id, as a broker always writes it: with the highest sequence

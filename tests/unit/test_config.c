@@ -82,3 +82,58 @@ Test(config, dump_prints_every_effective_value)
     cr_assert_eq(pulsarc_producer_config_dump(p, small, sizeof small), n);
     pulsarc_producer_config_free(p);
 }
+
+/* accessMode takes the four modes by name; an exclusive producer never starts lazily. */
+Test(config, access_mode_values_and_lazy_start_for_shared_only)
+{
+    static const struct {
+        const char *name;
+        pc_access_mode mode;
+    } modes[] = {
+        { "shared", PC_ACCESS_SHARED },
+        { "exclusive", PC_ACCESS_EXCLUSIVE },
+        { "exclusive_with_fencing", PC_ACCESS_EXCLUSIVE_WITH_FENCING },
+        { "WAIT_FOR_EXCLUSIVE", PC_ACCESS_WAIT_FOR_EXCLUSIVE },
+    };
+    pulsarc_producer_config_t *p = pulsarc_producer_config_new();
+    cr_assert_eq(p->access_mode, PC_ACCESS_SHARED);
+    cr_assert_eq(pulsarc_producer_config_set(p, "lazyStartPartitionedProducers", "true"),
+                 PULSARC_OK);
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        cr_assert_eq(pulsarc_producer_config_set(p, "accessMode", modes[i].name), PULSARC_OK);
+        cr_assert_eq(p->access_mode, modes[i].mode, "%s", modes[i].name);
+        pc_pp_settings_t set;
+        pc_producer_config_pp(p, &set);
+        cr_assert_eq(set.access_mode, modes[i].mode);
+        cr_assert_eq(set.lazy_start, modes[i].mode == PC_ACCESS_SHARED, "%s", modes[i].name);
+    }
+    cr_assert_eq(pulsarc_producer_config_set(p, "accessMode", "exclusive-with-fencing"),
+                 PULSARC_ERR_INVALID_CONFIG);
+    pulsarc_producer_config_free(p);
+}
+
+/* A producer's properties belong to its configuration: a copy keeps its own. */
+Test(config, producer_properties_are_copied_with_the_configuration)
+{
+    pulsarc_producer_config_t *p = pulsarc_producer_config_new();
+    cr_assert_eq(pulsarc_producer_config_set_property(p, "app", "billing"), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_config_set_property(p, "zone", "a"), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_config_set_property(p, "zone", "b"), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_config_set_property(NULL, "k", "v"),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    pulsarc_producer_config_t copy;
+    cr_assert_eq(pc_producer_config_copy(&copy, p), 0);
+    pulsarc_producer_config_free(p);
+    cr_assert_eq(copy.n_properties, 2);
+    cr_assert_str_eq(copy.properties[0].key, "app");
+    cr_assert_str_eq(copy.properties[0].value, "billing");
+    cr_assert_str_eq(copy.properties[1].key, "zone");
+    cr_assert_str_eq(copy.properties[1].value, "b");
+    pc_pp_settings_t set;
+    pc_producer_config_pp(&copy, &set);
+    cr_assert_eq(set.n_properties, 2);
+    cr_assert_eq(set.properties, copy.properties);
+    pc_producer_config_clear(&copy);
+    cr_assert_eq(copy.n_properties, 0);
+    cr_assert_null(copy.properties);
+}

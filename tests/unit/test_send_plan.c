@@ -16,14 +16,14 @@ static pc_send_rules_t rules(bool batching, pc_codec_t codec, bool encrypted)
     return pc_pp_send_rules(&set);
 }
 
-Test(send_plan, batched_below_batching_max_bytes_and_not_delayed)
+Test(send_plan, batched_below_batching_max_bytes_and_not_alone)
 {
     pc_send_rules_t r = rules(true, PC_CODEC_NONE, false);
-    cr_assert(pc_send_plan(&r, 999, 0).batched);
-    cr_assert_not(pc_send_plan(&r, 1000, 0).batched, "fills a batch alone");
-    cr_assert_not(pc_send_plan(&r, 10, 12345).batched, "delayed delivery goes alone");
+    cr_assert(pc_send_plan(&r, 999, false).batched);
+    cr_assert_not(pc_send_plan(&r, 1000, false).batched, "fills a batch alone");
+    cr_assert_not(pc_send_plan(&r, 10, true).batched, "a message alone is not batched");
     r = rules(false, PC_CODEC_NONE, false);
-    cr_assert_not(pc_send_plan(&r, 10, 0).batched);
+    cr_assert_not(pc_send_plan(&r, 10, false).batched);
 }
 
 /* A second copy is counted when the loop thread makes one: a batch, a compressed copy, a
@@ -31,12 +31,12 @@ Test(send_plan, batched_below_batching_max_bytes_and_not_delayed)
 Test(send_plan, memory_charge_counts_the_copy_the_loop_makes)
 {
     pc_send_rules_t r = rules(true, PC_CODEC_NONE, false);
-    cr_assert_eq(pc_send_plan(&r, 600, 0).memory_charge, 1200, "batched");
-    cr_assert_eq(pc_send_plan(&r, 6000, 0).memory_charge, 6000, "alone, plain");
+    cr_assert_eq(pc_send_plan(&r, 600, false).memory_charge, 1200, "batched");
+    cr_assert_eq(pc_send_plan(&r, 6000, false).memory_charge, 6000, "alone, plain");
     r = rules(false, PC_CODEC_LZ4, false);
-    cr_assert_eq(pc_send_plan(&r, 600, 0).memory_charge, 1200, "compressed");
+    cr_assert_eq(pc_send_plan(&r, 600, false).memory_charge, 1200, "compressed");
     r = rules(true, PC_CODEC_LZ4, true);
-    cr_assert_eq(pc_send_plan(&r, 600, 0).memory_charge, 1200 + PC_AES_TAG_LEN, "encrypted");
+    cr_assert_eq(pc_send_plan(&r, 600, false).memory_charge, 1200 + PC_AES_TAG_LEN, "encrypted");
 }
 
 /* Only a large payload that travels as it is gets its CRCs on the sending thread. */
@@ -44,14 +44,29 @@ Test(send_plan, sender_crcs_only_for_large_unchanged_payloads)
 {
     size_t large = PC_CRC32C_BLOCK;
     pc_send_rules_t r = rules(false, PC_CODEC_NONE, false);
-    cr_assert(pc_send_plan(&r, large, 0).sender_crcs);
-    cr_assert_not(pc_send_plan(&r, large - 1, 0).sender_crcs);
+    cr_assert(pc_send_plan(&r, large, false).sender_crcs);
+    cr_assert_not(pc_send_plan(&r, large - 1, false).sender_crcs);
     r = rules(false, PC_CODEC_ZSTD, false);
-    cr_assert_not(pc_send_plan(&r, large, 0).sender_crcs, "compressed");
+    cr_assert_not(pc_send_plan(&r, large, false).sender_crcs, "compressed");
     r = rules(false, PC_CODEC_NONE, true);
-    cr_assert_not(pc_send_plan(&r, large, 0).sender_crcs, "encrypted");
+    cr_assert_not(pc_send_plan(&r, large, false).sender_crcs, "encrypted");
     r = rules(true, PC_CODEC_NONE, false);
     r.batching_max_bytes = 2 * large;
-    cr_assert_not(pc_send_plan(&r, large, 0).sender_crcs, "batched");
-    cr_assert(pc_send_plan(&r, large, 1).sender_crcs, "delayed, so alone");
+    cr_assert_not(pc_send_plan(&r, large, false).sender_crcs, "batched");
+    cr_assert(pc_send_plan(&r, large, true).sender_crcs, "alone, so not batched");
+}
+
+/* Delayed delivery and replication clusters are applied to a whole entry by the broker: a
+ * message with either is an entry of its own. */
+Test(send_plan, delayed_or_replication_controlled_messages_go_alone)
+{
+    pc_msg_t m = { .sequence_id = -1 };
+    cr_assert_not(pc_msg_alone(&m));
+    m.deliver_at = 12345;
+    cr_assert(pc_msg_alone(&m), "a delivery time");
+    m.deliver_at = 0;
+    const char *const local[] = { "__local__" };
+    m.replicate_to = local;
+    m.n_replicate_to = 1;
+    cr_assert(pc_msg_alone(&m), "replication clusters");
 }

@@ -35,6 +35,7 @@ static const struct {
     {OPT_CHUNK_SIZE, "chunkMaxMessageSize", NULL},
     {OPT_SEND_TIMEOUT, "sendTimeoutMs", NULL},
     {OPT_CRYPTO_FAILURE_ACTION, "cryptoFailureAction", NULL},
+    {OPT_ACCESS_MODE, "accessMode", NULL},
 };
 
 /* The highest --sequence-id-start: it leaves 2^62 ids after it, so the messages' ids
@@ -188,6 +189,18 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case 'p':
         add_kv(&a->properties, "--property", arg);
         return true;
+    case OPT_PRODUCER_PROPERTY:
+        add_kv(&a->producer_properties, "--producer-property", arg);
+        return true;
+    case OPT_DISABLE_REPLICATION:
+        a->disable_replication = true;
+        return true;
+    case OPT_REPLICATION_CLUSTERS:
+        a->replication_clusters = arg;
+        return true;
+    case OPT_NULL_VALUE:
+        a->null_value = true;
+        return true;
     case OPT_CONF_FILE:
         a->conf_file = arg;
         return true;
@@ -258,6 +271,11 @@ static bool handle_checked_option(struct args *a, int c, const char *arg)
         if (!*arg)
             usage_error("--key-separator must not be empty");
         a->key_separator = arg;
+        return true;
+    case OPT_DELIVER_AFTER:
+        /* The library bounds a delay at 2^62 ms; any count of days fits well below. */
+        if (!parse_u64(arg, &a->deliver_after_ms) || a->deliver_after_ms > UINT64_C(1) << 62)
+            usage_error("--deliver-after expects milliseconds, got '%s'", arg);
         return true;
     case OPT_SEQUENCE_ID_START:
         if (!parse_u64(arg, &v) || v > SEQUENCE_ID_START_MAX)
@@ -376,6 +394,8 @@ static void check_args(int argc, char **argv, struct args *a)
         if (access(a->enc_keys.items[i].key, R_OK) != 0)
             usage_error("encryption public key '%s': %s", a->enc_keys.items[i].key,
                         strerror(errno));
+    if (a->disable_replication && a->replication_clusters)
+        usage_error("--disable-replication and --replication-clusters cannot be combined");
     if (a->enc_names.count != a->enc_keys.count)
         usage_error("%zu --encryption-key-name but %zu --encryption-public-key: give them in "
                     "pairs", a->enc_names.count, a->enc_keys.count);
@@ -410,6 +430,7 @@ void free_args(struct args *a)
     }
     free(a->payloads);
     free_kv_list(&a->properties);
+    free_kv_list(&a->producer_properties);
     free_kv_list(&a->conf);
     free_kv_list(&a->client_conf);
     free_kv_list(&a->flag_settings);

@@ -43,6 +43,11 @@ struct args {
     uint64_t num_produce;
     double rate;
     struct kv_list properties;
+    struct kv_list producer_properties; /* --producer-property */
+    bool disable_replication;           /* -dr */
+    const char *replication_clusters;   /* --replication-clusters C1,C2; NULL: not given */
+    uint64_t deliver_after_ms;          /* --deliver-after; 0: at once */
+    bool null_value;                    /* --null-value: tombstones */
     struct kv_list conf;
     struct kv_list client_conf;
     struct kv_list flag_settings; /* dedicated flags that are producer settings */

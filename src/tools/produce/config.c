@@ -146,6 +146,12 @@ pulsarc_producer_config_t *make_producer_config(const struct args *a, bool *wait
             config_error("--schema-type", a->schema.type ? a->schema.type : "bytes", res);
     }
     apply_producer_settings(conf, &a->flag_settings, "flag");
+    for (size_t i = 0; i < a->producer_properties.count; i++) {
+        const struct kv *kv = &a->producer_properties.items[i];
+        pulsarc_result res = pulsarc_producer_config_set_property(conf, kv->key, kv->value);
+        if (res != PULSARC_OK)
+            config_error("--producer-property", kv->key, res);
+    }
     for (size_t i = 0; i < a->enc_names.count; i++) {
         const char *name = a->enc_names.items[i].key, *file = a->enc_keys.items[i].key;
         pulsarc_result res = pulsarc_producer_config_add_encryption_key_file(conf, name, file);
@@ -164,7 +170,28 @@ pulsarc_producer_config_t *make_producer_config(const struct args *a, bool *wait
     return conf;
 }
 
-/* The message builder carries key and properties; only the payload changes per send. */
+/* --replication-clusters C1,C2: comma-separated names, none empty. */
+static void set_replication_clusters(pulsarc_message_t *msg, const char *list)
+{
+    char *copy = xmemdup(list, strlen(list));
+    const char **names = NULL;
+    size_t n = 0, cap = 0;
+    for (char *save = NULL, *name = strtok_r(copy, ",", &save); name;
+         name = strtok_r(NULL, ",", &save)) {
+        names = grow(names, &cap, n, sizeof *names);
+        names[n++] = name;
+    }
+    if (n == 0 || strstr(list, ",,") || list[0] == ',' || list[strlen(list) - 1] == ',')
+        usage_error("--replication-clusters expects names separated by ',', got '%s'", list);
+    pulsarc_result res = pulsarc_message_set_replication_clusters(msg, names, n);
+    if (res != PULSARC_OK)
+        usage_error("--replication-clusters %s: %s", list, pulsarc_strerror(res));
+    free(names);
+    free(copy);
+}
+
+/* The message builder carries key, properties, replication and delivery delay; only the
+ * payload changes per send. */
 pulsarc_message_t *make_message(const struct args *a)
 {
     pulsarc_message_t *msg = pulsarc_message_new();
@@ -181,5 +208,12 @@ pulsarc_message_t *make_message(const struct args *a)
         if (res != PULSARC_OK)
             usage_error("--property %s=%s: %s", kv->key, kv->value, pulsarc_strerror(res));
     }
+    if (a->disable_replication && (res = pulsarc_message_disable_replication(msg, 1)) != PULSARC_OK)
+        usage_error("--disable-replication: %s", pulsarc_strerror(res));
+    if (a->replication_clusters)
+        set_replication_clusters(msg, a->replication_clusters);
+    if (a->deliver_after_ms &&
+        (res = pulsarc_message_set_deliver_after(msg, a->deliver_after_ms)) != PULSARC_OK)
+        usage_error("--deliver-after: %s", pulsarc_strerror(res));
     return msg;
 }

@@ -184,6 +184,7 @@ int main(int argc, char **argv)
         .schema_in = a.schema_in,
         .kv_key = schema_input_is_key_value(a.schema_in) ? a.key : NULL,
         .wait_for_room = wait_for_room,
+        .null_value = a.null_value,
     };
 
     install_signal_handlers();

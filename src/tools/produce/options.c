@@ -54,6 +54,16 @@ static const struct cli_option cli_options[] = {
      "lines without SEP have no key", NULL},
     {"property", 'p', required_argument, "K=V", "message property (repeatable)", NULL},
     {"properties", 'p', required_argument, "K=V", NULL, NULL},
+    {"disable-replication", OPT_DISABLE_REPLICATION, no_argument, NULL,
+     "replicate the messages to no other cluster\n(geo-replication; replicate_to __local__)", "dr"},
+    {"replication-clusters", OPT_REPLICATION_CLUSTERS, required_argument, "C1,C2",
+     "replicate the messages only to these clusters", NULL},
+    {"null-value", OPT_NULL_VALUE, no_argument, NULL,
+     "send each message with a null value, its payload dropped\n"
+     "(with a key: a tombstone on a compacted topic)", NULL},
+    {"deliver-after", OPT_DELIVER_AFTER, required_argument, "MS",
+     "deliver each message no earlier than MS after its send\n"
+     "(Shared and Key_Shared subscriptions; never batched)", NULL},
 
     {NULL, 0, 0, NULL, "Schema (default: bytes, no schema; see docs/cli.md):", NULL},
     {SCHEMA_FLAG_TYPE, OPT_SCHEMA_FLAG, required_argument, "TYPE",
@@ -84,6 +94,11 @@ static const struct cli_option cli_options[] = {
     {"conf", OPT_CONF, required_argument, "KEY=VALUE",
      "producer setting, passed to pulsarc_producer_config_set\n"
      "(repeatable; applied after the other flags, so it wins)", NULL},
+    {"access-mode", OPT_ACCESS_MODE, required_argument, "MODE",
+     "shared | exclusive | exclusive_with_fencing |\n"
+     "wait_for_exclusive (who else may publish; default shared)", NULL},
+    {"producer-property", OPT_PRODUCER_PROPERTY, required_argument, "K=V",
+     "producer property, shown in the broker's topic stats\n(repeatable)", NULL},
 
     {"compression", 'z', required_argument, "CODEC", "none | lz4 | zlib | zstd | snappy", NULL},
     {"batching", OPT_BATCHING, no_argument, NULL, "batch messages (the default)", NULL},
@@ -124,8 +139,6 @@ static const struct cli_option cli_options[] = {
      "fail (default: a message that cannot be encrypted\nfails) | send (send it unencrypted)", NULL},
 
     {NULL, 0, 0, NULL, "pulsar-client produce flags for features pulsarc does not have yet (refused):", NULL},
-    {"disable-replication", OPT_UNSUPPORTED, no_argument, NULL,
-     "geo-replication control", "dr"},
     {"key-value-key-file", OPT_UNSUPPORTED, required_argument, "FILE",
      "a KeyValue key from a file", "kvkf"},
 

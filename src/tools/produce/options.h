@@ -39,6 +39,12 @@ enum long_only_id {
     OPT_ENC_PUBLIC_KEY,
     OPT_ENC_KEY_VALUE, /* pulsar-client's -ekv: a file:// URI or a path */
     OPT_CRYPTO_FAILURE_ACTION,
+    OPT_ACCESS_MODE,
+    OPT_PRODUCER_PROPERTY,
+    OPT_DISABLE_REPLICATION,
+    OPT_REPLICATION_CLUSTERS,
+    OPT_DELIVER_AFTER,
+    OPT_NULL_VALUE,
     OPT_UNSUPPORTED, /* a pulsar-client flag for a feature pulsarc lacks: refused */
 };
 

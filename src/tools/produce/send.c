@@ -51,6 +51,8 @@ static pulsarc_result build_message(struct run *run, const struct payload *p, ui
         if (res == PULSARC_OK)
             res = pulsarc_message_set_payload(msg, p->data, p->len);
     }
+    if (res == PULSARC_OK && run->null_value)
+        res = pulsarc_message_set_null_value(msg); /* after the payload, which it drops */
     if (res == PULSARC_OK && run->sequence_id_start >= 0)
         res = pulsarc_message_set_sequence_id(msg, run->sequence_id_start + (int64_t)index - 1);
     *out = msg;

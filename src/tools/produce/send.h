@@ -30,6 +30,7 @@ struct run {
     const char *kv_key; /* -k: the KeyValue key of messages without their own */
     bool wait_for_room; /* blockIfQueueFull, done by the tool (room.h): the library's
                            producer never blocks */
+    bool null_value;    /* --null-value: every message a tombstone */
 };
 
 /* Sends everything the arguments ask for on run's open producer; stream_stdin adds the
