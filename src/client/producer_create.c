@@ -77,6 +77,7 @@ static void creation_finished(creation *cr)
     p->on_shutdown.run = pc_producer_shutdown;
     pc_client_on_shutdown(c, &p->on_shutdown);
     p->listed = true;
+    pc_producer_stats_join(p);
     if (p->conf.auto_update_partitions)
         pc_partitioned_updates_start(p->pt, (uint64_t)p->conf.partitions_update_interval_s * 1000u);
     answer_creator(cr);
@@ -126,6 +127,7 @@ static void start_parts(creation *cr, int n)
     pc_partitioned_owner_t owner;
     pc_producer_config_pp(&p->conf, &pp);
     pc_producer_config_router(&p->conf, &routing);
+    pp.sink = &p->stats.sink;
     pc_producer_partitioned_owner(p, &owner);
     p->pt = pc_partitioned_new(&p->client->rt, &p->topic, n, &pp, &routing, &owner);
     if (!p->pt) {
@@ -279,6 +281,7 @@ static pulsarc_producer_t *new_handle(pulsarc_client_t *c, const char *topic,
     atomic_init(&p->last_sequence_id, -1);
     atomic_init(&p->schema_version, -1);
     atomic_init(&p->terminal, PULSARC_OK);
+    pc_producer_stats_init(&p->stats, &c->stats.clock);
     return p;
 }
 

@@ -194,6 +194,16 @@ void pc_partitioned_abort(pc_partitioned_t *pt, pulsarc_result why, const char *
         op_answer(&pt->start, PULSARC_OK);
 }
 
+int pc_partitioned_count(const pc_partitioned_t *pt)
+{
+    return pt && pt->parts ? pt->n_parts : 0;
+}
+
+const pc_pp_counters_t *pc_partitioned_counters(const pc_partitioned_t *pt, int i)
+{
+    return i >= 0 && i < pc_partitioned_count(pt) ? pc_pp_counters(pt->parts[i]) : NULL;
+}
+
 bool pc_partitioned_status(const pc_partitioned_t *pt, int i, pc_partition_status_t *out)
 {
     if (!pt->parts || i >= pt->n_parts)

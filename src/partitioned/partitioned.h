@@ -33,6 +33,9 @@ typedef struct pc_partitioned_owner {
     bool (*may_grow)(void *ctx);
     /* An update round has finished (the owner may be waiting to free itself). */
     void (*update_finished)(void *ctx);
+    /* The topic has grown to n partitions, all of them routable now (after their ready
+     * calls; at once with lazy start). NULL: not wanted. */
+    void (*grown)(void *ctx, int n);
 } pc_partitioned_owner_t;
 
 /* A start, flush or close of every partition, in the caller's memory until `done` runs:
@@ -83,6 +86,10 @@ bool pc_partitioned_close(pc_partitioned_t *pt, pc_partitioned_op_t *op);
 void pc_partitioned_abort(pc_partitioned_t *pt, pulsarc_result why, const char *detail);
 /* False when the partitions are gone. */
 bool pc_partitioned_status(const pc_partitioned_t *pt, int i, pc_partition_status_t *out);
+/* How many partition producers there are now (0 once they are gone), and what partition i
+ * has counted (NULL past the last; valid until the list changes). */
+int pc_partitioned_count(const pc_partitioned_t *pt);
+const pc_pp_counters_t *pc_partitioned_counters(const pc_partitioned_t *pt, int i);
 
 /* Check the partition count every every_ms and grow the list (partitioned topics). */
 void pc_partitioned_updates_start(pc_partitioned_t *pt, uint64_t every_ms);

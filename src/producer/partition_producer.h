@@ -15,6 +15,7 @@
 #include "producer/encryption.h"
 #include "producer/message.h"
 #include "producer/message_id.h"
+#include "producer/pp_counters.h"
 #include "producer/send_plan.h"
 
 typedef struct pc_pp pc_pp_t;
@@ -36,6 +37,7 @@ typedef struct pc_pp_settings {
     struct pulsarc_schema *schema; /* registered with the producer; NULL: none (pc_pp_new
                                       takes its own reference) */
     pc_enc_settings_t encryption; /* key_names NULL: no end-to-end encryption */
+    pc_pp_sink_t *sink;          /* the owner's, for latencies; NULL: none recorded */
 } pc_pp_settings_t;
 
 /* Runs once per message: success with its id, or failure. The owner runs the user's
@@ -86,5 +88,7 @@ int64_t pc_pp_last_sequence_id(const pc_pp_t *pp);
 int64_t pc_pp_schema_version(const pc_pp_t *pp);
 /* The current connection's limit (the protocol default until connected). */
 uint32_t pc_pp_max_message_size(const pc_pp_t *pp);
+/* What it has counted so far (valid until it is freed). */
+const pc_pp_counters_t *pc_pp_counters(const pc_pp_t *pp);
 
 #endif

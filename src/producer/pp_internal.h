@@ -133,6 +133,8 @@ struct pc_pp {
     /* Close. */
     pc_pp_done_fn close_cb;
     void *close_ctx;
+
+    pc_pp_counters_t counters; /* for the statistics */
 };
 
 #define NOT_SENT_DETAIL "the message was never written to a connection: not sent"

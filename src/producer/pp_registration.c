@@ -154,6 +154,7 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
     if (broker_last > pp->pushed)
         pp->pushed = broker_last;
     pp->registration++;
+    pp->counters.registrations++;
     pp->max_message_size = pc_conn_max_message_size(conn);
     pc_batcher_set_frame_limit(&pp->batcher, pp->max_message_size);
     pp->state = PP_READY;
@@ -285,6 +286,7 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
             (size_t)(pp->head ? pp->next_op_index - pp->head->index : 0));
     pp->conn = NULL;
     pp->state = PP_CONNECTING;
+    pp->counters.disconnects++;
     schedule_reconnect(pp);
 }
 
