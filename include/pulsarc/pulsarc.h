@@ -984,7 +984,6 @@ typedef struct pulsarc_stats pulsarc_stats_t;
  * New values may be added at the end; an unknown value reads 0. */
 typedef enum pulsarc_stat {
     PULSARC_STAT_MSGS_ACCEPTED = 0, /* accepted sends the loop thread has taken over */
-    PULSARC_STAT_BYTES_ACCEPTED,
     PULSARC_STAT_MSGS_REFUSED,     /* send calls that did not accept their message
                                       (pulsarc_stats_refused: by result) */
     PULSARC_STAT_MSGS_SENT,        /* put into entries for the broker (written at once when
@@ -1011,7 +1010,8 @@ typedef enum pulsarc_stat {
                                       while registered */
     PULSARC_STAT_PARTITIONS,       /* gauge: partition producers (1 for a topic without
                                       partitions) */
-    PULSARC_STAT_PRODUCERS,        /* gauge: open producers (1 in a producer's snapshot) */
+    PULSARC_STAT_PRODUCERS,        /* gauge: producers created and not freed yet, closed ones
+                                      included (1 in a producer's snapshot) */
     PULSARC_STAT_LATENCY_COUNT,    /* messages timed: every acknowledged one */
 } pulsarc_stat;
 

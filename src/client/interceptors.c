@@ -63,7 +63,7 @@ static void *dup_bytes(const void *p, size_t len)
  * would copy) until pc_interceptors_borrow_begin. Every field of pulsarc_message_t comes
  * along: scalars with the struct, each owned pointer duplicated below. NULL when out of
  * memory. */
-static pulsarc_message_t *copy_message(const pulsarc_message_t *src)
+static pulsarc_message_t *copy_message(pulsarc_message_t *src)
 {
     pulsarc_message_t *c = malloc(sizeof *c);
     if (!c)
@@ -77,6 +77,7 @@ static pulsarc_message_t *copy_message(const pulsarc_message_t *src)
     c->n_props = c->cap_props = 0;
     c->owned_payload = NULL;
     c->schema = pc_schema_ref(src->schema);
+    c->copy_of = src;
     bool ok = true;
     if (src->key)
         ok = (c->key = strdup(src->key)) != NULL;
@@ -106,8 +107,7 @@ static pulsarc_message_t *copy_message(const pulsarc_message_t *src)
 
 pulsarc_result pc_interceptors_before_send(const pc_interceptors_t *c,
                                            pulsarc_producer_t *producer,
-                                           const pulsarc_message_t *msg,
-                                           pulsarc_message_t **out)
+                                           pulsarc_message_t *msg, pulsarc_message_t **out)
 {
     pulsarc_message_t *copy = copy_message(msg);
     if (!copy)

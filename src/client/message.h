@@ -27,6 +27,8 @@ struct pulsarc_message {
     bool key_b64;           /* the key is base64 (KeyValue SEPARATED) */
     bool null_key, null_value;
     struct pulsarc_schema *schema; /* a reference, or NULL */
+    struct pulsarc_message *copy_of; /* an interceptors' copy (interceptors.c): the caller's
+                                        message; NULL otherwise */
 };
 
 struct pulsarc_producer;

@@ -84,8 +84,6 @@ static void run_send(pc_task_t *t)
     pulsarc_producer_t *p = s->producer;
     s->handover = p->handed_over++;
     s->msg.handover_ns = pc_turn_clock_now(&p->client->stats.clock);
-    p->stats.accepted_msgs++;
-    p->stats.accepted_bytes += s->msg.payload_len;
     if (p->client->rt.stopping || !pc_partitioned_send(p->pt, s->partition, &s->msg)) {
         pc_set_detail("client is closing: the message was not sent");
         complete_message(p, &s->msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
@@ -104,10 +102,15 @@ static pulsarc_result check_attached(const pulsarc_producer_t *p)
     return PULSARC_OK;
 }
 
-/* Check, plan, route, admit and hand over msg: the caller's message, or the interceptors'
- * copy of caller's. */
+/* The interceptors' copy of msg goes through send_async in its place (send_async knows
+ * it by copy_of). Kept apart so that the common send is the one call of what follows. */
+static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_message_t *msg,
+                                       pulsarc_send_cb cb, void *ctx);
+
+/* Check, plan, route, admit and hand over msg (the caller's, or the interceptors' copy of
+ * it). */
 static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
-                                  pulsarc_message_t *caller, pulsarc_send_cb cb, void *ctx)
+                                  pulsarc_send_cb cb, void *ctx)
 {
     if (msg->payload_len > PC_MAX_PAYLOAD)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
@@ -152,7 +155,8 @@ static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
         free(known_crcs);
         return res;
     }
-    bool borrowed = msg != caller && pc_interceptors_borrow_begin(msg, caller);
+    pulsarc_message_t *caller = msg->copy_of;
+    bool borrowed = caller && pc_interceptors_borrow_begin(msg, caller);
     pc_send_t *s = plan.sender_crcs ? pc_send_from_builder_crcs(&c->send_pool, msg, known_crcs)
                                     : pc_send_from_builder(&c->send_pool, msg);
     if (borrowed)
@@ -177,18 +181,34 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
 {
     if (!p || !msg)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer and message must not be NULL");
+    if (p->conf.interceptors.n && !msg->copy_of)
+        return send_intercepted(p, msg, cb, ctx);
     pulsarc_result res = check_attached(p);
     if (res == PULSARC_OK)
         res = pc_failures_refusal(p);
-    pulsarc_message_t *work = msg;
-    if (res == PULSARC_OK && p->conf.interceptors.n)
-        res = pc_interceptors_before_send(&p->conf.interceptors, p, msg, &work);
     if (res == PULSARC_OK)
-        res = accept_send(p, work, msg, cb, ctx);
-    if (work != msg)
-        pulsarc_message_free(work);
+        res = accept_send(p, msg, cb, ctx);
     if (res != PULSARC_OK)
         pc_producer_stats_refused(&p->stats, res);
+    return res;
+}
+
+static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_message_t *msg,
+                                       pulsarc_send_cb cb, void *ctx)
+{
+    /* A producer that refuses every send does so before any interceptor runs. */
+    pulsarc_result res = check_attached(p);
+    if (res == PULSARC_OK)
+        res = pc_failures_refusal(p);
+    pulsarc_message_t *copy = NULL;
+    if (res == PULSARC_OK)
+        res = pc_interceptors_before_send(&p->conf.interceptors, p, msg, &copy);
+    if (res != PULSARC_OK) {
+        pc_producer_stats_refused(&p->stats, res);
+        return res;
+    }
+    res = pulsarc_producer_send_async(p, copy, cb, ctx); /* counts its own refusal */
+    pulsarc_message_free(copy);
     return res;
 }
 

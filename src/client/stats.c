@@ -98,14 +98,14 @@ json_t *pc_stats_totals_json(const pc_stats_totals_t *t)
                        : json_null();
     /* "o" steals each reference, also on failure. */
     return json_pack(
-        "{s:{s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I},s:o,s:o,"
+        "{s:{s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I},s:o,s:o,"
         "s:{s:I,s:I,s:I,s:I,s:o},s:{s:I,s:I,s:o,s:I},s:{s:I,s:I},s:o}",
         "messages", "accepted", (json_int_t)v[PULSARC_STAT_MSGS_ACCEPTED], "refused",
         (json_int_t)v[PULSARC_STAT_MSGS_REFUSED], "sent", (json_int_t)v[PULSARC_STAT_MSGS_SENT],
         "acked", (json_int_t)v[PULSARC_STAT_MSGS_ACKED], "failed",
         (json_int_t)v[PULSARC_STAT_MSGS_FAILED], "pending",
         (json_int_t)v[PULSARC_STAT_MSGS_PENDING],
-        "bytes", "accepted", (json_int_t)v[PULSARC_STAT_BYTES_ACCEPTED], "sent",
+        "bytes", "sent",
         (json_int_t)v[PULSARC_STAT_BYTES_SENT], "acked", (json_int_t)v[PULSARC_STAT_BYTES_ACKED],
         "failed", (json_int_t)v[PULSARC_STAT_BYTES_FAILED],
         "failed_by_result", by_result(t->failed_by),

@@ -18,21 +18,23 @@ static pulsarc_producer_t *producer_of_source(pc_stats_source_t *src)
     return (pulsarc_producer_t *)((char *)src - offsetof(pulsarc_producer_t, stats_source));
 }
 
-static uint64_t pending_of(const pulsarc_producer_t *p)
+/* Loop thread: handed_over is its own. */
+static pc_producer_gauges_t gauges_of(const pulsarc_producer_t *p)
 {
-    return (uint64_t)atomic_load(&p->permits.pending);
+    return (pc_producer_gauges_t){ .accepted = p->handed_over,
+                                   .pending = (uint64_t)atomic_load(&p->permits.pending) };
 }
 
 static void source_add(pc_stats_source_t *src, pc_stats_totals_t *t)
 {
     pulsarc_producer_t *p = producer_of_source(src);
-    pc_producer_stats_add(&p->stats, p->pt, pending_of(p), t);
+    pc_producer_stats_add(&p->stats, p->pt, gauges_of(p), t);
 }
 
 static struct json_t *source_json(pc_stats_source_t *src)
 {
     pulsarc_producer_t *p = producer_of_source(src);
-    return pc_producer_stats_json(&p->stats, p->pt, pending_of(p), p->topic.full,
+    return pc_producer_stats_json(&p->stats, p->pt, gauges_of(p), p->topic.full,
                                   pulsarc_producer_name(p));
 }
 
@@ -57,7 +59,7 @@ static pulsarc_stats_t *producer_snapshot(pulsarc_producer_t *p)
     if (!t)
         return NULL;
     pc_stats_totals_init(t);
-    pc_producer_stats_add(&p->stats, p->pt, pending_of(p), t);
+    pc_producer_stats_add(&p->stats, p->pt, gauges_of(p), t);
     pulsarc_stats_t *snap = pc_stats_new(t, source_json(source_of_producer(p)));
     free(t);
     return snap;

@@ -103,7 +103,7 @@ pulsarc_stats_t *pc_client_stats_snapshot(pc_client_stats_t *s)
                          "time_ms", (json_int_t)pc_wall_ms(), "uptime_ms",
                          (json_int_t)(pc_mono_ms() - s->started_ms), "memory_used",
                          (json_int_t)t->v[PULSARC_STAT_MEMORY_USED], "memory_limit",
-                         (json_int_t)t->v[PULSARC_STAT_MEMORY_LIMIT], "producers_open",
+                         (json_int_t)t->v[PULSARC_STAT_MEMORY_LIMIT], "producer_count",
                          (json_int_t)t->v[PULSARC_STAT_PRODUCERS], "totals", totals,
                          "producers", producers);
     else {

@@ -13,7 +13,7 @@
 #include "client/stats.h"
 #include "common/turn_clock.h"
 
-/* Something whose numbers count in the client's (an open producer). */
+/* Something whose numbers count in the client's (a producer not freed yet). */
 typedef struct pc_stats_source {
     struct pc_stats_source *next, *prev;
     /* Add its numbers to t. */
@@ -23,13 +23,17 @@ typedef struct pc_stats_source {
 } pc_stats_source_t;
 
 typedef struct pc_client_stats {
+    /* The clock is read for every message on the loop thread: kept off the cache line of
+     * what comes before it in the client (the send pool's stash, which senders write for
+     * every message). */
+    char apart[64];
     pc_turn_clock_t clock;        /* the loop's turns: its producers' latency clock */
     uv_check_t tick;              /* ends each turn of the clock */
     uv_timer_t *timer;            /* statsIntervalSeconds; NULL: no callback */
     pulsarc_stats_cb cb;
     void *cb_ctx;
     const pc_admission_t *admission; /* memory in use and its limit */
-    pc_stats_source_t *sources;   /* open producers */
+    pc_stats_source_t *sources;   /* producers not freed yet */
     pc_stats_totals_t gone;       /* what the producers that left counted */
     uint64_t started_ms;          /* monotonic: the client's age */
 } pc_client_stats_t;

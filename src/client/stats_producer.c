@@ -36,12 +36,11 @@ static void add_partition(const pc_pp_counters_t *k, uint64_t *v)
 }
 
 void pc_producer_stats_add(const pc_producer_stats_t *s, const pc_partitioned_t *pt,
-                           uint64_t pending, pc_stats_totals_t *t)
+                           pc_producer_gauges_t g, pc_stats_totals_t *t)
 {
     uint64_t *v = t->v;
-    v[PULSARC_STAT_MSGS_ACCEPTED] += s->accepted_msgs;
-    v[PULSARC_STAT_BYTES_ACCEPTED] += s->accepted_bytes;
-    v[PULSARC_STAT_MSGS_PENDING] += pending;
+    v[PULSARC_STAT_MSGS_ACCEPTED] += g.accepted;
+    v[PULSARC_STAT_MSGS_PENDING] += g.pending;
     v[PULSARC_STAT_PRODUCERS] += 1;
     int n = pc_partitioned_count(pt);
     v[PULSARC_STAT_PARTITIONS] += (uint64_t)n;
@@ -78,13 +77,13 @@ static json_t *partition_json(int i, const pc_pp_counters_t *k)
 }
 
 json_t *pc_producer_stats_json(const pc_producer_stats_t *s, const pc_partitioned_t *pt,
-                               uint64_t pending, const char *topic, const char *name)
+                               pc_producer_gauges_t g, const char *topic, const char *name)
 {
     pc_stats_totals_t *t = malloc(sizeof *t); /* 9 KiB: not on the loop's stack */
     if (!t)
         return NULL;
     pc_stats_totals_init(t);
-    pc_producer_stats_add(s, pt, pending, t);
+    pc_producer_stats_add(s, pt, g, t);
     json_t *counters = pc_stats_totals_json(t);
     free(t);
     json_t *parts = json_array();

@@ -14,8 +14,6 @@
 
 typedef struct pc_producer_stats {
     pc_pp_sink_t sink;               /* loop thread: the partitions record latencies here */
-    uint64_t accepted_msgs;          /* loop thread: sends taken over */
-    uint64_t accepted_bytes;
     uint64_t failed_by[PC_STATS_RESULTS];           /* loop thread */
     _Atomic uint64_t refused_by[PC_STATS_RESULTS];  /* the sending threads */
 } pc_producer_stats_t;
@@ -30,13 +28,20 @@ static inline void pc_producer_stats_refused(pc_producer_stats_t *s, pulsarc_res
                               memory_order_relaxed);
 }
 
-/* Add the producer's numbers (its partitions' included; pending: its gauge) to t. Loop
- * thread. */
+/* What the handle knows that the statistics count: messages taken over (the handle
+ * numbers them anyway) and pending (admission's gauge). */
+typedef struct pc_producer_gauges {
+    uint64_t accepted;
+    uint64_t pending;
+} pc_producer_gauges_t;
+
+/* Add the producer's numbers (its partitions' included) to t. Loop thread. */
 void pc_producer_stats_add(const pc_producer_stats_t *s, const pc_partitioned_t *pt,
-                           uint64_t pending, pc_stats_totals_t *t);
+                           pc_producer_gauges_t g, pc_stats_totals_t *t);
 /* The producer as docs/statistics.md's producer object: topic, name, its counters and one
  * object per partition. NULL when out of memory. Loop thread. */
 struct json_t *pc_producer_stats_json(const pc_producer_stats_t *s, const pc_partitioned_t *pt,
-                                      uint64_t pending, const char *topic, const char *name);
+                                      pc_producer_gauges_t g, const char *topic,
+                                      const char *name);
 
 #endif

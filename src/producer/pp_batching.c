@@ -13,9 +13,10 @@
 static void on_batch_timer(uv_timer_t *t);
 
 /* Entries built from msgs messages of bytes payload bytes (ops first..last). */
-static void count_sent(pc_pp_t *pp, const pc_op_t *first, uint64_t msgs, uint64_t bytes)
+static void count_sent(pc_pp_t *pp, pc_op_t *first, uint64_t msgs, uint64_t bytes)
 {
     pc_pp_counters_t *k = &pp->counters;
+    first->msg_bytes = bytes; /* what its receipt counts (chunks count their message's) */
     k->sent_msgs += msgs;
     k->sent_bytes += bytes;
     for (const pc_op_t *op = first; op; op = op->next) {

@@ -124,20 +124,15 @@ void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_
     }
     if (op->batch && pp->released)
         pp->released(pp->owner, op->msgs);
-    /* Counted before the callbacks, so that a snapshot taken in one includes its message. */
-    uint64_t n = 0, bytes = 0;
+    /* Counted before the callbacks, so that a snapshot taken in one includes its message
+     * (its latency is recorded as the op completes). */
+    count_end(pp, res, (uint64_t)op->num_messages, op->msg_bytes);
     stamp_run run = { 0, 0 };
-    for (const pc_msg_t *m = op->msgs; m; m = m->next, n++) {
-        bytes += m->payload_len;
-        if (res == PULSARC_OK)
-            latency_note(pp, &run, m->handover_ns);
-    }
-    latency_flush(pp, &run);
-    count_end(pp, res, n, bytes);
     int i = 0;
     for (pc_msg_t *m = op->msgs; m; m = m->next, i++) {
         pulsarc_message_id_t mid;
         if (res == PULSARC_OK) {
+            latency_note(pp, &run, m->handover_ns);
             mid = *id;
             if (op->batch) {
                 mid.batch_index = i;
@@ -147,6 +142,7 @@ void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_
         pc_set_detail(detail);
         pp->complete(pp->owner, m, res, res == PULSARC_OK ? &mid : NULL);
     }
+    latency_flush(pp, &run);
     pc_op_release(op);
     pp_check_flushes(pp);
 }
