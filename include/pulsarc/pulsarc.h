@@ -3,8 +3,10 @@
  *
  * Threading: every function may be called from any thread unless its comment says
  * otherwise. The client runs one event-loop thread of its own; every callback the
- * library makes (send results, flush and close completions, log lines from the loop)
- * runs on that thread, also while pulsarc_client_destroy runs. Callbacks may send, flush
+ * library makes (send results, flush and close completions, log lines from the loop,
+ * statistics, interceptors' on_ack) runs on that thread, also while
+ * pulsarc_client_destroy runs; custom routers and interceptors' before_send run on the
+ * thread that sends. Callbacks may send, flush
  * or close asynchronously (_async) and free producers; blocking calls made from a
  * callback (send, flush, close, create_producer, client_destroy) never wait and do
  * nothing: they fail with PULSARC_ERR_WOULD_BLOCK instead of deadlocking the loop.
@@ -916,9 +918,10 @@ PULSARC_API uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *pr
  * producer configuration. A producer runs its interceptors in the order they were added,
  * each hook of each interceptor that has it (a NULL member is skipped).
  *
- * before_send runs on the thread that calls pulsarc_producer_send_async (or _send),
- * first thing in the call: before the payload checks, the schema check, routing and
- * admission, so what they judge and route is what will be sent. msg is the producer's
+ * before_send runs on the thread that calls pulsarc_producer_send_async (or _send), once
+ * the producer has found it may send at all (not closed, no terminal error) and before
+ * the payload checks, the schema check, routing and admission, so what they judge and
+ * route is what will be sent (the official clients route first). msg is the producer's
  * own copy of the caller's message, not the caller's (which the send never changes);
  * each interceptor sees what the ones before it made of it. It may change msg with the
  * message setters (payload, key, properties, ...), and must neither free it nor keep it

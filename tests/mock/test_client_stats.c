@@ -133,6 +133,44 @@ Test(client_stats, counters_agree_with_callbacks_and_the_broker_failures_include
     h_finish();
 }
 
+/* A message that fails before it becomes an entry (too big once compressed: accepted, then
+ * failed when its entry is built) counts as accepted and failed, never as sent. */
+Test(client_stats, a_message_failed_before_its_entry_is_counted)
+{
+    mock_broker_set_max_message_size(mb, 2048);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "compressionType", "lz4", NULL);
+    uint8_t noise[8192];
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (size_t i = 0; i < sizeof noise; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        noise[i] = (uint8_t)(x >> 56);
+    }
+    pulsarc_message_t *m = pulsarc_message_new();
+    cr_assert_eq(pulsarc_message_set_payload(m, noise, sizeof noise), PULSARC_OK);
+    T.slots[0].idx = 0;
+    cr_assert_eq(pulsarc_producer_send_async(producer, m, h_on_sent, &T.slots[0]), PULSARC_OK);
+    pulsarc_message_free(m);
+    cr_assert(h_wait_calls(1, 3000));
+    cr_assert_eq(T.res[0], PULSARC_ERR_MESSAGE_TOO_BIG);
+    cr_assert_eq(h_send(producer, 1), PULSARC_OK);
+    /* The first flush reports the failure it covers. */
+    cr_assert_eq(pulsarc_producer_flush(producer), PULSARC_ERR_MESSAGE_TOO_BIG);
+    cr_assert_eq(T.res[1], PULSARC_OK);
+    pulsarc_stats_t *s = producer_stats();
+    cr_assert_eq(GET(s, MSGS_ACCEPTED), 2);
+    cr_assert_eq(GET(s, MSGS_FAILED), 1);
+    cr_assert_eq(GET(s, BYTES_FAILED), sizeof noise);
+    cr_assert_eq(pulsarc_stats_failed(s, PULSARC_ERR_MESSAGE_TOO_BIG), 1);
+    cr_assert_eq(GET(s, MSGS_SENT), 1, "only the second became an entry");
+    cr_assert_eq(GET(s, MSGS_ACKED), 1);
+    cr_assert_eq(GET(s, ENTRIES), 1);
+    pulsarc_stats_free(s);
+    h_finish();
+}
+
 Test(client_stats, refusals_are_counted_by_result)
 {
     client = h_client(NULL);
