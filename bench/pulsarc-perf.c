@@ -803,6 +803,34 @@ static void print_results(const options_t *o, const run_result_t *rr, uint64_t a
     fflush(stdout);
 }
 
+/* What the library itself counted (pulsarc_producer_stats / pulsarc_client_stats): its
+ * latency histogram times every acknowledged message, from the loop turn that took it
+ * over to the one that read its receipt. Ends with a LIBRESULT line for scripts. */
+static void print_stats_snapshot(FILE *f, const pulsarc_stats_t *s)
+{
+#define STAT(what) pulsarc_stats_get(s, PULSARC_STAT_##what)
+    uint64_t batches = STAT(BATCHES), entry_bytes = STAT(ENTRY_BYTES);
+    double mean_batch = batches ? (double)STAT(BATCHED_MSGS) / (double)batches : 0;
+    double ratio = entry_bytes ? (double)STAT(ENTRY_RAW_BYTES) / (double)entry_bytes : 0;
+    double p50 = (double)pulsarc_stats_latency_us(s, 50) / 1000.0;
+    double p99 = (double)pulsarc_stats_latency_us(s, 99) / 1000.0;
+    double p999 = (double)pulsarc_stats_latency_us(s, 99.9) / 1000.0;
+    double max = (double)pulsarc_stats_latency_us(s, 100) / 1000.0;
+    fprintf(f, "library       %" PRIu64 " acked, %" PRIu64 " failed, %" PRIu64 " refused; %" PRIu64
+            " entries, %" PRIu64 " batches of %.1f messages (max %" PRIu64 "), compression "
+            "%.2f, %" PRIu64 " reconnects\n", STAT(MSGS_ACKED), STAT(MSGS_FAILED),
+            STAT(MSGS_REFUSED), STAT(ENTRIES), batches, mean_batch, STAT(BATCH_MAX_MSGS), ratio,
+            STAT(RECONNECTS));
+    fprintf(f, "lib latency   p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f ms  (hand-over turn -> "
+            "receipt turn, %" PRIu64 " messages)\n", p50, p99, p999, max, STAT(LATENCY_COUNT));
+    fprintf(f, "LIBRESULT acked=%" PRIu64 " failed=%" PRIu64 " refused=%" PRIu64 " batches=%" PRIu64
+            " mean_batch=%.1f p50_ms=%.3f p99_ms=%.3f p999_ms=%.3f max_ms=%.3f\n",
+            STAT(MSGS_ACKED), STAT(MSGS_FAILED), STAT(MSGS_REFUSED), batches, mean_batch, p50,
+            p99, p999, max);
+    fflush(f);
+#undef STAT
+}
+
 static void print_header(const options_t *o, const pulsarc_producer_config_t *pconf, size_t len)
 {
     char conf[2048];
@@ -859,6 +887,9 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
         reporter_stop(&rep);
     if (res != PULSARC_OK)
         print_error("flush", res);
+    pulsarc_stats_t *lib_stats = NULL;
+    if (pulsarc_producer_stats(producer, &lib_stats) != PULSARC_OK)
+        print_error("statistics", PULSARC_ERR_NO_MEMORY);
     res = pulsarc_producer_close(producer);
     if (res != PULSARC_OK)
         print_error("close", res);
@@ -866,6 +897,9 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
     pulsarc_message_free(msg);
 
     print_results(o, &rr, accepted);
+    if (lib_stats)
+        print_stats_snapshot(stdout, lib_stats);
+    pulsarc_stats_free(lib_stats);
     uint64_t acked = atomic_load(&g_stats.acked);
     return acked == accepted && rr.rejected == 0 && atomic_load(&g_stats.failed) == 0 ? 0 : 1;
 }

@@ -6,13 +6,14 @@
  * runs on the application's own libuv loop without a thread of its own
  * (pulsarc_client_new_on_loop, in pulsarc/pulsarc_uv.h): "the loop thread" is that
  * thread, or the thread running the application's loop. Every callback the library makes
- * (send results, flush and close completions, log lines from the loop) runs on the loop
- * thread, also while pulsarc_client_destroy runs. Callbacks may send, flush or close
- * asynchronously (_async), create producers with pulsarc_client_create_producer_async,
- * close the client with pulsarc_client_close_async and free producers; blocking calls
- * made on the loop thread (send, flush, close, create_producer, client_destroy) never
- * wait and do nothing: they fail with PULSARC_ERR_WOULD_BLOCK instead of deadlocking the
- * loop.
+ * (send results, flush and close completions, log lines from the loop, statistics,
+ * interceptors' on_ack and on_partitions_change) runs on the loop thread, also while
+ * pulsarc_client_destroy runs; custom routers and interceptors' before_send run on the
+ * thread that sends. Callbacks may send, flush or close asynchronously (_async), create
+ * producers with pulsarc_client_create_producer_async, close the client with
+ * pulsarc_client_close_async and free producers; blocking calls made on the loop thread
+ * (send, flush, close, create_producer, client_destroy) never wait and do nothing: they
+ * fail with PULSARC_ERR_WOULD_BLOCK instead of deadlocking the loop.
  *
  * Ownership: objects a function returns through an out-parameter belong to the caller
  * and are released with the matching _free/_destroy function. Strings passed in are
@@ -264,6 +265,11 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *   failoverDelayMs           30000   the active cluster fails every probe this long: switch
  *   switchBackDelayMs         60000   the primary passes every probe this long: switch back
  *   failoverCheckIntervalMs   5000    how often the probes run (and a provider is asked)
+ *
+ *   Statistics (see "Statistics" below and docs/statistics.md):
+ *   statsIntervalSeconds      0       call the statistics callback
+ *                                     (pulsarc_client_config_set_stats_cb) this often with
+ *                                     the client's statistics as JSON; 0 = never
  * ------------------------------------------------------------------------------- */
 typedef struct pulsarc_client_config pulsarc_client_config_t;
 
@@ -278,6 +284,15 @@ PULSARC_API void pulsarc_client_config_set_logger(pulsarc_client_config_t *conf,
  * Returns the length that was needed (like snprintf); buf may be NULL when len is 0. */
 PULSARC_API size_t pulsarc_client_config_dump(const pulsarc_client_config_t *conf, char *buf,
                                               size_t len);
+/* Called every statsIntervalSeconds (when that is not 0) with the client's statistics, a
+ * JSON object of len bytes laid out as docs/statistics.md says (the same text
+ * pulsarc_stats_json gives for pulsarc_client_stats), NUL-terminated and valid only
+ * during the call. Runs on the loop thread, like every callback: keep it quick (hand the
+ * text to another thread to ship it). cb NULL removes it. As librdkafka's stats_cb with
+ * statistics.interval.ms. */
+typedef void (*pulsarc_stats_cb)(const char *json, size_t len, void *ctx);
+PULSARC_API pulsarc_result pulsarc_client_config_set_stats_cb(pulsarc_client_config_t *conf,
+                                                              pulsarc_stats_cb cb, void *ctx);
 
 /* ---------------------------------------------------------------------------------
  * TLS material in memory: PEM text instead of the files tlsTrustCertsFilePath,
@@ -1013,6 +1028,135 @@ PULSARC_API int pulsarc_producer_is_connected(const pulsarc_producer_t *producer
  * topic without partitions; partitions the topic gained (autoUpdatePartitions) count once
  * messages go to them: when they have registered, or at once with lazy start. */
 PULSARC_API int pulsarc_producer_partitions(const pulsarc_producer_t *producer);
+
+/* ---------------------------------------------------------------------------------
+ * Interceptors: the official clients' ProducerInterceptor (beforeSend,
+ * onSendAcknowledgement, onPartitionsChange), as a table of functions added to a
+ * producer configuration. A producer runs its interceptors in the order they were added,
+ * each hook of each interceptor that has it (a NULL member is skipped).
+ *
+ * before_send runs on the thread that calls pulsarc_producer_send_async (or _send), once
+ * the producer has found it may send at all (not closed, no terminal error) and before
+ * the payload checks, the schema check, routing and admission, so what they judge and
+ * route is what will be sent (the official clients route first). msg is the producer's
+ * own copy of the caller's message, not the caller's (which the send never changes);
+ * each interceptor sees what the ones before it made of it. It may change msg with the
+ * message setters (payload, key, properties, ...), and must neither free it nor keep it
+ * after returning. A payload it sets in copy mode must stay valid until the send call
+ * returns; memory it allocates for a new payload is best handed over with
+ * pulsarc_message_set_payload_borrowed (the library frees it through its callback, also
+ * when the message is not accepted). A borrowed payload of the caller's that the
+ * interceptors leave in place is taken over as usual once the message is accepted; one
+ * they replace stays the caller's. Returning anything but PULSARC_OK rejects the message:
+ * the send returns that result (the detail names the interceptor) and nothing else
+ * happens: no callback, no on_ack, the later interceptors do not run. before_send may run
+ * on several threads at once (sends are thread-safe) and must not block.
+ *
+ * on_ack runs on the loop thread once for every accepted message, failed or not, just
+ * before its send callback, with the callback's result and message id (NULL on failure,
+ * when pulsarc_last_error_detail() explains). msg is a read-only view of what was sent
+ * (read it with pulsarc_message_key, _payload, _property), valid only during the call.
+ * Messages refused by the send call itself (QUEUE_FULL, a rejection above, ...) were
+ * never accepted and get no on_ack, as they get no callback.
+ *
+ * on_partitions_change runs on the loop thread when the producer found that its
+ * partitioned topic has grown (autoUpdatePartitions) and the new partitions have joined:
+ * partitions is the new count.
+ *
+ * ctx must stay valid while producers made with the configuration exist. An interceptor
+ * must not call blocking functions from on_ack or on_partitions_change (they run on the
+ * loop thread, see the top of this file).
+ * ------------------------------------------------------------------------------- */
+typedef struct pulsarc_interceptor {
+    pulsarc_result (*before_send)(pulsarc_producer_t *producer, pulsarc_message_t *msg,
+                                  void *ctx);
+    void (*on_ack)(pulsarc_producer_t *producer, const pulsarc_message_t *msg,
+                   pulsarc_result res, const pulsarc_message_id_t *id, void *ctx);
+    void (*on_partitions_change)(pulsarc_producer_t *producer, const char *topic,
+                                 int partitions, void *ctx);
+} pulsarc_interceptor_t;
+
+/* Adds an interceptor after those added before. ops is copied: pass sizeof *ops as
+ * ops_size, so that a program built against this header keeps working with a later
+ * library whose table has more members (they count as NULL). Fails with
+ * PULSARC_ERR_INVALID_ARGUMENT for a NULL conf or ops, or an ops_size of 0 or above the
+ * library's table. */
+PULSARC_API pulsarc_result pulsarc_producer_config_add_interceptor(
+    pulsarc_producer_config_t *conf, const pulsarc_interceptor_t *ops, size_t ops_size,
+    void *ctx);
+
+/* ---------------------------------------------------------------------------------
+ * Statistics, per producer and per client (docs/statistics.md describes every number and
+ * the JSON). A snapshot is taken on the loop thread, where the counters live, and read
+ * with the accessors below from any thread; it is the caller's until pulsarc_stats_free.
+ * The same numbers come every statsIntervalSeconds as JSON through the client's
+ * statistics callback (pulsarc_client_config_set_stats_cb).
+ *
+ * A client's snapshot covers every producer it has had, closed and freed ones included
+ * (gauges, such as pending messages, only the open ones); a producer's covers that
+ * producer. Numbers are kept per partition and added up.
+ * ------------------------------------------------------------------------------- */
+typedef struct pulsarc_stats pulsarc_stats_t;
+
+/* What pulsarc_stats_get reads. Counters grow from 0 for the life of the producer (or
+ * client); gauges say how things are at the snapshot. Messages count once, also when
+ * chunked; bytes are payload bytes as the application gave them, unless named otherwise.
+ * New values may be added at the end; an unknown value reads 0. */
+typedef enum pulsarc_stat {
+    PULSARC_STAT_MSGS_ACCEPTED = 0, /* accepted sends the loop thread has taken over */
+    PULSARC_STAT_MSGS_REFUSED,     /* send calls that did not accept their message
+                                      (pulsarc_stats_refused: by result) */
+    PULSARC_STAT_MSGS_SENT,        /* put into entries for the broker (written at once when
+                                      connected, else on connecting) */
+    PULSARC_STAT_BYTES_SENT,
+    PULSARC_STAT_MSGS_ACKED,       /* completed with success (the broker's receipt) */
+    PULSARC_STAT_BYTES_ACKED,
+    PULSARC_STAT_MSGS_FAILED,      /* completed with an error (pulsarc_stats_failed: by
+                                      result) */
+    PULSARC_STAT_BYTES_FAILED,
+    PULSARC_STAT_MSGS_PENDING,     /* gauge: accepted, callback not run yet */
+    PULSARC_STAT_MEMORY_USED,      /* gauge, client only: bytes memoryLimitBytes counts */
+    PULSARC_STAT_MEMORY_LIMIT,     /* client only: memoryLimitBytes */
+    PULSARC_STAT_ENTRIES,          /* entries built: batches, messages sent alone, chunks */
+    PULSARC_STAT_ENTRY_RAW_BYTES,  /* their payloads before compression */
+    PULSARC_STAT_ENTRY_BYTES,      /* ... as written (compressed, encrypted): the
+                                      compression ratio is RAW_BYTES / ENTRY_BYTES */
+    PULSARC_STAT_ENTRIES_RESENT,   /* entries written again after a reconnect */
+    PULSARC_STAT_BATCHES,          /* batch entries */
+    PULSARC_STAT_BATCHED_MSGS,     /* messages in them: the mean batch is this / BATCHES */
+    PULSARC_STAT_BATCH_MAX_MSGS,   /* the most messages one batch held */
+    PULSARC_STAT_RECONNECTS,       /* registrations after each partition's first */
+    PULSARC_STAT_DISCONNECTS,      /* connections lost (or producers closed by the broker)
+                                      while registered */
+    PULSARC_STAT_PARTITIONS,       /* gauge: partition producers (1 for a topic without
+                                      partitions) */
+    PULSARC_STAT_PRODUCERS,        /* gauge: producers created and not freed yet, closed ones
+                                      included (1 in a producer's snapshot) */
+    PULSARC_STAT_LATENCY_COUNT,    /* messages timed: every acknowledged one */
+} pulsarc_stat;
+
+/* Take a snapshot of one producer's statistics, or of the whole client's. From a callback
+ * it is taken at once; from another thread the call waits for the loop thread (a few
+ * microseconds unless it is busy). PULSARC_ERR_ALREADY_CLOSED after
+ * pulsarc_client_destroy; PULSARC_ERR_NO_MEMORY. */
+PULSARC_API pulsarc_result pulsarc_producer_stats(pulsarc_producer_t *producer,
+                                                  pulsarc_stats_t **out);
+PULSARC_API pulsarc_result pulsarc_client_stats(pulsarc_client_t *client,
+                                                pulsarc_stats_t **out);
+PULSARC_API void pulsarc_stats_free(pulsarc_stats_t *stats);
+PULSARC_API uint64_t pulsarc_stats_get(const pulsarc_stats_t *stats, pulsarc_stat which);
+/* Messages that completed with res (a failure), and send calls refused with res. */
+PULSARC_API uint64_t pulsarc_stats_failed(const pulsarc_stats_t *stats, pulsarc_result res);
+PULSARC_API uint64_t pulsarc_stats_refused(const pulsarc_stats_t *stats, pulsarc_result res);
+/* Send-to-receipt latency of acknowledged messages, in microseconds, at percent (0..100:
+ * 50 is the median, 99.9 the 99.9th percentile, 100 the maximum); 0 when none was timed.
+ * Each message is timed from the loop turn that took it over from the send call (normally
+ * microseconds after it; more while the loop is busy) to the loop turn that read its
+ * receipt, into a log-linear histogram: a value is at most 1/32 (3.1 %) above the true
+ * one. */
+PULSARC_API uint64_t pulsarc_stats_latency_us(const pulsarc_stats_t *stats, double percent);
+/* The snapshot as JSON (docs/statistics.md), NUL-terminated; owned by stats. */
+PULSARC_API const char *pulsarc_stats_json(const pulsarc_stats_t *stats);
 
 #ifdef __cplusplus
 }

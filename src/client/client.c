@@ -260,6 +260,11 @@ static pulsarc_result client_new(uv_loop_t *app, const char *service_url,
     pc_admission_init(&c->admission, &c->loop, &c->thread, c->conf.memory_limit_bytes);
     fill_runtime(c);
     pulsarc_result http_rc = pc_client_clusters_use_http(&c->clusters, &c->conf, &c->rt);
+    if (http_rc == PULSARC_OK &&
+        pc_client_stats_init(&c->stats, &c->loop, &c->admission,
+                             (uint64_t)c->conf.stats_interval_s * 1000u, c->conf.stats_cb,
+                             c->conf.stats_ctx) != 0)
+        http_rc = PULSARC_ERR_NO_MEMORY;
     c->rt.pool = http_rc == PULSARC_OK ? pc_pool_new(&c->rt) : NULL;
     pc_service_settings_t settings;
     service_settings(c, &settings);
@@ -282,6 +287,7 @@ static pulsarc_result client_new(uv_loop_t *app, const char *service_url,
         pc_http_free(c->rt.http); /* like the providers': closes in the uv_run below */
         pc_pool_free(c->rt.pool);
         pc_client_clusters_detach_http(&c->clusters); /* handles close in the uv_run below */
+        pc_client_stats_stop(&c->stats);
         uv_close((uv_handle_t *)&c->wakeup, NULL);
         pc_admission_stop_deferring(&c->admission);
         /* The client's own loop, never the application's: only close callbacks run. */
@@ -324,6 +330,7 @@ static void run_shutdown(pc_task_t *t)
     /* No switch from now on: the checks stop before anything else closes. */
     pc_service_provider_stop(c->services);
     c->services = NULL;
+    pc_client_stats_stop(&c->stats);
     /* Releases wake waiting senders at once from now on. */
     pc_admission_stop_deferring(&c->admission);
     pc_shutdown_hook_t *h = c->shutdown_hooks;

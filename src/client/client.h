@@ -13,6 +13,7 @@
 #include "client/admission.h"
 #include "client/config.h"
 #include "client/send_pool.h"
+#include "client/stats_client.h"
 #include "common/log.h"
 #include "common/task.h"
 #include "common/task_queue.h"
@@ -63,6 +64,7 @@ struct pulsarc_client {
 
     pc_admission_t admission; /* memoryLimitBytes and the wait for room (any thread) */
     pc_send_pool_t send_pool; /* accepted sends' memory, recycled (any thread) */
+    pc_client_stats_t stats;  /* loop thread: statistics, and the latency clock */
 
     struct pc_shutdown_hook *shutdown_hooks; /* loop thread: run when the client stops */
 

@@ -121,6 +121,9 @@ static const conf_row client_rows[] = {
       NULL,
       "How often the probes run (a TCP connect to the service URL's hosts, bounded by "
       "connectionTimeoutMs), and how often a service URL provider is asked." },
+    { "statsIntervalSeconds", T_INT, CC(stats_interval_s), 0, 86400, "0", NULL,
+      "Call the statistics callback (pulsarc_client_config_set_stats_cb) this often with the "
+      "client's statistics as JSON (docs/statistics.md); 0 = never." },
 };
 #undef CC
 
@@ -429,6 +432,7 @@ pulsarc_producer_config_t *pulsarc_producer_config_new(void)
 
 void pc_producer_config_clear(pulsarc_producer_config_t *c)
 {
+    pc_interceptors_clear(&c->interceptors);
     pc_producer_config_clear_keys(c);
     pc_props_clear(&c->properties, &c->n_properties, &c->cap_properties);
     clear_strings(producer_rows, NROWS(producer_rows), c);
@@ -462,7 +466,9 @@ int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_produc
     pc_schema_ref(dst->schema);
     int rc_keys = pc_producer_config_copy_keys(dst, src);
     int rc_props = pc_props_copy(&dst->properties, &dst->n_properties, &dst->cap_properties);
-    return copy_strings(producer_rows, NROWS(producer_rows), dst) | rc_keys | rc_props;
+    int rc_interceptors = pc_interceptors_copy(&dst->interceptors, &src->interceptors);
+    return copy_strings(producer_rows, NROWS(producer_rows), dst) | rc_keys | rc_props |
+           rc_interceptors;
 }
 
 int pc_client_config_copy(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src)
@@ -498,6 +504,25 @@ pulsarc_result pulsarc_producer_config_set_property(pulsarc_producer_config_t *c
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config must not be NULL");
     return pc_props_set(&conf->properties, &conf->n_properties, &conf->cap_properties, key,
                         value);
+}
+
+pulsarc_result pulsarc_producer_config_add_interceptor(pulsarc_producer_config_t *conf,
+                                                       const pulsarc_interceptor_t *ops,
+                                                       size_t ops_size, void *ctx)
+{
+    if (!conf)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config must not be NULL");
+    return pc_interceptors_add(&conf->interceptors, ops, ops_size, ctx);
+}
+
+pulsarc_result pulsarc_client_config_set_stats_cb(pulsarc_client_config_t *conf,
+                                                  pulsarc_stats_cb cb, void *ctx)
+{
+    if (!conf)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config must not be NULL");
+    conf->stats_cb = cb;
+    conf->stats_ctx = cb ? ctx : NULL;
+    return PULSARC_OK;
 }
 
 pulsarc_result pulsarc_producer_config_set_schema(pulsarc_producer_config_t *conf,
@@ -557,6 +582,7 @@ void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t 
         .rotation_ms = (uint64_t)c->data_key_rotation_ms,
         .check_ms = KEY_CHECK_MS,
     };
+    out->sink = NULL; /* the producer handle's, which it sets itself */
 }
 
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "auth/auth_plugin.h"
+#include "client/interceptors.h"
 #include "codec/compression.h"
 #include "common/clock.h"
 #include "net/http.h"
@@ -71,6 +72,11 @@ struct pulsarc_client_config {
     int64_t failover_delay_ms;
     int64_t switch_back_delay_ms;
     int64_t failover_check_interval_ms;
+    /* Statistics: the interval is a table row; the callback is set with
+     * pulsarc_client_config_set_stats_cb (plain pointers, copied with the struct). */
+    int64_t stats_interval_s;
+    pulsarc_stats_cb stats_cb;
+    void *stats_ctx;
     struct pc_failover_cluster *failover_clusters; /* in the order added */
     size_t n_failover_clusters;
     pulsarc_service_url_provider_cb service_url_provider;
@@ -124,6 +130,9 @@ struct pulsarc_producer_config {
      * clears them; not dumped). */
     pc_property_t *properties;
     size_t n_properties, cap_properties;
+    /* Added with pulsarc_producer_config_add_interceptor (not table rows: copied and
+     * cleared by hand, never dumped). */
+    pc_interceptors_t interceptors;
 };
 
 /* The kinds of value a key takes. A secret is a string that dumps (and so logs) show

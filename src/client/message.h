@@ -30,6 +30,8 @@ struct pulsarc_message {
     bool key_b64;           /* the key is base64 (KeyValue SEPARATED) */
     bool null_key, null_value;
     struct pulsarc_schema *schema; /* a reference, or NULL */
+    struct pulsarc_message *copy_of; /* an interceptors' copy (interceptors.c): the caller's
+                                        message; NULL otherwise */
 };
 
 /* The builder's message must be an entry of its own (producer/message.h, pc_msg_alone). */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/interceptors.h"
 #include "client/message.h"
 #include "common/error.h"
 #include "common/topic_name.h"
@@ -37,8 +38,8 @@ static void release_batch(void *owner, pc_msg_t *msgs)
 }
 
 /* The one place a message ends: admission released (here, or for its whole batch just
- * before), the handle's record updated, then the callback. The memory goes with the op
- * that carried it, once no write still reads it. */
+ * before), the handle's record updated, the interceptors told, then the callback. The
+ * memory goes with the op that carried it, once no write still reads it. */
 static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
                              const pulsarc_message_id_t *id)
 {
@@ -48,8 +49,13 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
         pc_admission_release(&p->client->admission, &p->permits, 1, s->reserved_bytes);
         pc_producer_publish(p, s->partition);
     }
-    if (res != PULSARC_OK)
+    if (res != PULSARC_OK) {
         pc_failures_note(p, s->handover, res, pulsarc_last_error_detail());
+        p->stats.failed_by[pc_stats_result_slot(res)]++;
+    }
+    if (p->conf.interceptors.n)
+        pc_interceptors_on_ack(&p->conf.interceptors, p, msg, res,
+                               res == PULSARC_OK ? id : NULL);
     if (s->cb)
         s->cb(p, res, res == PULSARC_OK ? id : NULL, s->cb_ctx);
 }
@@ -77,6 +83,7 @@ static void run_send(pc_task_t *t)
     pc_send_t *s = (pc_send_t *)t;
     pulsarc_producer_t *p = s->producer;
     s->handover = p->handed_over++;
+    s->msg.handover_ns = pc_turn_clock_now(&p->client->stats.clock);
     if (p->client->rt.stopping || !pc_partitioned_send(p->pt, s->partition, &s->msg)) {
         pc_set_detail("client is closing: the message was not sent");
         complete_message(p, &s->msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
@@ -95,16 +102,16 @@ static pulsarc_result check_attached(const pulsarc_producer_t *p)
     return PULSARC_OK;
 }
 
-pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_message_t *msg,
-                                           pulsarc_send_cb cb, void *ctx)
+/* The interceptors' copy of msg goes through send_async in its place (send_async knows
+ * it by copy_of). Kept apart so that the common send is the one call of what follows. */
+static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_message_t *msg,
+                                       pulsarc_send_cb cb, void *ctx);
+
+/* Check, plan, route, admit and hand over msg (the caller's, or the interceptors' copy of
+ * it). */
+static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
+                                  pulsarc_send_cb cb, void *ctx)
 {
-    if (!p || !msg)
-        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer and message must not be NULL");
-    pulsarc_result refused = check_attached(p);
-    if (refused == PULSARC_OK)
-        refused = pc_failures_refusal(p);
-    if (refused != PULSARC_OK)
-        return refused;
     if (msg->payload_len > PC_MAX_PAYLOAD)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
                        "payload of %zu bytes is above the protocol's limit of %d bytes",
@@ -148,8 +155,12 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
         free(known_crcs);
         return res;
     }
+    pulsarc_message_t *caller = msg->copy_of;
+    bool borrowed = caller && pc_interceptors_borrow_begin(msg, caller);
     pc_send_t *s = plan.sender_crcs ? pc_send_from_builder_crcs(&c->send_pool, msg, known_crcs)
                                     : pc_send_from_builder(&c->send_pool, msg);
+    if (borrowed)
+        pc_interceptors_borrow_end(msg, caller, s != NULL);
     free(known_crcs);
     if (!s) {
         pc_admission_release(&c->admission, &p->permits, 1, plan.memory_charge);
@@ -163,6 +174,42 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
     s->task.run = run_send;
     pc_client_post(c, &s->task);
     return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_message_t *msg,
+                                           pulsarc_send_cb cb, void *ctx)
+{
+    if (!p || !msg)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer and message must not be NULL");
+    if (p->conf.interceptors.n && !msg->copy_of)
+        return send_intercepted(p, msg, cb, ctx);
+    pulsarc_result res = check_attached(p);
+    if (res == PULSARC_OK)
+        res = pc_failures_refusal(p);
+    if (res == PULSARC_OK)
+        res = accept_send(p, msg, cb, ctx);
+    if (res != PULSARC_OK)
+        pc_producer_stats_refused(&p->stats, res);
+    return res;
+}
+
+static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_message_t *msg,
+                                       pulsarc_send_cb cb, void *ctx)
+{
+    /* A producer that refuses every send does so before any interceptor runs. */
+    pulsarc_result res = check_attached(p);
+    if (res == PULSARC_OK)
+        res = pc_failures_refusal(p);
+    pulsarc_message_t *copy = NULL;
+    if (res == PULSARC_OK)
+        res = pc_interceptors_before_send(&p->conf.interceptors, p, msg, &copy);
+    if (res != PULSARC_OK) {
+        pc_producer_stats_refused(&p->stats, res);
+        return res;
+    }
+    res = pulsarc_producer_send_async(p, copy, cb, ctx); /* counts its own refusal */
+    pulsarc_message_free(copy);
+    return res;
 }
 
 typedef struct sync_send {
@@ -319,8 +366,10 @@ void pc_producer_release(pulsarc_producer_t *p)
 static void unlink_and_free(pulsarc_producer_t *p)
 {
     pulsarc_client_t *c = p->client;
-    if (p->listed)
+    if (p->listed) {
         pc_client_forget_shutdown(c, &p->on_shutdown);
+        pc_producer_stats_leave(p);
+    }
     p->listed = false;
     p->free_requested = true;
     if (pc_partitioned_updating(p->pt))
@@ -432,6 +481,13 @@ static bool may_grow(void *ctx)
     return !p->free_requested && !p->closing_on_loop && atomic_load(&p->state) == P_OPEN;
 }
 
+static void on_grown(void *ctx, int n)
+{
+    pulsarc_producer_t *p = ctx;
+    if (p->conf.interceptors.n)
+        pc_interceptors_partitions_change(&p->conf.interceptors, p, p->topic.full, n);
+}
+
 static void on_update_finished(void *ctx)
 {
     pulsarc_producer_t *p = ctx;
@@ -448,6 +504,7 @@ void pc_producer_partitioned_owner(pulsarc_producer_t *p, pc_partitioned_owner_t
     out->ready = on_ready;
     out->may_grow = may_grow;
     out->update_finished = on_update_finished;
+    out->grown = on_grown;
 }
 
 void pc_producer_publish(pulsarc_producer_t *p, int partition)
@@ -514,6 +571,7 @@ void pc_producer_shutdown(pc_shutdown_hook_t *hook)
     /* A handle the user freed already goes with its close (on_closed); the others stay
      * the user's, detached from the client. */
     bool users = !p->free_requested;
+    pc_producer_stats_leave(p);
     p->listed = false;
     begin_closing(p);
     atomic_store(&p->state, P_CLOSED);

@@ -86,6 +86,7 @@ static void creation_finished(creation *cr)
     p->on_shutdown.run = pc_producer_shutdown;
     pc_client_on_shutdown(c, &p->on_shutdown);
     p->listed = true;
+    pc_producer_stats_join(p);
     if (p->conf.auto_update_partitions)
         pc_partitioned_updates_start(p->pt, (uint64_t)p->conf.partitions_update_interval_s * 1000u);
     answer_creator(cr);
@@ -101,18 +102,29 @@ static void on_started(pc_partitioned_op_t *op)
 }
 
 /* Whatever is still in progress is given up: the lookup answers into the void (its
- * callback frees the handle), partitions still registering are aborted. */
+ * callback frees the handle), partitions still registering are aborted. A partition
+ * whose attempts kept failing names the cause (an unreachable broker is CONNECT_FAILED,
+ * as the official clients answer), whether the deadline came while it waited to retry or
+ * in the middle of an attempt; TIMEOUT is for answers that never came. */
 static void on_create_deadline(uv_timer_t *t)
 {
     creation *cr = t->data;
     pulsarc_producer_t *p = cr->p;
+    const char *last = "";
+    pulsarc_result res = p->pt ? pc_partitioned_last_attempt(p->pt, &last) : PULSARC_OK;
     char detail[768];
-    snprintf(detail, sizeof detail,
-             "no producer for %.300s within operationTimeoutMs (%d ms): %s", p->topic.full,
-             (int)p->client->conf.operation_timeout_ms,
-             p->pt ? "partitions still looking up, connecting or registering"
-                   : "no answer to the schema or partition metadata lookup");
-    fail_creation(cr, PULSARC_ERR_TIMEOUT, detail);
+    if (res != PULSARC_OK)
+        snprintf(detail, sizeof detail,
+                 "no producer for %.300s within operationTimeoutMs (%d ms); the last attempt "
+                 "failed: %.300s", p->topic.full, (int)p->client->conf.operation_timeout_ms,
+                 last);
+    else
+        snprintf(detail, sizeof detail,
+                 "no producer for %.300s within operationTimeoutMs (%d ms): %s", p->topic.full,
+                 (int)p->client->conf.operation_timeout_ms,
+                 p->pt ? "partitions still looking up, connecting or registering"
+                       : "no answer to the schema or partition metadata lookup");
+    fail_creation(cr, res != PULSARC_OK ? res : PULSARC_ERR_TIMEOUT, detail);
     if (!p->pt) {
         /* Waiting to retry the lookup, nothing is in flight: the record goes now. Else the
          * lookup's answer frees it (on_partitions). */
@@ -135,6 +147,7 @@ static void start_parts(creation *cr, int n)
     pc_partitioned_owner_t owner;
     pc_producer_config_pp(&p->conf, &pp);
     pc_producer_config_router(&p->conf, &routing);
+    pp.sink = &p->stats.sink;
     pc_producer_partitioned_owner(p, &owner);
     p->pt = pc_partitioned_new(&p->client->rt, &p->topic, n, &pp, &routing, &owner);
     if (!p->pt) {
@@ -288,6 +301,7 @@ static pulsarc_producer_t *new_handle(pulsarc_client_t *c, const char *topic,
     atomic_init(&p->last_sequence_id, -1);
     atomic_init(&p->schema_version, -1);
     atomic_init(&p->terminal, PULSARC_OK);
+    pc_producer_stats_init(&p->stats, &c->stats.clock);
     return p;
 }
 

@@ -12,6 +12,7 @@
 
 #include "client/admission.h"
 #include "client/client.h"
+#include "client/stats_producer.h"
 #include "common/topic_name.h"
 #include "partitioned/partitioned.h"
 #include "producer/send_plan.h"
@@ -68,6 +69,11 @@ struct pulsarc_producer {
     bool free_requested;
     bool closing_on_loop;
     pc_task_t free_task;
+
+    /* Statistics (stats_producer.h); the loop thread records every receipt's latency in
+     * it, far from what the sending threads touch per send. */
+    pc_stats_source_t stats_source; /* in the client's statistics while listed */
+    pc_producer_stats_t stats;
 };
 
 /* The owner hooks a handle gives its partitioned producer. */
@@ -80,6 +86,10 @@ void pc_producer_publish(pulsarc_producer_t *p, int partition);
 void pc_producer_shutdown(pc_shutdown_hook_t *hook);
 /* Free the handle's memory (its partition producers included). */
 void pc_producer_release(pulsarc_producer_t *p);
+/* The handle reports to its client's statistics from now on (it is listed), or no longer
+ * (what it counted stays in the client's). stats_api.c; loop thread. */
+void pc_producer_stats_join(pulsarc_producer_t *p);
+void pc_producer_stats_leave(pulsarc_producer_t *p);
 
 /* A partition producer stopped after a terminal error (a pc_pp_stopped_fn; owner is the
  * handle): every later send fails at once with res. Loop thread. */

@@ -15,6 +15,14 @@ static void update_finished(pc_partitioned_t *pt)
     pt->owner.update_finished(pt->owner.ctx);
 }
 
+/* Every partition up to n is routable now: the owner hears the new count. */
+static void grown(pc_partitioned_t *pt, int n)
+{
+    atomic_store(&pt->n_routable, n);
+    if (pt->owner.grown)
+        pt->owner.grown(pt->owner.ctx, n);
+}
+
 /* The new partitions become routable together, or are given up together. */
 static void on_new_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
 {
@@ -38,7 +46,7 @@ static void on_new_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
         PC_INFO(pt->rt->log, "%s: now sending to %d partitions", pt->topic->full, pt->n_parts);
         for (int i = pt->update_old_n; i < pt->n_parts; i++)
             pt->owner.ready(pt->owner.ctx, i);
-        atomic_store(&pt->n_routable, pt->n_parts);
+        grown(pt, pt->n_parts);
     }
     update_finished(pt);
 }
@@ -69,7 +77,7 @@ static void on_updated_partitions(pulsarc_result res, int n, void *ctx)
     }
     pt->n_parts = n;
     if (pt->pp.lazy_start) {
-        atomic_store(&pt->n_routable, n);
+        grown(pt, n);
         update_finished(pt);
         return;
     }

@@ -201,6 +201,16 @@ void pc_partitioned_abort(pc_partitioned_t *pt, pulsarc_result why, const char *
         op_answer(&pt->start, PULSARC_OK);
 }
 
+int pc_partitioned_producers(const pc_partitioned_t *pt)
+{
+    return pt && pt->parts ? pt->n_parts : 0;
+}
+
+const pc_pp_counters_t *pc_partitioned_counters(const pc_partitioned_t *pt, int i)
+{
+    return i >= 0 && i < pc_partitioned_producers(pt) ? pc_pp_counters(pt->parts[i]) : NULL;
+}
+
 bool pc_partitioned_status(const pc_partitioned_t *pt, int i, pc_partition_status_t *out)
 {
     if (!pt->parts || i >= pt->n_parts)
@@ -211,6 +221,17 @@ bool pc_partitioned_status(const pc_partitioned_t *pt, int i, pc_partition_statu
     out->schema_version = pc_pp_schema_version(pp);
     out->max_message_size = pc_pp_max_message_size(pp);
     return true;
+}
+
+pulsarc_result pc_partitioned_last_attempt(const pc_partitioned_t *pt, const char **detail)
+{
+    for (int i = 0; pt->parts && i < pt->n_parts; i++) {
+        pulsarc_result res = pc_pp_last_attempt(pt->parts[i], detail);
+        if (res != PULSARC_OK)
+            return res;
+    }
+    *detail = "";
+    return PULSARC_OK;
 }
 
 bool pc_partitioned_connected(const pc_partitioned_t *pt)

@@ -34,6 +34,9 @@ typedef struct pc_partitioned_owner {
     bool (*may_grow)(void *ctx);
     /* An update round has finished (the owner may be waiting to free itself). */
     void (*update_finished)(void *ctx);
+    /* The topic has grown to n partitions, all of them routable now (after their ready
+     * calls; at once with lazy start). NULL: not wanted. */
+    void (*grown)(void *ctx, int n);
 } pc_partitioned_owner_t;
 
 /* A start, flush or close of every partition, in the caller's memory until `done` runs:
@@ -88,9 +91,17 @@ bool pc_partitioned_status(const pc_partitioned_t *pt, int i, pc_partition_statu
  * that had a message) is registered on a connection now; a partition not started yet
  * does not count (as the C++ client's isConnected). Any thread: one atomic read. */
 bool pc_partitioned_connected(const pc_partitioned_t *pt);
+/* Why a partition's last attempt to register failed, the first such partition's
+ * (PULSARC_OK: none has failed one); for a creation that runs out of time while its
+ * partitions retry. Loop thread. */
+pulsarc_result pc_partitioned_last_attempt(const pc_partitioned_t *pt, const char **detail);
 /* The partitions messages are routed to (grows with updates once the new ones have
  * registered); 0 for a topic without partitions. Any thread. */
 int pc_partitioned_count(const pc_partitioned_t *pt);
+/* How many partition producers there are now (0 once they are gone), and what partition i
+ * has counted (NULL past the last; valid until the list changes). Loop thread. */
+int pc_partitioned_producers(const pc_partitioned_t *pt);
+const pc_pp_counters_t *pc_partitioned_counters(const pc_partitioned_t *pt, int i);
 
 /* Check the partition count every every_ms and grow the list (partitioned topics). */
 void pc_partitioned_updates_start(pc_partitioned_t *pt, uint64_t every_ms);

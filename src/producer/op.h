@@ -29,6 +29,11 @@ typedef struct pc_op {
     pc_buf_t head;                /* frame bytes up to the payload */
     const uint8_t *payload;       /* slice written after head, not copied */
     size_t payload_len;
+    size_t raw_len;               /* the entry's payload before compression and encryption
+                                     (a batch's layout); a chunked message's whole payload on
+                                     its first chunk, 0 on the others (for the statistics) */
+    size_t msg_bytes;             /* its messages' payload bytes as the application gave
+                                     them (not set on chunks; for the statistics) */
     bool has_payload_crc;         /* payload_crc = pc_crc32c(0, payload), known already */
     uint32_t payload_crc;
     pc_buf_t owned;               /* a batch's payload or a compressed single message */

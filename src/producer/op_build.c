@@ -369,6 +369,8 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
     if (res == PULSARC_OK)
         *last = *first;
 out:
+    if (res == PULSARC_OK)
+        (*first)->raw_len = msg->payload_len; /* a chunked message's on its first chunk */
     kv_free(&kv);
     pc_buf_free(&compressed);
     return res;
@@ -420,6 +422,7 @@ static pulsarc_result finish_batch(const pc_op_params_t *p, pc_op_t *op, const p
     }
     op->payload = op->owned.data;
     op->payload_len = op->owned.len;
+    op->raw_len = uncompressed;
     if (encode_head(p, op, &meta, false) != 0)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building a batch");
     return PULSARC_OK;

@@ -13,6 +13,13 @@ const char *pc_pp_name(const pc_pp_t *pp) { return pp->name ? pp->name : ""; }
 int64_t pc_pp_last_sequence_id(const pc_pp_t *pp) { return atomic_load(&pp->last_sequence_id); }
 uint32_t pc_pp_max_message_size(const pc_pp_t *pp) { return pp->max_message_size; }
 int64_t pc_pp_schema_version(const pc_pp_t *pp) { return atomic_load(&pp->schema_version); }
+const pc_pp_counters_t *pc_pp_counters(const pc_pp_t *pp) { return &pp->counters; }
+
+pulsarc_result pc_pp_last_attempt(const pc_pp_t *pp, const char **detail)
+{
+    *detail = pp->attempt_detail;
+    return pp->sequence_known ? PULSARC_OK : pp->attempt_res;
+}
 
 pc_send_rules_t pc_pp_send_rules(const pc_pp_settings_t *set)
 {

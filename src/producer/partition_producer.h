@@ -16,6 +16,7 @@
 #include "producer/encryption.h"
 #include "producer/message.h"
 #include "producer/message_id.h"
+#include "producer/pp_counters.h"
 #include "producer/send_plan.h"
 
 typedef struct pc_pp pc_pp_t;
@@ -51,6 +52,7 @@ typedef struct pc_pp_settings {
                                         the producer) */
     size_t n_properties;
     const char *initial_subscription; /* created with the producer; NULL: none (borrowed) */
+    pc_pp_sink_t *sink;          /* the owner's, for latencies; NULL: none recorded */
 } pc_pp_settings_t;
 
 /* Runs once per message: success with its id, or failure. The owner runs the user's
@@ -108,5 +110,10 @@ int64_t pc_pp_last_sequence_id(const pc_pp_t *pp);
 int64_t pc_pp_schema_version(const pc_pp_t *pp);
 /* The current connection's limit (the protocol default until connected). */
 uint32_t pc_pp_max_message_size(const pc_pp_t *pp);
+/* Why its last attempt at a first registration failed (PULSARC_OK: none failed, or it
+ * has registered), with the detail (valid until the next attempt). Loop thread. */
+pulsarc_result pc_pp_last_attempt(const pc_pp_t *pp, const char **detail);
+/* What it has counted so far (valid until it is freed). */
+const pc_pp_counters_t *pc_pp_counters(const pc_pp_t *pp);
 
 #endif

@@ -12,6 +12,29 @@
 
 static void on_batch_timer(uv_timer_t *t);
 
+/* Entries built from msgs messages of bytes payload bytes (ops first..last). */
+static void count_sent(pc_pp_t *pp, pc_op_t *first, uint64_t msgs, uint64_t bytes)
+{
+    pc_pp_counters_t *k = &pp->counters;
+    first->msg_bytes = bytes; /* what its receipt counts (chunks count their message's) */
+    k->sent_msgs += msgs;
+    k->sent_bytes += bytes;
+    for (const pc_op_t *op = first; op; op = op->next) {
+        k->entries++;
+        k->entry_raw_bytes += op->raw_len;
+        k->entry_bytes += op->payload_len;
+    }
+}
+
+static void count_batch(pc_pp_t *pp, uint64_t msgs)
+{
+    pc_pp_counters_t *k = &pp->counters;
+    k->batches++;
+    k->batched_msgs += msgs;
+    if (msgs > k->batch_max_msgs)
+        k->batch_max_msgs = msgs;
+}
+
 /* Move the open batches into pp->taken; returns how many (-1 when out of memory). */
 static int take_batches(pc_pp_t *pp)
 {
@@ -133,9 +156,12 @@ void pp_flush_batches(pc_pp_t *pp)
         }
         pc_op_t *op;
         pulsarc_result res = entry_key(pp, &p);
+        uint64_t msgs = (uint64_t)pp->taken[i].count, bytes = pp->taken[i].bytes;
         if (res == PULSARC_OK)
             res = pc_op_build_batch(&p, &pp->taken[i], &op);
         if (res == PULSARC_OK) {
+            count_sent(pp, op, msgs, bytes);
+            count_batch(pp, msgs);
             op->replay = replays;
             pp_enqueue(pp, op, op);
             continue;
@@ -222,6 +248,7 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
         pp->pushed = id;
     for (pc_op_t *op = first; op; op = op->next)
         op->replay = replay;
+    count_sent(pp, first, 1, msg->payload_len);
     pp_enqueue(pp, first, last);
 }
 

@@ -79,6 +79,8 @@ struct pc_pp {
     bool counted;             /* ... and whether this one is in it */
     pulsarc_result fail_res;  /* PP_FAILED: the error every send gets */
     char fail_detail[256];    /* ... and its detail */
+    pulsarc_result attempt_res;  /* the last failed attempt of the first registration */
+    char attempt_detail[256];    /* (PULSARC_OK: none), told if creation times out first */
     uint64_t producer_id;
     char *name;
     bool user_named;
@@ -139,6 +141,8 @@ struct pc_pp {
     /* Close. */
     pc_pp_done_fn close_cb;
     void *close_ctx;
+
+    pc_pp_counters_t counters; /* for the statistics */
 };
 
 #define NOT_SENT_DETAIL "the message was never written to a connection: not sent"

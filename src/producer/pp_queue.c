@@ -32,6 +32,44 @@ static void note_failure_for_flushes(pc_pp_t *pp, uint64_t op_index, pulsarc_res
             w->res = res;
 }
 
+/* Latencies: messages taken over in one loop turn share their stamp, so a batch's messages
+ * come in runs of equal stamps, each recorded once with its length. */
+typedef struct stamp_run {
+    uint64_t stamp;
+    uint64_t n;
+} stamp_run;
+
+static void latency_flush(pc_pp_t *pp, stamp_run *r)
+{
+    if (r->n && r->stamp && pp->set.sink) {
+        uint64_t now = pc_turn_clock_now(pp->set.sink->clock);
+        uint64_t us = now > r->stamp ? (now - r->stamp) / 1000u : 0;
+        pc_histogram_record_n(&pp->set.sink->latency_us, us, r->n);
+    }
+    r->n = 0;
+}
+
+static inline void latency_note(pc_pp_t *pp, stamp_run *r, uint64_t stamp)
+{
+    if (stamp != r->stamp) {
+        latency_flush(pp, r);
+        r->stamp = stamp;
+    }
+    r->n++;
+}
+
+/* A message has ended: counted as acknowledged or failed, in messages and payload bytes. */
+static void count_end(pc_pp_t *pp, pulsarc_result res, uint64_t msgs, uint64_t bytes)
+{
+    if (res == PULSARC_OK) {
+        pp->counters.acked_msgs += msgs;
+        pp->counters.acked_bytes += bytes;
+    } else {
+        pp->counters.failed_msgs += msgs;
+        pp->counters.failed_bytes += bytes;
+    }
+}
+
 static pc_op_t *pop_head(pc_pp_t *pp)
 {
     pc_op_t *op = pp->head;
@@ -64,6 +102,12 @@ void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_
             last = true;
         }
         if (last) {
+            count_end(pp, res, 1, msg->payload_len);
+            if (res == PULSARC_OK) {
+                stamp_run run = { 0, 0 };
+                latency_note(pp, &run, msg->handover_ns);
+                latency_flush(pp, &run);
+            }
             pulsarc_message_id_t cid;
             if (res == PULSARC_OK) {
                 cid = *id;
@@ -80,10 +124,15 @@ void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_
     }
     if (op->batch && pp->released)
         pp->released(pp->owner, op->msgs);
+    /* Counted before the callbacks, so that a snapshot taken in one includes its message
+     * (its latency is recorded as the op completes). */
+    count_end(pp, res, (uint64_t)op->num_messages, op->msg_bytes);
+    stamp_run run = { 0, 0 };
     int i = 0;
     for (pc_msg_t *m = op->msgs; m; m = m->next, i++) {
         pulsarc_message_id_t mid;
         if (res == PULSARC_OK) {
+            latency_note(pp, &run, m->handover_ns);
             mid = *id;
             if (op->batch) {
                 mid.batch_index = i;
@@ -93,6 +142,7 @@ void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_
         pc_set_detail(detail);
         pp->complete(pp->owner, m, res, res == PULSARC_OK ? &mid : NULL);
     }
+    latency_flush(pp, &run);
     pc_op_release(op);
     pp_check_flushes(pp);
 }
@@ -100,6 +150,7 @@ void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_
 /* A message that never became an op ends here. */
 void pp_fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const char *detail)
 {
+    count_end(pp, res, 1, msg->payload_len);
     pc_set_detail(detail);
     pp->complete(pp->owner, msg, res, NULL);
     pc_msg_free(msg);
@@ -162,8 +213,11 @@ static void write_op(pc_pp_t *pp, pc_op_t *op)
  * new one: the broker sees the same sequence ids and deduplicates what it already has. */
 void pp_resend_pending(pc_pp_t *pp)
 {
-    for (pc_op_t *op = pp->head; op && pp->state == PP_READY; op = op->next)
+    for (pc_op_t *op = pp->head; op && pp->state == PP_READY; op = op->next) {
+        if (op->first_registration)
+            pp->counters.entries_resent++;
         write_op(pp, op);
+    }
 }
 
 void pp_enqueue(pc_pp_t *pp, pc_op_t *first, pc_op_t *last)

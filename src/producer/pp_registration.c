@@ -79,6 +79,9 @@ static void attempt_failed(pc_pp_t *pp, pulsarc_result res, const char *detail)
     PC_INFO(pp->rt->log, "%s: attempt to register failed: %s (%s)", pp->topic,
             pulsarc_result_name(res), detail ? detail : "");
     if (!pp->sequence_known) {
+        pp->attempt_res = res;
+        snprintf(pp->attempt_detail, sizeof pp->attempt_detail, "%s",
+                 detail && *detail ? detail : pulsarc_strerror(res));
         /* The first registration retries until operationTimeoutMs. */
         uint64_t now = pc_mono_ms();
         if (pc_result_fails_creation(res) || now + pp->backoff.next_ms >= pp->start_deadline_ms) {
@@ -199,6 +202,7 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
     if (broker_last > pp->pushed)
         pp->pushed = broker_last;
     pp->registration++;
+    pp->counters.registrations++;
     pp->max_message_size = pc_conn_max_message_size(conn);
     pc_batcher_set_frame_limit(&pp->batcher, pp->max_message_size);
     pp_set_state(pp, PP_READY);
@@ -372,6 +376,7 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
             (size_t)(pp->head ? pp->next_op_index - pp->head->index : 0));
     pp->conn = NULL;
     pp_set_state(pp, PP_CONNECTING);
+    pp->counters.disconnects++;
     schedule_reconnect(pp);
 }
 

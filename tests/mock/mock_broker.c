@@ -527,12 +527,13 @@ static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Co
     copy_bytes(mb->last_connect.auth_data, sizeof mb->last_connect.auth_data,
                in->has_auth_data ? in->auth_data.data : NULL, mb->last_connect.auth_data_len);
     c->got_connect = true;
-    if (mb->ignore_connect) {
-        mb_log(mb, "conn %d: ignoring CONNECT", c->id);
-        return;
-    }
+    /* Refusals first: with both set, the first CONNECTs are refused, the later ignored. */
     if (mb->connect_fail_times != 0) {
         refuse_connect(mb, c);
+        return;
+    }
+    if (mb->ignore_connect) {
+        mb_log(mb, "conn %d: ignoring CONNECT", c->id);
         return;
     }
 

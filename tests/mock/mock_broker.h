@@ -98,7 +98,8 @@ void mock_broker_set_refuse(mock_broker_t *mb, bool on);
 /* Down: close every connection and stop listening, so connects get ECONNREFUSED.
  * Up again: listen on the same port. Returns 0, or -1 if the port could not be re-bound. */
 int mock_broker_set_down(mock_broker_t *mb, bool down);
-/* Count CONNECTs but never answer them (the client's connection timeout must fire). */
+/* Count CONNECTs but never answer them (the client's connection timeout must fire). The
+ * refusals of mock_broker_fail_connect come first. */
 void mock_broker_set_ignore_connect(mock_broker_t *mb, bool on);
 /* The next `times` CONNECTs are refused as the real broker refuses bad credentials:
  * ERROR(server_error, message) with request_id -1, then the connection closes (times < 0:

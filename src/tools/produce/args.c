@@ -228,6 +228,9 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case OPT_KEEP_GOING:
         a->keep_going = true;
         return true;
+    case OPT_STATS_JSON:
+        a->stats_json = arg;
+        return true;
     case OPT_ENC_KEY_NAME:
         if (!*arg || strchr(arg, ','))
             usage_error("--encryption-key-name must be a non-empty name without ',', got '%s'",

@@ -61,6 +61,7 @@ struct args {
     int64_t sequence_id_start;    /* -1: automatic ids */
     bool verbose;
     bool keep_going;              /* --keep-going: failed messages do not stop the run */
+    const char *stats_json;       /* --stats-json FILE; NULL: none */
 };
 
 /* Parses the command line into a; a usage error ends the process (EXIT_USAGE), --help

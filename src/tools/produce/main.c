@@ -87,6 +87,26 @@ static void print_setup_error(const char *what, const char *arg, pulsarc_result 
             pulsarc_result_name(res), detail[0] ? ": " : "", detail);
 }
 
+/* --stats-json: the client's statistics, taken once every message has had its callback,
+ * written to path. False (with a message) when they cannot be taken or written. */
+static bool write_stats(pulsarc_client_t *client, const char *path)
+{
+    pulsarc_stats_t *stats = NULL;
+    pulsarc_result res = pulsarc_client_stats(client, &stats);
+    if (res != PULSARC_OK) {
+        print_setup_error("cannot take the statistics for", path, res);
+        return false;
+    }
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(pulsarc_stats_json(stats), f) >= 0 && fputc('\n', f) != EOF;
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (!ok)
+        fprintf(stderr, PROG ": cannot write the statistics to '%s'\n", path);
+    pulsarc_stats_free(stats);
+    return ok;
+}
+
 /* Creates client and producer, sends with run's message builders, flushes, closes and
  * prints the result lines. Takes ownership of both configs. Returns the exit status. */
 static int produce(struct args *a, struct run *run, pulsarc_client_config_t *client_conf,
@@ -126,6 +146,8 @@ static int produce(struct args *a, struct run *run, pulsarc_client_config_t *cli
     res = pulsarc_producer_close(producer);
     if (res != PULSARC_OK)
         print_setup_error("close of producer on", a->topic, res);
+    /* After the close, every accepted message has had its callback. */
+    bool stats_written = !a->stats_json || write_stats(client, a->stats_json);
 
     /* Copy what the second result line needs: both belong to the producer handle. */
     int64_t last_seq = pulsarc_producer_last_sequence_id(producer);
@@ -151,7 +173,7 @@ static int produce(struct args *a, struct run *run, pulsarc_client_config_t *cli
     free(producer_name);
 
     bool all_sent = completed && failed == 0 && sent == run->attempted;
-    return all_sent ? EXIT_ALL_SENT : EXIT_SOME_FAILED;
+    return all_sent && stats_written ? EXIT_ALL_SENT : EXIT_SOME_FAILED;
 }
 
 int main(int argc, char **argv)

@@ -147,6 +147,8 @@ static const struct cli_option cli_options[] = {
      "after a failed message, count it and send on (default:\n"
      "stop at the first, as pulsar-client does; a failure\n"
      "every later message would share stops the run anyway)", NULL},
+    {"stats-json", OPT_STATS_JSON, required_argument, "FILE",
+     "write the client's final statistics to FILE as JSON\n(docs/statistics.md)", NULL},
     {"verbose", OPT_VERBOSE, no_argument, NULL,
      "debug logging, effective settings and one line per\nmessage id (all on stderr)", NULL},
     {"version", 'v', no_argument, NULL, "print the version and exit", NULL},
