@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -32,6 +31,7 @@
 
 #include "cli_common/client_conf.h"
 #include "cli_common/security_flags.h"
+#include "perf_histogram.h"
 
 /* The send timestamp travels to the callback in its ctx pointer: no per-message memory. */
 _Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t),
@@ -73,74 +73,6 @@ typedef struct options {
     struct client_conf file;   /* what it gave */
 } options_t;
 
-/* ---- latency histogram ----------------------------------------------------------------
- * Log-linear, in microseconds, like HdrHistogram with ~2 significant digits: values below
- * 256 us are exact; above, each power of two is split into 128 equal buckets, so a
- * reported value is at most 0.8% above the true one. Written by the callback thread only;
- * read after flush, when every callback has run. */
-
-#define H_SUB_BITS 8
-#define H_SUB (1u << H_SUB_BITS) /* exact range and first bucket group */
-#define H_HALF (H_SUB / 2)       /* buckets per power of two above the exact range */
-#define H_MAX_BITS 40            /* ~12.7 days in microseconds: nothing real is larger */
-#define H_BUCKETS (H_SUB + (H_MAX_BITS - H_SUB_BITS) * H_HALF)
-
-typedef struct histogram {
-    uint64_t counts[H_BUCKETS];
-    uint64_t total;
-    uint64_t max_us;
-} histogram_t;
-
-static size_t hist_index(uint64_t us)
-{
-    if (us < H_SUB)
-        return (size_t)us;
-    int msb = 63 - __builtin_clzll(us);
-    if (msb >= H_MAX_BITS)
-        return H_BUCKETS - 1;
-    int shift = msb - (H_SUB_BITS - 1); /* keep the top H_SUB_BITS bits */
-    return H_SUB + (size_t)(msb - H_SUB_BITS) * H_HALF + (size_t)((us >> shift) - H_HALF);
-}
-
-/* The largest value that lands in bucket i. */
-static uint64_t hist_bucket_high(size_t i)
-{
-    if (i < H_SUB)
-        return i;
-    size_t group = (i - H_SUB) / H_HALF;
-    uint64_t sub = (i - H_SUB) % H_HALF + H_HALF;
-    unsigned shift = (unsigned)group + 1;
-    return ((sub + 1) << shift) - 1;
-}
-
-static void hist_record(histogram_t *h, uint64_t us)
-{
-    h->counts[hist_index(us)]++;
-    h->total++;
-    if (us > h->max_us)
-        h->max_us = us;
-}
-
-/* Value at quantile q (0..1), reported as its bucket's upper bound but never above the
- * exact maximum. */
-static uint64_t hist_quantile(const histogram_t *h, double q)
-{
-    if (h->total == 0)
-        return 0;
-    uint64_t rank = (uint64_t)ceil(q * (double)h->total);
-    if (rank < 1)
-        rank = 1;
-    uint64_t seen = 0;
-    for (size_t i = 0; i < H_BUCKETS; i++) {
-        seen += h->counts[i];
-        if (seen >= rank) {
-            uint64_t v = hist_bucket_high(i);
-            return v < h->max_us ? v : h->max_us;
-        }
-    }
-    return h->max_us;
-}
-
 /* ---- shared state -------------------------------------------------------------------- */
 
 typedef struct stats {
@@ -148,7 +80,7 @@ typedef struct stats {
     atomic_uint_fast64_t acked;    /* callbacks with success (loop thread) */
     atomic_uint_fast64_t failed;   /* callbacks with an error (loop thread) */
     size_t msg_size;
-    histogram_t hist;              /* loop thread only */
+    perf_histogram_t hist;         /* loop thread only */
 } stats_t;
 
 static stats_t g_stats;
@@ -209,7 +141,7 @@ static void on_sent(pulsarc_producer_t *producer, pulsarc_result res,
     }
     if (sent_at) {
         uint64_t now = now_ns();
-        hist_record(&g_stats.hist, now > sent_at ? (now - sent_at) / 1000u : 0);
+        perf_hist_record(&g_stats.hist, now > sent_at ? (now - sent_at) / 1000u : 0);
     }
     /* This thread is the only writer: a plain increment, no locked instruction. */
     atomic_store_explicit(&g_stats.acked,
@@ -776,9 +708,9 @@ static void print_results(const options_t *o, const run_result_t *rr, uint64_t a
     double secs = rr->elapsed_s > 0 ? rr->elapsed_s : 1e-9;
     double rate = (double)acked / secs;
     double mibps = (double)acked * (double)g_stats.msg_size / secs / MIB;
-    double p50 = (double)hist_quantile(&g_stats.hist, 0.50) / 1000.0;
-    double p99 = (double)hist_quantile(&g_stats.hist, 0.99) / 1000.0;
-    double p999 = (double)hist_quantile(&g_stats.hist, 0.999) / 1000.0;
+    double p50 = (double)perf_hist_quantile(&g_stats.hist, 0.50) / 1000.0;
+    double p99 = (double)perf_hist_quantile(&g_stats.hist, 0.99) / 1000.0;
+    double p999 = (double)perf_hist_quantile(&g_stats.hist, 0.999) / 1000.0;
     double max = (double)g_stats.hist.max_us / 1000.0;
     double cpu_per_m = acked ? rr->cpu_s / ((double)acked / 1e6) : 0;
     double rss = peak_rss_mib();
