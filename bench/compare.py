@@ -45,6 +45,7 @@ class Case:
     targets: tuple = ("null", "broker")
     peers: bool = True  # False: pulsarc only
     topics: int = 1  # more than one: TOPIC-0 .. TOPIC-(n-1), one producer each
+    partitions: int = 0  # null broker: every topic has this many partitions
 
 
 CASES = [
@@ -63,7 +64,12 @@ CASES = [
     # Many producers on one connection: every client's window is per producer (1000), so
     # up to 100,000 messages are in flight.
     Case("t100", "100 B batched, 100 topics", 100, True, topics=100, targets=("null",)),
+    # One topic of 1000 partitions: 1000 windows of 1000 messages, so the client-wide
+    # memoryLimitBytes (64 MiB) is what bounds the messages in flight: peak RSS against it.
+    Case("p1000", "100 B batched, 1000 partitions", 100, True, partitions=1000,
+         targets=("null",)),
 ]
+MEMORY_LIMIT_MIB = 64  # every client's memory limit (pulsarc's default)
 
 # The batching every batched run uses, the same for all clients: pulsarc's defaults.
 BATCH_MSGS, BATCH_BYTES, BATCH_DELAY_MS = 1000, 128 * 1024, 10
@@ -264,12 +270,12 @@ def peak_rss_mib(pid):
 # ---- counting at the broker ------------------------------------------------------------
 
 class NullBroker:
-    def __init__(self, binary, logdir, tag):
+    def __init__(self, binary, logdir, tag, partitions=0):
         self.port = free_port()
         self.out_path = os.path.join(logdir, f"{tag}.nullbroker.log")
         self.out = open(self.out_path, "w")
-        self.proc = subprocess.Popen([binary, "-p", str(self.port)], stdout=self.out,
-                                     stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen([binary, "-p", str(self.port), "--partitions", str(partitions)],
+                                     stdout=self.out, stderr=subprocess.STDOUT)
         wait_for(lambda: "listening" in read(self.out_path), 10, "null broker start")
         self.url = f"pulsar://127.0.0.1:{self.port}"
 
@@ -362,7 +368,7 @@ def logical(case, msgs, nbytes):
 def run_one(args, tool, case, target, rep, seq):
     tag = f"{seq:03d}-{target}-{case.key}-{tool.name.replace(' ', '-')}-{rep}"
     topic = f"persistent://public/default/compare-{os.getpid()}-{tag}"
-    broker = (NullBroker(args.null_broker, args.logdir, tag) if target == "null"
+    broker = (NullBroker(args.null_broker, args.logdir, tag, case.partitions) if target == "null"
               else RealBroker(args.broker_url, args.admin_url, topic, case.topics))
     out_path = os.path.join(args.logdir, f"{tag}.log")
     res = {"target": target, "case": case.key, "tool": tool.name, "rep": rep, "log": out_path}
@@ -484,6 +490,15 @@ def summarize(results, loopback, cases, targets, tools):
                     f"| {fmt(m['p99_ms'], '.2f')}{m['marker']} | {fmt(m['rss_mib'], ',.1f')} "
                     f"| {fmt(m['create_s'], '.3f')} | {m['runs']} "
                     f"| {ratio} | {pct} |")
+    for case in cases:
+        for target in targets:
+            meds = summary.get((target, case.key)) if case.partitions else None
+            if not meds:
+                continue
+            rss = ", ".join(f"{name} {m['rss_mib']:,.1f} MiB" for name, m in meds.items()
+                            if m.get("rss_mib") is not None)
+            lines.append(f"\nPeak RSS with {case.partitions} partitions ({target} broker), "
+                         f"every client's memory limit {MEMORY_LIMIT_MIB} MiB: {rss}.")
     if any(c.topics > 1 for c in cases):
         lines.append("\ncreated in: from the client's first CONNECT to the null broker's answer "
                      "to its last producer's PRODUCER (process start-up not included).")
