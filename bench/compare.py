@@ -11,6 +11,8 @@ for every client, outside the client:
 - CPU is the client process's user + system time (its whole process tree, from /proc)
   between the same two instants;
 - peak RSS is the client's VmHWM;
+- creation time (null broker) is from the client's first CONNECT to the broker's answer
+  to the last of its producers' PRODUCER commands;
 - latency (send -> receipt) is what each tool reports itself; the tools differ in how
   (see the README), so those columns are the tools' own words.
 """
@@ -42,6 +44,8 @@ class Case:
     rate: int = 0  # msg/s; 0 = as fast as the tool goes
     targets: tuple = ("null", "broker")
     peers: bool = True  # False: pulsarc only
+    topics: int = 1  # more than one: TOPIC-0 .. TOPIC-(n-1), one producer each
+    partitions: int = 0  # null broker: every topic has this many partitions
 
 
 CASES = [
@@ -57,7 +61,15 @@ CASES = [
          peers=False),
     Case("b100r1k", "100 B batched at 1 k msg/s", 100, True, rate=1_000, targets=("null",),
          peers=False),
+    # Many producers on one connection: every client's window is per producer (1000), so
+    # up to 100,000 messages are in flight.
+    Case("t100", "100 B batched, 100 topics", 100, True, topics=100, targets=("null",)),
+    # One topic of 1000 partitions: 1000 windows of 1000 messages, so the client-wide
+    # memoryLimitBytes (64 MiB) is what bounds the messages in flight: peak RSS against it.
+    Case("p1000", "100 B batched, 1000 partitions", 100, True, partitions=1000,
+         targets=("null",)),
 ]
+MEMORY_LIMIT_MIB = 64  # every client's memory limit (pulsarc's default)
 
 # The batching every batched run uses, the same for all clients: pulsarc's defaults.
 BATCH_MSGS, BATCH_BYTES, BATCH_DELAY_MS = 1000, 128 * 1024, 10
@@ -113,6 +125,8 @@ class Pulsarc(Tool):
             a += ["--conf", "chunkingEnabled=true"]
         if self.zero_copy:
             a.append("--zero-copy")
+        if case.topics > 1:
+            a += ["--topics", str(case.topics)]
         return a
 
     def latency(self, out, window):
@@ -138,6 +152,8 @@ class Java(Tool):
             a.append("-db")
         if case.chunked:
             a.append("-ch")
+        if case.topics > 1:
+            a += ["-t", str(case.topics)]  # one topic name: it appends -0 .. -(n-1)
         return a + [topic]
 
     def latency(self, out, window):
@@ -157,6 +173,8 @@ class Go(Tool):
     def skip_reason(self, case):
         if case.chunked:
             return "the Go perf tool has no chunking switch"
+        if case.topics > 1:
+            return "the Go perf tool produces to one topic"
         return super().skip_reason(case)
 
     def argv(self, case, url, topic):
@@ -190,6 +208,8 @@ class Cpp(Tool):
                   "--max-batch-publish-delay-in-ms", str(BATCH_DELAY_MS)]
         else:
             a += ["--batching-enabled", "false"]
+        if case.topics > 1:
+            a += ["-t", str(case.topics)]  # topic-0 .. topic-(n-1), one thread each
         return a + [topic]
 
     def latency(self, out, window):
@@ -250,12 +270,12 @@ def peak_rss_mib(pid):
 # ---- counting at the broker ------------------------------------------------------------
 
 class NullBroker:
-    def __init__(self, binary, logdir, tag):
+    def __init__(self, binary, logdir, tag, partitions=0):
         self.port = free_port()
         self.out_path = os.path.join(logdir, f"{tag}.nullbroker.log")
         self.out = open(self.out_path, "w")
-        self.proc = subprocess.Popen([binary, "-p", str(self.port)], stdout=self.out,
-                                     stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen([binary, "-p", str(self.port), "--partitions", str(partitions)],
+                                     stdout=self.out, stderr=subprocess.STDOUT)
         wait_for(lambda: "listening" in read(self.out_path), 10, "null broker start")
         self.url = f"pulsar://127.0.0.1:{self.port}"
 
@@ -266,7 +286,16 @@ class NullBroker:
         wait_for(lambda: read(self.out_path).count("NULLBROKER") > before, 5, "null broker sample")
         line = read(self.out_path).strip().splitlines()[-1]
         kv = dict(p.split("=", 1) for p in line.split()[1:])
+        self.last = kv
         return int(kv["msgs"]), int(kv["payload_bytes"])
+
+    def creation_s(self, producers):
+        """Seconds from the client's first CONNECT to the broker's answer to its last
+        PRODUCER, once `producers` were registered; None before that."""
+        kv = getattr(self, "last", {})
+        if int(kv.get("producers", 0)) < producers:
+            return None
+        return float(kv["last_producer_mono_s"]) - float(kv["first_connect_mono_s"])
 
     def stop(self):
         self.proc.send_signal(signal.SIGINT)
@@ -278,27 +307,35 @@ class NullBroker:
 
 
 class RealBroker:
-    def __init__(self, url, admin, topic):
+    def __init__(self, url, admin, topic, topics=1):
         self.url, self.admin = url, admin
-        self.path = "/admin/v2/" + topic.replace("://", "/")
+        names = [topic] if topics == 1 else [f"{topic}-{i}" for i in range(topics)]
+        self.paths = ["/admin/v2/" + t.replace("://", "/") for t in names]
 
     def sample(self):
-        try:
-            with urllib.request.urlopen(self.admin + self.path + "/stats", timeout=10) as r:
-                s = json.load(r)
-            return int(s.get("msgInCounter", 0)), int(s.get("bytesInCounter", 0))
-        except urllib.error.HTTPError as e:
-            if e.code == 404:  # not created yet
-                return 0, 0
-            raise
+        msgs = nbytes = 0
+        for path in self.paths:
+            try:
+                with urllib.request.urlopen(self.admin + path + "/stats", timeout=10) as r:
+                    s = json.load(r)
+                msgs += int(s.get("msgInCounter", 0))
+                nbytes += int(s.get("bytesInCounter", 0))
+            except urllib.error.HTTPError as e:
+                if e.code != 404:  # 404: not created yet
+                    raise
+        return msgs, nbytes
+
+    def creation_s(self, producers):
+        return None  # the broker's stats do not say when a producer registered
 
     def stop(self):
-        # Every run has its own topic; drop it so the broker's disk does not fill.
-        req = urllib.request.Request(self.admin + self.path + "?force=true", method="DELETE")
-        try:
-            urllib.request.urlopen(req, timeout=30).close()
-        except urllib.error.URLError as e:
-            print(f"    (could not delete {self.path}: {e})", file=sys.stderr)
+        # Every run has its own topics; drop them so the broker's disk does not fill.
+        for path in self.paths:
+            req = urllib.request.Request(self.admin + path + "?force=true", method="DELETE")
+            try:
+                urllib.request.urlopen(req, timeout=30).close()
+            except urllib.error.URLError as e:
+                print(f"    (could not delete {path}: {e})", file=sys.stderr)
 
 
 def free_port():
@@ -331,8 +368,8 @@ def logical(case, msgs, nbytes):
 def run_one(args, tool, case, target, rep, seq):
     tag = f"{seq:03d}-{target}-{case.key}-{tool.name.replace(' ', '-')}-{rep}"
     topic = f"persistent://public/default/compare-{os.getpid()}-{tag}"
-    broker = (NullBroker(args.null_broker, args.logdir, tag) if target == "null"
-              else RealBroker(args.broker_url, args.admin_url, topic))
+    broker = (NullBroker(args.null_broker, args.logdir, tag, case.partitions) if target == "null"
+              else RealBroker(args.broker_url, args.admin_url, topic, case.topics))
     out_path = os.path.join(args.logdir, f"{tag}.log")
     res = {"target": target, "case": case.key, "tool": tool.name, "rep": rep, "log": out_path}
     proc = None
@@ -354,6 +391,7 @@ def run_one(args, tool, case, target, rep, seq):
             m1, b1 = broker.sample()
             c1, t1, off1 = cpu_seconds(proc.pid), time.monotonic(), os.path.getsize(out_path)
             rss = peak_rss_mib(proc.pid)
+            created = broker.creation_s(case.topics)
             if proc.poll() is not None:
                 raise RuntimeError(f"exited early with {proc.returncode}")
             rest = (tool.min_life_s if rep == 1 else 0) - (time.monotonic() - started)
@@ -367,7 +405,7 @@ def run_one(args, tool, case, target, rep, seq):
         p50, p99 = tool.latency(text, window)
         res.update(ok=True, msg_s=rate, mib_s=rate * case.size / MIB, cpu_s=c1 - c0,
                    cpu_s_per_m=(c1 - c0) / (rate * dt) * 1e6 if rate else None,
-                   p50_ms=p50, p99_ms=p99, rss_mib=rss, seconds=dt)
+                   p50_ms=p50, p99_ms=p99, rss_mib=rss, seconds=dt, create_s=created)
     except (RuntimeError, OSError) as e:
         res.update(ok=False, error=str(e))
     finally:  # also on Ctrl-C: leave no client or null broker behind
@@ -414,8 +452,8 @@ def summarize(results, loopback, cases, targets, tools):
                      f"(median of {len(loopback)}: {', '.join(f'{x:,.0f}' for x in loopback)})")
         lines.append("")
     hdr = ("| broker | case | client | msg/s | MiB/s | CPU s / M msgs | p50 ms | p99 ms "
-           "| peak RSS MiB | runs ok | pulsarc ÷ this | % of loopback |")
-    lines += [hdr, "|" + "---|" * 12]
+           "| peak RSS MiB | created in s | runs ok | pulsarc ÷ this | % of loopback |")
+    lines += [hdr, "|" + "---|" * 13]
     summary = {}
     for target in targets:
         for case in cases:
@@ -429,7 +467,8 @@ def summarize(results, loopback, cases, targets, tools):
                 if not rows:
                     continue
                 meds[tool.name] = {k: med(ok, k) for k in
-                                   ("msg_s", "mib_s", "cpu_s_per_m", "p50_ms", "p99_ms", "rss_mib")}
+                                   ("msg_s", "mib_s", "cpu_s_per_m", "p50_ms", "p99_ms", "rss_mib",
+                                    "create_s")}
                 meds[tool.name]["runs"] = f"{len(ok)}/{len(rows)}"
                 meds[tool.name]["marker"] = tool.marker
             summary[(target, case.key)] = meds
@@ -448,8 +487,21 @@ def summarize(results, loopback, cases, targets, tools):
                 lines.append(
                     f"| {target} | {case.title} | {name} | {fmt(m['msg_s'], ',.0f')} "
                     f"| {fmt(m['mib_s'], ',.1f')} | {fmt(m['cpu_s_per_m'], ',.2f')} | {p50} "
-                    f"| {fmt(m['p99_ms'], '.2f')}{m['marker']} | {fmt(m['rss_mib'], ',.1f')} | {m['runs']} "
+                    f"| {fmt(m['p99_ms'], '.2f')}{m['marker']} | {fmt(m['rss_mib'], ',.1f')} "
+                    f"| {fmt(m['create_s'], '.3f')} | {m['runs']} "
                     f"| {ratio} | {pct} |")
+    for case in cases:
+        for target in targets:
+            meds = summary.get((target, case.key)) if case.partitions else None
+            if not meds:
+                continue
+            rss = ", ".join(f"{name} {m['rss_mib']:,.1f} MiB" for name, m in meds.items()
+                            if m.get("rss_mib") is not None)
+            lines.append(f"\nPeak RSS with {case.partitions} partitions ({target} broker), "
+                         f"every client's memory limit {MEMORY_LIMIT_MIB} MiB: {rss}.")
+    if any(c.topics > 1 for c in cases):
+        lines.append("\ncreated in: from the client's first CONNECT to the null broker's answer "
+                     "to its last producer's PRODUCER (process start-up not included).")
     markers = {t.marker for t in tools}
     if "†" in markers:
         lines.append("\n† cpp prints the mean and p99 of each second, no median: its p50 column is "
@@ -595,7 +647,9 @@ def main():
             print(f"[{seq:3d}/{len(plan)}] {target:6s} {case.title:27s} {tool.name:18s} "
                   f"{r['msg_s']:12,.0f} msg/s {r['mib_s']:9,.1f} MiB/s "
                   f"cpu/M {fmt(r['cpu_s_per_m'], ',.2f')} p50 {fmt(r['p50_ms'], '.2f')} "
-                  f"p99 {fmt(r['p99_ms'], '.2f')} rss {r['rss_mib']:.0f}", flush=True)
+                  f"p99 {fmt(r['p99_ms'], '.2f')} rss {r['rss_mib']:.0f}"
+                  + (f" created {r['create_s']:.3f} s" if r.get("create_s") is not None else ""),
+                  flush=True)
         else:
             print(f"[{seq:3d}/{len(plan)}] {target:6s} {case.title:27s} {tool.name:18s} "
                   f"FAILED: {r['error']} (log {r['log']})", flush=True)

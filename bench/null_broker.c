@@ -100,6 +100,8 @@ typedef struct broker {
     uint64_t next_conn_id;
     uint64_t next_entry;
     uint64_t next_producer_name;
+    double first_connect_s; /* mono_s() of the first CONNECT answered */
+    double last_producer_s; /* and of the latest PRODUCER: the producers' creation time */
     counters_t n;
     arena_t arena;
     ProtobufCAllocator alloc;
@@ -197,6 +199,8 @@ static void flush_out(broker_t *b, conn_t *c)
 static void handle_connect(broker_t *b, conn_t *c, const Pulsar__Proto__CommandConnect *in)
 {
     b->n.connects++;
+    if (b->first_connect_s == 0)
+        b->first_connect_s = mono_s();
     queued(c, bc_connected(&c->out, "pulsarc-null-broker",
                            in->has_protocol_version ? in->protocol_version : 0,
                            b->opt.max_message_size));
@@ -219,6 +223,7 @@ static void handle_lookup(broker_t *b, conn_t *c, const Pulsar__Proto__CommandLo
 static void handle_producer(broker_t *b, conn_t *c, const Pulsar__Proto__CommandProducer *in)
 {
     b->n.producers++;
+    b->last_producer_s = mono_s();
     char assigned[48];
     const char *name = in->producer_name;
     if (!name || !*name) {
@@ -548,9 +553,11 @@ static void print_summary(const broker_t *b)
     const counters_t *n = &b->n;
     printf("NULLBROKER connections=%" PRIu64 " sends=%" PRIu64 " msgs=%" PRIu64
            " payload_bytes=%" PRIu64 " checksum_mismatches=%" PRIu64 " protocol_errors=%" PRIu64
+           " producers=%" PRIu64 " first_connect_mono_s=%.6f last_producer_mono_s=%.6f"
            " cpu_s=%.2f mono_s=%.6f\n",
            n->connections, n->sends, n->messages, n->payload_bytes, n->checksum_mismatches,
-           n->protocol_errors, cpu_seconds(), mono_s());
+           n->protocol_errors, n->producers, b->first_connect_s, b->last_producer_s,
+           cpu_seconds(), mono_s());
     fflush(stdout);
 }
 

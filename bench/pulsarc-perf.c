@@ -5,17 +5,21 @@
  *                [-m MAX_PENDING] [--conf key=value]... [--client-conf key=value]...
  *                [--batching | --no-batching] [-z CODEC] [--zero-copy] [--payload-file F]
  *                [--encrypt NAME=PUBLIC_KEY_FILE]... [--latency-every N]
+ *                [--topics N] [--producers N] [--partitions N [--admin-url URL]]
+ *                [--stats-interval S] [--histogram-file F]
  *
  * One thread sends with pulsarc_producer_send_async (blockIfQueueFull=true, so the
- * library's maxPendingMessages is the only window); the callback, on the client's loop
+ * library's maxPendingMessages is the only window), to each producer in turn: N topics
+ * (named as pulsar-perf names them: TOPIC-0 .. TOPIC-(N-1)), M producers on each, created
+ * beforehand by a few threads at once; with --partitions the topics are first created as
+ * partitioned topics through the admin REST API. The callback, on the client's loop
  * thread, records send->callback latency in a log-linear histogram. A reporter thread
- * prints a line every second; the end of the run prints totals, latency percentiles, CPU
- * and memory, and one machine-readable RESULT line. See bench/README.md.
+ * prints a line every --stats-interval seconds; the end of the run prints totals, latency
+ * percentiles, CPU and memory, and one machine-readable RESULT line. See bench/README.md.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -32,6 +36,9 @@
 
 #include "cli_common/client_conf.h"
 #include "cli_common/security_flags.h"
+#include "perf_admin.h"
+#include "perf_histogram.h"
+#include "perf_producers.h"
 
 /* The send timestamp travels to the callback in its ctx pointer: no per-message memory. */
 _Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t),
@@ -40,6 +47,12 @@ _Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t),
 #define MAX_CONF 64
 #define MAX_ERROR_REPORTS 5
 #define MIB (1024.0 * 1024.0)
+/* Topics x producers per topic; each producer is a handle, its partitions, connections'
+ * listeners: enough for any machine this runs on. */
+#define MAX_PRODUCERS 100000
+/* Producers are created by up to this many threads at once (creation blocks on round
+ * trips to the broker: lookup, partition metadata, registration). */
+#define CREATE_THREADS 8
 
 /* ---- options ------------------------------------------------------------------------- */
 
@@ -64,7 +77,12 @@ typedef struct options {
     bool zero_copy;
     uint64_t payloads;    /* distinct payload buffers sent in turn */
     uint64_t latency_every; /* time every Nth message; 0 = not given (see latency_stride) */
-    int partitions_hint;  /* informational: printed, not used */
+    uint32_t topics;      /* --topics: names get -0 .. -(N-1) when more than one */
+    uint32_t producers;   /* --producers: per topic */
+    int partitions;       /* --partitions: create partitioned topics; -1 = not given */
+    const char *admin_url; /* where to create them; NULL: see admin_url() */
+    double stats_interval_s; /* the periodic line; 0 = none */
+    const char *histogram_file;
     conf_list_t producer_conf; /* applied in command-line order, after the defaults */
     conf_list_t encrypt;       /* --encrypt: key name -> PEM public key file */
     conf_list_t client_conf;
@@ -73,74 +91,6 @@ typedef struct options {
     struct client_conf file;   /* what it gave */
 } options_t;
 
-/* ---- latency histogram ----------------------------------------------------------------
- * Log-linear, in microseconds, like HdrHistogram with ~2 significant digits: values below
- * 256 us are exact; above, each power of two is split into 128 equal buckets, so a
- * reported value is at most 0.8% above the true one. Written by the callback thread only;
- * read after flush, when every callback has run. */
-
-#define H_SUB_BITS 8
-#define H_SUB (1u << H_SUB_BITS) /* exact range and first bucket group */
-#define H_HALF (H_SUB / 2)       /* buckets per power of two above the exact range */
-#define H_MAX_BITS 40            /* ~12.7 days in microseconds: nothing real is larger */
-#define H_BUCKETS (H_SUB + (H_MAX_BITS - H_SUB_BITS) * H_HALF)
-
-typedef struct histogram {
-    uint64_t counts[H_BUCKETS];
-    uint64_t total;
-    uint64_t max_us;
-} histogram_t;
-
-static size_t hist_index(uint64_t us)
-{
-    if (us < H_SUB)
-        return (size_t)us;
-    int msb = 63 - __builtin_clzll(us);
-    if (msb >= H_MAX_BITS)
-        return H_BUCKETS - 1;
-    int shift = msb - (H_SUB_BITS - 1); /* keep the top H_SUB_BITS bits */
-    return H_SUB + (size_t)(msb - H_SUB_BITS) * H_HALF + (size_t)((us >> shift) - H_HALF);
-}
-
-/* The largest value that lands in bucket i. */
-static uint64_t hist_bucket_high(size_t i)
-{
-    if (i < H_SUB)
-        return i;
-    size_t group = (i - H_SUB) / H_HALF;
-    uint64_t sub = (i - H_SUB) % H_HALF + H_HALF;
-    unsigned shift = (unsigned)group + 1;
-    return ((sub + 1) << shift) - 1;
-}
-
-static void hist_record(histogram_t *h, uint64_t us)
-{
-    h->counts[hist_index(us)]++;
-    h->total++;
-    if (us > h->max_us)
-        h->max_us = us;
-}
-
-/* Value at quantile q (0..1), reported as its bucket's upper bound but never above the
- * exact maximum. */
-static uint64_t hist_quantile(const histogram_t *h, double q)
-{
-    if (h->total == 0)
-        return 0;
-    uint64_t rank = (uint64_t)ceil(q * (double)h->total);
-    if (rank < 1)
-        rank = 1;
-    uint64_t seen = 0;
-    for (size_t i = 0; i < H_BUCKETS; i++) {
-        seen += h->counts[i];
-        if (seen >= rank) {
-            uint64_t v = hist_bucket_high(i);
-            return v < h->max_us ? v : h->max_us;
-        }
-    }
-    return h->max_us;
-}
-
 /* ---- shared state -------------------------------------------------------------------- */
 
 typedef struct stats {
@@ -148,7 +98,7 @@ typedef struct stats {
     atomic_uint_fast64_t acked;    /* callbacks with success (loop thread) */
     atomic_uint_fast64_t failed;   /* callbacks with an error (loop thread) */
     size_t msg_size;
-    histogram_t hist;              /* loop thread only */
+    perf_histogram_t hist;         /* loop thread only */
 } stats_t;
 
 static stats_t g_stats;
@@ -209,7 +159,7 @@ static void on_sent(pulsarc_producer_t *producer, pulsarc_result res,
     }
     if (sent_at) {
         uint64_t now = now_ns();
-        hist_record(&g_stats.hist, now > sent_at ? (now - sent_at) / 1000u : 0);
+        perf_hist_record(&g_stats.hist, now > sent_at ? (now - sent_at) / 1000u : 0);
     }
     /* This thread is the only writer: a plain increment, no locked instruction. */
     atomic_store_explicit(&g_stats.acked,
@@ -225,19 +175,20 @@ static void no_free(void *payload, size_t len, void *ctx)
     (void)ctx;
 }
 
-/* ---- per-second reporter ------------------------------------------------------------- */
+/* ---- periodic reporter --------------------------------------------------------------- */
 
 typedef struct reporter {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cond;
     bool done;
-    pulsarc_producer_t *producer;
+    const producer_set_t *producers;
     uint64_t start_ns;
+    uint64_t interval_ns;
 } reporter_t;
 
-static void report_second(reporter_t *r, uint64_t *prev_sent, uint64_t *prev_acked,
-                          uint64_t *prev_bytes, uint64_t *prev_ns)
+static void report_interval(reporter_t *r, uint64_t *prev_sent, uint64_t *prev_acked,
+                            uint64_t *prev_bytes, uint64_t *prev_ns)
 {
     uint64_t now = now_ns();
     uint64_t sent = atomic_load(&g_stats.sent), acked = atomic_load(&g_stats.acked);
@@ -247,7 +198,7 @@ static void report_second(reporter_t *r, uint64_t *prev_sent, uint64_t *prev_ack
            "  failed %" PRIu64 "\n",
            (double)(now - r->start_ns) / 1e9, (double)(sent - *prev_sent) / dt,
            (double)(acked - *prev_acked) / dt, (double)(bytes - *prev_bytes) / dt / MIB,
-           pulsarc_producer_pending_count(r->producer), failed);
+           perf_pending(r->producers), failed);
     fflush(stdout);
     *prev_sent = sent;
     *prev_acked = acked;
@@ -259,7 +210,7 @@ static void *reporter_main(void *arg)
 {
     reporter_t *r = arg;
     uint64_t prev_sent = 0, prev_acked = 0, prev_bytes = 0, prev_ns = r->start_ns;
-    uint64_t next = r->start_ns + 1000000000u;
+    uint64_t next = r->start_ns + r->interval_ns;
     pthread_mutex_lock(&r->mu);
     while (!r->done) {
         struct timespec ts = { .tv_sec = (time_t)(next / 1000000000u),
@@ -267,8 +218,8 @@ static void *reporter_main(void *arg)
         int rc = pthread_cond_timedwait(&r->cond, &r->mu, &ts);
         if (rc == ETIMEDOUT && !r->done) {
             pthread_mutex_unlock(&r->mu);
-            report_second(r, &prev_sent, &prev_acked, &prev_bytes, &prev_ns);
-            next += 1000000000u;
+            report_interval(r, &prev_sent, &prev_acked, &prev_bytes, &prev_ns);
+            next += r->interval_ns;
             pthread_mutex_lock(&r->mu);
         }
     }
@@ -276,11 +227,13 @@ static void *reporter_main(void *arg)
     return NULL;
 }
 
-static int reporter_start(reporter_t *r, pulsarc_producer_t *producer, uint64_t start_ns)
+static int reporter_start(reporter_t *r, const producer_set_t *producers, uint64_t start_ns,
+                          double interval_s)
 {
     memset(r, 0, sizeof *r);
-    r->producer = producer;
+    r->producers = producers;
     r->start_ns = start_ns;
+    r->interval_ns = (uint64_t)(interval_s * 1e9);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* timestamps come from now_ns() */
@@ -324,7 +277,17 @@ static void usage(FILE *f, const char *prog)
             "      --payloads N          send N distinct buffers in turn, so\n"
             "                            payloads larger than the caches come from memory, as\n"
             "                            an application's would (default 1: always the same)\n"
-            "      --partitions N        informational only: the broker decides partitions\n"
+            "      --topics N            produce to N topics: TOPIC-0 .. TOPIC-(N-1) (default 1:\n"
+            "                            TOPIC itself)\n"
+            "      --producers N         producers per topic (default 1); -m is per producer\n"
+            "      --partitions N        first create each topic as a partitioned topic of N\n"
+            "                            partitions (admin REST API; one that exists with N\n"
+            "                            is used as it is); 0: create nothing\n"
+            "      --admin-url URL       admin API for --partitions (default: webServiceUrl of\n"
+            "                            --conf-file, an http(s) -u, else http://localhost:8080)\n"
+            "      --stats-interval S    print the rates every S seconds (default 1; 0: never)\n"
+            "      --histogram-file F    write the latency percentile distribution to F\n"
+            "                            (HdrHistogram's text layout, milliseconds)\n"
             "      --encrypt NAME=FILE   encrypt for key NAME with the RSA public key in PEM\n"
             "                            FILE (repeatable)\n"
             "      --latency-every N     time every Nth message (default 8; 1 below -r 100000)\n"
@@ -391,8 +354,9 @@ static int parse_args(int argc, char **argv, options_t *o)
 {
     enum { OPT_CONF = 256, OPT_CLIENT_CONF, OPT_BATCHING, OPT_NO_BATCHING, OPT_ZERO_COPY,
            OPT_PAYLOAD_FILE, OPT_PARTITIONS, OPT_CONF_FILE, OPT_SECURITY, OPT_ENCRYPT,
-           OPT_LATENCY_EVERY, OPT_PAYLOADS };
-    static struct option longs[32] = {
+           OPT_LATENCY_EVERY, OPT_PAYLOADS, OPT_TOPICS, OPT_PRODUCERS, OPT_ADMIN_URL,
+           OPT_STATS_INTERVAL, OPT_HISTOGRAM_FILE };
+    static struct option longs[40] = {
         { "service-url", required_argument, NULL, 'u' },
         { "topic", required_argument, NULL, 't' },
         { "size", required_argument, NULL, 's' },
@@ -413,6 +377,11 @@ static int parse_args(int argc, char **argv, options_t *o)
         { "encrypt", required_argument, NULL, OPT_ENCRYPT },
         { "latency-every", required_argument, NULL, OPT_LATENCY_EVERY },
         { "payloads", required_argument, NULL, OPT_PAYLOADS },
+        { "topics", required_argument, NULL, OPT_TOPICS },
+        { "producers", required_argument, NULL, OPT_PRODUCERS },
+        { "admin-url", required_argument, NULL, OPT_ADMIN_URL },
+        { "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+        { "histogram-file", required_argument, NULL, OPT_HISTOGRAM_FILE },
     };
     /* The shared TLS and authentication flags (security_flags.c) follow; the long name
      * tells them apart. */
@@ -494,7 +463,27 @@ static int parse_args(int argc, char **argv, options_t *o)
         case OPT_PARTITIONS:
             if (parse_u64(optarg, &v) != 0 || v > 100000)
                 goto bad;
-            o->partitions_hint = (int)v;
+            o->partitions = (int)v;
+            break;
+        case OPT_TOPICS:
+            if (parse_u64(optarg, &v) != 0 || v == 0 || v > MAX_PRODUCERS)
+                goto bad;
+            o->topics = (uint32_t)v;
+            break;
+        case OPT_PRODUCERS:
+            if (parse_u64(optarg, &v) != 0 || v == 0 || v > MAX_PRODUCERS)
+                goto bad;
+            o->producers = (uint32_t)v;
+            break;
+        case OPT_ADMIN_URL:
+            o->admin_url = optarg;
+            break;
+        case OPT_STATS_INTERVAL:
+            if (parse_double(optarg, &o->stats_interval_s) != 0)
+                goto bad;
+            break;
+        case OPT_HISTOGRAM_FILE:
+            o->histogram_file = optarg;
             break;
         case OPT_CONF_FILE:
             o->conf_file = optarg;
@@ -523,6 +512,11 @@ static int parse_args(int argc, char **argv, options_t *o)
     }
     if (o->payloads > 1 && o->payload_file) {
         fprintf(stderr, "%s: --payloads and --payload-file do not go together\n", argv[0]);
+        return -1;
+    }
+    if ((uint64_t)o->topics * o->producers > MAX_PRODUCERS) {
+        fprintf(stderr, "%s: --topics x --producers is above %d producers\n", argv[0],
+                MAX_PRODUCERS);
         return -1;
     }
     /* -n alone means "this many, however long it takes". */
@@ -706,6 +700,8 @@ static uint8_t *read_payload_file(const char *path, size_t *len)
 /* ---- the run ------------------------------------------------------------------------- */
 
 typedef struct run_result {
+    size_t producers;
+    double create_s;        /* creating every producer */
     uint64_t rejected;      /* send_async refused (message never accepted) */
     double elapsed_s;       /* first send to last callback */
     double cpu_s;
@@ -725,14 +721,16 @@ static uint64_t latency_stride(const options_t *o)
     return o->rate > 0 && o->rate < 100000 ? 1 : 8;
 }
 
-/* Send until the count, the duration or a signal says stop. Returns messages accepted. */
-static uint64_t send_loop(const options_t *o, pulsarc_producer_t *producer, pulsarc_message_t *msg,
+/* Send until the count, the duration or a signal says stop, to each producer in turn (as
+ * pulsar-perf does with one thread). Returns messages accepted. */
+static uint64_t send_loop(const options_t *o, const producer_set_t *ps, pulsarc_message_t *msg,
                           const uint8_t *payload, size_t len, uint64_t start, run_result_t *rr)
 {
     uint64_t end = o->duration_s > 0 ? start + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
     uint64_t stride = latency_stride(o);
     uint64_t sent = 0, until_timed = 0;
     uint64_t now = start; /* the last clock read */
+    size_t next = 0;      /* the producer of the next message */
     while (!g_stop && (o->messages == 0 || sent < o->messages)) {
         bool timed = until_timed == 0;
         until_timed = timed ? stride - 1 : until_timed - 1;
@@ -755,6 +753,8 @@ static uint64_t send_loop(const options_t *o, pulsarc_producer_t *producer, puls
             pulsarc_message_set_payload_borrowed(msg, this_payload, len, no_free, NULL);
         else if (o->payloads > 1)
             pulsarc_message_set_payload(msg, this_payload, len); /* copied by the send */
+        pulsarc_producer_t *producer = ps->v[next];
+        next = next + 1 == ps->n ? 0 : next + 1;
         pulsarc_result res = pulsarc_producer_send_async(producer, msg, on_sent,
                                                          (void *)(uintptr_t)(timed ? now : 0));
         if (res != PULSARC_OK) {
@@ -776,9 +776,9 @@ static void print_results(const options_t *o, const run_result_t *rr, uint64_t a
     double secs = rr->elapsed_s > 0 ? rr->elapsed_s : 1e-9;
     double rate = (double)acked / secs;
     double mibps = (double)acked * (double)g_stats.msg_size / secs / MIB;
-    double p50 = (double)hist_quantile(&g_stats.hist, 0.50) / 1000.0;
-    double p99 = (double)hist_quantile(&g_stats.hist, 0.99) / 1000.0;
-    double p999 = (double)hist_quantile(&g_stats.hist, 0.999) / 1000.0;
+    double p50 = (double)perf_hist_quantile(&g_stats.hist, 0.50) / 1000.0;
+    double p99 = (double)perf_hist_quantile(&g_stats.hist, 0.99) / 1000.0;
+    double p999 = (double)perf_hist_quantile(&g_stats.hist, 0.999) / 1000.0;
     double max = (double)g_stats.hist.max_us / 1000.0;
     double cpu_per_m = acked ? rr->cpu_s / ((double)acked / 1e6) : 0;
     double rss = peak_rss_mib();
@@ -793,13 +793,15 @@ static void print_results(const options_t *o, const run_result_t *rr, uint64_t a
            p50, p99, p999, max);
     printf("cpu           %.2f s user+sys, %.2f s per million messages\n", rr->cpu_s, cpu_per_m);
     printf("peak RSS      %.1f MiB\n", rss);
-    if (o->partitions_hint)
-        printf("partitions    %d (as given on the command line; informational)\n",
-               o->partitions_hint);
+    printf("producers     %zu (%u topic%s x %u), created in %.3f s\n", rr->producers,
+           (unsigned)o->topics, o->topics == 1 ? "" : "s", (unsigned)o->producers, rr->create_s);
+    if (o->histogram_file)
+        printf("histogram     %s\n", o->histogram_file);
     printf("RESULT msgs=%" PRIu64 " rate=%.0f mbps=%.2f p50_ms=%.3f p99_ms=%.3f p999_ms=%.3f "
-           "max_ms=%.3f cpu_s_per_million=%.2f peak_rss_mb=%.1f failed=%" PRIu64 " size=%zu\n",
+           "max_ms=%.3f cpu_s_per_million=%.2f peak_rss_mb=%.1f failed=%" PRIu64 " size=%zu "
+           "producers=%zu create_s=%.3f\n",
            acked, rate, mibps, p50, p99, p999, max, cpu_per_m, rss, failed + rr->rejected,
-           g_stats.msg_size);
+           g_stats.msg_size, rr->producers, rr->create_s);
     fflush(stdout);
 }
 
@@ -840,7 +842,14 @@ static void print_header(const options_t *o, const pulsarc_producer_config_t *pc
     for (size_t i = 0; i < n; i++) /* one line: "k=v k=v ..." */
         if (conf[i] == '\n')
             conf[i] = ' ';
-    printf("pulsarc-perf %s -> %s topic %s\n", PULSARC_VERSION_STRING, o->service_url, o->topic);
+    printf("pulsarc-perf %s -> %s topic %s", PULSARC_VERSION_STRING, o->service_url, o->topic);
+    if (o->topics > 1)
+        printf("-0 .. %s-%u", o->topic, (unsigned)o->topics - 1);
+    if (o->producers > 1)
+        printf(", %u producers each", (unsigned)o->producers);
+    if (o->partitions > 0)
+        printf(", %d partitions", o->partitions);
+    printf("\n");
     printf("  %zu-byte %s payload (%s), rate %s, ", len, o->payload_file ? "file" : "random",
            o->zero_copy ? "zero-copy" : "copied", o->rate > 0 ? "limited" : "unlimited");
     if (o->rate > 0)
@@ -855,45 +864,58 @@ static void print_header(const options_t *o, const pulsarc_producer_config_t *pc
     fflush(stdout);
 }
 
+/* The admin API for --partitions: --admin-url, else the webServiceUrl of --conf-file, else
+ * the service URL when it is an HTTP one, else pulsar-perf's default. */
+static const char *admin_url(const options_t *o)
+{
+    if (o->admin_url)
+        return o->admin_url;
+    if (o->file.web_service_url)
+        return o->file.web_service_url;
+    if (!strncmp(o->service_url, "http://", 7) || !strncmp(o->service_url, "https://", 8))
+        return o->service_url;
+    return "http://localhost:8080";
+}
+
 static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_producer_config_t *pconf,
                const uint8_t *payload, size_t len)
 {
-    pulsarc_producer_t *producer = NULL;
-    pulsarc_result res = pulsarc_client_create_producer(client, o->topic, pconf, &producer);
-    if (res != PULSARC_OK) {
-        print_error("create producer", res);
+    producer_set_t ps;
+    uint64_t t0 = now_ns();
+    if (perf_create_producers(client, pconf, o->topic, o->topics, o->producers, CREATE_THREADS,
+                              &g_stop, print_error, &ps) != 0)
         return 1;
-    }
+    run_result_t rr = { .create_s = (double)(now_ns() - t0) / 1e9 };
+    printf("  %zu producer%s on %u topic%s created in %.3f s\n", ps.n, ps.n == 1 ? "" : "s",
+           (unsigned)o->topics, o->topics == 1 ? "" : "s", rr.create_s);
+    fflush(stdout);
     pulsarc_message_t *msg = pulsarc_message_new();
     if (!msg || (!o->zero_copy && pulsarc_message_set_payload(msg, payload, len) != PULSARC_OK)) {
         fprintf(stderr, "out of memory\n");
-        pulsarc_producer_free(producer);
+        perf_close_all(&ps, print_error);
         pulsarc_message_free(msg);
         return 1;
     }
     g_stats.msg_size = len;
 
-    run_result_t rr = { 0 };
     double cpu0 = cpu_seconds();
     uint64_t start = now_ns();
     reporter_t rep;
-    bool reporting = reporter_start(&rep, producer, start) == 0;
-    uint64_t accepted = send_loop(o, producer, msg, payload, len, start, &rr);
+    bool reporting = o->stats_interval_s > 0 &&
+                     reporter_start(&rep, &ps, start, o->stats_interval_s) == 0;
+    uint64_t accepted = send_loop(o, &ps, msg, payload, len, start, &rr);
     /* Every accepted message is counted only once its callback ran. */
-    res = pulsarc_producer_flush(producer);
+    perf_flush_all(&ps, print_error);
     rr.elapsed_s = (double)(now_ns() - start) / 1e9;
     rr.cpu_s = cpu_seconds() - cpu0;
     if (reporting)
         reporter_stop(&rep);
-    if (res != PULSARC_OK)
-        print_error("flush", res);
+    /* The library's own count, over every producer, before they close. */
     pulsarc_stats_t *lib_stats = NULL;
-    if (pulsarc_producer_stats(producer, &lib_stats) != PULSARC_OK)
+    if (pulsarc_client_stats(client, &lib_stats) != PULSARC_OK)
         print_error("statistics", PULSARC_ERR_NO_MEMORY);
-    res = pulsarc_producer_close(producer);
-    if (res != PULSARC_OK)
-        print_error("close", res);
-    pulsarc_producer_free(producer);
+    rr.producers = ps.n;
+    perf_close_all(&ps, print_error);
     pulsarc_message_free(msg);
 
     print_results(o, &rr, accepted);
@@ -907,7 +929,8 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
 int main(int argc, char **argv)
 {
     /* The service URL comes from load_conf_file when not given. */
-    static options_t o = { .size = 100, .duration_s = 10, .payloads = 1 };
+    static options_t o = { .size = 100, .duration_s = 10, .payloads = 1, .topics = 1,
+                           .producers = 1, .partitions = -1, .stats_interval_s = 1 };
     snprintf(o.topic, sizeof o.topic, "persistent://public/default/pulsarc-perf-%ld",
              (long)getpid());
     if (parse_args(argc, argv, &o) != 0 || load_conf_file(&o) != 0)
@@ -928,21 +951,46 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    /* Opened now, so that a path that cannot be written fails before the run. */
+    FILE *histogram = o.histogram_file ? fopen(o.histogram_file, "w") : NULL;
+    if (o.histogram_file && !histogram) {
+        fprintf(stderr, "%s: %s\n", o.histogram_file, strerror(errno));
+        pulsarc_producer_config_free(pconf);
+        pulsarc_client_config_free(cconf);
+        free(payload);
+        return 2;
+    }
+
     struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: stop promptly */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
     print_header(&o, pconf, len);
-    pulsarc_client_t *client = NULL;
-    pulsarc_result res = pulsarc_client_new(o.service_url, cconf, &client);
     int rc = 1;
-    if (res == PULSARC_OK) {
-        rc = run(&o, client, pconf, payload, len);
-        pulsarc_client_destroy(client);
+    if (perf_admin_init() != 0) {
+        fprintf(stderr, "curl_global_init failed\n");
+    } else if (o.partitions > 0 &&
+               perf_create_partitioned_topics(admin_url(&o), o.topic, o.topics, o.partitions) != 0) {
+        rc = 2;
     } else {
-        print_error("create client", res);
+        pulsarc_client_t *client = NULL;
+        pulsarc_result res = pulsarc_client_new(o.service_url, cconf, &client);
+        if (res == PULSARC_OK) {
+            rc = run(&o, client, pconf, payload, len);
+            pulsarc_client_destroy(client);
+        } else {
+            print_error("create client", res);
+        }
     }
+    if (histogram) {
+        bool written = perf_hist_write_percentiles(&g_stats.hist, histogram) == 0;
+        if (fclose(histogram) != 0 || !written) {
+            fprintf(stderr, "%s: write failed\n", o.histogram_file);
+            rc = rc ? rc : 1;
+        }
+    }
+    perf_admin_cleanup();
     pulsarc_producer_config_free(pconf);
     pulsarc_client_config_free(cconf);
     free(payload);

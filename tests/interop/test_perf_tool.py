@@ -1,0 +1,79 @@
+"""pulsarc-perf against the real broker (issue 20, item 8): --partitions creates the
+partitioned topics through the admin REST API before producing, --topics names them as
+pulsar-perf does (TOPIC-0 .. TOPIC-(N-1)), and every message the tool counts as acked is
+in the broker's stats. A topic that exists with another partition count is refused."""
+
+import re
+
+import pytest
+
+import pulsar_helpers as ph
+
+MESSAGES = 3000  # at 3000 msg/s: about a second, and a count the broker must show
+
+
+def result(stdout: bytes) -> dict:
+    m = re.search(rb"^RESULT (.*)$", stdout, re.M)
+    assert m, stdout.decode(errors="replace")
+    return dict(kv.split("=", 1) for kv in m[1].decode().split())
+
+
+def run_perf(service_url, admin_url, base, *extra, check=True):
+    return ph.run_bin("pulsarc-perf", "-u", service_url, "--admin-url", admin_url, "-t", base,
+                      "-n", str(MESSAGES), "-r", str(MESSAGES), "--stats-interval", "0",
+                      *extra, timeout_s=120, check=check)
+
+
+def test_partitions_and_topics_are_created_and_filled(service_url, admin_url, unique_topic):
+    base = unique_topic("perf-tool")
+    proc = run_perf(service_url, admin_url, base, "--partitions", "3", "--topics", "2")
+    r = result(proc.stdout)
+    assert int(r["msgs"]) == MESSAGES and r["failed"] == "0" and r["producers"] == "2", r
+    assert b"2 created, 0 already there" in proc.stdout, proc.stdout
+
+    stored = 0
+    for name in (f"{base}-0", f"{base}-1"):
+        assert ph.partitioned_metadata(name)["partitions"] == 3, name
+        stats = ph.partitioned_stats(name)
+        per_partition = [stats["partitions"][ph.partition_name(name, i)]["msgInCounter"]
+                         for i in range(3)]
+        assert all(n > 0 for n in per_partition), (name, per_partition)
+        stored += stats["msgInCounter"]
+    assert stored == MESSAGES
+    # Exactly those two: with more than one topic the base name itself is not used.
+    partitioned = ph.admin_request("GET", "/admin/v2/persistent/public/default/partitioned")
+    assert sorted(t for t in partitioned if t.startswith(base)) == [f"{base}-0", f"{base}-1"]
+
+
+def test_existing_topic_is_reused_only_with_its_partition_count(service_url, admin_url,
+                                                               unique_topic):
+    base = unique_topic("perf-tool-existing")
+    ph.create_partitioned_topic(base, 2)
+
+    proc = run_perf(service_url, admin_url, base, "--partitions", "2")
+    assert b"0 created, 1 already there" in proc.stdout, proc.stdout
+    assert ph.partitioned_stats(base)["msgInCounter"] == MESSAGES
+
+    proc = run_perf(service_url, admin_url, base, "--partitions", "4", check=False)
+    assert proc.returncode == 2
+    assert b"exists with 2 partitions, not 4" in proc.stderr, proc.stderr
+    assert ph.partitioned_metadata(base)["partitions"] == 2
+
+
+def test_histogram_file_has_the_percentile_distribution(service_url, admin_url, unique_topic,
+                                                        tmp_path):
+    path = tmp_path / "latency.hgrm"
+    proc = run_perf(service_url, admin_url, unique_topic("perf-tool-hist"),
+                    "--histogram-file", str(path))
+    r = result(proc.stdout)
+    lines = path.read_text().splitlines()
+    assert lines[0].split() == ["Value", "Percentile", "TotalCount", "1/(1-Percentile)"]
+    rows = [line.split() for line in lines[2:] if line and not line.startswith("#")]
+    percentiles = [float(row[1]) for row in rows]
+    counts = [int(row[2]) for row in rows]
+    assert percentiles == sorted(percentiles) and percentiles[-1] == 1.0
+    assert counts == sorted(counts)
+    # Every message is timed below 100,000 msg/s (-r), each exactly once.
+    assert counts[-1] == int(r["msgs"]) == MESSAGES
+    assert f"Total count    = {MESSAGES:12d}]" in lines[-2]
+    assert float(rows[-1][0]) == pytest.approx(float(r["max_ms"]), abs=0.001)
