@@ -210,7 +210,9 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *                                     has no SNI; the official clients ignore the proxy
  *                                     then).
  *
- *   memoryLimitBytes          67108864 pending payload bytes across all producers; 0 = none.
+ *   memoryLimitBytes          67108864 pending payload bytes across all producers, and
+ *                                     512 bytes per pending message for its record (key,
+ *                                     properties, bookkeeping); 0 = none.
  *                                     A single message above the limit is admitted when no
  *                                     other payload is pending (as in the Java client).
  *                                     A message counts twice when the producer makes a
@@ -908,8 +910,8 @@ PULSARC_API pulsarc_result pulsarc_client_close_async(pulsarc_client_t *client,
  * pulsarc_producer_free, before or after destroy. After destroy the accessors still
  * answer and every other call fails with PULSARC_ERR_ALREADY_CLOSED. */
 PULSARC_API pulsarc_result pulsarc_client_destroy(pulsarc_client_t *client);
-/* Payload bytes of accepted messages whose callbacks have not run yet (what
- * memoryLimitBytes limits). */
+/* What memoryLimitBytes counts for the accepted messages whose callbacks have not run
+ * yet: payloads, second copies, 512 bytes per message for its record. */
 PULSARC_API uint64_t pulsarc_client_memory_used(const pulsarc_client_t *client);
 /* Point the client at another cluster (the Java client's PulsarClient.updateServiceUrl,
  * for an application that finds its cluster itself): lookups go to service_url from

@@ -266,6 +266,9 @@ pulsarc_result pulsarc_message_set_sequence_id(pulsarc_message_t *m, int64_t id)
     return PULSARC_OK;
 }
 
+_Static_assert(PC_SEND_RECORD_CHARGE >= PC_SEND_BLOCK_SIZE,
+               "memoryLimitBytes counts at least a pooled record block per message");
+
 static void free_send(pc_msg_t *m)
 {
     pc_send_t *s = pc_send_of(m);

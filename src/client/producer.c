@@ -149,7 +149,8 @@ static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
     pulsarc_client_t *c = p->client;
     int64_t max_pending = pc_admission_pending_limit(
         p->conf.max_pending_messages, p->conf.max_pending_across_partitions, routable);
-    pulsarc_result res = pc_admit(&c->admission, &p->permits, max_pending, plan.memory_charge,
+    size_t charge = plan.memory_charge + PC_SEND_RECORD_CHARGE;
+    pulsarc_result res = pc_admit(&c->admission, &p->permits, max_pending, charge,
                                   p->conf.block_if_queue_full);
     if (res != PULSARC_OK) {
         free(known_crcs);
@@ -163,10 +164,10 @@ static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
         pc_interceptors_borrow_end(msg, caller, s != NULL);
     free(known_crcs);
     if (!s) {
-        pc_admission_release(&c->admission, &p->permits, 1, plan.memory_charge);
+        pc_admission_release(&c->admission, &p->permits, 1, charge);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
-    s->reserved_bytes = plan.memory_charge;
+    s->reserved_bytes = charge;
     s->cb = cb;
     s->cb_ctx = ctx;
     s->producer = p;

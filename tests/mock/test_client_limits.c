@@ -209,9 +209,14 @@ Test(client_limits, payload_of_2_gib_is_refused_at_send)
     h_finish();
 }
 
-/* memoryLimitBytes counts what is held until the receipt: the payload, and a second copy
- * when the loop makes one (a batch's payload, a compressed frame). send_len sends 600
- * bytes with the receipts held, so the charge is read while both copies exist. */
+/* What memoryLimitBytes counts for each pending message besides its payload: its record
+ * (docs/configuration.md). */
+#define RECORD 512
+
+/* memoryLimitBytes counts what is held until the receipt: the message's record, its
+ * payload, and a second copy when the loop makes one (a batch's payload, a compressed
+ * frame). send_len sends 600 bytes with the receipts held, so the charge is read while
+ * both copies exist. */
 static void expect_charge(const char *key, const char *value, uint64_t want)
 {
     client = h_client(NULL);
@@ -227,15 +232,35 @@ static void expect_charge(const char *key, const char *value, uint64_t want)
 
 Test(client_limits, memory_charge_of_a_batched_message_counts_the_batch_copy)
 {
-    expect_charge("batchingEnabled", "true", 2 * 600);
+    expect_charge("batchingEnabled", "true", RECORD + 2 * 600);
 }
 
 Test(client_limits, memory_charge_of_a_compressed_message_counts_the_compressed_copy)
 {
-    expect_charge("compressionType", "zlib", 2 * 600);
+    expect_charge("compressionType", "zlib", RECORD + 2 * 600);
 }
 
 Test(client_limits, memory_charge_of_a_plain_unbatched_message_is_its_payload)
 {
-    expect_charge("compressionType", "none", 600);
+    expect_charge("compressionType", "none", RECORD + 600);
+}
+
+/* Small messages: what each holds is mostly its record, so a limit that counted payloads
+ * alone would let memory grow far past it (issue 20: 188 MB with 64 MiB at 1000
+ * partitions). 19 records of 512 bytes and 10-byte payloads fit in 10,000 bytes, the 20th
+ * does not. */
+Test(client_limits, memory_limit_counts_each_pending_messages_record)
+{
+    client = h_client("memoryLimitBytes", "10000", NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "false", NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    int admitted = 0;
+    pulsarc_result r;
+    while (admitted < 40 && (r = h_send_len(producer, admitted, 10)) == PULSARC_OK)
+        admitted++;
+    cr_assert_eq(admitted, 19, "%d messages of 10 bytes admitted under 10,000 bytes", admitted);
+    cr_assert_eq(r, PULSARC_ERR_MEMORY_LIMIT, "got %s", pulsarc_result_name(r));
+    cr_assert_eq(pulsarc_client_memory_used(client), 19 * (RECORD + 10));
+    h_release_held_expect_freed(mb, client, 19);
+    h_finish();
 }
