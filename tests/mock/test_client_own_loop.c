@@ -197,7 +197,7 @@ Test(client_own_loop, callbacks_run_inside_the_applications_uv_run)
 Test(client_own_loop, a_send_on_the_loop_never_waits_and_blocking_calls_refuse)
 {
     app_start(true);
-    pulsarc_client_t *c = app_client("memoryLimitBytes", "1000", NULL);
+    pulsarc_client_t *c = app_client("memoryLimitBytes", "2000", NULL);
     cr_assert_eq(pulsarc_client_create_producer(c, H_TOPIC, NULL, &(pulsarc_producer_t *){ NULL }),
                  PULSARC_ERR_WOULD_BLOCK);
     pulsarc_producer_t *p = create_on_loop(
@@ -213,7 +213,8 @@ Test(client_own_loop, a_send_on_the_loop_never_waits_and_blocking_calls_refuse)
     int n = 2;
     cr_assert(run_until(calls_reached, &n), "only %d of 2 callbacks", h_total());
     h_assert_each_once(2, PULSARC_OK);
-    /* The memory limit likewise (two 600-byte payloads in 1000 bytes). */
+    /* The memory limit likewise: a 600-byte payload and its 512-byte record fit in 2000
+     * bytes, two do not. */
     cr_assert_eq(h_send_len(p, 3, 600), PULSARC_OK);
     cr_assert_eq(h_send_len(p, 4, 600), PULSARC_ERR_MEMORY_LIMIT);
     n = 3;
