@@ -201,7 +201,8 @@ def lookup(c: Cluster, topic: str, via: Broker | None = None, listener: str | No
 
 def owner(c: Cluster, topic: str, via: Broker | None = None, listener: str | None = None) -> Broker:
     """The broker that owns the topic (or partition), by lookup (which assigns an
-    unowned bundle), optionally for one listener: see topic_on() for why."""
+    unowned bundle), optionally for one listener: either listener's address names the
+    same broker."""
     return c.broker_by_port(port_of(lookup(c, topic, via, listener)["brokerUrl"]))
 
 
@@ -214,18 +215,51 @@ def owned_bundles(c: Cluster, b: Broker) -> set[str]:
 def topic_on(c: Cluster, b: Broker, prefix: str = "on-broker", listener: str | None = None) -> str:
     """A fresh non-partitioned topic owned by broker b: its own namespace of one bundle,
     placed on b before anything looks it up; the lookup that assigns it asks for
-    `listener`.
-
-    Ask for the listener the test will use. Pulsar 4.0.8's NamespaceService shares one
-    lookup in progress per bundle, whatever listener each caller asked for, and forgets
-    it only in a task queued after it completes: a lookup that follows another of the
-    same bundle on the same broker at once can get the other one's listener's
-    addresses (seen here: an `external` lookup answered with the `internal` address)."""
+    `listener`. Returns once the broker's own lookups of the bundle are over (see
+    settle()), so that what the test looks up next is answered for its listener."""
     ns = create_namespace(c, 1, prefix)
     topic = ph.unique_topic(prefix, namespace=ns)
-    place_bundle(c, ns, bundle_of(c, topic), b)
+    bundle = bundle_of(c, topic)
+    place_bundle(c, ns, bundle, b)
     assert owner(c, topic, listener=listener) == b
+    settle(c, ns, {bundle: b})
     return topic
+
+
+def events_topic(namespace: str) -> str:
+    """The namespace's system topic of topic-level policies (topicLevelPoliciesEnabled)."""
+    return f"persistent://{namespace}/__change_events"
+
+
+def settle(c: Cluster, namespace: str, placed: dict[str, Broker], timeout_s: float = 30) -> None:
+    """Wait until every broker that owns a bundle of the namespace has subscribed its
+    reader of the namespace's topic policies (events_topic). placed: every owned bundle
+    and its owner, the bundle of events_topic among them.
+
+    Why: a broker that gets a bundle of a namespace starts that reader at once, and its
+    own client (which names no listener, so gets the internal addresses) looks up
+    events_topic, in one of the namespace's bundles. Pulsar 4.0.8's NamespaceService
+    keeps one lookup in progress per bundle and gives it to every lookup of that bundle
+    that comes meanwhile, whatever listener each asked for (findBrokerServiceUrl: a map
+    keyed by bundle alone; the entry goes in a task queued after it completes). A test's
+    `external` lookup that arrived then was answered with the internal address (seen on
+    the rig: about one lookup in 80). Once the reader has subscribed, its lookup is over.
+
+    The subscriptions are asked of the owner of events_topic with authoritative=true:
+    the broker checks that it owns the topic through the same map, and authoritative
+    lookups have a map of their own, which the tests' lookups of owned bundles never
+    use. Until the reader is there the topic may not exist yet (404): not yet."""
+    events = events_topic(namespace)
+    holder = placed[bundle_of(c, events)]
+    want = len(set(placed.values()))
+    path = f"/admin/v2/{ph.topic_rest_path(events)}/stats?authoritative=true"
+
+    def readers() -> int:
+        subs = admin(holder.admin_url, "GET", path)["subscriptions"]
+        return sum(1 for name in subs if name.startswith("__system_reader"))
+
+    ph.wait_for(lambda: readers() >= want, timeout_s=timeout_s,
+                what=f"the topic-policies readers of {namespace} on {want} broker(s)")
 
 
 def spread_partitioned_topic(c: Cluster, partitions: int = 6, bundles: int = 8,
@@ -235,8 +269,9 @@ def spread_partitioned_topic(c: Cluster, partitions: int = 6, bundles: int = 8,
     deterministically: in a namespace of `bundles` bundles (deduplicated with `dedup`), a
     name is picked whose partitions fall into at least as many bundles as there are
     brokers, and those bundles are placed on the brokers in turn before any lookup; the
-    lookups that assign them ask for `listener` (see topic_on() for why). Returns (topic,
-    the owner of each partition)."""
+    lookups that assign them ask for `listener`, and it returns once the brokers' own
+    lookups of the bundles are over (see settle()). Returns (topic, the owner of each
+    partition)."""
     ns = create_namespace(c, bundles, prefix, dedup=dedup)
     for _ in range(50):
         topic = ph.unique_topic(prefix, namespace=ns)
@@ -247,11 +282,14 @@ def spread_partitioned_topic(c: Cluster, partitions: int = 6, bundles: int = 8,
     else:
         raise AssertionError(f"no topic name spread over {len(c.brokers)} bundles of {ns}")
     placed = {bundle: c.brokers[i % len(c.brokers)] for i, bundle in enumerate(distinct)}
+    # The namespace's system topic (see settle()) on a broker that owns partitions anyway.
+    placed.setdefault(bundle_of(c, events_topic(ns)), placed[distinct[0]])
     for bundle, b in placed.items():
         place_bundle(c, ns, bundle, b)
     admin(c.admin_url, "PUT", f"/admin/v2/{ph.topic_rest_path(topic)}/partitions", partitions)
     owners = [owner(c, ph.partition_name(topic, i), listener=listener) for i in range(partitions)]
     assert owners == [placed[b] for b in per_partition], (owners, placed)
+    settle(c, ns, placed)
     return topic, owners
 
 

@@ -84,7 +84,7 @@ def test_connections_per_broker(rig, client):
 
 
 def test_listener_name_connects_to_the_external_listener(rig, client):
-    # One topic per listener and lookup path (the broker race in ch.topic_on).
+    # One topic per listener and lookup path (the broker shares lookups: ch.settle).
     b = rig.brokers[-1]
     for via in (rig.broker(1).url, rig.broker(1).admin_url):
         topic = ch.topic_on(rig, b, "listener", listener="external")

@@ -42,7 +42,8 @@ def test_partitions_spread_over_every_broker(rig, client):
 
 
 def test_lookup_answers_each_listener(rig):
-    # One topic per listener (see ch.topic_on for why), asked through every broker.
+    # One topic per listener, asked through every broker: the broker may give a lookup the
+    # answer of another lookup of the same bundle, made with another listener (ch.settle).
     for b in rig.brokers:
         topic = ch.topic_on(rig, b, "internal")
         for via in rig.brokers:

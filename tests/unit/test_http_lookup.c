@@ -271,6 +271,42 @@ Test(http_lookup, allow_redirect_setting_sends_credentials_anywhere)
               "httpLookupAuthAllowRedirect=true: the credentials should have followed");
 }
 
+/* listenerName: the broker answers with that listener's addresses. A broker that sends
+ * the lookup on (to the leader, or to the broker it chose) writes the listener into the
+ * redirect's query itself (Pulsar's TopicLookupBase, 2.10 to 4.0), as the Java client
+ * relies on: the redirect is followed as it was written. */
+Test(http_lookup, listener_name_is_asked_for_and_the_redirect_followed_as_written)
+{
+    test_server_t target = { .answer = BROKER_ANSWER };
+    ts_start(&target);
+    char redirect[512];
+    snprintf(redirect, sizeof redirect, "HTTP/1.1 307 Temporary Redirect\r\nLocation: "
+             "http://127.0.0.1:%d/lookup/v2/topic/persistent/public/default/lookup-test"
+             "?authoritative=true&listenerName=external\r\nContent-Length: 0\r\n"
+             "Connection: close\r\n\r\n", target.port);
+    test_server_t first = { .answer = redirect };
+    ts_start(&first);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", first.port);
+    use_service(url);
+    rt.net.listener_name = "external";
+    answer_t a = lookup();
+    cr_expect_eq(a.res, PULSARC_OK, "%s: %s", pulsarc_result_name(a.res), a.detail);
+    static const char asked[] =
+        "GET /lookup/v2/topic/persistent/public/default/lookup-test?listenerName=external "
+        "HTTP/1.1\r\n";
+    cr_expect(strncmp(ts_last_request(&first), asked, sizeof asked - 1) == 0, "%s",
+              ts_last_request(&first));
+    static const char followed[] =
+        "GET /lookup/v2/topic/persistent/public/default/lookup-test"
+        "?authoritative=true&listenerName=external HTTP/1.1\r\n";
+    cr_expect(strncmp(ts_last_request(&target), followed, sizeof followed - 1) == 0, "%s",
+              ts_last_request(&target));
+    ts_stop(&first);
+    ts_stop(&target);
+    finish_loop();
+}
+
 Test(http_lookup, redirects_stop_at_max_lookup_redirects)
 {
     /* A relative Location: back to the same server, for ever. */
