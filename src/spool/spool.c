@@ -1,0 +1,481 @@
+/* Appending to the spool and letting go of what was appended: room (spoolMaxBytes),
+ * sequence ids, segment files, the group commit of ALWAYS and the flusher of INTERVAL;
+ * releases that delete finished segments; close. See spool.h. */
+#include "spool/spool_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "wire/crc32c.h"
+
+/* ---- segments ---------------------------------------------------------------------- */
+
+static void unlink_segment(pc_spool_t *sp, pc_spool_segment_t *seg)
+{
+    if (seg->prev)
+        seg->prev->next = seg->next;
+    else
+        sp->oldest = seg->next;
+    if (seg->next)
+        seg->next->prev = seg->prev;
+    else
+        sp->newest = seg->prev;
+}
+
+void pc_spool_maybe_delete(pc_spool_t *sp, pc_spool_segment_t *seg)
+{
+    if (seg->live || seg->pinned || seg == sp->cur)
+        return;
+    char name[SEGMENT_NAME_LEN + 1];
+    pc_spool_segment_name(seg->number, name);
+    if (unlinkat(sp->dir_fd, name, 0) != 0 && errno != ENOENT) {
+        /* It stays on disk, and its messages (all released) are replayed next time: the
+         * broker drops them as duplicates. Not worth failing anything for. */
+        PC_WARN(sp->log, "spool %s: cannot delete %s: %s", sp->dir, name, strerror(errno));
+    }
+    sp->bytes -= seg->size;
+    unlink_segment(sp, seg);
+    free(seg);
+    uv_cond_broadcast(&sp->cond); /* room for appenders that wait */
+}
+
+/* fdatasync, or nothing with NEVER. 0 or an errno. */
+static int sync_fd(const pc_spool_t *sp, int fd)
+{
+    if (sp->fsync == PC_SPOOL_FSYNC_NEVER)
+        return 0;
+    return fdatasync(fd) == 0 ? 0 : errno;
+}
+
+/* A sync failed: nothing written since the last good one can be trusted, so every append
+ * from now on fails (the next producer opened on the directory replays what is there). */
+static void set_broken(pc_spool_t *sp, const char *what, int err)
+{
+    if (sp->broken != PULSARC_OK)
+        return;
+    sp->broken = PULSARC_ERR_SPOOL;
+    snprintf(sp->broken_detail, sizeof sp->broken_detail,
+             "spool %.200s: %s failed (%s): sends fail until a producer opens the spool again",
+             sp->dir, what, strerror(err));
+    PC_ERROR(sp->log, "%s", sp->broken_detail);
+}
+
+/* Hand the group g over (err 0: its sync succeeded) or fail it. Under the lock. */
+static void settle_group(pc_spool_t *sp, pc_spool_ticket_t *g, int err)
+{
+    if (err) {
+        set_broken(sp, "fdatasync", err);
+        /* Cut what the failed sync covered: those messages are not accepted, and must not
+         * come back at the next open either. */
+        if (g && sp->cur && ftruncate(sp->cur_fd, (off_t)g->offset) == 0) {
+            sp->bytes -= sp->cur->size - g->offset;
+            sp->cur->size = g->offset;
+        }
+    }
+    for (pc_spool_ticket_t *t = g, *next; t; t = next) {
+        next = t->next;
+        if (err) {
+            t->res = PULSARC_ERR_SPOOL;
+            t->segment->live--;
+        } else {
+            t->res = PULSARC_OK;
+            sp->accepted(t);
+        }
+        t->done = true;
+    }
+}
+
+/* Appends go to a new segment: sync and close the current one (handing over the group
+ * waiting for a sync: it is covered) and create the next. Not while a sync runs. */
+static pulsarc_result roll(pc_spool_t *sp)
+{
+    if (sp->cur) {
+        pc_spool_ticket_t *g = sp->group_head;
+        sp->group_head = sp->group_tail = NULL;
+        int err = (g || sp->dirty) ? sync_fd(sp, sp->cur_fd) : 0;
+        sp->dirty = false;
+        settle_group(sp, g, err);
+        close(sp->cur_fd);
+        pc_spool_segment_t *old = sp->cur;
+        sp->cur = NULL;
+        sp->cur_fd = -1;
+        pc_spool_maybe_delete(sp, old);
+        if (err)
+            return pc_fail(sp->broken, "%s", sp->broken_detail);
+    }
+    char name[SEGMENT_NAME_LEN + 1];
+    uint64_t number = sp->next_number++;
+    pc_spool_segment_name(number, name);
+    uint8_t header[PC_SPOOL_HEADER_MAX];
+    size_t hlen = pc_spool_header_encode(header, number, sp->name, sp->topic);
+    pc_spool_segment_t *seg = calloc(1, sizeof *seg);
+    if (!seg)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    int fd = openat(sp->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int err = fd < 0 ? errno : 0;
+    if (!err && pwrite(fd, header, hlen, 0) != (ssize_t)hlen)
+        err = errno ? errno : EIO;
+    /* The new file's name must be on disk too before a message in it counts as durable. */
+    if (!err && (err = sync_fd(sp, fd)) == 0)
+        err = sync_fd(sp, sp->dir_fd);
+    if (err) {
+        if (fd >= 0) {
+            close(fd);
+            unlinkat(sp->dir_fd, name, 0);
+        }
+        free(seg);
+        return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot create %s: %s", sp->dir, name,
+                       strerror(err));
+    }
+    seg->sp = sp;
+    seg->number = number;
+    seg->header = seg->size = hlen;
+    seg->prev = sp->newest;
+    if (sp->newest)
+        sp->newest->next = seg;
+    else
+        sp->oldest = seg;
+    sp->newest = seg;
+    sp->bytes += hlen;
+    sp->cur = seg;
+    sp->cur_fd = fd;
+    return PULSARC_OK;
+}
+
+/* Does a record of `need` bytes go to a new segment? One that holds records already and
+ * would pass segment_bytes does not take it. */
+static bool roll_needed(const pc_spool_t *sp, uint64_t need)
+{
+    return !sp->cur || (sp->cur->size > sp->cur->header && sp->cur->size + need > sp->segment_bytes);
+}
+
+/* The spool is full, but the segment appends go to holds nothing anyone waits for: it
+ * can go (the next append starts a new one). */
+static bool reclaim_current(pc_spool_t *sp)
+{
+    if (!sp->cur || sp->cur->live || sp->syncing || sp->cur->size == sp->cur->header)
+        return false;
+    close(sp->cur_fd);
+    pc_spool_segment_t *old = sp->cur;
+    sp->cur = NULL;
+    sp->cur_fd = -1;
+    sp->dirty = false;
+    pc_spool_maybe_delete(sp, old);
+    return true;
+}
+
+/* ---- appending ----------------------------------------------------------------------- */
+
+void pc_spool_note_id_locked(pc_spool_t *sp, int64_t id)
+{
+    if (sp->ids_exhausted || id < sp->next_id)
+        return;
+    if (id == INT64_MAX)
+        sp->ids_exhausted = true;
+    else
+        sp->next_id = id + 1;
+}
+
+void pc_spool_note_id(pc_spool_t *sp, int64_t id)
+{
+    uv_mutex_lock(&sp->mu);
+    pc_spool_note_id_locked(sp, id);
+    uv_mutex_unlock(&sp->mu);
+}
+
+/* 0 or an errno. */
+static int write_all(int fd, struct iovec *iov, int n, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t w = pwritev(fd, iov, n, (off_t)off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        off += (uint64_t)w;
+        while (n > 0 && (size_t)w >= iov->iov_len) {
+            w -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + w;
+            iov->iov_len -= (size_t)w;
+        }
+    }
+    return 0;
+}
+
+/* Wait for room, take the id, write the record. Under the lock. */
+static pulsarc_result write_record(pc_spool_t *sp, const pc_spool_msg_t *m, pc_spool_ticket_t *t,
+                                   uint8_t *meta, size_t meta_len, uint32_t payload_crc,
+                                   bool wait_for_room)
+{
+    uint64_t need = PC_SPOOL_FRAME + meta_len + m->payload_len;
+    uint64_t header = pc_spool_header_size(strlen(sp->name), strlen(sp->topic));
+    if (need > PC_SPOOL_BODY_MAX || need + header > sp->max_bytes)
+        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                       "a message of %llu bytes in the spool does not fit in spoolMaxBytes "
+                       "(%llu)", (unsigned long long)need, (unsigned long long)sp->max_bytes);
+    for (;;) {
+        if (sp->stopping)
+            return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
+        if (sp->broken != PULSARC_OK)
+            return pc_fail(sp->broken, "%s", sp->broken_detail);
+        bool new_segment = roll_needed(sp, need);
+        if (sp->bytes + need + (new_segment ? header : 0) > sp->max_bytes) {
+            if (reclaim_current(sp))
+                continue;
+            if (!wait_for_room)
+                return pc_fail(PULSARC_ERR_QUEUE_FULL,
+                               "the spool is full: %llu bytes of messages wait for their "
+                               "receipts (spoolMaxBytes %llu)",
+                               (unsigned long long)sp->bytes, (unsigned long long)sp->max_bytes);
+        } else if (!new_segment) {
+            break;
+        } else if (!sp->syncing) {
+            pulsarc_result res = roll(sp);
+            if (res != PULSARC_OK)
+                return res;
+            continue;
+        }
+        uv_cond_wait(&sp->cond, &sp->mu);
+    }
+    int64_t id = m->sequence_id;
+    if (id < 0) {
+        if (sp->ids_exhausted)
+            return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                           "sequence ids are exhausted (INT64_MAX was used)");
+        id = sp->next_id;
+    }
+    pc_spool_meta_set_id(meta, id);
+    uint8_t frame[PC_SPOOL_FRAME];
+    pc_spool_frame_encode(frame, meta, meta_len, payload_crc, m->payload_len);
+    struct iovec iov[3] = {
+        { frame, sizeof frame },
+        { meta, meta_len },
+        { (void *)m->payload, m->payload_len },
+    };
+    int err = write_all(sp->cur_fd, iov, m->payload_len ? 3 : 2, sp->cur->size);
+    if (err) {
+        /* Disk full, say: take back what was written, so the segment ends on a record. */
+        if (ftruncate(sp->cur_fd, (off_t)sp->cur->size) != 0)
+            set_broken(sp, "taking back a failed write", errno);
+        return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot write a message: %s", sp->dir,
+                       strerror(err));
+    }
+    pc_spool_note_id_locked(sp, id);
+    t->sequence_id = id;
+    t->segment = sp->cur;
+    t->offset = sp->cur->size;
+    t->next = NULL;
+    t->done = false;
+    sp->cur->size += need;
+    sp->cur->live++;
+    sp->bytes += need;
+    return PULSARC_OK;
+}
+
+/* ALWAYS: t is accepted once a sync covered it. The first appender to find no sync
+ * running syncs for everyone appended so far, outside the lock; the others wait for it
+ * (and one of them leads the next group). */
+static pulsarc_result commit(pc_spool_t *sp, pc_spool_ticket_t *t)
+{
+    if (sp->group_tail)
+        sp->group_tail->next = t;
+    else
+        sp->group_head = t;
+    sp->group_tail = t;
+    while (!t->done) {
+        if (sp->syncing) {
+            uv_cond_wait(&sp->cond, &sp->mu);
+            continue;
+        }
+        pc_spool_ticket_t *g = sp->group_head;
+        sp->group_head = sp->group_tail = NULL;
+        sp->syncing = true;
+        int fd = sp->cur_fd;
+        uv_mutex_unlock(&sp->mu);
+        int err = fdatasync(fd) == 0 ? 0 : errno;
+        uv_mutex_lock(&sp->mu);
+        sp->syncing = false;
+        settle_group(sp, g, err);
+        if (err) {
+            /* Those appended after the failed group are beyond the cut: they fail too. */
+            pc_spool_ticket_t *rest = sp->group_head;
+            sp->group_head = sp->group_tail = NULL;
+            settle_group(sp, rest, err);
+        }
+        uv_cond_broadcast(&sp->cond);
+    }
+    if (t->res != PULSARC_OK)
+        return pc_fail(t->res, "%s", sp->broken_detail);
+    return PULSARC_OK;
+}
+
+pulsarc_result pc_spool_append(pc_spool_t *sp, const pc_spool_msg_t *m, pc_spool_ticket_t *t,
+                               bool wait_for_room)
+{
+    size_t meta_len = pc_spool_meta_size(m);
+    uint8_t small[512];
+    uint8_t *meta = meta_len <= sizeof small ? small : malloc(meta_len);
+    if (!meta)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    pc_spool_meta_encode(meta, m);
+    /* The payload's CRC outside the lock: only the metadata's (small) is taken inside. */
+    uint32_t payload_crc = pc_crc32c(0, m->payload, m->payload_len);
+    uv_mutex_lock(&sp->mu);
+    sp->inside++;
+    pulsarc_result res = write_record(sp, m, t, meta, meta_len, payload_crc, wait_for_room);
+    if (res == PULSARC_OK && sp->fsync == PC_SPOOL_FSYNC_ALWAYS) {
+        res = commit(sp, t);
+    } else if (res == PULSARC_OK) {
+        sp->dirty = true;
+        sp->accepted(t);
+    }
+    if (--sp->inside == 0 && sp->stopping)
+        uv_cond_broadcast(&sp->cond);
+    uv_mutex_unlock(&sp->mu);
+    if (meta != small)
+        free(meta);
+    return res;
+}
+
+void pc_spool_release(pc_spool_segment_t *seg)
+{
+    pc_spool_t *sp = seg->sp;
+    uv_mutex_lock(&sp->mu);
+    seg->live--;
+    pc_spool_maybe_delete(sp, seg);
+    uv_mutex_unlock(&sp->mu);
+}
+
+void pc_spool_stop_waiting(pc_spool_t *sp)
+{
+    uv_mutex_lock(&sp->mu);
+    sp->stopping = true;
+    uv_cond_broadcast(&sp->cond);
+    uv_mutex_unlock(&sp->mu);
+}
+
+uint64_t pc_spool_bytes(pc_spool_t *sp)
+{
+    uv_mutex_lock(&sp->mu);
+    uint64_t n = sp->bytes;
+    uv_mutex_unlock(&sp->mu);
+    return n;
+}
+
+pc_spool_fsync_t pc_spool_policy(const pc_spool_t *sp)
+{
+    return sp->fsync;
+}
+
+/* ---- INTERVAL: the flusher ------------------------------------------------------------ */
+
+static void flusher_main(void *arg)
+{
+    pc_spool_t *sp = arg;
+    uint64_t interval_ns = sp->interval_ms * 1000000u;
+    uv_mutex_lock(&sp->mu);
+    while (!sp->flusher_stop) {
+        uv_cond_timedwait(&sp->flusher_cond, &sp->mu, interval_ns);
+        if (sp->flusher_stop || !sp->dirty || sp->syncing || !sp->cur)
+            continue;
+        /* Outside the lock, so appenders go on; a roll waits for it (syncing). */
+        sp->syncing = true;
+        sp->dirty = false;
+        int fd = sp->cur_fd;
+        uv_mutex_unlock(&sp->mu);
+        int err = fdatasync(fd) == 0 ? 0 : errno;
+        uv_mutex_lock(&sp->mu);
+        sp->syncing = false;
+        if (err)
+            set_broken(sp, "fdatasync", err);
+        uv_cond_broadcast(&sp->cond);
+    }
+    uv_mutex_unlock(&sp->mu);
+}
+
+int pc_spool_start_flusher(pc_spool_t *sp)
+{
+    if (sp->fsync != PC_SPOOL_FSYNC_INTERVAL)
+        return 0;
+    if (uv_cond_init(&sp->flusher_cond) != 0)
+        return -1;
+    if (uv_thread_create(&sp->flusher, flusher_main, sp) != 0) {
+        uv_cond_destroy(&sp->flusher_cond);
+        return -1;
+    }
+    sp->flusher_on = true;
+    return 0;
+}
+
+/* ---- close --------------------------------------------------------------------------- */
+
+void pc_spool_finish(pc_spool_t *sp)
+{
+    if (!sp || sp->finished)
+        return;
+    uv_mutex_lock(&sp->mu);
+    sp->stopping = true;
+    uv_cond_broadcast(&sp->cond);
+    while (sp->inside > 0)
+        uv_cond_wait(&sp->cond, &sp->mu);
+    sp->flusher_stop = true;
+    if (sp->flusher_on)
+        uv_cond_signal(&sp->flusher_cond);
+    uv_mutex_unlock(&sp->mu);
+    if (sp->flusher_on) {
+        uv_thread_join(&sp->flusher);
+        uv_cond_destroy(&sp->flusher_cond);
+        sp->flusher_on = false;
+    }
+    pc_spool_replay_free(sp);
+    uv_mutex_lock(&sp->mu);
+    if (sp->cur) {
+        if (sp->dirty) {
+            int err = sync_fd(sp, sp->cur_fd);
+            if (err)
+                PC_ERROR(sp->log, "spool %s: fdatasync at close failed: %s", sp->dir,
+                         strerror(err));
+        }
+        close(sp->cur_fd);
+        sp->cur = NULL;
+        sp->cur_fd = -1;
+    }
+    for (pc_spool_segment_t *seg = sp->oldest, *next; seg; seg = next) {
+        next = seg->next;
+        pc_spool_maybe_delete(sp, seg);
+    }
+    for (pc_spool_segment_t *seg = sp->oldest, *next; seg; seg = next) {
+        next = seg->next;
+        free(seg);
+    }
+    sp->oldest = sp->newest = NULL;
+    sp->finished = true;
+    uv_mutex_unlock(&sp->mu);
+    close(sp->dir_fd);
+    close(sp->lock_fd); /* the flock goes with it */
+    sp->dir_fd = sp->lock_fd = -1;
+}
+
+void pc_spool_close(pc_spool_t *sp)
+{
+    if (!sp)
+        return;
+    pc_spool_finish(sp);
+    uv_cond_destroy(&sp->cond);
+    uv_mutex_destroy(&sp->mu);
+    free(sp->dir);
+    free(sp->name);
+    free(sp->topic);
+    free(sp);
+}
