@@ -39,6 +39,8 @@ enum long_only_id {
     OPT_ENC_PUBLIC_KEY,
     OPT_ENC_KEY_VALUE, /* pulsar-client's -ekv: a file:// URI or a path */
     OPT_CRYPTO_FAILURE_ACTION,
+    OPT_SPOOL_DIR,
+    OPT_SPOOL_FSYNC,
     OPT_UNSUPPORTED, /* a pulsar-client flag for a feature pulsarc lacks: refused */
 };
 
