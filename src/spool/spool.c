@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -39,13 +40,22 @@ void pc_spool_maybe_delete(pc_spool_t *sp, pc_spool_segment_t *seg)
          * broker drops them as duplicates. Not worth failing anything for. */
         PC_WARN(sp->log, "spool %s: cannot delete %s: %s", sp->dir, name, strerror(errno));
     }
-    sp->bytes -= seg->size;
+    sp->bytes -= seg->disk;
     unlink_segment(sp, seg);
     free(seg);
     uv_cond_broadcast(&sp->cond); /* room for appenders that wait */
 }
 
-/* fdatasync, or nothing with NEVER. 0 or an errno. */
+void pc_spool_trim(pc_spool_t *sp, pc_spool_segment_t *seg, int fd)
+{
+    if (seg->disk > seg->size && ftruncate(fd, (off_t)seg->size) == 0) {
+        sp->bytes -= seg->disk - seg->size;
+        seg->disk = seg->size;
+    }
+}
+
+/* fdatasync, or nothing with NEVER. 0 or an errno. (The appends are stores into a shared
+ * mapping of the file: fdatasync writes those pages back like any others.) */
 static int sync_fd(const pc_spool_t *sp, int fd)
 {
     if (sp->fsync == PC_SPOOL_FSYNC_NEVER)
@@ -71,10 +81,10 @@ static void settle_group(pc_spool_t *sp, pc_spool_ticket_t *g, int err)
 {
     if (err) {
         set_broken(sp, "fdatasync", err);
-        /* Cut what the failed sync covered: those messages are not accepted, and must not
-         * come back at the next open either. */
-        if (g && sp->cur && ftruncate(sp->cur_fd, (off_t)g->offset) == 0) {
-            sp->bytes -= sp->cur->size - g->offset;
+        /* Blank what the failed sync covered (and everything after it): those messages
+         * are not accepted, and must not come back at the next open either. */
+        if (g && sp->cur) {
+            memset(sp->cur_map + g->offset, 0, sp->cur->size - g->offset);
             sp->cur->size = g->offset;
         }
     }
@@ -91,40 +101,65 @@ static void settle_group(pc_spool_t *sp, pc_spool_ticket_t *g, int err)
     }
 }
 
-/* Appends go to a new segment: sync and close the current one (handing over the group
- * waiting for a sync: it is covered) and create the next. Not while a sync runs. */
-static pulsarc_result roll(pc_spool_t *sp)
+/* Appends stop going to the current segment: sync it (handing over the group waiting
+ * for a sync: it is covered), give back its unused room, close it. Not while a sync
+ * runs. Returns the sync's errno, or 0. */
+static int seal_current(pc_spool_t *sp)
 {
-    if (sp->cur) {
-        pc_spool_ticket_t *g = sp->group_head;
-        sp->group_head = sp->group_tail = NULL;
-        int err = (g || sp->dirty) ? sync_fd(sp, sp->cur_fd) : 0;
-        sp->dirty = false;
-        settle_group(sp, g, err);
-        close(sp->cur_fd);
-        pc_spool_segment_t *old = sp->cur;
-        sp->cur = NULL;
-        sp->cur_fd = -1;
-        pc_spool_maybe_delete(sp, old);
-        if (err)
-            return pc_fail(sp->broken, "%s", sp->broken_detail);
-    }
+    pc_spool_segment_t *seg = sp->cur;
+    pc_spool_ticket_t *g = sp->group_head;
+    sp->group_head = sp->group_tail = NULL;
+    int err = (g || sp->dirty) ? sync_fd(sp, sp->cur_fd) : 0;
+    sp->dirty = false;
+    settle_group(sp, g, err);
+    munmap(sp->cur_map, seg->disk);
+    pc_spool_trim(sp, seg, sp->cur_fd);
+    close(sp->cur_fd);
+    sp->cur = NULL;
+    sp->cur_map = NULL;
+    sp->cur_fd = -1;
+    pc_spool_maybe_delete(sp, seg);
+    return err;
+}
+
+/* The room a new segment takes for a first record of `need` bytes: allocated in full
+ * when it is made, so that an append is a copy into memory mapped from the file (no
+ * system call per message; the process may die the next instant and the kernel still
+ * has the bytes) and a full disk shows at creation, never as SIGBUS in a copy. */
+static uint64_t segment_room(const pc_spool_t *sp, uint64_t need)
+{
+    uint64_t header = pc_spool_header_size(strlen(sp->name), strlen(sp->topic));
+    return header + need > sp->segment_bytes ? header + need : sp->segment_bytes;
+}
+
+/* Make the next segment, with room for a first record of `need` bytes, and send appends
+ * there. */
+static pulsarc_result new_segment(pc_spool_t *sp, uint64_t need)
+{
     char name[SEGMENT_NAME_LEN + 1];
     uint64_t number = sp->next_number++;
     pc_spool_segment_name(number, name);
-    uint8_t header[PC_SPOOL_HEADER_MAX];
-    size_t hlen = pc_spool_header_encode(header, number, sp->name, sp->topic);
+    uint64_t room = segment_room(sp, need);
     pc_spool_segment_t *seg = calloc(1, sizeof *seg);
     if (!seg)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    int fd = openat(sp->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    int err = fd < 0 ? errno : 0;
-    if (!err && pwrite(fd, header, hlen, 0) != (ssize_t)hlen)
-        err = errno ? errno : EIO;
-    /* The new file's name must be on disk too before a message in it counts as durable. */
-    if (!err && (err = sync_fd(sp, fd)) == 0)
-        err = sync_fd(sp, sp->dir_fd);
+    uint8_t *map = MAP_FAILED;
+    int fd = openat(sp->dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int err = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)room);
+    if (!err) {
+        map = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        err = map == MAP_FAILED ? errno : 0;
+    }
+    size_t hlen = 0;
+    if (!err) {
+        hlen = pc_spool_header_encode(map, number, sp->name, sp->topic);
+        /* The file and its name must be on disk before a message in it counts as durable. */
+        if ((err = sync_fd(sp, fd)) == 0)
+            err = sync_fd(sp, sp->dir_fd);
+    }
     if (err) {
+        if (map != MAP_FAILED)
+            munmap(map, room);
         if (fd >= 0) {
             close(fd);
             unlinkat(sp->dir_fd, name, 0);
@@ -136,41 +171,40 @@ static pulsarc_result roll(pc_spool_t *sp)
     seg->sp = sp;
     seg->number = number;
     seg->header = seg->size = hlen;
+    seg->disk = room;
     seg->prev = sp->newest;
     if (sp->newest)
         sp->newest->next = seg;
     else
         sp->oldest = seg;
     sp->newest = seg;
-    sp->bytes += hlen;
+    sp->bytes += room;
     sp->cur = seg;
     sp->cur_fd = fd;
+    sp->cur_map = map;
     return PULSARC_OK;
 }
 
-/* Does a record of `need` bytes go to a new segment? One that holds records already and
- * would pass segment_bytes does not take it. */
-static bool roll_needed(const pc_spool_t *sp, uint64_t need)
+/* Does a record of `need` bytes go to a new segment? */
+static bool segment_needed(const pc_spool_t *sp, uint64_t need)
 {
-    return !sp->cur || (sp->cur->size > sp->cur->header && sp->cur->size + need > sp->segment_bytes);
+    return !sp->cur || sp->cur->size + need > sp->cur->disk;
 }
 
 /* The spool is full, but the segment appends go to holds nothing anyone waits for: it
  * can go (the next append starts a new one). */
 static bool reclaim_current(pc_spool_t *sp)
 {
-    if (!sp->cur || sp->cur->live || sp->syncing || sp->cur->size == sp->cur->header)
+    if (!sp->cur || sp->cur->live || sp->syncing || sp->group_head)
         return false;
-    close(sp->cur_fd);
-    pc_spool_segment_t *old = sp->cur;
-    sp->cur = NULL;
-    sp->cur_fd = -1;
-    sp->dirty = false;
-    pc_spool_maybe_delete(sp, old);
+    seal_current(sp);
     return true;
 }
 
 /* ---- appending ----------------------------------------------------------------------- */
+
+/* Payloads from this size on have their CRC computed before the lock is taken. */
+#define CRC_APART (16 * 1024)
 
 void pc_spool_note_id_locked(pc_spool_t *sp, int64_t id)
 {
@@ -189,48 +223,24 @@ void pc_spool_note_id(pc_spool_t *sp, int64_t id)
     uv_mutex_unlock(&sp->mu);
 }
 
-/* 0 or an errno. */
-static int write_all(int fd, struct iovec *iov, int n, uint64_t off)
+/* Wait until a record of `need` bytes has a place: the current segment's room, or a new
+ * segment within max_bytes. Under the lock. */
+static pulsarc_result find_room(pc_spool_t *sp, uint64_t need, bool wait_for_room)
 {
-    while (n > 0) {
-        ssize_t w = pwritev(fd, iov, n, (off_t)off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        off += (uint64_t)w;
-        while (n > 0 && (size_t)w >= iov->iov_len) {
-            w -= (ssize_t)iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (char *)iov->iov_base + w;
-            iov->iov_len -= (size_t)w;
-        }
-    }
-    return 0;
-}
-
-/* Wait for room, take the id, write the record. Under the lock. */
-static pulsarc_result write_record(pc_spool_t *sp, const pc_spool_msg_t *m, pc_spool_ticket_t *t,
-                                   uint8_t *meta, size_t meta_len, uint32_t payload_crc,
-                                   bool wait_for_room)
-{
-    uint64_t need = PC_SPOOL_FRAME + meta_len + m->payload_len;
-    uint64_t header = pc_spool_header_size(strlen(sp->name), strlen(sp->topic));
-    if (need > PC_SPOOL_BODY_MAX || need + header > sp->max_bytes)
-        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
-                       "a message of %llu bytes in the spool does not fit in spoolMaxBytes "
-                       "(%llu)", (unsigned long long)need, (unsigned long long)sp->max_bytes);
     for (;;) {
         if (sp->stopping)
             return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
         if (sp->broken != PULSARC_OK)
             return pc_fail(sp->broken, "%s", sp->broken_detail);
-        bool new_segment = roll_needed(sp, need);
-        if (sp->bytes + need + (new_segment ? header : 0) > sp->max_bytes) {
+        if (!segment_needed(sp, need))
+            return PULSARC_OK;
+        if (!sp->syncing) { /* a segment being synced must not be closed under the sync */
+            if (sp->bytes + segment_room(sp, need) <= sp->max_bytes) {
+                int err = sp->cur ? seal_current(sp) : 0;
+                if (err)
+                    return pc_fail(sp->broken, "%s", sp->broken_detail);
+                return new_segment(sp, need);
+            }
             if (reclaim_current(sp))
                 continue;
             if (!wait_for_room)
@@ -238,16 +248,24 @@ static pulsarc_result write_record(pc_spool_t *sp, const pc_spool_msg_t *m, pc_s
                                "the spool is full: %llu bytes of messages wait for their "
                                "receipts (spoolMaxBytes %llu)",
                                (unsigned long long)sp->bytes, (unsigned long long)sp->max_bytes);
-        } else if (!new_segment) {
-            break;
-        } else if (!sp->syncing) {
-            pulsarc_result res = roll(sp);
-            if (res != PULSARC_OK)
-                return res;
-            continue;
         }
         uv_cond_wait(&sp->cond, &sp->mu);
     }
+}
+
+/* Wait for room, take the id, write the record. Under the lock. */
+static pulsarc_result write_record(pc_spool_t *sp, const pc_spool_msg_t *m, pc_spool_ticket_t *t,
+                                   uint8_t *meta, size_t meta_len, const uint32_t *payload_crc,
+                                   bool wait_for_room)
+{
+    uint64_t need = PC_SPOOL_FRAME + meta_len + m->payload_len;
+    if (need > PC_SPOOL_BODY_MAX || segment_room(sp, need) > sp->max_bytes)
+        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                       "a message of %llu bytes in the spool does not fit in spoolMaxBytes "
+                       "(%llu)", (unsigned long long)need, (unsigned long long)sp->max_bytes);
+    pulsarc_result res = find_room(sp, need, wait_for_room);
+    if (res != PULSARC_OK)
+        return res;
     int64_t id = m->sequence_id;
     if (id < 0) {
         if (sp->ids_exhausted)
@@ -257,20 +275,15 @@ static pulsarc_result write_record(pc_spool_t *sp, const pc_spool_msg_t *m, pc_s
     }
     pc_spool_meta_set_id(meta, id);
     uint8_t frame[PC_SPOOL_FRAME];
-    pc_spool_frame_encode(frame, meta, meta_len, payload_crc, m->payload_len);
-    struct iovec iov[3] = {
-        { frame, sizeof frame },
-        { meta, meta_len },
-        { (void *)m->payload, m->payload_len },
-    };
-    int err = write_all(sp->cur_fd, iov, m->payload_len ? 3 : 2, sp->cur->size);
-    if (err) {
-        /* Disk full, say: take back what was written, so the segment ends on a record. */
-        if (ftruncate(sp->cur_fd, (off_t)sp->cur->size) != 0)
-            set_broken(sp, "taking back a failed write", errno);
-        return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot write a message: %s", sp->dir,
-                       strerror(err));
-    }
+    pc_spool_frame_encode(frame, meta, meta_len, m->payload, m->payload_len, payload_crc);
+    /* The body first, its length and CRC last: a process that dies in between leaves a
+     * zero frame, which a reader takes for the segment's clean end. */
+    uint8_t *at = sp->cur_map + sp->cur->size;
+    memcpy(at + PC_SPOOL_FRAME, meta, meta_len);
+    if (m->payload_len)
+        memcpy(at + PC_SPOOL_FRAME + meta_len, m->payload, m->payload_len);
+    atomic_signal_fence(memory_order_release);
+    memcpy(at, frame, sizeof frame);
     pc_spool_note_id_locked(sp, id);
     t->sequence_id = id;
     t->segment = sp->cur;
@@ -279,7 +292,6 @@ static pulsarc_result write_record(pc_spool_t *sp, const pc_spool_msg_t *m, pc_s
     t->done = false;
     sp->cur->size += need;
     sp->cur->live++;
-    sp->bytes += need;
     return PULSARC_OK;
 }
 
@@ -329,11 +341,16 @@ pulsarc_result pc_spool_append(pc_spool_t *sp, const pc_spool_msg_t *m, pc_spool
     if (!meta)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     pc_spool_meta_encode(meta, m);
-    /* The payload's CRC outside the lock: only the metadata's (small) is taken inside. */
-    uint32_t payload_crc = pc_crc32c(0, m->payload, m->payload_len);
+    /* A large payload's CRC outside the lock (the metadata's, with the id, is taken
+     * inside and the two are joined); a small one is cheaper to read inside. */
+    uint32_t payload_crc;
+    bool apart = m->payload_len >= CRC_APART;
+    if (apart)
+        payload_crc = pc_crc32c(0, m->payload, m->payload_len);
     uv_mutex_lock(&sp->mu);
     sp->inside++;
-    pulsarc_result res = write_record(sp, m, t, meta, meta_len, payload_crc, wait_for_room);
+    pulsarc_result res = write_record(sp, m, t, meta, meta_len, apart ? &payload_crc : NULL,
+                                      wait_for_room);
     if (res == PULSARC_OK && sp->fsync == PC_SPOOL_FSYNC_ALWAYS) {
         res = commit(sp, t);
     } else if (res == PULSARC_OK) {
@@ -389,7 +406,8 @@ static void flusher_main(void *arg)
         uv_cond_timedwait(&sp->flusher_cond, &sp->mu, interval_ns);
         if (sp->flusher_stop || !sp->dirty || sp->syncing || !sp->cur)
             continue;
-        /* Outside the lock, so appenders go on; a roll waits for it (syncing). */
+        /* Outside the lock, so appenders go on; sealing the segment waits for it
+         * (syncing). */
         sp->syncing = true;
         sp->dirty = false;
         int fd = sp->cur_fd;
@@ -441,15 +459,10 @@ void pc_spool_finish(pc_spool_t *sp)
     pc_spool_replay_free(sp);
     uv_mutex_lock(&sp->mu);
     if (sp->cur) {
-        if (sp->dirty) {
-            int err = sync_fd(sp, sp->cur_fd);
-            if (err)
-                PC_ERROR(sp->log, "spool %s: fdatasync at close failed: %s", sp->dir,
-                         strerror(err));
-        }
-        close(sp->cur_fd);
-        sp->cur = NULL;
-        sp->cur_fd = -1;
+        int err = seal_current(sp);
+        if (err)
+            PC_ERROR(sp->log, "spool %s: fdatasync at close failed: %s", sp->dir,
+                     strerror(err));
     }
     for (pc_spool_segment_t *seg = sp->oldest, *next; seg; seg = next) {
         next = seg->next;

@@ -164,9 +164,12 @@ void pc_spool_meta_set_id(uint8_t *meta, int64_t sequence_id)
 }
 
 void pc_spool_frame_encode(uint8_t out[PC_SPOOL_FRAME], const uint8_t *meta, size_t meta_len,
-                           uint32_t payload_crc, size_t payload_len)
+                           const uint8_t *payload, size_t payload_len,
+                           const uint32_t *payload_crc)
 {
-    uint32_t crc = pc_crc32c_combine(pc_crc32c(0, meta, meta_len), payload_crc, payload_len);
+    uint32_t crc = pc_crc32c(0, meta, meta_len);
+    crc = payload_crc ? pc_crc32c_combine(crc, *payload_crc, payload_len)
+                      : pc_crc32c(crc, payload, payload_len);
     put32(out, (uint32_t)(meta_len + payload_len));
     put32(out + 4, crc);
 }
@@ -288,6 +291,9 @@ pc_spool_scan_status_t pc_spool_scan_next(pc_spool_scan_t *sc, const pc_spool_so
     if (src->read(src->ctx, sc->offset, frame, sizeof frame) != (int64_t)sizeof frame)
         return PC_SPOOL_SCAN_IO;
     uint32_t len = get32(frame), crc = get32(frame + 4);
+    /* Room allocated ahead and never written: the records end here. */
+    if (len == 0 && crc == 0)
+        return PC_SPOOL_SCAN_END;
     if (len < PC_SPOOL_BODY_FIXED || len > PC_SPOOL_BODY_MAX)
         return cut(sc, "an impossible record length");
     if (src->size - sc->offset - PC_SPOOL_FRAME < len)

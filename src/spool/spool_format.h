@@ -13,7 +13,8 @@
  * Everything read here came from a file, which a crash cut short or a disk corrupted:
  * it is checked like bytes from the network (lengths against what is there, the CRC,
  * every string terminated and free of NULs), and a record that fails a check ends the
- * segment's good part. Pure functions over memory and a read callback: no file handling.
+ * segment's good part. A segment is allocated ahead and written in place: a zero length
+ * and CRC where a record would start is its clean end. Pure functions over memory and a read callback: no file handling.
  * Any thread. */
 #ifndef PC_SPOOL_FORMAT_H
 #define PC_SPOOL_FORMAT_H
@@ -91,10 +92,13 @@ typedef struct pc_spool_msg {
 size_t pc_spool_meta_size(const pc_spool_msg_t *m);
 void pc_spool_meta_encode(uint8_t *out, const pc_spool_msg_t *m);
 void pc_spool_meta_set_id(uint8_t *meta, int64_t sequence_id);
-/* The length and CRC that go before a body of meta (meta_len bytes) and a payload whose
- * CRC32C (from 0) is payload_crc. */
+/* The length and CRC that go before a body of meta (meta_len bytes) and the payload. With
+ * payload_crc (its CRC32C from 0, computed apart, e.g. outside a lock) the payload is not
+ * read; joining the two CRCs costs about as much as reading 16 KiB, so small payloads
+ * are better read. */
 void pc_spool_frame_encode(uint8_t out[PC_SPOOL_FRAME], const uint8_t *meta, size_t meta_len,
-                           uint32_t payload_crc, size_t payload_len);
+                           const uint8_t *payload, size_t payload_len,
+                           const uint32_t *payload_crc);
 
 /* A record read back. Pointers into the body it was decoded from. */
 typedef struct pc_spool_record {
@@ -132,7 +136,8 @@ typedef struct pc_spool_source {
 
 typedef enum pc_spool_scan_status {
     PC_SPOOL_SCAN_RECORD,  /* a good record: *rec is valid until the next call */
-    PC_SPOOL_SCAN_END,     /* the segment ended after a whole record (or its header) */
+    PC_SPOOL_SCAN_END,     /* the records end at `offset`: the file does, or a zero
+                              length and CRC there (room allocated ahead, never written) */
     PC_SPOOL_SCAN_CUT,     /* what follows `offset` is torn or corrupt: cut it there */
     PC_SPOOL_SCAN_IO,      /* the source failed to read */
     PC_SPOOL_SCAN_NO_MEMORY,

@@ -20,7 +20,9 @@ struct pc_spool_segment {
     struct pc_spool_segment *prev, *next; /* the spool's segments, oldest first */
     uint64_t number;
     uint64_t header;        /* the header's size: records start there */
-    uint64_t size;          /* bytes in the file */
+    uint64_t size;          /* where its records end */
+    uint64_t disk;          /* the file's size, as counted in the spool's bytes (the
+                               current segment's is allocated ahead) */
     uint64_t live;          /* messages handed out (accepted or replayed), not released */
     bool pinned;            /* found at open and not yet replayed to its end: kept */
 };
@@ -43,8 +45,9 @@ struct pc_spool {
     pc_spool_segment_t *oldest, *newest;
     pc_spool_segment_t *cur; /* where appends go; NULL until the first */
     int cur_fd;
+    uint8_t *cur_map;       /* cur's file, mapped shared (cur->disk bytes) */
     uint64_t next_number;   /* of the next segment */
-    uint64_t bytes;         /* the segment files' total size */
+    uint64_t bytes;         /* the segment files' total size (their `disk`) */
     int64_t next_id;        /* the next automatic sequence id */
     bool ids_exhausted;
     int inside;             /* threads inside pc_spool_append */
@@ -80,6 +83,9 @@ void pc_spool_segment_name(uint64_t n, char out[SEGMENT_NAME_LEN + 1]);
 /* Delete seg if nothing in it is wanted any more (no live message, not pinned, not
  * where appends go). Under the lock. */
 void pc_spool_maybe_delete(pc_spool_t *sp, pc_spool_segment_t *seg);
+/* Give back the room of seg's file past its records (fd: the file, open for writing).
+ * Under the lock. */
+void pc_spool_trim(pc_spool_t *sp, pc_spool_segment_t *seg, int fd);
 /* Raise the next automatic id above id. Under the lock. */
 void pc_spool_note_id_locked(pc_spool_t *sp, int64_t id);
 /* INTERVAL: start the thread that syncs every interval. 0 or -1. */

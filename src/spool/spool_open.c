@@ -212,7 +212,7 @@ static pulsarc_result add_segment(pc_spool_t *sp, uint64_t num)
     seg->sp = sp;
     seg->number = num;
     seg->header = hsize;
-    seg->size = (uint64_t)st.st_size;
+    seg->size = seg->disk = (uint64_t)st.st_size;
     seg->pinned = true;
     seg->prev = sp->newest;
     if (sp->newest)
@@ -271,8 +271,8 @@ static uint64_t default_segment_bytes(uint64_t max_bytes)
     uint64_t s = max_bytes / 8;
     if (s < 64 * 1024)
         s = 64 * 1024;
-    if (s > 64 * 1024 * 1024)
-        s = 64 * 1024 * 1024;
+    if (s > 16 * 1024 * 1024)
+        s = 16 * 1024 * 1024;
     return s;
 }
 

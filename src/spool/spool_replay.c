@@ -57,22 +57,28 @@ static void give_up_segment(pc_spool_t *sp, const char *name, const char *why)
     sp->replay_i++;
 }
 
-static void cut_tail(pc_spool_t *sp, pc_spool_segment_t *seg, const char *name)
+/* The segment's records end at the scan's offset: give back what follows. That is the
+ * unused room of a segment the process was writing when it stopped (zeros: nothing to
+ * say), or a torn or corrupt record (why: one log line), which is cut off the file so
+ * that it is never read again. */
+static void end_segment_at_scan(pc_spool_t *sp, pc_spool_segment_t *seg, const char *name,
+                                const char *why)
 {
     uint64_t at = sp->scan.offset;
-    PC_WARN(sp->log, "spool %s: %s: %llu bytes cut at offset %llu: %s (a write cut short by "
-            "a crash, or a damaged disk)", sp->dir, name,
-            (unsigned long long)(seg->size - at), (unsigned long long)at, sp->scan.why);
-    if (ftruncate(sp->replay_fd, (off_t)at) != 0 ||
-        (sp->fsync != PC_SPOOL_FSYNC_NEVER && fdatasync(sp->replay_fd) != 0)) {
-        PC_WARN(sp->log, "spool %s: %s: the cut failed (%s); the next open cuts it again",
-                sp->dir, name, strerror(errno));
+    if (at >= seg->size)
         return;
-    }
+    if (why)
+        PC_WARN(sp->log, "spool %s: %s: %llu bytes cut at offset %llu: %s (a write cut short "
+                "by a crash, or a damaged disk)", sp->dir, name,
+                (unsigned long long)(seg->size - at), (unsigned long long)at, why);
     uv_mutex_lock(&sp->mu);
-    sp->bytes -= seg->size - at;
     seg->size = at;
+    pc_spool_trim(sp, seg, sp->replay_fd);
+    bool cut = seg->disk == at;
     uv_mutex_unlock(&sp->mu);
+    if (!cut || (sp->fsync != PC_SPOOL_FSYNC_NEVER && fdatasync(sp->replay_fd) != 0))
+        PC_WARN(sp->log, "spool %s: %s: the cut at offset %llu failed (%s); the next open "
+                "cuts it again", sp->dir, name, (unsigned long long)at, strerror(errno));
 }
 
 bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segment_t **seg_out)
@@ -101,10 +107,11 @@ bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segme
             *seg_out = seg;
             return true;
         case PC_SPOOL_SCAN_CUT:
-            cut_tail(sp, seg, name);
+            end_segment_at_scan(sp, seg, name, sp->scan.why);
             finish_segment(sp, seg);
             break;
         case PC_SPOOL_SCAN_END:
+            end_segment_at_scan(sp, seg, name, NULL);
             finish_segment(sp, seg);
             break;
         case PC_SPOOL_SCAN_IO:

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -357,6 +358,76 @@ Test(spool, a_torn_tail_is_cut_once_and_never_read_twice)
     append_ok(sp, 3, -1);
     cr_assert_eq(handed[0], 2, "the torn message's id is given again: it was never accepted "
                                "as far as the spool can tell");
+    pc_spool_close(sp);
+}
+
+/* A child process appends and dies without closing anything (as kill -9 would leave it):
+ * the segment keeps its room allocated ahead, zeros after the last record. */
+static void appended_by_a_process_that_died(const pc_spool_settings_t *s, int n)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        pc_spool_t *sp = NULL;
+        if (pc_spool_open(s, &sp) != PULSARC_OK)
+            _exit(1);
+        char key[32], payload[64];
+        for (int i = 0; i < n; i++) {
+            pc_spool_msg_t m = message(i, -1, key, payload);
+            pc_spool_ticket_t t = { 0 };
+            if (pc_spool_append(sp, &m, &t, false) != PULSARC_OK)
+                _exit(1);
+        }
+        _exit(0);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed to append");
+}
+
+Test(spool, what_a_dead_process_appended_comes_back_and_its_unused_room_goes_quietly)
+{
+    pc_spool_settings_t s = settings(PC_SPOOL_FSYNC_NEVER);
+    appended_by_a_process_that_died(&s, 3);
+    char names[8][64];
+    cr_assert_eq(segment_files(names, 8), 1);
+    off_t allocated = file_size(names[0]);
+    pc_spool_t *sp = open_with(&s); /* the dead process's lock went with it */
+    pc_spool_record_t rec;
+    pc_spool_segment_t *seg;
+    for (int i = 0; i < 3; i++) {
+        cr_assert(pc_spool_replay_next(sp, &rec, &seg), "record %d missing", i);
+        assert_is_message(&rec, i, i);
+    }
+    cr_assert_not(pc_spool_replay_next(sp, &rec, &seg));
+    cr_assert_eq(log_text[0], '\0', "a clean end says nothing: %s", log_text);
+    cr_assert_lt(file_size(names[0]), allocated, "the unused room was given back");
+    pc_spool_close(sp);
+}
+
+Test(spool, a_record_whose_length_was_never_written_is_the_clean_end)
+{
+    pc_spool_settings_t s = settings(PC_SPOOL_FSYNC_NEVER);
+    appended_by_a_process_that_died(&s, 3);
+    char names[8][64];
+    cr_assert_eq(segment_files(names, 8), 1);
+    /* Find the third record's frame and blank it: the process died between writing the
+     * record's body and its length. */
+    pc_spool_t *sp = open_with(&s);
+    int64_t ids[4];
+    cr_assert_eq(replay_all(sp, ids, NULL, 4), 3);
+    pc_spool_close(sp);
+    off_t end = file_size(names[0]);
+    char key[32], payload[64];
+    pc_spool_msg_t m = message(2, 2, key, payload);
+    off_t third = end - (off_t)(PC_SPOOL_FRAME + pc_spool_meta_size(&m) + m.payload_len);
+    for (int i = 0; i < PC_SPOOL_FRAME; i++)
+        rewrite(names[0], third + i, 0);
+    log_text[0] = '\0';
+    sp = open_with(&s);
+    cr_assert_eq(replay_all(sp, ids, NULL, 4), 2);
+    cr_assert_eq(log_text[0], '\0', "%s", log_text);
+    cr_assert_eq(file_size(names[0]), third);
     pc_spool_close(sp);
 }
 
