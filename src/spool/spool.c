@@ -101,20 +101,45 @@ static void settle_group(pc_spool_t *sp, pc_spool_ticket_t *g, int err)
     }
 }
 
-/* Appends stop going to the current segment: sync it (handing over the group waiting
- * for a sync: it is covered), give back its unused room, close it. Not while a sync
- * runs. Returns the sync's errno, or 0. */
+/* INTERVAL: the file of a sealed segment with writes not yet synced goes to the flusher,
+ * which syncs and closes it on its next round (a seal does not wait for the disk).
+ * Under the lock. */
+static void hand_to_flusher(pc_spool_t *sp, int fd)
+{
+    if (sp->n_unsynced == sp->cap_unsynced) {
+        size_t cap = sp->cap_unsynced ? sp->cap_unsynced * 2 : 4;
+        int *grown = realloc(sp->unsynced, cap * sizeof *grown);
+        if (!grown) {
+            int err = sync_fd(sp, fd); /* no memory: sync it here instead */
+            if (err)
+                set_broken(sp, "fdatasync", err);
+            close(fd);
+            return;
+        }
+        sp->unsynced = grown;
+        sp->cap_unsynced = cap;
+    }
+    sp->unsynced[sp->n_unsynced++] = fd;
+}
+
+/* Appends stop going to the current segment: with ALWAYS, sync it for the group still
+ * waiting (it is covered); give back its unused room; close it, or with INTERVAL and
+ * unsynced writes hand it to the flusher. Not while a group's sync runs. Returns the
+ * sync's errno, or 0. */
 static int seal_current(pc_spool_t *sp)
 {
     pc_spool_segment_t *seg = sp->cur;
     pc_spool_ticket_t *g = sp->group_head;
     sp->group_head = sp->group_tail = NULL;
-    int err = (g || sp->dirty) ? sync_fd(sp, sp->cur_fd) : 0;
-    sp->dirty = false;
+    int err = g ? sync_fd(sp, sp->cur_fd) : 0;
     settle_group(sp, g, err);
     munmap(sp->cur_map, seg->disk);
     pc_spool_trim(sp, seg, sp->cur_fd);
-    close(sp->cur_fd);
+    if (sp->dirty)
+        hand_to_flusher(sp, sp->cur_fd);
+    else
+        close(sp->cur_fd);
+    sp->dirty = false;
     sp->cur = NULL;
     sp->cur_map = NULL;
     sp->cur_fd = -1;
@@ -234,7 +259,7 @@ static pulsarc_result find_room(pc_spool_t *sp, uint64_t need, bool wait_for_roo
             return pc_fail(sp->broken, "%s", sp->broken_detail);
         if (!segment_needed(sp, need))
             return PULSARC_OK;
-        if (!sp->syncing) { /* a segment being synced must not be closed under the sync */
+        if (!sp->syncing) { /* a group's segment must not be closed under its sync */
             if (sp->bytes + segment_room(sp, need) <= sp->max_bytes) {
                 int err = sp->cur ? seal_current(sp) : 0;
                 if (err)
@@ -354,7 +379,7 @@ pulsarc_result pc_spool_append(pc_spool_t *sp, const pc_spool_msg_t *m, pc_spool
     if (res == PULSARC_OK && sp->fsync == PC_SPOOL_FSYNC_ALWAYS) {
         res = commit(sp, t);
     } else if (res == PULSARC_OK) {
-        sp->dirty = true;
+        sp->dirty = sp->fsync == PC_SPOOL_FSYNC_INTERVAL;
         sp->accepted(t);
     }
     if (--sp->inside == 0 && sp->stopping)
@@ -397,6 +422,37 @@ pc_spool_fsync_t pc_spool_policy(const pc_spool_t *sp)
 
 /* ---- INTERVAL: the flusher ------------------------------------------------------------ */
 
+/* Sync and close the files taken from the spool (INTERVAL); 0 or the first errno. */
+static int sync_and_close(int *fds, size_t n)
+{
+    int first = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (fdatasync(fds[i]) != 0 && !first)
+            first = errno;
+        close(fds[i]);
+    }
+    return first;
+}
+
+/* Take what the next round syncs: the sealed files handed over, and (a copy of the
+ * descriptor of) the current segment when written since the last round. Under the
+ * lock; *n 0 when there is nothing. */
+static int *take_unsynced(pc_spool_t *sp, size_t *n)
+{
+    if (sp->dirty && sp->cur) {
+        int fd = dup(sp->cur_fd);
+        if (fd >= 0) {
+            hand_to_flusher(sp, fd);
+            sp->dirty = false;
+        }
+    }
+    int *fds = sp->unsynced;
+    *n = sp->n_unsynced;
+    sp->unsynced = NULL;
+    sp->n_unsynced = sp->cap_unsynced = 0;
+    return fds;
+}
+
 static void flusher_main(void *arg)
 {
     pc_spool_t *sp = arg;
@@ -404,20 +460,21 @@ static void flusher_main(void *arg)
     uv_mutex_lock(&sp->mu);
     while (!sp->flusher_stop) {
         uv_cond_timedwait(&sp->flusher_cond, &sp->mu, interval_ns);
-        if (sp->flusher_stop || !sp->dirty || sp->syncing || !sp->cur)
+        if (sp->flusher_stop)
+            break;
+        size_t n;
+        int *fds = take_unsynced(sp, &n);
+        if (!n) {
+            free(fds);
             continue;
-        /* Outside the lock, so appenders go on; sealing the segment waits for it
-         * (syncing). */
-        sp->syncing = true;
-        sp->dirty = false;
-        int fd = sp->cur_fd;
+        }
+        /* Outside the lock: appenders go on, seals hand more files over meanwhile. */
         uv_mutex_unlock(&sp->mu);
-        int err = fdatasync(fd) == 0 ? 0 : errno;
+        int err = sync_and_close(fds, n);
+        free(fds);
         uv_mutex_lock(&sp->mu);
-        sp->syncing = false;
         if (err)
             set_broken(sp, "fdatasync", err);
-        uv_cond_broadcast(&sp->cond);
     }
     uv_mutex_unlock(&sp->mu);
 }
@@ -458,12 +515,14 @@ void pc_spool_finish(pc_spool_t *sp)
     }
     pc_spool_replay_free(sp);
     uv_mutex_lock(&sp->mu);
-    if (sp->cur) {
-        int err = seal_current(sp);
-        if (err)
-            PC_ERROR(sp->log, "spool %s: fdatasync at close failed: %s", sp->dir,
-                     strerror(err));
-    }
+    int err = sp->cur ? seal_current(sp) : 0;
+    size_t n;
+    int *fds = take_unsynced(sp, &n); /* the flusher's last round */
+    int last = sync_and_close(fds, n);
+    free(fds);
+    if (err || last)
+        PC_ERROR(sp->log, "spool %s: fdatasync at close failed: %s", sp->dir,
+                 strerror(err ? err : last));
     for (pc_spool_segment_t *seg = sp->oldest, *next; seg; seg = next) {
         next = seg->next;
         pc_spool_maybe_delete(sp, seg);

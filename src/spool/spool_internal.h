@@ -56,10 +56,15 @@ struct pc_spool {
     pulsarc_result broken;  /* a failed sync: every append fails with it */
     char broken_detail[384];
 
-    /* ALWAYS: appended, waiting for a sync (oldest first); one thread syncs at a time. */
+    /* ALWAYS: appended, waiting for a sync (oldest first); one thread syncs at a time,
+     * and the segment it syncs stays open until it is done. */
     pc_spool_ticket_t *group_head, *group_tail;
     bool syncing;
-    bool dirty;             /* INTERVAL: written since the last sync */
+    /* INTERVAL: the current segment was written since the flusher's last round; the
+     * files of sealed segments it has yet to sync (and then close). */
+    bool dirty;
+    int *unsynced;
+    size_t n_unsynced, cap_unsynced;
 
     /* INTERVAL: the flusher thread. */
     uv_thread_t flusher;

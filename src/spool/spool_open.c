@@ -148,7 +148,8 @@ static pulsarc_result list_numbers(pc_spool_t *sp, uint64_t **out, size_t *count
         nums[n++] = num;
     }
     closedir(d);
-    qsort(nums, n, sizeof *nums, compare_u64);
+    if (n)
+        qsort(nums, n, sizeof *nums, compare_u64);
     *out = nums;
     *count = n;
     return PULSARC_OK;

@@ -166,8 +166,8 @@ static int segment_files(char names[][64], int max)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".seg") == 0 && n < max)
-            snprintf(names[n++], 64, "%s", e->d_name);
+        if (len > 4 && len < 64 && strcmp(e->d_name + len - 4, ".seg") == 0 && n < max)
+            memcpy(names[n++], e->d_name, len + 1);
     }
     closedir(d);
     qsort(names, (size_t)n, 64, (int (*)(const void *, const void *))strcmp);
