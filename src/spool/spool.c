@@ -29,6 +29,19 @@ static void unlink_segment(pc_spool_t *sp, pc_spool_segment_t *seg)
         sp->newest = seg->prev;
 }
 
+void pc_spool_add_segment(pc_spool_t *sp, pc_spool_segment_t *seg)
+{
+    seg->sp = sp;
+    seg->next = NULL;
+    seg->prev = sp->newest;
+    if (sp->newest)
+        sp->newest->next = seg;
+    else
+        sp->oldest = seg;
+    sp->newest = seg;
+    sp->bytes += seg->disk;
+}
+
 void pc_spool_maybe_delete(pc_spool_t *sp, pc_spool_segment_t *seg)
 {
     if (seg->live || seg->pinned || seg == sp->cur)
@@ -193,17 +206,10 @@ static pulsarc_result new_segment(pc_spool_t *sp, uint64_t need)
         return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot create %s: %s", sp->dir, name,
                        strerror(err));
     }
-    seg->sp = sp;
     seg->number = number;
     seg->header = seg->size = hlen;
     seg->disk = room;
-    seg->prev = sp->newest;
-    if (sp->newest)
-        sp->newest->next = seg;
-    else
-        sp->oldest = seg;
-    sp->newest = seg;
-    sp->bytes += room;
+    pc_spool_add_segment(sp, seg);
     sp->cur = seg;
     sp->cur_fd = fd;
     sp->cur_map = map;

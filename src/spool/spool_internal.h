@@ -85,6 +85,9 @@ struct pc_spool {
 void pc_spool_segment_name(uint64_t n, char out[SEGMENT_NAME_LEN + 1]);
 
 /* spool.c */
+/* Put seg (number, header, size and disk filled) at the end of the list; its disk
+ * counts in the spool's bytes. Under the lock (or before anyone else has the spool). */
+void pc_spool_add_segment(pc_spool_t *sp, pc_spool_segment_t *seg);
 /* Delete seg if nothing in it is wanted any more (no live message, not pinned, not
  * where appends go). Under the lock. */
 void pc_spool_maybe_delete(pc_spool_t *sp, pc_spool_segment_t *seg);

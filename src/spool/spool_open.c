@@ -210,18 +210,11 @@ static pulsarc_result add_segment(pc_spool_t *sp, uint64_t num)
     pc_spool_segment_t *seg = calloc(1, sizeof *seg);
     if (!seg)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    seg->sp = sp;
     seg->number = num;
     seg->header = hsize;
     seg->size = seg->disk = (uint64_t)st.st_size;
     seg->pinned = true;
-    seg->prev = sp->newest;
-    if (sp->newest)
-        sp->newest->next = seg;
-    else
-        sp->oldest = seg;
-    sp->newest = seg;
-    sp->bytes += seg->size;
+    pc_spool_add_segment(sp, seg);
     sp->replay[sp->replay_n++] = seg;
     sp->next_number = num + 1;
     return PULSARC_OK;

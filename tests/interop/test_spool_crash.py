@@ -97,6 +97,21 @@ def assert_prefix(got: list[int], at_least: int, what: str) -> None:
     assert len(got) > at_least, f"{what}: {len(got)} messages read, want at least {at_least + 1}"
 
 
+def restart_without_input_then_send_the_rest(args, log, next_index: int, seed: int) -> None:
+    """args: (service_url, topic, name, spool, fsync). A run with no input delivers what
+    the spool holds: at least every message up to next_index - 1 (those reported
+    accepted), in order, none twice; then a run sends the rest, and the topic holds
+    0..N-1 exactly."""
+    topic = args[1]
+    Producer(*args, next_index, next_index, log).finish()
+    assert_prefix(indexes(ph.read_to_end(topic)), next_index - 1,
+                  f"after the restart without input (seed {seed})")
+    Producer(*args, next_index, N, log).finish()
+    got = indexes(ph.read_to_end(topic))
+    assert_prefix(got, N - 1, f"at the end (seed {seed})")
+    assert len(got) == N, f"{len(got)} messages read, want {N} (seed {seed})"
+
+
 def make_dedup_topic(dedup_topic) -> str:
     topic = dedup_topic()
     ph.create_topic(topic)
@@ -120,14 +135,8 @@ def test_kill9_at_random_points_then_restarts_deliver_each_message_once_in_order
         run.kill9()
         assert run.last >= k or run.done, f"killed before message {k}; see {log}"
         next_index = run.last + 1
-    # No new input: the restart delivers what the spool held, and nothing twice.
-    Producer(service_url, topic, name, spool, fsync, next_index, next_index, log).finish()
-    assert_prefix(indexes(ph.read_to_end(topic)), next_index - 1,
-                  f"after the restart without input (seed {seed})")
-    Producer(service_url, topic, name, spool, fsync, next_index, N, log).finish()
-    got = indexes(ph.read_to_end(topic))
-    assert_prefix(got, N - 1, f"at the end (seed {seed})")
-    assert len(got) == N, f"{len(got)} messages read, want {N} (seed {seed})"
+    restart_without_input_then_send_the_rest(
+        (service_url, topic, name, spool, fsync), log, next_index, seed)
     assert not list(spool.glob("*.seg")), "everything is stored: the spool holds nothing"
 
 
@@ -156,12 +165,5 @@ def test_kill9_while_the_broker_stores_nothing_then_the_spool_delivers(
           f"{len(stored)} stored when the producer died")
     assert_prefix(stored, -1, "stored before the restart")
     assert len(stored) <= accepted, "every accepted message was stored: the stall did not hold"
-    # The restart without input delivers everything accepted, from the spool.
-    Producer(service_url, topic, name, spool, "interval", accepted + 1, accepted + 1,
-             log).finish()
-    assert_prefix(indexes(ph.read_to_end(topic)), accepted,
-                  f"after the restart without input (seed {seed})")
-    Producer(service_url, topic, name, spool, "interval", accepted + 1, N, log).finish()
-    got = indexes(ph.read_to_end(topic))
-    assert_prefix(got, N - 1, f"at the end (seed {seed})")
-    assert len(got) == N, f"{len(got)} messages read, want {N} (seed {seed})"
+    restart_without_input_then_send_the_rest(
+        (service_url, topic, name, spool, "interval"), log, accepted + 1, seed)

@@ -5,8 +5,7 @@
  * are refused at creation. */
 #include "client_harness.h"
 
-#include <dirent.h>
-#include <unistd.h>
+#include "../support/test_spool_dir.h"
 
 TestSuite(client_spool, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(40));
 
@@ -14,40 +13,18 @@ static char spool_dir[64];
 
 static void make_spool_dir(void)
 {
-    snprintf(spool_dir, sizeof spool_dir, "/tmp/pulsarc-mock-spool-XXXXXX");
-    cr_assert_not_null(mkdtemp(spool_dir));
+    cr_assert_eq(test_spool_dir_make(spool_dir, sizeof spool_dir), 0);
 }
 
 /* How many segment files the spool holds. */
 static int segments(void)
 {
-    DIR *d = opendir(spool_dir);
-    cr_assert_not_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        n += len > 4 && strcmp(e->d_name + len - 4, ".seg") == 0;
-    }
-    closedir(d);
-    return n;
+    return test_spool_dir_count(spool_dir, ".seg");
 }
 
 static void remove_spool_dir(void)
 {
-    DIR *d = opendir(spool_dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    char path[512];
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof path, "%s/%s", spool_dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(spool_dir);
+    test_spool_dir_remove(spool_dir);
 }
 
 static pulsarc_producer_t *spooled_producer(const char *name, const char *fsync)

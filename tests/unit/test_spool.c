@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../support/test_spool_dir.h"
 #include "spool/spool.h"
 #include "spool/spool_format.h"
 
@@ -54,25 +55,12 @@ static void on_accepted(pc_spool_ticket_t *t)
 
 static void make_dir(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pulsarc-spool-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(test_spool_dir_make(dir, sizeof dir), 0);
 }
 
 static void remove_dir(void)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    char path[512];
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
+    test_spool_dir_remove(dir);
 }
 
 TestSuite(spool, .init = make_dir, .fini = remove_dir, .timeout = 60);
