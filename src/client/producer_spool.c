@@ -21,6 +21,7 @@ static void hand_over(pc_spool_ticket_t *t)
     pc_send_t *s = t->owner;
     s->msg.sequence_id = t->sequence_id;
     s->spooled = t->segment;
+    s->spooled_at = t->offset;
     pc_client_post_in_order(s->producer->client, &s->task);
 }
 
@@ -118,7 +119,7 @@ pulsarc_result pc_producer_spool_accept(pulsarc_producer_t *p, pc_send_t *s,
 void pc_producer_spool_done(pc_send_t *s, pulsarc_result res)
 {
     if (res != PULSARC_ERR_ALREADY_CLOSED)
-        pc_spool_release(s->spooled);
+        pc_spool_release(s->spooled, s->spooled_at);
     s->spooled = NULL;
 }
 
@@ -154,7 +155,7 @@ static void builder_of(const pc_spool_record_t *rec, pc_property_t *props, pulsa
 
 /* Admit and hand over one spooled message, as a send without a callback. */
 static pulsarc_result resend(pulsarc_producer_t *p, pulsarc_message_t *b, int partition,
-                             pc_spool_segment_t *seg, bool may_wait)
+                             pc_spool_segment_t *seg, uint64_t offset, bool may_wait)
 {
     pulsarc_client_t *c = p->client;
     pc_send_plan_t plan = pc_send_plan(&p->rules, b->payload_len, b->deliver_at);
@@ -177,6 +178,7 @@ static pulsarc_result resend(pulsarc_producer_t *p, pulsarc_message_t *b, int pa
     s->producer = p;
     s->partition = partition;
     s->spooled = seg;
+    s->spooled_at = offset;
     s->task.run = pc_producer_run_send;
     pc_client_post_in_order(c, &s->task);
     return PULSARC_OK;
@@ -186,10 +188,11 @@ pulsarc_result pc_producer_spool_replay(pulsarc_producer_t *p, bool may_wait)
 {
     pc_spool_record_t rec;
     pc_spool_segment_t *seg;
+    uint64_t offset;
     pc_property_t *props = NULL;
     size_t cap = 0;
     pulsarc_result res = PULSARC_OK;
-    while (pc_spool_replay_next(p->spool, &rec, &seg)) {
+    while (pc_spool_replay_next(p->spool, &rec, &seg, &offset)) {
         if (rec.n_props > cap) {
             pc_property_t *grown = realloc(props, rec.n_props * sizeof *grown);
             if (!grown) {
@@ -207,10 +210,10 @@ pulsarc_result pc_producer_spool_replay(pulsarc_producer_t *p, bool may_wait)
                      "%s: a spooled message (sequence id %lld) was for partition %d, which "
                      "the topic no longer has: dropped", p->topic.full,
                      (long long)rec.sequence_id, (int)rec.partition);
-            pc_spool_release(seg);
+            pc_spool_release(seg, offset);
             continue;
         }
-        res = resend(p, &b, rec.partition, seg, may_wait);
+        res = resend(p, &b, rec.partition, seg, offset, may_wait);
         if (res != PULSARC_OK)
             break;
     }

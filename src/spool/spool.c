@@ -54,6 +54,8 @@ void pc_spool_maybe_delete(pc_spool_t *sp, pc_spool_segment_t *seg)
         PC_WARN(sp->log, "spool %s: cannot delete %s: %s", sp->dir, name, strerror(errno));
     }
     sp->bytes -= seg->disk;
+    if (seg->map)
+        munmap(seg->map, seg->map_len);
     unlink_segment(sp, seg);
     free(seg);
     uv_cond_broadcast(&sp->cond); /* room for appenders that wait */
@@ -97,7 +99,7 @@ static void settle_group(pc_spool_t *sp, pc_spool_ticket_t *g, int err)
         /* Blank what the failed sync covered (and everything after it): those messages
          * are not accepted, and must not come back at the next open either. */
         if (g && sp->cur) {
-            memset(sp->cur_map + g->offset, 0, sp->cur->size - g->offset);
+            memset(sp->cur->map + g->offset, 0, sp->cur->size - g->offset);
             sp->cur->size = g->offset;
         }
     }
@@ -146,7 +148,9 @@ static int seal_current(pc_spool_t *sp)
     sp->group_head = sp->group_tail = NULL;
     int err = g ? sync_fd(sp, sp->cur_fd) : 0;
     settle_group(sp, g, err);
-    munmap(sp->cur_map, seg->disk);
+    /* The mapping stays, for marking releases, until the segment goes; its pages leave
+     * the process (they stay in the page cache, dirty ones too, until written back). */
+    madvise(seg->map, seg->map_len, MADV_DONTNEED);
     pc_spool_trim(sp, seg, sp->cur_fd);
     if (sp->dirty)
         hand_to_flusher(sp, sp->cur_fd);
@@ -154,7 +158,6 @@ static int seal_current(pc_spool_t *sp)
         close(sp->cur_fd);
     sp->dirty = false;
     sp->cur = NULL;
-    sp->cur_map = NULL;
     sp->cur_fd = -1;
     pc_spool_maybe_delete(sp, seg);
     return err;
@@ -208,11 +211,11 @@ static pulsarc_result new_segment(pc_spool_t *sp, uint64_t need)
     }
     seg->number = number;
     seg->header = seg->size = hlen;
-    seg->disk = room;
+    seg->disk = seg->map_len = room;
+    seg->map = map;
     pc_spool_add_segment(sp, seg);
     sp->cur = seg;
     sp->cur_fd = fd;
-    sp->cur_map = map;
     return PULSARC_OK;
 }
 
@@ -309,7 +312,7 @@ static pulsarc_result write_record(pc_spool_t *sp, const pc_spool_msg_t *m, pc_s
     pc_spool_frame_encode(frame, meta, meta_len, m->payload, m->payload_len, payload_crc);
     /* The body first, its length and CRC last: a process that dies in between leaves a
      * zero frame, which a reader takes for the segment's clean end. */
-    uint8_t *at = sp->cur_map + sp->cur->size;
+    uint8_t *at = sp->cur->map + sp->cur->size;
     memcpy(at + PC_SPOOL_FRAME, meta, meta_len);
     if (m->payload_len)
         memcpy(at + PC_SPOOL_FRAME + meta_len, m->payload, m->payload_len);
@@ -396,10 +399,14 @@ pulsarc_result pc_spool_append(pc_spool_t *sp, const pc_spool_msg_t *m, pc_spool
     return res;
 }
 
-void pc_spool_release(pc_spool_segment_t *seg)
+void pc_spool_release(pc_spool_segment_t *seg, uint64_t offset)
 {
     pc_spool_t *sp = seg->sp;
     uv_mutex_lock(&sp->mu);
+    if (seg->map) {
+        static const uint8_t released[4] = { 0x52, 0x53, 0x4c, 0x44 }; /* PC_SPOOL_RELEASED */
+        memcpy(seg->map + offset + 8, released, sizeof released);
+    }
     seg->live--;
     pc_spool_maybe_delete(sp, seg);
     uv_mutex_unlock(&sp->mu);
@@ -535,6 +542,8 @@ void pc_spool_finish(pc_spool_t *sp)
     }
     for (pc_spool_segment_t *seg = sp->oldest, *next; seg; seg = next) {
         next = seg->next;
+        if (seg->map)
+            munmap(seg->map, seg->map_len);
         free(seg);
     }
     sp->oldest = sp->newest = NULL;

@@ -47,9 +47,9 @@ typedef struct pc_spool_ticket {
     /* Set by the spool before `accepted` runs. */
     int64_t sequence_id;            /* the id it was written with */
     pc_spool_segment_t *segment;    /* release it there (pc_spool_release) */
+    uint64_t offset;                /* ... with this: where its record starts */
     /* The spool's own. */
     struct pc_spool_ticket *next;
-    uint64_t offset;                /* where its record starts */
     pulsarc_result res;
     bool done;
 } pc_spool_ticket_t;
@@ -86,11 +86,13 @@ void pc_spool_finish(pc_spool_t *sp);
 void pc_spool_close(pc_spool_t *sp);
 
 /* The next message left from before this spool was opened, oldest first: true, with
- * *rec (valid until the next call) and *seg (pc_spool_release it once done with). A
+ * *rec (valid until the next call), *seg and *offset (pc_spool_release it there once
+ * done with). Messages marked released are skipped. A
  * torn or corrupt tail of a segment is cut off (one log line) and the scan goes on with
  * the next segment. False after the last; call it until then, or pc_spool_replay_end.
  * One thread at a time. */
-bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segment_t **seg);
+bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segment_t **seg,
+                          uint64_t *offset);
 /* Abandon the replay: what it did not hand out stays on disk for the next producer. */
 void pc_spool_replay_end(pc_spool_t *sp);
 /* How many messages the replay handed out so far. */
@@ -108,9 +110,10 @@ void pc_spool_note_id(pc_spool_t *sp, int64_t id);
  * pc_spool_stop_waiting. With ALWAYS this blocks for the disk: not on a loop thread. */
 pulsarc_result pc_spool_append(pc_spool_t *sp, const pc_spool_msg_t *m, pc_spool_ticket_t *t,
                                bool wait_for_room);
-/* The message is done with (stored, or failed for good): its segment goes once all of its
- * messages are. Any thread. */
-void pc_spool_release(pc_spool_segment_t *seg);
+/* The message at offset of seg (the ticket's) is done with (stored, or failed for
+ * good): it is marked so in the file (in segments this spool made; a later replay skips
+ * it), and its segment goes once all of its messages are. Any thread. */
+void pc_spool_release(pc_spool_segment_t *seg, uint64_t offset);
 /* Appenders waiting for room, and later ones, fail with PULSARC_ERR_ALREADY_CLOSED. */
 void pc_spool_stop_waiting(pc_spool_t *sp);
 

@@ -172,6 +172,7 @@ void pc_spool_frame_encode(uint8_t out[PC_SPOOL_FRAME], const uint8_t *meta, siz
                       : pc_crc32c(crc, payload, payload_len);
     put32(out, (uint32_t)(meta_len + payload_len));
     put32(out + 4, crc);
+    put32(out + 8, 0);
 }
 
 /* A string of the properties at *p (end: the properties' end): its length field, bytes
@@ -290,7 +291,7 @@ pc_spool_scan_status_t pc_spool_scan_next(pc_spool_scan_t *sc, const pc_spool_so
         return cut(sc, "a record's length and CRC cut short");
     if (src->read(src->ctx, sc->offset, frame, sizeof frame) != (int64_t)sizeof frame)
         return PC_SPOOL_SCAN_IO;
-    uint32_t len = get32(frame), crc = get32(frame + 4);
+    uint32_t len = get32(frame), crc = get32(frame + 4), state = get32(frame + 8);
     /* Room allocated ahead and never written: the records end here. */
     if (len == 0 && crc == 0)
         return PC_SPOOL_SCAN_END;
@@ -315,6 +316,7 @@ pc_spool_scan_status_t pc_spool_scan_next(pc_spool_scan_t *sc, const pc_spool_so
     const char *why = pc_spool_record_decode(sc->body, len, rec);
     if (why)
         return cut(sc, why);
+    rec->released = state == PC_SPOOL_RELEASED;
     sc->offset += PC_SPOOL_FRAME + len;
     return PC_SPOOL_SCAN_RECORD;
 }

@@ -1,12 +1,15 @@
 /* The spool's bytes on disk: a segment file is a header, then records, each
  *
- *   u32 body length | u32 CRC32C of the body | body
+ *   u32 body length | u32 CRC32C of the body | u32 state | body
  *   body: u64 sequence id, i32 partition, u32 flags, u64 event time, u64 deliver-at,
  *         u32 key length, u32 ordering key length, u32 property count, u32 property
  *         bytes, u32 payload length, then the key (and a NUL), the ordering key, the
  *         properties (u32 length, bytes, NUL; twice per property), the payload.
  *
- * All integers little-endian. The segment header carries the producer name and topic it
+ * The state is outside the CRC: 0 when written, PC_SPOOL_RELEASED once the message is
+ * done with (stored, or failed for good), written in place by the producer that spooled
+ * it, so that a restart skips it even when its segment is still there. All integers
+ * little-endian. The segment header carries the producer name and topic it
  * was written for, so that a spool is never replayed by another producer; the spool's
  * identity file ("spool.id") is the same header with segment number 0.
  *
@@ -29,7 +32,8 @@
 #define PC_SPOOL_NAME_MAX 255   /* producerName's limit */
 #define PC_SPOOL_TOPIC_MAX 2048
 #define PC_SPOOL_HEADER_MAX (32 + PC_SPOOL_NAME_MAX + PC_SPOOL_TOPIC_MAX)
-#define PC_SPOOL_FRAME 8        /* length and CRC before each body */
+#define PC_SPOOL_FRAME 12       /* length, CRC and state before each body */
+#define PC_SPOOL_RELEASED UINT32_C(0x444c5352) /* a state: "RSLD"; anything else: pending */
 #define PC_SPOOL_BODY_FIXED 52  /* the body's fixed fields */
 /* The largest body a reader accepts: a payload below 2 GiB (PC_MAX_PAYLOAD) and its
  * metadata, with room to spare; anything longer is a corrupt length. */
@@ -92,7 +96,7 @@ typedef struct pc_spool_msg {
 size_t pc_spool_meta_size(const pc_spool_msg_t *m);
 void pc_spool_meta_encode(uint8_t *out, const pc_spool_msg_t *m);
 void pc_spool_meta_set_id(uint8_t *meta, int64_t sequence_id);
-/* The length and CRC that go before a body of meta (meta_len bytes) and the payload. With
+/* The length, CRC and state (pending) that go before a body of meta (meta_len bytes) and the payload. With
  * payload_crc (its CRC32C from 0, computed apart, e.g. outside a lock) the payload is not
  * read; joining the two CRCs costs about as much as reading 16 KiB, so small payloads
  * are better read. */
@@ -102,6 +106,7 @@ void pc_spool_frame_encode(uint8_t out[PC_SPOOL_FRAME], const uint8_t *meta, siz
 
 /* A record read back. Pointers into the body it was decoded from. */
 typedef struct pc_spool_record {
+    bool released;                  /* its state says it is done with (set by a scan) */
     int64_t sequence_id;
     int32_t partition;
     uint32_t flags;
@@ -135,7 +140,8 @@ typedef struct pc_spool_source {
 } pc_spool_source_t;
 
 typedef enum pc_spool_scan_status {
-    PC_SPOOL_SCAN_RECORD,  /* a good record: *rec is valid until the next call */
+    PC_SPOOL_SCAN_RECORD,  /* a good record: *rec is valid until the next call (one
+                              released is checked and returned like the others) */
     PC_SPOOL_SCAN_END,     /* the records end at `offset`: the file does, or a zero
                               length and CRC there (room allocated ahead, never written) */
     PC_SPOOL_SCAN_CUT,     /* what follows `offset` is torn or corrupt: cut it there */

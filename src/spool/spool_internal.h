@@ -23,6 +23,9 @@ struct pc_spool_segment {
     uint64_t size;          /* where its records end */
     uint64_t disk;          /* the file's size, as counted in the spool's bytes (the
                                current segment's is allocated ahead) */
+    uint8_t *map;           /* the file mapped shared (segments this spool made), where
+                               appends are copied and releases marked; else NULL */
+    uint64_t map_len;
     uint64_t live;          /* messages handed out (accepted or replayed), not released */
     bool pinned;            /* found at open and not yet replayed to its end: kept */
 };
@@ -45,7 +48,6 @@ struct pc_spool {
     pc_spool_segment_t *oldest, *newest;
     pc_spool_segment_t *cur; /* where appends go; NULL until the first */
     int cur_fd;
-    uint8_t *cur_map;       /* cur's file, mapped shared (cur->disk bytes) */
     uint64_t next_number;   /* of the next segment */
     uint64_t bytes;         /* the segment files' total size (their `disk`) */
     int64_t next_id;        /* the next automatic sequence id */

@@ -81,7 +81,8 @@ static void end_segment_at_scan(pc_spool_t *sp, pc_spool_segment_t *seg, const c
                 "cuts it again", sp->dir, name, (unsigned long long)at, strerror(errno));
 }
 
-bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segment_t **seg_out)
+bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segment_t **seg_out,
+                          uint64_t *offset)
 {
     while (sp->replay_i < sp->replay_n) {
         pc_spool_segment_t *seg = sp->replay[sp->replay_i];
@@ -97,14 +98,18 @@ bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segme
         }
         /* Only the replay changes a pinned segment's size: no lock needed to read it. */
         pc_spool_source_t src = { .read = file_read, .ctx = &sp->replay_fd, .size = seg->size };
+        uint64_t at = sp->scan.offset;
         switch (pc_spool_scan_next(&sp->scan, &src, rec)) {
         case PC_SPOOL_SCAN_RECORD:
+            if (rec->released)
+                break; /* stored (or failed) before: nothing to resend */
             uv_mutex_lock(&sp->mu);
             seg->live++;
             sp->replayed++;
             pc_spool_note_id_locked(sp, rec->sequence_id);
             uv_mutex_unlock(&sp->mu);
             *seg_out = seg;
+            *offset = at;
             return true;
         case PC_SPOOL_SCAN_CUT:
             end_segment_at_scan(sp, seg, name, sp->scan.why);

@@ -2,7 +2,7 @@
  * is input the disk controls (a crash cuts it, a bad disk flips its bits), read back at
  * every producer start, so it gets the care of network input.
  *
- * Input: one mode byte, then the file's bytes. Mode bit 0 set: the CRCs are made right
+ * Input: one mode byte, then the file's bytes (frames are length, CRC, state). Mode bit 0 set: the CRCs are made right
  * first (the header's, and each record's whose length fits), so that the fuzzer gets past
  * them to the header's and the records' fields; clear: the bytes as they are.
  *
@@ -87,7 +87,8 @@ static void check_roundtrip(const pc_spool_record_t *r, const uint8_t *frame, si
     uint32_t payload_crc = pc_crc32c(0, r->payload, r->payload_len);
     pc_spool_frame_encode(head, meta, meta_len, r->payload, r->payload_len,
                           r->payload_len % 2 ? &payload_crc : NULL); /* both ways */
-    CHECK(memcmp(head, frame, PC_SPOOL_FRAME) == 0);
+    CHECK(memcmp(head, frame, 8) == 0); /* length and CRC; the state is the file's */
+    CHECK(r->released == (get32(frame + 8) == PC_SPOOL_RELEASED));
     free(meta);
 }
 

@@ -105,7 +105,13 @@ static pc_spool_msg_t message(int i, int64_t id, char *key, char *payload)
                              .payload = (const uint8_t *)payload, .payload_len = strlen(payload) };
 }
 
-static pc_spool_segment_t *append_ok(pc_spool_t *sp, int i, int64_t id)
+/* Where a message is in the spool, for pc_spool_release. */
+typedef struct place {
+    pc_spool_segment_t *seg;
+    uint64_t offset;
+} place;
+
+static place append_ok(pc_spool_t *sp, int i, int64_t id)
 {
     char key[32], payload[64];
     pc_spool_msg_t m = message(i, id, key, payload);
@@ -113,7 +119,12 @@ static pc_spool_segment_t *append_ok(pc_spool_t *sp, int i, int64_t id)
     pulsarc_result r = pc_spool_append(sp, &m, &t, false);
     cr_assert_eq(r, PULSARC_OK, "append %d: %s (%s)", i, pulsarc_result_name(r),
                  pulsarc_last_error_detail());
-    return t.segment;
+    return (place){ t.segment, t.offset };
+}
+
+static void release(place p)
+{
+    pc_spool_release(p.seg, p.offset);
 }
 
 static void assert_is_message(const pc_spool_record_t *r, int i, int64_t id)
@@ -188,17 +199,17 @@ static void truncate_to(const char *name, off_t size)
     cr_assert_eq(truncate(path, size), 0);
 }
 
-/* Replay everything: the records' ids (and, in `msgs`, message numbers) in order. */
-static int replay_all(pc_spool_t *sp, int64_t *ids, pc_spool_segment_t **segs, int max)
+/* Replay everything: the records' ids (and, with places, where each is) in order. */
+static int replay_all(pc_spool_t *sp, int64_t *ids, place *places, int max)
 {
     pc_spool_record_t rec;
-    pc_spool_segment_t *seg;
+    place p;
     int n = 0;
-    while (pc_spool_replay_next(sp, &rec, &seg)) {
+    while (pc_spool_replay_next(sp, &rec, &p.seg, &p.offset)) {
         cr_assert_lt(n, max);
         ids[n] = rec.sequence_id;
-        if (segs)
-            segs[n] = seg;
+        if (places)
+            places[n] = p;
         n++;
     }
     return n;
@@ -221,12 +232,12 @@ Test(spool, messages_come_back_field_for_field_with_their_ids)
 
     sp = open_with(&s);
     pc_spool_record_t rec;
-    pc_spool_segment_t *seg;
+    place p;
     for (int i = 0; i < 8; i++) {
-        cr_assert(pc_spool_replay_next(sp, &rec, &seg), "record %d missing", i);
+        cr_assert(pc_spool_replay_next(sp, &rec, &p.seg, &p.offset), "record %d missing", i);
         assert_is_message(&rec, i, want[i]);
     }
-    cr_assert_not(pc_spool_replay_next(sp, &rec, &seg));
+    cr_assert_not(pc_spool_replay_next(sp, &rec, &p.seg, &p.offset));
     cr_assert_eq(pc_spool_replayed(sp), 8);
     /* Automatic ids go on above what was replayed. */
     n_handed = 0;
@@ -351,7 +362,8 @@ Test(spool, a_torn_tail_is_cut_once_and_never_read_twice)
 
 /* A child process appends and dies without closing anything (as kill -9 would leave it):
  * the segment keeps its room allocated ahead, zeros after the last record. */
-static void appended_by_a_process_that_died(const pc_spool_settings_t *s, int n)
+static void appended_and_released_by_a_process_that_died(const pc_spool_settings_t *s, int n,
+                                                         unsigned released_mask)
 {
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
@@ -365,12 +377,31 @@ static void appended_by_a_process_that_died(const pc_spool_settings_t *s, int n)
             pc_spool_ticket_t t = { 0 };
             if (pc_spool_append(sp, &m, &t, false) != PULSARC_OK)
                 _exit(1);
+            if (released_mask >> i & 1)
+                pc_spool_release(t.segment, t.offset);
         }
         _exit(0);
     }
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed to append");
+}
+
+static void appended_by_a_process_that_died(const pc_spool_settings_t *s, int n)
+{
+    appended_and_released_by_a_process_that_died(s, n, 0);
+}
+
+Test(spool, messages_released_before_the_crash_are_not_resent)
+{
+    pc_spool_settings_t s = settings(PC_SPOOL_FSYNC_NEVER);
+    appended_and_released_by_a_process_that_died(&s, 6, 0x2b); /* 0, 1, 3, 5 released */
+    pc_spool_t *sp = open_with(&s);
+    int64_t ids[8];
+    cr_assert_eq(replay_all(sp, ids, NULL, 8), 2);
+    cr_assert(ids[0] == 2 && ids[1] == 4, "got %lld, %lld", (long long)ids[0], (long long)ids[1]);
+    cr_assert_eq(log_text[0], '\0', "%s", log_text);
+    pc_spool_close(sp);
 }
 
 Test(spool, what_a_dead_process_appended_comes_back_and_its_unused_room_goes_quietly)
@@ -382,12 +413,12 @@ Test(spool, what_a_dead_process_appended_comes_back_and_its_unused_room_goes_qui
     off_t allocated = file_size(names[0]);
     pc_spool_t *sp = open_with(&s); /* the dead process's lock went with it */
     pc_spool_record_t rec;
-    pc_spool_segment_t *seg;
+    place p;
     for (int i = 0; i < 3; i++) {
-        cr_assert(pc_spool_replay_next(sp, &rec, &seg), "record %d missing", i);
+        cr_assert(pc_spool_replay_next(sp, &rec, &p.seg, &p.offset), "record %d missing", i);
         assert_is_message(&rec, i, i);
     }
-    cr_assert_not(pc_spool_replay_next(sp, &rec, &seg));
+    cr_assert_not(pc_spool_replay_next(sp, &rec, &p.seg, &p.offset));
     cr_assert_eq(log_text[0], '\0', "a clean end says nothing: %s", log_text);
     cr_assert_lt(file_size(names[0]), allocated, "the unused room was given back");
     pc_spool_close(sp);
@@ -474,30 +505,31 @@ Test(spool, a_segment_goes_once_every_message_in_it_is_released)
     pc_spool_settings_t s = settings(PC_SPOOL_FSYNC_NEVER);
     s.segment_bytes = 1;
     pc_spool_t *sp = open_with(&s);
-    pc_spool_segment_t *seg[3];
+    place at[3];
     for (int i = 0; i < 3; i++)
-        seg[i] = append_ok(sp, i, -1);
+        at[i] = append_ok(sp, i, -1);
     char names[8][64];
     cr_assert_eq(segment_files(names, 8), 3);
-    pc_spool_release(seg[1]);
+    release(at[1]);
     cr_assert_eq(segment_files(names, 8), 2);
-    pc_spool_release(seg[2]); /* where appends go: it stays until the close */
+    release(at[2]); /* where appends go: it stays until the close */
     cr_assert_eq(segment_files(names, 8), 2);
     pc_spool_close(sp);
     cr_assert_eq(segment_files(names, 8), 1, "message 0 was never released: its segment stays");
 
     sp = open_with(&s);
     int64_t ids[4];
-    pc_spool_segment_t *segs[4];
-    cr_assert_eq(replay_all(sp, ids, segs, 4), 1);
+    place places[4];
+    cr_assert_eq(replay_all(sp, ids, places, 4), 1);
     cr_assert_eq(ids[0], 0);
-    pc_spool_release(segs[0]);
+    release(places[0]);
     cr_assert_eq(segment_files(names, 8), 0);
     pc_spool_close(sp);
 }
 
 typedef struct blocked_append {
     pc_spool_t *sp;
+    int index;       /* the message it appends */
     _Atomic int res; /* 1 until done */
 } blocked_append;
 
@@ -505,7 +537,7 @@ static void *append_waiting(void *arg)
 {
     blocked_append *b = arg;
     char key[32], payload[64];
-    pc_spool_msg_t m = message(9, -1, key, payload);
+    pc_spool_msg_t m = message(b->index, -1, key, payload);
     pc_spool_ticket_t t = { 0 };
     atomic_store(&b->res, pc_spool_append(b->sp, &m, &t, true));
     return NULL;
@@ -523,7 +555,7 @@ Test(spool, a_full_spool_fails_or_waits_until_a_release_makes_room)
     s.segment_bytes = 1;
     s.max_bytes = 1024; /* room for a few messages of ~150 bytes, each in its segment */
     pc_spool_t *sp = open_with(&s);
-    pc_spool_segment_t *segs[16];
+    place at[16];
     int n = 0;
     char key[32], payload[64];
     for (;; n++) {
@@ -536,17 +568,17 @@ Test(spool, a_full_spool_fails_or_waits_until_a_release_makes_room)
             cr_assert(strstr(pulsarc_last_error_detail(), "spoolMaxBytes"));
             break;
         }
-        segs[n] = t.segment;
+        at[n] = (place){ t.segment, t.offset };
     }
     cr_assert_geq(n, 2);
     cr_assert_leq(pc_spool_bytes(sp), 1024);
 
-    blocked_append b = { sp, 1 };
+    blocked_append b = { sp, n, 1 }; /* the message that found no room */
     pthread_t th;
     cr_assert_eq(pthread_create(&th, NULL, append_waiting, &b), 0);
     pause_ms(100); /* the chance to return too early */
     cr_assert_eq(atomic_load(&b.res), 1, "a send waited for room returned while still full");
-    pc_spool_release(segs[0]);
+    release(at[0]);
     pthread_join(th, NULL);
     cr_assert_eq(atomic_load(&b.res), PULSARC_OK);
 
