@@ -291,6 +291,8 @@ static void usage(FILE *f, const char *prog)
             "      --encrypt NAME=FILE   encrypt for key NAME with the RSA public key in PEM\n"
             "                            FILE (repeatable)\n"
             "      --latency-every N     time every Nth message (default 8; 1 below -r 100000)\n"
+            "      --spool-dir DIR       same as --conf spoolDir=DIR (needs --conf producerName=)\n"
+            "      --spool-fsync POLICY  same as --conf spoolFsync=POLICY (always|interval|never)\n"
             "      --conf-file FILE      Pulsar's client.conf: service URL, TLS and auth\n"
             "                            settings (the flags override it)\n",
             prog);
@@ -355,8 +357,8 @@ static int parse_args(int argc, char **argv, options_t *o)
     enum { OPT_CONF = 256, OPT_CLIENT_CONF, OPT_BATCHING, OPT_NO_BATCHING, OPT_ZERO_COPY,
            OPT_PAYLOAD_FILE, OPT_PARTITIONS, OPT_CONF_FILE, OPT_SECURITY, OPT_ENCRYPT,
            OPT_LATENCY_EVERY, OPT_PAYLOADS, OPT_TOPICS, OPT_PRODUCERS, OPT_ADMIN_URL,
-           OPT_STATS_INTERVAL, OPT_HISTOGRAM_FILE };
-    static struct option longs[40] = {
+           OPT_STATS_INTERVAL, OPT_HISTOGRAM_FILE, OPT_SPOOL_DIR, OPT_SPOOL_FSYNC };
+    static struct option longs[48] = {
         { "service-url", required_argument, NULL, 'u' },
         { "topic", required_argument, NULL, 't' },
         { "size", required_argument, NULL, 's' },
@@ -382,6 +384,8 @@ static int parse_args(int argc, char **argv, options_t *o)
         { "admin-url", required_argument, NULL, OPT_ADMIN_URL },
         { "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
         { "histogram-file", required_argument, NULL, OPT_HISTOGRAM_FILE },
+        { "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
+        { "spool-fsync", required_argument, NULL, OPT_SPOOL_FSYNC },
     };
     /* The shared TLS and authentication flags (security_flags.c) follow; the long name
      * tells them apart. */
@@ -455,6 +459,12 @@ static int parse_args(int argc, char **argv, options_t *o)
             break;
         case OPT_PAYLOAD_FILE:
             o->payload_file = optarg;
+            break;
+        case OPT_SPOOL_DIR:
+        case OPT_SPOOL_FSYNC:
+            if (conf_add(&o->producer_conf, ch == OPT_SPOOL_DIR ? "spoolDir" : "spoolFsync",
+                         optarg) != 0)
+                goto bad;
             break;
         case OPT_PAYLOADS:
             if (parse_u64(optarg, &o->payloads) != 0 || o->payloads == 0 || o->payloads > 4096)

@@ -103,6 +103,10 @@ typedef enum pulsarc_result {
                                           * cryptoFailureAction=fail) */
     PULSARC_ERR_INVALID_PAYLOAD = -27,  /* the payload does not match the schema it is sent
                                           * with (bad UTF-8, JSON or Avro, wrong width) */
+    PULSARC_ERR_SPOOL = -28,            /* the producer's spool (spoolDir) cannot be used: a
+                                          * directory that cannot be opened or is locked by
+                                          * another producer, a spool written under another
+                                          * producer name or topic, a failed write or fsync */
 
     PULSARC_ERR_BROKER_BASE = 100,
     PULSARC_ERR_BROKER_UNKNOWN = 100,
@@ -646,6 +650,41 @@ PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
  *                                 (with a warning in the log)
  *   dataKeyRotationMs     14400000  a new data key this often (4 h, as the Java client);
  *                                 0 = only when a public key changes
+ *
+ *   Crash-safe spool (see "The spool" in README.md):
+ *   spoolDir              (unset) a directory of this producer's own (created if missing);
+ *                                 every accepted message is written there before the
+ *                                 send returns, and stays until its receipt. A producer
+ *                                 opened on it later resends what is left, with the same
+ *                                 sequence ids, before any new message (flush and close
+ *                                 wait for them). Needs producerName; creation fails with
+ *                                 PULSARC_ERR_SPOOL when the directory is locked by
+ *                                 another producer or was written under another
+ *                                 producerName or topic, and with INVALID_CONFIG together
+ *                                 with batcherType=key_based or
+ *                                 lazyStartPartitionedProducers. With a spool, sequence
+ *                                 ids are given at send (one counter per producer,
+ *                                 across its partitions), a message with its own schema,
+ *                                 deliverAfter or replication clusters is refused
+ *                                 (INVALID_ARGUMENT), and a message that fails with
+ *                                 PULSARC_ERR_ALREADY_CLOSED stays in the spool for the
+ *                                 next producer (every other outcome lets it go)
+ *   spoolFsync            interval always | interval | never: when the spool is synced.
+ *                                 always: a send returns once its message is on disk
+ *                                 (concurrent senders share one fdatasync); on the loop
+ *                                 thread (in a callback) such a send fails with
+ *                                 PULSARC_ERR_WOULD_BLOCK. interval: every
+ *                                 spoolFsyncIntervalMs, on a thread of the spool's.
+ *                                 never: when the system writes it. A kill of the
+ *                                 process loses no accepted message under any policy;
+ *                                 a crash of the machine loses none only with always
+ *   spoolFsyncIntervalMs  1000    interval's period
+ *   spoolMaxBytes         1073741824  the spool's size on disk; full: a send waits
+ *                                 (blockIfQueueFull, not on the loop thread) or fails
+ *                                 with PULSARC_ERR_QUEUE_FULL until receipts free a
+ *                                 whole segment (segments are 1/8 of it, 64 KiB..64 MiB);
+ *                                 a message that can never fit fails with
+ *                                 PULSARC_ERR_MESSAGE_TOO_BIG
  * ------------------------------------------------------------------------------- */
 typedef struct pulsarc_producer_config pulsarc_producer_config_t;
 typedef struct pulsarc_message pulsarc_message_t;

@@ -76,6 +76,12 @@ void pc_client_post(pulsarc_client_t *c, pc_task_t *task)
         uv_async_send(&c->wakeup);
 }
 
+void pc_client_post_in_order(pulsarc_client_t *c, pc_task_t *task)
+{
+    if (pc_task_queue_push(&c->tasks, task) && !atomic_load(&c->tasks_closed))
+        uv_async_send(&c->wakeup);
+}
+
 bool pc_client_on_loop(const pulsarc_client_t *c)
 {
     uv_thread_t self = uv_thread_self();

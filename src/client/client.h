@@ -95,6 +95,11 @@ void pc_client_forget_shutdown(pulsarc_client_t *c, pc_shutdown_hook_t *hook);
 
 /* Queue work for the loop thread (any thread). */
 void pc_client_post(pulsarc_client_t *c, pc_task_t *task);
+/* The same, but posts made on the loop thread too join the one queue every other thread
+ * posts to, so that all of them run in the order they were posted (pc_client_post runs
+ * the loop's own first). For work whose order across threads matters: a spooled
+ * producer's sends carry their sequence ids in that order. Any thread. */
+void pc_client_post_in_order(pulsarc_client_t *c, pc_task_t *task);
 /* True on the client's loop thread. */
 bool pc_client_on_loop(const pulsarc_client_t *c);
 /* PULSARC_OK, or PULSARC_ERR_WOULD_BLOCK (with a detail naming call) on the loop thread,

@@ -43,6 +43,7 @@ static const char *const crypto_actions[] = { "fail", "send", NULL };
 static const char *const proxy_protocols[] = { "none", "SNI", NULL };
 static const char *const access_modes[] = { "shared", "exclusive", "exclusive_with_fencing",
                                             "wait_for_exclusive", NULL };
+static const char *const spool_fsyncs[] = { "always", "interval", "never", NULL };
 
 #define CC(field) offsetof(struct pulsarc_client_config, field)
 static const conf_row client_rows[] = {
@@ -196,6 +197,21 @@ static const conf_row producer_rows[] = {
       "A subscription the broker creates with the producer (at the earliest message) when "
       "the topic has none of that name, so that nothing is lost before the first consumer "
       "comes; unset: none." },
+    { "spoolDir", T_STR, PC(spool_dir), 1, 4096, NULL, NULL,
+      "A directory of this producer's own (created if missing; needs producerName): every "
+      "accepted message is written there before its send returns and stays until its "
+      "receipt, and a producer opened on it later (after a crash) resends what is left "
+      "before any new message; unset: no spool." },
+    { "spoolFsync", T_ENUM, PC(spool_fsync), 0, 2, "interval", spool_fsyncs,
+      "When spooled messages reach the disk: always (a send returns once its message is on "
+      "disk; concurrent sends share one fsync), interval (every spoolFsyncIntervalMs) or "
+      "never (when the system writes them). A crash of the process loses no accepted "
+      "message under any of them; a crash of the machine loses none only with always." },
+    { "spoolFsyncIntervalMs", T_INT, PC(spool_fsync_interval_ms), 1, 3600000, "1000", NULL,
+      "How often spoolFsync=interval syncs the spool." },
+    { "spoolMaxBytes", T_INT, PC(spool_max_bytes), 65536, INT64_MAX, "1073741824", NULL,
+      "The spool's size on disk; when it is full a send waits (blockIfQueueFull) or fails "
+      "with PULSARC_ERR_QUEUE_FULL, until receipts free a whole segment." },
 };
 #undef PC
 
@@ -584,6 +600,17 @@ void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t 
         .check_ms = KEY_CHECK_MS,
     };
     out->sink = NULL; /* the producer handle's, which it sets itself */
+}
+
+void pc_producer_config_spool(const pulsarc_producer_config_t *c, pc_spool_settings_t *out)
+{
+    *out = (pc_spool_settings_t){
+        .dir = c->spool_dir,
+        .producer_name = c->producer_name,
+        .fsync = c->spool_fsync,
+        .fsync_interval_ms = (uint64_t)c->spool_fsync_interval_ms,
+        .max_bytes = (uint64_t)c->spool_max_bytes,
+    };
 }
 
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out)

@@ -18,6 +18,7 @@
 #include "producer/partition_producer.h"
 #include "pulsarc/pulsarc.h"
 #include "routing/router.h"
+#include "spool/spool.h"
 
 struct pc_tls_ctx;
 struct pc_auth;
@@ -133,6 +134,11 @@ struct pulsarc_producer_config {
     /* Added with pulsarc_producer_config_add_interceptor (not table rows: copied and
      * cleared by hand, never dumped). */
     pc_interceptors_t interceptors;
+    /* The spool (client/producer_spool.c); spool_dir NULL: none. */
+    char *spool_dir;
+    pc_spool_fsync_t spool_fsync;
+    int64_t spool_fsync_interval_ms;
+    int64_t spool_max_bytes;
 };
 
 /* The kinds of value a key takes. A secret is a string that dumps (and so logs) show
@@ -245,5 +251,8 @@ pulsarc_result pc_producer_config_fetch_key(void *ctx, const char *name,
 /* What each layer needs of a producer configuration, in its own terms. */
 void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t *out);
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out);
+/* The spool's settings from the configuration (dir NULL: no spool); strings borrowed from
+ * c. The rest (topic, logger, hand-over) is the handle's to fill. */
+void pc_producer_config_spool(const pulsarc_producer_config_t *c, pc_spool_settings_t *out);
 
 #endif

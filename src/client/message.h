@@ -57,6 +57,9 @@ typedef struct pc_send {
     struct pc_send_pool *pool;      /* where the block goes back, or NULL: free() */
     bool large_block;               /* it goes back to the pool's large-block slot */
     bool released;                  /* loop thread: reserved_bytes are given back */
+    struct pc_spool_segment *spooled; /* its record in the producer's spool, let go when it
+                                         completes (client/producer_spool.c); NULL: none */
+    uint64_t spooled_at;            /* ... where in that segment */
     pc_msg_t msg;
 } pc_send_t;
 

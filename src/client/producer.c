@@ -49,6 +49,8 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
         pc_admission_release(&p->client->admission, &p->permits, 1, s->reserved_bytes);
         pc_producer_publish(p, s->partition);
     }
+    if (s->spooled)
+        pc_producer_spool_done(s, res);
     if (res != PULSARC_OK) {
         pc_failures_note(p, s->handover, res, pulsarc_last_error_detail());
         p->stats.failed_by[pc_stats_result_slot(res)]++;
@@ -78,7 +80,7 @@ static uint32_t *early_crcs(const pulsarc_message_t *m, bool wanted)
     return crcs;
 }
 
-static void run_send(pc_task_t *t)
+void pc_producer_run_send(pc_task_t *t)
 {
     pc_send_t *s = (pc_send_t *)t;
     pulsarc_producer_t *p = s->producer;
@@ -89,6 +91,14 @@ static void run_send(pc_task_t *t)
         complete_message(p, &s->msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
         pc_msg_free(&s->msg);
     }
+}
+
+void pc_producer_post(pulsarc_producer_t *p, pc_task_t *task)
+{
+    if (p->spool)
+        pc_client_post_in_order(p->client, task);
+    else
+        pc_client_post(p->client, task);
 }
 
 /* Every call but the accessors and free starts here: after pulsarc_client_destroy the
@@ -137,6 +147,11 @@ static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
         if (bad != PULSARC_OK)
             return bad;
     }
+    if (p->spool) {
+        pulsarc_result refused = pc_producer_spool_check(p, msg);
+        if (refused != PULSARC_OK)
+            return refused;
+    }
     pc_route_view_t view = { .key = msg->key, .key_len = msg->key ? strlen(msg->key) : 0,
                              .message = msg };
     int routable;
@@ -172,7 +187,9 @@ static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
     s->cb_ctx = ctx;
     s->producer = p;
     s->partition = partition;
-    s->task.run = run_send;
+    s->task.run = pc_producer_run_send;
+    if (p->spool)
+        return pc_producer_spool_accept(p, s, msg); /* appended, then handed over in order */
     pc_client_post(c, &s->task);
     return PULSARC_OK;
 }
@@ -316,7 +333,7 @@ static pulsarc_result post_done_task(pulsarc_producer_t *p, void (*run)(pc_task_
     d->producer = p;
     d->cb = cb;
     d->ctx = ctx;
-    pc_client_post(p->client, &d->task);
+    pc_producer_post(p, &d->task);
     return PULSARC_OK;
 }
 
@@ -359,6 +376,7 @@ pulsarc_result pulsarc_producer_flush(pulsarc_producer_t *p)
 void pc_producer_release(pulsarc_producer_t *p)
 {
     pc_partitioned_free(p->pt);
+    pc_spool_close(p->spool); /* every message of it has completed */
     pc_producer_config_clear(&p->conf);
     free(atomic_load(&p->name));
     free(p);
@@ -388,6 +406,7 @@ static void on_closed(pc_partitioned_op_t *op)
     atomic_store(&p->state, P_CLOSED);
     p->closing_on_loop = false;
     pc_send_pool_trim(&p->client->send_pool); /* a large block kept for its next send */
+    pc_spool_finish(p->spool); /* unlocked: another producer may open it now */
     d->res = op->res;
     snprintf(d->detail, sizeof d->detail, "%s", op->detail);
     done_task_report(d);
@@ -414,6 +433,8 @@ static void run_close(pc_task_t *t)
 static void begin_closing(pulsarc_producer_t *p)
 {
     pc_admission_close(&p->client->admission, &p->permits);
+    if (p->spool)
+        pc_spool_stop_waiting(p->spool);
     int open = P_OPEN;
     atomic_compare_exchange_strong(&p->state, &open, P_CLOSING);
 }
@@ -466,7 +487,7 @@ void pulsarc_producer_free(pulsarc_producer_t *p)
     }
     begin_closing(p);
     p->free_task.run = run_free;
-    pc_client_post(p->client, &p->free_task);
+    pc_producer_post(p, &p->free_task);
 }
 
 /* ---- the partitioned producer's owner ----------------------------------------- */

@@ -340,6 +340,12 @@ pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *t
     if (!cr)
         return res;
     pulsarc_producer_t *p = cr->p;
+    /* A spool that cannot be used fails the creation before anything connects. */
+    if ((res = pc_producer_spool_open(p)) != PULSARC_OK) {
+        pc_producer_release(p);
+        free(cr);
+        return res;
+    }
     pc_waiter_t w;
     pc_waiter_init(&w);
     cr->waiter = &w;
@@ -348,6 +354,11 @@ pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *t
      * again. */
     res = pc_waiter_wait(&w);
     pc_waiter_destroy(&w);
+    /* Before the handle is anyone's: spooled messages go before every new one. */
+    if (res == PULSARC_OK && p->spool && (res = pc_producer_spool_replay(p, true)) != PULSARC_OK) {
+        pulsarc_producer_free(p);
+        return res;
+    }
     if (res == PULSARC_OK)
         *out = p;
     return res;

@@ -16,6 +16,7 @@
 #include "common/topic_name.h"
 #include "partitioned/partitioned.h"
 #include "producer/send_plan.h"
+#include "spool/spool.h"
 
 /* P_DETACHED: the client was destroyed. The handle holds only its own memory: its
  * accessors answer, every other call fails, pulsarc_producer_free frees it. */
@@ -39,6 +40,7 @@ struct pulsarc_producer {
     pulsarc_producer_config_t conf;
     pc_topic_name_t topic;
     pc_send_rules_t rules;  /* how its messages are planned (producer/send_plan.h) */
+    pc_spool_t *spool;      /* spoolDir's (producer_spool.c), or NULL */
     pc_partitioned_t *pt;   /* the partition producers, their router and updates; NULL
                                until creation has looked up the partitions */
 
@@ -90,6 +92,36 @@ void pc_producer_release(pulsarc_producer_t *p);
  * (what it counted stays in the client's). stats_api.c; loop thread. */
 void pc_producer_stats_join(pulsarc_producer_t *p);
 void pc_producer_stats_leave(pulsarc_producer_t *p);
+/* The loop thread's side of an accepted send (a pc_send_t's task): give it to its
+ * partition. */
+void pc_producer_run_send(pc_task_t *t);
+/* Post a task of the handle's (send, flush, close, free): with a spool, in the one order
+ * of all threads (pc_client_post_in_order), so that a flush posted after a send from the
+ * loop thread covers it. */
+void pc_producer_post(pulsarc_producer_t *p, pc_task_t *task);
+
+/* The spool (producer_spool.c). */
+struct pc_send;
+/* Open the spool the configuration names (PULSARC_OK without spoolDir), before the
+ * producer registers. Fails with INVALID_CONFIG on settings a spool cannot work with, or
+ * with pc_spool_open's errors. Creating thread. */
+pulsarc_result pc_producer_spool_open(pulsarc_producer_t *p);
+/* After a successful creation, before anyone else has the handle: hand every spooled
+ * message over, oldest first, with its sequence id (waiting for room as a blocking send
+ * does when may_wait, else admitting them all), then make the spool's automatic ids
+ * continue above the broker's last one. */
+pulsarc_result pc_producer_spool_replay(pulsarc_producer_t *p, bool may_wait);
+/* Whether msg may be spooled by a send on this thread (checked before admission). */
+pulsarc_result pc_producer_spool_check(const pulsarc_producer_t *p, const pulsarc_message_t *msg);
+/* The accept step of a send with a spool: append s (admitted, built from msg) and hand
+ * it over in sequence-id order once the spool's policy is met. On failure, s is undone:
+ * its admission released, a borrowed payload given back to msg, s freed. */
+pulsarc_result pc_producer_spool_accept(pulsarc_producer_t *p, struct pc_send *s,
+                                        pulsarc_message_t *msg);
+/* s completed with res: let its record go, unless res is ALREADY_CLOSED (the client or
+ * producer closed before its receipt: the next producer on the spool sends it). Loop
+ * thread. */
+void pc_producer_spool_done(struct pc_send *s, pulsarc_result res);
 
 /* A partition producer stopped after a terminal error (a pc_pp_stopped_fn; owner is the
  * handle): every later send fails at once with res. Loop thread. */

@@ -52,6 +52,7 @@ static const struct result_text texts[] = {
       "end-to-end encryption failed: a public key could not be read or used" },
     { PULSARC_ERR_INVALID_PAYLOAD, "INVALID_PAYLOAD",
       "the payload does not match its schema" },
+    { PULSARC_ERR_SPOOL, "SPOOL", "the producer's spool cannot be used or written" },
     { PULSARC_ERR_BROKER_UNKNOWN, "BROKER_UNKNOWN", "broker: unknown error" },
     { PULSARC_ERR_BROKER_METADATA, "BROKER_METADATA", "broker: metadata error" },
     { PULSARC_ERR_BROKER_PERSISTENCE, "BROKER_PERSISTENCE", "broker: persistence error" },

@@ -153,6 +153,11 @@ int pc_partitioned_route(pc_partitioned_t *pt, const pc_route_view_t *view, int 
     return pc_router_choose(&pt->router, view, n);
 }
 
+int pc_partitioned_routable(const pc_partitioned_t *pt)
+{
+    return pt->partitioned ? atomic_load(&pt->n_routable) : 1;
+}
+
 bool pc_partitioned_send(pc_partitioned_t *pt, int i, pc_msg_t *msg)
 {
     if (!pt->parts)

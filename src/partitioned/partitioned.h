@@ -73,6 +73,9 @@ void pc_partitioned_start(pc_partitioned_t *pt, pc_partitioned_op_t *op);
 /* The partition for a message among the routable ones, or -1 when a custom router chose
  * one out of range; *routable is how many there were. Any thread. */
 int pc_partitioned_route(pc_partitioned_t *pt, const pc_route_view_t *view, int *routable);
+/* How many partitions a message may go to now (1 for a topic without partitions). Any
+ * thread. */
+int pc_partitioned_routable(const pc_partitioned_t *pt);
 /* Give msg to partition i (pc_partitioned_route's). False when the partitions are gone
  * (aborted): msg was not taken. */
 bool pc_partitioned_send(pc_partitioned_t *pt, int i, pc_msg_t *msg);

@@ -36,6 +36,7 @@ static const struct {
     {OPT_SEND_TIMEOUT, "sendTimeoutMs", NULL},
     {OPT_CRYPTO_FAILURE_ACTION, "cryptoFailureAction", NULL},
     {OPT_ACCESS_MODE, "accessMode", NULL},
+    {OPT_SPOOL_FSYNC, "spoolFsync", NULL},
 };
 
 /* The highest --sequence-id-start: it leaves 2^62 ids after it, so the messages' ids
@@ -218,6 +219,9 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
         return true;
     case OPT_LISTENER_NAME:
         a->listener_name = arg;
+        return true;
+    case OPT_SPOOL_DIR: /* a path: not a setting flag, whose values get '-' -> '_' */
+        push_kv(&a->flag_settings, "spoolDir", arg);
         return true;
     case OPT_STDIN:
         a->use_stdin = true;

@@ -127,6 +127,12 @@ static const struct cli_option cli_options[] = {
      "fail a message without a receipt after MS (default 30000;\n0 = never)", NULL},
     {"sequence-id-start", OPT_SEQUENCE_ID_START, required_argument, "N",
      "explicit sequence ids N, N+1, ... (resume deduplication\nwith --producer-name)", NULL},
+    {"spool-dir", OPT_SPOOL_DIR, required_argument, "DIR",
+     "write each message to a crash-safe spool in DIR before it\n"
+     "counts as sent; a rerun with the same DIR and\n"
+     "--producer-name first resends what is left (spoolDir)", NULL},
+    {"spool-fsync", OPT_SPOOL_FSYNC, required_argument, "POLICY",
+     "always | interval | never: when the spool reaches the\ndisk (default interval; spoolFsync)", NULL},
 
     {NULL, 0, 0, NULL, "End-to-end encryption (RSA public keys; the i-th name goes with the i-th key):", NULL},
     {"encryption-key-name", OPT_ENC_KEY_NAME, required_argument, "NAME",

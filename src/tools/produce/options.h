@@ -46,6 +46,8 @@ enum long_only_id {
     OPT_REPLICATION_CLUSTERS,
     OPT_DELIVER_AFTER,
     OPT_NULL_VALUE,
+    OPT_SPOOL_DIR,
+    OPT_SPOOL_FSYNC,
     OPT_UNSUPPORTED, /* a pulsar-client flag for a feature pulsarc lacks: refused */
 };
 

@@ -1,0 +1,124 @@
+/* A producer's spool: every accepted message is appended to a segment file in one
+ * directory before its send is accepted, and stays there until its receipt; a producer
+ * opened on the directory later (after a crash, say) resends what is left.
+ *
+ * The directory holds `spool.lock` (an exclusive flock: one producer at a time),
+ * `spool.id` (the producer name and topic the spool belongs to; a producer with another
+ * name or topic is refused) and segment files `<20-digit number>.seg` (spool_format.h).
+ * A segment is deleted once every message in it is released.
+ *
+ * Sequence ids: the spool gives each message without an explicit id the next one, under
+ * the same lock as the append and the caller's `accepted` hand-over, so that ids, file
+ * order and hand-over order are one order. Its counter starts above every id it
+ * replays, and callers raise it (pc_spool_note_id) to above the broker's last id.
+ *
+ * Durability (pc_spool_fsync_t): ALWAYS accepts a message only once an fdatasync covered
+ * it; concurrent appenders share one (a group commit: one of them syncs while the others
+ * wait). INTERVAL syncs every interval on a thread of its own, NEVER leaves it to the
+ * operating system. Whatever the policy, a write is in the kernel before the message is
+ * accepted, so a crash of the process loses nothing; ALWAYS also survives a crash of the
+ * machine.
+ *
+ * Thread-safe: one mutex guards the spool (appends, releases, the replay's bookkeeping);
+ * file reads of the replay and the group's fdatasync run outside it. */
+#ifndef PC_SPOOL_H
+#define PC_SPOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/log.h"
+#include "pulsarc/pulsarc.h"
+#include "spool/spool_format.h"
+
+typedef enum pc_spool_fsync {
+    PC_SPOOL_FSYNC_ALWAYS = 0,
+    PC_SPOOL_FSYNC_INTERVAL,
+    PC_SPOOL_FSYNC_NEVER,
+} pc_spool_fsync_t;
+
+typedef struct pc_spool pc_spool_t;
+typedef struct pc_spool_segment pc_spool_segment_t;
+
+/* One append in progress, in the appender's memory (its stack is fine: the spool uses
+ * it only until pc_spool_append returns). */
+typedef struct pc_spool_ticket {
+    void *owner;                    /* the caller's: what `accepted` hands over */
+    /* Set by the spool before `accepted` runs. */
+    int64_t sequence_id;            /* the id it was written with */
+    pc_spool_segment_t *segment;    /* release it there (pc_spool_release) */
+    uint64_t offset;                /* ... with this: where its record starts */
+    /* The spool's own. */
+    struct pc_spool_ticket *next;
+    pulsarc_result res;
+    bool done;
+} pc_spool_ticket_t;
+
+/* The message of t is as durable as the policy asks: hand it over. Runs under the
+ * spool's lock, in append order (hence sequence-id order), on the appending thread or on
+ * the thread whose fdatasync covered it; it must not call into the spool. */
+typedef void (*pc_spool_accepted_fn)(pc_spool_ticket_t *t);
+
+typedef struct pc_spool_settings {
+    const char *dir;              /* created (mode 0700) if missing; its parent must exist */
+    const char *producer_name;    /* at most PC_SPOOL_NAME_MAX bytes */
+    const char *topic;            /* at most PC_SPOOL_TOPIC_MAX bytes */
+    pc_spool_fsync_t fsync;
+    uint64_t fsync_interval_ms;   /* INTERVAL */
+    uint64_t max_bytes;           /* the segment files' total size */
+    uint64_t segment_bytes;       /* 0: max_bytes / 8, within 64 KiB .. 64 MiB */
+    const pc_logger_t *log;       /* must outlive the spool */
+    pc_spool_accepted_fn accepted;
+} pc_spool_settings_t;
+
+/* Open (or create) the spool: lock it, check whose it is, find its segments. Nothing is
+ * read of the records yet (pc_spool_replay_next does it). PULSARC_ERR_SPOOL with a
+ * detail when the directory cannot be used, is locked by another producer, or belongs
+ * to another producer name or topic. */
+pulsarc_result pc_spool_open(const pc_spool_settings_t *set, pc_spool_t **out);
+/* The producer is done with the spool: sync what is not yet on disk (unless NEVER),
+ * delete the segments with nothing left in them, close the files and unlock, so that
+ * another producer may open it. Messages never released stay for that producer. Waits
+ * for appenders still inside (woken by pc_spool_stop_waiting) to leave; later appends
+ * fail with PULSARC_ERR_ALREADY_CLOSED. Nothing may be released after it. Idempotent. */
+void pc_spool_finish(pc_spool_t *sp);
+/* pc_spool_finish, and free the spool. NULL is fine. */
+void pc_spool_close(pc_spool_t *sp);
+
+/* The next message left from before this spool was opened, oldest first: true, with
+ * *rec (valid until the next call), *seg and *offset (pc_spool_release it there once
+ * done with). Messages marked released are skipped. A
+ * torn or corrupt tail of a segment is cut off (one log line) and the scan goes on with
+ * the next segment. False after the last; call it until then, or pc_spool_replay_end.
+ * One thread at a time. */
+bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segment_t **seg,
+                          uint64_t *offset);
+/* Abandon the replay: what it did not hand out stays on disk for the next producer. */
+void pc_spool_replay_end(pc_spool_t *sp);
+/* How many messages the replay handed out so far. */
+uint64_t pc_spool_replayed(const pc_spool_t *sp);
+
+/* Automatic ids continue above id (the broker's last sequence id, say). */
+void pc_spool_note_id(pc_spool_t *sp, int64_t id);
+
+/* Append m (m->sequence_id, or the next automatic id when it is -1) and return once
+ * `accepted` ran for t. When the spool holds max_bytes already: wait for room if
+ * wait_for_room, else fail with PULSARC_ERR_QUEUE_FULL. A message that can never fit
+ * fails with PULSARC_ERR_MESSAGE_TOO_BIG. A failed write (disk full, I/O error) fails
+ * with PULSARC_ERR_SPOOL; a failed fdatasync too, and every later append with it (the
+ * spool can no longer say what is on disk). PULSARC_ERR_ALREADY_CLOSED after
+ * pc_spool_stop_waiting. With ALWAYS this blocks for the disk: not on a loop thread. */
+pulsarc_result pc_spool_append(pc_spool_t *sp, const pc_spool_msg_t *m, pc_spool_ticket_t *t,
+                               bool wait_for_room);
+/* The message at offset of seg (the ticket's) is done with (stored, or failed for
+ * good): it is marked so in the file (in segments this spool made; a later replay skips
+ * it), and its segment goes once all of its messages are. Any thread. */
+void pc_spool_release(pc_spool_segment_t *seg, uint64_t offset);
+/* Appenders waiting for room, and later ones, fail with PULSARC_ERR_ALREADY_CLOSED. */
+void pc_spool_stop_waiting(pc_spool_t *sp);
+
+/* The segment files' total size now (for tests and stats). */
+uint64_t pc_spool_bytes(pc_spool_t *sp);
+pc_spool_fsync_t pc_spool_policy(const pc_spool_t *sp);
+
+#endif

@@ -1,0 +1,107 @@
+/* The spool's state, shared by its files, each with one job:
+ *   spool.c         appends (room, sequence ids, segment rolls, the group commit, the
+ *                   interval flusher), releases, close
+ *   spool_open.c    the directory: its lock, whose spool it is, the segments on disk
+ *   spool_replay.c  reading the segments found at open back, cutting torn tails
+ * Nothing outside src/spool/ includes this. */
+#ifndef PC_SPOOL_INTERNAL_H
+#define PC_SPOOL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "spool/spool.h"
+
+#define SEGMENT_NAME_LEN 24 /* 20 digits, ".seg" */
+
+struct pc_spool_segment {
+    pc_spool_t *sp;
+    struct pc_spool_segment *prev, *next; /* the spool's segments, oldest first */
+    uint64_t number;
+    uint64_t header;        /* the header's size: records start there */
+    uint64_t size;          /* where its records end */
+    uint64_t disk;          /* the file's size, as counted in the spool's bytes (the
+                               current segment's is allocated ahead) */
+    uint8_t *map;           /* the file mapped shared (segments this spool made), where
+                               appends are copied and releases marked; else NULL */
+    uint64_t map_len;
+    uint64_t live;          /* messages handed out (accepted or replayed), not released */
+    bool pinned;            /* found at open and not yet replayed to its end: kept */
+};
+
+struct pc_spool {
+    char *dir;
+    char *name;
+    char *topic;
+    pc_spool_fsync_t fsync;
+    uint64_t interval_ms;
+    uint64_t max_bytes;
+    uint64_t segment_bytes;
+    const pc_logger_t *log;
+    pc_spool_accepted_fn accepted;
+    int dir_fd;
+    int lock_fd;
+
+    uv_mutex_t mu;          /* everything below */
+    uv_cond_t cond;         /* room, the end of a group's sync, appenders leaving */
+    pc_spool_segment_t *oldest, *newest;
+    pc_spool_segment_t *cur; /* where appends go; NULL until the first */
+    int cur_fd;
+    uint64_t next_number;   /* of the next segment */
+    uint64_t bytes;         /* the segment files' total size (their `disk`) */
+    int64_t next_id;        /* the next automatic sequence id */
+    bool ids_exhausted;
+    int inside;             /* threads inside pc_spool_append */
+    bool stopping;
+    bool finished;          /* pc_spool_finish ran: no files, no lock */
+    pulsarc_result broken;  /* a failed sync: every append fails with it */
+    char broken_detail[384];
+
+    /* ALWAYS: appended, waiting for a sync (oldest first); one thread syncs at a time,
+     * and the segment it syncs stays open until it is done. */
+    pc_spool_ticket_t *group_head, *group_tail;
+    bool syncing;
+    /* INTERVAL: the current segment was written since the flusher's last round; the
+     * files of sealed segments it has yet to sync (and then close). */
+    bool dirty;
+    int *unsynced;
+    size_t n_unsynced, cap_unsynced;
+
+    /* INTERVAL: the flusher thread. */
+    uv_thread_t flusher;
+    bool flusher_on;
+    bool flusher_stop;
+    uv_cond_t flusher_cond;
+
+    /* The replay (spool_replay.c): the segments found at open, in order. */
+    pc_spool_segment_t **replay;
+    size_t replay_n, replay_i;
+    int replay_fd;          /* the segment being read, or -1 */
+    pc_spool_scan_t scan;
+    uint64_t replayed;
+};
+
+/* spool_open.c */
+/* The file name of segment number n (SEGMENT_NAME_LEN + 1 bytes). */
+void pc_spool_segment_name(uint64_t n, char out[SEGMENT_NAME_LEN + 1]);
+
+/* spool.c */
+/* Put seg (number, header, size and disk filled) at the end of the list; its disk
+ * counts in the spool's bytes. Under the lock (or before anyone else has the spool). */
+void pc_spool_add_segment(pc_spool_t *sp, pc_spool_segment_t *seg);
+/* Delete seg if nothing in it is wanted any more (no live message, not pinned, not
+ * where appends go). Under the lock. */
+void pc_spool_maybe_delete(pc_spool_t *sp, pc_spool_segment_t *seg);
+/* Give back the room of seg's file past its records (fd: the file, open for writing).
+ * Under the lock. */
+void pc_spool_trim(pc_spool_t *sp, pc_spool_segment_t *seg, int fd);
+/* Raise the next automatic id above id. Under the lock. */
+void pc_spool_note_id_locked(pc_spool_t *sp, int64_t id);
+/* INTERVAL: start the thread that syncs every interval. 0 or -1. */
+int pc_spool_start_flusher(pc_spool_t *sp);
+
+/* spool_replay.c */
+void pc_spool_replay_free(pc_spool_t *sp);
+
+#endif

@@ -1,0 +1,169 @@
+"""The crash-safe spool (issue 21, part 2) against a real broker with deduplication on:
+kill -9 the producing process at random points while it sends 50,000 messages, restart
+it on the same spool directory with the same producer name, and the official client
+reads each message exactly once, in order.
+
+The producer (interop_spool_producer) reports each message it got accepted, and each run
+goes on from the message after the last one reported: what was accepted but not yet
+stored when the process died comes back only from the spool (a run never sends a
+reported message again), and a message accepted in the instant between its acceptance
+and its report is sent twice with one sequence id, which the broker drops. A restart
+with no input at all must deliver what the spool held.
+
+The second test stalls the broker's side first (tests/proxy/faultproxy.py between the
+client and the broker, the shared broker behind it: `-m proxy`, as scripts/test runs it),
+so the messages accepted before the kill never reached the broker: they can only come
+from the spool. (SIGSTOP of the broker would do the same, but the broker is shared.)"""
+
+from __future__ import annotations
+
+import os
+import random
+import select
+import signal
+import subprocess
+import time
+
+import pytest
+
+import pulsar_helpers as ph
+from proxy_helpers import fault_proxy, fault_proxy_session  # noqa: F401
+
+N = 50_000
+
+
+class Producer:
+    """One run of interop_spool_producer; its stdout read as it goes."""
+
+    def __init__(self, service_url, topic, name, spool, fsync, first, end, log, *extra):
+        self.cmd = [ph.bin_path("interop_spool_producer"), service_url, topic, name,
+                    str(spool), fsync, str(first), str(end), *extra]
+        self.log = log
+        with open(log, "ab") as err:
+            err.write(f"--- {' '.join(self.cmd)}\n".encode())
+            self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=err,
+                                         bufsize=0)
+        self.last = first - 1  # the last message reported accepted
+        self.done = False
+        self._buf = b""
+
+    def _take(self, data: bytes) -> None:
+        self._buf += data
+        *lines, self._buf = self._buf.split(b"\n")
+        for line in lines:
+            if line == b"done":
+                self.done = True
+            elif line:
+                self.last = int(line)
+
+    def read_until(self, index: int, quiet_s: float | None = None) -> None:
+        """Read reports until message `index` was accepted, the process ended, or (with
+        quiet_s) no report came for that long."""
+        fd = self.proc.stdout.fileno()
+        while self.last < index:
+            ready, _, _ = select.select([fd], [], [], quiet_s if quiet_s else 60)
+            if not ready:
+                if quiet_s:
+                    return
+                raise AssertionError(f"no report for 60 s; see {self.log}")
+            data = os.read(fd, 65536)
+            if not data:
+                return
+            self._take(data)
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self._take(self.proc.stdout.read())  # what it reported before it died
+
+    def finish(self, timeout_s: float = 120) -> None:
+        out, _ = self.proc.communicate(timeout=timeout_s)
+        self._take(out)
+        assert self.proc.returncode == 0 and self.done, (
+            f"{' '.join(self.cmd)} exited with {self.proc.returncode}; see {self.log}:\n"
+            + open(self.log, errors="replace").read()[-3000:])
+
+
+def indexes(received) -> list[int]:
+    return [int(m["properties"]["index"]) for m in received]
+
+
+def assert_prefix(got: list[int], at_least: int, what: str) -> None:
+    """got is 0, 1, ..., len-1 exactly: in order, no gap, no duplicate; and holds at least
+    0..at_least."""
+    bad = next((k for k, v in enumerate(got) if v != k), None)
+    assert bad is None, (f"{what}: position {bad} holds message {got[bad]} "
+                         f"(around it: {got[max(0, bad - 3):bad + 4]}); {len(got)} read")
+    assert len(got) > at_least, f"{what}: {len(got)} messages read, want at least {at_least + 1}"
+
+
+def restart_without_input_then_send_the_rest(args, log, next_index: int, seed: int) -> None:
+    """args: (service_url, topic, name, spool, fsync). A run with no input delivers what
+    the spool holds: at least every message up to next_index - 1 (those reported
+    accepted), in order, none twice; then a run sends the rest, and the topic holds
+    0..N-1 exactly."""
+    topic = args[1]
+    Producer(*args, next_index, next_index, log).finish()
+    assert_prefix(indexes(ph.read_to_end(topic)), next_index - 1,
+                  f"after the restart without input (seed {seed})")
+    Producer(*args, next_index, N, log).finish()
+    got = indexes(ph.read_to_end(topic))
+    assert_prefix(got, N - 1, f"at the end (seed {seed})")
+    assert len(got) == N, f"{len(got)} messages read, want {N} (seed {seed})"
+
+
+def make_dedup_topic(dedup_topic) -> str:
+    topic = dedup_topic()
+    ph.create_topic(topic)
+    ph.wait_deduplication_enabled(topic)
+    return topic
+
+
+@pytest.mark.parametrize("fsync", ["interval", "never"])
+def test_kill9_at_random_points_then_restarts_deliver_each_message_once_in_order(
+        service_url, dedup_topic, tmp_path, fsync):
+    topic = make_dedup_topic(dedup_topic)
+    name = "spool-" + topic[-12:]
+    spool, log = tmp_path / "spool", tmp_path / "producer.log"
+    seed = random.randrange(1 << 30)
+    kills = sorted(random.Random(seed).sample(range(500, N - 500), 3))
+    print(f"seed {seed}: kills after messages {kills}")
+    next_index = 0
+    for k in kills:
+        run = Producer(service_url, topic, name, spool, fsync, next_index, N, log)
+        run.read_until(k)
+        run.kill9()
+        assert run.last >= k or run.done, f"killed before message {k}; see {log}"
+        next_index = run.last + 1
+    restart_without_input_then_send_the_rest(
+        (service_url, topic, name, spool, fsync), log, next_index, seed)
+    assert not list(spool.glob("*.seg")), "everything is stored: the spool holds nothing"
+
+
+@pytest.mark.proxy
+def test_kill9_while_the_broker_stores_nothing_then_the_spool_delivers(
+        service_url, dedup_topic, tmp_path, fault_proxy):
+    topic = make_dedup_topic(dedup_topic)
+    name = "spool-" + topic[-12:]
+    spool, log = tmp_path / "spool", tmp_path / "producer.log"
+    seed = random.randrange(1 << 30)
+    k = random.Random(seed).randrange(1000, N // 2)
+    # A window larger than what is in flight when the stall begins: sends go on being
+    # accepted (into the spool) after it, and none of those reaches the broker.
+    run = Producer(service_url, topic, name, spool, "interval", 0, N, log,
+                   "--conf", "maxPendingMessages=20000")
+    run.read_until(k)
+    fault_proxy.stall()
+    stalled_at = run.last
+    run.read_until(N, quiet_s=1.0)  # until the window is full and sends wait for room
+    run.kill9()
+    accepted = run.last
+    fault_proxy.cut()      # what the proxy held for the broker goes with the connections
+    fault_proxy.resume()
+    stored = indexes(ph.read_to_end(topic))
+    print(f"seed {seed}: stalled after {stalled_at}, {accepted + 1} accepted, "
+          f"{len(stored)} stored when the producer died")
+    assert_prefix(stored, -1, "stored before the restart")
+    assert len(stored) <= accepted, "every accepted message was stored: the stall did not hold"
+    restart_without_input_then_send_the_rest(
+        (service_url, topic, name, spool, "interval"), log, accepted + 1, seed)
