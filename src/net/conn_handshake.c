@@ -40,7 +40,7 @@ static void write_connect(pc_conn_t *c)
     connect.has_protocol_version = 1;
     connect.protocol_version = PC_PROTOCOL_VERSION;
     /* Without this flag the broker drops the connection when a token expires instead of
-     * asking for a fresh one (AUTH_CHALLENGE), which conn_answer_auth_challenge handles. */
+     * asking for a fresh one (AUTH_CHALLENGE), which pc_conn_answer_auth_challenge handles. */
     Pulsar__Proto__FeatureFlags features = PULSAR__PROTO__FEATURE_FLAGS__INIT;
     features.has_supports_auth_refresh = 1;
     features.supports_auth_refresh = 1;
@@ -117,7 +117,7 @@ static void prepare_auth(pc_conn_t *c, bool for_challenge)
 /* CONNECT goes out once the provider has its data: an OAuth2 token may have to be
  * fetched first (on the loop, without blocking it). The connection timeout still bounds
  * the whole, since the state stays short of READY. */
-void conn_send_connect(pc_conn_t *c)
+void pc_conn_send_connect(pc_conn_t *c)
 {
     if (!c->auth) {
         write_connect(c);
@@ -128,7 +128,7 @@ void conn_send_connect(pc_conn_t *c)
 
 /* Without a provider there is nothing to answer. A challenge that comes while an answer
  * is being prepared replaces the earlier one: one answer, with the latest data. */
-void conn_answer_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthChallenge *m)
+void pc_conn_answer_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthChallenge *m)
 {
     if (!c->auth) {
         pc_conn_close(c, PULSARC_ERR_UNSUPPORTED,
@@ -172,7 +172,7 @@ bool pc_conn_handshake_timed_out(pc_conn_t *c, uint64_t now)
     return true;
 }
 
-void conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m)
+void pc_conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m)
 {
     if (c->state != PC_CONN_HANDSHAKE)
         return;

@@ -31,7 +31,7 @@ static void free_owned(const write_item_t *it)
     free(it->owned);
 }
 
-void conn_finish_items(out_queue_t *q, int status)
+void pc_conn_finish_items(out_queue_t *q, int status)
 {
     for (size_t i = 0; i < q->n_items; i++) {
         if (q->items[i].done)
@@ -48,12 +48,12 @@ static void on_write(uv_write_t *req, int status)
     write_req_t *w = (write_req_t *)req;
     pc_conn_t *c = w->conn;
     c->busy_requests--;
-    conn_finish_items(&w->q, status);
+    pc_conn_finish_items(&w->q, status);
     free(w);
     if (status < 0 && status != UV_ECANCELED)
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(status));
     else
-        conn_maybe_free(c);
+        pc_conn_maybe_free(c);
 }
 
 static int grow_array(void **items, size_t *cap, size_t need, size_t elem)
@@ -76,7 +76,7 @@ static void start_write(pc_conn_t *c, out_queue_t *q)
 {
     write_req_t *w = malloc(sizeof *w);
     if (!w) {
-        conn_finish_items(q, UV_ENOMEM);
+        pc_conn_finish_items(q, UV_ENOMEM);
         pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for a write");
         return;
     }
@@ -85,7 +85,7 @@ static void start_write(pc_conn_t *c, out_queue_t *q)
     memset(q, 0, sizeof *q);
     int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, w->q.bufs, (unsigned)w->q.n_bufs, on_write);
     if (rc != 0) {
-        conn_finish_items(&w->q, rc);
+        pc_conn_finish_items(&w->q, rc);
         free(w);
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(rc));
         return;
@@ -324,7 +324,7 @@ static void process_frames(pc_conn_t *c)
         Pulsar__Proto__MessageIdData receipt_id;
         if (!f.has_payload &&
             pc_pb_decode_send_receipt(f.command, f.command_len, &receipt, &receipt_id)) {
-            conn_dispatch_receipt(c, &receipt);
+            pc_conn_dispatch_receipt(c, &receipt);
             continue;
         }
         Pulsar__Proto__BaseCommand *cmd = pc_frame_unpack_command_in(&f, &arena.allocator);
@@ -333,7 +333,7 @@ static void process_frames(pc_conn_t *c)
             pc_conn_close(c, PULSARC_ERR_PROTOCOL, "command does not parse");
             return;
         }
-        conn_dispatch(c, cmd);
+        pc_conn_dispatch(c, cmd);
         pc_pb_arena_reset(&arena);
     }
     if (c->state == PC_CONN_CLOSED)
@@ -397,7 +397,7 @@ static void advance_tls_handshake(pc_conn_t *c)
         close_tls_failed(c);
     } else if (st == PC_TLS_DONE) {
         PC_DEBUG(c->rt->log, "TLS established with %s:%d", c->physical.host, c->physical.port);
-        conn_send_connect(c);
+        pc_conn_send_connect(c);
     }
 }
 
@@ -461,12 +461,12 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 /* The socket is connected: start reading and open the session with CONNECT, after the
  * TLS handshake on a TLS client. The certificate must name the host we dialled (through
  * a proxy, the proxy). */
-void conn_start_handshake(pc_conn_t *c)
+void pc_conn_start_handshake(pc_conn_t *c)
 {
     uv_tcp_nodelay(&c->tcp, 1);
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
     if (!c->tls_ctx) {
-        conn_send_connect(c);
+        pc_conn_send_connect(c);
         return;
     }
     c->tls = pc_tls_session_new(c->tls_ctx, c->physical.host);

@@ -83,20 +83,20 @@ static void send_simple(pc_conn_t *c, Pulsar__Proto__BaseCommand__Type type)
     pc_conn_send_command(c, &cmd);
 }
 
-void conn_dispatch_receipt(pc_conn_t *c, const Pulsar__Proto__CommandSendReceipt *r)
+void pc_conn_dispatch_receipt(pc_conn_t *c, const Pulsar__Proto__CommandSendReceipt *r)
 {
     pc_conn_listener_t *l = find_listener(c, r->producer_id);
     if (l)
         l->on_receipt(l->ctx, r);
 }
 
-void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
 {
     pc_conn_listener_t *l;
     switch (cmd->type) {
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED:
         if (cmd->connected)
-            conn_on_connected(c, cmd->connected);
+            pc_conn_on_connected(c, cmd->connected);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PING:
         send_simple(c, PULSAR__PROTO__BASE_COMMAND__TYPE__PONG);
@@ -157,7 +157,7 @@ void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT:
         if (cmd->send_receipt)
-            conn_dispatch_receipt(c, cmd->send_receipt);
+            pc_conn_dispatch_receipt(c, cmd->send_receipt);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_ERROR:
         if (cmd->send_error && (l = find_listener(c, cmd->send_error->producer_id)))
@@ -180,7 +180,7 @@ void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_CHALLENGE:
         if (cmd->authchallenge)
-            conn_answer_auth_challenge(c, cmd->authchallenge);
+            pc_conn_answer_auth_challenge(c, cmd->authchallenge);
         break;
     default:
         PC_DEBUG(c->rt->log, "ignoring command type %d", (int)cmd->type);
@@ -190,7 +190,7 @@ void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
 
 /* ---- timer: connect timeout, request timeouts, keep-alive ------------------- */
 
-void conn_on_tick(uv_timer_t *t)
+void pc_conn_on_tick(uv_timer_t *t)
 {
     pc_conn_t *c = t->data;
     uint64_t now = pc_mono_ms();

@@ -15,7 +15,7 @@
 
 /* ---- lifetime ---------------------------------------------------------------- */
 
-void conn_maybe_free(pc_conn_t *c)
+void pc_conn_maybe_free(pc_conn_t *c)
 {
     if (c->state != PC_CONN_CLOSED || c->live_handles > 0 || c->busy_requests > 0)
         return;
@@ -30,7 +30,7 @@ static void on_handle_closed(uv_handle_t *h)
 {
     pc_conn_t *c = h->data;
     c->live_handles--;
-    conn_maybe_free(c);
+    pc_conn_maybe_free(c);
 }
 
 pc_conn_state_t pc_conn_state(const pc_conn_t *c) { return c->state; }
@@ -62,7 +62,7 @@ void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
     uv_close((uv_handle_t *)&c->flusher, on_handle_closed);
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
-    conn_finish_items(&c->out, UV_ECANCELED); /* queued, never written */
+    pc_conn_finish_items(&c->out, UV_ECANCELED); /* queued, never written */
     uv_cancel((uv_req_t *)&c->gai); /* harmless when no lookup is running */
 
     ready_waiter_t *w = c->waiters;
@@ -93,7 +93,7 @@ void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
         l = next;
     }
     c->busy_requests--;
-    conn_maybe_free(c);
+    pc_conn_maybe_free(c);
 }
 
 /* ---- listeners --------------------------------------------------------------- */
@@ -135,14 +135,14 @@ static void on_tcp_connect(uv_connect_t *req, int status)
     pc_conn_t *c = req->data;
     c->busy_requests--;
     if (c->state == PC_CONN_CLOSED) {
-        conn_maybe_free(c);
+        pc_conn_maybe_free(c);
         return;
     }
     if (status < 0) {
         connect_failed(c, uv_strerror(status));
         return;
     }
-    conn_start_handshake(c);
+    pc_conn_start_handshake(c);
 }
 
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
@@ -156,7 +156,7 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
         if (res)
             uv_freeaddrinfo(res);
         if (c->state == PC_CONN_CLOSED)
-            conn_maybe_free(c);
+            pc_conn_maybe_free(c);
         else
             connect_failed(c, why);
         return;
@@ -197,7 +197,7 @@ pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
     c->flusher.data = c;
     uv_timer_init(rt->loop, &c->timer);
     c->timer.data = c;
-    uv_timer_start(&c->timer, conn_on_tick, TICK_MS, TICK_MS);
+    uv_timer_start(&c->timer, pc_conn_on_tick, TICK_MS, TICK_MS);
     uv_tcp_init(rt->loop, &c->tcp);
     c->tcp.data = c;
 
@@ -210,7 +210,7 @@ pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
             pc_conn_close(c, PULSARC_ERR_CONNECT_FAILED, uv_strerror(rc));
             return c;
         }
-        conn_start_handshake(c);
+        pc_conn_start_handshake(c);
         return c;
     }
 

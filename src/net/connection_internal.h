@@ -111,26 +111,26 @@ struct pc_conn {
 
 /* connection.c */
 /* Free the struct once it is closed and no handle or request can call back. */
-void conn_maybe_free(pc_conn_t *c);
+void pc_conn_maybe_free(pc_conn_t *c);
 
 /* conn_io.c */
 /* Tell a queue's items how their write went (status) and empty the queue. */
-void conn_finish_items(out_queue_t *q, int status);
+void pc_conn_finish_items(out_queue_t *q, int status);
 /* The socket is connected: start reading, then TLS (if any) and CONNECT. */
-void conn_start_handshake(pc_conn_t *c);
+void pc_conn_start_handshake(pc_conn_t *c);
 
 /* conn_handshake.c */
-void conn_send_connect(pc_conn_t *c);
-void conn_answer_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthChallenge *m);
-void conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m);
+void pc_conn_send_connect(pc_conn_t *c);
+void pc_conn_answer_auth_challenge(pc_conn_t *c, const Pulsar__Proto__CommandAuthChallenge *m);
+void pc_conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m);
 /* Closes a connection that is not ready connectionTimeoutMs after it was opened
  * (CONNECT_FAILED, naming the phase that did not finish). Returns whether it did. */
 bool pc_conn_handshake_timed_out(pc_conn_t *c, uint64_t now);
 
 /* conn_requests.c */
-void conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);
+void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);
 /* A SEND_RECEIPT, decoded by either path (process_frames). */
-void conn_dispatch_receipt(pc_conn_t *c, const Pulsar__Proto__CommandSendReceipt *r);
-void conn_on_tick(uv_timer_t *t);
+void pc_conn_dispatch_receipt(pc_conn_t *c, const Pulsar__Proto__CommandSendReceipt *r);
+void pc_conn_on_tick(uv_timer_t *t);
 
 #endif

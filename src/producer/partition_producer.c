@@ -31,7 +31,7 @@ pc_send_rules_t pc_pp_send_rules(const pc_pp_settings_t *set)
     };
 }
 
-void pp_set_state(pc_pp_t *pp, pp_state s)
+void pc_pp_set_state(pc_pp_t *pp, pp_state s)
 {
     pp->state = s;
     bool down = s != PP_IDLE && s != PP_READY;
@@ -55,7 +55,7 @@ static void maybe_free(pc_pp_t *pp)
         return;
     pc_batcher_free(&pp->batcher);
     pc_compressor_clear(&pp->compressor);
-    pp_schema_free_all(pp);
+    pc_pp_schema_free_all(pp);
     pc_encryptor_free(pp->enc);
     free(pp->taken);
     free(pp->topic);
@@ -64,7 +64,7 @@ static void maybe_free(pc_pp_t *pp)
 }
 
 /* Every asynchronous call made with pp as context holds it alive until it calls back. */
-bool pp_callback_returned(pc_pp_t *pp)
+bool pc_pp_callback_returned(pc_pp_t *pp)
 {
     pp->inflight--;
     if (pp->freed) {
@@ -82,18 +82,18 @@ static void on_timer_closed(uv_handle_t *h)
 }
 
 /* The producer is closed: whatever is still pending fails, then the closer hears. */
-void pp_finish_close(pc_pp_t *pp, pulsarc_result res)
+void pc_pp_finish_close(pc_pp_t *pp, pulsarc_result res)
 {
     uv_timer_stop(&pp->close_timer);
     uv_timer_stop(&pp->reconnect_timer);
     /* A close may come while a registration is in flight: the connection must not keep
      * our listener, and the answers to that attempt are stale from now on. */
-    pp_abandon_registration(pp);
+    pc_pp_abandon_registration(pp);
     if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
         pc_conn_remove_listener(pp->conn, &pp->listener);
     pp->conn = NULL;
     pp->attempt++;
-    pp_set_state(pp, PP_CLOSED);
+    pc_pp_set_state(pp, PP_CLOSED);
     /* Messages already written may have been stored; the rest were never sent. */
     pc_pp_fail_all_in_doubt(pp, PULSARC_ERR_ALREADY_CLOSED, "producer closed");
     pc_pp_done_fn cb = pp->close_cb;
@@ -138,11 +138,11 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
     atomic_init(&pp->schema_version, -1);
     pp->listener.producer_id = pp->producer_id;
     pp->listener.ctx = pp;
-    pp->listener.on_receipt = pp_on_receipt;
-    pp->listener.on_send_error = pp_on_send_error;
-    pp->listener.on_broker_close = pp_on_broker_close;
-    pp->listener.on_disconnect = pp_on_disconnect;
-    pp->cluster_listener.on_switch = pp_on_cluster_switch;
+    pp->listener.on_receipt = pc_pp_on_receipt;
+    pp->listener.on_send_error = pc_pp_on_send_error;
+    pp->listener.on_broker_close = pc_pp_on_broker_close;
+    pp->listener.on_disconnect = pc_pp_on_disconnect;
+    pp->cluster_listener.on_switch = pc_pp_on_cluster_switch;
     pc_backoff_init(&pp->backoff, rt->limits.initial_backoff_ms, rt->limits.max_backoff_ms);
     if (pc_batcher_init(&pp->batcher, pp->set.batcher == PC_BATCHER_KEY_BASED,
                         pp->set.batching_max_messages, pp->set.batching_max_bytes) != 0 ||
@@ -171,7 +171,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
         /* Check often enough that a message fails close to its deadline. */
         uint64_t every = pp->set.send_timeout_ms / 10;
         every = every < 10 ? 10 : every > 1000 ? 1000 : every;
-        uv_timer_start(&pp->timeout_timer, pp_on_timeout_tick, every, every);
+        uv_timer_start(&pp->timeout_timer, pc_pp_on_timeout_tick, every, every);
     }
     return pp;
 }
@@ -180,12 +180,12 @@ static void on_closed_by_broker_answer(pc_conn_t *conn, pulsarc_result res,
                                        const Pulsar__Proto__BaseCommand *resp, void *ctx)
 {
     pc_pp_t *pp = ctx;
-    if (!pp_callback_returned(pp) || pp->state != PP_CLOSING)
+    if (!pc_pp_callback_returned(pp) || pp->state != PP_CLOSING)
         return;
     if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
         pc_conn_remove_listener(pp->conn, &pp->listener);
     /* A dropped connection closes the producer on the broker just as well. */
-    pp_finish_close(pp, res == PULSARC_ERR_CONNECTION_CLOSED ? PULSARC_OK : res);
+    pc_pp_finish_close(pp, res == PULSARC_ERR_CONNECTION_CLOSED ? PULSARC_OK : res);
 }
 
 static void close_after_flush(pc_pp_t *pp, pulsarc_result res, void *ctx)
@@ -195,10 +195,10 @@ static void close_after_flush(pc_pp_t *pp, pulsarc_result res, void *ctx)
     uv_timer_stop(&pp->reconnect_timer);
     if (pp->state != PP_READY) {
         /* Not registered anywhere: nothing to tell the broker. */
-        pp_finish_close(pp, PULSARC_OK);
+        pc_pp_finish_close(pp, PULSARC_OK);
         return;
     }
-    pp_set_state(pp, PP_CLOSING);
+    pc_pp_set_state(pp, PP_CLOSING);
     Pulsar__Proto__CommandCloseProducer close = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     uint64_t rid = pc_conn_new_request_id(pp->conn);
@@ -219,18 +219,18 @@ static void on_close_deadline(uv_timer_t *t)
         return;
     PC_WARN(pp->rt->log, "%s: close did not finish within operationTimeoutMs", pp->topic);
     if (pp->conn && pc_conn_state(pp->conn) == PC_CONN_READY && pp->state == PP_READY) {
-        pp_send_close_producer(pp);
+        pc_pp_send_close_producer(pp);
     }
     if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
         pc_conn_remove_listener(pp->conn, &pp->listener);
     uv_timer_stop(&pp->reconnect_timer);
-    pp_finish_close(pp, PULSARC_ERR_TIMEOUT);
+    pc_pp_finish_close(pp, PULSARC_ERR_TIMEOUT);
 }
 
 void pc_pp_close(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
 {
     if (pp->state == PP_CLOSED || pp->state == PP_FAILED || pp->state == PP_IDLE) {
-        pp_set_state(pp, PP_CLOSED);
+        pc_pp_set_state(pp, PP_CLOSED);
         cb(pp, PULSARC_OK, ctx);
         return;
     }
@@ -243,7 +243,7 @@ void pc_pp_close(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
 
 void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail)
 {
-    pp_abandon_registration(pp);
+    pc_pp_abandon_registration(pp);
     if (pp->conn && pc_conn_state(pp->conn) != PC_CONN_CLOSED)
         pc_conn_remove_listener(pp->conn, &pp->listener);
     pp->conn = NULL;
@@ -252,7 +252,7 @@ void pc_pp_abort(pc_pp_t *pp, pulsarc_result why, const char *detail)
     uv_timer_stop(&pp->batch_timer);
     uv_timer_stop(&pp->close_timer);
     pp_state before = pp->state;
-    pp_set_state(pp, PP_CLOSED);
+    pc_pp_set_state(pp, PP_CLOSED);
     /* Messages already written may have been stored (a client destroyed while receipts
      * were on their way); the rest were never sent. */
     pc_pp_fail_all_in_doubt(pp, why, detail);

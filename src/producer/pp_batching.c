@@ -48,17 +48,17 @@ static int take_batches(pc_pp_t *pp)
     return pc_batcher_take(&pp->batcher, pp->taken);
 }
 
-void pp_fail_unsent(pc_pp_t *pp, pulsarc_result res, const char *detail)
+void pc_pp_fail_unsent(pc_pp_t *pp, pulsarc_result res, const char *detail)
 {
     while (pp->waiting_head) {
         pc_msg_t *m = pp->waiting_head;
         pp->waiting_head = m->next;
-        pp_fail_message(pp, m, res, detail);
+        pc_pp_fail_message(pp, m, res, detail);
     }
     pp->waiting_tail = NULL;
     int n = take_batches(pp);
     for (int i = 0; i < n; i++)
-        pp_fail_batch(pp, &pp->taken[i], res, detail);
+        pc_pp_fail_batch(pp, &pp->taken[i], res, detail);
 }
 
 /* The version a message's (or batch's) schema has; NULL when it has none. */
@@ -90,7 +90,7 @@ static pulsarc_result entry_key(pc_pp_t *pp, pc_op_params_t *p)
 }
 
 /* Automatic ids continue after the highest id used so far, without overflowing. */
-void pp_note_id_used(pc_pp_t *pp, int64_t id)
+void pc_pp_note_id_used(pc_pp_t *pp, int64_t id)
 {
     if (pp->ids_exhausted || id < pp->next_sequence_id)
         return;
@@ -108,7 +108,7 @@ static bool assign_id(pc_pp_t *pp, pc_msg_t *msg)
             return false;
         msg->sequence_id = pp->next_sequence_id;
     }
-    pp_note_id_used(pp, msg->sequence_id);
+    pc_pp_note_id_used(pp, msg->sequence_id);
     return true;
 }
 
@@ -118,7 +118,7 @@ static bool assign_id(pc_pp_t *pp, pc_msg_t *msg)
 static bool assign_ids_at_flush(pc_pp_t *pp, pc_batch_t *b)
 {
     if (pp->next_sequence_id <= pp->pushed)
-        pp_note_id_used(pp, pp->pushed);
+        pc_pp_note_id_used(pp, pp->pushed);
     for (pc_msg_t *m = b->head; m; m = m->next) {
         if (m->sequence_id >= 0)
             continue;
@@ -131,7 +131,7 @@ static bool assign_ids_at_flush(pc_pp_t *pp, pc_batch_t *b)
 }
 
 /* Send the open batches, oldest first. */
-void pp_flush_batches(pc_pp_t *pp)
+void pc_pp_flush_batches(pc_pp_t *pp)
 {
     uv_timer_stop(&pp->batch_timer);
     if (pc_batcher_empty(&pp->batcher))
@@ -151,7 +151,7 @@ void pp_flush_batches(pc_pp_t *pp)
     pp->batch_schema = NULL;
     for (int i = 0; i < n; i++) {
         if (!assign_ids_at_flush(pp, &pp->taken[i])) {
-            pp_fail_batch(pp, &pp->taken[i], PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
+            pc_pp_fail_batch(pp, &pp->taken[i], PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
             continue;
         }
         pc_op_t *op;
@@ -163,18 +163,18 @@ void pp_flush_batches(pc_pp_t *pp)
             count_sent(pp, op, msgs, bytes);
             count_batch(pp, msgs);
             op->replay = replays;
-            pp_enqueue(pp, op, op);
+            pc_pp_enqueue(pp, op, op);
             continue;
         }
         char detail[256];
         snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
-        pp_fail_batch(pp, &pp->taken[i], res, detail);
+        pc_pp_fail_batch(pp, &pp->taken[i], res, detail);
     }
 }
 
 static void on_batch_timer(uv_timer_t *t)
 {
-    pp_flush_batches(t->data);
+    pc_pp_flush_batches(t->data);
 }
 
 /* The plan the sending thread followed at admission, and a frame that can hold the
@@ -194,10 +194,10 @@ static void add_to_batch(pc_pp_t *pp, pc_msg_t *msg)
     if (!pc_batcher_empty(&pp->batcher) &&
         (replay != pp->batch_replays || msg->schema_slot != pp->batch_schema ||
          !pc_batcher_fits(&pp->batcher, msg)))
-        pp_flush_batches(pp);
+        pc_pp_flush_batches(pp);
     bool first = pc_batcher_empty(&pp->batcher);
     if (pc_batcher_add(&pp->batcher, msg) != 0) {
-        pp_fail_message(pp, msg, PULSARC_ERR_NO_MEMORY, "out of memory");
+        pc_pp_fail_message(pp, msg, PULSARC_ERR_NO_MEMORY, "out of memory");
         return;
     }
     if (first) {
@@ -207,7 +207,7 @@ static void add_to_batch(pc_pp_t *pp, pc_msg_t *msg)
     if (!deferred && !replay)
         pp->pushed = msg->sequence_id;
     if (pc_batcher_full(&pp->batcher))
-        pp_flush_batches(pp);
+        pc_pp_flush_batches(pp);
     else if (first)
         uv_timer_start(&pp->batch_timer, on_batch_timer,
                        pp->set.batching_max_delay_ms, 0);
@@ -220,7 +220,7 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
      * ids continue after the highest id seen so far. */
     bool deferred = batch && pp->batcher.key_based && msg->sequence_id < 0;
     if (!deferred && !assign_id(pp, msg)) {
-        pp_fail_message(pp, msg, PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
+        pc_pp_fail_message(pp, msg, PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
         return;
     }
     if (batch) {
@@ -228,7 +228,7 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
         return;
     }
     /* Keep order: whatever is batched goes before this message. */
-    pp_flush_batches(pp);
+    pc_pp_flush_batches(pp);
     pc_op_params_t p;
     op_params(pp, &p);
     stamp_version(&p, msg->schema_slot);
@@ -240,7 +240,7 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
     if (res != PULSARC_OK) {
         char detail[512];
         snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
-        pp_fail_message(pp, msg, res, detail);
+        pc_pp_fail_message(pp, msg, res, detail);
         return;
     }
     bool replay = id <= pp->pushed;
@@ -249,21 +249,21 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
     for (pc_op_t *op = first; op; op = op->next)
         op->replay = replay;
     count_sent(pp, first, 1, msg->payload_len);
-    pp_enqueue(pp, first, last);
+    pc_pp_enqueue(pp, first, last);
 }
 
 void pc_pp_send(pc_pp_t *pp, pc_msg_t *msg)
 {
     if (pp->state == PP_FAILED) {
-        pp_fail_message(pp, msg, pp->fail_res, pp->fail_detail);
+        pc_pp_fail_message(pp, msg, pp->fail_res, pp->fail_detail);
         return;
     }
     if (pp->state == PP_CLOSING || pp->state == PP_CLOSED) {
-        pp_fail_message(pp, msg, PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
+        pc_pp_fail_message(pp, msg, PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
         return;
     }
-    if (!pp_schema_slot_of(pp, msg)) {
-        pp_fail_message(pp, msg, PULSARC_ERR_NO_MEMORY, "out of memory");
+    if (!pc_pp_schema_slot_of(pp, msg)) {
+        pc_pp_fail_message(pp, msg, PULSARC_ERR_NO_MEMORY, "out of memory");
         return;
     }
     const pp_schema_slot *slot = msg->schema_slot;
@@ -284,13 +284,13 @@ void pc_pp_send(pc_pp_t *pp, pc_msg_t *msg)
     send_now(pp, msg);
 }
 
-void pp_send_waiting(pc_pp_t *pp)
+void pc_pp_send_waiting(pc_pp_t *pp)
 {
     /* In order, up to the first message whose schema has no version yet (asking for it
      * if nobody does). */
     while (pp->waiting_head) {
         pc_msg_t *m = pp->waiting_head;
-        pp_schema_slot *slot = pp_schema_slot_of(pp, m);
+        pp_schema_slot *slot = pc_pp_schema_slot_of(pp, m);
         if (slot && slot->state != SLOT_READY)
             return;
         pp->waiting_head = m->next;
@@ -299,16 +299,16 @@ void pp_send_waiting(pc_pp_t *pp)
         if (slot)
             send_now(pp, m);
         else
-            pp_fail_message(pp, m, PULSARC_ERR_NO_MEMORY, "out of memory");
+            pc_pp_fail_message(pp, m, PULSARC_ERR_NO_MEMORY, "out of memory");
     }
     bool waited = false;
     for (flush_waiter *w = pp->flushes; w; w = w->next)
         waited |= w->target == WAITING_TARGET;
     if (!waited)
         return;
-    pp_flush_batches(pp);
+    pc_pp_flush_batches(pp);
     for (flush_waiter *w = pp->flushes; w; w = w->next)
         if (w->target == WAITING_TARGET)
             w->target = pp->next_op_index; /* every op queued so far, maybe none */
-    pp_check_flushes(pp);
+    pc_pp_check_flushes(pp);
 }

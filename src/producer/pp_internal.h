@@ -74,7 +74,7 @@ struct pc_pp {
     pc_pp_stopped_fn stopped;
     void *owner;
 
-    pp_state state;           /* changed by pp_set_state only */
+    pp_state state;           /* changed by pc_pp_set_state only */
     _Atomic int *down;        /* the owner's count of producers not connected (hooks) */
     bool counted;             /* ... and whether this one is in it */
     pulsarc_result fail_res;  /* PP_FAILED: the error every send gets */
@@ -150,58 +150,59 @@ struct pc_pp {
 /* partition_producer.c */
 /* Every change of state goes here: it keeps the owner's count of producers that are
  * started and not connected (pc_pp_hooks_t.down). */
-void pp_set_state(pc_pp_t *pp, pp_state s);
+void pc_pp_set_state(pc_pp_t *pp, pp_state s);
 /* An asynchronous call made with pp as context returned; false when pp is gone. */
-bool pp_callback_returned(pc_pp_t *pp);
+bool pc_pp_callback_returned(pc_pp_t *pp);
 /* The producer is closed: whatever is still pending fails, then the closer hears. */
-void pp_finish_close(pc_pp_t *pp, pulsarc_result res);
+void pc_pp_finish_close(pc_pp_t *pp, pulsarc_result res);
 
 /* pp_registration.c */
-void pp_stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail);
+void pc_pp_stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail);
 /* The answer to the registration in flight is no longer wanted (close, abort): tell the
  * broker to drop the producer, which it may still create (a WaitForExclusive producer it
  * queued would otherwise take the topic with nobody behind it). */
-void pp_abandon_registration(pc_pp_t *pp);
-void pp_on_broker_close(void *ctx);
-void pp_on_disconnect(void *ctx, pulsarc_result why);
+void pc_pp_abandon_registration(pc_pp_t *pp);
+void pc_pp_on_broker_close(void *ctx);
+void pc_pp_on_disconnect(void *ctx, pulsarc_result why);
 /* The client switched to another cluster: waiting to reconnect, try it now. */
-void pp_on_cluster_switch(pc_cluster_listener_t *l);
+void pc_pp_on_cluster_switch(pc_cluster_listener_t *l);
 
 /* pp_queue.c */
-void pp_check_flushes(pc_pp_t *pp);
-void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
+void pc_pp_check_flushes(pc_pp_t *pp);
+void pc_pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
                       const char *detail);
-void pp_fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const char *detail);
-void pp_fail_batch(pc_pp_t *pp, pc_batch_t *b, pulsarc_result res, const char *detail);
-void pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail);
-/* pp_fail_all, with a detail per message that says whether it may have been stored (the
+void pc_pp_fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const char *detail);
+void pc_pp_fail_batch(pc_pp_t *pp, pc_batch_t *b, pulsarc_result res, const char *detail);
+void pc_pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail);
+/* pc_pp_fail_all, with a detail per message that says whether it may have been stored (the
  * README's "a timeout is maybe, unless it says not sent"): "<why>: no receipt yet; the
  * message may have been persisted" once written to a connection, "<why>: ...: not sent"
  * otherwise. */
 void pc_pp_fail_all_in_doubt(pc_pp_t *pp, pulsarc_result res, const char *why);
-void pp_enqueue(pc_pp_t *pp, pc_op_t *first, pc_op_t *last);
-void pp_resend_pending(pc_pp_t *pp);
-void pp_send_close_producer(pc_pp_t *pp);
-void pp_on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r);
-void pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e);
-void pp_on_timeout_tick(uv_timer_t *t);
+void pc_pp_enqueue(pc_pp_t *pp, pc_op_t *first, pc_op_t *last);
+void pc_pp_resend_pending(pc_pp_t *pp);
+void pc_pp_send_close_producer(pc_pp_t *pp);
+void pc_pp_on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r);
+void pc_pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e);
+void pc_pp_on_timeout_tick(uv_timer_t *t);
 
 /* pp_schema.c */
 /* Put the producer's schema (if any) into a PRODUCER command; *mem is freed with
- * pp_schema_proto_free after the command was sent. Returns 0 or -1. */
-int pp_schema_fill_producer(pc_pp_t *pp, Pulsar__Proto__CommandProducer *reg, void **mem);
-void pp_schema_proto_free(void *mem);
+ * pc_pp_schema_proto_free after the command was sent. Returns 0 or -1. */
+int pc_pp_schema_fill_producer(pc_pp_t *pp, Pulsar__Proto__CommandProducer *reg, void **mem);
+void pc_pp_schema_proto_free(void *mem);
 /* Keep the version a PRODUCER_SUCCESS carries. PULSARC_OK or PROTOCOL with a detail. */
-pulsarc_result pp_schema_registered(pc_pp_t *pp, const Pulsar__Proto__CommandProducerSuccess *ok);
+pulsarc_result pc_pp_schema_registered(pc_pp_t *pp,
+                                        const Pulsar__Proto__CommandProducerSuccess *ok);
 /* The slot of msg's schema, fetching its version when unknown and the producer is
  * connected; NULL when out of memory. */
-pp_schema_slot *pp_schema_slot_of(pc_pp_t *pp, pc_msg_t *msg);
-void pp_schema_free_all(pc_pp_t *pp);
+pp_schema_slot *pc_pp_schema_slot_of(pc_pp_t *pp, pc_msg_t *msg);
+void pc_pp_schema_free_all(pc_pp_t *pp);
 
 /* pp_batching.c */
-void pp_note_id_used(pc_pp_t *pp, int64_t id);
-void pp_flush_batches(pc_pp_t *pp);
-void pp_fail_unsent(pc_pp_t *pp, pulsarc_result res, const char *detail);
-void pp_send_waiting(pc_pp_t *pp);
+void pc_pp_note_id_used(pc_pp_t *pp, int64_t id);
+void pc_pp_flush_batches(pc_pp_t *pp);
+void pc_pp_fail_unsent(pc_pp_t *pp, pulsarc_result res, const char *detail);
+void pc_pp_send_waiting(pc_pp_t *pp);
 
 #endif

@@ -10,7 +10,7 @@
 #include "producer/message_id.h"
 #include "wire/frame.h"
 
-void pp_check_flushes(pc_pp_t *pp)
+void pc_pp_check_flushes(pc_pp_t *pp)
 {
     uint64_t first_pending = pp->head ? pp->head->index : pp->next_op_index;
     for (flush_waiter **pp_w = &pp->flushes; *pp_w;) {
@@ -83,7 +83,7 @@ static pc_op_t *pop_head(pc_pp_t *pp)
 /* Remove the head op and complete what it carries: every message of a batch (each with
  * its own id), a single message, or — for chunks — the message once its last chunk is
  * stored, or at the first failed chunk (the rest of its chunks are dropped with it). */
-void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
+void pc_pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
                           const char *detail)
 {
     pc_op_t *op = pop_head(pp);
@@ -119,7 +119,7 @@ void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_
             pp->complete(pp->owner, msg, res, res == PULSARC_OK ? &cid : NULL);
         }
         pc_op_release(op);
-        pp_check_flushes(pp);
+        pc_pp_check_flushes(pp);
         return;
     }
     if (op->batch && pp->released)
@@ -144,11 +144,11 @@ void pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_
     }
     latency_flush(pp, &run);
     pc_op_release(op);
-    pp_check_flushes(pp);
+    pc_pp_check_flushes(pp);
 }
 
 /* A message that never became an op ends here. */
-void pp_fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const char *detail)
+void pc_pp_fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const char *detail)
 {
     count_end(pp, res, 1, msg->payload_len);
     pc_set_detail(detail);
@@ -156,21 +156,21 @@ void pp_fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const char 
     pc_msg_free(msg);
 }
 
-void pp_fail_batch(pc_pp_t *pp, pc_batch_t *b, pulsarc_result res, const char *detail)
+void pc_pp_fail_batch(pc_pp_t *pp, pc_batch_t *b, pulsarc_result res, const char *detail)
 {
     for (pc_msg_t *m = b->head, *next; m; m = next) {
         next = m->next;
-        pp_fail_message(pp, m, res, detail);
+        pc_pp_fail_message(pp, m, res, detail);
     }
     b->head = b->tail = NULL;
 }
 
-void pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail)
+void pc_pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail)
 {
     /* Oldest first: ops in flight, then what is still batched or waiting. */
     while (pp->head)
-        pp_complete_head(pp, res, NULL, detail);
-    pp_fail_unsent(pp, res, detail);
+        pc_pp_complete_head(pp, res, NULL, detail);
+    pc_pp_fail_unsent(pp, res, detail);
     /* Nothing is pending any more, so every flush is answered. */
     flush_waiter *w = pp->flushes;
     pp->flushes = NULL;
@@ -188,8 +188,8 @@ void pc_pp_fail_all_in_doubt(pc_pp_t *pp, pulsarc_result res, const char *why)
     snprintf(maybe, sizeof maybe, "%s: no receipt yet; the message may have been persisted", why);
     snprintf(never, sizeof never, "%s: " NOT_SENT_DETAIL, why);
     while (pp->head)
-        pp_complete_head(pp, res, NULL, pp->head->first_registration ? maybe : never);
-    pp_fail_all(pp, res, never);
+        pc_pp_complete_head(pp, res, NULL, pp->head->first_registration ? maybe : never);
+    pc_pp_fail_all(pp, res, never);
 }
 
 static void on_op_written(void *ctx, int status)
@@ -211,7 +211,7 @@ static void write_op(pc_pp_t *pp, pc_op_t *op)
 
 /* After (re)registration every op still pending goes out again, in order, before any
  * new one: the broker sees the same sequence ids and deduplicates what it already has. */
-void pp_resend_pending(pc_pp_t *pp)
+void pc_pp_resend_pending(pc_pp_t *pp)
 {
     for (pc_op_t *op = pp->head; op && pp->state == PP_READY; op = op->next) {
         if (op->first_registration)
@@ -220,7 +220,7 @@ void pp_resend_pending(pc_pp_t *pp)
     }
 }
 
-void pp_enqueue(pc_pp_t *pp, pc_op_t *first, pc_op_t *last)
+void pc_pp_enqueue(pc_pp_t *pp, pc_op_t *first, pc_op_t *last)
 {
     /* The loop's cached time (the same monotonic clock, read once per loop turn) is
      * precise enough for a send timeout, and costs no clock read per op. */
@@ -257,7 +257,7 @@ static bool is_duplicate_receipt(const Pulsar__Proto__CommandSendReceipt *r)
            r->message_id->entryid == UINT64_MAX;
 }
 
-void pp_on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r)
+void pc_pp_on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r)
 {
     pc_pp_t *pp = ctx;
     pc_op_t *op = pp->head;
@@ -286,7 +286,7 @@ void pp_on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r)
                  "the broker dropped this as a duplicate: sequence id %llu was above every id "
                  "this producer had sent, and it was not stored",
                  (unsigned long long)op->sequence_id);
-        pp_complete_head(pp, PULSARC_ERR_DUPLICATE_DROPPED, NULL, detail);
+        pc_pp_complete_head(pp, PULSARC_ERR_DUPLICATE_DROPPED, NULL, detail);
         return;
     }
     /* A duplicate of what the broker already holds completes with ledger and entry -1. */
@@ -300,12 +300,12 @@ void pp_on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r)
         highest = (int64_t)r->highest_sequence_id;
     if (highest > atomic_load(&pp->last_sequence_id))
         atomic_store(&pp->last_sequence_id, highest);
-    pp_complete_head(pp, PULSARC_OK, &id, NULL);
+    pc_pp_complete_head(pp, PULSARC_OK, &id, NULL);
 }
 
 /* Tell the broker we are gone without waiting for its answer, so that the name is free
  * for a successor at once. */
-void pp_send_close_producer(pc_pp_t *pp)
+void pc_pp_send_close_producer(pc_pp_t *pp)
 {
     Pulsar__Proto__CommandCloseProducer close = PULSAR__PROTO__COMMAND_CLOSE_PRODUCER__INIT;
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
@@ -316,7 +316,7 @@ void pp_send_close_producer(pc_pp_t *pp)
     pc_conn_send_command(pp->conn, &cmd);
 }
 
-void pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e)
+void pc_pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e)
 {
     pc_pp_t *pp = ctx;
     pulsarc_result res = pc_result_from_server_error(e->error);
@@ -328,16 +328,16 @@ void pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e)
         /* About this message (too big for the topic's policy, say): it fails alone; the
          * connection and the other producers on it are fine. */
         if (pp->head && pp->head->sequence_id == e->sequence_id)
-            pp_complete_head(pp, res, NULL, detail);
+            pc_pp_complete_head(pp, res, NULL, detail);
         return;
     }
     if (pulsarc_result_is_terminal(res)) {
         /* About the topic or this producer: retrying cannot help, but the connection is
          * shared and stays. */
-        pp_send_close_producer(pp);
+        pc_pp_send_close_producer(pp);
         pc_conn_remove_listener(pp->conn, &pp->listener);
         pp->conn = NULL;
-        pp_stop_with(pp, res, detail);
+        pc_pp_stop_with(pp, res, detail);
         return;
     }
     /* Checksum, persistence and other transient failures: resending on a fresh
@@ -345,14 +345,14 @@ void pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e)
     pc_conn_close(pp->conn, res, detail);
 }
 
-void pp_on_timeout_tick(uv_timer_t *t)
+void pc_pp_on_timeout_tick(uv_timer_t *t)
 {
     pc_pp_t *pp = t->data;
     uint64_t now = pc_mono_ms();
     uint64_t limit = pp->set.send_timeout_ms;
     /* Only ops that waited longer than the limit fail; ops queue in age order. */
     while (pp->head && now - pp->head->created_ms >= limit)
-        pp_complete_head(pp, PULSARC_ERR_SEND_TIMEOUT, NULL,
+        pc_pp_complete_head(pp, PULSARC_ERR_SEND_TIMEOUT, NULL,
                       pp->head->first_registration
                           ? "no receipt within sendTimeoutMs; the message may have been persisted"
                           : "no receipt within sendTimeoutMs; " NOT_SENT_DETAIL);
@@ -360,7 +360,7 @@ void pp_on_timeout_tick(uv_timer_t *t)
 
 void pc_pp_flush(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
 {
-    pp_flush_batches(pp);
+    pc_pp_flush_batches(pp);
     if (!pp->head && !pp->waiting_head) {
         cb(pp, PULSARC_OK, ctx);
         return;
@@ -371,7 +371,7 @@ void pc_pp_flush(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
         return;
     }
     /* Messages still waiting for the first registration have no op yet: the target is
-     * fixed once they are queued (pp_send_waiting). */
+     * fixed once they are queued (pc_pp_send_waiting). */
     w->target = pp->waiting_head ? WAITING_TARGET : pp->next_op_index;
     w->res = PULSARC_OK;
     w->cb = cb;

@@ -41,7 +41,7 @@ static pc_pp_t *attempt_ctx_take(void *ctx)
     pc_pp_t *pp = a->pp;
     bool current = a->attempt == pp->attempt;
     free(a);
-    if (!pp_callback_returned(pp) || !current || pp->state != PP_CONNECTING)
+    if (!pc_pp_callback_returned(pp) || !current || pp->state != PP_CONNECTING)
         return NULL;
     return pp;
 }
@@ -58,16 +58,16 @@ static void schedule_reconnect(pc_pp_t *pp)
     uv_timer_start(&pp->reconnect_timer, on_reconnect_timer, delay, 0);
 }
 
-void pp_stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail)
+void pc_pp_stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail)
 {
-    pp_set_state(pp, PP_FAILED);
+    pc_pp_set_state(pp, PP_FAILED);
     pp->fail_res = res;
     snprintf(pp->fail_detail, sizeof pp->fail_detail, "the producer stopped: %s",
              detail && *detail ? detail : pulsarc_strerror(res));
     if (pulsarc_result_is_terminal(res))
         pp->stopped(pp->owner, res, pp->fail_detail);
     PC_ERROR(pp->rt->log, "%s: %s", pp->topic, pp->fail_detail);
-    pp_fail_all(pp, res, pp->fail_detail);
+    pc_pp_fail_all(pp, res, pp->fail_detail);
 }
 
 /* An attempt to (re)register failed. */
@@ -91,12 +91,12 @@ static void attempt_failed(pc_pp_t *pp, pulsarc_result res, const char *detail)
                 /* A lazy partition (started by a send, nobody waits on its creation):
                  * its waiting messages fail, but the next send tries to register again,
                  * since the error may well be gone by then. */
-                pp_fail_all(pp, res, detail);
-                pp_set_state(pp, PP_IDLE);
+                pc_pp_fail_all(pp, res, detail);
+                pc_pp_set_state(pp, PP_IDLE);
                 pc_backoff_reset(&pp->backoff);
                 return;
             }
-            pp_stop_with(pp, res, detail);
+            pc_pp_stop_with(pp, res, detail);
             pc_set_detail(detail);
             if (cb)
                 cb(pp, res, pp->start_ctx);
@@ -106,7 +106,7 @@ static void attempt_failed(pc_pp_t *pp, pulsarc_result res, const char *detail)
         return;
     }
     if (pulsarc_result_is_terminal(res)) {
-        pp_stop_with(pp, res, detail);
+        pc_pp_stop_with(pp, res, detail);
         return;
     }
     schedule_reconnect(pp);
@@ -163,14 +163,14 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
         /* No answer in time: the broker may still create the producer (a WaitForExclusive
          * one it queued gets the topic once the others leave), so tell it not to. */
         if (res == PULSARC_ERR_TIMEOUT && pc_conn_state(conn) == PC_CONN_READY)
-            pp_send_close_producer(pp);
+            pc_pp_send_close_producer(pp);
         if (pc_conn_state(conn) != PC_CONN_CLOSED)
             pc_conn_remove_listener(conn, &pp->listener);
         attempt_failed(pp, res, detail);
         return;
     }
     const Pulsar__Proto__CommandProducerSuccess *ok = resp->producer_success;
-    if (pp_schema_registered(pp, ok) != PULSARC_OK) {
+    if (pc_pp_schema_registered(pp, ok) != PULSARC_OK) {
         char detail[512];
         snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
         pc_conn_remove_listener(conn, &pp->listener);
@@ -191,7 +191,7 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
         /* Only the first registration fixes the ids: later ones must not rewind them. */
         pp->sequence_known = true;
         int64_t last = pp->set.initial_sequence_id >= 0 ? pp->set.initial_sequence_id : broker_last;
-        pp_note_id_used(pp, last);
+        pc_pp_note_id_used(pp, last);
         atomic_store(&pp->last_sequence_id, last);
     }
     /* The topic's epoch, as the latest registration gave it (the official clients keep
@@ -205,8 +205,8 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
     pp->counters.registrations++;
     pp->max_message_size = pc_conn_max_message_size(conn);
     pc_batcher_set_frame_limit(&pp->batcher, pp->max_message_size);
-    pp_set_state(pp, PP_READY);
-    /* The backoff starts over once the broker stores something (pp_on_receipt): a frame it
+    pc_pp_set_state(pp, PP_READY);
+    /* The backoff starts over once the broker stores something (pc_pp_on_receipt): a frame it
      * refuses, closing the connection each time, must not make us spin. */
     if (!pp->head)
         pc_backoff_reset(&pp->backoff);
@@ -224,9 +224,9 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
         if (cb)
             cb(pp, PULSARC_OK, pp->start_ctx);
     }
-    pp_resend_pending(pp);
+    pc_pp_resend_pending(pp);
     if (pp->state == PP_READY)
-        pp_send_waiting(pp);
+        pc_pp_send_waiting(pp);
 }
 
 /* The producer's properties as CommandProducer.metadata: one block, pointers then
@@ -294,7 +294,7 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
     Pulsar__Proto__KeyValue **metadata = NULL;
     attempt_ctx *a = attempt_ctx_new(pp);
     if (!a || !producer_metadata(pp, &reg, &metadata) ||
-        pp_schema_fill_producer(pp, &reg, &schema_mem) != 0) {
+        pc_pp_schema_fill_producer(pp, &reg, &schema_mem) != 0) {
         if (a) {
             pp->inflight--;
             free(a);
@@ -306,7 +306,7 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
     }
     pp->registering = true;
     pc_conn_request(conn, &cmd, rid, on_registered, a);
-    pp_schema_proto_free(schema_mem);
+    pc_pp_schema_proto_free(schema_mem);
     free(metadata);
 }
 
@@ -366,7 +366,7 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
     }
     if (pp->state == PP_CLOSING) {
         /* Closing anyway: the broker forgets the producer with the connection. */
-        pp_finish_close(pp, PULSARC_OK);
+        pc_pp_finish_close(pp, PULSARC_OK);
         return;
     }
     if (pp->state != PP_READY)
@@ -375,34 +375,34 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
             pp->topic, pulsarc_strerror(why), detail && *detail ? ": " : "", detail ? detail : "",
             (size_t)(pp->head ? pp->next_op_index - pp->head->index : 0));
     pp->conn = NULL;
-    pp_set_state(pp, PP_CONNECTING);
+    pc_pp_set_state(pp, PP_CONNECTING);
     pp->counters.disconnects++;
     schedule_reconnect(pp);
 }
 
-void pp_abandon_registration(pc_pp_t *pp)
+void pc_pp_abandon_registration(pc_pp_t *pp)
 {
     if (!pp->registering)
         return;
     pp->registering = false;
     if (pp->conn && pc_conn_state(pp->conn) == PC_CONN_READY)
-        pp_send_close_producer(pp);
+        pc_pp_send_close_producer(pp);
 }
 
-void pp_on_broker_close(void *ctx)
+void pc_pp_on_broker_close(void *ctx)
 {
     pc_pp_t *pp = ctx;
     PC_INFO(pp->rt->log, "%s: broker closed the producer; reconnecting", pp->topic);
     connection_lost(pp, PULSARC_ERR_CONNECTION_CLOSED, "closed by the broker");
 }
 
-void pp_on_disconnect(void *ctx, pulsarc_result why)
+void pc_pp_on_disconnect(void *ctx, pulsarc_result why)
 {
     pc_pp_t *pp = ctx;
     connection_lost(pp, why, pulsarc_last_error_detail());
 }
 
-void pp_on_cluster_switch(pc_cluster_listener_t *l)
+void pc_pp_on_cluster_switch(pc_cluster_listener_t *l)
 {
     pc_pp_t *pp = (pc_pp_t *)((char *)l - offsetof(pc_pp_t, cluster_listener));
     /* The backoff grew against a cluster the client has left: the new one gets a fresh
@@ -419,6 +419,6 @@ void pc_pp_start(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
     pp->start_cb = cb;
     pp->start_ctx = ctx;
     pp->start_deadline_ms = pc_mono_ms() + pp->rt->limits.operation_timeout_ms;
-    pp_set_state(pp, PP_CONNECTING);
+    pc_pp_set_state(pp, PP_CONNECTING);
     connect_now(pp);
 }

@@ -25,7 +25,7 @@ static proto_schema *proto_schema_new(const pc_schema_t *s)
     size_t n = s->n_props ? s->n_props : 1;
     if (!ps || !(ps->kvs = calloc(n, sizeof *ps->kvs)) ||
         !(ps->ptrs = calloc(n, sizeof *ps->ptrs))) {
-        pp_schema_proto_free(ps);
+        pc_pp_schema_proto_free(ps);
         return NULL;
     }
     pulsar__proto__schema__init(&ps->schema);
@@ -46,7 +46,7 @@ static proto_schema *proto_schema_new(const pc_schema_t *s)
     return ps;
 }
 
-void pp_schema_proto_free(void *mem)
+void pc_pp_schema_proto_free(void *mem)
 {
     proto_schema *ps = mem;
     if (!ps)
@@ -56,7 +56,7 @@ void pp_schema_proto_free(void *mem)
     free(ps);
 }
 
-int pp_schema_fill_producer(pc_pp_t *pp, Pulsar__Proto__CommandProducer *reg, void **mem)
+int pc_pp_schema_fill_producer(pc_pp_t *pp, Pulsar__Proto__CommandProducer *reg, void **mem)
 {
     *mem = NULL;
     if (!pc_schema_is_registered(pp->set.schema))
@@ -84,7 +84,7 @@ static pulsarc_result keep_version(pp_schema_slot *slot, const ProtobufCBinaryDa
     return PULSARC_OK;
 }
 
-pulsarc_result pp_schema_registered(pc_pp_t *pp, const Pulsar__Proto__CommandProducerSuccess *ok)
+pulsarc_result pc_pp_schema_registered(pc_pp_t *pp, const Pulsar__Proto__CommandProducerSuccess *ok)
 {
     static const ProtobufCBinaryData none = { 0, NULL };
     pulsarc_result res = keep_version(&pp->own_schema, ok->has_schema_version ? &ok->schema_version
@@ -116,7 +116,7 @@ static void fail_waiting_of(pc_pp_t *pp, const pp_schema_slot *slot, pulsarc_res
         pc_msg_t *m = *link;
         if (m->schema_slot == slot) {
             *link = m->next;
-            pp_fail_message(pp, m, res, detail);
+            pc_pp_fail_message(pp, m, res, detail);
         } else {
             kept_tail = m;
             link = &m->next;
@@ -132,7 +132,7 @@ static void on_fetched(pc_conn_t *conn, pulsarc_result res, const Pulsar__Proto_
     pc_pp_t *pp = f->pp;
     pp_schema_slot *slot = f->slot;
     free(f);
-    if (!pp_callback_returned(pp))
+    if (!pc_pp_callback_returned(pp))
         return;
     slot->state = SLOT_UNKNOWN;
     char detail[512];
@@ -163,7 +163,7 @@ static void on_fetched(pc_conn_t *conn, pulsarc_result res, const Pulsar__Proto_
         fail_waiting_of(pp, slot, res, msg);
     }
     if (pp->state == PP_READY)
-        pp_send_waiting(pp);
+        pc_pp_send_waiting(pp);
 }
 
 static void fetch(pc_pp_t *pp, pp_schema_slot *slot)
@@ -171,7 +171,7 @@ static void fetch(pc_pp_t *pp, pp_schema_slot *slot)
     proto_schema *ps = proto_schema_new(slot->schema);
     fetch_ctx *f = malloc(sizeof *f);
     if (!ps || !f) {
-        pp_schema_proto_free(ps);
+        pc_pp_schema_proto_free(ps);
         free(f);
         return; /* stays UNKNOWN: the next message or registration asks again */
     }
@@ -188,10 +188,10 @@ static void fetch(pc_pp_t *pp, pp_schema_slot *slot)
     slot->state = SLOT_FETCHING;
     pp->inflight++;
     pc_conn_request(pp->conn, &cmd, rid, on_fetched, f);
-    pp_schema_proto_free(ps);
+    pc_pp_schema_proto_free(ps);
 }
 
-pp_schema_slot *pp_schema_slot_of(pc_pp_t *pp, pc_msg_t *msg)
+pp_schema_slot *pc_pp_schema_slot_of(pc_pp_t *pp, pc_msg_t *msg)
 {
     pp_schema_slot *slot;
     if (!msg->schema || pc_schema_equal(msg->schema, pp->set.schema)) {
@@ -218,7 +218,7 @@ pp_schema_slot *pp_schema_slot_of(pc_pp_t *pp, pc_msg_t *msg)
     return slot;
 }
 
-void pp_schema_free_all(pc_pp_t *pp)
+void pc_pp_schema_free_all(pc_pp_t *pp)
 {
     while (pp->schemas) {
         pp_schema_slot *s = pp->schemas;

@@ -9,6 +9,22 @@ trap 'rm -rf "$work"' EXIT
 prefix="$work/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
+# The names the installed libraries define for the linker: the shared library exports the
+# public API only (pulsarc_*); the static one also carries its internals, all under pc_ or
+# pulsarc_, and protobuf-c's code for the Pulsar protocol under its package's prefix
+# (pulsar__proto__*: a program that compiles PulsarApi.proto with protobuf-c itself would
+# clash with it; see the README). Any other name could collide with an application's.
+stray="$( { nm -D --defined-only "$(find "$prefix" -name 'libpulsarc.so' | head -n1)" |
+            awk '{print $3}' | grep -v '^pulsarc_' || true
+          nm -g --defined-only "$(find "$prefix" -name 'libpulsarc.a' | head -n1)" 2>/dev/null |
+            awk 'NF == 3 {print $3}' | grep -Ev '^(pulsarc_|pc_|pulsar__proto__)' || true; } |
+          sort -u)"
+if [[ -n "$stray" ]]; then
+  echo "install check failed: symbols outside pulsarc's prefixes:" >&2
+  echo "$stray" >&2
+  exit 1
+fi
+
 cat >"$work/main.c" <<'C'
 #define _POSIX_C_SOURCE 200809L /* uv.h (pulsarc_uv.h's) wants POSIX's types under -std=c11 */
 #include <pulsarc/pulsarc.h>
