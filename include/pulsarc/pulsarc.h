@@ -15,9 +15,21 @@
  * (send, flush, close, create_producer, client_destroy) never wait and do nothing: they
  * fail with PULSARC_ERR_WOULD_BLOCK instead of deadlocking the loop.
  *
+ * Sharing objects between threads: a client (pulsarc_client_t) and its producers
+ * (pulsarc_producer_t) may be used by any number of threads at once, until
+ * pulsarc_producer_free / pulsarc_client_destroy, which no other thread may race. Every
+ * other object is the caller's own and not synchronised: a message builder
+ * (pulsarc_message_t), a configuration, a message id, a schema or a statistics snapshot
+ * is used by one thread at a time (hand it over as you would any plain struct). A
+ * configuration and a message are copied by the calls that take them, so the caller may
+ * reuse or free them as soon as the call returns.
+ *
  * Ownership: objects a function returns through an out-parameter belong to the caller
- * and are released with the matching _free/_destroy function. Strings passed in are
- * copied unless a comment says otherwise.
+ * and are released with the matching _free/_destroy function; bytes the library
+ * allocates for the caller (pulsarc_message_id_serialize) are released with
+ * pulsarc_free(), never with the application's free() (the library may come with
+ * another allocator than the program). Strings passed in are copied unless a comment
+ * says otherwise.
  *
  * Errors: every fallible function returns a pulsarc_result. pulsarc_strerror() describes
  * a code; pulsarc_last_error_detail() gives the detail of the most recent failure on the
@@ -54,6 +66,10 @@ extern "C" {
 PULSARC_API int pulsarc_version(void);
 /* A static string; never freed. */
 PULSARC_API const char *pulsarc_version_string(void);
+
+/* Releases bytes the library allocated for the caller (see Ownership above); NULL does
+ * nothing. Any thread. */
+PULSARC_API void pulsarc_free(void *ptr);
 
 /* ---------------------------------------------------------------------------------
  * Results. 0 is success; local errors are negative; errors the broker reported are
@@ -812,7 +828,7 @@ PULSARC_API int pulsarc_message_id_first_chunk(const pulsarc_message_id_t *id, i
 /* "ledger:entry:partition:batch_index", NUL-terminated. Returns the length needed. */
 PULSARC_API size_t pulsarc_message_id_str(const pulsarc_message_id_t *id, char *buf, size_t len);
 /* The protocol's MessageIdData encoding, as the official clients' serialize() writes it.
- * *out is malloc'ed; free it with free(). */
+ * *out is the caller's: release it with pulsarc_free(). */
 PULSARC_API pulsarc_result pulsarc_message_id_serialize(const pulsarc_message_id_t *id,
                                                         uint8_t **out, size_t *len);
 PULSARC_API pulsarc_result pulsarc_message_id_deserialize(const uint8_t *data, size_t len,
@@ -913,7 +929,10 @@ PULSARC_API void pulsarc_message_clear(pulsarc_message_t *msg);
 typedef struct pulsarc_client pulsarc_client_t;
 
 /* Starts the client's loop thread. No connection is made until a producer is created.
- * conf may be NULL (defaults); it is copied. service_url: "pulsar://host[:port][,host...]".
+ * conf may be NULL (defaults); it is copied. service_url: "pulsar://host[:port][,host...]"
+ * (binary protocol), "pulsar+ssl://..." (TLS), or "http://" / "https://" (lookups over the
+ * brokers' HTTP API; the producers then connect to the addresses the lookup names). Each
+ * form takes several hosts, tried in turn.
  * (On the application's own libuv loop instead: pulsarc_client_new_on_loop in
  * pulsarc/pulsarc_uv.h.) */
 PULSARC_API pulsarc_result pulsarc_client_new(const char *service_url,

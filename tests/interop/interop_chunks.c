@@ -42,7 +42,7 @@ static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_mes
     pulsarc_message_id_t *back = NULL;
     if (pulsarc_message_id_serialize(id, &bytes, &len) == PULSARC_OK) {
         pulsarc_message_id_deserialize(bytes, len, &back);
-        free(bytes);
+        pulsarc_free(bytes);
     }
     if (back)
         pulsarc_message_id_first_chunk(back, &first_ledger, &first_entry);

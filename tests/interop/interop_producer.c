@@ -86,7 +86,7 @@ static void record(int index, pulsarc_result res, const pulsarc_message_id_t *id
     if (pulsarc_message_id_serialize(id, &bytes, &len) == PULSARC_OK) {
         for (size_t i = 0; i < len && i < 60; i++)
             sprintf(r->ser + 2 * i, "%02x", bytes[i]);
-        free(bytes);
+        pulsarc_free(bytes);
     }
     atomic_fetch_add(&done_ok, 1);
 }

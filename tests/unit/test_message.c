@@ -98,7 +98,7 @@ Test(message_id, prints_and_round_trips_through_serialisation)
     cr_assert_eq(pulsarc_message_id_partition(back), 5);
     cr_assert_eq(pulsarc_message_id_batch_index(back), 2);
     cr_assert_eq(pulsarc_message_id_batch_size(back), 10);
-    free(bytes);
+    pulsarc_free(bytes);
     pulsarc_message_id_free(back);
     /* Ledger 3, entry 1, no partition: the same bytes the Java client writes. */
     pc_message_id_init(&id, 3, 1, -1);
@@ -106,7 +106,7 @@ Test(message_id, prints_and_round_trips_through_serialisation)
     uint8_t golden[] = { 0x08, 0x03, 0x10, 0x01 };
     cr_assert_eq(len, sizeof golden);
     cr_assert_eq(memcmp(bytes, golden, len), 0);
-    free(bytes);
+    pulsarc_free(bytes);
     cr_assert_eq(pulsarc_message_id_deserialize((const uint8_t *)"\xff\xff", 2, &back),
                  PULSARC_ERR_INVALID_ARGUMENT);
 }
