@@ -1,0 +1,54 @@
+# Debian packages with CPack: `cpack -G DEB` in a build tree makes one package per install
+# component (CMakeLists.txt):
+#   libpulsarc0     lib    the shared library, libpulsarc.so.0 (the package name carries
+#                          the SONAME's number, as Debian's policy for libraries wants)
+#   libpulsarc-dev  dev    headers, static library, libpulsarc.so, pkg-config and CMake
+#                          package files; depends on libpulsarc0 of the same version and
+#                          on the -dev packages that pulsarc.pc and the static library need
+#   pulsarc-tools   tools  pulsarc-produce and pulsarc-perf (linked statically with pulsarc)
+# The runtime dependencies (libuv1, libssl3, ...) come from dpkg-shlibdeps, which reads
+# what the binaries link and names the Debian packages that provide it.
+set(CPACK_PACKAGE_NAME pulsarc)
+set(CPACK_PACKAGE_VENDOR "pulsarc")
+set(CPACK_PACKAGE_CONTACT "pulsarc developers")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "C producer library for Apache Pulsar")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL lib dev tools)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(PULSARC_DEB_VERSION "${PROJECT_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE}")
+
+set(CPACK_DEBIAN_LIB_PACKAGE_NAME "libpulsarc${PROJECT_VERSION_MAJOR}")
+set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
+# A shlibs file (for the one package with a shared library), so packages built against
+# libpulsarc0 depend on it through dpkg-shlibdeps in turn.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+set(CPACK_COMPONENT_LIB_DESCRIPTION "C producer library for Apache Pulsar - shared library
+ pulsarc publishes messages to Apache Pulsar over its binary protocol: batching,
+ compression, TLS and authentication, schemas, end-to-end encryption.")
+
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME libpulsarc-dev)
+set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+set(PULSARC_DEV_DEPENDS "${CPACK_DEBIAN_LIB_PACKAGE_NAME} (= ${PULSARC_DEB_VERSION})"
+    libuv1-dev libprotobuf-c-dev libssl-dev "libcurl4-openssl-dev | libcurl-dev"
+    libjansson-dev liblz4-dev libzstd-dev zlib1g-dev libsnappy-dev)
+if(AVRO_FOUND)
+  list(APPEND PULSARC_DEV_DEPENDS libavro-dev)
+endif()
+list(JOIN PULSARC_DEV_DEPENDS ", " CPACK_DEBIAN_DEV_PACKAGE_DEPENDS)
+set(CPACK_COMPONENT_DEV_DESCRIPTION "C producer library for Apache Pulsar - development files
+ Headers, the static library, pkg-config (pulsarc.pc) and CMake (find_package(pulsarc))
+ files for building programs with pulsarc.")
+
+set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME pulsarc-tools)
+set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)
+set(CPACK_COMPONENT_TOOLS_DESCRIPTION "Command-line producer and benchmark for Apache Pulsar
+ pulsarc-produce sends messages from its arguments or standard input; pulsarc-perf
+ measures publish throughput and latency.")
+
+include(CPack)

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The Debian packages of a build tree, as a user gets them:
+#   1. `cpack -G DEB` makes libpulsarc0, libpulsarc-dev and pulsarc-tools;
+#   2. their control fields say the right things: each package depends on the Debian
+#      package of every library its binaries link (found with dpkg -S on this machine),
+#      libpulsarc-dev on libpulsarc0 of its own version, libpulsarc0 carries a shlibs file;
+#      and each holds its files and no other's;
+#   3. unpacked with `dpkg -x` into a scratch root, examples/simple_producer.c builds with
+#      `pkg-config --cflags --libs pulsarc` from that root and runs against the broker
+#      with the packaged libpulsarc.so.0, as does the packaged pulsarc-produce;
+#   4. the official Python client reads every message they sent.
+#
+#   tests/install/check_packages.sh BUILD_DIR
+# Needs the test broker (PULSAR_SERVICE_URL, default pulsar://127.0.0.1:6650).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+build="$(cd "$1" && pwd)"
+url="${PULSAR_SERVICE_URL:-pulsar://127.0.0.1:6650}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "check_packages: FAIL: $*" >&2; exit 1; }
+
+# 1. The packages (cpack's preinstall step builds what is out of date first).
+cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work/debs" >"$work/cpack.log" 2>&1 ||
+  { cat "$work/cpack.log" >&2; fail "cpack -G DEB"; }
+version="$(sed -n 's/^project(pulsarc VERSION \([0-9.]*\).*/\1/p' "$repo/CMakeLists.txt")"
+major="${version%%.*}"
+lib="$work/debs/libpulsarc${major}_${version}-1_amd64.deb"
+dev="$work/debs/libpulsarc-dev_${version}-1_amd64.deb"
+tools="$work/debs/pulsarc-tools_${version}-1_amd64.deb"
+for deb in "$lib" "$dev" "$tools"; do
+  [[ -f "$deb" ]] || fail "no $(basename "$deb") among: $(ls "$work/debs")"
+done
+
+# 2. Control fields and contents.
+field() { dpkg-deb --field "$1" "$2"; }
+depends_on() {  # deb package: is package one of the deb's Depends alternatives?
+  field "$1" Depends | tr ',|' '\n\n' | sed 's/^ *//; s/ .*//' | grep -qx "$2"
+}
+owner_of() {  # soname -> the Debian package that holds it on this machine
+  local path
+  path="$(ldconfig -p | awk -v l="$1" '$1 == l { print $NF; exit }')"
+  [[ -n "$path" ]] || return 1
+  path="$(readlink -f "$path")"
+  # usrmerge: dpkg may know the file under /lib rather than /usr/lib.
+  { dpkg -S "$path" 2>/dev/null || dpkg -S "${path#/usr}" 2>/dev/null; } | head -n1 | cut -d: -f1
+}
+check_links() {  # deb file-in-deb: the deb depends on the package of each library it links
+  local deb="$1" bin="$2" so pkg
+  for so in $(readelf -d "$work/x/$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+    pkg="$(owner_of "$so")" || fail "$so (linked by $bin): not found on this machine"
+    [[ -n "$pkg" ]] || fail "$so (linked by $bin): no Debian package holds it"
+    depends_on "$deb" "$pkg" || fail "$(basename "$deb") links $so ($pkg) but does not depend on $pkg"
+    echo "  $(field "$deb" Package): $bin needs $so -> depends on $pkg"
+  done
+}
+contents() { dpkg-deb --contents "$1" | awk '{ print $6 }' | sed 's|^\./|/|'; }
+has_file() {  # deb regex
+  contents "$1" | grep -Eq "$2" || fail "$(basename "$1") has no file matching $2"
+}
+lacks_file() {
+  if contents "$1" | grep -Eq "$2"; then fail "$(basename "$1") should not hold $2"; fi
+}
+
+rm -rf "$work/x" && dpkg-deb -x "$lib" "$work/x"
+libfile="$(cd "$work/x" && find . -name "libpulsarc.so.$major.*" -type f | sed 's|^\./||')"
+[[ -n "$libfile" ]] || fail "libpulsarc${major} holds no libpulsarc.so.$major.*"
+soname="$(readelf -d "$work/x/$libfile" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+[[ "$soname" == "libpulsarc.so.$major" ]] || fail "SONAME $soname, expected libpulsarc.so.$major"
+check_links "$lib" "$libfile"
+dpkg-deb --info "$lib" shlibs | grep -q "^libpulsarc $major libpulsarc$major " ||
+  fail "libpulsarc${major} has no shlibs entry for libpulsarc $major"
+lacks_file "$lib" '\.h$|\.a$|/libpulsarc\.so$|/bin/'
+
+depends_on "$dev" "libpulsarc$major" || fail "libpulsarc-dev does not depend on libpulsarc$major"
+field "$dev" Depends | grep -q "libpulsarc$major (= ${version}-1)" ||
+  fail "libpulsarc-dev depends on another version of libpulsarc$major: $(field "$dev" Depends)"
+for pc_dep in libuv1-dev libprotobuf-c-dev libssl-dev libjansson-dev zlib1g-dev; do
+  depends_on "$dev" "$pc_dep" || fail "libpulsarc-dev does not depend on $pc_dep (pulsarc.pc needs it)"
+done
+for f in '/include/pulsarc/pulsarc\.h$' '/include/pulsarc/pulsarc_uv\.h$' \
+         '/include/pulsarc/version\.h$' '/libpulsarc\.a$' '/libpulsarc\.so$' \
+         '/pkgconfig/pulsarc\.pc$' '/cmake/pulsarc/pulsarcConfig\.cmake$'; do
+  has_file "$dev" "$f"
+done
+lacks_file "$dev" '/libpulsarc\.so\.|/bin/'
+
+rm -rf "$work/x" && dpkg-deb -x "$tools" "$work/x"
+has_file "$tools" '/bin/pulsarc-produce$'
+has_file "$tools" '/bin/pulsarc-perf$'
+check_links "$tools" usr/bin/pulsarc-produce
+lacks_file "$tools" '/lib/'
+echo "control fields and contents: ok"
+for deb in "$lib" "$dev" "$tools"; do
+  echo "  $(field "$deb" Package) $(field "$deb" Version): Depends: $(field "$deb" Depends)"
+done
+
+# 3. A program built against the unpacked packages. The .pc file finds its prefix from
+# where it lies (${pcfiledir}), so PKG_CONFIG_PATH is all it takes to use the scratch
+# root: no sysroot, no edited prefix. The dependencies' .pc files are the system's.
+root="$work/root"
+for deb in "$lib" "$dev" "$tools"; do dpkg -x "$deb" "$root"; done
+pcdir="$(dirname "$(find "$root" -name pulsarc.pc)")"
+export PKG_CONFIG_PATH="$pcdir"
+[[ "$(pkg-config --modversion pulsarc)" == "$version" ]] || fail "pkg-config --modversion pulsarc"
+libdir="$(pkg-config --variable=libdir pulsarc)"
+[[ "$(readlink -f "$libdir")" == "$root"/* ]] || fail "pulsarc.pc's libdir $libdir is outside the root"
+# -rpath: the packaged library, not one in the build tree or under /usr/local.
+cc -std=c11 -Wall -Werror "$repo/examples/simple_producer.c" \
+  $(pkg-config --cflags --libs pulsarc) -Wl,-rpath,"$libdir" -o "$work/simple_producer"
+ldd "$work/simple_producer" | grep -q "libpulsarc.so.$major => $root/" ||
+  fail "simple_producer does not load the packaged library: $(ldd "$work/simple_producer" | grep pulsarc)"
+
+topic="persistent://public/default/pulsarc-packages-$(date +%s)-$$"
+"$work/simple_producer" "$url" "$topic" >"$work/example.log" 2>&1 ||
+  { cat "$work/example.log" >&2; fail "simple_producer against $url"; }
+tail -n 2 "$work/example.log"
+"$root/usr/bin/pulsarc-produce" -u "$url" -m "from the packaged pulsarc-produce" "$topic" ||
+  fail "the packaged pulsarc-produce"
+
+# 4. What arrived, read by the official client: simple_producer's 10 synchronous and
+# 1000 asynchronous messages, then pulsarc-produce's one.
+PYTHONPATH="$repo/tests/interop" python3 - "$topic" <<'PY'
+import sys
+from pulsar_helpers import read_messages
+
+topic = sys.argv[1]
+want = [f"hello from pulsarc, sync message {i}" for i in range(10)]
+want += [f"hello from pulsarc, async message {i}" for i in range(1000)]
+want += ["from the packaged pulsarc-produce"]
+got = [m["data"].decode() for m in read_messages(topic, len(want), extra_wait_s=1.0)]
+if got != want:
+    missing = [w for w in want if w not in got]
+    sys.exit(f"read {len(got)} messages, want {len(want)} in order; missing: {missing[:5]}")
+print(f"the official client read all {len(got)} messages, in order")
+PY
+echo "package check passed: libpulsarc${major}, libpulsarc-dev, pulsarc-tools"
