@@ -1,4 +1,4 @@
-/*
+/** @file
  * pulsarc on the application's own libuv loop.
  *
  * A program that already runs a libuv loop (its servers, timers, files) can have the
@@ -70,7 +70,7 @@
 extern "C" {
 #endif
 
-/* A client on loop (see above): as pulsarc_client_new, without a thread. Call it on the
+/** A client on loop (see above): as pulsarc_client_new, without a thread. Call it on the
  * thread that runs loop. conf may be NULL (defaults); it is copied. Fails with
  * PULSARC_ERR_INVALID_ARGUMENT when loop is NULL, PULSARC_ERR_UNSUPPORTED when loop's
  * backend cannot be polled, and as pulsarc_client_new otherwise. */
