@@ -27,9 +27,10 @@ cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work/debs" >"$work/cpack.l
   { cat "$work/cpack.log" >&2; fail "cpack -G DEB"; }
 version="$(sed -n 's/^project(pulsarc VERSION \([0-9.]*\).*/\1/p' "$repo/CMakeLists.txt")"
 major="${version%%.*}"
-lib="$work/debs/libpulsarc${major}_${version}-1_amd64.deb"
-dev="$work/debs/libpulsarc-dev_${version}-1_amd64.deb"
-tools="$work/debs/pulsarc-tools_${version}-1_amd64.deb"
+arch="$(dpkg --print-architecture)"
+lib="$work/debs/libpulsarc${major}_${version}-1_$arch.deb"
+dev="$work/debs/libpulsarc-dev_${version}-1_$arch.deb"
+tools="$work/debs/pulsarc-tools_${version}-1_$arch.deb"
 for deb in "$lib" "$dev" "$tools"; do
   [[ -f "$deb" ]] || fail "no $(basename "$deb") among: $(ls "$work/debs")"
 done
