@@ -3,8 +3,10 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <uv.h>
 
+#include "client/client.h"
 #include "fuzz_check.h"
 #include "virtual_clock.h"
 
@@ -39,6 +41,8 @@ static struct {
     pthread_t target;      /* the thread that plays both the broker and the loop thread */
     uv_loop_t *loop;       /* the client's, from its creation to its destroy */
     bool handing_over;     /* the loop thread's function is running: its uv_run hands over */
+    jmp_buf handed_over;   /* ... by jumping back here, skipping the rest of the function */
+    pulsarc_client_t *client; /* the function's argument, until its loop has ended */
     bool in_loop;          /* a turn runs: the target's thread is the loop thread */
     uint64_t next_timer;   /* after the last turn; UINT64_MAX: none */
     unsigned wakes;        /* uv_cond_signal and uv_cond_broadcast calls */
@@ -107,6 +111,15 @@ static bool run_until_idle(uv_loop_t *loop)
         if (!has_work(loop))
             break;
     }
+    if (!alive && ls.client) {
+        /* The loop has ended: what the loop thread's function does after its uv_run
+         * (client_loop.c's loop_main; skipped at the hand-over), but its pthread_detach:
+         * this thread is the target's. It wakes a destroy waiting for the close. */
+        pulsarc_client_t *c = ls.client;
+        ls.client = NULL;
+        ls.loop = NULL;
+        pc_client_closed(c);
+    }
     ls.in_loop = false;
     ls.next_timer = alive ? next_timer(loop) : UINT64_MAX;
     return alive;
@@ -116,7 +129,8 @@ void ls_turn(void)
 {
     LS_CHECK(!ls.in_loop, "a turn inside a turn");
     if (ls.loop)
-        LS_CHECK(run_until_idle(ls.loop), "the client's loop ended before the client did");
+        LS_CHECK(run_until_idle(ls.loop) || !ls.loop, "the client's loop ended before the "
+                 "client was closed");
 }
 
 bool ls_pending(void)
@@ -143,8 +157,10 @@ int __wrap_uv_thread_create(uv_thread_t *tid, uv_thread_cb entry, void *arg)
         return __real_uv_thread_create(tid, entry, arg);
     LS_CHECK(!ls.loop, "a second client loop");
     *tid = LOOP_THREAD;
+    ls.client = arg; /* the only thread the target makes: the client's (loop_main) */
     ls.handing_over = true;
-    entry(arg);
+    if (setjmp(ls.handed_over) == 0)
+        entry(arg); /* leaves through its uv_run's longjmp */
     ls.handing_over = false;
     LS_CHECK(ls.loop, "the client's loop thread did not run its loop");
     ls.next_timer = UINT64_MAX;
@@ -156,7 +172,7 @@ int __wrap_uv_run(uv_loop_t *loop, uv_run_mode mode)
     if (!ls.handing_over)
         return __real_uv_run(loop, mode);
     ls.loop = loop;
-    return 0;
+    longjmp(ls.handed_over, 1);
 }
 
 /* pulsarc_client_destroy has posted its shutdown and waits for the loop thread to end:
@@ -167,8 +183,8 @@ int __wrap_uv_thread_join(uv_thread_t *tid)
     const uv_thread_t loop_thread = LOOP_THREAD;
     if (!uv_thread_equal(tid, &loop_thread))
         return __real_uv_thread_join(tid);
-    uv_loop_t *loop = ls.loop;
-    while (run_until_idle(loop)) {
+    uv_loop_t *loop = ls.loop; /* NULL: it has ended already, with the close */
+    while (loop && run_until_idle(loop)) {
         LS_CHECK(ls.next_timer != UINT64_MAX,
                  "the client's loop waits for I/O while it shuts down (nobody will write)");
         vc_set(ls.next_timer);
