@@ -10,6 +10,7 @@
 
 #include "client/interceptors.h"
 #include "client/message.h"
+#include "client/txn.h"
 #include "common/error.h"
 #include "common/topic_name.h"
 #include "producer/message_id.h"
@@ -60,6 +61,8 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
                                res == PULSARC_OK ? id : NULL);
     if (s->cb)
         s->cb(p, res, res == PULSARC_OK ? id : NULL, s->cb_ctx);
+    if (s->txn)
+        pc_txn_send_done(s->txn, res);
 }
 
 /* ---- sending ---------------------------------------------------------------- */
@@ -80,17 +83,46 @@ static uint32_t *early_crcs(const pulsarc_message_t *m, bool wanted)
     return crcs;
 }
 
+void pc_producer_fail_send(pc_send_t *s, pulsarc_result res)
+{
+    complete_message(s->producer, &s->msg, res, NULL);
+    pc_msg_free(&s->msg);
+}
+
+void pc_producer_hand_over(pc_send_t *s)
+{
+    pulsarc_producer_t *p = s->producer;
+    if (p->client->rt.stopping || !pc_partitioned_send(p->pt, s->partition, &s->msg)) {
+        pc_set_detail("client is closing: the message was not sent");
+        pc_producer_fail_send(s, PULSARC_ERR_ALREADY_CLOSED);
+    }
+}
+
+/* The name of the topic partition s goes to, as a transaction registers it. */
+static int partition_name(const pulsarc_producer_t *p, const pc_send_t *s, char *out, size_t len)
+{
+    if (pc_partitioned_count(p->pt) == 0)
+        return snprintf(out, len, "%s", p->topic.full) < (int)len ? 0 : -1;
+    return pc_topic_name_partition(&p->topic, s->partition, out, len);
+}
+
 void pc_producer_run_send(pc_task_t *t)
 {
     pc_send_t *s = (pc_send_t *)t;
     pulsarc_producer_t *p = s->producer;
     s->handover = p->handed_over++;
     s->msg.handover_ns = pc_turn_clock_now(&p->client->stats.clock);
-    if (p->client->rt.stopping || !pc_partitioned_send(p->pt, s->partition, &s->msg)) {
-        pc_set_detail("client is closing: the message was not sent");
-        complete_message(p, &s->msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
-        pc_msg_free(&s->msg);
+    if (s->txn) {
+        char name[sizeof p->topic.full + 32];
+        if (partition_name(p, s, name, sizeof name) != 0) {
+            pc_set_detail("the topic partition's name is too long");
+            pc_producer_fail_send(s, PULSARC_ERR_INVALID_TOPIC);
+            return;
+        }
+        if (!pc_txn_admit_send(s, name))
+            return; /* it waits for its partition's registration, or failed */
     }
+    pc_producer_hand_over(s);
 }
 
 void pc_producer_post(pulsarc_producer_t *p, pc_task_t *task)
@@ -114,13 +146,13 @@ static pulsarc_result check_attached(const pulsarc_producer_t *p)
 
 /* The interceptors' copy of msg goes through send_async in its place (send_async knows
  * it by copy_of). Kept apart so that the common send is the one call of what follows. */
-static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_message_t *msg,
-                                       pulsarc_send_cb cb, void *ctx);
+static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                       pulsarc_message_t *msg, pulsarc_send_cb cb, void *ctx);
 
 /* Check, plan, route, admit and hand over msg (the caller's, or the interceptors' copy of
- * it). */
-static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
-                                  pulsarc_send_cb cb, void *ctx)
+ * it), in txn unless NULL. */
+static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                  pulsarc_message_t *msg, pulsarc_send_cb cb, void *ctx)
 {
     if (msg->payload_len > PC_MAX_PAYLOAD)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
@@ -188,10 +220,33 @@ static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
     s->producer = p;
     s->partition = partition;
     s->task.run = pc_producer_run_send;
+    if (txn) {
+        pc_txn_hold(txn);
+        s->txn = txn;
+        s->msg.txn = pc_txn_ids(txn);
+    }
     if (p->spool)
         return pc_producer_spool_accept(p, s, msg); /* appended, then handed over in order */
     pc_client_post(c, &s->task);
     return PULSARC_OK;
+}
+
+/* A send in txn (NULL: none): the interceptors first (on a copy), then accept_send. */
+static pulsarc_result send_async_in(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                    pulsarc_message_t *msg, pulsarc_send_cb cb, void *ctx)
+{
+    if (p->conf.interceptors.n && !msg->copy_of)
+        return send_intercepted(p, txn, msg, cb, ctx);
+    pulsarc_result res = check_attached(p);
+    if (res == PULSARC_OK)
+        res = pc_failures_refusal(p);
+    if (res == PULSARC_OK && txn)
+        res = pc_txn_check_send(txn, p->client);
+    if (res == PULSARC_OK)
+        res = accept_send(p, txn, msg, cb, ctx);
+    if (res != PULSARC_OK)
+        pc_producer_stats_refused(&p->stats, res);
+    return res;
 }
 
 pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_message_t *msg,
@@ -199,20 +254,25 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
 {
     if (!p || !msg)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer and message must not be NULL");
-    if (p->conf.interceptors.n && !msg->copy_of)
-        return send_intercepted(p, msg, cb, ctx);
-    pulsarc_result res = check_attached(p);
-    if (res == PULSARC_OK)
-        res = pc_failures_refusal(p);
-    if (res == PULSARC_OK)
-        res = accept_send(p, msg, cb, ctx);
-    if (res != PULSARC_OK)
-        pc_producer_stats_refused(&p->stats, res);
-    return res;
+    return send_async_in(p, NULL, msg, cb, ctx);
 }
 
-static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_message_t *msg,
-                                       pulsarc_send_cb cb, void *ctx)
+pulsarc_result pulsarc_producer_send_txn_async(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                               pulsarc_message_t *msg, pulsarc_send_cb cb,
+                                               void *ctx)
+{
+    if (!p || !txn || !msg)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "producer, transaction and message must not be NULL");
+    /* A spool replays what it holds after a restart, outside any transaction. */
+    if (p->spool)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "a producer with spoolDir cannot send in a transaction");
+    return send_async_in(p, txn, msg, cb, ctx);
+}
+
+static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                       pulsarc_message_t *msg, pulsarc_send_cb cb, void *ctx)
 {
     /* A producer that refuses every send does so before any interceptor runs. */
     pulsarc_result res = check_attached(p);
@@ -225,7 +285,7 @@ static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_message_t 
         pc_producer_stats_refused(&p->stats, res);
         return res;
     }
-    res = pulsarc_producer_send_async(p, copy, cb, ctx); /* counts its own refusal */
+    res = send_async_in(p, txn, copy, cb, ctx); /* counts its own refusal */
     pulsarc_message_free(copy);
     return res;
 }

@@ -95,6 +95,11 @@ void pc_producer_stats_leave(pulsarc_producer_t *p);
 /* The loop thread's side of an accepted send (a pc_send_t's task): give it to its
  * partition. */
 void pc_producer_run_send(pc_task_t *t);
+/* Give s to its partition producer (it fails with ALREADY_CLOSED while the client stops),
+ * or end it with res now (its callback runs, its memory goes). Loop thread. */
+struct pc_send;
+void pc_producer_hand_over(struct pc_send *s);
+void pc_producer_fail_send(struct pc_send *s, pulsarc_result res);
 /* Post a task of the handle's (send, flush, close, free): with a spool, in the one order
  * of all threads (pc_client_post_in_order), so that a flush posted after a send from the
  * loop thread covers it. */
