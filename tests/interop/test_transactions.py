@@ -1,0 +1,106 @@
+"""Transactions against a broker with the transaction coordinator on (scripts/broker-txn):
+pulsarc sends in transactions (tests/interop/interop_txn.c), the official Python client
+reads, and it only ever sees committed messages.
+
+Run with `-m txn` after `eval "$(scripts/broker-txn env)"`; scripts/test does both."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+
+import pulsar_helpers as ph
+
+pytestmark = pytest.mark.txn
+
+TXN_URL = os.environ.get("PULSAR_TXN_SERVICE_URL", "pulsar://127.0.0.1:6675")
+# Long enough for a message the broker holds back to have arrived if it were visible.
+SETTLE_S = 3.0
+
+
+def read_all(topic: str, expect: int) -> list[bytes]:
+    """Everything a reader from the earliest message gets: expect messages, then SETTLE_S
+    of nothing more."""
+    client = ph.make_client(TXN_URL)
+    try:
+        return [m["data"] for m in ph.read_messages(topic, expect, timeout_s=30 if expect else 0.1,
+                                                    extra_wait_s=SETTLE_S, client=client)]
+    finally:
+        client.close()
+
+
+def run_txn(mode: str, n: int, topics: list[str], timeout_s: float = 120) -> str:
+    proc = ph.run_bin("interop_txn", TXN_URL, mode, str(n), *topics, timeout_s=timeout_s)
+    return proc.stdout.decode().strip().splitlines()[-1]
+
+
+def expected(t: int, n: int) -> list[bytes]:
+    return [f"{t}-{i}".encode() for i in range(n)]
+
+
+def test_commit_makes_three_topics_visible(unique_topic):
+    topics = [unique_topic(f"txn-commit-{i}") for i in range(3)]
+    assert run_txn("commit", 10, topics) == "end=OK state=3 sends_failed=0"
+    for t, topic in enumerate(topics):
+        assert read_all(topic, 10) == expected(t, 10)
+
+
+def test_abort_is_never_visible(unique_topic):
+    topics = [unique_topic(f"txn-abort-{i}") for i in range(3)]
+    assert run_txn("abort", 10, topics) == "end=OK state=4 sends_failed=0"
+    for topic in topics:
+        assert read_all(topic, 0) == []
+
+
+def test_open_transaction_is_visible_only_after_commit(unique_topic):
+    topics = [unique_topic(f"txn-open-{i}") for i in range(2)]
+    proc = subprocess.Popen([ph.bin_path("interop_txn"), TXN_URL, "hold", "5", *topics],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "sent"  # every send has its receipt
+        for topic in topics:
+            assert read_all(topic, 0) == []
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert out.strip().splitlines()[-1] == "end=OK state=3 sends_failed=0"
+    for t, topic in enumerate(topics):
+        assert read_all(topic, 5) == expected(t, 5)
+
+
+def test_interleaved_transactions_on_one_batching_producer(unique_topic):
+    topic = unique_topic("txn-interleave")
+    n = 6
+    out = ph.run_bin("interop_txn", TXN_URL, "interleave", str(n), topic,
+                     timeout_s=120).stdout.decode().split()
+    assert out == [f"txn={i}" if k == 0 else "end=OK" for i in range(n) for k in range(2)]
+    got = read_all(topic, 5 * (n // 2))
+    # The committed (even) transactions' messages, each whole, in the order sent.
+    assert sorted(got) == sorted(f"{i}-{r}".encode() for i in range(0, n, 2) for r in range(5))
+    for i in range(0, n, 2):
+        assert [m for m in got if m.startswith(f"{i}-".encode())] == \
+            [f"{i}-{r}".encode() for r in range(5)]
+
+
+def test_broker_timeout_fails_the_commit_with_a_named_error(unique_topic):
+    topic = unique_topic("txn-expire")
+    proc = subprocess.Popen([ph.bin_path("interop_txn"), TXN_URL, "expire", "3", topic],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "sent"
+        # The broker's timeout is 1 s; its timeout tracker runs about once a second.
+        time.sleep(5)
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    last = out.strip().splitlines()[-1]
+    assert last.split()[0] in ("end=BROKER_INVALID_TXN_STATUS", "end=BROKER_TXN_NOT_FOUND"), last
+    assert "state=5" in last
+    assert read_all(topic, 0) == []
