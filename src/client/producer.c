@@ -56,13 +56,16 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
         pc_failures_note(p, s->handover, res, pulsarc_last_error_detail());
         p->stats.failed_by[pc_stats_result_slot(res)]++;
     }
+    /* Before the interceptors and the callback, which may overwrite the detail. */
+    if (s->txn)
+        pc_txn_note_result(s->txn, res, pulsarc_last_error_detail());
     if (p->conf.interceptors.n)
         pc_interceptors_on_ack(&p->conf.interceptors, p, msg, res,
                                res == PULSARC_OK ? id : NULL);
     if (s->cb)
         s->cb(p, res, res == PULSARC_OK ? id : NULL, s->cb_ctx);
     if (s->txn)
-        pc_txn_send_done(s->txn, res);
+        pc_txn_send_done(s->txn);
 }
 
 /* ---- sending ---------------------------------------------------------------- */

@@ -211,7 +211,7 @@ pulsarc_result pulsarc_txn_begin(pulsarc_client_t *client, uint64_t timeout_ms,
 
 /* ---- sends ---------------------------------------------------------------------- */
 
-static void note_failure(pulsarc_txn_t *txn, pulsarc_result res, const char *detail)
+void pc_txn_note_result(pulsarc_txn_t *txn, pulsarc_result res, const char *detail)
 {
     if (res == PULSARC_OK || txn->failed != PULSARC_OK)
         return;
@@ -355,9 +355,8 @@ static void end_now(pulsarc_txn_t *txn)
     pc_tc_end_txn(tc, txn->id, e->commit && !call->failed_commit, on_ended, call);
 }
 
-void pc_txn_send_done(pulsarc_txn_t *txn, pulsarc_result res)
+void pc_txn_send_done(pulsarc_txn_t *txn)
 {
-    note_failure(txn, res, pulsarc_last_error_detail());
     if (--txn->pending == 0 && txn->end)
         end_now(txn);
     txn_release(txn);

@@ -21,7 +21,10 @@ pc_txn_ids_t pc_txn_ids(const pulsarc_txn_t *txn);
  * coordinator and is handed over or failed then, or it failed at once: the transaction is
  * no longer open). partition is the full name of the topic partition s goes to. */
 bool pc_txn_admit_send(pc_send_t *s, const char *partition);
-/* Loop thread: s completed with res (after its callback ran). */
-void pc_txn_send_done(pulsarc_txn_t *txn, pulsarc_result res);
+/* Loop thread, a send's completion in two steps: its result and the thread's error
+ * detail for it (before its callback, which may overwrite the detail), then, after the
+ * callback, its end (a commit or abort that waited for it may go on). */
+void pc_txn_note_result(pulsarc_txn_t *txn, pulsarc_result res, const char *detail);
+void pc_txn_send_done(pulsarc_txn_t *txn);
 
 #endif
