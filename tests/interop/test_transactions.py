@@ -104,3 +104,27 @@ def test_broker_timeout_fails_the_commit_with_a_named_error(unique_topic):
     assert last.split()[0] in ("end=BROKER_INVALID_TXN_STATUS", "end=BROKER_TXN_NOT_FOUND"), last
     assert "state=5" in last
     assert read_all(topic, 0) == []
+
+
+def produce_txn(topic: str, prefix: str, n: int, *flags: str) -> list[str]:
+    """pulsarc-produce --stdin of lines <prefix>-0 .. <prefix>-(n-1) with the flags; its
+    stdout lines."""
+    lines = "".join(f"{prefix}-{i}\n" for i in range(n)).encode()
+    proc = ph.run_bin("pulsarc-produce", topic, "-u", TXN_URL, "--stdin", *flags, input=lines,
+                      timeout_s=120)
+    return proc.stdout.decode().splitlines()
+
+
+def test_cli_txn_batch_commits_and_txn_abort_aborts(unique_topic):
+    topic = unique_topic("txn-cli")
+    out = produce_txn(topic, "a", 25, "--txn-batch", "10")
+    assert out[0].startswith("sent=25 failed=0 "), out
+    assert out[2] == "transactions committed=3 aborted=0 failed=0", out
+    out = produce_txn(topic, "b", 12, "--txn-batch", "5", "--txn-abort")
+    assert out[0].startswith("sent=12 failed=0 "), out  # stored, in aborted transactions
+    assert out[2] == "transactions committed=0 aborted=3 failed=0", out
+    out = produce_txn(topic, "c", 4, "--txn-batch", "10")
+    assert out[2] == "transactions committed=1 aborted=0 failed=0", out
+    # The committed batches in order, the aborted ones nowhere.
+    assert read_all(topic, 29) == [f"a-{i}".encode() for i in range(25)] + \
+        [f"c-{i}".encode() for i in range(4)]
