@@ -1309,8 +1309,10 @@ typedef enum pulsarc_txn_state {
     PULSARC_TXN_ABORTING = 2,   /**< abort called (or a commit found a failed send) */
     PULSARC_TXN_COMMITTED = 3,  /**< every message of it is visible */
     PULSARC_TXN_ABORTED = 4,    /**< none of its messages will ever be visible */
-    PULSARC_TXN_ERROR = 5,      /**< the broker refused to end it (it timed out there, or
-                                  * was ended elsewhere): see the commit's or abort's result */
+    PULSARC_TXN_ERROR = 5,      /**< the broker did not confirm its end (it timed out
+                                  * there, or the answer to a commit was lost and the retry
+                                  * found it gone): its messages are all visible or none
+                                  * is; see the commit's or abort's result */
 } pulsarc_txn_state;
 
 /** Called once when pulsarc_txn_begin_async is done: txn is the new transaction (the
@@ -1327,13 +1329,17 @@ typedef void (*pulsarc_txn_done_cb)(pulsarc_txn_t *txn, pulsarc_result res, void
  * is looked up again and the request retried, for at most operationTimeoutMs.
  * Fails with PULSARC_ERR_TXN_DISABLED without enableTransaction, with
  * PULSARC_ERR_BROKER_TXN_COORDINATOR_NOT_FOUND when the brokers have no coordinator,
- * PULSARC_ERR_TIMEOUT, PULSARC_ERR_WOULD_BLOCK on the loop thread. *out is the
- * transaction on PULSARC_OK, NULL otherwise. Any thread but the loop's. */
+ * PULSARC_ERR_TIMEOUT, PULSARC_ERR_INVALID_ARGUMENT (NULL client or out, timeout_ms out
+ * of range), PULSARC_ERR_ALREADY_CLOSED, PULSARC_ERR_NO_MEMORY, PULSARC_ERR_WOULD_BLOCK
+ * on the loop thread; pulsarc_last_error_detail() says why. *out is the transaction on
+ * PULSARC_OK (the caller owns it: pulsarc_txn_free), NULL otherwise. Any thread but the
+ * loop's. */
 PULSARC_API pulsarc_result pulsarc_txn_begin(pulsarc_client_t *client, uint64_t timeout_ms,
                                              pulsarc_txn_t **out);
-/** The same without waiting: cb (not NULL) runs once. Fails at once (and cb never runs)
- * with PULSARC_ERR_TXN_DISABLED, PULSARC_ERR_INVALID_ARGUMENT or
- * PULSARC_ERR_ALREADY_CLOSED. Any thread. */
+/** The same without waiting: cb (not NULL) runs once, on the loop thread, with the
+ * results above. Fails at once (and cb never runs) with PULSARC_ERR_TXN_DISABLED,
+ * PULSARC_ERR_INVALID_ARGUMENT, PULSARC_ERR_ALREADY_CLOSED or PULSARC_ERR_NO_MEMORY. Any
+ * thread, the loop's included. */
 PULSARC_API pulsarc_result pulsarc_txn_begin_async(pulsarc_client_t *client,
                                                    uint64_t timeout_ms,
                                                    pulsarc_txn_begin_cb cb, void *ctx);
@@ -1345,8 +1351,13 @@ PULSARC_API pulsarc_result pulsarc_txn_begin_async(pulsarc_client_t *client,
  * batch. Consumers see the message only once txn commits. Refused with
  * PULSARC_ERR_TXN_STATE once txn's commit or abort has been called, and with
  * PULSARC_ERR_INVALID_ARGUMENT for a txn of another client or a producer with spoolDir
- * (a spool replays messages after a restart, outside any transaction). A send that
- * fails (its callback's result) makes txn's commit fail. Any thread. */
+ * (a spool replays messages after a restart, outside any transaction), and as
+ * pulsarc_producer_send_async refuses. A registration the coordinator refuses fails the
+ * messages that waited for it with its error (PULSARC_ERR_BROKER_TXN_NOT_FOUND for a
+ * transaction the broker timed out, for example), in their callbacks. A send that fails
+ * (its callback's result) makes txn's commit abort and fail. An accepted send holds its
+ * own reference to txn: the caller may pulsarc_txn_free it right after the call. cb runs
+ * on the loop thread. Any thread. */
 PULSARC_API pulsarc_result pulsarc_producer_send_txn_async(pulsarc_producer_t *producer,
                                                            pulsarc_txn_t *txn,
                                                            pulsarc_message_t *msg,
@@ -1356,22 +1367,31 @@ PULSARC_API pulsarc_result pulsarc_producer_send_txn_async(pulsarc_producer_t *p
  * coordinator to commit. When one of those sends failed, txn is aborted instead and the
  * commit fails with PULSARC_ERR_TXN_OPERATION_FAILED. A transaction the broker already
  * aborted (its timeout passed) fails with PULSARC_ERR_BROKER_INVALID_TXN_STATUS or
- * PULSARC_ERR_BROKER_TXN_NOT_FOUND (state PULSARC_TXN_ERROR). PULSARC_ERR_TXN_STATE when
- * txn is not open; PULSARC_ERR_WOULD_BLOCK on the loop thread. */
+ * PULSARC_ERR_BROKER_TXN_NOT_FOUND (state PULSARC_TXN_ERROR). A coordinator that moved
+ * is looked up again and the request retried, for at most operationTimeoutMs
+ * (PULSARC_ERR_TIMEOUT). PULSARC_ERR_TXN_STATE when txn is not open (its commit or abort
+ * was called already); PULSARC_ERR_INVALID_ARGUMENT for NULL; PULSARC_ERR_ALREADY_CLOSED
+ * once the client is closing; PULSARC_ERR_WOULD_BLOCK on the loop thread.
+ * pulsarc_last_error_detail() says why (for OPERATION_FAILED: which send failed, and
+ * how). txn stays the caller's: free it afterwards. Any thread but the loop's. */
 PULSARC_API pulsarc_result pulsarc_txn_commit(pulsarc_txn_t *txn);
-/** The same without waiting: cb (may be NULL) runs once, unless this call fails. */
+/** The same without waiting: cb (may be NULL) runs once, on the loop thread, with the
+ * detail in pulsarc_last_error_detail() there, unless this call fails (TXN_STATE,
+ * INVALID_ARGUMENT, ALREADY_CLOSED, NO_MEMORY). The client holds txn until cb has run.
+ * Any thread, the loop's included. */
 PULSARC_API pulsarc_result pulsarc_txn_commit_async(pulsarc_txn_t *txn, pulsarc_txn_done_cb cb,
                                                     void *ctx);
 /** Aborts txn: waits for the results of its sends, then asks the coordinator to abort;
- * none of its messages becomes visible. Results as for pulsarc_txn_commit. */
+ * none of its messages becomes visible. Results, threads and ownership as for
+ * pulsarc_txn_commit (OPERATION_FAILED aside: a failed send changes nothing here). */
 PULSARC_API pulsarc_result pulsarc_txn_abort(pulsarc_txn_t *txn);
-/** The same without waiting: cb (may be NULL) runs once, unless this call fails. */
+/** The same without waiting, as pulsarc_txn_commit_async. */
 PULSARC_API pulsarc_result pulsarc_txn_abort_async(pulsarc_txn_t *txn, pulsarc_txn_done_cb cb,
                                                    void *ctx);
-/** Where txn is now. Any thread. */
+/** Where txn is now (PULSARC_TXN_ERROR for NULL). Any thread. */
 PULSARC_API pulsarc_txn_state pulsarc_txn_get_state(const pulsarc_txn_t *txn);
 /** The transaction's id as the broker gave it (most and least significant bits), for
- * logs and the admin API. Any thread. */
+ * logs and the admin API (0 and 0 for NULL; either pointer may be NULL). Any thread. */
 PULSARC_API void pulsarc_txn_id(const pulsarc_txn_t *txn, uint64_t *most_bits,
                                 uint64_t *least_bits);
 /** Lets txn go (NULL: nothing). Sends, a commit or an abort in progress finish anyway;
