@@ -43,6 +43,14 @@ static void send_in_ok(pulsarc_producer_t *p, pulsarc_txn_t *txn, int idx)
                  pulsarc_last_error_detail());
 }
 
+/* The usual start: a client, a producer of H_TOPIC without batching, a transaction. */
+static pulsarc_txn_t *producer_and_txn(void)
+{
+    client = txn_client();
+    producer = h_producer(client, H_TOPIC, NULL);
+    return begin();
+}
+
 static mock_txn_info_t mock_txn(size_t i)
 {
     mock_txn_info_t info;
@@ -222,9 +230,7 @@ Test(client_txn, different_transactions_never_share_a_batch)
 
 Test(client_txn, commit_waits_for_every_receipt)
 {
-    client = txn_client();
-    producer = h_producer(client, H_TOPIC, NULL);
-    pulsarc_txn_t *txn = begin();
+    pulsarc_txn_t *txn = producer_and_txn();
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     for (int i = 0; i < 3; i++)
         send_in_ok(producer, txn, i);
@@ -250,9 +256,7 @@ Test(client_txn, commit_waits_for_every_receipt)
 
 Test(client_txn, send_after_commit_is_refused)
 {
-    client = txn_client();
-    producer = h_producer(client, H_TOPIC, NULL);
-    pulsarc_txn_t *txn = begin();
+    pulsarc_txn_t *txn = producer_and_txn();
     send_in_ok(producer, txn, 0);
     cr_assert_eq(pulsarc_txn_commit(txn), PULSARC_OK);
     cr_assert_eq(send_in(producer, txn, 1), PULSARC_ERR_TXN_STATE);
@@ -276,9 +280,7 @@ static void clobber_detail(pulsarc_producer_t *p, int idx, pulsarc_result res)
 
 Test(client_txn, failed_send_makes_commit_abort_and_name_the_failure)
 {
-    client = txn_client();
-    producer = h_producer(client, H_TOPIC, NULL);
-    pulsarc_txn_t *txn = begin();
+    pulsarc_txn_t *txn = producer_and_txn();
     T.hook = clobber_detail;
     /* A refusal about the message alone: it fails, the others are stored. */
     mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__NotAllowedError, 1);
