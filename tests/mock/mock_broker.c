@@ -145,6 +145,7 @@ struct mock_broker {
     int txn_fail_error[MOCK_TXN_COMMAND_COUNT];
     char *txn_fail_msg[MOCK_TXN_COMMAND_COUNT];
     int txn_drop_times[MOCK_TXN_COMMAND_COUNT];
+    int txn_ignore_times[MOCK_TXN_COMMAND_COUNT];
 
     /* state and records */
     parked_queue_t held, delayed;
@@ -948,8 +949,9 @@ static void handle_send(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Comma
         send_send_error(mb, c, in, mb->send_fail_error, "mock send failure");
         return;
     }
-    if (s->txn_registered && txn->state != MOCK_TXN_OPEN) {
-        /* The partition got the transaction's end marker: its low water mark refuses it. */
+    if (s->txn_registered && mtxn_below_low_water_mark(&mb->txns, txn)) {
+        /* The partition got the transaction's end marker with a low water mark at or past
+         * it: the transaction buffer refuses it. */
         char msg[160];
         snprintf(msg, sizeof msg,
                  "Transaction [(%llu,%llu)] has been ended. Please use a new transaction to "
@@ -1028,6 +1030,12 @@ static bool txn_admit(mock_broker_t *mb, conn_t *c, mock_txn_command_t k, uint64
             mb->txn_drop_times[k]--;
         mb_log(mb, "conn %d: dropping the connection on a transaction command", c->id);
         c->dead = true;
+        return false;
+    }
+    if (mb->txn_ignore_times[k] != 0) {
+        if (mb->txn_ignore_times[k] > 0)
+            mb->txn_ignore_times[k]--;
+        mb_log(mb, "conn %d: ignoring a transaction command", c->id);
         return false;
     }
     if (mb->txn_coordinators == 0) {
@@ -2007,6 +2015,11 @@ void mock_broker_txn_fail(mock_broker_t *mb, mock_txn_command_t cmd, int server_
 void mock_broker_txn_drop(mock_broker_t *mb, mock_txn_command_t cmd, int times)
 {
     LOCKED(mb, mb->txn_drop_times[cmd] = times);
+}
+
+void mock_broker_txn_ignore(mock_broker_t *mb, mock_txn_command_t cmd, int times)
+{
+    LOCKED(mb, mb->txn_ignore_times[cmd] = times);
 }
 
 int mock_broker_txn_expire(mock_broker_t *mb)

@@ -227,10 +227,13 @@ void mock_broker_fail_sends(mock_broker_t *mb, int server_error, int times);
  *   ADD_PARTITION_TO_TXN-> registered; TransactionNotFound for a transaction it does not
  *                          know or that has ended (the coordinator forgets an ended one)
  *   END_TXN             -> committed or aborted; TransactionNotFound as above
- *   SEND with txn ids   -> stored like any SEND, but SEND_ERROR(NotAllowedError,
+ *   SEND with txn ids   -> stored like any SEND (a stored message of an ended transaction
+ *                          is never delivered), but SEND_ERROR(NotAllowedError,
  *                          "Transaction [(m,l)] has been ended. ...") when the transaction
- *                          has ended and had registered the SEND's topic partition, as
- *                          TopicTransactionBuffer.appendBufferToTxn refuses it.
+ *                          had registered the SEND's topic partition and the coordinator's
+ *                          low water mark passed it (it and every earlier transaction of
+ *                          its coordinator ended), as TopicTransactionBuffer.
+ *                          appendBufferToTxn refuses it.
  * A transaction whose ttl passed is aborted when the broker next looks at it (before each
  * transaction command or SEND), as the coordinator's timeout tracker does. */
 void mock_broker_set_txn_coordinators(mock_broker_t *mb, uint32_t n);
@@ -252,6 +255,9 @@ void mock_broker_txn_fail(mock_broker_t *mb, mock_txn_command_t cmd, int server_
 /* The next `times` commands of this kind close their connection, unanswered and not
  * acted on (the broker went away mid-request). */
 void mock_broker_txn_drop(mock_broker_t *mb, mock_txn_command_t cmd, int times);
+/* The next `times` commands of this kind are counted but never answered nor acted on
+ * (a coordinator that hangs): the client's operation timeout has to end them. */
+void mock_broker_txn_ignore(mock_broker_t *mb, mock_txn_command_t cmd, int times);
 /* Abort every open transaction now, as the coordinator's timeout tracker does when their
  * ttl passed (an event a test can rely on, where waiting for the ttl would need a sleep).
  * Returns how many. */

@@ -43,6 +43,16 @@ int mtxn_expire(mtxn_table_t *t, uint64_t now_ms, bool all)
     return n;
 }
 
+bool mtxn_below_low_water_mark(const mtxn_table_t *t, const mtxn_t *x)
+{
+    for (size_t i = 0; i < t->len; i++) {
+        const mtxn_t *y = &t->v[i];
+        if (y->most == x->most && y->least <= x->least && y->state == MOCK_TXN_OPEN)
+            return false;
+    }
+    return true;
+}
+
 bool mtxn_has_partition(const mtxn_t *x, const char *partition)
 {
     for (size_t i = 0; i < x->n_partitions; i++)

@@ -32,6 +32,9 @@ mtxn_t *mtxn_find(mtxn_table_t *t, uint64_t most, uint64_t least);
 /* What the coordinator's timeout tracker does: open transactions past their deadline
  * (every open one when all) become aborted. Returns how many. */
 int mtxn_expire(mtxn_table_t *t, uint64_t now_ms, bool all);
+/* Whether the coordinator's low water mark passed x: x and every transaction its
+ * coordinator began before it have ended. */
+bool mtxn_below_low_water_mark(const mtxn_table_t *t, const mtxn_t *x);
 /* 0, or -1 when out of memory. Registering a partition twice keeps one. */
 int mtxn_add_partition(mtxn_t *x, const char *partition);
 bool mtxn_has_partition(const mtxn_t *x, const char *partition);
