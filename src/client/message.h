@@ -61,6 +61,7 @@ typedef struct pc_send {
                                          completes (client/producer_spool.c); NULL: none */
     uint64_t spooled_at;            /* ... where in that segment */
     struct pulsarc_txn *txn;        /* the transaction it is part of (a reference), or NULL */
+    bool txn_held;                  /* loop thread: counted in its producer's txn_held */
     pc_msg_t msg;
 } pc_send_t;
 

@@ -86,19 +86,39 @@ static uint32_t *early_crcs(const pulsarc_message_t *m, bool wanted)
     return crcs;
 }
 
+static void held_send_released(pulsarc_producer_t *p, uint64_t handover);
+
 void pc_producer_fail_send(pc_send_t *s, pulsarc_result res)
 {
-    complete_message(s->producer, &s->msg, res, NULL);
+    pulsarc_producer_t *p = s->producer;
+    bool held = s->txn_held;
+    uint64_t handover = s->handover;
+    complete_message(p, &s->msg, res, NULL);
     pc_msg_free(&s->msg);
+    if (held)
+        held_send_released(p, handover);
 }
 
 void pc_producer_hand_over(pc_send_t *s)
 {
     pulsarc_producer_t *p = s->producer;
-    if (p->client->rt.stopping || !pc_partitioned_send(p->pt, s->partition, &s->msg)) {
+    if (p->client->rt.stopping) {
         pc_set_detail("client is closing: the message was not sent");
         pc_producer_fail_send(s, PULSARC_ERR_ALREADY_CLOSED);
+        return;
     }
+    /* Read before the hand-over, after which s may be gone (completed at once). */
+    bool held = s->txn_held;
+    uint64_t handover = s->handover;
+    s->txn_held = false;
+    if (!pc_partitioned_send(p->pt, s->partition, &s->msg)) {
+        s->txn_held = held;
+        pc_set_detail("client is closing: the message was not sent");
+        pc_producer_fail_send(s, PULSARC_ERR_ALREADY_CLOSED);
+        return;
+    }
+    if (held)
+        held_send_released(p, handover);
 }
 
 /* The name of the topic partition s goes to, as a transaction registers it. */
@@ -122,8 +142,13 @@ void pc_producer_run_send(pc_task_t *t)
             pc_producer_fail_send(s, PULSARC_ERR_INVALID_TOPIC);
             return;
         }
+        /* Counted as held first: a send that fails at once is released on the way. */
+        s->txn_held = true;
+        p->txn_held++;
         if (!pc_txn_admit_send(s, name))
             return; /* it waits for its partition's registration, or failed */
+        s->txn_held = false;
+        p->txn_held--;
     }
     pc_producer_hand_over(s);
 }
@@ -371,11 +396,9 @@ static void on_flushed(pc_partitioned_op_t *op)
         pc_producer_release(p);
 }
 
-static void run_flush(pc_task_t *t)
+static void flush_partitions(done_task *d)
 {
-    done_task *d = (done_task *)t;
     pulsarc_producer_t *p = d->producer;
-    pc_failures_flush_begin(p, d);
     d->parts.done = on_flushed;
     if (pc_partitioned_flush(p->pt, &d->parts))
         return;
@@ -384,6 +407,48 @@ static void run_flush(pc_task_t *t)
     d->res = PULSARC_ERR_ALREADY_CLOSED;
     snprintf(d->detail, sizeof d->detail, "producer is closed");
     done_task_report(d);
+}
+
+static void run_flush(pc_task_t *t)
+{
+    done_task *d = (done_task *)t;
+    pulsarc_producer_t *p = d->producer;
+    pc_failures_flush_begin(p, d);
+    if (p->txn_held == 0) {
+        flush_partitions(d);
+        return;
+    }
+    /* Sends handed over before the flush that a transaction holds back (until their
+     * partition is registered with it) are not at their partitions yet: the flush starts
+     * there once the last of them went on. Later sends do not delay it. */
+    d->held_left = p->txn_held;
+    d->next_held = p->held_flushes;
+    p->held_flushes = d;
+}
+
+/* A send that its transaction held back went on to its partition, or failed: the flushes
+ * that waited for it may start. */
+static void held_send_released(pulsarc_producer_t *p, uint64_t handover)
+{
+    p->txn_held--;
+    done_task *ready = NULL;
+    for (done_task **at = &p->held_flushes; *at;) {
+        done_task *d = *at;
+        if (handover < d->covers && --d->held_left == 0) {
+            *at = d->next_held;
+            d->next_held = ready;
+            ready = d;
+        } else {
+            at = &d->next_held;
+        }
+    }
+    /* Each is still among p->flushes until it ends, so none of them frees p but the
+     * last, after which nothing here touches p. */
+    while (ready) {
+        done_task *d = ready;
+        ready = d->next_held;
+        flush_partitions(d);
+    }
 }
 
 static pulsarc_result post_done_task(pulsarc_producer_t *p, void (*run)(pc_task_t *),

@@ -168,8 +168,9 @@ Test(client_txn, different_transactions_never_share_a_batch)
                           "batchingMaxPublishDelayMs", "60000", "batchingMaxMessages", "100",
                           NULL);
     pulsarc_txn_t *a = begin(), *b = begin();
-    /* Each registers the partition first, so that what follows reaches the producer as
-     * sent (a send waiting for its registration is not yet there for a flush to cover). */
+    /* Each registers the partition first, so that what follows reaches the partition
+     * producer in the order sent, interleaved (the sends that wait for a registration go
+     * on together when it is answered). */
     send_in_ok(producer, a, 0);
     send_in_ok(producer, b, 1);
     cr_assert(h_wait_count(mb, MOCK_ADD_PARTITIONS, 2, 3000));
@@ -346,5 +347,31 @@ Test(client_txn, transaction_timed_out_on_the_broker_fails_sends_and_commit)
     cr_assert_eq(info.state, MOCK_TXN_ABORTED);
     pulsarc_txn_free(txn);
     pulsarc_producer_free(other);
+    h_finish();
+}
+
+/* ---- flush ------------------------------------------------------------------------ */
+
+Test(client_txn, flush_covers_sends_waiting_for_their_registration)
+{
+    client = txn_client();
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true",
+                          "batchingMaxPublishDelayMs", "60000", NULL);
+    pulsarc_txn_t *txn = begin();
+    /* The coordinator never answers the registration: the sends wait for it until the
+     * operation timeout fails them. */
+    mock_broker_txn_ignore(mb, MOCK_TXN_ADD_PARTITION, 1);
+    send_in_ok(producer, txn, 0);
+    send_in_ok(producer, txn, 1);
+    cr_assert(h_wait_count(mb, MOCK_ADD_PARTITIONS, 1, 3000));
+    pulsarc_result r = pulsarc_producer_flush(producer);
+    int calls = h_total();
+    cr_assert_eq(calls, 2, "the flush returned (%s) before its sends had their callbacks (%d)",
+                 pulsarc_result_name(r), calls);
+    cr_assert_eq(r, PULSARC_ERR_TIMEOUT, "%s (%s)", pulsarc_result_name(r),
+                 pulsarc_last_error_detail());
+    h_assert_each_once(2, PULSARC_ERR_TIMEOUT);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
+    pulsarc_txn_free(txn);
     h_finish();
 }
