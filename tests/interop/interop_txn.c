@@ -9,7 +9,9 @@
  *                stdin, then commits
  *       expire   begins with a 1 s timeout instead, prints "sent" once every send has its
  *                receipt, waits for a line on stdin (the test waits past the timeout),
- *                then commits
+ *                sends one more message to the first topic and one to the last, which
+ *                got none before (expire takes two or more topics), prints
+ *                "late=RESULT" and "late_new=RESULT" (their sends'), then commits
  *     and prints "end=RESULT state=S sends_failed=F" (RESULT a pulsarc_result_name).
  *   interop_txn URL interleave N TOPIC
  *     One producer, batching on: N transactions open at once, message i of round r goes
@@ -141,21 +143,31 @@ int main(int argc, char **argv)
         return 0;
     }
     bool expire = strcmp(mode, "expire") == 0;
+    if (expire && n_topics < 2)
+        return 2;
     pulsarc_producer_t *ps[MAX_TOPICS];
     for (int t = 0; t < n_topics; t++)
         ps[t] = producer(c, argv[4 + t]);
     pulsarc_txn_t *txn = begin(c, expire ? 1000 : 60000);
     char text[64];
-    for (int t = 0; t < n_topics; t++) {
+    for (int t = 0; t < n_topics - expire; t++) {
         for (int i = 0; i < n; i++) {
             snprintf(text, sizeof text, "%d-%d", t, i);
             send_one(ps[t], txn, text);
         }
     }
     if (strcmp(mode, "hold") == 0 || expire) {
-        for (int t = 0; t < n_topics; t++)
+        for (int t = 0; t < n_topics - expire; t++)
             pulsarc_producer_flush(ps[t]);
         wait_line();
+    }
+    if (expire) {
+        /* A flush reports the failure of the message it covers. */
+        send_one(ps[0], txn, "late");
+        printf("late=%s\n", pulsarc_result_name(pulsarc_producer_flush(ps[0])));
+        send_one(ps[n_topics - 1], txn, "late");
+        printf("late_new=%s\n", pulsarc_result_name(pulsarc_producer_flush(ps[n_topics - 1])));
+        fflush(stdout);
     }
     res = strcmp(mode, "abort") == 0 ? pulsarc_txn_abort(txn) : pulsarc_txn_commit(txn);
     if (res != PULSARC_OK)

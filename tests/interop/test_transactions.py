@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -17,8 +18,21 @@ import pulsar_helpers as ph
 pytestmark = pytest.mark.txn
 
 TXN_URL = os.environ.get("PULSAR_TXN_SERVICE_URL", "pulsar://127.0.0.1:6675")
+TXN_ADMIN_URL = os.environ.get("PULSAR_TXN_ADMIN_URL", "http://127.0.0.1:8075")
 # Long enough for a message the broker holds back to have arrived if it were visible.
 SETTLE_S = 3.0
+
+
+@pytest.fixture(scope="session")
+def broker():
+    """Overrides conftest's autouse `broker`: these tests need the transaction broker only
+    (the default one may be stopped while they run)."""
+    try:
+        urllib.request.urlopen(f"{TXN_ADMIN_URL}/admin/v2/clusters", timeout=5).close()
+    except OSError as e:
+        pytest.fail(f"transaction broker not reachable at {TXN_ADMIN_URL} ({e}; start it with "
+                    "scripts/broker-txn start)", pytrace=False)
+    return TXN_ADMIN_URL
 
 
 def read_all(topic: str, expect: int) -> list[bytes]:
@@ -87,9 +101,10 @@ def test_interleaved_transactions_on_one_batching_producer(unique_topic):
             [f"{i}-{r}".encode() for r in range(5)]
 
 
-def test_broker_timeout_fails_the_commit_with_a_named_error(unique_topic):
-    topic = unique_topic("txn-expire")
-    proc = subprocess.Popen([ph.bin_path("interop_txn"), TXN_URL, "expire", "3", topic],
+def test_broker_timeout_fails_sends_and_commit_with_named_errors(unique_topic):
+    topic, new_topic = unique_topic("txn-expire"), unique_topic("txn-expire-new")
+    proc = subprocess.Popen([ph.bin_path("interop_txn"), TXN_URL, "expire", "3", topic,
+                             new_topic],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "sent"
@@ -100,10 +115,18 @@ def test_broker_timeout_fails_the_commit_with_a_named_error(unique_topic):
         out, _ = proc.communicate(timeout=120)
     finally:
         proc.kill()
-    last = out.strip().splitlines()[-1]
+    lines = out.strip().splitlines()
+    # A send to a partition the transaction had: the broker refuses it once its low water
+    # mark passed the transaction, which other open transactions hold back; before that
+    # it stores it in the aborted transaction, where no consumer ever gets it.
+    assert lines[-3] in ("late=OK", "late=BROKER_NOT_ALLOWED"), lines
+    # A partition it did not have: its registration with the coordinator fails.
+    assert lines[-2] == "late_new=BROKER_TXN_NOT_FOUND", lines
+    last = lines[-1]
     assert last.split()[0] in ("end=BROKER_INVALID_TXN_STATUS", "end=BROKER_TXN_NOT_FOUND"), last
     assert "state=5" in last
     assert read_all(topic, 0) == []
+    assert read_all(new_topic, 0) == []
 
 
 def produce_txn(topic: str, prefix: str, n: int, *flags: str) -> list[str]:
@@ -129,8 +152,6 @@ def test_cli_txn_batch_commits_and_txn_abort_aborts(unique_topic):
     assert read_all(topic, 29) == [f"a-{i}".encode() for i in range(25)] + \
         [f"c-{i}".encode() for i in range(4)]
 
-
-TXN_ADMIN_URL = os.environ.get("PULSAR_TXN_ADMIN_URL", "http://127.0.0.1:8075")
 PERF_TXN_SIZE = 10
 
 
