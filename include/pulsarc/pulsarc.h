@@ -1354,7 +1354,9 @@ PULSARC_API pulsarc_result pulsarc_txn_begin_async(pulsarc_client_t *client,
  * (a spool replays messages after a restart, outside any transaction), and as
  * pulsarc_producer_send_async refuses. A registration the coordinator refuses fails the
  * messages that waited for it with its error (PULSARC_ERR_BROKER_TXN_NOT_FOUND for a
- * transaction the broker timed out, for example), in their callbacks. A send that fails
+ * transaction the broker timed out, for example), in their callbacks. A receipt is no
+ * promise of delivery before the commit succeeds: the broker may store a message in a
+ * transaction it already aborted (and never deliver it). A send that fails
  * (its callback's result) makes txn's commit abort and fail. An accepted send holds its
  * own reference to txn: the caller may pulsarc_txn_free it right after the call. cb runs
  * on the loop thread. Any thread. */
