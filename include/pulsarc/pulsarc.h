@@ -126,6 +126,14 @@ typedef enum pulsarc_result {
                                           * directory that cannot be opened or is locked by
                                           * another producer, a spool written under another
                                           * producer name or topic, a failed write or fsync */
+    PULSARC_ERR_TXN_DISABLED = -29,     /**< a transaction call on a client without
+                                          * enableTransaction=true */
+    PULSARC_ERR_TXN_STATE = -30,        /**< the transaction is not open (it is committing,
+                                          * aborting or ended): nothing more can be sent in
+                                          * it, nor can it end again */
+    PULSARC_ERR_TXN_OPERATION_FAILED = -31, /**< a commit found that a send in the
+                                          * transaction failed: the transaction was aborted
+                                          * instead, nothing of it is visible */
 
     PULSARC_ERR_BROKER_BASE = 100, /**< the first of the broker's errors: ServerError 0 */
     PULSARC_ERR_BROKER_UNKNOWN = 100, /**< the broker's UnknownError */
@@ -296,6 +304,9 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  *   statsIntervalSeconds      0       call the statistics callback
  *                                     (pulsarc_client_config_set_stats_cb) this often with
  *                                     the client's statistics as JSON; 0 = never
+ *   enableTransaction         false   allow transactions (pulsarc_txn_begin); the client
+ *                                     finds the transaction coordinators at the first
+ *                                     begin
  * ------------------------------------------------------------------------------- */
 /** A client's configuration, opaque: the keys above (docs/configuration.md has them all),
  * set with pulsarc_client_config_set, and the typed setters below. */
@@ -1282,6 +1293,113 @@ PULSARC_API uint64_t pulsarc_stats_refused(const pulsarc_stats_t *stats, pulsarc
 PULSARC_API uint64_t pulsarc_stats_latency_us(const pulsarc_stats_t *stats, double percent);
 /** The snapshot as JSON (docs/statistics.md), NUL-terminated; owned by stats. */
 PULSARC_API const char *pulsarc_stats_json(const pulsarc_stats_t *stats);
+
+/* ---------------------------------------------------------------------------------
+ * Transactions: messages to several topics (and partitions) that become visible to
+ * consumers together, on commit, or never, on abort. The client needs
+ * enableTransaction=true and the brokers transactionCoordinatorEnabled=true.
+ * ------------------------------------------------------------------------------- */
+/** A transaction, opaque. Any thread may use it; pulsarc_txn_free lets it go. */
+typedef struct pulsarc_txn pulsarc_txn_t;
+
+/** Where a transaction is. */
+typedef enum pulsarc_txn_state {
+    PULSARC_TXN_OPEN = 0,       /**< sends may join it */
+    PULSARC_TXN_COMMITTING = 1, /**< commit called: waiting for its sends, then the broker */
+    PULSARC_TXN_ABORTING = 2,   /**< abort called (or a commit found a failed send) */
+    PULSARC_TXN_COMMITTED = 3,  /**< every message of it is visible */
+    PULSARC_TXN_ABORTED = 4,    /**< none of its messages will ever be visible */
+    PULSARC_TXN_ERROR = 5,      /**< the broker did not confirm its end (it timed out
+                                  * there, or the answer to a commit was lost and the retry
+                                  * found it gone): its messages are all visible or none
+                                  * is; see the commit's or abort's result */
+} pulsarc_txn_state;
+
+/** Called once when pulsarc_txn_begin_async is done: txn is the new transaction (the
+ * caller owns it: pulsarc_txn_free) on PULSARC_OK, NULL otherwise. Runs on the loop
+ * thread. */
+typedef void (*pulsarc_txn_begin_cb)(pulsarc_result res, pulsarc_txn_t *txn, void *ctx);
+/** Called once when a commit or abort is done. Runs on the loop thread. */
+typedef void (*pulsarc_txn_done_cb)(pulsarc_txn_t *txn, pulsarc_result res, void *ctx);
+
+/** Begins a transaction that the broker aborts by itself unless it ends within
+ * timeout_ms milliseconds (1 .. 2^31; the broker's limit,
+ * transactionCoordinatorMaxTimeoutMs or so, may be lower). The first begin finds the
+ * transaction coordinators (a lookup of each); a coordinator that moves or is not ready
+ * is looked up again and the request retried, for at most operationTimeoutMs.
+ * Fails with PULSARC_ERR_TXN_DISABLED without enableTransaction, with
+ * PULSARC_ERR_BROKER_TXN_COORDINATOR_NOT_FOUND when the brokers have no coordinator,
+ * PULSARC_ERR_TIMEOUT, PULSARC_ERR_INVALID_ARGUMENT (NULL client or out, timeout_ms out
+ * of range), PULSARC_ERR_ALREADY_CLOSED, PULSARC_ERR_NO_MEMORY, PULSARC_ERR_WOULD_BLOCK
+ * on the loop thread; pulsarc_last_error_detail() says why. *out is the transaction on
+ * PULSARC_OK (the caller owns it: pulsarc_txn_free), NULL otherwise. Any thread but the
+ * loop's. */
+PULSARC_API pulsarc_result pulsarc_txn_begin(pulsarc_client_t *client, uint64_t timeout_ms,
+                                             pulsarc_txn_t **out);
+/** The same without waiting: cb (not NULL) runs once, on the loop thread, with the
+ * results above. Fails at once (and cb never runs) with PULSARC_ERR_TXN_DISABLED,
+ * PULSARC_ERR_INVALID_ARGUMENT, PULSARC_ERR_ALREADY_CLOSED or PULSARC_ERR_NO_MEMORY. Any
+ * thread, the loop's included. */
+PULSARC_API pulsarc_result pulsarc_txn_begin_async(pulsarc_client_t *client,
+                                                   uint64_t timeout_ms,
+                                                   pulsarc_txn_begin_cb cb, void *ctx);
+
+/** Sends msg as part of txn (see pulsarc_producer_send_async for msg and cb). Before the
+ * first message of txn to a topic partition, the partition is registered with the
+ * transaction's coordinator (ADD_PARTITION_TO_TXN), and the messages wait for it, in
+ * order. Messages of different transactions, or with and without one, never share a
+ * batch. Consumers see the message only once txn commits. Refused with
+ * PULSARC_ERR_TXN_STATE once txn's commit or abort has been called, and with
+ * PULSARC_ERR_INVALID_ARGUMENT for a txn of another client or a producer with spoolDir
+ * (a spool replays messages after a restart, outside any transaction), and as
+ * pulsarc_producer_send_async refuses. A registration the coordinator refuses fails the
+ * messages that waited for it with its error (PULSARC_ERR_BROKER_TXN_NOT_FOUND for a
+ * transaction the broker timed out, for example), in their callbacks. A receipt is no
+ * promise of delivery before the commit succeeds: the broker may store a message in a
+ * transaction it already aborted (and never deliver it). A send that fails
+ * (its callback's result) makes txn's commit abort and fail. An accepted send holds its
+ * own reference to txn: the caller may pulsarc_txn_free it right after the call. cb runs
+ * on the loop thread. Any thread. */
+PULSARC_API pulsarc_result pulsarc_producer_send_txn_async(pulsarc_producer_t *producer,
+                                                           pulsarc_txn_t *txn,
+                                                           pulsarc_message_t *msg,
+                                                           pulsarc_send_cb cb, void *ctx);
+
+/** Commits txn: waits until every send made in it so far has its result, then asks the
+ * coordinator to commit. When one of those sends failed, txn is aborted instead and the
+ * commit fails with PULSARC_ERR_TXN_OPERATION_FAILED. A transaction the broker already
+ * aborted (its timeout passed) fails with PULSARC_ERR_BROKER_INVALID_TXN_STATUS or
+ * PULSARC_ERR_BROKER_TXN_NOT_FOUND (state PULSARC_TXN_ERROR). A coordinator that moved
+ * is looked up again and the request retried, for at most operationTimeoutMs
+ * (PULSARC_ERR_TIMEOUT). PULSARC_ERR_TXN_STATE when txn is not open (its commit or abort
+ * was called already); PULSARC_ERR_INVALID_ARGUMENT for NULL; PULSARC_ERR_ALREADY_CLOSED
+ * once the client is closing; PULSARC_ERR_WOULD_BLOCK on the loop thread.
+ * pulsarc_last_error_detail() says why (for OPERATION_FAILED: which send failed, and
+ * how). txn stays the caller's: free it afterwards. Any thread but the loop's. */
+PULSARC_API pulsarc_result pulsarc_txn_commit(pulsarc_txn_t *txn);
+/** The same without waiting: cb (may be NULL) runs once, on the loop thread, with the
+ * detail in pulsarc_last_error_detail() there, unless this call fails (TXN_STATE,
+ * INVALID_ARGUMENT, ALREADY_CLOSED, NO_MEMORY). The client holds txn until cb has run.
+ * Any thread, the loop's included. */
+PULSARC_API pulsarc_result pulsarc_txn_commit_async(pulsarc_txn_t *txn, pulsarc_txn_done_cb cb,
+                                                    void *ctx);
+/** Aborts txn: waits for the results of its sends, then asks the coordinator to abort;
+ * none of its messages becomes visible. Results, threads and ownership as for
+ * pulsarc_txn_commit (OPERATION_FAILED aside: a failed send changes nothing here). */
+PULSARC_API pulsarc_result pulsarc_txn_abort(pulsarc_txn_t *txn);
+/** The same without waiting, as pulsarc_txn_commit_async. */
+PULSARC_API pulsarc_result pulsarc_txn_abort_async(pulsarc_txn_t *txn, pulsarc_txn_done_cb cb,
+                                                   void *ctx);
+/** Where txn is now (PULSARC_TXN_ERROR for NULL). Any thread. */
+PULSARC_API pulsarc_txn_state pulsarc_txn_get_state(const pulsarc_txn_t *txn);
+/** The transaction's id as the broker gave it (most and least significant bits), for
+ * logs and the admin API (0 and 0 for NULL; either pointer may be NULL). Any thread. */
+PULSARC_API void pulsarc_txn_id(const pulsarc_txn_t *txn, uint64_t *most_bits,
+                                uint64_t *least_bits);
+/** Lets txn go (NULL: nothing). Sends, a commit or an abort in progress finish anyway;
+ * an open transaction that is freed is left to the broker, which aborts it at its
+ * timeout. Any thread, also from txn's callbacks. */
+PULSARC_API void pulsarc_txn_free(pulsarc_txn_t *txn);
 
 #ifdef __cplusplus
 }

@@ -67,6 +67,8 @@ struct pulsarc_client {
     pc_client_stats_t stats;  /* loop thread: statistics, and the latency clock */
 
     struct pc_shutdown_hook *shutdown_hooks; /* loop thread: run when the client stops */
+    struct pc_tc *tc;                /* loop thread: the transaction coordinator client,
+                                        made at the first pulsarc_txn_begin (client/txn.c) */
 
     /* Closing: pulsarc_client_close_async or pulsarc_client_destroy starts it (once), the
      * loop running dry ends it (pc_client_closed). */

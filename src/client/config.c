@@ -126,6 +126,10 @@ static const conf_row client_rows[] = {
     { "statsIntervalSeconds", T_INT, CC(stats_interval_s), 0, 86400, "0", NULL,
       "Call the statistics callback (pulsarc_client_config_set_stats_cb) this often with the "
       "client's statistics as JSON (docs/statistics.md); 0 = never." },
+    { "enableTransaction", T_BOOL, CC(enable_transaction), 0, 1, "false", NULL,
+      "Allow transactions (pulsarc_txn_begin): the client finds the brokers' transaction "
+      "coordinators when the first transaction begins. Off: pulsarc_txn_begin fails with "
+      "PULSARC_ERR_TXN_DISABLED." },
 };
 #undef CC
 

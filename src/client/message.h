@@ -60,6 +60,8 @@ typedef struct pc_send {
     struct pc_spool_segment *spooled; /* its record in the producer's spool, let go when it
                                          completes (client/producer_spool.c); NULL: none */
     uint64_t spooled_at;            /* ... where in that segment */
+    struct pulsarc_txn *txn;        /* the transaction it is part of (a reference), or NULL */
+    bool txn_held;                  /* loop thread: counted in its producer's txn_held */
     pc_msg_t msg;
 } pc_send_t;
 

@@ -10,6 +10,7 @@
 
 #include "client/interceptors.h"
 #include "client/message.h"
+#include "client/txn.h"
 #include "common/error.h"
 #include "common/topic_name.h"
 #include "producer/message_id.h"
@@ -55,11 +56,16 @@ static void complete_message(void *owner, pc_msg_t *msg, pulsarc_result res,
         pc_failures_note(p, s->handover, res, pulsarc_last_error_detail());
         p->stats.failed_by[pc_stats_result_slot(res)]++;
     }
+    /* Before the interceptors and the callback, which may overwrite the detail. */
+    if (s->txn)
+        pc_txn_note_result(s->txn, res, pulsarc_last_error_detail());
     if (p->conf.interceptors.n)
         pc_interceptors_on_ack(&p->conf.interceptors, p, msg, res,
                                res == PULSARC_OK ? id : NULL);
     if (s->cb)
         s->cb(p, res, res == PULSARC_OK ? id : NULL, s->cb_ctx);
+    if (s->txn)
+        pc_txn_send_done(s->txn);
 }
 
 /* ---- sending ---------------------------------------------------------------- */
@@ -80,17 +86,71 @@ static uint32_t *early_crcs(const pulsarc_message_t *m, bool wanted)
     return crcs;
 }
 
+static void held_send_released(pulsarc_producer_t *p, uint64_t handover);
+
+void pc_producer_fail_send(pc_send_t *s, pulsarc_result res)
+{
+    pulsarc_producer_t *p = s->producer;
+    bool held = s->txn_held;
+    uint64_t handover = s->handover;
+    complete_message(p, &s->msg, res, NULL);
+    pc_msg_free(&s->msg);
+    if (held)
+        held_send_released(p, handover);
+}
+
+void pc_producer_hand_over(pc_send_t *s)
+{
+    pulsarc_producer_t *p = s->producer;
+    if (p->client->rt.stopping) {
+        pc_set_detail("client is closing: the message was not sent");
+        pc_producer_fail_send(s, PULSARC_ERR_ALREADY_CLOSED);
+        return;
+    }
+    /* Read before the hand-over, after which s may be gone (completed at once). */
+    bool held = s->txn_held;
+    uint64_t handover = s->handover;
+    s->txn_held = false;
+    if (!pc_partitioned_send(p->pt, s->partition, &s->msg)) {
+        s->txn_held = held;
+        pc_set_detail("client is closing: the message was not sent");
+        pc_producer_fail_send(s, PULSARC_ERR_ALREADY_CLOSED);
+        return;
+    }
+    if (held)
+        held_send_released(p, handover);
+}
+
+/* The name of the topic partition s goes to, as a transaction registers it. */
+static int partition_name(const pulsarc_producer_t *p, const pc_send_t *s, char *out, size_t len)
+{
+    if (pc_partitioned_count(p->pt) == 0)
+        return snprintf(out, len, "%s", p->topic.full) < (int)len ? 0 : -1;
+    return pc_topic_name_partition(&p->topic, s->partition, out, len);
+}
+
 void pc_producer_run_send(pc_task_t *t)
 {
     pc_send_t *s = (pc_send_t *)t;
     pulsarc_producer_t *p = s->producer;
     s->handover = p->handed_over++;
     s->msg.handover_ns = pc_turn_clock_now(&p->client->stats.clock);
-    if (p->client->rt.stopping || !pc_partitioned_send(p->pt, s->partition, &s->msg)) {
-        pc_set_detail("client is closing: the message was not sent");
-        complete_message(p, &s->msg, PULSARC_ERR_ALREADY_CLOSED, NULL);
-        pc_msg_free(&s->msg);
+    if (s->txn) {
+        char name[sizeof p->topic.full + 32];
+        if (partition_name(p, s, name, sizeof name) != 0) {
+            pc_set_detail("the topic partition's name is too long");
+            pc_producer_fail_send(s, PULSARC_ERR_INVALID_TOPIC);
+            return;
+        }
+        /* Counted as held first: a send that fails at once is released on the way. */
+        s->txn_held = true;
+        p->txn_held++;
+        if (!pc_txn_admit_send(s, name))
+            return; /* it waits for its partition's registration, or failed */
+        s->txn_held = false;
+        p->txn_held--;
     }
+    pc_producer_hand_over(s);
 }
 
 void pc_producer_post(pulsarc_producer_t *p, pc_task_t *task)
@@ -114,13 +174,13 @@ static pulsarc_result check_attached(const pulsarc_producer_t *p)
 
 /* The interceptors' copy of msg goes through send_async in its place (send_async knows
  * it by copy_of). Kept apart so that the common send is the one call of what follows. */
-static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_message_t *msg,
-                                       pulsarc_send_cb cb, void *ctx);
+static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                       pulsarc_message_t *msg, pulsarc_send_cb cb, void *ctx);
 
 /* Check, plan, route, admit and hand over msg (the caller's, or the interceptors' copy of
- * it). */
-static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
-                                  pulsarc_send_cb cb, void *ctx)
+ * it), in txn unless NULL. */
+static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                  pulsarc_message_t *msg, pulsarc_send_cb cb, void *ctx)
 {
     if (msg->payload_len > PC_MAX_PAYLOAD)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
@@ -188,10 +248,33 @@ static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_message_t *msg,
     s->producer = p;
     s->partition = partition;
     s->task.run = pc_producer_run_send;
+    if (txn) {
+        pc_txn_hold(txn);
+        s->txn = txn;
+        s->msg.txn = pc_txn_ids(txn);
+    }
     if (p->spool)
         return pc_producer_spool_accept(p, s, msg); /* appended, then handed over in order */
     pc_client_post(c, &s->task);
     return PULSARC_OK;
+}
+
+/* A send in txn (NULL: none): the interceptors first (on a copy), then accept_send. */
+static pulsarc_result send_async_in(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                    pulsarc_message_t *msg, pulsarc_send_cb cb, void *ctx)
+{
+    if (p->conf.interceptors.n && !msg->copy_of)
+        return send_intercepted(p, txn, msg, cb, ctx);
+    pulsarc_result res = check_attached(p);
+    if (res == PULSARC_OK)
+        res = pc_failures_refusal(p);
+    if (res == PULSARC_OK && txn)
+        res = pc_txn_check_send(txn, p->client);
+    if (res == PULSARC_OK)
+        res = accept_send(p, txn, msg, cb, ctx);
+    if (res != PULSARC_OK)
+        pc_producer_stats_refused(&p->stats, res);
+    return res;
 }
 
 pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_message_t *msg,
@@ -199,20 +282,25 @@ pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *p, pulsarc_messag
 {
     if (!p || !msg)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "producer and message must not be NULL");
-    if (p->conf.interceptors.n && !msg->copy_of)
-        return send_intercepted(p, msg, cb, ctx);
-    pulsarc_result res = check_attached(p);
-    if (res == PULSARC_OK)
-        res = pc_failures_refusal(p);
-    if (res == PULSARC_OK)
-        res = accept_send(p, msg, cb, ctx);
-    if (res != PULSARC_OK)
-        pc_producer_stats_refused(&p->stats, res);
-    return res;
+    return send_async_in(p, NULL, msg, cb, ctx);
 }
 
-static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_message_t *msg,
-                                       pulsarc_send_cb cb, void *ctx)
+pulsarc_result pulsarc_producer_send_txn_async(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                               pulsarc_message_t *msg, pulsarc_send_cb cb,
+                                               void *ctx)
+{
+    if (!p || !txn || !msg)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "producer, transaction and message must not be NULL");
+    /* A spool replays what it holds after a restart, outside any transaction. */
+    if (p->spool)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "a producer with spoolDir cannot send in a transaction");
+    return send_async_in(p, txn, msg, cb, ctx);
+}
+
+static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_txn_t *txn,
+                                       pulsarc_message_t *msg, pulsarc_send_cb cb, void *ctx)
 {
     /* A producer that refuses every send does so before any interceptor runs. */
     pulsarc_result res = check_attached(p);
@@ -225,7 +313,7 @@ static pulsarc_result send_intercepted(pulsarc_producer_t *p, pulsarc_message_t 
         pc_producer_stats_refused(&p->stats, res);
         return res;
     }
-    res = pulsarc_producer_send_async(p, copy, cb, ctx); /* counts its own refusal */
+    res = send_async_in(p, txn, copy, cb, ctx); /* counts its own refusal */
     pulsarc_message_free(copy);
     return res;
 }
@@ -308,11 +396,9 @@ static void on_flushed(pc_partitioned_op_t *op)
         pc_producer_release(p);
 }
 
-static void run_flush(pc_task_t *t)
+static void flush_partitions(done_task *d)
 {
-    done_task *d = (done_task *)t;
     pulsarc_producer_t *p = d->producer;
-    pc_failures_flush_begin(p, d);
     d->parts.done = on_flushed;
     if (pc_partitioned_flush(p->pt, &d->parts))
         return;
@@ -321,6 +407,48 @@ static void run_flush(pc_task_t *t)
     d->res = PULSARC_ERR_ALREADY_CLOSED;
     snprintf(d->detail, sizeof d->detail, "producer is closed");
     done_task_report(d);
+}
+
+static void run_flush(pc_task_t *t)
+{
+    done_task *d = (done_task *)t;
+    pulsarc_producer_t *p = d->producer;
+    pc_failures_flush_begin(p, d);
+    if (p->txn_held == 0) {
+        flush_partitions(d);
+        return;
+    }
+    /* Sends handed over before the flush that a transaction holds back (until their
+     * partition is registered with it) are not at their partitions yet: the flush starts
+     * there once the last of them went on. Later sends do not delay it. */
+    d->held_left = p->txn_held;
+    d->next_held = p->held_flushes;
+    p->held_flushes = d;
+}
+
+/* A send that its transaction held back went on to its partition, or failed: the flushes
+ * that waited for it may start. */
+static void held_send_released(pulsarc_producer_t *p, uint64_t handover)
+{
+    p->txn_held--;
+    done_task *ready = NULL;
+    for (done_task **at = &p->held_flushes; *at;) {
+        done_task *d = *at;
+        if (handover < d->covers && --d->held_left == 0) {
+            *at = d->next_held;
+            d->next_held = ready;
+            ready = d;
+        } else {
+            at = &d->next_held;
+        }
+    }
+    /* Each is still among p->flushes until it ends, so none of them frees p but the
+     * last, after which nothing here touches p. */
+    while (ready) {
+        done_task *d = ready;
+        ready = d->next_held;
+        flush_partitions(d);
+    }
 }
 
 static pulsarc_result post_done_task(pulsarc_producer_t *p, void (*run)(pc_task_t *),

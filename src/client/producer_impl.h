@@ -33,6 +33,8 @@ typedef struct done_task {
     char detail[512];
     uint64_t covers;              /* flush: it covers the messages handed over before it */
     struct done_task *next_flush; /* the producer's other flushes in progress */
+    uint64_t held_left;           /* flush: of those, how many a transaction still holds */
+    struct done_task *next_held;  /* the producer's other flushes waiting for such sends */
 } done_task;
 
 struct pulsarc_producer {
@@ -63,6 +65,9 @@ struct pulsarc_producer {
     char terminal_detail[512];    /* written once, before terminal is set */
     uint64_t handed_over;         /* loop thread: messages given to partition producers */
     done_task *flushes;           /* loop thread: flushes in progress */
+    uint64_t txn_held;            /* loop thread: handed-over sends a transaction holds
+                                     back until their partition is registered with it */
+    done_task *held_flushes;      /* loop thread: flushes waiting for some of those */
     pulsarc_result unreported;    /* loop thread: first failure no flush covered yet */
     char unreported_detail[512];
 
@@ -95,6 +100,11 @@ void pc_producer_stats_leave(pulsarc_producer_t *p);
 /* The loop thread's side of an accepted send (a pc_send_t's task): give it to its
  * partition. */
 void pc_producer_run_send(pc_task_t *t);
+/* Give s to its partition producer (it fails with ALREADY_CLOSED while the client stops),
+ * or end it with res now (its callback runs, its memory goes). Loop thread. */
+struct pc_send;
+void pc_producer_hand_over(struct pc_send *s);
+void pc_producer_fail_send(struct pc_send *s, pulsarc_result res);
 /* Post a task of the handle's (send, flush, close, free): with a spool, in the one order
  * of all threads (pc_client_post_in_order), so that a flush posted after a send from the
  * loop thread covers it. */

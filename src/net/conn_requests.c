@@ -70,6 +70,14 @@ static pc_conn_listener_t *find_listener(pc_conn_t *c, uint64_t producer_id)
 
 /* ---- incoming commands -------------------------------------------------------- */
 
+static void complete_txn_answer(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd,
+                                uint64_t request_id, bool has_error,
+                                Pulsar__Proto__ServerError error, const char *message)
+{
+    complete_request(c, request_id, has_error ? pc_result_from_server_error(error) : PULSARC_OK,
+                     cmd, has_error ? message : NULL);
+}
+
 static void send_simple(pc_conn_t *c, Pulsar__Proto__BaseCommand__Type type)
 {
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
@@ -154,6 +162,34 @@ void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
                                                : PULSARC_OK,
                              cmd, r->has_error_code ? r->error_message : NULL);
         }
+        break;
+    /* The transaction coordinator's answers all carry an optional error and message;
+     * the coordinator client (src/txn/) checks the rest. */
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__TC_CLIENT_CONNECT_RESPONSE:
+        if (cmd->tcclientconnectresponse)
+            complete_txn_answer(c, cmd, cmd->tcclientconnectresponse->request_id,
+                                cmd->tcclientconnectresponse->has_error,
+                                cmd->tcclientconnectresponse->error,
+                                cmd->tcclientconnectresponse->message);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__NEW_TXN_RESPONSE:
+        if (cmd->newtxnresponse)
+            complete_txn_answer(c, cmd, cmd->newtxnresponse->request_id,
+                                cmd->newtxnresponse->has_error, cmd->newtxnresponse->error,
+                                cmd->newtxnresponse->message);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__ADD_PARTITION_TO_TXN_RESPONSE:
+        if (cmd->addpartitiontotxnresponse)
+            complete_txn_answer(c, cmd, cmd->addpartitiontotxnresponse->request_id,
+                                cmd->addpartitiontotxnresponse->has_error,
+                                cmd->addpartitiontotxnresponse->error,
+                                cmd->addpartitiontotxnresponse->message);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__END_TXN_RESPONSE:
+        if (cmd->endtxnresponse)
+            complete_txn_answer(c, cmd, cmd->endtxnresponse->request_id,
+                                cmd->endtxnresponse->has_error, cmd->endtxnresponse->error,
+                                cmd->endtxnresponse->message);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT:
         if (cmd->send_receipt)

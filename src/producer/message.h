@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "pulsarc/pulsarc.h"
+#include "wire/txn_ids.h"
 
 typedef struct pc_property {
     char *key;
@@ -39,6 +40,8 @@ typedef struct pc_msg {
     bool null_key, null_value;      /* KeyValue SEPARATED with Java's null parts */
     struct pulsarc_schema *schema;  /* its own schema (a reference) or NULL: the producer's */
     const void *schema_slot;        /* the producer's: where its schema version is kept */
+    pc_txn_ids_t txn;               /* the transaction (registered on this partition by
+                                       the layer above before the hand-over) */
     uint64_t handover_ns;           /* the loop turn that took it over (common/turn_clock.h),
                                        for the latency statistics; 0: not stamped */
     void (*release)(struct pc_msg *m); /* frees the block that holds the message */

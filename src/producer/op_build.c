@@ -60,6 +60,14 @@ static void fill_common(Pulsar__Proto__MessageMetadata *meta, const pc_op_params
         meta->schema_version.data = (uint8_t *)p->schema_version;
         meta->schema_version.len = p->schema_version_len;
     }
+    /* The SEND's ids put the entry into the transaction; the broker's dispatchers skip an
+     * aborted transaction's entries by the ids in the metadata (as the Java client sets
+     * them), so both carry them. */
+    if (p->txn.set) {
+        meta->has_txnid_least_bits = meta->has_txnid_most_bits = 1;
+        meta->txnid_least_bits = p->txn.least;
+        meta->txnid_most_bits = p->txn.most;
+    }
     if (first->ordering_key) {
         meta->has_ordering_key = 1;
         meta->ordering_key.data = (uint8_t *)first->ordering_key;
@@ -115,6 +123,11 @@ static int encode_head(const pc_op_params_t *p, pc_op_t *op,
     if (op->batch) {
         send.has_highest_sequence_id = 1;
         send.highest_sequence_id = op->highest_sequence_id;
+    }
+    if (p->txn.set) {
+        send.has_txnid_least_bits = send.has_txnid_most_bits = 1;
+        send.txnid_least_bits = p->txn.least;
+        send.txnid_most_bits = p->txn.most;
     }
     if (is_chunk) {
         send.has_is_chunk = 1;

@@ -24,6 +24,7 @@ typedef struct pc_op_params {
     size_t chunk_size;         /* 0 = derive from max_message_size */
     const uint8_t *schema_version; /* stamped on the op's metadata; NULL = none */
     size_t schema_version_len;
+    pc_txn_ids_t txn;          /* stamped on every SEND of the op; unset: none */
     /* Encrypt each entry (after compression; each chunk apart) with this data key and a
      * fresh IV from its make_iv; NULL = plaintext. */
     const pc_data_key_t *enc;

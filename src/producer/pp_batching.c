@@ -78,6 +78,7 @@ static void op_params(pc_pp_t *pp, pc_op_params_t *p)
     p->chunking = pp->set.chunking_enabled;
     p->chunk_size = pp->set.chunk_max_size;
     p->enc = NULL;
+    p->txn = (pc_txn_ids_t){ 0 };
 }
 
 /* The data key the next entry is encrypted with (p->enc; NULL: unencrypted). Fails with
@@ -146,9 +147,11 @@ void pc_pp_flush_batches(pc_pp_t *pp)
     }
     bool replays = pp->batch_replays;
     pp->batch_replays = false;
-    /* A batch never mixes schemas: the open batches all have pp->batch_schema's. */
+    /* A batch never mixes schemas or transactions: the open batches all have
+     * pp->batch_schema's and pp->batch_txn's. */
     stamp_version(&p, pp->batch_schema);
     pp->batch_schema = NULL;
+    p.txn = pp->batch_txn;
     for (int i = 0; i < n; i++) {
         if (!assign_ids_at_flush(pp, &pp->taken[i])) {
             pc_pp_fail_batch(pp, &pp->taken[i], PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
@@ -193,7 +196,7 @@ static void add_to_batch(pc_pp_t *pp, pc_msg_t *msg)
     bool replay = !deferred && msg->sequence_id <= pp->pushed;
     if (!pc_batcher_empty(&pp->batcher) &&
         (replay != pp->batch_replays || msg->schema_slot != pp->batch_schema ||
-         !pc_batcher_fits(&pp->batcher, msg)))
+         !pc_txn_ids_equal(msg->txn, pp->batch_txn) || !pc_batcher_fits(&pp->batcher, msg)))
         pc_pp_flush_batches(pp);
     bool first = pc_batcher_empty(&pp->batcher);
     if (pc_batcher_add(&pp->batcher, msg) != 0) {
@@ -203,6 +206,7 @@ static void add_to_batch(pc_pp_t *pp, pc_msg_t *msg)
     if (first) {
         pp->batch_replays = replay;
         pp->batch_schema = msg->schema_slot;
+        pp->batch_txn = msg->txn;
     }
     if (!deferred && !replay)
         pp->pushed = msg->sequence_id;
@@ -232,6 +236,7 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
     pc_op_params_t p;
     op_params(pp, &p);
     stamp_version(&p, msg->schema_slot);
+    p.txn = msg->txn;
     pc_op_t *first, *last;
     int64_t id = msg->sequence_id;
     pulsarc_result res = entry_key(pp, &p);

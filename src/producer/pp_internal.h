@@ -117,6 +117,8 @@ struct pc_pp {
     _Atomic int64_t schema_version; /* own_schema's 8-byte version as a number, or -1 */
     pp_schema_slot *schemas;    /* messages' own schemas, registered once each */
     const pp_schema_slot *batch_schema; /* the schema of the open batches' messages */
+    pc_txn_ids_t batch_txn;   /* the transaction of the open batches' messages: a batch
+                                 is one entry, committed or aborted whole */
     pc_batcher_t batcher;
     pc_compressor_t compressor; /* compression contexts, reused for every op */
     pc_batch_t *taken;        /* scratch for pc_batcher_take */

@@ -76,30 +76,37 @@ def pulsar_client(broker):
 
 
 # --------------------------------------------------------------------------------------
-# The secured broker (scripts/broker-secure): tests marked `secure`
+# The secured broker (scripts/broker-secure): tests marked `secure`; the broker with the
+# transaction coordinator (scripts/broker-txn): tests marked `txn`
 # --------------------------------------------------------------------------------------
+
+# marker -> the test file that holds its tests
+OWN_BROKER_MARKERS = {"secure": "test_security", "txn": "test_transactions"}
+
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "secure: needs the secured broker (scripts/broker-secure); run with -m secure "
         "or by naming tests/interop/test_security.py")
+    config.addinivalue_line(
+        "markers", "txn: needs the broker with transactions on (scripts/broker-txn); run with "
+        "-m txn or by naming tests/interop/test_transactions.py")
 
 
 def pytest_collection_modifyitems(config, items):
-    """`secure` tests run only when asked for (-m secure, or their file named on the
-    command line): the ordinary interop runs (-m "not proxy") have no secured broker."""
+    """`secure` and `txn` tests run only when asked for (-m secure / -m txn, or their file
+    named on the command line): the ordinary interop runs (-m "not proxy") have neither
+    broker."""
     markexpr = config.getoption("markexpr", "") or ""
-    if "secure" in markexpr:
-        return
-    named = any("test_security" in str(a) for a in config.args)
-    if named:
-        return
-    keep, dropped = [], []
-    for item in items:
-        (dropped if item.get_closest_marker("secure") else keep).append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = keep
+    for marker, test_file in OWN_BROKER_MARKERS.items():
+        if marker in markexpr or any(test_file in str(a) for a in config.args):
+            continue
+        keep, dropped = [], []
+        for item in items:
+            (dropped if item.get_closest_marker(marker) else keep).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = keep
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "broker_commands.h"
+#include "mock_broker_txns.h"
 #include "common/buf.h"
 #include "pulsarc/pulsarc.h"
 #include "wire/frame.h"
@@ -31,6 +32,7 @@
 typedef struct reg_producer {
     uint64_t id;
     char *name;
+    char *topic;            /* as the PRODUCER named it */
     uint64_t request_id;    /* queued producers: the PRODUCER request to answer */
     int64_t schema_version; /* ... and its schema version (-1: none) */
 } reg_producer_t;
@@ -138,6 +140,12 @@ struct mock_broker {
     bool schema_ignore;
     int64_t topic_epoch;  /* PRODUCER_SUCCESS.topic_epoch; -1: none */
     bool queue_producers; /* answer PRODUCER "not ready" and queue it */
+    uint32_t txn_coordinators; /* 0: transactions off */
+    int txn_fail_times[MOCK_TXN_COMMAND_COUNT];
+    int txn_fail_error[MOCK_TXN_COMMAND_COUNT];
+    char *txn_fail_msg[MOCK_TXN_COMMAND_COUNT];
+    int txn_drop_times[MOCK_TXN_COMMAND_COUNT];
+    int txn_ignore_times[MOCK_TXN_COMMAND_COUNT];
 
     /* state and records */
     parked_queue_t held, delayed;
@@ -158,6 +166,7 @@ struct mock_broker {
     size_t n_tracks, cap_tracks;
     reg_schema_t *schemas;
     size_t n_schemas, cap_schemas;
+    mtxn_table_t txns;
     uint8_t rbuf[64 * 1024]; /* receive buffer; only the broker thread touches it */
     pc_buf_t reply;          /* scratch (under mu): a command being framed (send_reply) */
 };
@@ -320,19 +329,31 @@ static seq_track_t *find_track(mock_broker_t *mb, const char *name)
     return NULL;
 }
 
-static const char *producer_name_of(const conn_t *c, uint64_t id)
+static const reg_producer_t *producer_of(const conn_t *c, uint64_t id)
 {
     for (size_t i = 0; i < c->n_producers; i++)
         if (c->producers[i].id == id)
-            return c->producers[i].name;
+            return &c->producers[i];
     return NULL;
+}
+
+static const char *producer_name_of(const conn_t *c, uint64_t id)
+{
+    const reg_producer_t *r = producer_of(c, id);
+    return r ? r->name : NULL;
+}
+
+static void reg_producer_free(reg_producer_t *r)
+{
+    free(r->name);
+    free(r->topic);
 }
 
 static void forget_producer(conn_t *c, uint64_t id)
 {
     for (size_t i = 0; i < c->n_producers; i++) {
         if (c->producers[i].id == id) {
-            free(c->producers[i].name);
+            reg_producer_free(&c->producers[i]);
             c->producers[i] = c->producers[--c->n_producers];
             return;
         }
@@ -345,7 +366,7 @@ static void forget_queued(conn_t *c, uint64_t id)
 {
     for (size_t i = 0; i < c->n_queued; i++) {
         if (c->queued[i].id == id) {
-            free(c->queued[i].name);
+            reg_producer_free(&c->queued[i]);
             c->queued[i] = c->queued[--c->n_queued];
             return;
         }
@@ -555,12 +576,16 @@ static void handle_auth_response(mock_broker_t *mb, const Pulsar__Proto__Command
                r->auth_data_len);
 }
 
+#define MOCK_TXN_ASSIGN_TOPIC "persistent://pulsar/system/transaction_coordinator_assign"
+
 static void handle_partitioned_metadata(mock_broker_t *mb, conn_t *c,
                                         const Pulsar__Proto__CommandPartitionedTopicMetadata *in)
 {
     mb->counters[MOCK_PARTITION_METADATA]++;
+    bool assign = in->topic && strcmp(in->topic, MOCK_TXN_ASSIGN_TOPIC) == 0;
     send_reply(mb, c, "PARTITIONED_METADATA_RESPONSE",
-               bc_partitions(&mb->reply, in->request_id, mb->partitions));
+               bc_partitions(&mb->reply, in->request_id,
+                             assign ? mb->txn_coordinators : mb->partitions));
 }
 
 static void handle_lookup(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandLookupTopic *in)
@@ -813,29 +838,29 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
                  (unsigned long long)mb->next_producer_name++);
         name = assigned;
     }
-    char *copy = dupstr(name);
+    reg_producer_t r = { .id = in->producer_id, .name = dupstr(name), .topic = dupstr(in->topic),
+                         .request_id = in->request_id, .schema_version = version };
     if (mb->queue_producers) {
-        if (!copy || grow((void **)&c->queued, &c->cap_queued, c->n_queued,
-                          sizeof *c->queued) != 0) {
-            free(copy);
+        if (!r.name || !r.topic || grow((void **)&c->queued, &c->cap_queued, c->n_queued,
+                                        sizeof *c->queued) != 0) {
+            reg_producer_free(&r);
             c->dead = true;
             return;
         }
         mb->counters[MOCK_QUEUED_PRODUCERS]++;
-        c->queued[c->n_queued++] = (reg_producer_t){ .id = in->producer_id, .name = copy,
-                                                     .request_id = in->request_id,
-                                                     .schema_version = version };
-        send_producer_success(mb, c, in->request_id, copy, version, false);
+        c->queued[c->n_queued++] = r;
+        send_producer_success(mb, c, in->request_id, r.name, version, false);
         return;
     }
-    if (!copy || grow((void **)&c->producers, &c->cap_producers, c->n_producers,
-                      sizeof *c->producers) != 0) {
-        free(copy);
+    if (!r.name || !r.topic || grow((void **)&c->producers, &c->cap_producers, c->n_producers,
+                                    sizeof *c->producers) != 0) {
+        reg_producer_free(&r);
         c->dead = true;
         return;
     }
     forget_producer(c, in->producer_id); /* re-creating the same id replaces it */
-    c->producers[c->n_producers++] = (reg_producer_t){ .id = in->producer_id, .name = copy };
+    c->producers[c->n_producers++] = r;
+    const char *copy = r.name;
     send_producer_success(mb, c, in->request_id, copy, version, true);
 }
 
@@ -891,6 +916,16 @@ static void handle_send(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Comma
     }
     seq_track_t *t = find_track(mb, name);
     s->duplicate = t && in->sequence_id <= t->highest;
+    const reg_producer_t *producer = producer_of(c, in->producer_id);
+    mtxn_t *txn = NULL;
+    s->has_txn = in->has_txnid_most_bits && in->has_txnid_least_bits;
+    if (s->has_txn) {
+        s->txn_most = in->txnid_most_bits;
+        s->txn_least = in->txnid_least_bits;
+        mtxn_expire(&mb->txns, now_ms(), false);
+        txn = mtxn_find(&mb->txns, s->txn_most, s->txn_least);
+        s->txn_registered = txn && producer && mtxn_has_partition(txn, producer->topic);
+    }
     mb->n_sends++;
     mb->counters[MOCK_SENDS]++;
 
@@ -912,6 +947,17 @@ static void handle_send(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Comma
         if (mb->send_fail_times > 0)
             mb->send_fail_times--;
         send_send_error(mb, c, in, mb->send_fail_error, "mock send failure");
+        return;
+    }
+    if (s->txn_registered && mtxn_below_low_water_mark(&mb->txns, txn)) {
+        /* The partition got the transaction's end marker with a low water mark at or past
+         * it: the transaction buffer refuses it. */
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "Transaction [(%llu,%llu)] has been ended. Please use a new transaction to "
+                 "send message.",
+                 (unsigned long long)s->txn_most, (unsigned long long)s->txn_least);
+        send_send_error(mb, c, in, PULSAR__PROTO__SERVER_ERROR__NotAllowedError, msg);
         return;
     }
 
@@ -948,6 +994,153 @@ static void handle_close_producer(mock_broker_t *mb, conn_t *c,
 }
 
 
+
+/* ---- the transaction coordinator ---------------------------------------------------- */
+
+static const int txn_command_type[MOCK_TXN_COMMAND_COUNT] = {
+    [MOCK_TXN_TC_CONNECT] = PULSAR__PROTO__BASE_COMMAND__TYPE__TC_CLIENT_CONNECT_REQUEST,
+    [MOCK_TXN_NEW] = PULSAR__PROTO__BASE_COMMAND__TYPE__NEW_TXN,
+    [MOCK_TXN_ADD_PARTITION] = PULSAR__PROTO__BASE_COMMAND__TYPE__ADD_PARTITION_TO_TXN,
+    [MOCK_TXN_END] = PULSAR__PROTO__BASE_COMMAND__TYPE__END_TXN,
+};
+
+static const mock_counter_t txn_command_counter[MOCK_TXN_COMMAND_COUNT] = {
+    [MOCK_TXN_TC_CONNECT] = MOCK_TC_CONNECTS,
+    [MOCK_TXN_NEW] = MOCK_NEW_TXNS,
+    [MOCK_TXN_ADD_PARTITION] = MOCK_ADD_PARTITIONS,
+    [MOCK_TXN_END] = MOCK_END_TXNS,
+};
+
+static void txn_reply(mock_broker_t *mb, conn_t *c, mock_txn_command_t k, uint64_t request_id,
+                      uint64_t most, uint64_t least, int error, const char *message)
+{
+    send_reply(mb, c, error >= 0 ? "transaction response (error)" : "transaction response",
+               bc_txn_response(&mb->reply, txn_command_type[k], request_id, most, least, error,
+                               message));
+}
+
+/* Counting, the faults and the enabled check every transaction command goes through
+ * first. True when the command is for its handler to answer. */
+static bool txn_admit(mock_broker_t *mb, conn_t *c, mock_txn_command_t k, uint64_t request_id,
+                      uint64_t most, uint64_t least)
+{
+    mb->counters[txn_command_counter[k]]++;
+    if (mb->txn_drop_times[k] != 0) {
+        if (mb->txn_drop_times[k] > 0)
+            mb->txn_drop_times[k]--;
+        mb_log(mb, "conn %d: dropping the connection on a transaction command", c->id);
+        c->dead = true;
+        return false;
+    }
+    if (mb->txn_ignore_times[k] != 0) {
+        if (mb->txn_ignore_times[k] > 0)
+            mb->txn_ignore_times[k]--;
+        mb_log(mb, "conn %d: ignoring a transaction command", c->id);
+        return false;
+    }
+    if (mb->txn_coordinators == 0) {
+        send_error_cmd(mb, c, request_id, PULSAR__PROTO__SERVER_ERROR__NotAllowedError,
+                       "Transactions are not enabled.");
+        return false;
+    }
+    if (mb->txn_fail_times[k] != 0) {
+        if (mb->txn_fail_times[k] > 0)
+            mb->txn_fail_times[k]--;
+        txn_reply(mb, c, k, request_id, most, least, mb->txn_fail_error[k],
+                  mb->txn_fail_msg[k] ? mb->txn_fail_msg[k] : "mock transaction failure");
+        return false;
+    }
+    mtxn_expire(&mb->txns, now_ms(), false);
+    return true;
+}
+
+static void coordinator_not_found(mock_broker_t *mb, conn_t *c, mock_txn_command_t k,
+                                  uint64_t request_id, uint64_t tc_id)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "Transaction coordinator with id %llu not found",
+             (unsigned long long)tc_id);
+    txn_reply(mb, c, k, request_id, tc_id, 0,
+              PULSAR__PROTO__SERVER_ERROR__TransactionCoordinatorNotFound, msg);
+}
+
+/* The open transaction (most, least), or NULL after answering TransactionNotFound as the
+ * coordinator does for one it never had or already ended and forgot. */
+static mtxn_t *open_txn(mock_broker_t *mb, conn_t *c, mock_txn_command_t k, uint64_t request_id,
+                        uint64_t most, uint64_t least)
+{
+    mtxn_t *x = mtxn_find(&mb->txns, most, least);
+    if (x && x->state == MOCK_TXN_OPEN)
+        return x;
+    char msg[96];
+    snprintf(msg, sizeof msg, "The transaction with this txdID `(%llu,%llu)`not found ",
+             (unsigned long long)most, (unsigned long long)least);
+    txn_reply(mb, c, k, request_id, most, least, PULSAR__PROTO__SERVER_ERROR__TransactionNotFound,
+              msg);
+    return NULL;
+}
+
+static void handle_tc_connect(mock_broker_t *mb, conn_t *c,
+                              const Pulsar__Proto__CommandTcClientConnectRequest *in)
+{
+    if (!txn_admit(mb, c, MOCK_TXN_TC_CONNECT, in->request_id, 0, 0))
+        return;
+    if (in->tc_id >= mb->txn_coordinators)
+        coordinator_not_found(mb, c, MOCK_TXN_TC_CONNECT, in->request_id, in->tc_id);
+    else
+        txn_reply(mb, c, MOCK_TXN_TC_CONNECT, in->request_id, 0, 0, -1, NULL);
+}
+
+static void handle_new_txn(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandNewTxn *in)
+{
+    uint64_t tc_id = in->has_tc_id ? in->tc_id : 0;
+    if (!txn_admit(mb, c, MOCK_TXN_NEW, in->request_id, tc_id, 0))
+        return;
+    if (tc_id >= mb->txn_coordinators) {
+        coordinator_not_found(mb, c, MOCK_TXN_NEW, in->request_id, tc_id);
+        return;
+    }
+    /* The broker's default when the client sends none (transactionTimeout, 60 s). */
+    uint64_t ttl = in->has_txn_ttl_millis ? in->txn_ttl_millis : 60000;
+    mtxn_t *x = mtxn_begin(&mb->txns, tc_id, ttl, now_ms());
+    if (!x) {
+        c->dead = true;
+        return;
+    }
+    txn_reply(mb, c, MOCK_TXN_NEW, in->request_id, x->most, x->least, -1, NULL);
+}
+
+static void handle_add_partition(mock_broker_t *mb, conn_t *c,
+                                 const Pulsar__Proto__CommandAddPartitionToTxn *in)
+{
+    uint64_t most = in->txnid_most_bits, least = in->txnid_least_bits;
+    if (!txn_admit(mb, c, MOCK_TXN_ADD_PARTITION, in->request_id, most, least))
+        return;
+    mtxn_t *x = open_txn(mb, c, MOCK_TXN_ADD_PARTITION, in->request_id, most, least);
+    if (!x)
+        return;
+    for (size_t i = 0; i < in->n_partitions; i++) {
+        if (mtxn_add_partition(x, in->partitions[i]) != 0) {
+            c->dead = true;
+            return;
+        }
+    }
+    txn_reply(mb, c, MOCK_TXN_ADD_PARTITION, in->request_id, most, least, -1, NULL);
+}
+
+static void handle_end_txn(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandEndTxn *in)
+{
+    uint64_t most = in->txnid_most_bits, least = in->txnid_least_bits;
+    if (!txn_admit(mb, c, MOCK_TXN_END, in->request_id, most, least))
+        return;
+    mtxn_t *x = open_txn(mb, c, MOCK_TXN_END, in->request_id, most, least);
+    if (!x)
+        return;
+    x->state = in->has_txn_action && in->txn_action == PULSAR__PROTO__TXN_ACTION__ABORT
+                   ? MOCK_TXN_ABORTED
+                   : MOCK_TXN_COMMITTED;
+    txn_reply(mb, c, MOCK_TXN_END, in->request_id, most, least, -1, NULL);
+}
 
 /* A command type whose body is missing is as malformed as bytes that do not parse. */
 #define REQUIRE_BODY(field)                                                                    \
@@ -1000,6 +1193,22 @@ static void handle_frame(mock_broker_t *mb, conn_t *c, const pc_frame_t *f)
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
         REQUIRE_BODY(close_producer);
         handle_close_producer(mb, c, cmd->close_producer);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__TC_CLIENT_CONNECT_REQUEST:
+        REQUIRE_BODY(tcclientconnectrequest);
+        handle_tc_connect(mb, c, cmd->tcclientconnectrequest);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__NEW_TXN:
+        REQUIRE_BODY(newtxn);
+        handle_new_txn(mb, c, cmd->newtxn);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__ADD_PARTITION_TO_TXN:
+        REQUIRE_BODY(addpartitiontotxn);
+        handle_add_partition(mb, c, cmd->addpartitiontotxn);
+        break;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__END_TXN:
+        REQUIRE_BODY(endtxn);
+        handle_end_txn(mb, c, cmd->endtxn);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PING:
         mb->counters[MOCK_PINGS]++;
@@ -1136,10 +1345,10 @@ static void conn_free(conn_t *c)
     pc_frame_reader_free(&c->reader);
     pc_buf_free(&c->out);
     for (size_t i = 0; i < c->n_producers; i++)
-        free(c->producers[i].name);
+        reg_producer_free(&c->producers[i]);
     free(c->producers);
     for (size_t i = 0; i < c->n_queued; i++)
-        free(c->queued[i].name);
+        reg_producer_free(&c->queued[i]);
     free(c->queued);
     free(c->stash);
     free(c);
@@ -1379,6 +1588,9 @@ void mock_broker_stop(mock_broker_t *mb)
         free(mb->schemas[i].data);
     }
     free(mb->schemas);
+    mtxn_table_free(&mb->txns);
+    for (int k = 0; k < MOCK_TXN_COMMAND_COUNT; k++)
+        free(mb->txn_fail_msg[k]);
     free(mb->lookup_url);
     free(mb->redirect_url);
     free(mb->lookup_fail_msg);
@@ -1712,11 +1924,12 @@ int mock_broker_grant_queued(mock_broker_t *mb)
             reg_producer_t q = c->queued[--c->n_queued];
             if (!conn_writable(c) || grow((void **)&c->producers, &c->cap_producers,
                                           c->n_producers, sizeof *c->producers) != 0) {
-                free(q.name);
+                reg_producer_free(&q);
                 continue;
             }
             forget_producer(c, q.id);
-            c->producers[c->n_producers++] = (reg_producer_t){ .id = q.id, .name = q.name };
+            c->producers[c->n_producers++] =
+                (reg_producer_t){ .id = q.id, .name = q.name, .topic = q.topic };
             send_producer_success(mb, c, q.request_id, q.name, q.schema_version, true);
             n++;
         }
@@ -1783,6 +1996,58 @@ void mock_broker_fail_sends(mock_broker_t *mb, int server_error, int times)
 }
 
 /* ---- queries ------------------------------------------------------------------------ */
+
+void mock_broker_set_txn_coordinators(mock_broker_t *mb, uint32_t n)
+{
+    LOCKED(mb, mb->txn_coordinators = n);
+}
+
+void mock_broker_txn_fail(mock_broker_t *mb, mock_txn_command_t cmd, int server_error,
+                          const char *message, int times)
+{
+    pthread_mutex_lock(&mb->mu);
+    mb->txn_fail_error[cmd] = server_error;
+    mb->txn_fail_times[cmd] = times;
+    replace_str(&mb->txn_fail_msg[cmd], message);
+    pthread_mutex_unlock(&mb->mu);
+}
+
+void mock_broker_txn_drop(mock_broker_t *mb, mock_txn_command_t cmd, int times)
+{
+    LOCKED(mb, mb->txn_drop_times[cmd] = times);
+}
+
+void mock_broker_txn_ignore(mock_broker_t *mb, mock_txn_command_t cmd, int times)
+{
+    LOCKED(mb, mb->txn_ignore_times[cmd] = times);
+}
+
+int mock_broker_txn_expire(mock_broker_t *mb)
+{
+    pthread_mutex_lock(&mb->mu);
+    int n = mtxn_expire(&mb->txns, now_ms(), true);
+    pthread_mutex_unlock(&mb->mu);
+    return n;
+}
+
+bool mock_broker_get_txn(mock_broker_t *mb, size_t index, mock_txn_info_t *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&mb->mu);
+    bool ok = index < mb->txns.len;
+    if (ok) {
+        const mtxn_t *x = &mb->txns.v[index];
+        out->most = x->most;
+        out->least = x->least;
+        out->state = x->state;
+        out->timed_out = x->timed_out;
+        out->n_partitions = x->n_partitions;
+        for (size_t i = 0; i < x->n_partitions && i < MOCK_TXN_MAX_PARTITIONS; i++)
+            copy_str(out->partitions[i], sizeof out->partitions[i], x->partitions[i]);
+    }
+    pthread_mutex_unlock(&mb->mu);
+    return ok;
+}
 
 static uint64_t counter_locked(mock_broker_t *mb, mock_counter_t c)
 {

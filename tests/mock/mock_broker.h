@@ -38,6 +38,8 @@
  * Like the real broker, it closes the connection on a frame above max_message_size +
  * PC_FRAME_OVERHEAD_ALLOWANCE, on a frame that does not parse and on a SEND for a
  * producer id not registered on that connection (all counted as MOCK_PROTOCOL_ERRORS).
+ * Transaction commands are answered as a broker with transactionCoordinatorEnabled=true
+ * answers them once mock_broker_set_txn_coordinators gave it coordinators (see there).
  * Other commands are counted (MOCK_UNKNOWN_COMMANDS) and ignored.
  *
  * Set MOCK_BROKER_DEBUG=1 in the environment to log every frame in and out to stderr. */
@@ -209,6 +211,75 @@ size_t mock_broker_release_receipts(mock_broker_t *mb);
  * receipt mode and delay (times < 0: always; 0: off). */
 void mock_broker_fail_sends(mock_broker_t *mb, int server_error, int times);
 
+/* ---- transactions ------------------------------------------------------------------ */
+
+/* n transaction coordinators: PARTITIONED_METADATA of
+ * persistent://pulsar/system/transaction_coordinator_assign answers n (other topics keep
+ * mock_broker_set_partitions), and each partition's LOOKUP is a normal one. 0 (the
+ * default) is a broker with transactions off: the topic has no partitions and every
+ * transaction command gets ERROR(NotAllowed, "Transactions are not enabled."), as
+ * ServerCnx.checkTransactionEnableAndSendError answers. With n > 0, as
+ * ServerCnx and TransactionMetadataStoreService answer:
+ *   TC_CLIENT_CONNECT   -> its response; TransactionCoordinatorNotFound for tc_id >= n
+ *   NEW_TXN             -> txnid (most = tc_id, least = 0, 1, 2, ... over the broker), open
+ *                          until txn_ttl_millis pass; TransactionCoordinatorNotFound for
+ *                          tc_id >= n
+ *   ADD_PARTITION_TO_TXN-> registered; TransactionNotFound for a transaction it does not
+ *                          know or that has ended (the coordinator forgets an ended one)
+ *   END_TXN             -> committed or aborted; TransactionNotFound as above
+ *   SEND with txn ids   -> stored like any SEND (a stored message of an ended transaction
+ *                          is never delivered), but SEND_ERROR(NotAllowedError,
+ *                          "Transaction [(m,l)] has been ended. ...") when the transaction
+ *                          had registered the SEND's topic partition and the coordinator's
+ *                          low water mark passed it (it and every earlier transaction of
+ *                          its coordinator ended), as TopicTransactionBuffer.
+ *                          appendBufferToTxn refuses it.
+ * A transaction whose ttl passed is aborted when the broker next looks at it (before each
+ * transaction command or SEND), as the coordinator's timeout tracker does. */
+void mock_broker_set_txn_coordinators(mock_broker_t *mb, uint32_t n);
+
+typedef enum mock_txn_command {
+    MOCK_TXN_TC_CONNECT = 0, /* TC_CLIENT_CONNECT_REQUEST */
+    MOCK_TXN_NEW,            /* NEW_TXN */
+    MOCK_TXN_ADD_PARTITION,  /* ADD_PARTITION_TO_TXN */
+    MOCK_TXN_END,            /* END_TXN */
+    MOCK_TXN_COMMAND_COUNT
+} mock_txn_command_t;
+
+/* The next `times` commands of this kind get their response with this ServerError and
+ * message (NULL: "mock transaction failure") and change nothing (times < 0: always; 0:
+ * off). E.g. PULSAR__PROTO__SERVER_ERROR__TransactionCoordinatorNotFound for a
+ * coordinator that moved. */
+void mock_broker_txn_fail(mock_broker_t *mb, mock_txn_command_t cmd, int server_error,
+                          const char *message, int times);
+/* The next `times` commands of this kind close their connection, unanswered and not
+ * acted on (the broker went away mid-request). */
+void mock_broker_txn_drop(mock_broker_t *mb, mock_txn_command_t cmd, int times);
+/* The next `times` commands of this kind are counted but never answered nor acted on
+ * (a coordinator that hangs): the client's operation timeout has to end them. */
+void mock_broker_txn_ignore(mock_broker_t *mb, mock_txn_command_t cmd, int times);
+/* Abort every open transaction now, as the coordinator's timeout tracker does when their
+ * ttl passed (an event a test can rely on, where waiting for the ttl would need a sleep).
+ * Returns how many. */
+int mock_broker_txn_expire(mock_broker_t *mb);
+
+typedef enum mock_txn_state {
+    MOCK_TXN_OPEN = 0,
+    MOCK_TXN_COMMITTED,
+    MOCK_TXN_ABORTED,
+} mock_txn_state_t;
+
+#define MOCK_TXN_MAX_PARTITIONS 8
+/* Transaction number `index` (0-based, in the order NEW_TXN began them). */
+typedef struct mock_txn_info {
+    uint64_t most, least;
+    mock_txn_state_t state;
+    bool timed_out;        /* aborted by its ttl or mock_broker_txn_expire */
+    size_t n_partitions;   /* registered, in order; names of the first ones copied */
+    char partitions[MOCK_TXN_MAX_PARTITIONS][256];
+} mock_txn_info_t;
+bool mock_broker_get_txn(mock_broker_t *mb, size_t index, mock_txn_info_t *out);
+
 /* ---- queries ----------------------------------------------------------------------- */
 
 typedef enum mock_counter {
@@ -232,6 +303,10 @@ typedef enum mock_counter {
     MOCK_GET_OR_CREATE_SCHEMAS, /* GET_OR_CREATE_SCHEMA commands */
     MOCK_GET_SCHEMAS,       /* GET_SCHEMA commands */
     MOCK_QUEUED_PRODUCERS,  /* PRODUCER commands answered "not ready" (queued) */
+    MOCK_TC_CONNECTS,       /* TC_CLIENT_CONNECT_REQUEST commands */
+    MOCK_NEW_TXNS,          /* NEW_TXN commands (failed and dropped ones included) */
+    MOCK_ADD_PARTITIONS,    /* ADD_PARTITION_TO_TXN commands (likewise) */
+    MOCK_END_TXNS,          /* END_TXN commands (likewise) */
     MOCK_COUNTER_COUNT
 } mock_counter_t;
 
@@ -323,6 +398,10 @@ typedef struct mock_send {
     bool persisted;              /* stored: not SEND_ERRORed, not dropped as a duplicate */
     bool duplicate;              /* sequence_id <= the highest accepted earlier from a
                                     producer of the same name */
+    bool has_txn;                /* CommandSend carried txnid_most/least_bits */
+    uint64_t txn_most, txn_least;
+    bool txn_registered;         /* ... and the transaction had registered the producer's
+                                    topic partition (ADD_PARTITION_TO_TXN) before it */
     uint8_t *metadata_raw;       /* serialised MessageMetadata as received */
     size_t metadata_raw_len;
     Pulsar__Proto__MessageMetadata *metadata; /* unpacked; NULL if it did not parse */

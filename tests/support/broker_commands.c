@@ -271,3 +271,52 @@ int bc_schema_error(pc_buf_t *out, uint64_t request_id, int server_error, const 
     m.error_message = (char *)message;
     return schema_answer(out, &m);
 }
+
+/* ---- the transaction coordinator --------------------------------------------------- */
+
+/* The NEW_TXN, ADD_PARTITION_TO_TXN and END_TXN answers share their fields. */
+#define BC_TXN_FIELDS(m)                                                                       \
+    do {                                                                                       \
+        (m).request_id = request_id;                                                           \
+        (m).has_txnid_most_bits = (m).has_txnid_least_bits = 1;                               \
+        (m).txnid_most_bits = most;                                                            \
+        (m).txnid_least_bits = least;                                                          \
+        (m).has_error = server_error >= 0;                                                     \
+        (m).error = (Pulsar__Proto__ServerError)(server_error >= 0 ? server_error : 0);        \
+        (m).message = server_error >= 0 ? (char *)message : NULL;                              \
+    } while (0)
+
+int bc_txn_response(pc_buf_t *out, int type, uint64_t request_id, uint64_t most,
+                    uint64_t least, int server_error, const char *message)
+{
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    Pulsar__Proto__CommandTcClientConnectResponse tc =
+        PULSAR__PROTO__COMMAND_TC_CLIENT_CONNECT_RESPONSE__INIT;
+    Pulsar__Proto__CommandNewTxnResponse nt = PULSAR__PROTO__COMMAND_NEW_TXN_RESPONSE__INIT;
+    Pulsar__Proto__CommandAddPartitionToTxnResponse ap =
+        PULSAR__PROTO__COMMAND_ADD_PARTITION_TO_TXN_RESPONSE__INIT;
+    Pulsar__Proto__CommandEndTxnResponse et = PULSAR__PROTO__COMMAND_END_TXN_RESPONSE__INIT;
+    switch (type) {
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__TC_CLIENT_CONNECT_REQUEST:
+        tc.request_id = request_id;
+        tc.has_error = server_error >= 0;
+        tc.error = (Pulsar__Proto__ServerError)(server_error >= 0 ? server_error : 0);
+        tc.message = server_error >= 0 ? (char *)message : NULL;
+        cmd.tcclientconnectresponse = &tc;
+        return frame(out, &cmd, PULSAR__PROTO__BASE_COMMAND__TYPE__TC_CLIENT_CONNECT_RESPONSE);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__NEW_TXN:
+        BC_TXN_FIELDS(nt);
+        cmd.newtxnresponse = &nt;
+        return frame(out, &cmd, PULSAR__PROTO__BASE_COMMAND__TYPE__NEW_TXN_RESPONSE);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__ADD_PARTITION_TO_TXN:
+        BC_TXN_FIELDS(ap);
+        cmd.addpartitiontotxnresponse = &ap;
+        return frame(out, &cmd, PULSAR__PROTO__BASE_COMMAND__TYPE__ADD_PARTITION_TO_TXN_RESPONSE);
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__END_TXN:
+        BC_TXN_FIELDS(et);
+        cmd.endtxnresponse = &et;
+        return frame(out, &cmd, PULSAR__PROTO__BASE_COMMAND__TYPE__END_TXN_RESPONSE);
+    default:
+        return -1;
+    }
+}

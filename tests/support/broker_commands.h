@@ -72,4 +72,13 @@ int bc_get_schema_error(pc_buf_t *out, uint64_t request_id, int server_error,
 int bc_schema_version(pc_buf_t *out, uint64_t request_id, ProtobufCBinaryData version);
 int bc_schema_error(pc_buf_t *out, uint64_t request_id, int server_error, const char *message);
 
+/* ---- the transaction coordinator --------------------------------------------------- */
+
+/* The coordinator's answer to the request of `type` (PULSAR__PROTO__BASE_COMMAND__TYPE__
+ * TC_CLIENT_CONNECT_REQUEST, NEW_TXN, ADD_PARTITION_TO_TXN or END_TXN): its *_RESPONSE
+ * with the transaction's ids (ignored for TC_CLIENT_CONNECT), and server_error and
+ * message when server_error >= 0. -1 for another type. */
+int bc_txn_response(pc_buf_t *out, int type, uint64_t request_id, uint64_t most,
+                    uint64_t least, int server_error, const char *message);
+
 #endif

@@ -232,6 +232,9 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case OPT_KEEP_GOING:
         a->keep_going = true;
         return true;
+    case OPT_TXN_ABORT:
+        a->txn_abort = true;
+        return true;
     case OPT_STATS_JSON:
         a->stats_json = arg;
         return true;
@@ -265,6 +268,10 @@ static bool handle_checked_option(struct args *a, int c, const char *arg)
         if (!parse_u64(arg, &a->size) || a->size > SIZE_MAX / 2)
             usage_error("--size expects a number of bytes, got '%s'", arg);
         a->use_size = true;
+        return true;
+    case OPT_TXN_BATCH:
+        if (!parse_u64(arg, &a->txn_batch) || a->txn_batch == 0)
+            usage_error("--txn-batch expects a count of at least 1, got '%s'", arg);
         return true;
     case 'n':
         if (!parse_u64(arg, &a->num_produce) || a->num_produce == 0)
@@ -397,6 +404,12 @@ static void check_args(int argc, char **argv, struct args *a)
         usage_error("--key-separator splits the lines of --stdin, which was not given");
     if (a->key_separator && a->key)
         usage_error("--key and --key-separator cannot be combined: the lines give the keys");
+    if (a->txn_abort && !a->txn_batch)
+        usage_error("--txn-abort aborts the transactions of --txn-batch, which was not given");
+    for (size_t i = 0; a->txn_batch && i < a->flag_settings.count; i++)
+        if (strcmp(a->flag_settings.items[i].key, "spoolDir") == 0)
+            usage_error("--txn-batch cannot be combined with --spool-dir: a spool resends "
+                        "after a restart, outside any transaction");
     for (size_t i = 0; i < a->enc_keys.count; i++)
         if (access(a->enc_keys.items[i].key, R_OK) != 0)
             usage_error("encryption public key '%s': %s", a->enc_keys.items[i].key,

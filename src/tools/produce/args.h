@@ -62,6 +62,8 @@ struct args {
     bool verbose;
     bool keep_going;              /* --keep-going: failed messages do not stop the run */
     const char *stats_json;       /* --stats-json FILE; NULL: none */
+    uint64_t txn_batch;           /* --txn-batch N; 0: no transactions */
+    bool txn_abort;               /* --txn-abort */
 };
 
 /* Parses the command line into a; a usage error ends the process (EXIT_USAGE), --help

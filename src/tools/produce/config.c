@@ -75,6 +75,8 @@ pulsarc_client_config_t *make_client_config(const struct args *a)
         apply_flag(conf, "--memory-limit", "memoryLimitBytes", a->memory_limit);
     if (a->listener_name)
         apply_flag(conf, "--listener-name", "listenerName", a->listener_name);
+    if (a->txn_batch)
+        apply_flag(conf, "--txn-batch", "enableTransaction", "true");
     apply_file_settings(conf, a);
     apply_client_settings(conf, &a->security, "flag");
     apply_client_settings(conf, &a->client_conf, "--client-conf");

@@ -8,6 +8,7 @@
  *
  *   sent=N failed=M elapsed=S.SSSs rate=R msg/s throughput=T MB/s
  *   last-sequence-id=<n> producer-name=<name>
+ *   transactions committed=C aborted=A failed=F        (only with --txn-batch)
  *
  * Everything else (failures, --verbose traces, the library's log) goes to stderr.
  * Exit status: 0 every message was persisted, 1 anything failed, 2 usage or configuration
@@ -131,10 +132,16 @@ static int produce(struct args *a, struct run *run, pulsarc_client_config_t *cli
     }
 
     run->producer = producer;
+    run->txn.client = client;
+    run->txn.producer = producer;
     run->start = run->next_due = now_seconds();
     bool completed = send_all(a, run, stream_stdin);
     if (was_interrupted())
         fprintf(stderr, PROG ": interrupted; flushing what was sent\n");
+    /* The last transaction ends with the run, interrupted or not: what it holds is
+     * committed (or aborted with --txn-abort), never left for the broker to time out. */
+    if (!txn_batch_finish(&run->txn))
+        completed = false;
 
     /* flush returns the first failure among the pending messages, which the callbacks
      * have already counted and printed; only a failure of flush itself is news. */
@@ -169,10 +176,13 @@ static int produce(struct args *a, struct run *run, pulsarc_client_config_t *cli
            sent, failed, elapsed, elapsed > 0 ? (double)sent / elapsed : 0.0,
            elapsed > 0 ? mb / elapsed : 0.0);
     printf("last-sequence-id=%" PRId64 " producer-name=%s\n", last_seq, producer_name);
+    if (run->txn.size)
+        printf("transactions committed=%" PRIu64 " aborted=%" PRIu64 " failed=%" PRIu64 "\n",
+               run->txn.committed, run->txn.aborted, run->txn.failed);
     fflush(stdout);
     free(producer_name);
 
-    bool all_sent = completed && failed == 0 && sent == run->attempted;
+    bool all_sent = completed && failed == 0 && sent == run->attempted && run->txn.failed == 0;
     return all_sent && stats_written ? EXIT_ALL_SENT : EXIT_SOME_FAILED;
 }
 
@@ -207,6 +217,7 @@ int main(int argc, char **argv)
         .kv_key = schema_input_is_key_value(a.schema_in) ? a.key : NULL,
         .wait_for_room = wait_for_room,
         .null_value = a.null_value,
+        .txn = {.size = a.txn_batch, .abort = a.txn_abort},
     };
 
     install_signal_handlers();

@@ -133,6 +133,13 @@ static const struct cli_option cli_options[] = {
      "--producer-name first resends what is left (spoolDir)", NULL},
     {"spool-fsync", OPT_SPOOL_FSYNC, required_argument, "POLICY",
      "always | interval | never: when the spool reaches the\ndisk (default interval; spoolFsync)", NULL},
+    {"txn-batch", OPT_TXN_BATCH, required_argument, "N",
+     "send in transactions of N messages, each committed once\n"
+     "N were sent and the last at the end (turns on\n"
+     "enableTransaction; the broker needs\n"
+     "transactionCoordinatorEnabled=true)", NULL},
+    {"txn-abort", OPT_TXN_ABORT, no_argument, NULL,
+     "abort each --txn-batch transaction instead (for testing:\nnone of the messages becomes visible)", NULL},
 
     {NULL, 0, 0, NULL, "End-to-end encryption (RSA public keys; the i-th name goes with the i-th key):", NULL},
     {"encryption-key-name", OPT_ENC_KEY_NAME, required_argument, "NAME",

@@ -48,6 +48,8 @@ enum long_only_id {
     OPT_NULL_VALUE,
     OPT_SPOOL_DIR,
     OPT_SPOOL_FSYNC,
+    OPT_TXN_BATCH,
+    OPT_TXN_ABORT,
     OPT_UNSUPPORTED, /* a pulsar-client flag for a feature pulsarc lacks: refused */
 };
 

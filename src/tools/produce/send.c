@@ -59,14 +59,15 @@ static pulsarc_result build_message(struct run *run, const struct payload *p, ui
     return res;
 }
 
-/* send_async; when the queue is full and the run waits for room (room.h), waits and tries
- * again. Returns false when the run stopped during the wait: the message was not sent. */
-static bool send_when_room(struct run *run, pulsarc_message_t *msg, struct send_ctx *sc,
-                           pulsarc_result *res)
+/* send_async (in txn unless NULL); when the queue is full and the run waits for room
+ * (room.h), waits and tries again. Returns false when the run stopped during the wait: the message was not sent. */
+static bool send_when_room(struct run *run, pulsarc_txn_t *txn, pulsarc_message_t *msg,
+                           struct send_ctx *sc, pulsarc_result *res)
 {
     bool wanted = false;
     for (;;) {
-        *res = pulsarc_producer_send_async(run->producer, msg, on_send_done, sc);
+        *res = txn ? pulsarc_producer_send_txn_async(run->producer, txn, msg, on_send_done, sc)
+                   : pulsarc_producer_send_async(run->producer, msg, on_send_done, sc);
         if (!run->wait_for_room ||
             (*res != PULSARC_ERR_QUEUE_FULL && *res != PULSARC_ERR_MEMORY_LIMIT))
             return true;
@@ -103,22 +104,28 @@ static bool send_one(struct run *run, const struct payload *p)
     struct payload converted = {(char *)enc.data, enc.len, (char *)enc.key, false, true,
                                 enc.key_len};
     pulsarc_message_t *msg;
+    pulsarc_txn_t *txn = NULL;
+    bool txn_ok = true;
     pulsarc_result res = build_message(run, &converted, index, &msg);
     if (res != PULSARC_OK) {
         message_failed(index, res, "could not be built");
+    } else if (run->txn.size && !(txn = txn_batch_current(&run->txn, index))) {
+        txn_ok = false; /* reported there: the run stops */
     } else {
         struct send_ctx *sc = xrealloc(NULL, sizeof *sc);
         *sc = (struct send_ctx){index, enc.len};
-        if (!send_when_room(run, msg, sc, &res)) {
+        if (!send_when_room(run, txn, msg, sc, &res)) {
             free(sc); /* stopped while waiting for room: not sent, not failed */
         } else if (res != PULSARC_OK) {
             /* Not accepted: no callback will come, so count and free here. */
             free(sc);
             message_failed(index, res, "was rejected");
+        } else if (txn) {
+            txn_ok = txn_batch_accepted(&run->txn);
         }
     }
     schema_message_free(&enc); /* the send has copied the payload (copy mode) */
-    return !sending_stopped();
+    return txn_ok && !sending_stopped();
 }
 
 static bool send_line(const struct payload *p, void *run)

@@ -13,6 +13,7 @@
 
 #include "../cli_common/schema_input.h"
 #include "args.h"
+#include "txn_batch.h"
 
 struct run {
     pulsarc_producer_t *producer;
@@ -31,6 +32,7 @@ struct run {
     bool wait_for_room; /* blockIfQueueFull, done by the tool (room.h): the library's
                            producer never blocks */
     bool null_value;    /* --null-value: every message a tombstone */
+    struct txn_batch txn; /* --txn-batch; txn.size 0: none */
 };
 
 /* Sends everything the arguments ask for on run's open producer; stream_stdin adds the
