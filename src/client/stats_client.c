@@ -16,6 +16,14 @@ static void on_tick(uv_check_t *h)
     pc_turn_clock_tick(&s->clock);
 }
 
+/* The loop may wait in its poll now: what the timers read is over (a receipt that arrives
+ * during the wait must not be stamped with the time before it). */
+static void on_before_poll(uv_prepare_t *h)
+{
+    pc_client_stats_t *s = h->data;
+    pc_turn_clock_tick(&s->clock);
+}
+
 static void on_interval(uv_timer_t *t)
 {
     pc_client_stats_t *s = t->data;
@@ -44,6 +52,10 @@ int pc_client_stats_init(pc_client_stats_t *s, uv_loop_t *loop, const pc_admissi
     s->tick.data = s;
     uv_check_start(&s->tick, on_tick);
     uv_unref((uv_handle_t *)&s->tick); /* it never keeps the loop running by itself */
+    uv_prepare_init(loop, &s->before_poll);
+    s->before_poll.data = s;
+    uv_prepare_start(&s->before_poll, on_before_poll);
+    uv_unref((uv_handle_t *)&s->before_poll);
     return 0;
 }
 
@@ -54,6 +66,8 @@ void pc_client_stats_stop(pc_client_stats_t *s)
     /* The tick has no loop when init never got that far (a client that failed to start). */
     if (s->tick.loop && !uv_is_closing((uv_handle_t *)&s->tick))
         uv_close((uv_handle_t *)&s->tick, NULL);
+    if (s->before_poll.loop && !uv_is_closing((uv_handle_t *)&s->before_poll))
+        uv_close((uv_handle_t *)&s->before_poll, NULL);
 }
 
 void pc_client_stats_join(pc_client_stats_t *s, pc_stats_source_t *src)

@@ -29,6 +29,8 @@ typedef struct pc_client_stats {
     char apart[64];
     pc_turn_clock_t clock;        /* the loop's turns: its producers' latency clock */
     uv_check_t tick;              /* ends each turn of the clock */
+    uv_prepare_t before_poll;     /* ... and its timers' part, before the loop may block:
+                                     a time read by a timer must not date the I/O after */
     uv_timer_t *timer;            /* statsIntervalSeconds; NULL: no callback */
     pulsarc_stats_cb cb;
     void *cb_ctx;
