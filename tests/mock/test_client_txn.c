@@ -255,6 +255,41 @@ Test(client_txn, commit_waits_for_every_receipt)
     h_finish();
 }
 
+/* The connection drops with the transaction's sends unanswered: the producer resends
+ * them on its new connection with the transaction's ids, each callback comes once, and
+ * the commit (its coordinator connection cut too, and made again) succeeds. */
+Test(client_txn, a_reconnect_resends_the_transactions_sends_with_their_ids)
+{
+    pulsarc_txn_t *txn = producer_and_txn();
+    uint64_t least = 0;
+    pulsarc_txn_id(txn, NULL, &least);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_SUPPRESS);
+    for (int i = 0; i < 3; i++)
+        send_in_ok(producer, txn, i);
+    cr_assert(mock_broker_wait_sends(mb, 3, h_deadline_ms(3000)));
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
+    mock_broker_cut_now(mb);
+    cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
+    h_assert_each_once(3, PULSARC_OK);
+    h_assert_order(3);
+    size_t n = (size_t)h_count(mb, MOCK_SENDS);
+    cr_assert_eq(n, 6, "3 sends and their 3 resends, got %zu", n);
+    for (size_t i = 3; i < n; i++) {
+        mock_send_t s = h_get_send(mb, i);
+        bool has = s.has_txn, meta = s.metadata && s.metadata->has_txnid_least_bits;
+        uint64_t got = s.txn_least;
+        int conn = s.connection;
+        mock_send_free(&s);
+        cr_assert(has && meta && got == least, "resend %zu without the transaction's ids", i);
+        cr_assert_gt(conn, 1, "resend %zu on the first connection", i);
+    }
+    cr_assert_eq(pulsarc_txn_commit(txn), PULSARC_OK, "commit: %s",
+                 pulsarc_last_error_detail());
+    cr_assert_eq(mock_txn(0).state, MOCK_TXN_COMMITTED);
+    pulsarc_txn_free(txn);
+    h_finish();
+}
+
 Test(client_txn, send_after_commit_is_refused)
 {
     pulsarc_txn_t *txn = producer_and_txn();
