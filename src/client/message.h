@@ -74,6 +74,12 @@ typedef struct pc_send {
  * payload that sits inside the block twice errs on the safe side. */
 #define PC_SEND_RECORD_CHARGE 512
 
+/* What memoryLimitBytes charges for one accepted message: its plan's bytes and its record. */
+static inline size_t pc_send_charge(size_t plan_memory_charge)
+{
+    return plan_memory_charge + PC_SEND_RECORD_CHARGE;
+}
+
 static inline pc_send_t *pc_send_of(pc_msg_t *m)
 {
     return (pc_send_t *)((char *)m - offsetof(pc_send_t, msg));

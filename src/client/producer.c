@@ -224,7 +224,7 @@ static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_txn_t *txn,
     pulsarc_client_t *c = p->client;
     int64_t max_pending = pc_admission_pending_limit(
         p->conf.max_pending_messages, p->conf.max_pending_across_partitions, routable);
-    size_t charge = plan.memory_charge + PC_SEND_RECORD_CHARGE;
+    size_t charge = pc_send_charge(plan.memory_charge);
     pulsarc_result res = pc_admit(&c->admission, &p->permits, max_pending, charge,
                                   p->conf.block_if_queue_full);
     if (res != PULSARC_OK) {

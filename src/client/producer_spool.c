@@ -171,7 +171,7 @@ static pulsarc_result resend(pulsarc_producer_t *p, pulsarc_message_t *b, int pa
     int64_t max_pending = may_wait ? pc_admission_pending_limit(p->conf.max_pending_messages,
                                                                 p->conf.max_pending_across_partitions, 1)
                                    : 0;
-    size_t charge = may_wait ? plan.memory_charge + PC_SEND_RECORD_CHARGE : 0;
+    size_t charge = may_wait ? pc_send_charge(plan.memory_charge) : 0;
     pulsarc_result res = pc_admit(&c->admission, &p->permits, max_pending, charge, may_wait);
     if (res != PULSARC_OK)
         return res;
