@@ -50,7 +50,13 @@ static pulsarc_result add_cluster(pc_client_clusters_t *cl, char *url_text,
     if (cl->n == PC_MAX_CLUSTERS)
         return pc_fail(PULSARC_ERR_INVALID_CONFIG, "more than %d failover clusters",
                        PC_MAX_CLUSTERS - 1);
-    pc_cluster_t *c = &cl->list[cl->n];
+    /* Grown one at a time: callers use *out before they add the next. */
+    pc_cluster_t *list = realloc(cl->list, (size_t)(cl->n + 1) * sizeof *list);
+    if (!list)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    cl->list = list;
+    pc_cluster_t *c = &list[cl->n];
+    memset(c, 0, sizeof *c);
     char err[256];
     if (pc_service_url_parse(url, &c->service, err, sizeof err) != 0)
         return pc_fail(PULSARC_ERR_INVALID_URL, "%s \"%.200s\": %s", what, url, err);
@@ -260,6 +266,7 @@ void pc_client_clusters_free(pc_client_clusters_t *cl)
     pc_client_tls_free(atomic_load(&cl->late_tls));
     for (int i = 0; i < cl->n_strings; i++)
         free(cl->strings[i]);
+    free(cl->list);
     memset(cl, 0, sizeof *cl);
 }
 

@@ -15,7 +15,8 @@
 #include "net/service_provider.h"
 
 typedef struct pc_client_clusters {
-    pc_cluster_t list[PC_MAX_CLUSTERS];
+    pc_cluster_t *list; /* n of them, at most PC_MAX_CLUSTERS (allocated: each is over
+                           4 KiB, and most clients have one) */
     int n;
     /* What this owns. */
     struct pc_auth *auths[PC_MAX_CLUSTERS];

@@ -20,7 +20,6 @@
 struct pc_service_provider {
     pc_runtime_t *rt;
     pc_service_settings_t set;
-    pc_cluster_t clusters[PC_MAX_CLUSTERS];
     int n;
     int active;
     char *told_url;        /* clusters[0].url once a URL was asked for or told (owned) */
@@ -33,6 +32,8 @@ struct pc_service_provider {
     uint64_t down_since;   /* ... and every probe since this time */
     bool primary_up;       /* a secondary is active and the primary answered ... */
     uint64_t up_since;     /* ... every probe since this time */
+    /* As many as the client has (a cluster is over 4 KiB: most clients have one). */
+    pc_cluster_t clusters[];
 };
 
 static uint64_t now_ms(const pc_service_provider_t *sp)
@@ -318,7 +319,7 @@ pc_service_provider_t *pc_service_provider_new(pc_runtime_t *rt, const pc_cluste
 {
     if (n < 1 || n > PC_MAX_CLUSTERS)
         return NULL;
-    pc_service_provider_t *sp = calloc(1, sizeof *sp);
+    pc_service_provider_t *sp = calloc(1, sizeof *sp + (size_t)n * sizeof *clusters);
     if (!sp)
         return NULL;
     sp->rt = rt;
