@@ -41,7 +41,9 @@
  *             length byte and bytes, property count byte (% 4) and for each a key
  *             length byte and bytes and a value length byte and bytes
  *   bit 6     schemaValidationEnabled false (payloads reach the broker unchecked)
- *   bit 7     reserved (ignored)
+ *   bit 7     logLevel debug (else info): every debug line is formatted too. Formatting a
+ *             session's hundred-odd debug lines costs more than most of what it tests,
+ *             so only the inputs with this bit set pay for it
  * The session's payloads match the schema they are sent with (the producer's, the topic's
  * when its automatic answer is known, or the message's own), unless a SEND says otherwise.
  *
