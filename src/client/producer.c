@@ -102,23 +102,20 @@ void pc_producer_fail_send(pc_send_t *s, pulsarc_result res)
 void pc_producer_hand_over(pc_send_t *s)
 {
     pulsarc_producer_t *p = s->producer;
-    if (p->client->rt.stopping) {
-        pc_set_detail("client is closing: the message was not sent");
-        pc_producer_fail_send(s, PULSARC_ERR_ALREADY_CLOSED);
-        return;
+    if (!p->client->rt.stopping) {
+        /* Read before the hand-over, after which s may be gone (completed at once). */
+        bool held = s->txn_held;
+        uint64_t handover = s->handover;
+        s->txn_held = false;
+        if (pc_partitioned_send(p->pt, s->partition, &s->msg)) {
+            if (held)
+                held_send_released(p, handover);
+            return;
+        }
+        s->txn_held = held; /* released by the failure below */
     }
-    /* Read before the hand-over, after which s may be gone (completed at once). */
-    bool held = s->txn_held;
-    uint64_t handover = s->handover;
-    s->txn_held = false;
-    if (!pc_partitioned_send(p->pt, s->partition, &s->msg)) {
-        s->txn_held = held;
-        pc_set_detail("client is closing: the message was not sent");
-        pc_producer_fail_send(s, PULSARC_ERR_ALREADY_CLOSED);
-        return;
-    }
-    if (held)
-        held_send_released(p, handover);
+    pc_set_detail("client is closing: the message was not sent");
+    pc_producer_fail_send(s, PULSARC_ERR_ALREADY_CLOSED);
 }
 
 /* The name of the topic partition s goes to, as a transaction registers it. */
