@@ -2,9 +2,10 @@
  * the first reader of a turn reads the clock, later readers of the same turn get that
  * value, and whoever runs the loop marks the end of each turn (pc_turn_clock_tick, from a
  * uv_check handle) and the start of its poll (from a uv_prepare handle: a value a timer
- * read must not stamp the I/O the poll then waits for). A clock read costs tens of nanoseconds, more than the rest of a small
- * message's handling on the loop; events of one turn (the sends one wake-up takes over,
- * the receipts one read brings) share one reading. @locality the loop's thread. */
+ * read must not stamp the I/O the poll then waits for). A clock read costs tens of
+ * nanoseconds, more than the rest of a small message's handling on the loop; events of
+ * one turn (the sends one wake-up takes over, the receipts one read brings) share one
+ * reading. @locality the loop's thread. */
 #ifndef PC_TURN_CLOCK_H
 #define PC_TURN_CLOCK_H
 
