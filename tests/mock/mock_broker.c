@@ -93,6 +93,7 @@ struct mock_broker {
     bool thread_started;
     int wake_rd, wake_wr;
     int listen_fd;
+    int hold_fd; /* while down: the port, bound but not listening (apply_down_state) */
     uint16_t port;
     char url[64];
     bool debug;
@@ -1305,13 +1306,15 @@ static void conn_read(mock_broker_t *mb, conn_t *c)
 
 /* ---- connections and the listener --------------------------------------------------- */
 
-static int make_listener(uint16_t port, uint16_t *bound)
+/* A TCP socket bound to 127.0.0.1:port (0: any free port), listening if `listening`. */
+static int bind_loopback(uint16_t port, bool listening, uint16_t *bound)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     int one = 1;
-    /* Lets set_down(false) re-bind the port while old connections sit in TIME_WAIT. */
+    /* Lets set_down(false) re-bind the port while old connections sit in TIME_WAIT, and
+     * while the down broker's hold_fd still has it. */
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
@@ -1319,7 +1322,7 @@ static int make_listener(uint16_t port, uint16_t *bound)
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     sa.sin_port = htons(port);
     socklen_t sl = sizeof sa;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0 ||
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || (listening && listen(fd, 64) != 0) ||
         getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
         int e = errno;
         close(fd);
@@ -1405,23 +1408,33 @@ static void reap_dead(mock_broker_t *mb)
     mb->counters[MOCK_OPEN_CONNECTIONS] = mb->n_conns;
 }
 
+/* A down broker keeps its port bound without listening: connections are refused as by a
+ * dead broker, and nothing else (another test process's broker or client, when criterion
+ * runs tests in parallel, or an outgoing connection of this one) can take the port before
+ * set_down(false) listens on it again. */
 static void apply_down_state(mock_broker_t *mb)
 {
     if (mb->want_down && !mb->is_down) {
         close(mb->listen_fd);
         mb->listen_fd = -1;
+        mb->hold_fd = bind_loopback(mb->port, false, NULL);
+        if (mb->hold_fd < 0)
+            mb_log(mb, "cannot hold the port while down: %s", strerror(errno));
         for (size_t i = 0; i < mb->n_conns; i++)
             mb->conns[i]->dead = true;
         mb->is_down = true;
         mb_log(mb, "down");
     } else if (!mb->want_down && mb->is_down) {
-        int fd = make_listener(mb->port, NULL);
+        int fd = bind_loopback(mb->port, true, NULL);
         if (fd < 0) {
             mb_log(mb, "cannot listen again: %s", strerror(errno));
             mb->up_failed = true;
             mb->want_down = true;
             return;
         }
+        if (mb->hold_fd >= 0)
+            close(mb->hold_fd);
+        mb->hold_fd = -1;
         mb->listen_fd = fd;
         mb->is_down = false;
         mb_log(mb, "up");
@@ -1512,7 +1525,7 @@ mock_broker_t *mock_broker_start(void)
     mock_broker_t *mb = calloc(1, sizeof *mb);
     if (!mb)
         return NULL;
-    mb->listen_fd = mb->wake_rd = mb->wake_wr = -1;
+    mb->listen_fd = mb->hold_fd = mb->wake_rd = mb->wake_wr = -1;
     mb->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
     mb->last_seq = -1;
     mb->topic_epoch = -1;
@@ -1536,7 +1549,7 @@ mock_broker_t *mock_broker_start(void)
     }
     mb->wake_rd = p[0];
     mb->wake_wr = p[1];
-    mb->listen_fd = make_listener(0, &mb->port);
+    mb->listen_fd = bind_loopback(0, true, &mb->port);
     if (mb->listen_fd < 0) {
         fprintf(stderr, "mock_broker: listen: %s\n", strerror(errno));
         goto fail;
@@ -1571,6 +1584,8 @@ void mock_broker_stop(mock_broker_t *mb)
     free(mb->conns);
     if (mb->listen_fd >= 0)
         close(mb->listen_fd);
+    if (mb->hold_fd >= 0)
+        close(mb->hold_fd);
     if (mb->wake_rd >= 0)
         close(mb->wake_rd);
     if (mb->wake_wr >= 0)

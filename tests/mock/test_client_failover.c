@@ -246,7 +246,9 @@ Test(client_failover, secondary_urls_with_several_hosts, .init = setup, .fini = 
     cr_assert_not_null(dead);
     char dead_host[64], list[256];
     snprintf(dead_host, sizeof dead_host, "127.0.0.1:%u", (unsigned)mock_broker_port(dead));
-    mock_broker_stop(dead); /* nothing listens there now */
+    /* Down, it refuses connections and keeps the port: no test running beside this one
+     * can start listening there. */
+    cr_assert_eq(mock_broker_set_down(dead, true), 0);
     snprintf(list, sizeof list, "pulsar://%s, 127.0.0.1:%u,%s", dead_host,
              (unsigned)mock_broker_port(mb2), "pulsar://127.0.0.1:9");
     client = failover_client("failoverSecondaryUrls", list, NULL);
@@ -262,6 +264,7 @@ Test(client_failover, secondary_urls_with_several_hosts, .init = setup, .fini = 
              (unsigned)mock_broker_port(mb2));
     cr_assert(h_log_contains(expect), "the first secondary was not the one switched to");
     finish();
+    mock_broker_stop(dead);
 }
 
 /* ---- credentials go only where they are configured ------------------------------------ */

@@ -777,6 +777,27 @@ Test(mock_broker, down_then_up)
     cl_close(&cl);
 }
 
+/* While down the port stays the broker's: another socket cannot bind it (a test running
+ * in parallel, or an outgoing connection, taking it would make set_down(false) fail or
+ * send this broker's clients elsewhere), and it still refuses connections. */
+Test(mock_broker, down_keeps_its_port)
+{
+    cr_assert_eq(mock_broker_set_down(mb, true), 0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                              .sin_port = htons(mock_broker_port(mb)) };
+    cr_assert_neq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0, "the down broker's port was free");
+    cr_assert_eq(errno, EADDRINUSE);
+    close(fd);
+    cr_assert_eq(tcp_connect(mock_broker_port(mb)), -1);
+    cr_assert_eq(errno, ECONNREFUSED);
+    cr_assert_eq(mock_broker_set_down(mb, false), 0);
+    client_t cl;
+    cl_connect(&cl, mb);
+    cl_close(&cl);
+}
+
 Test(mock_broker, cut_now)
 {
     client_t cl;
