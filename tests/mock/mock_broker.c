@@ -1409,9 +1409,9 @@ static void reap_dead(mock_broker_t *mb)
 }
 
 /* A down broker keeps its port bound without listening: connections are refused as by a
- * dead broker, and nothing else (another test process's broker or client, when criterion
- * runs tests in parallel, or an outgoing connection of this one) can take the port before
- * set_down(false) listens on it again. */
+ * dead broker, and nothing else (a broker or client of another test process, as ctest
+ * runs the mock entries side by side, or an outgoing connection of this one) can take the
+ * port before set_down(false) listens on it again. */
 static void apply_down_state(mock_broker_t *mb)
 {
     if (mb->want_down && !mb->is_down) {
