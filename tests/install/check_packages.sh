@@ -13,6 +13,8 @@
 #   tests/install/check_packages.sh BUILD_DIR
 # Needs the test broker (PULSAR_SERVICE_URL, default pulsar://127.0.0.1:6650).
 set -euo pipefail
+# Pipes end in `grep ... >/dev/null`, never `grep -q`: under pipefail, grep -q quitting at
+# the first match can kill the writer with SIGPIPE and fail a check that matched.
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 build="$(cd "$1" && pwd)"
@@ -38,7 +40,7 @@ done
 # 2. Control fields and contents.
 field() { dpkg-deb --field "$1" "$2"; }
 depends_on() {  # deb package: is package one of the deb's Depends alternatives?
-  field "$1" Depends | tr ',|' '\n\n' | sed 's/^ *//; s/ .*//' | grep -qx "$2"
+  field "$1" Depends | tr ',|' '\n\n' | sed 's/^ *//; s/ .*//' | grep -x "$2" >/dev/null
 }
 owner_of() {  # soname -> the Debian package that holds it on this machine
   local path
@@ -59,10 +61,10 @@ check_links() {  # deb file-in-deb: the deb depends on the package of each libra
 }
 contents() { dpkg-deb --contents "$1" | awk '{ print $6 }' | sed 's|^\./|/|'; }
 has_file() {  # deb regex
-  contents "$1" | grep -Eq "$2" || fail "$(basename "$1") has no file matching $2"
+  contents "$1" | grep -E "$2" >/dev/null || fail "$(basename "$1") has no file matching $2"
 }
 lacks_file() {
-  if contents "$1" | grep -Eq "$2"; then fail "$(basename "$1") should not hold $2"; fi
+  if contents "$1" | grep -E "$2" >/dev/null; then fail "$(basename "$1") should not hold $2"; fi
 }
 
 rm -rf "$work/x" && dpkg-deb -x "$lib" "$work/x"
@@ -71,12 +73,12 @@ libfile="$(cd "$work/x" && find . -name "libpulsarc.so.$major.*" -type f | sed '
 soname="$(readelf -d "$work/x/$libfile" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
 [[ "$soname" == "libpulsarc.so.$major" ]] || fail "SONAME $soname, expected libpulsarc.so.$major"
 check_links "$lib" "$libfile"
-dpkg-deb --info "$lib" shlibs | grep -q "^libpulsarc $major libpulsarc$major " ||
+dpkg-deb --info "$lib" shlibs | grep "^libpulsarc $major libpulsarc$major " >/dev/null ||
   fail "libpulsarc${major} has no shlibs entry for libpulsarc $major"
 lacks_file "$lib" '\.h$|\.a$|/libpulsarc\.so$|/bin/'
 
 depends_on "$dev" "libpulsarc$major" || fail "libpulsarc-dev does not depend on libpulsarc$major"
-field "$dev" Depends | grep -q "libpulsarc$major (= ${version}-1)" ||
+field "$dev" Depends | grep "libpulsarc$major (= ${version}-1)" >/dev/null ||
   fail "libpulsarc-dev depends on another version of libpulsarc$major: $(field "$dev" Depends)"
 for pc_dep in libuv1-dev libprotobuf-c-dev libssl-dev libjansson-dev zlib1g-dev; do
   depends_on "$dev" "$pc_dep" || fail "libpulsarc-dev does not depend on $pc_dep (pulsarc.pc needs it)"
@@ -111,7 +113,7 @@ libdir="$(pkg-config --variable=libdir pulsarc)"
 # -rpath: the packaged library, not one in the build tree or under /usr/local.
 cc -std=c11 -Wall -Werror "$repo/examples/simple_producer.c" \
   $(pkg-config --cflags --libs pulsarc) -Wl,-rpath,"$libdir" -o "$work/simple_producer"
-ldd "$work/simple_producer" | grep -q "libpulsarc.so.$major => $root/" ||
+ldd "$work/simple_producer" | grep "libpulsarc.so.$major => $root/" >/dev/null ||
   fail "simple_producer does not load the packaged library: $(ldd "$work/simple_producer" | grep pulsarc)"
 
 topic="persistent://public/default/pulsarc-packages-$(date +%s)-$$"
