@@ -12,16 +12,32 @@ from test_producer_interop import run_producer
 
 
 def unload_repeatedly(topic, stop, every_s=0.4, partitions=0):
+    """Unload the topic (each partition) again and again until `stop`; returns how many
+    unloads closed a registered producer.
+
+    Each round waits until a producer is registered on every partition, then every_s, then
+    unloads. Unloading on a fixed clock instead races the producer's own reload: the
+    broker loads the topic again for the producer's PRODUCER command (with deduplication
+    it replays every entry since the last snapshot, hundreds of ms on a busy machine), an
+    unload arriving meanwhile waits for that load and closes the topic under the
+    half-registered producer, and once loading takes longer than the clock's period the
+    producer can be kept off the topic until its messages time out, as any client would
+    be. The tests are about what a reconnect does, so every unload here meets a producer
+    that is back."""
     names = [ph.partition_name(topic, i) for i in range(partitions)] if partitions else [topic]
     count = 0
     while not stop.is_set():
+        for name in names:
+            while not stop.is_set() and not ph.publishers(name):
+                stop.wait(0.05)
+        if stop.wait(every_s):
+            break
         for name in names:
             try:
                 ph.unload_topic(name)
                 count += 1
             except Exception:
                 pass  # an unload racing a load is refused; the next one goes through
-        stop.wait(every_s)
     return count
 
 
@@ -38,8 +54,9 @@ def test_unloads_lose_nothing(service_url, unique_topic, dedup_topic, tmp_path, 
         ph.wait_deduplication_enabled(topic, partitions)
     count = 6000
     stop = threading.Event()
-    unloader = threading.Thread(target=unload_repeatedly, args=(topic, stop),
-                                kwargs={"partitions": partitions})
+    unloads = []
+    unloader = threading.Thread(
+        target=lambda: unloads.append(unload_repeatedly(topic, stop, partitions=partitions)))
     unloader.start()
     try:
         summary, ids = run_producer(service_url, topic, count, "async", tmp_path, "--rate", "2000",
@@ -48,6 +65,8 @@ def test_unloads_lose_nothing(service_url, unique_topic, dedup_topic, tmp_path, 
     finally:
         stop.set()
         unloader.join()
+    print(f"{unloads[0]} unloads while sending")
+    assert unloads[0] >= 2 * max(partitions, 1), "each topic was unloaded while sending"
     assert summary["sent"] == count and summary["failed"] == 0, summary
     received = (ph.read_partitioned(topic, count, timeout_s=90, extra_wait_s=3.0) if partitions
                 else ph.read_messages(topic, count, timeout_s=90, extra_wait_s=3.0))
