@@ -133,7 +133,7 @@ topic = sys.argv[1]
 want = [f"hello from pulsarc, sync message {i}" for i in range(10)]
 want += [f"hello from pulsarc, async message {i}" for i in range(1000)]
 want += ["from the packaged pulsarc-produce"]
-got = [m["data"].decode() for m in read_messages(topic, len(want), extra_wait_s=1.0)]
+got = [m["data"].decode() for m in read_messages(topic, len(want), to_end=True)]
 if got != want:
     missing = [w for w in want if w not in got]
     sys.exit(f"read {len(got)} messages, want {len(want)} in order; missing: {missing[:5]}")

@@ -171,13 +171,29 @@ def _start_id(start: Any) -> "pulsar.MessageId":
     return start  # already a MessageId
 
 
+def _read_rest(reader: "pulsar.Reader", out: list[dict], partition: int | None = None) -> None:
+    """Append what the reader has not read yet of what is stored (has_message_available
+    asks the broker): exact once nothing is being written any more, and immediate, unlike
+    listening for a while. With `partition`, the ids get that partition index."""
+    while reader.has_message_available():
+        d = message_to_dict(reader.read_next(timeout_millis=10_000))
+        if partition is not None:
+            ledger, entry, _, batch = d["message_id"]
+            d["message_id"] = (ledger, entry, partition, batch)
+        out.append(d)
+
+
 def read_messages(topic: str, n: int, timeout_s: float = 30, start: Any = "earliest",
-                  extra_wait_s: float = 0.0, client: "pulsar.Client | None" = None) -> list[dict]:
+                  to_end: bool = False, extra_wait_s: float = 0.0,
+                  client: "pulsar.Client | None" = None) -> list[dict]:
     """Read up to n messages from a non-partitioned topic (or one partition) with a
     Reader, from `start` ('earliest', 'latest' or a MessageId). Returns what arrived
     within timeout_s, as dicts (see message_to_dict); callers assert on the count.
-    With extra_wait_s > 0, keeps listening that long after the n-th message and
-    returns any surplus too, so tests can prove nothing extra (duplicates) arrived."""
+    With to_end, also returns whatever else is stored after the n-th message, so tests
+    can prove nothing extra (a duplicate) was stored; only once the writers are done.
+    With extra_wait_s > 0, keeps listening that long after the n-th message instead: for
+    what the broker stores but must not deliver (aborted or open transactions), which
+    has_message_available counts but no read returns."""
     own = client is None
     client = client or make_client()
     out: list[dict] = []
@@ -193,13 +209,14 @@ def read_messages(topic: str, n: int, timeout_s: float = 30, start: Any = "earli
                     out.append(message_to_dict(reader.read_next(timeout_millis=min(left_ms, 1000))))
                 except pulsar.Timeout:
                     continue
-            if extra_wait_s > 0:
-                deadline = time.monotonic() + extra_wait_s
-                while (left_ms := int((deadline - time.monotonic()) * 1000)) > 0:
-                    try:
-                        out.append(message_to_dict(reader.read_next(timeout_millis=left_ms)))
-                    except pulsar.Timeout:
-                        break
+            if to_end:
+                _read_rest(reader, out)
+            deadline = time.monotonic() + extra_wait_s
+            while (left_ms := int((deadline - time.monotonic()) * 1000)) > 0:
+                try:
+                    out.append(message_to_dict(reader.read_next(timeout_millis=left_ms)))
+                except pulsar.Timeout:
+                    break
         finally:
             reader.close()
     finally:
@@ -208,13 +225,14 @@ def read_messages(topic: str, n: int, timeout_s: float = 30, start: Any = "earli
     return out
 
 
-def read_partitioned(topic: str, n: int, timeout_s: float = 30, extra_wait_s: float = 0.0,
+def read_partitioned(topic: str, n: int, timeout_s: float = 30, to_end: bool = False,
                      subscription: str | None = None,
                      client: "pulsar.Client | None" = None) -> list[dict]:
     """Read up to n messages from a (possibly partitioned) topic with an Exclusive
     consumer starting at the earliest message. Each dict's topic_name says which
     partition the message came from; message_id[2] is the partition index.
-    Order is per partition only."""
+    Order is per partition only. With to_end, also returns whatever else each partition
+    stores after the last message read from it (read_messages' to_end, per partition)."""
     own = client is None
     client = client or make_client()
     out: list[dict] = []
@@ -224,24 +242,29 @@ def read_partitioned(topic: str, n: int, timeout_s: float = 30, extra_wait_s: fl
             consumer_type=pulsar.ConsumerType.Exclusive,
             initial_position=pulsar.InitialPosition.Earliest)
         try:
-            def take(wait_ms: int) -> bool:
-                try:
-                    msg = consumer.receive(timeout_millis=wait_ms)
-                except pulsar.Timeout:
-                    return False
-                out.append(message_to_dict(msg))
-                consumer.acknowledge(msg)
-                return True
-
             deadline = time.monotonic() + timeout_s
             while len(out) < n and (left := int((deadline - time.monotonic()) * 1000)) > 0:
-                take(min(left, 1000))
-            if extra_wait_s > 0:
-                deadline = time.monotonic() + extra_wait_s
-                while (left := int((deadline - time.monotonic()) * 1000)) > 0 and take(left):
-                    pass
+                try:
+                    msg = consumer.receive(timeout_millis=min(left, 1000))
+                except pulsar.Timeout:
+                    continue
+                out.append(message_to_dict(msg))
+                consumer.acknowledge(msg)
         finally:
             consumer.close()
+        if to_end:
+            partitions = partitioned_metadata(topic).get("partitions", 0)
+            for p in range(partitions) if partitions else [-1]:
+                last = max((m["message_id"] for m in out if m["message_id"][2] == p),
+                           default=None)
+                start = pulsar.MessageId(p, last[0], last[1], last[3]) if last else \
+                    pulsar.MessageId.earliest
+                reader = client.create_reader(partition_name(topic, p) if partitions else topic,
+                                              start)
+                try:
+                    _read_rest(reader, out, p)
+                finally:
+                    reader.close()
     finally:
         if own:
             client.close()

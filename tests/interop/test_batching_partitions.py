@@ -22,7 +22,7 @@ def test_batched_messages_in_every_codec(service_url, unique_topic, tmp_path, co
                                 "--conf", "batchingMaxMessages=200")
     assert summary["failed"] == 0
     assert any(i["batch_index"] > 0 for i in ids), "messages were batched"
-    received = ph.read_messages(topic, count, timeout_s=60, extra_wait_s=0.5)
+    received = ph.read_messages(topic, count, timeout_s=60, to_end=True)
     assert_same_messages(gen_messages(count), received, ids, summary["producer"])
     # The broker stored the entries with the codec we asked for.
     headers, _ = ph.get_message_by_id(topic, ids[-1]["ledger"], ids[-1]["entry"])
@@ -37,7 +37,7 @@ def test_unbatched_messages_in_every_codec(service_url, unique_topic, tmp_path, 
                                 "--conf", f"compressionType={codec}",
                                 "--conf", "batchingEnabled=false")
     assert all(i["batch_index"] == -1 for i in ids), "nothing was batched"
-    received = ph.read_messages(topic, 200, extra_wait_s=0.5)
+    received = ph.read_messages(topic, 200, to_end=True)
     assert_same_messages(gen_messages(200, max_size=4000), received, ids, summary["producer"])
     headers, _ = ph.get_message_by_id(topic, ids[7]["ledger"], ids[7]["entry"])
     assert ph.header(headers, "X-Pulsar-compression", "NONE").lower() == codec
@@ -49,7 +49,7 @@ def test_key_based_batches_keep_per_key_order(service_url, unique_topic, tmp_pat
     summary, ids = run_producer(service_url, topic, count, "async", tmp_path,
                                 "--conf", "batcherType=key_based")
     assert summary["failed"] == 0
-    received = ph.read_messages(topic, count, timeout_s=60, extra_wait_s=0.5)
+    received = ph.read_messages(topic, count, timeout_s=60, to_end=True)
     expected = gen_messages(count)
     assert len(received) == count
     by_index = {int(m["properties"]["index"]): m for m in received}
@@ -79,7 +79,7 @@ def test_partitioned_topic_routes_like_the_java_client(service_url, unique_topic
     summary, ids = run_producer(service_url, topic, count, "async", tmp_path,
                                 "--conf", f"batchingEnabled={batching}")
     assert summary["failed"] == 0
-    received = ph.read_partitioned(topic, count, timeout_s=60, extra_wait_s=1.0)
+    received = ph.read_partitioned(topic, count, timeout_s=60, to_end=True)
     assert len(received) == count
     expected = gen_messages(count)
     keyless_partitions = set()
@@ -107,7 +107,7 @@ def test_custom_router_is_obeyed(service_url, unique_topic, tmp_path):
     ph.create_partitioned_topic(topic, 4)
     summary, _ = run_producer(service_url, topic, 300, "async", tmp_path, "--router", "mod3")
     assert summary["failed"] == 0
-    received = ph.read_partitioned(topic, 300, extra_wait_s=0.5)
+    received = ph.read_partitioned(topic, 300, to_end=True)
     assert len(received) == 300
     for m in received:
         assert m["message_id"][2] == int(m["properties"]["index"]) % 3
@@ -127,7 +127,7 @@ def test_new_partitions_receive_messages(service_url, unique_topic, tmp_path):
     finally:
         timer.cancel()
     assert summary["failed"] == 0
-    received = ph.read_partitioned(topic, count, timeout_s=60, extra_wait_s=0.5)
+    received = ph.read_partitioned(topic, count, timeout_s=60, to_end=True)
     assert len(received) == count
     keyless = {m["message_id"][2] for m in received if not m["partition_key"]}
     keyed = {m["message_id"][2] for m in received if m["partition_key"]}
@@ -143,7 +143,7 @@ def test_full_queue_fails_fast_and_loses_nothing_accepted(service_url, unique_to
     assert proc_rejected > 0, "the tiny queue overflowed"
     accepted = {i["index"] for i in ids if i["ledger"] != -2}
     assert summary["sent"] == len(accepted)
-    received = ph.read_messages(topic, len(accepted), timeout_s=60, extra_wait_s=1.0)
+    received = ph.read_messages(topic, len(accepted), timeout_s=60, to_end=True)
     assert {int(m["properties"]["index"]) for m in received} == accepted
     assert len(received) == len(accepted)
 
@@ -153,7 +153,7 @@ def test_blocking_queue_waits_and_delivers_everything(service_url, unique_topic,
     summary, _ = run_producer(service_url, topic, 3000, "async", tmp_path,
                               "--conf", "maxPendingMessages=5", "--conf", "batchingEnabled=false")
     assert summary["sent"] == 3000 and summary["failed"] == 0
-    received = ph.read_messages(topic, 3000, timeout_s=60, extra_wait_s=0.5)
+    received = ph.read_messages(topic, 3000, timeout_s=60, to_end=True)
     assert [int(m["properties"]["index"]) for m in received] == list(range(3000))
 
 
@@ -164,6 +164,6 @@ def test_lazy_start_connects_partitions_on_first_use(service_url, unique_topic, 
     summary, _ = run_producer(service_url, topic, 300, "async", tmp_path, "--router", "mod3",
                               "--conf", "lazyStartPartitionedProducers=true")
     assert summary["failed"] == 0
-    received = ph.read_partitioned(topic, 300, extra_wait_s=0.5)
+    received = ph.read_partitioned(topic, 300, to_end=True)
     assert sorted({m["message_id"][2] for m in received}) == [0, 1, 2]
     assert len(received) == 300

@@ -14,7 +14,7 @@ def test_python_roundtrip(unique_topic, pulsar_client):
         batching_enabled=False,
         send_kwargs={"partition_key": "k1", "properties": {"origin": "smoke"}, "event_timestamp": 1234})
 
-    got = ph.read_messages(topic, len(payloads), timeout_s=30, extra_wait_s=0.5, client=pulsar_client)
+    got = ph.read_messages(topic, len(payloads), timeout_s=30, to_end=True, client=pulsar_client)
 
     assert [m["data"] for m in got] == payloads
     for m, mid in zip(got, ids):

@@ -49,7 +49,7 @@ def test_large_message_arrives_whole_between_batched_ones(service_url, unique_to
     path = tmp_path / "big.bin"
     path.write_bytes(big)
     ids = send_around(service_url, topic, path, "chunkingEnabled=true", f"compressionType={codec}")
-    received = ph.read_messages(topic, 11, timeout_s=120, extra_wait_s=1.0)
+    received = ph.read_messages(topic, 11, timeout_s=120, to_end=True)
     check_order_and_payload(received, big)
     ledger, entry, first_ledger, first_entry = ids[5]
     # The callback's id names both ends: random bytes do not compress, so a 20 MB
@@ -73,7 +73,7 @@ def test_large_copied_message_arrives_whole(service_url, unique_topic, tmp_path)
     path.write_bytes(big)
     send_around(service_url, topic, path, "chunkingEnabled=true", "batchingEnabled=false",
                 copied=True)
-    check_order_and_payload(ph.read_messages(topic, 11, timeout_s=120, extra_wait_s=1.0), big)
+    check_order_and_payload(ph.read_messages(topic, 11, timeout_s=120, to_end=True), big)
 
 
 def test_small_chunk_size_splits_compressible_data(service_url, unique_topic, tmp_path):
@@ -85,7 +85,7 @@ def test_small_chunk_size_splits_compressible_data(service_url, unique_topic, tm
                       "chunkMaxMessageSize=100000", "batchingEnabled=false")
     ledger, entry, first_ledger, first_entry = ids[5]
     assert entry - first_entry + 1 == 10, "1 MB in 100 kB chunks"
-    check_order_and_payload(ph.read_messages(topic, 11, timeout_s=60, extra_wait_s=0.5), big)
+    check_order_and_payload(ph.read_messages(topic, 11, timeout_s=60, to_end=True), big)
 
 
 def test_oversized_message_without_chunking_fails_at_once(service_url, unique_topic, tmp_path):

@@ -43,7 +43,7 @@ def test_key_separator_lines_read_back(service_url, unique_topic, batching):
              "key_based": ["--key-based-batching", *HOLD_BATCHES],
              "none": ["--no-batching"]}[batching]
     assert produce_lines(service_url, topic, *extra) == {"sent": 4, "failed": 0}
-    received = ph.read_messages(topic, 4, timeout_s=30, extra_wait_s=0.5)
+    received = ph.read_messages(topic, 4, timeout_s=30, to_end=True)
     got = [(m["data"], m["partition_key"]) for m in received]
     if batching == "key_based":
         # One batch per key: the order holds per key only.
@@ -70,7 +70,7 @@ def test_key_separator_with_repeated_stdin(service_url, unique_topic):
     topic = unique_topic()
     assert produce_lines(service_url, topic, "-n", "2", "-m", "plain", separator="::",
                          lines=b"k::x::y\nnokey\n") == {"sent": 6, "failed": 0}
-    received = ph.read_messages(topic, 6, timeout_s=30, extra_wait_s=0.5)
+    received = ph.read_messages(topic, 6, timeout_s=30, to_end=True)
     assert [(m["data"], m["partition_key"]) for m in received] == \
         [(b"plain", None), (b"x::y", "k"), (b"nokey", None)] * 2
 
@@ -200,7 +200,7 @@ def test_pulsar_client_produce_flags_and_conf_file(service_url, unique_topic, tm
                       "-s", ";", "-m", "-db", "-db", "-p", "k=v")
     assert summary(proc.stdout) == {"sent": 3, "failed": 0}
     assert b"mySecretKey: unknown key" in proc.stderr and b"hunter2" not in proc.stderr
-    received = ph.read_messages(topic, 3, timeout_s=30, extra_wait_s=0.5)
+    received = ph.read_messages(topic, 3, timeout_s=30, to_end=True)
     assert [m["data"] for m in received] == [b"a", b"b", b"-db"]
     assert all(m["properties"] == {"k": "v"} for m in received)
 

@@ -60,7 +60,7 @@ def test_lookup_sends_the_client_through_the_proxy(fault_proxy, unique_topic, cl
 
     payloads = [bytes([i]) * 10_000 for i in range(10)]
     ph.produce_python(topic, payloads, client=client, batching_enabled=False)
-    got = ph.read_messages(topic, len(payloads), client=client, extra_wait_s=0.5)
+    got = ph.read_messages(topic, len(payloads), client=client, to_end=True)
     assert payloads_of(got) == payloads
 
     # Everything went through the proxy: 100 kB each way at least, on the client's own
@@ -90,7 +90,7 @@ def test_cut_makes_the_producer_reconnect(fault_proxy, unique_topic, client):
     now = fault_proxy.conns(PY_CLIENT)
     assert now and before[0]["id"] not in {c["id"] for c in now}, "a new connection"
     assert [c["id"] for c in st["recent_cuts"]] == [before[0]["id"]]
-    got = ph.read_messages(topic, 6, client=client, extra_wait_s=0.5)
+    got = ph.read_messages(topic, 6, client=client, to_end=True)
     assert payloads_of(got) == [b"before"] + after
 
 
@@ -114,7 +114,7 @@ def test_stall_times_a_send_out_and_resume_recovers(fault_proxy, unique_topic, c
         producer.send(p)
     producer.close()
 
-    got = payloads_of(ph.read_messages(topic, 5, client=client, extra_wait_s=1.0))
+    got = payloads_of(ph.read_messages(topic, 5, client=client, to_end=True))
     # The timed-out send was held by the proxy and delivered on resume: the broker
     # stored it even though the client had given up on it.
     assert got == [b"before", b"during-stall"] + after
@@ -165,7 +165,7 @@ def test_cut_after_lands_mid_frame_and_the_send_is_retried(fault_proxy, unique_t
     assert cut["bytes_c2s"] == conn["bytes_c2s"] + 1000, "exactly 1000 more bytes passed"
     assert st["faults"]["cut_after"] is None, "one-shot"
     # The broker never saw the whole first frame: the retry is the only copy.
-    got = ph.read_messages(topic, 2, client=client, extra_wait_s=1.0)
+    got = ph.read_messages(topic, 2, client=client, to_end=True)
     assert payloads_of(got) == [b"before", payload]
 
 
@@ -193,7 +193,7 @@ def test_scheduled_cuts_keep_cutting_until_off(fault_proxy, unique_topic, client
     assert fault_proxy.stats()["cuts"] == cuts, "no cuts after schedule-off"
     # Every send succeeded, so every message is stored; a cut between the broker
     # storing a message and its receipt reaching the client may store it twice.
-    got = payloads_of(ph.read_messages(topic, len(sent), client=client, extra_wait_s=1.0))
+    got = payloads_of(ph.read_messages(topic, len(sent), client=client, to_end=True))
     assert set(got) == set(sent)
 
 

@@ -48,7 +48,7 @@ def test_plain_topic_over_http_lookup(unique_topic):
     count = 500
     _, out = produce(http_url(), topic, count)
     assert f"sent={count} failed=0" in out, out
-    received = ph.read_messages(topic, count, timeout_s=60, extra_wait_s=1.0)
+    received = ph.read_messages(topic, count, timeout_s=60, to_end=True)
     assert_exact(gen_messages(count), received)
 
 
@@ -59,7 +59,7 @@ def test_default_port_is_8080(unique_topic):
     topic = unique_topic()
     _, out = produce(f"http://{parsed.hostname}", topic, 5, mode="sync")
     assert "sent=5 failed=0" in out, out
-    assert_exact(gen_messages(5), ph.read_messages(topic, 5, extra_wait_s=0.5))
+    assert_exact(gen_messages(5), ph.read_messages(topic, 5, to_end=True))
 
 
 def test_partitioned_topic_over_http_lookup(unique_topic):
@@ -69,7 +69,7 @@ def test_partitioned_topic_over_http_lookup(unique_topic):
     # Without keys in every message, round-robin spreads them over the partitions.
     _, out = produce(http_url(), topic, count)
     assert f"sent={count} failed=0" in out, out
-    received = ph.read_partitioned(topic, count, timeout_s=60, extra_wait_s=1.0)
+    received = ph.read_partitioned(topic, count, timeout_s=60, to_end=True)
     want = gen_messages(count)
     assert len(received) == count
     by_index = {int(m["properties"]["index"]): m for m in received}
@@ -217,7 +217,7 @@ def test_https_lookup_with_token(secure_broker, unique_topic):
     assert token not in out and token.rsplit(".", 1)[1] not in out, "the token leaked"
     client = ph.make_secure_client()
     try:
-        got = ph.read_messages(topic, count, timeout_s=60, extra_wait_s=0.5, client=client)
+        got = ph.read_messages(topic, count, timeout_s=60, to_end=True, client=client)
     finally:
         client.close()
     assert [m["data"] for m in got] == [m["data"] for m in gen_messages(count)]

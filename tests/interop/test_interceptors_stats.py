@@ -18,7 +18,7 @@ def parse_summary(out: str) -> dict:
 
 def read_all(topic: str, at_least: int) -> list[dict]:
     # Everything the topic holds: at_least messages, and a moment more for any surplus.
-    return ph.read_messages(topic, at_least, timeout_s=60, extra_wait_s=1.0)
+    return ph.read_messages(topic, at_least, timeout_s=60, to_end=True)
 
 
 def test_interceptor_property_is_stored_and_on_ack_runs_once(service_url, unique_topic,

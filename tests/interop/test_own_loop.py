@@ -36,7 +36,7 @@ def test_own_loop_sends_from_the_loop_and_a_thread_read_back(service_url, unique
     assert would_block == 5 and off_thread == 0 and loop_close == 0, out
 
     received = ph.read_messages(topic, loop_count + thread_count, timeout_s=120,
-                                extra_wait_s=1.0)
+                                to_end=True)
     texts = [r["data"].decode() for r in received]
     assert len(texts) == loop_count + thread_count
     # Each sender's messages arrive once each, in the order it sent them.
@@ -88,6 +88,6 @@ def test_own_loop_echo_example_publishes_what_it_echoes(service_url, unique_topi
     assert published == len(lines) + ticks, out
 
     received = [r["data"].decode() for r in ph.read_messages(topic, published, timeout_s=120,
-                                                              extra_wait_s=1.0)]
+                                                              to_end=True)]
     assert [t for t in received if not t.startswith("tick ")] == lines
     assert [t for t in received if t.startswith("tick ")] == [f"tick {i}" for i in range(ticks)]

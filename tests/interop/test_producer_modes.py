@@ -113,7 +113,7 @@ def test_exclusive_producer_refuses_others_with_clear_errors(unique_topic, tmp_p
 
     rc, _ = holder.finish()
     assert rc == 0, holder.stderr()
-    assert [m["data"] for m in ph.read_messages(topic, 1, extra_wait_s=0.5)] == [b"held"]
+    assert [m["data"] for m in ph.read_messages(topic, 1, to_end=True)] == [b"held"]
 
 
 def test_exclusive_with_fencing_stops_the_holder_with_producer_fenced(unique_topic, tmp_path,
@@ -134,7 +134,7 @@ def test_exclusive_with_fencing_stops_the_holder_with_producer_fenced(unique_top
         assert "sent=1 failed=1" in out, out
     finally:
         fencer.close()
-    datas = [m["data"] for m in ph.read_messages(topic, 2, extra_wait_s=1.0)]
+    datas = [m["data"] for m in ph.read_messages(topic, 2, to_end=True)]
     assert datas == [b"held", b"fencer"]
 
 
@@ -158,7 +158,7 @@ def test_wait_for_exclusive_waits_until_the_holder_leaves(unique_topic, tmp_path
     assert publisher(topic)["accessMode"] == "WaitForExclusive"
     rc, _ = waiter.finish()
     assert rc == 0, waiter.stderr()
-    assert [m["data"] for m in ph.read_messages(topic, 2, extra_wait_s=0.5)] == \
+    assert [m["data"] for m in ph.read_messages(topic, 2, to_end=True)] == \
         [b"first", b"second"]
 
 
@@ -251,7 +251,7 @@ def test_replication_control_is_stored_with_the_message(unique_topic):
         proc = produce(topic, "-m", flags[-1], "--verbose", *flags, check=True)
         (ledger, entry), = message_ids(proc.stderr)
         assert replicated_to(topic, ledger, entry) == want, flags
-    datas = [m["data"] for m in ph.read_messages(topic, 3, extra_wait_s=0.5)]
+    datas = [m["data"] for m in ph.read_messages(topic, 3, to_end=True)]
     assert datas == [b"-dr", b"nowhere", b"east,west"]
 
 

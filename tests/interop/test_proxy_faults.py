@@ -42,7 +42,7 @@ def test_random_cuts_lose_nothing(service_url, unique_topic, dedup_topic, tmp_pa
     try:
         summary, ids = run_producer(
             service_url, topic, COUNT, "async", tmp_path, "--max-size", "200",
-            "--name", "cuts-" + topic[-8:], "--rate", "8000" if batching == "true" else "2500",
+            "--name", "cuts-" + topic[-8:], "--rate", "8000" if batching == "true" else "5000",
             "--conf", f"batchingEnabled={batching}",
             "--conf", "maxPendingMessages=2000", timeout_s=600)
     finally:
@@ -53,8 +53,8 @@ def test_random_cuts_lose_nothing(service_url, unique_topic, dedup_topic, tmp_pa
     # Every send callback fired once, each with success.
     assert summary["sent"] == COUNT and summary["failed"] == 0, summary
     assert all(i["result"] == "OK" for i in ids)
-    received = (ph.read_partitioned(topic, COUNT, timeout_s=180, extra_wait_s=3.0) if partitions
-                else ph.read_messages(topic, COUNT, timeout_s=180, extra_wait_s=3.0))
+    received = (ph.read_partitioned(topic, COUNT, timeout_s=180, to_end=True) if partitions
+                else ph.read_messages(topic, COUNT, timeout_s=180, to_end=True))
     indexes = [int(m["properties"]["index"]) for m in received]
     missing = set(range(COUNT)) - set(indexes)
     duplicates = len(indexes) - len(set(indexes))
@@ -114,7 +114,7 @@ def test_stall_times_out_only_the_old_messages(service_url, unique_topic, tmp_pa
     assert summary["sent"] + summary["failed"] == 600
     assert summary["pending"] == 0 and summary["memory"] == 0
     # Whatever succeeded is stored.
-    received = ph.read_messages(topic, 600, timeout_s=30, extra_wait_s=1.0)
+    received = ph.read_messages(topic, 600, timeout_s=30, to_end=True)
     got = {int(m["properties"]["index"]) for m in received}
     ok = {k for k, r in enumerate(results) if r == "OK"}
     assert ok <= got

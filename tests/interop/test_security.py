@@ -75,7 +75,7 @@ def assert_no_secret(proc, *secrets: str):
 
 
 def assert_read_back(reader_client, topic, count):
-    got = ph.read_messages(topic, count, timeout_s=60, extra_wait_s=0.5, client=reader_client)
+    got = ph.read_messages(topic, count, timeout_s=60, to_end=True, client=reader_client)
     want = gen_messages(count)
     assert [m["data"] for m in got] == [w["data"] for w in want]
     assert [m["properties"] for m in got] == [w["properties"] for w in want]
@@ -319,7 +319,7 @@ def test_token_refresh_keeps_publishing(secure_broker, reader_client, unique_top
              if re.search(r"connection to .* closed|connection lost|reconnecting", l)
              and "client is closing" not in l]  # the driver's own close at the end
     assert not drops, "the connection dropped instead of answering the challenge\n" + text[-3000:]
-    got = ph.read_messages(topic, sent, timeout_s=60, extra_wait_s=0.5, client=reader_client)
+    got = ph.read_messages(topic, sent, timeout_s=60, to_end=True, client=reader_client)
     assert [m["data"] for m in got] == [f"refresh-{i}".encode() for i in range(sent)]
     assert_no_secret(proc, *issued)
 

@@ -68,8 +68,8 @@ def test_unloads_lose_nothing(service_url, unique_topic, dedup_topic, tmp_path, 
     print(f"{unloads[0]} unloads while sending")
     assert unloads[0] >= 2 * max(partitions, 1), "each topic was unloaded while sending"
     assert summary["sent"] == count and summary["failed"] == 0, summary
-    received = (ph.read_partitioned(topic, count, timeout_s=90, extra_wait_s=3.0) if partitions
-                else ph.read_messages(topic, count, timeout_s=90, extra_wait_s=3.0))
+    received = (ph.read_partitioned(topic, count, timeout_s=90, to_end=True) if partitions
+                else ph.read_messages(topic, count, timeout_s=90, to_end=True))
     indexes = [int(m["properties"]["index"]) for m in received]
     assert set(indexes) == set(range(count)), "nothing accepted is missing"
     duplicates = len(indexes) - len(set(indexes))
