@@ -192,8 +192,9 @@ def read_messages(topic: str, n: int, timeout_s: float = 30, start: Any = "earli
     With to_end, also returns whatever else is stored after the n-th message, so tests
     can prove nothing extra (a duplicate) was stored; only once the writers are done.
     With extra_wait_s > 0, keeps listening that long after the n-th message instead: for
-    what the broker stores but must not deliver (aborted or open transactions), which
-    has_message_available counts but no read returns."""
+    what the broker stores but a reader skips, which has_message_available counts but no
+    read returns (the first chunk of a replayed chunked message: the broker dedups a
+    chunked message by its last chunk)."""
     own = client is None
     client = client or make_client()
     out: list[dict] = []
