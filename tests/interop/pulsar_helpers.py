@@ -171,16 +171,40 @@ def _start_id(start: Any) -> "pulsar.MessageId":
     return start  # already a MessageId
 
 
-def _read_rest(reader: "pulsar.Reader", out: list[dict], partition: int | None = None) -> None:
+def _read_rest(reader: "pulsar.Reader", out: list[dict], partition: int | None = None,
+               deadline: float | None = None) -> None:
     """Append what the reader has not read yet of what is stored (has_message_available
     asks the broker): exact once nothing is being written any more, and immediate, unlike
-    listening for a while. With `partition`, the ids get that partition index."""
+    listening for a while. With `partition`, the ids get that partition index. Raises
+    TimeoutError when a monotonic `deadline` passes first."""
     while reader.has_message_available():
-        d = message_to_dict(reader.read_next(timeout_millis=10_000))
+        wait_ms = 10_000
+        if deadline is not None:
+            wait_ms = min(wait_ms, int((deadline - time.monotonic()) * 1000))
+            if wait_ms <= 0:
+                raise TimeoutError
+        d = message_to_dict(reader.read_next(timeout_millis=wait_ms))
         if partition is not None:
             ledger, entry, _, batch = d["message_id"]
             d["message_id"] = (ledger, entry, partition, batch)
         out.append(d)
+
+
+def _read_partitions_to_end(client: "pulsar.Client", topic: str, partitions: int,
+                            out: list[dict], start_of: Callable[[int], "pulsar.MessageId"],
+                            deadline: float | None = None) -> None:
+    """_read_rest over each partition (the topic itself when partitions is 0), with a
+    reader from start_of(partition index, -1 for the topic itself). TimeoutError names the
+    partition being read when the deadline passed."""
+    for part in range(partitions) if partitions else [-1]:
+        name = partition_name(topic, part) if partitions else topic
+        reader = client.create_reader(name, start_of(part))
+        try:
+            _read_rest(reader, out, part if partitions else None, deadline)
+        except TimeoutError:
+            raise TimeoutError(name) from None
+        finally:
+            reader.close()
 
 
 def read_messages(topic: str, n: int, timeout_s: float = 30, start: Any = "earliest",
@@ -254,18 +278,14 @@ def read_partitioned(topic: str, n: int, timeout_s: float = 30, to_end: bool = F
         finally:
             consumer.close()
         if to_end:
-            partitions = partitioned_metadata(topic).get("partitions", 0)
-            for p in range(partitions) if partitions else [-1]:
+            def after_last_read(p: int) -> "pulsar.MessageId":
                 last = max((m["message_id"] for m in out if m["message_id"][2] == p),
                            default=None)
-                start = pulsar.MessageId(p, last[0], last[1], last[3]) if last else \
+                return pulsar.MessageId(p, last[0], last[1], last[3]) if last else \
                     pulsar.MessageId.earliest
-                reader = client.create_reader(partition_name(topic, p) if partitions else topic,
-                                              start)
-                try:
-                    _read_rest(reader, out, p)
-                finally:
-                    reader.close()
+
+            _read_partitions_to_end(client, topic, partitioned_metadata(topic).get("partitions", 0),
+                                    out, after_last_read)
     finally:
         if own:
             client.close()
@@ -509,22 +529,11 @@ def read_to_end(topic: str, partitions: int = 0, timeout_s: float = 120,
     out: list[dict] = []
     deadline = time.monotonic() + timeout_s
     try:
-        for part in (range(partitions) if partitions else [-1]):
-            name = partition_name(topic, part) if partitions else topic
-            reader = client.create_reader(name, pulsar.MessageId.earliest)
-            try:
-                while reader.has_message_available():
-                    left_ms = int((deadline - time.monotonic()) * 1000)
-                    if left_ms <= 0:
-                        raise AssertionError(f"reading {name} did not finish within {timeout_s} s "
-                                             f"({len(out)} messages so far)")
-                    d = message_to_dict(reader.read_next(timeout_millis=min(left_ms, 10_000)))
-                    if partitions:
-                        ledger, entry, _, batch = d["message_id"]
-                        d["message_id"] = (ledger, entry, part, batch)
-                    out.append(d)
-            finally:
-                reader.close()
+        _read_partitions_to_end(client, topic, partitions, out,
+                                lambda _: pulsar.MessageId.earliest, deadline)
+    except TimeoutError as e:
+        raise AssertionError(f"reading {e} did not finish within {timeout_s} s "
+                             f"({len(out)} messages so far)") from None
     finally:
         if own:
             client.close()
