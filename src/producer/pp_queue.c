@@ -70,23 +70,26 @@ static void count_end(pc_pp_t *pp, pulsarc_result res, uint64_t msgs, uint64_t b
     }
 }
 
-static pc_op_t *pop_head(pc_pp_t *pp)
+/* Take the op after prev (the head when prev is NULL) out of pendingMessages. */
+static pc_op_t *pop_after(pc_pp_t *pp, pc_op_t *prev)
 {
-    pc_op_t *op = pp->head;
-    pp->head = op->next;
-    if (!pp->head)
-        pp->tail = NULL;
+    pc_op_t **link = prev ? &prev->next : &pp->head;
+    pc_op_t *op = *link;
+    *link = op->next;
+    if (pp->tail == op)
+        pp->tail = prev;
     op->next = NULL;
     return op;
 }
 
-/* Remove the head op and complete what it carries: every message of a batch (each with
- * its own id), a single message, or — for chunks — the message once its last chunk is
- * stored, or at the first failed chunk (the rest of its chunks are dropped with it). */
-void pc_pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
-                          const char *detail)
+/* Remove the op after prev (the head when NULL) and complete what it carries: every
+ * message of a batch (each with its own id), a single message, or — for chunks — the
+ * message once its last chunk is stored, or at the first failed chunk (the rest of its
+ * chunks are dropped with it). */
+static void complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
+                        const pulsarc_message_id_t *id, const char *detail)
 {
-    pc_op_t *op = pop_head(pp);
+    pc_op_t *op = pop_after(pp, prev);
     if (res != PULSARC_OK)
         note_failure_for_flushes(pp, op->index, res);
     if (op->shared) {
@@ -97,8 +100,9 @@ void pc_pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_
             pp->chunk_first_entry = id->entry;
         }
         if (res != PULSARC_OK) {
-            while (pp->head && pp->head->shared == op->shared)
-                pc_op_release(pop_head(pp));
+            pc_op_t *next;
+            while ((next = prev ? prev->next : pp->head) && next->shared == op->shared)
+                pc_op_release(pop_after(pp, prev));
             last = true;
         }
         if (last) {
@@ -145,6 +149,12 @@ void pc_pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_
     latency_flush(pp, &run);
     pc_op_release(op);
     pc_pp_check_flushes(pp);
+}
+
+void pc_pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
+                         const char *detail)
+{
+    complete_op(pp, NULL, res, id, detail);
 }
 
 /* A message that never became an op ends here. */
@@ -316,6 +326,31 @@ void pc_pp_send_close_producer(pc_pp_t *pp)
     pc_conn_send_command(pp->conn, &cmd);
 }
 
+/* Does op answer to a SEND_ERROR for sequence_id? The broker names an entry by its
+ * highest id (Producer.publishMessage checks and fails a batch under highestSequenceId),
+ * a single message or a chunk by its only one: any id of the entry's range matches. */
+static bool op_has_id(const pc_op_t *op, uint64_t sequence_id)
+{
+    uint64_t lo = op->sequence_id, hi = op->highest_sequence_id;
+    if (hi < lo) {
+        uint64_t t = lo;
+        lo = hi;
+        hi = t;
+    }
+    return sequence_id >= lo && sequence_id <= hi;
+}
+
+/* The oldest pending op a SEND_ERROR for sequence_id is about (for a chunked message, its
+ * oldest chunk still pending), with its predecessor in *prev (NULL: the head). */
+static bool find_refused(pc_pp_t *pp, uint64_t sequence_id, pc_op_t **prev)
+{
+    *prev = NULL;
+    for (pc_op_t *op = pp->head; op; *prev = op, op = op->next)
+        if (op->first_registration && op_has_id(op, sequence_id))
+            return true;
+    return false;
+}
+
 void pc_pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e)
 {
     pc_pp_t *pp = ctx;
@@ -325,10 +360,13 @@ void pc_pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e)
              (unsigned long long)e->sequence_id, e->message ? e->message : "");
     PC_WARN(pp->rt->log, "%s: %s (%s)", pp->topic, detail, pulsarc_result_name(res));
     if (res == PULSARC_ERR_BROKER_NOT_ALLOWED) {
-        /* About this message (too big for the topic's policy, say): it fails alone; the
-         * connection and the other producers on it are fine. */
-        if (pp->head && pp->head->sequence_id == e->sequence_id)
-            pc_pp_complete_head(pp, res, NULL, detail);
+        /* About this entry (too big for the topic's policy, say): it fails alone; the
+         * connection and the other producers on it are fine. The broker refuses before
+         * it stores, so the answer may overtake the receipts of entries sent earlier:
+         * the refused entry need not be the oldest pending. */
+        pc_op_t *prev;
+        if (find_refused(pp, e->sequence_id, &prev))
+            complete_op(pp, prev, res, NULL, detail);
         return;
     }
     if (pulsarc_result_is_terminal(res)) {

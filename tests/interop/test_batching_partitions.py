@@ -167,3 +167,31 @@ def test_lazy_start_connects_partitions_on_first_use(service_url, unique_topic, 
     received = ph.read_partitioned(topic, 300, to_end=True)
     assert sorted({m["message_id"][2] for m in received}) == [0, 1, 2]
     assert len(received) == 300
+
+
+def test_batches_above_the_topics_max_message_size_fail_at_once(service_url, unique_topic,
+                                                                tmp_path):
+    """A topic policy maxMessageSize below a batch's size: the broker refuses each such
+    batch with SEND_ERROR(NotAllowed) naming its highest sequence id, and every message
+    of it fails with BROKER_NOT_ALLOWED at once (with sendTimeoutMs=0 it used to wait for
+    ever); what was stored is exactly what succeeded."""
+    topic = unique_topic()
+    ph.create_topic(topic)
+    path = f"/admin/v2/{ph.topic_rest_path(topic)}/maxMessageSize"
+    ph.admin_request("POST", path, 1000)
+    ph.wait_for(lambda: ph.admin_request("GET", path) == 1000, timeout_s=30)
+    count = 60
+    summary, ids = run_producer(service_url, topic, count, "async", tmp_path,
+                                "--max-size", "2000", "--conf", "sendTimeoutMs=0",
+                                "--conf", "batchingMaxMessages=5",
+                                "--conf", "batchingMaxPublishDelayMs=50",
+                                timeout_s=60, check=False)
+    results = {i["result"] for i in ids}
+    assert results <= {"OK", "BROKER_NOT_ALLOWED"}, results
+    refused = [i["index"] for i in ids if i["result"] == "BROKER_NOT_ALLOWED"]
+    assert refused, "no batch was above the limit"
+    assert summary["sent"] + summary["failed"] == count
+    assert any(i["batch_index"] > 0 for i in ids if i["result"] == "OK") or \
+        summary["sent"] == 0, "messages were not batched"
+    stored = sorted(int(m["properties"]["index"]) for m in ph.read_to_end(topic))
+    assert stored == sorted(i["index"] for i in ids if i["result"] == "OK")

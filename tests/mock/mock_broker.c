@@ -868,8 +868,12 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
 static void send_send_error(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandSend *in,
                             int error, const char *message)
 {
-    send_reply(mb, c, "SEND_ERROR",
-               bc_send_error(&mb->reply, in->producer_id, in->sequence_id, error, message));
+    /* As the broker names the entry: by its highest id (Producer.publishMessage checks a
+     * batch under highestSequenceId; a failed write answers max(highest, lowest)). */
+    uint64_t id = in->sequence_id;
+    if (in->has_highest_sequence_id && in->highest_sequence_id > id)
+        id = in->highest_sequence_id;
+    send_reply(mb, c, "SEND_ERROR", bc_send_error(&mb->reply, in->producer_id, id, error, message));
     mb->counters[MOCK_SEND_ERRORS]++;
 }
 

@@ -318,6 +318,61 @@ Test(client_receipts, batches_reordered_receipts_reconnect_and_resend)
     h_finish();
 }
 
+/* A batch the broker refuses (NotAllowed: above the topic's maxMessageSize, say) fails
+ * its messages at once: the SEND_ERROR names the batch by its highest sequence id, as the
+ * broker does, not by the first. With no send timeout they would otherwise wait for
+ * ever. */
+Test(client_receipts, refused_batch_fails_its_messages)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "batchingMaxMessages", "5",
+                          "batchingMaxPublishDelayMs", "1000", "sendTimeoutMs", "0", NULL);
+    mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__NotAllowedError, 1);
+    h_send_range(producer, 0, 5);
+    cr_assert(h_wait_calls(5, 5000), "only %d of 5 callbacks", h_total());
+    h_assert_each_once(5, PULSARC_ERR_BROKER_NOT_ALLOWED);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 1, "a refused batch was resent");
+    mock_send_t s = h_get_send(mb, 0);
+    cr_assert_eq(s.highest_sequence_id, s.sequence_id + 4, "not one batch of five");
+    mock_send_free(&s);
+    /* The producer goes on: the next batch is stored. */
+    h_send_range(producer, 5, 10);
+    cr_assert(h_wait_calls(10, 5000), "only %d of 10 callbacks", h_total());
+    h_expect_no_more_callbacks();
+    for (int i = 5; i < 10; i++)
+        cr_assert_eq(T.res[i], PULSARC_OK, "message %d: %s", i, pulsarc_result_name(T.res[i]));
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 1, "the connection was closed");
+    h_finish();
+}
+
+/* The broker refuses an entry before it stores anything, so its SEND_ERROR can overtake
+ * the receipts of entries sent before it: the refused one fails at once, the older one
+ * still completes with its receipt. */
+Test(client_receipts, refusal_overtaking_older_receipts_fails_only_that_entry)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "sendTimeoutMs", "0", NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    cr_assert_eq(h_send(producer, 0), PULSARC_OK);
+    cr_assert(h_wait_sends(mb, 1, 3000));
+    mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__NotAllowedError, 1);
+    cr_assert_eq(h_send(producer, 1), PULSARC_OK);
+    cr_assert(h_wait_calls(1, 5000), "the refused message did not fail");
+    cr_assert_eq(T.calls[0], 0, "the older message completed before its receipt");
+    cr_assert_eq(T.res[1], PULSARC_ERR_BROKER_NOT_ALLOWED, "got %s",
+                 pulsarc_result_name(T.res[1]));
+    cr_assert_eq(mock_broker_release_receipts(mb), 1);
+    cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
+    cr_assert_eq(h_send(producer, 2), PULSARC_OK);
+    cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks", h_total());
+    h_expect_no_more_callbacks();
+    cr_assert_eq(T.res[0], PULSARC_OK);
+    cr_assert_eq(T.res[2], PULSARC_OK);
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 1, "the connection was closed");
+    h_finish();
+}
+
 Test(client_receipts, batch_send_error_resends_the_batch)
 {
     client = h_client(NULL);
