@@ -1080,7 +1080,10 @@ typedef void (*pulsarc_create_cb)(pulsarc_client_t *client, pulsarc_result res,
  * operationTimeoutMs, answered through cb (not NULL) exactly once, on the loop thread,
  * when PULSARC_OK is returned (also PULSARC_ERR_ALREADY_CLOSED when the client closes
  * first). Any other result: nothing was started and cb is not called. Any thread, also a
- * callback (where the blocking create returns PULSARC_ERR_WOULD_BLOCK). */
+ * callback (where the blocking create returns PULSARC_ERR_WOULD_BLOCK). With spoolDir the
+ * spool is opened here, on the calling thread (PULSARC_ERR_SPOOL when it cannot be used),
+ * and what it holds is resent, from a thread of the library's, before cb gets the
+ * producer. */
 PULSARC_API pulsarc_result pulsarc_client_create_producer_async(pulsarc_client_t *client,
                                                                 const char *topic,
                                                                 const pulsarc_producer_config_t *conf,

@@ -32,14 +32,23 @@ typedef struct creation {
     uv_timer_t *retry;            /* the next partition metadata lookup, after a failure */
     int retries;
     pc_backoff_t backoff;
+    uv_thread_t replayer;         /* an async creation's spool replay (replay_main) */
+    pc_shutdown_hook_t on_shutdown; /* ... which the client's shutdown ends and joins */
+    bool joined;
 } creation;
 
-static void answer_creator(creation *cr)
+/* The lookup and registration phase is over: its timers go. */
+static void stop_timers(creation *cr)
 {
     pc_timer_free(cr->deadline);
     cr->deadline = NULL;
     pc_timer_free(cr->retry);
     cr->retry = NULL;
+}
+
+static void answer_creator(creation *cr)
+{
+    stop_timers(cr);
     cr->answered = true;
     if (cr->waiter) {
         pc_waiter_signal(cr->waiter, cr->res, cr->detail);
@@ -67,6 +76,68 @@ static void fail_creation(creation *cr, pulsarc_result res, const char *detail)
     snprintf(cr->detail, sizeof cr->detail, "%s", detail);
 }
 
+/* An async creation's spool replay, on a thread of its own: it reads the spool's files
+ * and waits for room as a blocking send does, neither of which the loop thread (the
+ * caller's own, perhaps) may do, and the thread pool is no place to wait for receipts. */
+static void replay_main(void *arg)
+{
+    creation *cr = arg;
+    cr->res = pc_producer_spool_replay(cr->p, true);
+    if (cr->res != PULSARC_OK)
+        snprintf(cr->detail, sizeof cr->detail, "%s", pulsarc_last_error_detail());
+    /* After every resend: the creator's sends, posted once it has the handle, follow. */
+    pc_client_post_in_order(cr->p->client, &cr->task);
+}
+
+/* The replay is over: the creator gets the handle (or, when the replay failed, the error,
+ * and the handle closes and goes). */
+static void replay_finished(pc_task_t *t)
+{
+    creation *cr = (creation *)t;
+    pulsarc_producer_t *p = cr->p;
+    if (!cr->joined) {
+        uv_thread_join(&cr->replayer);
+        pc_client_forget_shutdown(p->client, &cr->on_shutdown);
+    }
+    answer_creator(cr);
+    bool ok = cr->res == PULSARC_OK;
+    end_creation(cr, true);
+    if (!ok)
+        pulsarc_producer_free(p);
+}
+
+/* The client stops while the replay runs: what the replay waits for (room) refuses it
+ * from now on, so the thread ends soon; it is joined here, before the producer's own
+ * shutdown (registered earlier, so run later) and before the client can go. Its
+ * replay_finished, posted already, tells the creator. */
+static void replay_shutdown(pc_shutdown_hook_t *hook)
+{
+    creation *cr = (creation *)((char *)hook - offsetof(creation, on_shutdown));
+    pulsarc_producer_t *p = cr->p;
+    pc_admission_close(&p->client->admission, &p->permits);
+    pc_spool_stop_waiting(p->spool);
+    uv_thread_join(&cr->replayer);
+    cr->joined = true;
+}
+
+/* Spooled messages go before every new one: the handle is the creator's once they are
+ * all handed over. The blocking creator replays on its own thread after the wait; an
+ * async one here, on the replay thread. False when that thread cannot start. */
+static bool replay_spool_first(creation *cr)
+{
+    /* The replay is bounded by the spool, not by operationTimeoutMs: the creation's
+     * timers go now, while the loop still runs to close them. */
+    stop_timers(cr);
+    cr->task.run = replay_finished;
+    if (uv_thread_create(&cr->replayer, replay_main, cr) == 0) {
+        cr->on_shutdown.run = replay_shutdown;
+        pc_client_on_shutdown(cr->p->client, &cr->on_shutdown);
+        return true;
+    }
+    fail_creation(cr, PULSARC_ERR_NO_MEMORY, "cannot start the spool's replay thread");
+    return false;
+}
+
 /* Every partition has answered (or none was started). */
 static void creation_finished(creation *cr)
 {
@@ -89,6 +160,14 @@ static void creation_finished(creation *cr)
     pc_producer_stats_join(p);
     if (p->conf.auto_update_partitions)
         pc_partitioned_updates_start(p->pt, (uint64_t)p->conf.partitions_update_interval_s * 1000u);
+    if (p->spool && !cr->waiter) {
+        if (replay_spool_first(cr))
+            return;
+        answer_creator(cr);
+        end_creation(cr, true);
+        pulsarc_producer_free(p);
+        return;
+    }
     answer_creator(cr);
     end_creation(cr, true);
 }
@@ -321,6 +400,13 @@ static creation *new_creation(pulsarc_client_t *c, const char *topic,
         free(cr);
         return NULL;
     }
+    /* A spool that cannot be used fails the creation before anything connects, whichever
+     * create was called. */
+    if ((*res = pc_producer_spool_open(cr->p)) != PULSARC_OK) {
+        pc_producer_release(cr->p);
+        free(cr);
+        return NULL;
+    }
     cr->task.run = run_create;
     return cr;
 }
@@ -340,12 +426,6 @@ pulsarc_result pulsarc_client_create_producer(pulsarc_client_t *c, const char *t
     if (!cr)
         return res;
     pulsarc_producer_t *p = cr->p;
-    /* A spool that cannot be used fails the creation before anything connects. */
-    if ((res = pc_producer_spool_open(p)) != PULSARC_OK) {
-        pc_producer_release(p);
-        free(cr);
-        return res;
-    }
     pc_waiter_t w;
     pc_waiter_init(&w);
     cr->waiter = &w;

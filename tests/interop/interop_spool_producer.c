@@ -1,6 +1,9 @@
 /* A producer with a spool, for the crash tests (test_spool_crash.py):
  *
- *   interop_spool_producer URL TOPIC NAME DIR FSYNC FROM TO [--conf key=value]...
+ *   interop_spool_producer URL TOPIC NAME DIR FSYNC FROM TO [options]
+ *     --conf key=value     producer configuration (repeatable)
+ *     --encrypt NAME=FILE  encrypt for key NAME with the RSA public key in PEM FILE
+ *     --async-create       create with pulsarc_client_create_producer_async
  *
  * Creates a producer named NAME with spoolDir=DIR and spoolFsync=FSYNC (which first
  * resends what DIR holds), then sends messages FROM..TO-1: message i has the payload
@@ -10,10 +13,12 @@
  * test that kills the process knows which messages it may rely on. Then flush, close,
  * "done" on stdout; exit 0 only if nothing failed. */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "pulsarc/pulsarc.h"
 
@@ -45,6 +50,45 @@ static void report(long i)
         exit(1);
 }
 
+typedef struct creation {
+    uv_mutex_t mu;
+    uv_cond_t cond;
+    bool done;
+    pulsarc_result res;
+    pulsarc_producer_t *producer;
+} creation;
+
+static void on_created(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer_t *p, void *ctx)
+{
+    creation *cr = ctx;
+    if (res != PULSARC_OK)
+        fprintf(stderr, "async create: %s\n", pulsarc_last_error_detail());
+    uv_mutex_lock(&cr->mu);
+    cr->res = res;
+    cr->producer = p;
+    cr->done = true;
+    uv_cond_signal(&cr->cond);
+    uv_mutex_unlock(&cr->mu);
+}
+
+/* pulsarc_client_create_producer_async, waited for. */
+static pulsarc_result create_async(pulsarc_client_t *client, const char *topic,
+                                   const pulsarc_producer_config_t *pc, pulsarc_producer_t **out)
+{
+    creation cr = { .done = false };
+    uv_mutex_init(&cr.mu);
+    uv_cond_init(&cr.cond);
+    pulsarc_result r = pulsarc_client_create_producer_async(client, topic, pc, on_created, &cr);
+    uv_mutex_lock(&cr.mu);
+    while (r == PULSARC_OK && !cr.done)
+        uv_cond_wait(&cr.cond, &cr.mu);
+    uv_mutex_unlock(&cr.mu);
+    uv_cond_destroy(&cr.cond);
+    uv_mutex_destroy(&cr.mu);
+    *out = cr.producer;
+    return r == PULSARC_OK ? cr.res : r;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 8) {
@@ -63,14 +107,26 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
         if (pulsarc_producer_config_set(pc, settings[i][0], settings[i][1]) != PULSARC_OK)
             return fail(settings[i][0], PULSARC_ERR_INVALID_CONFIG);
-    for (int i = 8; i + 1 < argc; i += 2) {
-        char *eq = strchr(argv[i + 1], '=');
-        if (strcmp(argv[i], "--conf") != 0 || !eq)
+    bool async_create = false;
+    for (int i = 8; i < argc; i++) {
+        if (!strcmp(argv[i], "--async-create")) {
+            async_create = true;
+            continue;
+        }
+        char *eq = i + 1 < argc ? strchr(argv[i + 1], '=') : NULL;
+        if (!eq)
             return fail("arguments", PULSARC_ERR_INVALID_ARGUMENT);
         *eq = '\0';
-        pulsarc_result r = pulsarc_producer_config_set(pc, argv[i + 1], eq + 1);
+        pulsarc_result r;
+        if (!strcmp(argv[i], "--conf"))
+            r = pulsarc_producer_config_set(pc, argv[i + 1], eq + 1);
+        else if (!strcmp(argv[i], "--encrypt"))
+            r = pulsarc_producer_config_add_encryption_key_file(pc, argv[i + 1], eq + 1);
+        else
+            r = PULSARC_ERR_INVALID_ARGUMENT;
         if (r != PULSARC_OK)
             return fail(argv[i + 1], r);
+        i++;
     }
     pulsarc_client_t *client;
     pulsarc_result r = pulsarc_client_new(argv[1], cc, &client);
@@ -78,7 +134,8 @@ int main(int argc, char **argv)
     if (r != PULSARC_OK)
         return fail("client", r);
     pulsarc_producer_t *producer;
-    r = pulsarc_client_create_producer(client, argv[2], pc, &producer);
+    r = async_create ? create_async(client, argv[2], pc, &producer)
+                     : pulsarc_client_create_producer(client, argv[2], pc, &producer);
     pulsarc_producer_config_free(pc);
     if (r != PULSARC_OK)
         return fail("create producer", r);

@@ -97,16 +97,17 @@ def assert_prefix(got: list[int], at_least: int, what: str) -> None:
     assert len(got) > at_least, f"{what}: {len(got)} messages read, want at least {at_least + 1}"
 
 
-def restart_without_input_then_send_the_rest(args, log, next_index: int, seed: int) -> None:
-    """args: (service_url, topic, name, spool, fsync). A run with no input delivers what
-    the spool holds: at least every message up to next_index - 1 (those reported
-    accepted), in order, none twice; then a run sends the rest, and the topic holds
-    0..N-1 exactly."""
+def restart_without_input_then_send_the_rest(args, log, next_index: int, seed: int,
+                                             *extra: str) -> None:
+    """args: (service_url, topic, name, spool, fsync); extra: the producers' options. A
+    run with no input delivers what the spool holds: at least every message up to
+    next_index - 1 (those reported accepted), in order, none twice; then a run sends the
+    rest, and the topic holds 0..N-1 exactly."""
     topic = args[1]
-    Producer(*args, next_index, next_index, log).finish()
+    Producer(*args, next_index, next_index, log, *extra).finish()
     assert_prefix(indexes(ph.read_to_end(topic)), next_index - 1,
                   f"after the restart without input (seed {seed})")
-    Producer(*args, next_index, N, log).finish()
+    Producer(*args, next_index, N, log, *extra).finish()
     got = indexes(ph.read_to_end(topic))
     assert_prefix(got, N - 1, f"at the end (seed {seed})")
     assert len(got) == N, f"{len(got)} messages read, want {N} (seed {seed})"
@@ -141,17 +142,21 @@ def test_kill9_at_random_points_then_restarts_deliver_each_message_once_in_order
 
 
 @pytest.mark.proxy
+@pytest.mark.parametrize("create", ["sync", "async"])
 def test_kill9_while_the_broker_stores_nothing_then_the_spool_delivers(
-        service_url, dedup_topic, tmp_path, fault_proxy):
+        service_url, dedup_topic, tmp_path, fault_proxy, create):
+    """Either create (the async one used to skip the spool: its sends were accepted with
+    no record, and a kill -9 lost them)."""
     topic = make_dedup_topic(dedup_topic)
     name = "spool-" + topic[-12:]
     spool, log = tmp_path / "spool", tmp_path / "producer.log"
     seed = random.randrange(1 << 30)
     k = random.Random(seed).randrange(1000, N // 2)
+    extra = ("--async-create",) if create == "async" else ()
     # A window larger than what is in flight when the stall begins: sends go on being
     # accepted (into the spool) after it, and none of those reaches the broker.
     run = Producer(service_url, topic, name, spool, "interval", 0, N, log,
-                   "--conf", "maxPendingMessages=20000")
+                   "--conf", "maxPendingMessages=20000", *extra)
     run.read_until(k)
     fault_proxy.stall()
     stalled_at = run.last
@@ -166,4 +171,4 @@ def test_kill9_while_the_broker_stores_nothing_then_the_spool_delivers(
     assert_prefix(stored, -1, "stored before the restart")
     assert len(stored) <= accepted, "every accepted message was stored: the stall did not hold"
     restart_without_input_then_send_the_rest(
-        (service_url, topic, name, spool, "interval"), log, accepted + 1, seed)
+        (service_url, topic, name, spool, "interval"), log, accepted + 1, seed, *extra)
