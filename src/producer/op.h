@@ -44,6 +44,8 @@ typedef struct pc_op {
                                      duplicate receipt for it is expected */
     uint64_t first_registration;  /* the producer registration it was first written on;
                                      0 = never written to any connection */
+    uint64_t written_on;          /* the registration it was last written on; 0 = none
+                                     (a chunk op built again after a reconnect) */
     uint64_t created_ms;          /* monotonic, for the send timeout */
     int writes_in_flight;         /* memory stays until no write uses it */
     bool done;

@@ -174,9 +174,9 @@ static pulsarc_result build_chunks(const pc_op_params_t *p, pc_msg_t *msg,
                                    pc_op_t **first, pc_op_t **last)
 {
     size_t n = pc_chunk_count(len, chunk_size);
-    char uuid[300];
-    snprintf(uuid, sizeof uuid, "%s-%lld", p->producer_name ? p->producer_name : "",
-             (long long)msg->sequence_id);
+    char uuid[320];
+    snprintf(uuid, sizeof uuid, "%s-%lld-%016llx", p->producer_name ? p->producer_name : "",
+             (long long)msg->sequence_id, (unsigned long long)p->chunk_attempt);
     meta->uuid = uuid;
     meta->has_num_chunks_from_msg = 1;
     meta->num_chunks_from_msg = (int32_t)n;

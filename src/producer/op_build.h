@@ -28,6 +28,10 @@ typedef struct pc_op_params {
     /* Encrypt each entry (after compression; each chunk apart) with this data key and a
      * fresh IV from its make_iv; NULL = plaintext. */
     const pc_data_key_t *enc;
+    /* Set apart the chunks of this attempt at a chunked message from those of any earlier
+     * attempt (before a reconnect or a restart) in its uuid: a consumer assembles one
+     * attempt from its first chunk and never sees a chunk of it twice. */
+    uint64_t chunk_attempt;
 } pc_op_params_t;
 
 /* One message (its sequence id assigned) → one op, or a chain of chunk ops linked by

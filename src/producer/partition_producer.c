@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "codec/crypto.h"
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "wire/frame.h"
@@ -134,6 +136,10 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
     pp->producer_id = rt->next_producer_id++;
     pp->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
     pp->pushed = -1;
+    /* A random start, so that a restarted process never repeats an earlier one's uuids
+     * (the clock will do if no random bytes can be had). */
+    if (pc_crypto_random((uint8_t *)&pp->chunk_attempts, sizeof pp->chunk_attempts) != 0)
+        pp->chunk_attempts = pc_wall_ms() << 20;
     atomic_init(&pp->last_sequence_id, -1);
     atomic_init(&pp->schema_version, -1);
     pp->listener.producer_id = pp->producer_id;

@@ -79,6 +79,7 @@ static void op_params(pc_pp_t *pp, pc_op_params_t *p)
     p->chunk_size = pp->set.chunk_max_size;
     p->enc = NULL;
     p->txn = (pc_txn_ids_t){ 0 };
+    p->chunk_attempt = pp->chunk_attempts++;
 }
 
 /* The data key the next entry is encrypted with (p->enc; NULL: unencrypted). Fails with
@@ -255,6 +256,59 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
         op->replay = replay;
     count_sent(pp, first, 1, msg->payload_len);
     pc_pp_enqueue(pp, first, last);
+}
+
+/* The new chunk ops first..last take the place in pendingMessages of the message's old
+ * ones (the op after prev and the rest of its chunks): the same place in the op stream
+ * (flush targets), the same age (the send timeout) and history (what a receipt or a
+ * timeout means); never written yet. */
+static void replace_chunks(pc_pp_t *pp, pc_op_t *prev, pc_op_t *first, pc_op_t *last)
+{
+    pc_op_t **link = prev ? &prev->next : &pp->head;
+    pc_op_t *old = *link;
+    pc_shared_payload_t *sh = old->shared;
+    for (pc_op_t *op = first; op; op = op->next) {
+        op->index = old->index;
+        op->created_ms = old->created_ms;
+        op->first_registration = old->first_registration;
+        op->replay = old->replay;
+    }
+    first->msg_bytes = old->msg_bytes;
+    sh->msg = NULL; /* the new ops have the message now */
+    while (old && old->shared == sh) {
+        pc_op_t *next = old->next;
+        pc_op_release(old);
+        old = next;
+    }
+    *link = first;
+    last->next = old;
+    if (!old)
+        pp->tail = last;
+}
+
+pc_op_t *pc_pp_restart_chunks(pc_pp_t *pp, pc_op_t *prev)
+{
+    pc_op_t *old = prev ? prev->next : pp->head;
+    pc_msg_t *msg = old->shared->msg;
+    pc_op_params_t p;
+    op_params(pp, &p);
+    stamp_version(&p, msg->schema_slot);
+    p.txn = msg->txn;
+    pc_op_t *first, *last;
+    pulsarc_result res = entry_key(pp, &p);
+    if (res == PULSARC_OK)
+        res = pc_op_build_message(&p, msg, &first, &last);
+    if (res != PULSARC_OK) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "building the chunked message again after a "
+                 "reconnect: %s", pulsarc_last_error_detail());
+        pc_pp_complete_op(pp, prev, res, NULL, detail);
+        return NULL;
+    }
+    PC_DEBUG(pp->rt->log, "%s: chunked message %lld starts over after the reconnect",
+             pp->topic, (long long)msg->sequence_id);
+    replace_chunks(pp, prev, first, last);
+    return first;
 }
 
 void pc_pp_send(pc_pp_t *pp, pc_msg_t *msg)

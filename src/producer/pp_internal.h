@@ -124,6 +124,8 @@ struct pc_pp {
     pc_batch_t *taken;        /* scratch for pc_batcher_take */
     int cap_taken;
     int64_t chunk_first_ledger, chunk_first_entry; /* first chunk of the message in flight */
+    uint64_t chunk_attempts;  /* numbers attempts at chunked messages (their uuids), from a
+                                 random start: unique across restarts as well */
     pc_encryptor_t *enc;      /* NULL: entries go unencrypted */
 
     pc_backoff_t backoff;
@@ -173,6 +175,9 @@ void pc_pp_on_cluster_switch(pc_cluster_listener_t *l);
 void pc_pp_check_flushes(pc_pp_t *pp);
 void pc_pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
                       const char *detail);
+/* pc_pp_complete_head for the op after prev (the head when prev is NULL). */
+void pc_pp_complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
+                       const pulsarc_message_id_t *id, const char *detail);
 void pc_pp_fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const char *detail);
 void pc_pp_fail_batch(pc_pp_t *pp, pc_batch_t *b, pulsarc_result res, const char *detail);
 void pc_pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail);
@@ -202,6 +207,13 @@ pp_schema_slot *pc_pp_schema_slot_of(pc_pp_t *pp, pc_msg_t *msg);
 void pc_pp_schema_free_all(pc_pp_t *pp);
 
 /* pp_batching.c */
+/* The chunks of one message, the op after prev (the head when NULL) and those after it,
+ * were written on an earlier connection, where some may have been stored. Build the
+ * message again from its first chunk, under a new uuid, in their place: a consumer then
+ * assembles this attempt whole and never sees one of its chunks twice (the official C++
+ * consumers before 4.x drop a message whose chunk comes twice). Returns the first new
+ * chunk op; NULL when the message could not be built again, and failed. */
+pc_op_t *pc_pp_restart_chunks(pc_pp_t *pp, pc_op_t *prev);
 void pc_pp_note_id_used(pc_pp_t *pp, int64_t id);
 void pc_pp_flush_batches(pc_pp_t *pp);
 void pc_pp_fail_unsent(pc_pp_t *pp, pulsarc_result res, const char *detail);

@@ -86,8 +86,8 @@ static pc_op_t *pop_after(pc_pp_t *pp, pc_op_t *prev)
  * message of a batch (each with its own id), a single message, or — for chunks — the
  * message once its last chunk is stored, or at the first failed chunk (the rest of its
  * chunks are dropped with it). */
-static void complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
-                        const pulsarc_message_id_t *id, const char *detail)
+void pc_pp_complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
+                       const pulsarc_message_id_t *id, const char *detail)
 {
     pc_op_t *op = pop_after(pp, prev);
     if (res != PULSARC_OK)
@@ -154,7 +154,7 @@ static void complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
 void pc_pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
                          const char *detail)
 {
-    complete_op(pp, NULL, res, id, detail);
+    pc_pp_complete_op(pp, NULL, res, id, detail);
 }
 
 /* A message that never became an op ends here. */
@@ -211,6 +211,7 @@ static void write_op(pc_pp_t *pp, pc_op_t *op)
 {
     if (!op->first_registration)
         op->first_registration = pp->registration;
+    op->written_on = pp->registration;
     uv_buf_t bufs[2] = {
         uv_buf_init((char *)op->head.data, (unsigned)op->head.len),
         uv_buf_init((char *)op->payload, (unsigned)op->payload_len),
@@ -223,10 +224,20 @@ static void write_op(pc_pp_t *pp, pc_op_t *op)
  * new one: the broker sees the same sequence ids and deduplicates what it already has. */
 void pc_pp_resend_pending(pc_pp_t *pp)
 {
-    for (pc_op_t *op = pp->head; op && pp->state == PP_READY; op = op->next) {
+    pc_op_t *prev = NULL, *op = pp->head;
+    while (op && pp->state == PP_READY) {
+        /* A chunked message written on an earlier connection starts over, whole, under a
+         * new uuid (its new chunks were never written). */
+        if (op->shared && op->written_on && op->written_on != pp->registration &&
+            !(op = pc_pp_restart_chunks(pp, prev))) {
+            op = prev ? prev->next : pp->head; /* it failed and left the queue */
+            continue;
+        }
         if (op->first_registration)
             pp->counters.entries_resent++;
         write_op(pp, op);
+        prev = op;
+        op = op->next;
     }
 }
 
@@ -366,7 +377,7 @@ void pc_pp_on_send_error(void *ctx, const Pulsar__Proto__CommandSendError *e)
          * the refused entry need not be the oldest pending. */
         pc_op_t *prev;
         if (find_refused(pp, e->sequence_id, &prev))
-            complete_op(pp, prev, res, NULL, detail);
+            pc_pp_complete_op(pp, prev, res, NULL, detail);
         return;
     }
     if (pulsarc_result_is_terminal(res)) {

@@ -4,6 +4,7 @@
  *     --conf key=value     producer configuration (repeatable)
  *     --encrypt NAME=FILE  encrypt for key NAME with the RSA public key in PEM FILE
  *     --async-create       create with pulsarc_client_create_producer_async
+ *     --size N             payloads of N bytes: "m-<i>" then byte k is (i * 31 + k) & 0xff
  *
  * Creates a producer named NAME with spoolDir=DIR and spoolFsync=FSYNC (which first
  * resends what DIR holds), then sends messages FROM..TO-1: message i has the payload
@@ -108,9 +109,14 @@ int main(int argc, char **argv)
         if (pulsarc_producer_config_set(pc, settings[i][0], settings[i][1]) != PULSARC_OK)
             return fail(settings[i][0], PULSARC_ERR_INVALID_CONFIG);
     bool async_create = false;
+    size_t size = 0;
     for (int i = 8; i < argc; i++) {
         if (!strcmp(argv[i], "--async-create")) {
             async_create = true;
+            continue;
+        }
+        if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+            size = (size_t)atol(argv[++i]);
             continue;
         }
         char *eq = i + 1 < argc ? strchr(argv[i + 1], '=') : NULL;
@@ -140,11 +146,18 @@ int main(int argc, char **argv)
     if (r != PULSARC_OK)
         return fail("create producer", r);
     pulsarc_message_t *m = pulsarc_message_new();
+    char *payload = malloc(size > 32 ? size : 32);
+    if (!payload)
+        return fail("payload", PULSARC_ERR_NO_MEMORY);
     for (long i = from; i < to; i++) {
-        char payload[32], index[32];
-        snprintf(payload, sizeof payload, "m-%ld", i);
+        char index[32];
+        size_t len = (size_t)snprintf(payload, 32, "m-%ld", i);
+        for (size_t k = len; k < size; k++)
+            payload[k] = (char)((i * 31 + (long)k) & 0xff);
+        if (size > len)
+            len = size;
         snprintf(index, sizeof index, "%ld", i);
-        pulsarc_message_set_payload(m, payload, strlen(payload));
+        pulsarc_message_set_payload(m, payload, len);
         pulsarc_message_set_property(m, "index", index);
         pulsarc_message_set_sequence_id(m, i);
         r = pulsarc_producer_send_async(producer, m, on_sent, (void *)(intptr_t)i);
@@ -153,6 +166,7 @@ int main(int argc, char **argv)
         report(i);
     }
     pulsarc_message_free(m);
+    free(payload);
     r = pulsarc_producer_flush(producer);
     if (r != PULSARC_OK)
         return fail("flush", r);

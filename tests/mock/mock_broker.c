@@ -1991,22 +1991,28 @@ void mock_broker_set_receipt_delay(mock_broker_t *mb, unsigned ms)
     LOCKED(mb, mb->receipt_delay_ms = ms);
 }
 
-size_t mock_broker_release_receipts(mock_broker_t *mb)
+size_t mock_broker_release_receipts_n(mock_broker_t *mb, size_t at_most)
 {
     pthread_mutex_lock(&mb->mu);
-    size_t n = 0;
+    size_t n = 0, taken = mb->held.len < at_most ? mb->held.len : at_most;
     /* Released receipts go out at once, in arrival order, bypassing the delay: a test
      * that holds receipts wants to choose the moment they arrive. */
-    for (size_t i = 0; i < mb->held.len; i++) {
+    for (size_t i = 0; i < taken; i++) {
         parked_t *p = &mb->held.v[i];
         if (write_receipt(mb, find_conn(mb, p->conn_id), p->data, p->len))
             n++;
         p->data = NULL;
     }
-    mb->held.len = 0;
+    memmove(mb->held.v, mb->held.v + taken, (mb->held.len - taken) * sizeof *mb->held.v);
+    mb->held.len -= taken;
     sync_with_thread(mb);
     pthread_mutex_unlock(&mb->mu);
     return n;
+}
+
+size_t mock_broker_release_receipts(mock_broker_t *mb)
+{
+    return mock_broker_release_receipts_n(mb, SIZE_MAX);
 }
 
 void mock_broker_fail_sends(mock_broker_t *mb, int server_error, int times)

@@ -207,6 +207,8 @@ void mock_broker_set_receipt_delay(mock_broker_t *mb, unsigned ms);
 /* Send every held receipt now, in arrival order, to connections still open. Returns how
  * many went out (receipts for closed connections are dropped). */
 size_t mock_broker_release_receipts(mock_broker_t *mb);
+/* The same for the oldest at_most held receipts only; the others stay held. */
+size_t mock_broker_release_receipts_n(mock_broker_t *mb, size_t at_most);
 /* The next `times` SENDs are answered SEND_ERROR(server_error) at once, bypassing the
  * receipt mode and delay (times < 0: always; 0: off). */
 void mock_broker_fail_sends(mock_broker_t *mb, int server_error, int times);

@@ -352,6 +352,57 @@ Test(client_reconnect, chunked_message_resent_whole_after_cut)
     cr_assert_eq(h_count(mb, MOCK_SENDS), 2 * chunks);
     cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0);
     h_assert_seq_in_order_per_connection(mb);
+    /* The second attempt is a message of its own to a consumer: another uuid, chunks
+     * counted from 0 again. */
+    char first_uuid[320];
+    for (size_t i = 0; i < 2 * chunks; i++) {
+        mock_send_t s = h_get_send(mb, i);
+        cr_assert_not_null(s.metadata);
+        cr_assert_eq(s.metadata->chunk_id, (int32_t)(i % chunks));
+        if (i == 0)
+            snprintf(first_uuid, sizeof first_uuid, "%s", s.metadata->uuid);
+        if (i < chunks)
+            cr_assert_str_eq(s.metadata->uuid, first_uuid);
+        else
+            cr_assert_str_neq(s.metadata->uuid, first_uuid, "the resend reused the uuid");
+        mock_send_free(&s);
+    }
+    h_finish();
+}
+
+/* The first chunk was stored (its receipt came) before the connection went: a consumer
+ * has it already. The resend starts the message over under a new uuid, chunk 0 first,
+ * rather than sending the other chunks again under the old one, which the official C++
+ * consumers before 4.x drop when a chunk of it comes twice. */
+Test(client_reconnect, chunked_message_starts_over_after_a_cut_behind_a_stored_chunk)
+{
+    mock_broker_set_max_message_size(mb, 1000);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "chunkingEnabled", "true", NULL);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    cr_assert_eq(h_send_len(producer, 0, 3500), PULSARC_OK);
+    cr_assert(h_wait_sends(mb, 4, 3000), "3500 bytes in chunks of < 1000: 4 SENDs or more");
+    h_settle(mb);
+    size_t chunks = (size_t)h_count(mb, MOCK_SENDS);
+    cr_assert_eq(mock_broker_release_receipts_n(mb, 1), 1);
+    h_client_caught_up(mb);
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
+    mock_broker_cut_now(mb);
+    cr_assert(h_wait_calls(1, 5000), "the chunked message never completed");
+    h_expect_no_more_callbacks();
+    h_assert_each_once(1, PULSARC_OK);
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 2 * chunks,
+                 "the resend did not start from chunk 0 (%d SENDs for %zu chunks)",
+                 (int)h_count(mb, MOCK_SENDS), chunks);
+    mock_send_t a = h_get_send(mb, 0);
+    for (size_t i = chunks; i < 2 * chunks; i++) {
+        mock_send_t s = h_get_send(mb, i);
+        cr_assert_eq(s.metadata->chunk_id, (int32_t)(i - chunks));
+        cr_assert_eq(s.sequence_id, a.sequence_id);
+        cr_assert_str_neq(s.metadata->uuid, a.metadata->uuid, "the resend reused the uuid");
+        mock_send_free(&s);
+    }
+    mock_send_free(&a);
     h_finish();
 }
 
