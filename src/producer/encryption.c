@@ -22,8 +22,8 @@ struct pc_encryptor {
     pc_data_key_t *current;   /* NULL until the keys load */
     pc_key_material_t *mats;  /* what current was built from, one per name */
     int (*make_iv)(uint8_t iv[PC_AES_IV_LEN]);
-    uint64_t used;            /* entries encrypted with current */
-    uint64_t max_entries;     /* used at which current rotates */
+    uint64_t used;            /* IVs drawn for current (pc_data_key_iv) */
+    uint64_t max_ivs;         /* used at which current rotates */
     uint64_t rotate_at, check_at, retry_at, warned_at;
     uint64_t unwarned;        /* failures since the last warning */
 };
@@ -166,6 +166,7 @@ static pulsarc_result data_key_new(const pc_encryptor_t *e, const pc_key_materia
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
     dk->make_iv = e->make_iv;
+    dk->ivs_used = (uint64_t *)&e->used;
     if (key)
         memcpy(dk->key, key, PC_AES_KEY_LEN);
     else if (pc_crypto_random(dk->key, PC_AES_KEY_LEN) != 0) {
@@ -254,7 +255,7 @@ static void warn_limited(pc_encryptor_t *e, uint64_t now, const char *what, cons
 
 static bool worn_out(const pc_encryptor_t *e)
 {
-    return e->used >= e->max_entries;
+    return e->used >= e->max_ivs;
 }
 
 /* Rotation is due (by time or by use), or the keys are to be read again: a new data key
@@ -293,7 +294,7 @@ pulsarc_result pc_encryptor_next(pc_encryptor_t *e, uint64_t now, const pc_data_
     if (e->current && now >= e->retry_at &&
         (worn_out(e) || now >= e->rotate_at || now >= e->check_at))
         refresh(e, now);
-    if (e->current && e->used / 2 >= e->max_entries) {
+    if (e->current && e->used / 2 >= e->max_ivs) {
         /* Rotation kept failing: the key has had all the IVs it may have. */
         data_key_free(e->current);
         materials_free(e->mats, e->n_names);
@@ -315,9 +316,14 @@ pulsarc_result pc_encryptor_next(pc_encryptor_t *e, uint64_t now, const pc_data_
             return pc_fail(PULSARC_ERR_CRYPTO, "%s", detail);
         }
     }
-    e->used++;
     *out = e->current;
     return PULSARC_OK;
+}
+
+int pc_data_key_iv(const pc_data_key_t *dk, uint8_t iv[PC_AES_IV_LEN])
+{
+    (*dk->ivs_used)++;
+    return dk->make_iv(iv);
 }
 
 pulsarc_result pc_encryptor_seed(pc_encryptor_t *e, const uint8_t key[PC_AES_KEY_LEN],
@@ -385,7 +391,7 @@ pc_encryptor_t *pc_encryptor_new(const pc_enc_settings_t *set, const pc_logger_t
     e->set.key_names = NULL; /* e->names is what lives */
     e->log = log;
     e->make_iv = random_iv;
-    e->max_entries = set->max_entries ? set->max_entries : PC_ENC_MAX_ENTRIES_PER_KEY;
+    e->max_ivs = set->max_ivs ? set->max_ivs : PC_ENC_MAX_IVS_PER_KEY;
     return e;
 }
 

@@ -4,9 +4,10 @@
  *
  * The state survives reconnects: entries already built keep their bytes (a resend
  * writes them again unchanged), and new entries use the same data key until it rotates:
- * every rotation_ms, after max_entries entries (each entry gets a random 96-bit IV, and
- * AES-GCM allows 2^32 of them per key: an unbatched producer reaches that in hours), and
- * when a re-read (every check_ms) returns a different public key or metadata. Keys are loaded lazily, at the first entry, and a failed load is retried
+ * every rotation_ms, after max_ivs IVs (each entry, and so each chunk of a chunked
+ * message, gets a random 96-bit IV, and AES-GCM allows 2^32 of them per key: an
+ * unbatched producer reaches that in hours), and when a re-read (every check_ms) returns
+ * a different public key or metadata. Keys are loaded lazily, at the first entry, and a failed load is retried
  * at the next entry (as the Java client does); a failed rotation keeps the current key
  * and is retried a second later. Rotation only swaps the key the next entry uses: it
  * never waits for or touches ops in flight.
@@ -59,15 +60,15 @@ typedef struct pc_enc_settings {
     pc_crypto_failure_action failure_action;
     uint64_t rotation_ms;   /* a new data key this often; 0 = not by time */
     uint64_t check_ms;      /* re-read the public keys this often; 0 = never */
-    uint64_t max_entries;   /* a new data key after this many entries; 0 = 2^31 */
+    uint64_t max_ivs;       /* a new data key after this many IVs; 0 = 2^31 */
 } pc_enc_settings_t;
 
-/* Entries encrypted with one data key before it rotates (max_entries 0): half of the
- * 2^32 random IVs NIST SP 800-38D allows per key, so that a rotation which keeps failing
- * (the key reader is down) has room to be retried. A key that reaches twice its limit is
- * not used any more: the next entries go as cryptoFailureAction says until a new key
- * loads. */
-#define PC_ENC_MAX_ENTRIES_PER_KEY (1ull << 31)
+/* IVs drawn for one data key before it rotates (max_ivs 0): half of the 2^32 random IVs
+ * NIST SP 800-38D allows per key, so that a rotation which keeps failing (the key reader
+ * is down) has room to be retried. A key that reaches twice its limit is not used any
+ * more: the next entries go as cryptoFailureAction says until a new key loads. It counts
+ * IVs, not messages: a chunked message takes one per chunk. */
+#define PC_ENC_MAX_IVS_PER_KEY (1ull << 31)
 
 /* What an encrypted entry carries: the data key (never on the wire) and the metadata's
  * encryption_keys, one entry per key name, built once per data key. */
@@ -75,9 +76,15 @@ typedef struct pc_data_key {
     uint8_t key[PC_AES_KEY_LEN];
     Pulsar__Proto__EncryptionKeys **entries;
     size_t n_entries;
-    /* A fresh IV for each entry: pc_crypto_random, or a fixed sequence in unit tests. */
+    /* A fresh IV for each entry: pc_crypto_random, or a fixed sequence in unit tests.
+     * Drawn through pc_data_key_iv, which counts it. */
     int (*make_iv)(uint8_t iv[PC_AES_IV_LEN]);
+    uint64_t *ivs_used;     /* the encryptor's count of IVs drawn for this key */
 } pc_data_key_t;
+
+/* A fresh IV for one entry (a message, a batch, a chunk) encrypted with dk, counted
+ * against dk's limit. 0, or -1 when no random bytes could be had. */
+int pc_data_key_iv(const pc_data_key_t *dk, uint8_t iv[PC_AES_IV_LEN]);
 
 typedef struct pc_encryptor pc_encryptor_t;
 
@@ -87,7 +94,7 @@ pc_encryptor_t *pc_encryptor_new(const pc_enc_settings_t *set, const pc_logger_t
 void pc_encryptor_free(pc_encryptor_t *e);
 
 /* The data key for the next entry at now_ms (monotonic), loading or rotating it first
- * when due; each call counts as one entry encrypted with the key it returns. PULSARC_OK
+ * when due (each IV drawn with it, pc_data_key_iv, counts towards its rotation). PULSARC_OK
  * with *out set; PULSARC_OK with *out NULL when no key can be had and the entry goes
  * unencrypted (PC_CRYPTO_SEND; a rate-limited warning is logged); else PULSARC_ERR_CRYPTO
  * with the detail set (naming the key, never its bytes). */

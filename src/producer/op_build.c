@@ -107,7 +107,7 @@ static int seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta,
                 const uint8_t *data, size_t len, pc_buf_t *out)
 {
     uint8_t *iv = meta->encryption_param.data;
-    return p->enc->make_iv(iv) == 0 && pc_aes_gcm_seal(p->enc->key, iv, data, len, out) == 0
+    return pc_data_key_iv(p->enc, iv) == 0 && pc_aes_gcm_seal(p->enc->key, iv, data, len, out) == 0
                ? 0
                : -1;
 }

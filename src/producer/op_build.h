@@ -26,7 +26,7 @@ typedef struct pc_op_params {
     size_t schema_version_len;
     pc_txn_ids_t txn;          /* stamped on every SEND of the op; unset: none */
     /* Encrypt each entry (after compression; each chunk apart) with this data key and a
-     * fresh IV from its make_iv; NULL = plaintext. */
+     * fresh IV (pc_data_key_iv); NULL = plaintext. */
     const pc_data_key_t *enc;
     /* Set apart the chunks of this attempt at a chunked message from those of any earlier
      * attempt (before a reconnect or a restart) in its uuid: a consumer assembles one

@@ -235,38 +235,48 @@ Test(encryptor, a_failed_rotation_keeps_the_current_key)
 }
 
 static pc_encryptor_t *counting_encryptor(const char **file, pc_crypto_failure_action a,
-                                          uint64_t max_entries)
+                                          uint64_t max_ivs)
 {
     pc_enc_settings_t s = { .key_names = "k1", .fetch = fixture_fetch, .fetch_ctx = file,
-                            .failure_action = a, .max_entries = max_entries };
+                            .failure_action = a, .max_ivs = max_ivs };
     bool oom;
     pc_encryptor_t *e = pc_encryptor_new(&s, &silent, "t", &oom);
     cr_assert_not_null(e);
     return e;
 }
 
-/* Random 96-bit IVs allow a limited number of entries per key: the key rotates after
- * max_entries of them (2^31 unless set), with no time passing at all. */
-Test(encryptor, rotates_after_max_entries)
+/* One entry: the data key it gets, and the one IV it draws with it. */
+static pulsarc_result next_entry(pc_encryptor_t *e, uint64_t now, const pc_data_key_t **dk)
+{
+    pulsarc_result r = pc_encryptor_next(e, now, dk);
+    uint8_t iv[PC_AES_IV_LEN];
+    if (r == PULSARC_OK && *dk)
+        cr_assert_eq(pc_data_key_iv(*dk, iv), 0);
+    return r;
+}
+
+/* Random 96-bit IVs allow a limited number per key: the key rotates after max_ivs of
+ * them (2^31 unless set), with no time passing at all. */
+Test(encryptor, rotates_after_max_ivs)
 {
     const char *file = "test_rsa1_pub.pem";
     pc_encryptor_t *e = counting_encryptor(&file, PC_CRYPTO_FAIL, 3);
     const pc_data_key_t *dk;
     uint8_t first[32];
-    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    cr_assert_eq(next_entry(e, 0, &dk), PULSARC_OK);
     memcpy(first, dk->key, 32);
     for (int i = 2; i <= 3; i++) {
-        cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+        cr_assert_eq(next_entry(e, 0, &dk), PULSARC_OK);
         cr_assert_eq(memcmp(dk->key, first, 32), 0, "entry %d: same key", i);
     }
-    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    cr_assert_eq(next_entry(e, 0, &dk), PULSARC_OK);
     cr_assert_neq(memcmp(dk->key, first, 32), 0, "the 4th entry has a new key");
     memcpy(first, dk->key, 32);
     for (int i = 2; i <= 3; i++) {
-        cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+        cr_assert_eq(next_entry(e, 0, &dk), PULSARC_OK);
         cr_assert_eq(memcmp(dk->key, first, 32), 0, "the count starts again");
     }
-    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    cr_assert_eq(next_entry(e, 0, &dk), PULSARC_OK);
     cr_assert_neq(memcmp(dk->key, first, 32), 0);
     pc_encryptor_free(e);
 }
@@ -279,26 +289,26 @@ Test(encryptor, a_worn_out_key_is_dropped_when_rotation_keeps_failing)
     pc_encryptor_t *e = counting_encryptor(&file, PC_CRYPTO_FAIL, 2);
     const pc_data_key_t *dk;
     uint8_t first[32];
-    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    cr_assert_eq(next_entry(e, 0, &dk), PULSARC_OK);
     memcpy(first, dk->key, 32);
-    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    cr_assert_eq(next_entry(e, 0, &dk), PULSARC_OK);
     file = NULL; /* the reader is down from now on */
     uint64_t now = 0;
     for (int i = 3; i <= 4; i++) {
         now += 1000; /* a failed rotation is retried a second later */
-        cr_assert_eq(pc_encryptor_next(e, now, &dk), PULSARC_OK, "entry %d", i);
+        cr_assert_eq(next_entry(e, now, &dk), PULSARC_OK, "entry %d", i);
         cr_assert_eq(memcmp(dk->key, first, 32), 0, "entry %d keeps the key", i);
     }
-    cr_assert_eq(pc_encryptor_next(e, now, &dk), PULSARC_ERR_CRYPTO, "entry 5: worn out");
+    cr_assert_eq(next_entry(e, now, &dk), PULSARC_ERR_CRYPTO, "entry 5: worn out");
     file = "test_rsa1_pub.pem";
-    cr_assert_eq(pc_encryptor_next(e, now, &dk), PULSARC_OK);
+    cr_assert_eq(next_entry(e, now, &dk), PULSARC_OK);
     cr_assert_neq(memcmp(dk->key, first, 32), 0, "a new key once the reader is back");
     pc_encryptor_free(e);
 }
 
 Test(encryptor, the_default_limit_is_2_pow_31)
 {
-    cr_assert_eq(PC_ENC_MAX_ENTRIES_PER_KEY, 2147483648ull);
+    cr_assert_eq(PC_ENC_MAX_IVS_PER_KEY, 2147483648ull);
 }
 
 /* ----- encrypted frames ---------------------------------------------------------- */
@@ -414,6 +424,31 @@ static void release_ops(pc_op_t *op)
         op = next;
     }
 }
+
+/* A chunked message is one message but as many entries as chunks, each with its own IV:
+ * the limit counts those (it counted messages, so a producer of large messages could
+ * draw several times the IVs a key may have). */
+Test(encryptor, a_chunked_message_counts_one_iv_per_chunk)
+{
+    const char *file = "test_rsa1_pub.pem";
+    pc_encryptor_t *e = counting_encryptor(&file, PC_CRYPTO_FAIL, 4);
+    pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .max_message_size = 5 << 20,
+                         .chunking = true, .chunk_size = 1000 };
+    cr_assert_eq(pc_encryptor_next(e, 0, &p.enc), PULSARC_OK);
+    uint8_t first[32];
+    memcpy(first, p.enc->key, 32);
+    static uint8_t data[3500];
+    pc_msg_t *m = make_msg(data, sizeof data, 1);
+    pc_op_t *op1, *last;
+    cr_assert_eq(pc_op_build_message(&p, m, &op1, &last), PULSARC_OK); /* 4 chunks */
+    const pc_data_key_t *dk;
+    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    cr_assert_neq(memcmp(dk->key, first, 32), 0,
+                  "four chunks drew the key's four IVs: the next entry has a new key");
+    release_ops(op1);
+    pc_encryptor_free(e);
+}
+
 
 Test(encrypted_ops, single_message_golden_bytes)
 {
