@@ -725,7 +725,12 @@ PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
  *                                 deliverAfter or replication clusters is refused
  *                                 (INVALID_ARGUMENT), and a message that fails with
  *                                 PULSARC_ERR_ALREADY_CLOSED stays in the spool for the
- *                                 next producer (every other outcome lets it go)
+ *                                 next producer (every other outcome lets it go).
+ *                                 With encryptionKeys, each message is encrypted on the
+ *                                 sending thread before it is written: the spool holds
+ *                                 ciphertext only, and a message that cannot be encrypted
+ *                                 is refused (PULSARC_ERR_CRYPTO, whatever
+ *                                 cryptoFailureAction says)
  *   spoolFsync            interval always | interval | never: when the spool is synced.
  *                                 always: a send returns once its message is on disk
  *                                 (concurrent senders share one fdatasync); on the loop
@@ -825,8 +830,10 @@ typedef struct pulsarc_crypto_key pulsarc_crypto_key_t;
 /** Supplies the public key of key_name by filling key (pulsarc_crypto_key_set_pem, and
  * pulsarc_crypto_key_add_metadata any number of times). Runs on the client's loop thread
  * (keep it quick); ctx must stay valid while producers made with this configuration
- * exist. Return PULSARC_OK when key is filled; any other result means the key is not
- * available now (the producer applies cryptoFailureAction and asks again later). */
+ * exist. With spoolDir it also runs on the sending threads (one at a time), which
+ * encrypt before the spool stores. Return PULSARC_OK when key is filled; any other result
+ * means the key is not available now (the producer applies cryptoFailureAction and asks
+ * again later). */
 typedef pulsarc_result (*pulsarc_crypto_key_reader_cb)(const char *key_name,
                                                        pulsarc_crypto_key_t *key, void *ctx);
 

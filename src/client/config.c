@@ -205,7 +205,8 @@ static const conf_row producer_rows[] = {
       "A directory of this producer's own (created if missing; needs producerName): every "
       "accepted message is written there before its send returns and stays until its "
       "receipt, and a producer opened on it later (after a crash) resends what is left "
-      "before any new message; unset: no spool." },
+      "before any new message. With encryptionKeys, each message is encrypted before it is "
+      "written (the spool holds ciphertext only). Unset: no spool." },
     { "spoolFsync", T_ENUM, PC(spool_fsync), 0, 2, "interval", spool_fsyncs,
       "When spooled messages reach the disk: always (a send returns once its message is on "
       "disk; concurrent sends share one fsync), interval (every spoolFsyncIntervalMs) or "

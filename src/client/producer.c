@@ -502,6 +502,7 @@ void pc_producer_release(pulsarc_producer_t *p)
 {
     pc_partitioned_free(p->pt);
     pc_spool_close(p->spool); /* every message of it has completed */
+    pc_producer_seal_close(p);
     pc_producer_config_clear(&p->conf);
     free(atomic_load(&p->name));
     free(p);

@@ -402,7 +402,8 @@ static creation *new_creation(pulsarc_client_t *c, const char *topic,
     }
     /* A spool that cannot be used fails the creation before anything connects, whichever
      * create was called. */
-    if ((*res = pc_producer_spool_open(cr->p)) != PULSARC_OK) {
+    if ((*res = pc_producer_spool_open(cr->p)) != PULSARC_OK ||
+        (*res = pc_producer_seal_open(cr->p)) != PULSARC_OK) {
         pc_producer_release(cr->p);
         free(cr);
         return NULL;

@@ -43,6 +43,7 @@ struct pulsarc_producer {
     pc_topic_name_t topic;
     pc_send_rules_t rules;  /* how its messages are planned (producer/send_plan.h) */
     pc_spool_t *spool;      /* spoolDir's (producer_spool.c), or NULL */
+    struct pc_sealer *sealer; /* with spoolDir and encryptionKeys (producer_seal.c) */
     pc_partitioned_t *pt;   /* the partition producers, their router and updates; NULL
                                until creation has looked up the partitions */
 
@@ -132,6 +133,18 @@ pulsarc_result pc_producer_spool_accept(pulsarc_producer_t *p, struct pc_send *s
  * producer closed before its receipt: the next producer on the spool sends it). Loop
  * thread. */
 void pc_producer_spool_done(struct pc_send *s, pulsarc_result res);
+
+/* Sealing (producer_seal.c): what a producer with both spoolDir and encryptionKeys
+ * encrypts on the sending thread, before its spool appends it. */
+typedef struct pc_sealer pc_sealer_t;
+/* The sealer, when the spool is open and encryption keys are named (PULSARC_OK and
+ * nothing otherwise). Creating thread. */
+pulsarc_result pc_producer_seal_open(pulsarc_producer_t *p);
+void pc_producer_seal_close(pulsarc_producer_t *p);
+/* Compress and encrypt s's message into s->msg.sealed (its plaintext stays in memory
+ * only, for the interceptors and the callback). PULSARC_ERR_CRYPTO when no data key can
+ * be had, MESSAGE_TOO_BIG when it cannot be framed, NO_MEMORY. Any thread. */
+pulsarc_result pc_producer_seal(pulsarc_producer_t *p, struct pc_send *s);
 
 /* A partition producer stopped after a terminal error (a pc_pp_stopped_fn; owner is the
  * handle): every later send fails at once with res. Loop thread. */

@@ -13,6 +13,7 @@
 #include "client/message.h"
 #include "client/producer_impl.h"
 #include "common/error.h"
+#include "producer/sealed.h"
 
 /* The spool has written (and with `always` synced) the message: it goes to the loop
  * thread now, under the spool's lock, so in id order from every thread. */
@@ -99,11 +100,23 @@ pulsarc_result pc_producer_spool_accept(pulsarc_producer_t *p, pc_send_t *s,
                                         pulsarc_message_t *msg)
 {
     const pc_msg_t *m = &s->msg;
+    /* Encrypted before it is stored: the spool never holds an encrypted producer's
+     * payload in clear. */
+    if (p->sealer) {
+        pulsarc_result res = pc_producer_seal(p, s);
+        if (res != PULSARC_OK) {
+            char detail[512];
+            snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+            undo_send(p, s, msg);
+            return pc_fail(res, "%s", detail);
+        }
+    }
+    const pc_sealed_t *sealed = m->sealed;
     pc_spool_msg_t sm = {
         .sequence_id = m->sequence_id,
         .partition = s->partition,
         .flags = (m->key_b64 ? PC_SPOOL_KEY_B64 : 0) | (m->null_key ? PC_SPOOL_NULL_KEY : 0) |
-                 (m->null_value ? PC_SPOOL_NULL_VALUE : 0),
+                 (m->null_value ? PC_SPOOL_NULL_VALUE : 0) | (sealed ? PC_SPOOL_SEALED : 0),
         .event_time = m->event_time,
         .deliver_at = m->deliver_at,
         .key = m->key,
@@ -112,8 +125,10 @@ pulsarc_result pc_producer_spool_accept(pulsarc_producer_t *p, pc_send_t *s,
         .n_props = m->n_props,
         .prop_at = prop_at,
         .props = m->props,
-        .payload = m->payload,
-        .payload_len = m->payload_len,
+        .seal = sealed ? sealed->block : NULL,
+        .seal_len = sealed ? sealed->block_len : 0,
+        .payload = sealed ? sealed->cipher : m->payload,
+        .payload_len = sealed ? sealed->cipher_len : m->payload_len,
     };
     pc_spool_ticket_t t = { .owner = s };
     bool wait = p->conf.block_if_queue_full && !pc_client_on_loop(p->client);
@@ -160,9 +175,25 @@ static void builder_of(const pc_spool_record_t *rec, pc_property_t *props, pulsa
     }
 }
 
+/* A sealed record's message goes as it was sealed: its seal, over the ciphertext s now
+ * holds. False (logged) when the seal does not read. */
+static bool unseal_record(pulsarc_producer_t *p, const pc_spool_record_t *rec, pc_send_t *s)
+{
+    if (!rec->seal)
+        return true;
+    pulsarc_result r = pc_sealed_decode(rec->seal, rec->seal_len, s->msg.payload,
+                                        s->msg.payload_len, &s->msg.sealed);
+    if (r == PULSARC_OK)
+        return true;
+    PC_ERROR(&p->client->log, "%s: a spooled message (sequence id %lld) cannot be sent: %s",
+             p->topic.full, (long long)rec->sequence_id, pulsarc_last_error_detail());
+    return false;
+}
+
 /* Admit and hand over one spooled message, as a send without a callback. */
-static pulsarc_result resend(pulsarc_producer_t *p, pulsarc_message_t *b, int partition,
-                             pc_spool_segment_t *seg, uint64_t offset, bool may_wait)
+static pulsarc_result resend(pulsarc_producer_t *p, pulsarc_message_t *b,
+                             const pc_spool_record_t *rec, pc_spool_segment_t *seg,
+                             uint64_t offset, bool may_wait)
 {
     pulsarc_client_t *c = p->client;
     pc_send_plan_t plan = pc_send_plan(&p->rules, b->payload_len, pc_message_alone(b));
@@ -181,9 +212,16 @@ static pulsarc_result resend(pulsarc_producer_t *p, pulsarc_message_t *b, int pa
         pc_admission_release(&c->admission, &p->permits, 1, charge);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
+    if (!unseal_record(p, rec, s)) {
+        /* Intact (its CRC held) but not a seal this producer can send: dropped. */
+        pc_admission_release(&c->admission, &p->permits, 1, charge);
+        pc_msg_free(&s->msg);
+        pc_spool_release(seg, offset);
+        return PULSARC_OK;
+    }
     s->reserved_bytes = charge;
     s->producer = p;
-    s->partition = partition;
+    s->partition = rec->partition;
     s->spooled = seg;
     s->spooled_at = offset;
     s->task.run = pc_producer_run_send;
@@ -220,7 +258,7 @@ pulsarc_result pc_producer_spool_replay(pulsarc_producer_t *p, bool may_wait)
             pc_spool_release(seg, offset);
             continue;
         }
-        res = resend(p, &b, rec.partition, seg, offset, may_wait);
+        res = resend(p, &b, &rec, seg, offset, may_wait);
         if (res != PULSARC_OK)
             break;
     }

@@ -1,4 +1,4 @@
-#include "producer/op_build.h"
+#include "producer/op_build_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,15 +13,7 @@
 #include "wire/frame.h"
 #include "wire/pb_encode.h"
 
-/* Room left in a frame for the command and chunk fields beyond the metadata we measure. */
-#define CHUNK_METADATA_MARGIN 512
-
-typedef struct kv_array {
-    Pulsar__Proto__KeyValue *kvs;
-    Pulsar__Proto__KeyValue **ptrs;
-} kv_array;
-
-static int kv_fill(kv_array *a, const pc_msg_t *m)
+int pc_ob_kv_fill(pc_ob_kv_t *a, const pc_msg_t *m)
 {
     size_t n = m->n_props;
     if (n == 0)
@@ -39,14 +31,14 @@ static int kv_fill(kv_array *a, const pc_msg_t *m)
     return 0;
 }
 
-static void kv_free(kv_array *a)
+void pc_ob_kv_free(pc_ob_kv_t *a)
 {
     free(a->kvs);
     free(a->ptrs);
 }
 
 /* Fields every op's metadata carries. */
-static void fill_common(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t *p,
+void pc_ob_fill_common(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t *p,
                         const pc_msg_t *first, size_t uncompressed)
 {
     meta->producer_name = (char *)p->producer_name;
@@ -82,14 +74,14 @@ static void fill_common(Pulsar__Proto__MessageMetadata *meta, const pc_op_params
 }
 
 /* Bytes encryption adds to each entry's payload: the GCM tag. */
-static size_t tag_len(const pc_op_params_t *p)
+size_t pc_ob_tag_len(const pc_op_params_t *p)
 {
     return p->enc ? PC_AES_TAG_LEN : 0;
 }
 
 /* The encryption fields every encrypted entry's metadata carries: the key list (built
- * once per data key) and the IV, whose bytes seal() writes into iv for each entry. */
-static void fill_encryption(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t *p,
+ * once per data key) and the IV, whose bytes pc_ob_seal() writes into iv for each entry. */
+void pc_ob_fill_encryption(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t *p,
                             uint8_t iv[PC_AES_IV_LEN])
 {
     if (!p->enc)
@@ -103,7 +95,7 @@ static void fill_encryption(Pulsar__Proto__MessageMetadata *meta, const pc_op_pa
 
 /* Encrypt one entry's bytes under a fresh IV (stored in meta's encryption_param) and
  * append ciphertext and tag to out. */
-static int seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta,
+int pc_ob_seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta,
                 const uint8_t *data, size_t len, pc_buf_t *out)
 {
     uint8_t *iv = meta->encryption_param.data;
@@ -112,7 +104,7 @@ static int seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta,
                : -1;
 }
 
-static int encode_head(const pc_op_params_t *p, pc_op_t *op,
+int pc_ob_encode_head(const pc_op_params_t *p, pc_op_t *op,
                        const Pulsar__Proto__MessageMetadata *meta, bool is_chunk)
 {
     Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
@@ -159,7 +151,7 @@ size_t pc_chunk_count(size_t len, size_t chunk_size)
     return len == 0 ? 1 : (len + chunk_size - 1) / chunk_size;
 }
 
-static void release_chain(pc_op_t *head)
+void pc_ob_release_chain(pc_op_t *head)
 {
     while (head) {
         pc_op_t *next = head->next;
@@ -168,20 +160,37 @@ static void release_chain(pc_op_t *head)
     }
 }
 
+void pc_ob_chunk_fields(Pulsar__Proto__MessageMetadata *meta, char uuid[PC_OB_UUID_MAX],
+                        const pc_op_params_t *p, const pc_msg_t *msg, size_t n, size_t total)
+{
+    snprintf(uuid, PC_OB_UUID_MAX, "%s-%lld-%016llx", p->producer_name ? p->producer_name : "",
+             (long long)msg->sequence_id, (unsigned long long)p->chunk_attempt);
+    meta->uuid = uuid;
+    meta->has_num_chunks_from_msg = 1;
+    meta->num_chunks_from_msg = (int32_t)n;
+    meta->has_total_chunk_msg_size = 1;
+    meta->total_chunk_msg_size = (int32_t)total;
+}
+
+void pc_ob_mark_chunk(pc_op_t *op, Pulsar__Proto__MessageMetadata *meta, pc_shared_payload_t *sh,
+                      size_t i, size_t n)
+{
+    op->chunk_id = (int)i;
+    op->num_chunks = (int)n;
+    op->shared = sh;
+    sh->refs++;
+    meta->has_chunk_id = 1;
+    meta->chunk_id = (int32_t)i;
+}
+
 static pulsarc_result build_chunks(const pc_op_params_t *p, pc_msg_t *msg,
                                    Pulsar__Proto__MessageMetadata *meta, pc_shared_payload_t *sh,
                                    const uint8_t *data, size_t len, size_t chunk_size,
                                    pc_op_t **first, pc_op_t **last)
 {
     size_t n = pc_chunk_count(len, chunk_size);
-    char uuid[320];
-    snprintf(uuid, sizeof uuid, "%s-%lld-%016llx", p->producer_name ? p->producer_name : "",
-             (long long)msg->sequence_id, (unsigned long long)p->chunk_attempt);
-    meta->uuid = uuid;
-    meta->has_num_chunks_from_msg = 1;
-    meta->num_chunks_from_msg = (int32_t)n;
-    meta->has_total_chunk_msg_size = 1;
-    meta->total_chunk_msg_size = (int32_t)len;
+    char uuid[PC_OB_UUID_MAX];
+    pc_ob_chunk_fields(meta, uuid, p, msg, n, len);
     pc_op_t *head = NULL, *tail = NULL;
     for (size_t i = 0; i < n; i++) {
         pc_op_t *op = pc_op_new();
@@ -192,7 +201,7 @@ static pulsarc_result build_chunks(const pc_op_params_t *p, pc_msg_t *msg,
         op->payload_len = i + 1 < n ? chunk_size : len - i * chunk_size;
         if (p->enc) {
             /* Each chunk is an entry of its own: its own IV, the key list once. */
-            if (seal(p, meta, op->payload, op->payload_len, &op->owned) != 0) {
+            if (pc_ob_seal(p, meta, op->payload, op->payload_len, &op->owned) != 0) {
                 pc_op_release(op);
                 goto crypto_fail;
             }
@@ -206,28 +215,23 @@ static pulsarc_result build_chunks(const pc_op_params_t *p, pc_msg_t *msg,
             op->payload_crc = pc_crc32c_range(msg->block_crcs, data, len, i * chunk_size,
                                               op->payload_len);
         }
-        op->chunk_id = (int)i;
-        op->num_chunks = (int)n;
-        op->shared = sh;
-        sh->refs++;
-        meta->has_chunk_id = 1;
-        meta->chunk_id = (int32_t)i;
+        pc_ob_mark_chunk(op, meta, sh, i, n);
         if (tail)
             tail->next = op;
         else
             head = op;
         tail = op;
-        if (encode_head(p, op, meta, true) != 0)
+        if (pc_ob_encode_head(p, op, meta, true) != 0)
             goto fail;
     }
     *first = head;
     *last = tail;
     return PULSARC_OK;
 crypto_fail:
-    release_chain(head);
+    pc_ob_release_chain(head);
     return pc_fail(PULSARC_ERR_CRYPTO, "encrypting a chunk failed");
 fail:
-    release_chain(head);
+    pc_ob_release_chain(head);
     return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building chunks");
 }
 
@@ -239,14 +243,14 @@ fail:
  * IV) count in the metadata. A chunk's payload is what the max message size leaves beside
  * the metadata, as in the Java client. Decides whether a payload of len bytes goes in
  * chunks (of *chunk_size bytes before encryption) or whole. */
-static pulsarc_result plan_frames(const pc_op_params_t *p, size_t meta_size, size_t len,
+pulsarc_result pc_ob_plan_frames(const pc_op_params_t *p, size_t meta_size, size_t len,
                                   size_t *chunk_size, bool *split)
 {
     size_t max = p->max_message_size;
     size_t frame_max = max + PC_FRAME_OVERHEAD_ALLOWANCE;
     /* Frame bytes beside the payload: metadata, the command and the chunk fields, the
      * tag. */
-    size_t beside = meta_size + CHUNK_METADATA_MARGIN + tag_len(p);
+    size_t beside = meta_size + CHUNK_METADATA_MARGIN + pc_ob_tag_len(p);
     if (beside >= frame_max)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
                        "the message's metadata (key, properties, encryption keys) takes %zu "
@@ -259,10 +263,10 @@ static pulsarc_result plan_frames(const pc_op_params_t *p, size_t meta_size, siz
     *split = p->chunking && room > 0 && len > *chunk_size;
     if (*split)
         return PULSARC_OK;
-    if (len + tag_len(p) > max)
+    if (len + pc_ob_tag_len(p) > max)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
                        "payload of %zu bytes%s%s is above the broker's limit of %zu bytes (%s)",
-                       len + tag_len(p), p->codec ? " (compressed)" : "",
+                       len + pc_ob_tag_len(p), p->codec ? " (compressed)" : "",
                        p->enc ? " (encrypted)" : "", max,
                        !p->chunking ? "enable chunkingEnabled to send it in chunks"
                                     : "its metadata leaves no room for a chunk");
@@ -271,7 +275,7 @@ static pulsarc_result plan_frames(const pc_op_params_t *p, size_t meta_size, siz
                        "the message's metadata (key, properties, encryption keys) of %zu bytes "
                        "and its payload of %zu bytes make a frame above the broker's limit of "
                        "%zu bytes (max message size %zu plus %d for framing)",
-                       meta_size, len + tag_len(p), frame_max, max,
+                       meta_size, len + pc_ob_tag_len(p), frame_max, max,
                        PC_FRAME_OVERHEAD_ALLOWANCE);
     return PULSARC_OK;
 }
@@ -288,7 +292,7 @@ static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     op->sequence_id = op->highest_sequence_id = (uint64_t)msg->sequence_id;
     if (p->enc) {
-        if (seal(p, meta, data, len, &op->owned) != 0) {
+        if (pc_ob_seal(p, meta, data, len, &op->owned) != 0) {
             pc_op_release(op);
             return pc_fail(PULSARC_ERR_CRYPTO, "encrypting the message failed");
         }
@@ -305,7 +309,7 @@ static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
         op->has_payload_crc = true;
         op->payload_crc = pc_crc32c_range(msg->block_crcs, data, len, 0, len);
     }
-    if (encode_head(p, op, meta, false) != 0) {
+    if (pc_ob_encode_head(p, op, meta, false) != 0) {
         pc_op_release(op);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");
     }
@@ -315,11 +319,36 @@ static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
     return PULSARC_OK;
 }
 
+void pc_ob_fill_alone(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t *p,
+                      const pc_msg_t *msg, const pc_ob_kv_t *kv)
+{
+    pc_ob_fill_common(meta, p, msg, msg->payload_len);
+    meta->n_properties = msg->n_props;
+    meta->properties = kv->ptrs;
+    meta->has_null_partition_key = msg->null_key;
+    meta->null_partition_key = msg->null_key;
+    meta->has_null_value = msg->null_value;
+    meta->null_value = msg->null_value;
+    if (msg->event_time) {
+        meta->has_event_time = 1;
+        meta->event_time = msg->event_time;
+    }
+    if (msg->deliver_at) {
+        meta->has_deliver_at_time = 1;
+        meta->deliver_at_time = (int64_t)msg->deliver_at;
+    }
+    /* Never batched (pc_msg_alone): a batch has one entry's metadata for all. */
+    meta->n_replicate_to = msg->n_replicate_to;
+    meta->replicate_to = (char **)msg->replicate_to;
+}
+
 pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,
                                    pc_op_t **last)
 {
+    if (msg->sealed)
+        return pc_op_build_sealed(p, msg, first, last);
     Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
-    kv_array kv = { 0 };
+    pc_ob_kv_t kv = { 0 };
     uint8_t iv[PC_AES_IV_LEN] = { 0 };
     pc_buf_t compressed;
     pc_buf_init(&compressed);
@@ -333,32 +362,15 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
                       PC_MAX_PAYLOAD);
         goto out;
     }
-    if (kv_fill(&kv, msg) != 0 || maybe_compress(p, &data, &len, &compressed) != 0) {
+    if (pc_ob_kv_fill(&kv, msg) != 0 || maybe_compress(p, &data, &len, &compressed) != 0) {
         res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory compressing or encoding");
         goto out;
     }
-    fill_common(&meta, p, msg, msg->payload_len);
-    meta.n_properties = msg->n_props;
-    meta.properties = kv.ptrs;
-    meta.has_null_partition_key = msg->null_key;
-    meta.null_partition_key = msg->null_key;
-    meta.has_null_value = msg->null_value;
-    meta.null_value = msg->null_value;
-    if (msg->event_time) {
-        meta.has_event_time = 1;
-        meta.event_time = msg->event_time;
-    }
-    if (msg->deliver_at) {
-        meta.has_deliver_at_time = 1;
-        meta.deliver_at_time = (int64_t)msg->deliver_at;
-    }
-    /* Never batched (pc_msg_alone): a batch has one entry's metadata for all. */
-    meta.n_replicate_to = msg->n_replicate_to;
-    meta.replicate_to = (char **)msg->replicate_to;
-    fill_encryption(&meta, p, iv);
+    pc_ob_fill_alone(&meta, p, msg, &kv);
+    pc_ob_fill_encryption(&meta, p, iv);
     size_t chunk_size = 0;
     bool split = false;
-    res = plan_frames(p, pc_pb_message_metadata_size(&meta), len,
+    res = pc_ob_plan_frames(p, pc_pb_message_metadata_size(&meta), len,
                       &chunk_size, &split);
     if (res != PULSARC_OK)
         goto out;
@@ -384,109 +396,8 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
 out:
     if (res == PULSARC_OK)
         (*first)->raw_len = msg->payload_len; /* a chunked message's on its first chunk */
-    kv_free(&kv);
+    pc_ob_kv_free(&kv);
     pc_buf_free(&compressed);
     return res;
 }
 
-/* The highest id a batch carries: replayed explicit ids may come in any order. */
-static int64_t highest_id(const pc_batch_t *batch)
-{
-    int64_t top = batch->head->sequence_id;
-    for (const pc_msg_t *m = batch->head->next; m; m = m->next)
-        if (m->sequence_id > top)
-            top = m->sequence_id;
-    return top;
-}
-
-static bool frame_fits(const pc_op_params_t *p, const pc_op_t *op)
-{
-    return op->head.len + op->payload_len <= (size_t)p->max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE;
-}
-
-/* Make buf (the batch's bytes, compressed or not) the op's payload, encrypted when
- * p->enc is set, and encode the head. Takes buf. Returns PULSARC_OK or an error with the
- * detail set. */
-static pulsarc_result finish_batch(const pc_op_params_t *p, pc_op_t *op, const pc_batch_t *batch,
-                                   pc_buf_t *buf, size_t uncompressed, bool compressed)
-{
-    Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
-    uint8_t iv[PC_AES_IV_LEN];
-    pc_op_params_t q = *p;
-    if (!compressed)
-        q.codec = PC_CODEC_NONE;
-    fill_common(&meta, &q, batch->head, uncompressed);
-    meta.has_num_messages_in_batch = 1;
-    meta.num_messages_in_batch = batch->count;
-    meta.has_highest_sequence_id = 1;
-    meta.highest_sequence_id = op->highest_sequence_id;
-    fill_encryption(&meta, p, iv);
-    pc_buf_free(&op->head);
-    pc_buf_free(&op->owned);
-    if (p->enc) {
-        /* Serialised, compressed, then encrypted once: one IV per batch. */
-        int rc = seal(p, &meta, buf->data, buf->len, &op->owned);
-        pc_buf_free(buf);
-        if (rc != 0)
-            return pc_fail(PULSARC_ERR_CRYPTO, "encrypting a batch failed");
-    } else {
-        op->owned = *buf;
-        pc_buf_init(buf);
-    }
-    op->payload = op->owned.data;
-    op->payload_len = op->owned.len;
-    op->raw_len = uncompressed;
-    if (encode_head(p, op, &meta, false) != 0)
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building a batch");
-    return PULSARC_OK;
-}
-
-pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_op_t **out)
-{
-    pc_op_t *op = pc_op_new();
-    if (!op)
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    pc_buf_t raw, packed;
-    pc_buf_init(&raw);
-    pc_buf_init(&packed);
-    pulsarc_result res = PULSARC_ERR_NO_MEMORY;
-    if (pc_batch_encode(batch, &raw) != 0)
-        goto fail;
-    size_t uncompressed = raw.len;
-    bool compressed = p->codec != PC_CODEC_NONE && raw.len > 0;
-    if (compressed && pc_compress(p->codec, raw.data, raw.len, &packed) != 0)
-        goto fail;
-    op->num_messages = batch->count;
-    op->batch = true;
-    op->sequence_id = (uint64_t)batch->head->sequence_id;
-    op->highest_sequence_id = (uint64_t)highest_id(batch);
-    if (compressed) {
-        if ((res = finish_batch(p, op, batch, &packed, uncompressed, true)) != PULSARC_OK)
-            goto fail;
-        /* Incompressible bytes grew past the limit: this entry goes uncompressed, which
-         * its metadata says, so every consumer still reads it. */
-        compressed = frame_fits(p, op);
-    }
-    if (!compressed &&
-        (res = finish_batch(p, op, batch, &raw, uncompressed, false)) != PULSARC_OK)
-        goto fail;
-    pc_buf_free(&raw);
-    if (!frame_fits(p, op)) {
-        size_t frame = op->head.len + op->payload_len;
-        pc_op_release(op);
-        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
-                       "a batch frame of %zu bytes is above the broker's limit of %u bytes",
-                       frame, p->max_message_size);
-    }
-    op->msgs = batch->head;
-    batch->head = batch->tail = NULL;
-    *out = op;
-    return PULSARC_OK;
-fail:
-    pc_buf_free(&raw);
-    pc_buf_free(&packed);
-    pc_op_release(op);
-    if (res == PULSARC_ERR_NO_MEMORY)
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building a batch");
-    return res;
-}

@@ -43,6 +43,18 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
  * sequence_id is the first message's, highest_sequence_id the largest in the batch. A
  * frame above the broker's limit fails with MESSAGE_TOO_BIG (the batch untouched). */
 pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_op_t **out);
+/* A sealed message (msg->sealed, producer/sealed.h; pc_op_build_message comes here for
+ * one): one op, or one chunk op per piece, each carrying its piece as it is, with the
+ * seal's codec, sizes, key list and the piece's IV in its metadata. A piece that does
+ * not fit the connection's limit fails with MESSAGE_TOO_BIG. */
+pulsarc_result pc_op_build_sealed(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,
+                                  pc_op_t **last);
+/* Before sealing msg on the sending thread: the plaintext bytes (compressed, before
+ * encryption) each piece may carry so that pc_op_build_sealed can send it under p (p->enc:
+ * the data key it is sealed with), *piece_len 0 when it goes whole. len: its compressed
+ * size. MESSAGE_TOO_BIG when it cannot go at all, as pc_op_build_message says. */
+pulsarc_result pc_op_sealed_piece_len(const pc_op_params_t *p, const pc_msg_t *msg, size_t len,
+                                      size_t *piece_len);
 /* How many chunks a payload of len bytes needs at chunk_size bytes each. */
 size_t pc_chunk_count(size_t len, size_t chunk_size);
 

@@ -83,12 +83,14 @@ static void op_params(pc_pp_t *pp, pc_op_params_t *p)
 }
 
 /* The data key the next entry is encrypted with (p->enc; NULL: unencrypted). Fails with
- * PULSARC_ERR_CRYPTO (cryptoFailureAction=fail) when the keys cannot be loaded. */
-static pulsarc_result entry_key(pc_pp_t *pp, pc_op_params_t *p)
+ * PULSARC_ERR_CRYPTO (cryptoFailureAction=fail) when the keys cannot be loaded. A sealed
+ * message (msg, when not NULL) is encrypted already. */
+static pulsarc_result entry_key(pc_pp_t *pp, pc_op_params_t *p, const pc_msg_t *msg)
 {
     p->enc = NULL;
-    return pp->enc ? pc_encryptor_next(pp->enc, pc_clock_now_ms(pp->rt->clock), &p->enc)
-                   : PULSARC_OK;
+    if (!pp->enc || (msg && msg->sealed))
+        return PULSARC_OK;
+    return pc_encryptor_next(pp->enc, pc_clock_now_ms(pp->rt->clock), &p->enc);
 }
 
 /* Automatic ids continue after the highest id used so far, without overflowing. */
@@ -159,7 +161,7 @@ void pc_pp_flush_batches(pc_pp_t *pp)
             continue;
         }
         pc_op_t *op;
-        pulsarc_result res = entry_key(pp, &p);
+        pulsarc_result res = entry_key(pp, &p, NULL);
         uint64_t msgs = (uint64_t)pp->taken[i].count, bytes = pp->taken[i].bytes;
         if (res == PULSARC_OK)
             res = pc_op_build_batch(&p, &pp->taken[i], &op);
@@ -240,7 +242,7 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
     p.txn = msg->txn;
     pc_op_t *first, *last;
     int64_t id = msg->sequence_id;
-    pulsarc_result res = entry_key(pp, &p);
+    pulsarc_result res = entry_key(pp, &p, msg);
     if (res == PULSARC_OK)
         res = pc_op_build_message(&p, msg, &first, &last);
     if (res != PULSARC_OK) {
@@ -295,7 +297,7 @@ pc_op_t *pc_pp_restart_chunks(pc_pp_t *pp, pc_op_t *prev)
     stamp_version(&p, msg->schema_slot);
     p.txn = msg->txn;
     pc_op_t *first, *last;
-    pulsarc_result res = entry_key(pp, &p);
+    pulsarc_result res = entry_key(pp, &p, msg);
     if (res == PULSARC_OK)
         res = pc_op_build_message(&p, msg, &first, &last);
     if (res != PULSARC_OK) {

@@ -113,10 +113,15 @@ static size_t props_size(const pc_spool_msg_t *m)
     return n;
 }
 
+static size_t seal_size(const pc_spool_msg_t *m)
+{
+    return m->flags & PC_SPOOL_SEALED ? 4 + m->seal_len : 0;
+}
+
 size_t pc_spool_meta_size(const pc_spool_msg_t *m)
 {
     return PC_SPOOL_BODY_FIXED + (m->key ? strlen(m->key) + 1 : 0) + m->ordering_key_len +
-           props_size(m);
+           props_size(m) + seal_size(m);
 }
 
 static uint8_t *put_string(uint8_t *p, const char *s)
@@ -155,6 +160,10 @@ void pc_spool_meta_encode(uint8_t *out, const pc_spool_msg_t *m)
         m->prop_at(m->props, i, &k, &v);
         p = put_string(p, k);
         p = put_string(p, v);
+    }
+    if (m->flags & PC_SPOOL_SEALED) {
+        put32(p, (uint32_t)m->seal_len);
+        memcpy(p + 4, m->seal, m->seal_len);
     }
 }
 
@@ -214,10 +223,10 @@ const char *pc_spool_record_decode(const uint8_t *body, size_t len, pc_spool_rec
     bool has_key = out->flags & PC_SPOOL_HAS_KEY;
     if (!has_key && key_len)
         return "a key length without a key";
-    /* 64-bit sums of 32-bit fields cannot overflow. */
+    /* 64-bit sums of 32-bit fields cannot overflow. A seal takes what the others leave. */
     uint64_t want = PC_SPOOL_BODY_FIXED + (has_key ? key_len + 1 : 0) + ok_len + props_len +
                     payload_len;
-    if (want != len)
+    if (out->flags & PC_SPOOL_SEALED ? want + 5 > len : want != len)
         return "field lengths that do not add up to the record's";
     const uint8_t *p = body + PC_SPOOL_BODY_FIXED;
     if (has_key) {
@@ -242,6 +251,16 @@ const char *pc_spool_record_decode(const uint8_t *body, size_t len, pc_spool_rec
             return "a property that is not two strings";
     if (p != end)
         return "bytes after the last property";
+    if (out->flags & PC_SPOOL_SEALED) {
+        /* The seal sits between the properties and the payload: what is left of the body
+         * beyond the payload is its length field and bytes. */
+        size_t rest = len - (size_t)(end - body) - payload_len;
+        if (rest < 5 || get32(end) != rest - 4)
+            return "a seal whose length does not fit the record";
+        out->seal = end + 4;
+        out->seal_len = rest - 4;
+        end += rest;
+    }
     out->payload = end;
     out->payload_len = payload_len;
     return NULL;

@@ -4,7 +4,8 @@
  *   body: u64 sequence id, i32 partition, u32 flags, u64 event time, u64 deliver-at,
  *         u32 key length, u32 ordering key length, u32 property count, u32 property
  *         bytes, u32 payload length, then the key (and a NUL), the ordering key, the
- *         properties (u32 length, bytes, NUL; twice per property), the payload.
+ *         properties (u32 length, bytes, NUL; twice per property), with PC_SPOOL_SEALED
+ *         the seal (u32 length, bytes: the producer's, opaque here), the payload.
  *
  * The state is outside the CRC: 0 when written, PC_SPOOL_RELEASED once the message is
  * done with (stored, or failed for good), written in place by the producer that spooled
@@ -44,7 +45,8 @@
 #define PC_SPOOL_KEY_B64 2u
 #define PC_SPOOL_NULL_KEY 4u
 #define PC_SPOOL_NULL_VALUE 8u
-#define PC_SPOOL_FLAGS_KNOWN 15u
+#define PC_SPOOL_SEALED 16u     /* the payload is ciphertext; the seal says how to send it */
+#define PC_SPOOL_FLAGS_KNOWN 31u
 
 /* A segment's (or the identity file's) header. name and topic point into the bytes it
  * was decoded from. */
@@ -86,6 +88,8 @@ typedef struct pc_spool_msg {
     /* Property i's name and value (NUL-terminated), from the caller's own table. */
     void (*prop_at)(const void *props, size_t i, const char **name, const char **value);
     const void *props;
+    const uint8_t *seal;            /* with PC_SPOOL_SEALED: kept beside the payload */
+    size_t seal_len;
     const uint8_t *payload;
     size_t payload_len;
 } pc_spool_msg_t;
@@ -118,6 +122,8 @@ typedef struct pc_spool_record {
     size_t n_props;
     const uint8_t *props;           /* the encoded properties (pc_spool_record_prop) */
     size_t props_len;
+    const uint8_t *seal;            /* with PC_SPOOL_SEALED (at least a byte), else NULL */
+    size_t seal_len;
     const uint8_t *payload;
     size_t payload_len;
 } pc_spool_record_t;

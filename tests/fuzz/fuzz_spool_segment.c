@@ -8,11 +8,14 @@
  *
  * Checks: the scan never reads out of bounds (ASan) and always moves forward or stops;
  * every record it accepts encodes back to exactly the bytes it was read from (the reader
- * accepts nothing the writer would not have written); a cut is within the file. */
+ * accepts nothing the writer would not have written); a cut is within the file. A sealed
+ * record's seal (producer/sealed.c, read at replay before anything of it is sent) is
+ * decoded too, and what it accepts describes exactly the record's payload. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "producer/sealed.h"
 #include "spool/spool_format.h"
 #include "wire/crc32c.h"
 
@@ -74,6 +77,8 @@ static void check_roundtrip(const pc_spool_record_t *r, const uint8_t *frame, si
         .n_props = r->n_props,
         .prop_at = prop_at,
         .props = r,
+        .seal = r->seal,
+        .seal_len = r->seal_len,
         .payload = r->payload,
         .payload_len = r->payload_len,
     };
@@ -90,6 +95,23 @@ static void check_roundtrip(const pc_spool_record_t *r, const uint8_t *frame, si
     CHECK(memcmp(head, frame, 8) == 0); /* length and CRC; the state is the file's */
     CHECK(r->released == (get32(frame + 8) == PC_SPOOL_RELEASED));
     free(meta);
+}
+
+/* A seal the replay accepts covers the payload piece by piece. */
+static void check_seal(const pc_spool_record_t *r)
+{
+    if (!r->seal)
+        return;
+    pc_sealed_t *sd;
+    if (pc_sealed_decode(r->seal, r->seal_len, r->payload, r->payload_len, &sd) != PULSARC_OK)
+        return;
+    size_t total = 0;
+    for (size_t i = 0; i < sd->n_pieces; i++)
+        total += sd->pieces[i].len;
+    CHECK(total == r->payload_len && sd->n_keys > 0 && sd->block_len == r->seal_len);
+    for (size_t i = 0; i < sd->n_keys; i++)
+        CHECK(sd->keys[i]->key && sd->keys[i]->value.len > 0);
+    pc_sealed_free(sd);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -122,6 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             CHECK(sc.offset > before && sc.offset <= n);
             check_roundtrip(&rec, file + before, (size_t)(sc.offset - before));
+            check_seal(&rec);
         }
         pc_spool_scan_free(&sc);
     }
@@ -132,6 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *k, *v;
         while (pc_spool_record_prop(&rec, &pos, &k, &v))
             CHECK(strlen(k) < n && strlen(v) < n);
+        check_seal(&rec);
     }
     free(file);
     return 0;

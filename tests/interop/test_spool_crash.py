@@ -212,3 +212,48 @@ def test_kill9_in_the_middle_of_a_chunked_message_then_the_replay_is_read_once(
     for m in got:
         i = int(m["properties"]["index"])
         assert m["data"] == big_payload(i, size), f"message {i} differs"
+
+
+def spool_holds(spool, needles: list[bytes]) -> list[bytes]:
+    """Those of needles that some file of the spool directory holds."""
+    blobs = [p.read_bytes() for p in spool.iterdir() if p.is_file()]
+    return [n for n in needles if any(n in b for b in blobs)]
+
+
+@pytest.mark.proxy
+def test_kill9_of_an_encrypted_spooled_producer_leaves_no_plaintext_and_decrypts_once(
+        service_url, dedup_topic, tmp_path, fault_proxy):
+    """spoolDir with encryptionKeys: the broker stalled, kill -9, and no payload is in the
+    spool in clear; a restart that has the public key only resends every message, which
+    the official Python client decrypts with the private key, each exactly once."""
+    import crypto_helpers as ch
+    topic = make_dedup_topic(dedup_topic)
+    name = "spool-" + topic[-12:]
+    spool, log = tmp_path / "spool", tmp_path / "producer.log"
+    keys = ch.make_rsa_key_pair(tmp_path, "spool")
+    size, count = 200, 3000
+    opts = ("--size", str(size), "--encrypt", f"k1={keys.public}", "--conf",
+            "compressionType=lz4", "--conf", "maxPendingMessages=5000")
+    args = (service_url, topic, name, spool, "interval")
+    run = Producer(*args, 0, count, log, *opts)
+    run.read_until(50)
+    fault_proxy.stall()
+    run.read_until(count - 1, quiet_s=2.0)
+    run.kill9()
+    accepted = run.last + 1
+    assert accepted > 500, f"only {accepted} accepted; see {log}"
+    assert list(spool.glob("*.seg")), "nothing was spooled"
+    leaked = spool_holds(spool, [big_payload(i, size) for i in range(0, accepted, 7)])
+    assert not leaked, f"{len(leaked)} payload(s) in the spool in clear"
+    fault_proxy.cut()
+    fault_proxy.resume()
+    stored = ch.read_topic(topic)  # as stored: each sealed message is an entry of its own
+    assert len(stored) < accepted, "every accepted message was stored: the stall did not hold"
+    assert all(m["encryption"] for m in stored), "a message was stored unencrypted"
+    Producer(*args, accepted, accepted, log, *opts).finish()
+    got = ch.read_topic(topic, keys)
+    assert [int(m["properties"]["index"]) for m in got] == list(range(accepted))
+    for m in got:
+        i = int(m["properties"]["index"])
+        assert m["data"] == big_payload(i, size), f"message {i} differs"
+        assert m["encryption"] and m["encryption"]["key_names"] == ["k1"]

@@ -14,6 +14,8 @@
 #include "producer/batch.h"
 #include "producer/encryption.h"
 #include "producer/op_build.h"
+#include "producer/sealed.h"
+#include "spool/spool_format.h"
 #include "wire/frame.h"
 
 static const pc_logger_t silent = { 0 };
@@ -711,4 +713,175 @@ Test(encrypted_ops, every_entry_gets_a_fresh_random_iv)
     }
     cr_assert_neq(memcmp(ivs[0], ivs[1], 12), 0);
     pc_encryptor_free(e);
+}
+
+/* ----- sealed messages (spoolDir with encryptionKeys) ----------------------------- */
+
+/* 3500 bytes sealed in pieces of 1000 with the seeded key: four pieces, IVs a0..aa 00..03. */
+static pc_sealed_t *sealed_3500(pc_encryptor_t *e, uint8_t *data)
+{
+    for (size_t i = 0; i < 3500; i++)
+        data[i] = (uint8_t)(i * 7);
+    const pc_data_key_t *dk;
+    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    pc_sealed_t *sd;
+    cr_assert_eq(pc_sealed_begin(dk, PC_CODEC_NONE, 3500, 3500, 1000, &sd), PULSARC_OK);
+    cr_assert_eq(pc_sealed_finish(sd, data, 3500), PULSARC_OK);
+    return sd;
+}
+
+/* A seal read back from its block describes the same pieces, and each piece opens with the
+ * data key (unwrapped with the private key) and its own IV into its part of the payload. */
+Test(sealed, a_block_read_back_opens_piece_by_piece)
+{
+    pc_encryptor_t *e = seeded("k1,k2");
+    static uint8_t data[3500];
+    pc_sealed_t *made = sealed_3500(e, data);
+    cr_assert_eq(made->n_pieces, 4);
+    cr_assert_eq(made->cipher_len, 3500 + 4 * 16);
+    pc_sealed_t *sd;
+    cr_assert_eq(pc_sealed_decode(made->block, made->block_len, made->cipher, made->cipher_len,
+                                  &sd), PULSARC_OK, "%s", pulsarc_last_error_detail());
+    cr_assert_eq(sd->n_keys, 2);
+    cr_assert_str_eq(sd->keys[1]->key, "k2");
+    cr_assert_eq(sd->uncompressed, 3500);
+    cr_assert_eq(pc_sealed_plain_len(sd), 3500);
+    uint8_t key[32];
+    EVP_PKEY *priv = td_private_key("test_rsa1_priv.pem");
+    cr_assert_eq(td_unwrap(priv, sd->keys[0]->value.data, sd->keys[0]->value.len, key), 0);
+    EVP_PKEY_free(priv);
+    cr_assert_eq(memcmp(key, fixed_key, 32), 0);
+    size_t at = 0, plain_at = 0;
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert_eq(sd->pieces[i].iv[11], (uint8_t)i, "an IV of its own");
+        uint8_t *plain;
+        cr_assert_eq(td_open(key, sd->pieces[i].iv, 12, sd->cipher + at, sd->pieces[i].len,
+                             &plain), 0, "piece %zu", i);
+        size_t n = sd->pieces[i].len - 16;
+        cr_assert_eq(memcmp(plain, data + plain_at, n), 0, "piece %zu", i);
+        free(plain);
+        at += sd->pieces[i].len;
+        plain_at += n;
+    }
+    cr_assert_eq(plain_at, 3500);
+    pc_sealed_free(sd);
+    pc_sealed_free(made);
+    pc_encryptor_free(e);
+}
+
+/* Every field of a block from a file is checked before use: each lie is refused. */
+Test(sealed, a_block_that_does_not_add_up_is_refused)
+{
+    pc_encryptor_t *e = seeded("k1");
+    static uint8_t data[3500];
+    pc_sealed_t *made = sealed_3500(e, data);
+    size_t len = made->block_len, keys_end = len - 4 * 16;
+    uint8_t *b = malloc(len);
+    struct {
+        size_t at;
+        uint8_t value;
+        const char *why;
+    } lies[] = {
+        { 0, 9, "an unknown codec" },
+        { 5, 0, "the key count is out of bounds" },       /* no key */
+        { 9, 250, "the piece count does not fit" },       /* 250 pieces */
+        { 13, 0xff, "a key's length is out of bounds" },  /* key length 255+ bytes */
+        { keys_end + 12, 5, "a piece's length" },         /* a piece shorter than a tag */
+        { keys_end + 12 + 16, 0, "do not cover" },        /* 768 bytes, not 1016 */
+    };
+    for (size_t i = 0; i < sizeof lies / sizeof lies[0]; i++) {
+        memcpy(b, made->block, len);
+        b[lies[i].at] = lies[i].value;
+        if (lies[i].at == keys_end + 12)
+            b[lies[i].at + 1] = 0; /* 5 bytes */
+        pc_sealed_t *sd = (pc_sealed_t *)1;
+        cr_assert_eq(pc_sealed_decode(b, len, made->cipher, made->cipher_len, &sd),
+                     PULSARC_ERR_SPOOL, "lie %zu was accepted", i);
+        cr_assert_null(sd);
+        cr_assert(strstr(pulsarc_last_error_detail(), lies[i].why), "lie %zu: %s", i,
+                  pulsarc_last_error_detail());
+    }
+    free(b);
+    for (size_t cut = 0; cut < len; cut += 7)
+        cr_assert_eq(pc_sealed_decode(made->block, cut, made->cipher, made->cipher_len,
+                                      &(pc_sealed_t *){ NULL }), PULSARC_ERR_SPOOL,
+                     "a block cut at %zu", cut);
+    cr_assert_eq(pc_sealed_decode(made->block, len, made->cipher, made->cipher_len - 1,
+                                  &(pc_sealed_t *){ NULL }), PULSARC_ERR_SPOOL,
+                 "a ciphertext one byte short");
+    pc_sealed_free(made);
+    pc_encryptor_free(e);
+}
+
+/* A sealed message's ops carry its pieces as they are: the pieces' IVs, the seal's
+ * codec and sizes, the chunk fields of the whole; not encrypted again. */
+Test(sealed, ops_carry_the_pieces_as_chunks)
+{
+    pc_encryptor_t *e = seeded("k1");
+    static uint8_t data[3500];
+    pc_msg_t *m = make_msg("", 0, 9);
+    m->sealed = sealed_3500(e, data);
+    pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .max_message_size = 5 << 20,
+                         .chunk_attempt = 1 };
+    pc_op_t *first, *last;
+    cr_assert_eq(pc_op_build_message(&p, m, &first, &last), PULSARC_OK);
+    const char *names[] = { "k1" };
+    size_t i = 0, at = 0;
+    for (pc_op_t *op = first; op; op = op->next, i++) {
+        decoded d = decode(op);
+        cr_assert_eq(d.meta->chunk_id, (int)i);
+        cr_assert_eq(d.meta->num_chunks_from_msg, 4);
+        cr_assert_eq(d.meta->total_chunk_msg_size, 3500);
+        cr_assert_eq(d.meta->uncompressed_size, 3500);
+        cr_assert(!d.meta->has_compression);
+        cr_assert_str_eq(d.meta->partition_key, "visible-key");
+        uint8_t *plain = open_entry(&d, names, 1, (uint8_t)i);
+        cr_assert_eq(memcmp(plain, data + at, d.len - 16), 0, "chunk %zu", i);
+        at += d.len - 16;
+        free(plain);
+        decoded_free(&d);
+    }
+    cr_assert_eq(i, 4);
+    cr_assert_eq(first->raw_len, 3500);
+    release_ops(first);
+    pc_encryptor_free(e);
+}
+
+/* A piece larger than the connection now takes (sealed when the limit was larger) fails
+ * the message with MESSAGE_TOO_BIG, naming the seal. */
+Test(sealed, a_piece_above_the_limit_fails_the_message)
+{
+    pc_encryptor_t *e = seeded("k1");
+    static uint8_t data[3500];
+    pc_msg_t *m = make_msg("", 0, 9);
+    m->sealed = sealed_3500(e, data);
+    pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .max_message_size = 900 };
+    pc_op_t *first, *last;
+    cr_assert_eq(pc_op_build_message(&p, m, &first, &last), PULSARC_ERR_MESSAGE_TOO_BIG);
+    cr_assert(strstr(pulsarc_last_error_detail(), "sealed"), "%s", pulsarc_last_error_detail());
+    pc_msg_free(m);
+    pc_encryptor_free(e);
+}
+
+/* The spool keeps a seal beside the ciphertext; a record whose seal length lies is
+ * refused. */
+Test(sealed, a_spool_record_keeps_the_seal)
+{
+    const uint8_t seal[] = "seal-bytes", payload[] = "ciphertext";
+    pc_spool_msg_t m = { .sequence_id = 3, .flags = PC_SPOOL_SEALED, .seal = seal,
+                         .seal_len = sizeof seal, .payload = payload,
+                         .payload_len = sizeof payload };
+    size_t meta_len = pc_spool_meta_size(&m), len = meta_len + sizeof payload;
+    uint8_t *body = malloc(len);
+    pc_spool_meta_encode(body, &m);
+    memcpy(body + meta_len, payload, sizeof payload);
+    pc_spool_record_t r;
+    cr_assert_null(pc_spool_record_decode(body, len, &r));
+    cr_assert_eq(r.seal_len, sizeof seal);
+    cr_assert_eq(memcmp(r.seal, seal, sizeof seal), 0);
+    cr_assert_eq(r.payload_len, sizeof payload);
+    cr_assert_eq(memcmp(r.payload, payload, sizeof payload), 0);
+    body[meta_len - sizeof seal - 4] ^= 1; /* the seal's length */
+    cr_assert_not_null(pc_spool_record_decode(body, len, &r));
+    free(body);
 }
