@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Install a build tree into a scratch prefix and build a program against it twice: once
-# with pkg-config, once with CMake's find_package. Both must compile, link and run.
+# Install a build tree into a scratch prefix and build a program against it with
+# pkg-config and with CMake's find_package, each against the shared library and against
+# the static one (pulsarc statically, its dependencies as the system has them): every
+# build must compile, link and run, and the static ones must not load libpulsarc.so.
 #   tests/install/check_install.sh BUILD_DIR
 set -euo pipefail
 build="$(cd "$1" && pwd)"
@@ -49,11 +51,26 @@ int main(void)
 }
 C
 
+# run PROGRAM [static]: runs it; a static build must not need libpulsarc.so at all.
+run() {
+  if [[ "${2:-}" == static ]] && readelf -d "$1" | grep 'NEEDED.*libpulsarc\.so' >/dev/null; then
+    echo "install check failed: $(basename "$1") links libpulsarc.so, not libpulsarc.a" >&2
+    exit 1
+  fi
+  "$1"
+}
+
 libdir="$(find "$prefix" -name pulsarc.pc -printf '%h\n' | head -n1)"
 export PKG_CONFIG_PATH="$libdir"
 cc -std=c11 -Wall -Werror "$work/main.c" $(pkg-config --cflags --libs pulsarc) \
   -Wl,-rpath,"$(pkg-config --variable=libdir pulsarc)" -o "$work/with-pkg-config"
-"$work/with-pkg-config"
+run "$work/with-pkg-config"
+# pkg-config --static: pulsarc's private dependencies too. -l:libpulsarc.a picks the
+# archive where -lpulsarc would pick the shared library beside it.
+cc -std=c11 -Wall -Werror "$work/main.c" \
+  $(pkg-config --cflags --static --libs pulsarc | sed 's/-lpulsarc\b/-l:libpulsarc.a/') \
+  -o "$work/with-pkg-config-static"
+run "$work/with-pkg-config-static" static
 
 mkdir -p "$work/cmake"
 cat >"$work/cmake/CMakeLists.txt" <<'CM'
@@ -62,8 +79,11 @@ project(uses_pulsarc C)
 find_package(pulsarc REQUIRED)
 add_executable(with-find-package ../main.c)
 target_link_libraries(with-find-package PRIVATE pulsarc::pulsarc)
+add_executable(with-find-package-static ../main.c)
+target_link_libraries(with-find-package-static PRIVATE pulsarc::pulsarc_static)
 CM
 cmake -S "$work/cmake" -B "$work/cmake/b" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake/b" >/dev/null
-"$work/cmake/b/with-find-package"
-echo "install check passed: pkg-config and find_package(pulsarc)"
+run "$work/cmake/b/with-find-package"
+run "$work/cmake/b/with-find-package-static" static
+echo "install check passed: pkg-config (also --static) and find_package(pulsarc) (pulsarc::pulsarc, pulsarc::pulsarc_static)"
