@@ -295,6 +295,33 @@ def test_refused_settings_name_the_flag_and_suggest(service_url, unique_topic):
         proc.stderr
 
 
+def test_what_a_spool_cannot_resend_is_a_usage_error(service_url, unique_topic, tmp_path):
+    # A spool resends a message after a restart from what it wrote, which keeps neither a
+    # delivery delay relative to the send nor replication clusters (the library refuses
+    # such a message at each send), nor a transaction: each is refused before anything
+    # connects or the spool is made, as --txn-batch always was.
+    spool = tmp_path / "spool"
+    cases = {
+        "--disable-replication cannot be combined with --spool-dir": ["-dr"],
+        "--replication-clusters cannot be combined with --spool-dir":
+            ["--replication-clusters", "c1"],
+        "--deliver-after cannot be combined with --spool-dir": ["--deliver-after", "1000"],
+        "--txn-batch cannot be combined with --spool-dir": ["--txn-batch", "2"],
+    }
+    for message, args in cases.items():
+        proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", service_url, "-m", "x",
+                          "--producer-name", "spooler", "--spool-dir", str(spool), *args,
+                          check=False, timeout_s=30)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message.encode() in proc.stderr, (args, proc.stderr)
+        assert proc.stdout == b"" and not spool.exists(), (args, proc.stdout)
+    proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", service_url, "-m", "x",
+                      "--producer-name", "spooler", "--conf", f"spoolDir={spool}",
+                      "--deliver-after", "1000", check=False, timeout_s=30)
+    assert proc.returncode == 2, proc.stderr
+    assert b"--deliver-after cannot be combined with --conf spoolDir" in proc.stderr, proc.stderr
+
+
 def test_sequence_id_start_names_its_limit(service_url, unique_topic):
     proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", service_url, "-m", "x",
                       "--sequence-id-start", "9223372036854775806", check=False, timeout_s=30)

@@ -409,6 +409,38 @@ static void load_conf_file(struct args *a)
     }
 }
 
+/* The option that gives the producer a spool, or NULL. */
+static const char *spool_option(const struct args *a)
+{
+    for (size_t i = 0; i < a->flag_settings.count; i++)
+        if (strcmp(a->flag_settings.items[i].key, "spoolDir") == 0)
+            return "--spool-dir";
+    for (size_t i = 0; i < a->conf.count; i++)
+        if (strcmp(a->conf.items[i].key, "spoolDir") == 0)
+            return "--conf spoolDir";
+    return NULL;
+}
+
+/* What a spool cannot take along: it resends a message after a restart from what it
+ * wrote, which holds neither a delivery delay relative to the send nor replication
+ * clusters (the library refuses such a message at each send), nor a transaction. */
+static void check_spool_combinations(const struct args *a)
+{
+    const char *spool = spool_option(a);
+    const char *other = a->txn_batch              ? "--txn-batch"
+                        : a->disable_replication  ? "--disable-replication"
+                        : a->replication_clusters ? "--replication-clusters"
+                        : a->deliver_after_ms     ? "--deliver-after"
+                                                  : NULL;
+    if (!spool || !other)
+        return;
+    if (a->txn_batch)
+        usage_error("--txn-batch cannot be combined with %s: a spool resends after a restart, "
+                    "outside any transaction", spool);
+    usage_error("%s cannot be combined with %s: a spool resends a message after a restart "
+                "without its replication clusters or delivery delay", other, spool);
+}
+
 /* What no single option can check: the topic and how the options combine. */
 static void check_args(int argc, char **argv, struct args *a)
 {
@@ -429,10 +461,7 @@ static void check_args(int argc, char **argv, struct args *a)
         usage_error("--key and --key-separator cannot be combined: the lines give the keys");
     if (a->txn_abort && !a->txn_batch)
         usage_error("--txn-abort aborts the transactions of --txn-batch, which was not given");
-    for (size_t i = 0; a->txn_batch && i < a->flag_settings.count; i++)
-        if (strcmp(a->flag_settings.items[i].key, "spoolDir") == 0)
-            usage_error("--txn-batch cannot be combined with --spool-dir: a spool resends "
-                        "after a restart, outside any transaction");
+    check_spool_combinations(a);
     for (size_t i = 0; i < a->enc_keys.count; i++)
         if (access(a->enc_keys.items[i].key, R_OK) != 0)
             usage_error("encryption public key '%s': %s", a->enc_keys.items[i].key,
