@@ -48,14 +48,21 @@ static void report_failure(uint64_t index, pulsarc_result res, const char *what,
 }
 
 /* Whether a failure says the producer has stopped, so that every later message would
- * only fail the same way: a terminal error (topic terminated, producer fenced, not
- * authorised, ...) or a closed producer. */
-static bool stops_producer(pulsarc_result res)
+ * only fail the same way: a closed producer, or a terminal error (topic terminated,
+ * producer fenced, not authorised, ...) that stopped it. A terminal result may also
+ * concern one message alone: the broker refuses a message it will not store (too big for
+ * the topic's policy, say) with NotAllowed, and the producer stays registered. A stopped
+ * producer is no longer connected, and the library stops it before it fails its pending
+ * messages, so that is what tells the two apart (a producer reconnecting at that very
+ * moment reads as stopped too: the old, cautious answer). */
+static bool stops_producer(pulsarc_producer_t *producer, pulsarc_result res)
 {
-    return pulsarc_result_is_terminal(res) || res == PULSARC_ERR_ALREADY_CLOSED;
+    return res == PULSARC_ERR_ALREADY_CLOSED ||
+           (pulsarc_result_is_terminal(res) && !pulsarc_producer_is_connected(producer));
 }
 
-void count_failure(uint64_t index, pulsarc_result res, const char *what, const char *detail)
+void count_failure(pulsarc_producer_t *producer, uint64_t index, pulsarc_result res,
+                   const char *what, const char *detail)
 {
     atomic_fetch_add(&stats.failed, 1);
     report_failure(index, res, what, detail);
@@ -63,23 +70,23 @@ void count_failure(uint64_t index, pulsarc_result res, const char *what, const c
      * the topic stores nothing at all (fenced for ever), and an endless input would
      * otherwise be read, and fail, for ever. --keep-going sends on after failures that
      * concern one message, never after one every later message would share. */
-    if (stops_producer(res))
+    if (stops_producer(producer, res))
         stop_sending(res, detail, true);
     else if (!g_keep_going)
         stop_sending(res, detail, false);
 }
 
-void message_failed(uint64_t index, pulsarc_result res, const char *what)
+void message_failed(pulsarc_producer_t *producer, uint64_t index, pulsarc_result res,
+                    const char *what)
 {
     char detail[DETAIL_MAX];
     copy_error_detail(detail);
-    count_failure(index, res, what, detail);
+    count_failure(producer, index, res, what, detail);
 }
 
 void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
                   const pulsarc_message_id_t *id, void *ctx)
 {
-    (void)producer;
     struct send_ctx *sc = ctx;
     if (res == PULSARC_OK) {
         atomic_fetch_add(&stats.sent, 1);
@@ -90,7 +97,7 @@ void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
             fprintf(stderr, PROG ": message %" PRIu64 " persisted as %s\n", sc->index, buf);
         }
     } else {
-        message_failed(sc->index, res, "failed");
+        message_failed(producer, sc->index, res, "failed");
     }
     free(sc);
     /* The library released the message's room before this call. Said after a failure
