@@ -3,7 +3,8 @@
  * send, as pulsar-client's does; --keep-going sends on, also after a message the broker
  * refuses alone; and a run waiting for room in a full queue ends on Ctrl-C at once,
  * accepting nothing more. Standard input is endless (`yes`), so only the tool giving up
- * ends a run. */
+ * ends a run. And what a run's summary and exit status say of statistics it could not
+ * write. */
 #include "client_harness.h"
 
 #include <fcntl.h>
@@ -238,5 +239,17 @@ Test(cli_stops, a_message_the_broker_refuses_stops_the_run_as_a_failed_message)
     cr_assert(stderr_has("stopping at the first failed message: broker: operation not "
                          "allowed [BROKER_NOT_ALLOWED]"), "%s", run.text);
     cr_assert(!stderr_has("producer stopped"), "%s", run.text);
+    h_finish();
+}
+
+/* Statistics that cannot be written make the exit status 1, and the message says why. */
+Test(cli_stops, stats_json_that_cannot_be_written_says_why)
+{
+    const char *args[] = { "-m", "x", "--stats-json", "/nonexistent/pulsarc/stats.json", NULL };
+    cli_spawn(args, false);
+    cr_assert_eq(cli_wait(), 1, "%s", read_text(run.err));
+    cr_assert(strstr(read_text(run.out), "sent=1 failed=0 "), "%s", run.text);
+    cr_assert(stderr_has("cannot write the statistics to '/nonexistent/pulsarc/stats.json': "
+                         "No such file or directory"), "%s", run.text);
     h_finish();
 }

@@ -21,6 +21,7 @@
  * make the configurations (config.c), create the client and producer, send (send.c),
  * flush, close and print the result lines.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -98,12 +99,17 @@ static bool write_stats(pulsarc_client_t *client, const char *path)
         print_setup_error("cannot take the statistics for", path, res);
         return false;
     }
+    errno = 0;
     FILE *f = fopen(path, "w");
     bool ok = f && fputs(pulsarc_stats_json(stats), f) >= 0 && fputc('\n', f) != EOF;
-    if (f && fclose(f) != 0)
+    int err = errno;
+    if (f && fclose(f) != 0 && ok) {
         ok = false;
+        err = errno;
+    }
     if (!ok)
-        fprintf(stderr, PROG ": cannot write the statistics to '%s'\n", path);
+        fprintf(stderr, PROG ": cannot write the statistics to '%s': %s\n", path,
+                strerror(err ? err : EIO));
     pulsarc_stats_free(stats);
     return ok;
 }
