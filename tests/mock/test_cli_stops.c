@@ -3,9 +3,10 @@
  * send, as pulsar-client's does; --keep-going sends on, also after a message the broker
  * refuses alone; and a run waiting for room in a full queue ends on Ctrl-C at once,
  * accepting nothing more. Standard input is endless (`yes`), so only the tool giving up
- * ends a run. And what a run's summary and exit status say of statistics it could not
- * write. */
+ * ends a run. And what a run's exit status and summary say of messages it had no
+ * callback for (those resent from a spool) and of statistics it could not write. */
 #include "client_harness.h"
+#include "test_spool_dir.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -239,6 +240,44 @@ Test(cli_stops, a_message_the_broker_refuses_stops_the_run_as_a_failed_message)
     cr_assert(stderr_has("stopping at the first failed message: broker: operation not "
                          "allowed [BROKER_NOT_ALLOWED]"), "%s", run.text);
     cr_assert(!stderr_has("producer stopped"), "%s", run.text);
+    h_finish();
+}
+
+/* A run killed with messages unsent leaves them in its spool; the next run's producer
+ * resends them when it is created, with no callback of the tool's. When the broker
+ * refuses them they are failed messages: counted in failed=, and the exit status is 1,
+ * though the run's own message is stored. */
+Test(cli_stops, spooled_messages_that_fail_on_resend_count_as_failed)
+{
+    char dir[64];
+    cr_assert_eq(test_spool_dir_make(dir, sizeof dir), 0);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "producerName", "cli-spool", "spoolDir", dir,
+                          "spoolFsync", "never", "sendTimeoutMs", "0", NULL);
+    cr_assert_eq(mock_broker_set_down(mb, true), 0);
+    h_send_range(producer, 0, 3);
+    pulsarc_client_destroy(client); /* the "crash": the three stay in the spool */
+    client = NULL;
+    cr_assert(h_wait_calls(3, 3000));
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(T.res[i], PULSARC_ERR_ALREADY_CLOSED); /* which leaves them spooled */
+    pulsarc_producer_free(producer);
+    producer = NULL;
+    cr_assert_eq(mock_broker_set_down(mb, false), 0);
+    cr_assert_eq(test_spool_dir_count(dir, ".seg"), 1, "nothing was left in the spool");
+
+    mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__NotAllowedError, 3);
+    /* Unbatched, so that the mock refuses the three resends and stores the new message. */
+    const char *args[] = { "--spool-dir", dir, "--producer-name", "cli-spool", "--no-batching",
+                           "-m", "new", NULL };
+    cli_spawn(args, false);
+    int status = cli_wait();
+    test_spool_dir_remove(dir);
+    cr_assert_eq(h_count(mb, MOCK_SEND_ERRORS), 3, "the resends were not refused:\n%s",
+                 read_text(run.err));
+    cr_assert_eq(status, 1, "%s", read_text(run.err));
+    cr_assert(strstr(read_text(run.out), "sent=1 failed=3 "), "%s", run.text);
+    cr_assert(stderr_has("3 message(s) resent from the spool failed"), "%s", run.text);
     h_finish();
 }
 

@@ -21,7 +21,8 @@ static struct {
     atomic_uint_fast64_t sent;
     atomic_uint_fast64_t failed;
     atomic_uint_fast64_t sent_bytes;
-    atomic_uint_fast64_t reported; /* failure lines printed so far */
+    atomic_uint_fast64_t reported;        /* failure lines printed so far */
+    atomic_uint_fast64_t callback_failed; /* failures our send callbacks saw */
 } stats;
 
 /* Set before the client starts (so the loop thread sees them), read-only afterwards. */
@@ -84,6 +85,19 @@ void message_failed(pulsarc_producer_t *producer, uint64_t index, pulsarc_result
     count_failure(producer, index, res, what, detail);
 }
 
+uint64_t count_failures_without_callback(pulsarc_producer_t *producer)
+{
+    pulsarc_stats_t *snapshot = NULL;
+    if (pulsarc_producer_stats(producer, &snapshot) != PULSARC_OK)
+        return 0;
+    uint64_t all = pulsarc_stats_get(snapshot, PULSARC_STAT_MSGS_FAILED);
+    pulsarc_stats_free(snapshot);
+    uint64_t ours = atomic_load(&stats.callback_failed);
+    uint64_t n = all > ours ? all - ours : 0;
+    atomic_fetch_add(&stats.failed, n);
+    return n;
+}
+
 void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
                   const pulsarc_message_id_t *id, void *ctx)
 {
@@ -97,6 +111,7 @@ void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
             fprintf(stderr, PROG ": message %" PRIu64 " persisted as %s\n", sc->index, buf);
         }
     } else {
+        atomic_fetch_add(&stats.callback_failed, 1);
         message_failed(producer, sc->index, res, "failed");
     }
     free(sc);

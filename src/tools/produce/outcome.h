@@ -40,6 +40,13 @@ void count_failure(pulsarc_producer_t *producer, uint64_t index, pulsarc_result 
 void message_failed(pulsarc_producer_t *producer, uint64_t index, pulsarc_result res,
                     const char *what);
 
+/* Counts the messages of producer that failed without a send callback of ours: those it
+ * resent from its spool when it was created (the library sends them with none). Call
+ * once every message has completed (after a flush): the producer's statistics count
+ * every failed message, our callbacks ours. Returns how many (0 also when the
+ * statistics cannot be taken). */
+uint64_t count_failures_without_callback(pulsarc_producer_t *producer);
+
 struct outcome_totals {
     uint64_t sent;       /* persisted */
     uint64_t failed;
