@@ -252,6 +252,15 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case OPT_STATS_JSON:
         a->stats_json = arg;
         return true;
+    }
+    return false;
+}
+
+/* The end-to-end encryption flags: names and public keys, in pairs. Returns false for
+ * other ids. */
+static bool handle_encryption_option(struct args *a, int c, const char *arg)
+{
+    switch (c) {
     case OPT_ENC_KEY_NAME:
         if (!*arg || strchr(arg, ','))
             usage_error("--encryption-key-name must be a non-empty name without ',', got '%s'",
@@ -319,7 +328,8 @@ static bool handle_checked_option(struct args *a, int c, const char *arg)
 static void handle_option(struct args *a, int c, const char *arg, const char *long_name,
                           char **argv)
 {
-    if (handle_value_option(a, c, arg) || handle_checked_option(a, c, arg))
+    if (handle_value_option(a, c, arg) || handle_encryption_option(a, c, arg) ||
+        handle_checked_option(a, c, arg))
         return;
     const struct cli_option *o = long_name ? find_option(long_name) : NULL;
     char flag[40]; /* as typed, for errors: "-z" or "--compression" */
