@@ -2,9 +2,11 @@
 # component (CMakeLists.txt):
 #   libpulsarc0     lib    the shared library, libpulsarc.so.0 (the package name carries
 #                          the SONAME's number, as Debian's policy for libraries wants)
-#   libpulsarc-dev  dev    headers, static library, libpulsarc.so, pkg-config and CMake
-#                          package files; depends on libpulsarc0 of the same version and
-#                          on the -dev packages that pulsarc.pc and the static library need
+#   libpulsarc-dev  dev    headers, static library, libpulsarc.so, pkg-config (pulsarc.pc,
+#                          pulsarc-uv.pc) and CMake package files; depends on libpulsarc0
+#                          of the same version and on the -dev packages that the .pc files
+#                          (libuv1-dev: pulsarc-uv.pc requires libuv) and the static
+#                          library need
 #   pulsarc-tools   tools  pulsarc-produce and pulsarc-perf (linked statically with pulsarc)
 # The runtime dependencies (libuv1, libssl3, ...) come from dpkg-shlibdeps, which reads
 # what the binaries link and names the Debian packages that provide it.
@@ -42,8 +44,9 @@ if(AVRO_FOUND)
 endif()
 list(JOIN PULSARC_DEV_DEPENDS ", " CPACK_DEBIAN_DEV_PACKAGE_DEPENDS)
 set(CPACK_COMPONENT_DEV_DESCRIPTION "C producer library for Apache Pulsar - development files
- Headers, the static library, pkg-config (pulsarc.pc) and CMake (find_package(pulsarc))
- files for building programs with pulsarc.")
+ Headers, the static library, pkg-config (pulsarc.pc, and pulsarc-uv.pc for programs on
+ their own libuv loop) and CMake (find_package(pulsarc)) files for building programs
+ with pulsarc.")
 
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME pulsarc-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)

@@ -21,7 +21,10 @@
  *   - the shutdown: pulsarc_producer_close_async, then pulsarc_client_close_async, then
  *     pulsarc_client_destroy in its callback; uv_loop_close then returns 0.
  *
- * Build: cc uv_echo_producer.c $(pkg-config --cflags --libs pulsarc libuv)
+ * Build: cc uv_echo_producer.c $(pkg-config --cflags --libs pulsarc-uv)
+ * (pulsarc-uv is pulsarc plus libuv, which this program calls itself; with CMake, link
+ * pulsarc::pulsarc_uv). It exits 1 when the producer could not be created or a message
+ * failed.
  */
 /* uv.h needs POSIX's types (pthread_rwlock_t), which strict C11 (-std=c11) hides. */
 #define _POSIX_C_SOURCE 200809L
@@ -54,6 +57,7 @@ struct app {
     struct conn *conns;     /* open connections, closed at shutdown */
     bool serving;           /* server and ticker are initialised */
     bool stopping;
+    bool not_created; /* the producer could not be created */
     long ticks, accepted, published, failed, refused;
 };
 
@@ -268,6 +272,7 @@ static void on_created(pulsarc_client_t *client, pulsarc_result res,
     if (res != PULSARC_OK) {
         const char *description = pulsarc_strerror(res);
         fprintf(stderr, "create_producer: %s: %s\n", description, pulsarc_last_error_detail());
+        a->not_created = true;
         shutdown_app(a);
         return;
     }
@@ -327,6 +332,7 @@ int main(int argc, char **argv)
     if (res != PULSARC_OK) {
         const char *description = pulsarc_strerror(res);
         fprintf(stderr, "create_producer: %s: %s\n", description, pulsarc_last_error_detail());
+        a.not_created = true;
         shutdown_app(&a);
     }
 
@@ -336,5 +342,5 @@ int main(int argc, char **argv)
     pulsarc_message_free(a.msg);
     printf("published=%ld failed=%ld refused=%ld ticks=%ld connections=%ld loop_close=%d\n",
            a.published, a.failed, a.refused, a.ticks, a.accepted, rc);
-    return rc == 0 && a.failed == 0 ? 0 : 1;
+    return rc == 0 && a.failed == 0 && !a.not_created ? 0 : 1;
 }

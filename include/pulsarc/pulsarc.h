@@ -327,6 +327,15 @@ PULSARC_API void pulsarc_client_config_set_logger(pulsarc_client_config_t *conf,
  * Returns the length that was needed (like snprintf); buf may be NULL when len is 0. */
 PULSARC_API size_t pulsarc_client_config_dump(const pulsarc_client_config_t *conf, char *buf,
                                               size_t len);
+/** The keys pulsarc_client_config_set takes, for tools that list them or suggest one for
+ * a misspelt key: the name of key number index (0, 1, ... in the order of
+ * docs/configuration.md), NULL past the last. A static string. */
+PULSARC_API const char *pulsarc_client_config_key_name(size_t index);
+/** The values an enumerated client key takes (logLevel: "debug", "info", ...): value
+ * number index (0, 1, ...), NULL past the last, and NULL for a key that is not enumerated
+ * or not a client key. pulsarc_client_config_set matches them without regard to case. A
+ * static string. */
+PULSARC_API const char *pulsarc_client_config_key_value(const char *key, size_t index);
 /** Called every statsIntervalSeconds (when that is not 0) with the client's statistics, a
  * JSON object of len bytes laid out as docs/statistics.md says (the same text
  * pulsarc_stats_json gives for pulsarc_client_stats), NUL-terminated and valid only
@@ -771,6 +780,12 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set(pulsarc_producer_config_t
 /** Every setting with its effective value, as pulsarc_client_config_dump prints them. */
 PULSARC_API size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf,
                                                 char *buf, size_t len);
+/** The keys pulsarc_producer_config_set takes, as pulsarc_client_config_key_name gives
+ * the client's. */
+PULSARC_API const char *pulsarc_producer_config_key_name(size_t index);
+/** The values an enumerated producer key takes (compressionType: "none", "lz4", ...), as
+ * pulsarc_client_config_key_value gives the client's. */
+PULSARC_API const char *pulsarc_producer_config_key_value(const char *key, size_t index);
 /** The producer's schema (see "Schemas"), registered when the producer connects and
  * again on every reconnect; NULL = BYTES (no schema sent). The configuration keeps a
  * reference. Creation fails with PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA and the broker's

@@ -58,6 +58,13 @@
  *
  * Needs a loop whose backend descriptor can be polled: Linux (epoll) and the BSDs and
  * macOS (kqueue). Elsewhere pulsarc_client_new_on_loop returns PULSARC_ERR_UNSUPPORTED.
+ *
+ * Building: a program that includes this header calls libuv itself (uv_loop_init,
+ * uv_run, ...), so it links libuv as well as pulsarc. `pkg-config --cflags --libs
+ * pulsarc-uv` gives both (pulsarc-uv.pc is pulsarc.pc plus libuv); with CMake, link
+ * pulsarc::pulsarc_uv (or pulsarc::pulsarc_uv_static for the static library). pulsarc.pc
+ * and pulsarc::pulsarc leave libuv out, so that a program of pulsarc/pulsarc.h alone does
+ * not link a library it never calls.
  */
 #ifndef PULSARC_UV_H
 #define PULSARC_UV_H

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Install a build tree into a scratch prefix and build a program against it twice: once
-# with pkg-config, once with CMake's find_package. Both must compile, link and run.
+# Install a build tree into a scratch prefix and build a program against it with
+# pkg-config and with CMake's find_package, each against the shared library and against
+# the static one (pulsarc statically, its dependencies as the system has them): every
+# build must compile, link and run, and the static ones must not load libpulsarc.so.
+# Then the own-loop example (examples/uv_echo_producer.c, which calls libuv itself) the
+# same ways, through pkg-config's pulsarc-uv and CMake's pulsarc::pulsarc_uv and
+# pulsarc::pulsarc_uv_static: it runs against an address where no broker listens, gives
+# up on the producer and must leave nothing of pulsarc's on its loop.
 #   tests/install/check_install.sh BUILD_DIR
 set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "$1" && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -26,9 +33,7 @@ if [[ -n "$stray" ]]; then
 fi
 
 cat >"$work/main.c" <<'C'
-#define _POSIX_C_SOURCE 200809L /* uv.h (pulsarc_uv.h's) wants POSIX's types under -std=c11 */
 #include <pulsarc/pulsarc.h>
-#include <pulsarc/pulsarc_uv.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,9 +42,7 @@ int main(void)
     pulsarc_client_config_t *conf = pulsarc_client_config_new();
     pulsarc_client_t *client = NULL;
     int ok = pulsarc_client_config_set(conf, "operationTimeoutMs", "1000") == PULSARC_OK &&
-             /* the libuv header is found, and its function exported */
-             pulsarc_client_new_on_loop(NULL, "pulsar://localhost", NULL, &client) ==
-                 PULSARC_ERR_INVALID_ARGUMENT &&
+             pulsarc_client_new(NULL, NULL, &client) == PULSARC_ERR_INVALID_ARGUMENT &&
              strcmp(pulsarc_result_name(PULSARC_ERR_SEND_TIMEOUT), "SEND_TIMEOUT") == 0 &&
              pulsarc_version() == PULSARC_VERSION &&
              strcmp(pulsarc_version_string(), PULSARC_VERSION_STRING) == 0;
@@ -49,21 +52,69 @@ int main(void)
 }
 C
 
+# check_static PROGRAM [static]: a static build must not need libpulsarc.so at all.
+check_static() {
+  if [[ "${2:-}" == static ]] && readelf -d "$1" | grep 'NEEDED.*libpulsarc\.so' >/dev/null; then
+    echo "install check failed: $(basename "$1") links libpulsarc.so, not libpulsarc.a" >&2
+    exit 1
+  fi
+}
+run() {  # PROGRAM [static]
+  check_static "$@"
+  "$1"
+}
+
 libdir="$(find "$prefix" -name pulsarc.pc -printf '%h\n' | head -n1)"
 export PKG_CONFIG_PATH="$libdir"
 cc -std=c11 -Wall -Werror "$work/main.c" $(pkg-config --cflags --libs pulsarc) \
   -Wl,-rpath,"$(pkg-config --variable=libdir pulsarc)" -o "$work/with-pkg-config"
-"$work/with-pkg-config"
+run "$work/with-pkg-config"
+# pkg-config --static: pulsarc's private dependencies too. -l:libpulsarc.a picks the
+# archive where -lpulsarc would pick the shared library beside it.
+cc -std=c11 -Wall -Werror "$work/main.c" \
+  $(pkg-config --cflags --static --libs pulsarc | sed 's/-lpulsarc\b/-l:libpulsarc.a/') \
+  -o "$work/with-pkg-config-static"
+run "$work/with-pkg-config-static" static
+
+# The own-loop example: built with what pulsarc-uv and pulsarc::pulsarc_uv(_static) give,
+# and nothing else. Without a broker it gives up on the producer (exit 1) and prints its
+# summary once the loop closed; loop_close=0: nothing of pulsarc's was left on it.
+run_uv() {  # PROGRAM [static]
+  local out
+  check_static "$@"
+  out="$("$1" pulsar://127.0.0.1:1 persistent://public/default/pulsarc-install-check 0 2>&1)" && {
+    echo "install check failed: $(basename "$1") ran without a broker: $out" >&2
+    exit 1
+  }
+  if [[ "$out" != *"loop_close=0"* ]]; then
+    echo "install check failed: $(basename "$1"): $out" >&2
+    exit 1
+  fi
+  echo "own-loop example ($(basename "$1")): ${out##*$'\n'}"
+}
+uv_example="$repo/examples/uv_echo_producer.c"
+cc -std=c11 -Wall -Werror "$uv_example" $(pkg-config --cflags --libs pulsarc-uv) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir pulsarc)" -o "$work/uv-with-pkg-config"
+run_uv "$work/uv-with-pkg-config"
 
 mkdir -p "$work/cmake"
-cat >"$work/cmake/CMakeLists.txt" <<'CM'
+cat >"$work/cmake/CMakeLists.txt" <<CM
 cmake_minimum_required(VERSION 3.16)
 project(uses_pulsarc C)
 find_package(pulsarc REQUIRED)
-add_executable(with-find-package ../main.c)
+add_executable(with-find-package "$work/main.c")
 target_link_libraries(with-find-package PRIVATE pulsarc::pulsarc)
+add_executable(with-find-package-static "$work/main.c")
+target_link_libraries(with-find-package-static PRIVATE pulsarc::pulsarc_static)
+add_executable(uv-with-find-package "$uv_example")
+target_link_libraries(uv-with-find-package PRIVATE pulsarc::pulsarc_uv)
+add_executable(uv-with-find-package-static "$uv_example")
+target_link_libraries(uv-with-find-package-static PRIVATE pulsarc::pulsarc_uv_static)
 CM
 cmake -S "$work/cmake" -B "$work/cmake/b" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake/b" >/dev/null
-"$work/cmake/b/with-find-package"
-echo "install check passed: pkg-config and find_package(pulsarc)"
+run "$work/cmake/b/with-find-package"
+run "$work/cmake/b/with-find-package-static" static
+run_uv "$work/cmake/b/uv-with-find-package"
+run_uv "$work/cmake/b/uv-with-find-package-static" static
+echo "install check passed: pkg-config (pulsarc, also --static; pulsarc-uv) and find_package(pulsarc) (pulsarc::pulsarc, pulsarc::pulsarc_static, pulsarc::pulsarc_uv, pulsarc::pulsarc_uv_static)"

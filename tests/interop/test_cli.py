@@ -210,7 +210,8 @@ def test_refused_pulsar_client_flags(service_url, unique_topic):
         "cannot be combined": ["-dr", "--replication-clusters", "c1"],
         "expects names separated by ','": ["--replication-clusters", "c1,,c2"],
         "--deliver-after expects milliseconds": ["--deliver-after", "soon"],
-        "accessMode: \"solo\" is not a known value": ["--access-mode", "solo"],
+        "--access-mode: unknown access mode 'solo' (valid: shared, exclusive, "
+        "exclusive_with_fencing, wait_for_exclusive)": ["--access-mode", "solo"],
         "a KeyValue key from a file": ["-kvkf", "key.bin"],
         "json needs a definition": ["-vs", "json"],
         "unknown schema type 'jsn'": ["--schema-type", "jsn"],
@@ -252,6 +253,73 @@ def test_misspelt_settings_never_show_their_values(service_url, unique_topic, bi
                               capture_output=True, timeout=30)
         assert proc.returncode != 0, (args, proc.stderr)
         assert b"hunter2" not in proc.stderr + proc.stdout, (args, proc.stderr)
+
+
+def test_refused_settings_name_the_flag_and_suggest(service_url, unique_topic):
+    # A flag's value the library refuses is named with the flag as typed (not the key
+    # behind it), and an enumerated setting lists what it takes; a misspelt key gets the
+    # nearest key of either configuration, and a key of the other configuration says
+    # which option takes it. A misspelt key still never shows its value.
+    cases = {
+        "-z: unknown compression 'lz5' (valid: none, lz4, zlib, zstd, snappy)": ["-z", "lz5"],
+        "--compression: unknown compression 'lz5' (valid: none, lz4, zlib, zstd, snappy)":
+            ["--compression=lz5"],
+        "--hashing: unknown hashing scheme 'jav' (valid: java, murmur3)": ["--hashing", "jav"],
+        "--batch-max-messages: invalid configuration: batchingMaxMessages: \"many\" is not "
+        "an integer": ["--batch-max-messages", "many"],
+        '--conf compressionType: invalid configuration: compressionType: "lz5" is not a known '
+        "value (valid: none, lz4, zlib, zstd, snappy)": ["--conf", "compressionType=lz5"],
+        'logLevel: "loud" is not a known value (valid: debug, info, warn, error, off)':
+            ["--client-conf", "logLevel=loud"],
+        'unknown configuration key "compresionType"; did you mean compressionType?':
+            ["--conf", "compresionType=lz4"],
+        'unknown configuration key "authparams"; did you mean authParams?':
+            ["--client-conf", "authparams=token:hunter2"],
+        'unknown configuration key "operationTimeotMs"; did you mean operationTimeoutMs '
+        "(a client setting: --client-conf)?": ["--conf", "operationTimeotMs=hunter2"],
+        "--conf operationTimeoutMs: a client setting, not a producer setting: give it with "
+        "--client-conf": ["--conf", "operationTimeoutMs=5000"],
+        "--client-conf sendTimeoutMs: a producer setting, not a client setting: give it with "
+        "--conf": ["--client-conf", "sendTimeoutMs=5000"],
+    }
+    for message, args in cases.items():
+        proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", service_url, "-m", "x",
+                          *args, check=False, timeout_s=30)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message.encode() in proc.stderr, (args, proc.stderr)
+        assert b"hunter2" not in proc.stderr, (args, proc.stderr)
+    # Nothing near: no suggestion.
+    proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", service_url, "-m", "x",
+                      "--conf", "bogus=1", check=False, timeout_s=30)
+    assert proc.returncode == 2 and b'unknown configuration key "bogus"\n' in proc.stderr, \
+        proc.stderr
+
+
+def test_what_a_spool_cannot_resend_is_a_usage_error(service_url, unique_topic, tmp_path):
+    # A spool resends a message after a restart from what it wrote, which keeps neither a
+    # delivery delay relative to the send nor replication clusters (the library refuses
+    # such a message at each send), nor a transaction: each is refused before anything
+    # connects or the spool is made, as --txn-batch always was.
+    spool = tmp_path / "spool"
+    cases = {
+        "--disable-replication cannot be combined with --spool-dir": ["-dr"],
+        "--replication-clusters cannot be combined with --spool-dir":
+            ["--replication-clusters", "c1"],
+        "--deliver-after cannot be combined with --spool-dir": ["--deliver-after", "1000"],
+        "--txn-batch cannot be combined with --spool-dir": ["--txn-batch", "2"],
+    }
+    for message, args in cases.items():
+        proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", service_url, "-m", "x",
+                          "--producer-name", "spooler", "--spool-dir", str(spool), *args,
+                          check=False, timeout_s=30)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message.encode() in proc.stderr, (args, proc.stderr)
+        assert proc.stdout == b"" and not spool.exists(), (args, proc.stdout)
+    proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", service_url, "-m", "x",
+                      "--producer-name", "spooler", "--conf", f"spoolDir={spool}",
+                      "--deliver-after", "1000", check=False, timeout_s=30)
+    assert proc.returncode == 2, proc.stderr
+    assert b"--deliver-after cannot be combined with --conf spoolDir" in proc.stderr, proc.stderr
 
 
 def test_sequence_id_start_names_its_limit(service_url, unique_topic):

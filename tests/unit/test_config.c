@@ -137,3 +137,41 @@ Test(config, producer_properties_are_copied_with_the_configuration)
     cr_assert_eq(copy.n_properties, 0);
     cr_assert_null(copy.properties);
 }
+
+/* The key and value lists tools read (pulsarc-produce suggests keys from them): every key
+ * each set() takes, each exactly once, and for an enumerated key the values set() takes. */
+Test(config, key_names_and_values_are_what_set_takes)
+{
+    pulsarc_client_config_t *c = pulsarc_client_config_new();
+    pulsarc_producer_config_t *p = pulsarc_producer_config_new();
+    size_t n_client = 0, n_producer = 0;
+    for (const char *k; (k = pulsarc_client_config_key_name(n_client)); n_client++) {
+        /* A known key with an unusable value is refused for the value, not the key. */
+        pulsarc_client_config_set(c, k, "\x01");
+        cr_assert_null(strstr(pulsarc_last_error_detail(), "unknown configuration key"), "%s", k);
+    }
+    for (const char *k; (k = pulsarc_producer_config_key_name(n_producer)); n_producer++) {
+        pulsarc_producer_config_set(p, k, "\x01");
+        cr_assert_null(strstr(pulsarc_last_error_detail(), "unknown configuration key"), "%s", k);
+    }
+    pc_config_key_t row;
+    cr_assert(pc_client_config_key(n_client - 1, &row) && !pc_client_config_key(n_client, &row));
+    cr_assert(pc_producer_config_key(n_producer - 1, &row) &&
+              !pc_producer_config_key(n_producer, &row));
+
+    const char *codecs[] = { "none", "lz4", "zlib", "zstd", "snappy", NULL };
+    for (size_t i = 0; i < 6; i++) {
+        const char *v = pulsarc_producer_config_key_value("compressionType", i);
+        cr_assert_str_eq(v ? v : "(null)", codecs[i] ? codecs[i] : "(null)");
+        if (v)
+            cr_assert_eq(pulsarc_producer_config_set(p, "compressionType", v), PULSARC_OK);
+    }
+    cr_assert_str_eq(pulsarc_client_config_key_value("logLevel", 0), "debug");
+    /* Not enumerated, not this configuration's, not a key. */
+    cr_assert_null(pulsarc_producer_config_key_value("sendTimeoutMs", 0));
+    cr_assert_null(pulsarc_client_config_key_value("compressionType", 0));
+    cr_assert_null(pulsarc_producer_config_key_value("nonsense", 0));
+    cr_assert_null(pulsarc_producer_config_key_value(NULL, 0));
+    pulsarc_producer_config_free(p);
+    pulsarc_client_config_free(c);
+}

@@ -14,29 +14,31 @@
 #include "../cli_common/security_flags.h"
 #include "util.h"
 
-/* Flags that are plain producer settings: the flag's id, its config key, and the value
- * for flags without an argument (NULL: the argument is the value). */
+/* Flags that are plain producer settings: the flag's id, its config key, the value for
+ * flags without an argument (NULL: the argument is the value), and for a flag that takes
+ * one of a setting's names, what the names are of (an error lists the valid ones). */
 static const struct {
     int id;
     const char *key;
     const char *fixed;
+    const char *what;
 } setting_flags[] = {
-    {'z', "compressionType", NULL},
-    {OPT_BATCHING, "batchingEnabled", "true"},
-    {OPT_NO_BATCHING, "batchingEnabled", "false"},
-    {OPT_BATCH_MAX_MESSAGES, "batchingMaxMessages", NULL},
-    {OPT_BATCH_MAX_BYTES, "batchingMaxBytes", NULL},
-    {OPT_BATCH_DELAY_MS, "batchingMaxPublishDelayMs", NULL},
-    {OPT_KEY_BASED_BATCHING, "batcherType", "key_based"},
-    {OPT_ROUTING, "messageRoutingMode", NULL},
-    {OPT_HASHING, "hashingScheme", NULL},
-    {OPT_MAX_PENDING, "maxPendingMessages", NULL},
-    {'c', "chunkingEnabled", "true"},
-    {OPT_CHUNK_SIZE, "chunkMaxMessageSize", NULL},
-    {OPT_SEND_TIMEOUT, "sendTimeoutMs", NULL},
-    {OPT_CRYPTO_FAILURE_ACTION, "cryptoFailureAction", NULL},
-    {OPT_ACCESS_MODE, "accessMode", NULL},
-    {OPT_SPOOL_FSYNC, "spoolFsync", NULL},
+    {'z', "compressionType", NULL, "compression"},
+    {OPT_BATCHING, "batchingEnabled", "true", NULL},
+    {OPT_NO_BATCHING, "batchingEnabled", "false", NULL},
+    {OPT_BATCH_MAX_MESSAGES, "batchingMaxMessages", NULL, NULL},
+    {OPT_BATCH_MAX_BYTES, "batchingMaxBytes", NULL, NULL},
+    {OPT_BATCH_DELAY_MS, "batchingMaxPublishDelayMs", NULL, NULL},
+    {OPT_KEY_BASED_BATCHING, "batcherType", "key_based", NULL},
+    {OPT_ROUTING, "messageRoutingMode", NULL, "routing mode"},
+    {OPT_HASHING, "hashingScheme", NULL, "hashing scheme"},
+    {OPT_MAX_PENDING, "maxPendingMessages", NULL, NULL},
+    {'c', "chunkingEnabled", "true", NULL},
+    {OPT_CHUNK_SIZE, "chunkMaxMessageSize", NULL, NULL},
+    {OPT_SEND_TIMEOUT, "sendTimeoutMs", NULL, NULL},
+    {OPT_CRYPTO_FAILURE_ACTION, "cryptoFailureAction", NULL, "crypto failure action"},
+    {OPT_ACCESS_MODE, "accessMode", NULL, "access mode"},
+    {OPT_SPOOL_FSYNC, "spoolFsync", NULL, "spool fsync policy"},
 };
 
 /* The highest --sequence-id-start: it leaves 2^62 ids after it, so the messages' ids
@@ -75,25 +77,33 @@ void add_payload(struct args *a, char *data, size_t len, char *key)
     a->payloads[a->n_payloads++] = (struct payload){data, len, key, false, false, 0};
 }
 
-/* A flag from setting_flags becomes "key=value" in a->flag_settings. */
-static bool add_setting_flag(struct args *a, int id, const char *optarg_value)
+/* Appends the setting key=value of the flag spelt flag (typed: its argument, if any). */
+static struct flag_setting *push_flag_setting(struct flag_setting_list *list, const char *flag,
+                                              const char *key, const char *value,
+                                              const char *typed)
+{
+    list->items = grow(list->items, &list->cap, list->count, sizeof *list->items);
+    struct flag_setting *fs = &list->items[list->count++];
+    *fs = (struct flag_setting){key, xmemdup(value, strlen(value)), typed, NULL, ""};
+    snprintf(fs->flag, sizeof fs->flag, "%s", flag);
+    return fs;
+}
+
+/* A flag from setting_flags becomes a setting in a->flag_settings. */
+static bool add_setting_flag(struct args *a, int id, const char *optarg_value, const char *flag)
 {
     for (size_t i = 0; i < sizeof setting_flags / sizeof setting_flags[0]; i++) {
         if (setting_flags[i].id != id)
             continue;
-        const char *value = setting_flags[i].fixed ? setting_flags[i].fixed : optarg_value;
-        /* One block "key\0value": the list frees it through the key. */
-        size_t klen = strlen(setting_flags[i].key), vlen = strlen(value);
-        char *block = xrealloc(NULL, klen + vlen + 2);
-        memcpy(block, setting_flags[i].key, klen + 1);
-        char *v = memcpy(block + klen + 1, value, vlen + 1);
+        const char *fixed = setting_flags[i].fixed;
+        struct flag_setting *fs = push_flag_setting(&a->flag_settings, flag, setting_flags[i].key,
+                                                    fixed ? fixed : optarg_value,
+                                                    fixed ? NULL : optarg_value);
+        fs->what = setting_flags[i].what;
         /* Accept "round-robin" for "round_robin", as the official tools spell it. */
-        for (char *p = v; *p; p++)
+        for (char *p = fs->value; *p; p++)
             if (*p == '-')
                 *p = '_';
-        struct kv_list *list = &a->flag_settings;
-        list->items = grow(list->items, &list->cap, list->count, sizeof *list->items);
-        list->items[list->count++] = (struct kv){block, v};
         return true;
     }
     return false;
@@ -120,6 +130,13 @@ static void free_kv_list(struct kv_list *list)
 {
     for (size_t i = 0; i < list->count; i++)
         free(list->items[i].key);
+    free(list->items);
+}
+
+static void free_flag_settings(struct flag_setting_list *list)
+{
+    for (size_t i = 0; i < list->count; i++)
+        free(list->items[i].value);
     free(list->items);
 }
 
@@ -220,9 +237,6 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case OPT_LISTENER_NAME:
         a->listener_name = arg;
         return true;
-    case OPT_SPOOL_DIR: /* a path: not a setting flag, whose values get '-' -> '_' */
-        push_kv(&a->flag_settings, "spoolDir", arg);
-        return true;
     case OPT_STDIN:
         a->use_stdin = true;
         return true;
@@ -238,6 +252,15 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case OPT_STATS_JSON:
         a->stats_json = arg;
         return true;
+    }
+    return false;
+}
+
+/* The end-to-end encryption flags: names and public keys, in pairs. Returns false for
+ * other ids. */
+static bool handle_encryption_option(struct args *a, int c, const char *arg)
+{
+    switch (c) {
     case OPT_ENC_KEY_NAME:
         if (!*arg || strchr(arg, ','))
             usage_error("--encryption-key-name must be a non-empty name without ',', got '%s'",
@@ -305,15 +328,25 @@ static bool handle_checked_option(struct args *a, int c, const char *arg)
 static void handle_option(struct args *a, int c, const char *arg, const char *long_name,
                           char **argv)
 {
-    if (handle_value_option(a, c, arg) || handle_checked_option(a, c, arg))
+    if (handle_value_option(a, c, arg) || handle_encryption_option(a, c, arg) ||
+        handle_checked_option(a, c, arg))
         return;
     const struct cli_option *o = long_name ? find_option(long_name) : NULL;
+    char flag[40]; /* as typed, for errors: "-z" or "--compression" */
+    if (long_name)
+        snprintf(flag, sizeof flag, "--%s", long_name);
+    else
+        snprintf(flag, sizeof flag, "-%c", c > 0 && c < 256 ? c : '?');
     switch (c) {
     case OPT_SECURITY: {
         const struct security_flag *f = security_flag_find(long_name);
-        push_kv(&a->security, f->key, f->fixed ? f->fixed : arg);
+        push_flag_setting(&a->security, flag, f->key, f->fixed ? f->fixed : arg,
+                          f->fixed ? NULL : arg);
         return;
     }
+    case OPT_SPOOL_DIR: /* a path: not a setting flag, whose values get '-' -> '_' */
+        push_flag_setting(&a->flag_settings, flag, "spoolDir", arg, arg);
+        return;
     case OPT_SCHEMA_FLAG:
         schema_flags_set(&a->schema, long_name, arg);
         return;
@@ -332,7 +365,7 @@ static void handle_option(struct args *a, int c, const char *arg, const char *lo
             usage_error("option '%s' needs an argument", argv[optind - 1]);
         usage_error("option -%c needs an argument", optopt);
     default:
-        if (add_setting_flag(a, c, arg))
+        if (add_setting_flag(a, c, arg, flag))
             return;
         if (optopt && optopt < 256)
             usage_error("unknown option -%c", optopt);
@@ -386,6 +419,38 @@ static void load_conf_file(struct args *a)
     }
 }
 
+/* The option that gives the producer a spool, or NULL. */
+static const char *spool_option(const struct args *a)
+{
+    for (size_t i = 0; i < a->flag_settings.count; i++)
+        if (strcmp(a->flag_settings.items[i].key, "spoolDir") == 0)
+            return "--spool-dir";
+    for (size_t i = 0; i < a->conf.count; i++)
+        if (strcmp(a->conf.items[i].key, "spoolDir") == 0)
+            return "--conf spoolDir";
+    return NULL;
+}
+
+/* What a spool cannot take along: it resends a message after a restart from what it
+ * wrote, which holds neither a delivery delay relative to the send nor replication
+ * clusters (the library refuses such a message at each send), nor a transaction. */
+static void check_spool_combinations(const struct args *a)
+{
+    const char *spool = spool_option(a);
+    const char *other = a->txn_batch              ? "--txn-batch"
+                        : a->disable_replication  ? "--disable-replication"
+                        : a->replication_clusters ? "--replication-clusters"
+                        : a->deliver_after_ms     ? "--deliver-after"
+                                                  : NULL;
+    if (!spool || !other)
+        return;
+    if (a->txn_batch)
+        usage_error("--txn-batch cannot be combined with %s: a spool resends after a restart, "
+                    "outside any transaction", spool);
+    usage_error("%s cannot be combined with %s: a spool resends a message after a restart "
+                "without its replication clusters or delivery delay", other, spool);
+}
+
 /* What no single option can check: the topic and how the options combine. */
 static void check_args(int argc, char **argv, struct args *a)
 {
@@ -406,10 +471,7 @@ static void check_args(int argc, char **argv, struct args *a)
         usage_error("--key and --key-separator cannot be combined: the lines give the keys");
     if (a->txn_abort && !a->txn_batch)
         usage_error("--txn-abort aborts the transactions of --txn-batch, which was not given");
-    for (size_t i = 0; a->txn_batch && i < a->flag_settings.count; i++)
-        if (strcmp(a->flag_settings.items[i].key, "spoolDir") == 0)
-            usage_error("--txn-batch cannot be combined with --spool-dir: a spool resends "
-                        "after a restart, outside any transaction");
+    check_spool_combinations(a);
     for (size_t i = 0; i < a->enc_keys.count; i++)
         if (access(a->enc_keys.items[i].key, R_OK) != 0)
             usage_error("encryption public key '%s': %s", a->enc_keys.items[i].key,
@@ -453,8 +515,8 @@ void free_args(struct args *a)
     free_kv_list(&a->producer_properties);
     free_kv_list(&a->conf);
     free_kv_list(&a->client_conf);
-    free_kv_list(&a->flag_settings);
-    free_kv_list(&a->security);
+    free_flag_settings(&a->flag_settings);
+    free_flag_settings(&a->security);
     free_kv_list(&a->enc_names);
     free_kv_list(&a->enc_keys);
     client_conf_free(&a->file);

@@ -25,6 +25,22 @@ struct kv_list {
     size_t count, cap;
 };
 
+/* A flag that is one library setting (-z, --batch-max-bytes, --spool-dir, the TLS and
+ * authentication flags): the setting, and the flag as the user typed it, so that an
+ * error names the flag and the value typed rather than the key. */
+struct flag_setting {
+    const char *key;
+    char *value;       /* malloc'ed */
+    const char *typed; /* the argument as typed; NULL: a flag without one */
+    const char *what;  /* the setting in words ("compression"); NULL: not enumerated */
+    char flag[40];     /* "-z" or "--compression" */
+};
+
+struct flag_setting_list {
+    struct flag_setting *items;
+    size_t count, cap;
+};
+
 struct args {
     struct expanded_argv expanded; /* argv as getopt_long saw it: option values point into it */
     const char *topic;
@@ -50,8 +66,8 @@ struct args {
     bool null_value;                    /* --null-value: tombstones */
     struct kv_list conf;
     struct kv_list client_conf;
-    struct kv_list flag_settings; /* dedicated flags that are producer settings */
-    struct kv_list security;      /* TLS and authentication flags: client settings */
+    struct flag_setting_list flag_settings; /* dedicated flags that are producer settings */
+    struct flag_setting_list security;      /* TLS and authentication flags: client settings */
     struct schema_flags schema;
     struct schema_input *schema_in; /* NULL: no schema (bytes) */
     struct kv_list enc_names;     /* --encryption-key-name, in order (key only) */

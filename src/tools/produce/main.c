@@ -21,6 +21,7 @@
  * make the configurations (config.c), create the client and producer, send (send.c),
  * flush, close and print the result lines.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -80,12 +81,19 @@ static int setup_exit_status(pulsarc_result res)
                : EXIT_SOME_FAILED;
 }
 
+/* "PROG: <prefix>: <description> [<NAME>]: <detail>" on stderr. */
+static void print_failure(const char *prefix, pulsarc_result res, const char *detail)
+{
+    fprintf(stderr, PROG ": %s: %s [%s]%s%s\n", prefix, pulsarc_strerror(res),
+            pulsarc_result_name(res), detail[0] ? ": " : "", detail);
+}
+
 static void print_setup_error(const char *what, const char *arg, pulsarc_result res)
 {
-    char detail[DETAIL_MAX];
+    char detail[DETAIL_MAX], prefix[1024];
     copy_error_detail(detail);
-    fprintf(stderr, PROG ": %s '%s': %s [%s]%s%s\n", what, arg, pulsarc_strerror(res),
-            pulsarc_result_name(res), detail[0] ? ": " : "", detail);
+    snprintf(prefix, sizeof prefix, "%s '%s'", what, arg);
+    print_failure(prefix, res, detail);
 }
 
 /* --stats-json: the client's statistics, taken once every message has had its callback,
@@ -98,14 +106,41 @@ static bool write_stats(pulsarc_client_t *client, const char *path)
         print_setup_error("cannot take the statistics for", path, res);
         return false;
     }
+    errno = 0;
     FILE *f = fopen(path, "w");
     bool ok = f && fputs(pulsarc_stats_json(stats), f) >= 0 && fputc('\n', f) != EOF;
-    if (f && fclose(f) != 0)
+    int err = errno;
+    if (f && fclose(f) != 0 && ok) {
         ok = false;
+        err = errno;
+    }
     if (!ok)
-        fprintf(stderr, PROG ": cannot write the statistics to '%s'\n", path);
+        fprintf(stderr, PROG ": cannot write the statistics to '%s': %s\n", path,
+                strerror(err ? err : EIO));
     pulsarc_stats_free(stats);
     return ok;
+}
+
+/* After the flush, when every message has completed: a failed flush that no callback
+ * explained, and the messages resent from the spool at the producer's creation that
+ * failed (they have no callback of ours), which count as failed messages. */
+static void report_flush(pulsarc_producer_t *producer, const char *topic, pulsarc_result res)
+{
+    char detail[DETAIL_MAX], prefix[1024];
+    copy_error_detail(detail);
+    bool unexplained = res != PULSARC_OK && outcome_totals().failed == 0;
+    uint64_t resent_failed = count_failures_without_callback(producer);
+    if (resent_failed == 0 && unexplained) {
+        snprintf(prefix, sizeof prefix, "flush of '%s'", topic);
+        print_failure(prefix, res, detail);
+    } else if (resent_failed && unexplained) { /* then the flush names the first of them */
+        snprintf(prefix, sizeof prefix,
+                 "%" PRIu64 " message(s) resent from the spool failed; the first", resent_failed);
+        print_failure(prefix, res, detail);
+    } else if (resent_failed) {
+        fprintf(stderr, PROG ": %" PRIu64 " message(s) resent from the spool failed\n",
+                resent_failed);
+    }
 }
 
 /* Creates client and producer, sends with run's message builders, flushes, closes and
@@ -144,11 +179,11 @@ static int produce(struct args *a, struct run *run, pulsarc_client_config_t *cli
         completed = false;
 
     /* flush returns the first failure among the pending messages, which the callbacks
-     * have already counted and printed; only a failure of flush itself is news. */
+     * have already counted and printed; only a failure of flush itself is news, or one
+     * of the messages resent from the spool, which have no callback of ours. */
     res = pulsarc_producer_flush(producer);
     double elapsed = now_seconds() - run->start;
-    if (res != PULSARC_OK && outcome_totals().failed == 0)
-        print_setup_error("flush of", a->topic, res);
+    report_flush(producer, a->topic, res);
 
     res = pulsarc_producer_close(producer);
     if (res != PULSARC_OK)

@@ -21,7 +21,8 @@ static struct {
     atomic_uint_fast64_t sent;
     atomic_uint_fast64_t failed;
     atomic_uint_fast64_t sent_bytes;
-    atomic_uint_fast64_t reported; /* failure lines printed so far */
+    atomic_uint_fast64_t reported;        /* failure lines printed so far */
+    atomic_uint_fast64_t callback_failed; /* failures our send callbacks saw */
 } stats;
 
 /* Set before the client starts (so the loop thread sees them), read-only afterwards. */
@@ -48,14 +49,21 @@ static void report_failure(uint64_t index, pulsarc_result res, const char *what,
 }
 
 /* Whether a failure says the producer has stopped, so that every later message would
- * only fail the same way: a terminal error (topic terminated, producer fenced, not
- * authorised, ...) or a closed producer. */
-static bool stops_producer(pulsarc_result res)
+ * only fail the same way: a closed producer, or a terminal error (topic terminated,
+ * producer fenced, not authorised, ...) that stopped it. A terminal result may also
+ * concern one message alone: the broker refuses a message it will not store (too big for
+ * the topic's policy, say) with NotAllowed, and the producer stays registered. A stopped
+ * producer is no longer connected, and the library stops it before it fails its pending
+ * messages, so that is what tells the two apart (a producer reconnecting at that very
+ * moment reads as stopped too: the old, cautious answer). */
+static bool stops_producer(pulsarc_producer_t *producer, pulsarc_result res)
 {
-    return pulsarc_result_is_terminal(res) || res == PULSARC_ERR_ALREADY_CLOSED;
+    return res == PULSARC_ERR_ALREADY_CLOSED ||
+           (pulsarc_result_is_terminal(res) && !pulsarc_producer_is_connected(producer));
 }
 
-void count_failure(uint64_t index, pulsarc_result res, const char *what, const char *detail)
+void count_failure(pulsarc_producer_t *producer, uint64_t index, pulsarc_result res,
+                   const char *what, const char *detail)
 {
     atomic_fetch_add(&stats.failed, 1);
     report_failure(index, res, what, detail);
@@ -63,23 +71,36 @@ void count_failure(uint64_t index, pulsarc_result res, const char *what, const c
      * the topic stores nothing at all (fenced for ever), and an endless input would
      * otherwise be read, and fail, for ever. --keep-going sends on after failures that
      * concern one message, never after one every later message would share. */
-    if (stops_producer(res))
+    if (stops_producer(producer, res))
         stop_sending(res, detail, true);
     else if (!g_keep_going)
         stop_sending(res, detail, false);
 }
 
-void message_failed(uint64_t index, pulsarc_result res, const char *what)
+void message_failed(pulsarc_producer_t *producer, uint64_t index, pulsarc_result res,
+                    const char *what)
 {
     char detail[DETAIL_MAX];
     copy_error_detail(detail);
-    count_failure(index, res, what, detail);
+    count_failure(producer, index, res, what, detail);
+}
+
+uint64_t count_failures_without_callback(pulsarc_producer_t *producer)
+{
+    pulsarc_stats_t *snapshot = NULL;
+    if (pulsarc_producer_stats(producer, &snapshot) != PULSARC_OK)
+        return 0;
+    uint64_t all = pulsarc_stats_get(snapshot, PULSARC_STAT_MSGS_FAILED);
+    pulsarc_stats_free(snapshot);
+    uint64_t ours = atomic_load(&stats.callback_failed);
+    uint64_t n = all > ours ? all - ours : 0;
+    atomic_fetch_add(&stats.failed, n);
+    return n;
 }
 
 void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
                   const pulsarc_message_id_t *id, void *ctx)
 {
-    (void)producer;
     struct send_ctx *sc = ctx;
     if (res == PULSARC_OK) {
         atomic_fetch_add(&stats.sent, 1);
@@ -90,7 +111,8 @@ void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
             fprintf(stderr, PROG ": message %" PRIu64 " persisted as %s\n", sc->index, buf);
         }
     } else {
-        message_failed(sc->index, res, "failed");
+        atomic_fetch_add(&stats.callback_failed, 1);
+        message_failed(producer, sc->index, res, "failed");
     }
     free(sc);
     /* The library released the message's room before this call. Said after a failure

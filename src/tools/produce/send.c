@@ -98,7 +98,8 @@ static bool send_one(struct run *run, const struct payload *p)
     if (run->schema_in && schema_input_message(run->schema_in, p->data, p->len, p->raw,
                                                p->key ? p->key : run->kv_key, &enc, err,
                                                sizeof err) != 0) {
-        count_failure(index, PULSARC_ERR_INVALID_PAYLOAD, "could not be converted", err);
+        count_failure(run->producer, index, PULSARC_ERR_INVALID_PAYLOAD, "could not be converted",
+                      err);
         return !sending_stopped();
     }
     struct payload converted = {(char *)enc.data, enc.len, (char *)enc.key, false, true,
@@ -108,7 +109,7 @@ static bool send_one(struct run *run, const struct payload *p)
     bool txn_ok = true;
     pulsarc_result res = build_message(run, &converted, index, &msg);
     if (res != PULSARC_OK) {
-        message_failed(index, res, "could not be built");
+        message_failed(run->producer, index, res, "could not be built");
     } else if (run->txn.size && !(txn = txn_batch_current(&run->txn, index))) {
         txn_ok = false; /* reported there: the run stops */
     } else {
@@ -119,7 +120,7 @@ static bool send_one(struct run *run, const struct payload *p)
         } else if (res != PULSARC_OK) {
             /* Not accepted: no callback will come, so count and free here. */
             free(sc);
-            message_failed(index, res, "was rejected");
+            message_failed(run->producer, index, res, "was rejected");
         } else if (txn) {
             txn_ok = txn_batch_accepted(&run->txn);
         }
