@@ -182,5 +182,6 @@ int pulsarc_result_is_terminal(pulsarc_result res)
 int pc_result_fails_creation(pulsarc_result res)
 {
     return pulsarc_result_is_terminal(res) || res == PULSARC_ERR_BROKER_PRODUCER_BUSY ||
-           res == PULSARC_ERR_BROKER_TOPIC_NOT_FOUND;
+           res == PULSARC_ERR_BROKER_TOPIC_NOT_FOUND ||
+           res == PULSARC_ERR_MESSAGE_TOO_BIG; /* a PRODUCER command above the frame limit */
 }

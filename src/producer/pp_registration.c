@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "net/lookup.h"
 #include "net/pool.h"
+#include "wire/frame.h"
 
 static void connect_now(pc_pp_t *pp);
 static void schedule_reconnect(pc_pp_t *pp);
@@ -254,6 +255,25 @@ static bool producer_metadata(const pc_pp_t *pp, Pulsar__Proto__CommandProducer 
     return true;
 }
 
+/* The broker reads a frame of at most its max message size plus the framing allowance,
+ * and resets the connection (every producer on it) on a larger one: a PRODUCER command
+ * that large (its properties and schema make it so) is refused here, unsent. Returns
+ * false with the detail written. */
+static bool registration_fits(const pc_conn_t *conn, const pc_pp_t *pp,
+                              const Pulsar__Proto__BaseCommand *cmd, char *detail, size_t len)
+{
+    size_t frame = 4 + pulsar__proto__base_command__get_packed_size(cmd);
+    size_t limit = (size_t)pc_conn_max_message_size(conn) + PC_FRAME_OVERHEAD_ALLOWANCE;
+    if (frame <= limit)
+        return true;
+    snprintf(detail, len,
+             "the producer's properties (%zu) and schema make a PRODUCER command of %zu bytes, "
+             "above the %zu bytes the broker reads in one frame (its max message size plus "
+             "%d): not sent, since the broker would reset the connection",
+             pp->set.n_properties, frame, limit, PC_FRAME_OVERHEAD_ALLOWANCE);
+    return false;
+}
+
 static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
 {
     pc_pp_t *pp = attempt_ctx_take(ctx);
@@ -302,6 +322,21 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
         free(metadata);
         pc_conn_remove_listener(conn, &pp->listener);
         attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    char detail[512];
+    if (!registration_fits(conn, pp, &cmd, detail, sizeof detail)) {
+        pp->inflight--;
+        free(a);
+        pc_pp_schema_proto_free(schema_mem);
+        free(metadata);
+        pc_conn_remove_listener(conn, &pp->listener);
+        if (pp->sequence_known) {
+            pp->conn = NULL; /* a registration again: it cannot pass on this broker */
+            pc_pp_stop_with(pp, PULSARC_ERR_MESSAGE_TOO_BIG, detail);
+        } else {
+            attempt_failed(pp, PULSARC_ERR_MESSAGE_TOO_BIG, detail);
+        }
         return;
     }
     pp->registering = true;

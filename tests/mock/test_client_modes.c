@@ -72,6 +72,36 @@ Test(client_modes, access_mode_properties_and_initial_subscription_are_registere
     h_finish();
 }
 
+/* Properties that make the PRODUCER command larger than the broker reads in one frame
+ * fail the creation at once with a size error, and are never sent: the broker would
+ * reset the connection, which other producers share. */
+Test(client_modes, properties_above_the_frame_limit_fail_the_creation_unsent)
+{
+    mock_broker_set_max_message_size(mb, 4096);
+    client = h_client(NULL);
+    pulsarc_producer_t *other = h_producer(client, H_TOPIC, NULL);
+    uint64_t producers = h_count(mb, MOCK_PRODUCERS);
+    pulsarc_producer_config_t *pc = h_producer_conf(0, NULL);
+    static char big[8 * 1024];
+    memset(big, 'v', sizeof big - 1);
+    for (int i = 0; i < 3; i++) {
+        char key[8];
+        snprintf(key, sizeof key, "k%d", i);
+        cr_assert_eq(pulsarc_producer_config_set_property(pc, key, big), PULSARC_OK);
+    }
+    char detail[512];
+    uint64_t ms;
+    pulsarc_result r = h_producer_fails(client, H_TOPIC "-big", pc, detail, sizeof detail, &ms);
+    cr_assert_eq(r, PULSARC_ERR_MESSAGE_TOO_BIG, "got %s (%s)", pulsarc_result_name(r), detail);
+    cr_assert(strstr(detail, "properties") && strstr(detail, "frame"), "%s", detail);
+    cr_assert_lt(ms, 5000, "the creation retried instead of failing");
+    cr_assert_eq(h_count(mb, MOCK_PRODUCERS), producers, "the oversized PRODUCER was sent");
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 1, "the shared connection was reset");
+    cr_assert_eq(h_send_sync(other, 0), PULSARC_OK, "the other producer was disturbed");
+    pulsarc_producer_free(other);
+    h_finish();
+}
+
 /* The broker's topic epoch comes back with every later registration: a producer whose
  * topic was taken over meanwhile (a higher epoch) is then refused instead of taking it
  * back. */
