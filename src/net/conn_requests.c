@@ -25,6 +25,7 @@ void pc_conn_request(pc_conn_t *c, Pulsar__Proto__BaseCommand *cmd, uint64_t req
         return;
     }
     r->id = request_id;
+    r->queued = false;
     r->deadline_ms = pc_mono_ms() + c->rt->limits.operation_timeout_ms;
     r->cb = cb;
     r->ctx = ctx;
@@ -44,6 +45,31 @@ static request_t *take_request(pc_conn_t *c, uint64_t id)
         }
     }
     return NULL;
+}
+
+static request_t *find_request(const pc_conn_t *c, uint64_t id)
+{
+    for (request_t *r = c->requests; r; r = r->next)
+        if (r->id == id)
+            return r;
+    return NULL;
+}
+
+bool pc_conn_request_queued(const pc_conn_t *c, uint64_t request_id)
+{
+    const request_t *r = find_request(c, request_id);
+    return r && r->queued;
+}
+
+/* PRODUCER_SUCCESS(producer_ready=false): a WaitForExclusive producer waits in the
+ * broker's queue until the topic's holder leaves; the real answer follows. */
+static void note_queued(pc_conn_t *c, uint64_t request_id)
+{
+    request_t *r = find_request(c, request_id);
+    if (r)
+        r->queued = true;
+    PC_INFO(c->rt->log, "request %llu: the broker queued the producer until it may have the "
+            "topic to itself", (unsigned long long)request_id);
 }
 
 static void complete_request(pc_conn_t *c, uint64_t id, pulsarc_result res,
@@ -132,8 +158,7 @@ void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
             !(cmd->producer_success->has_producer_ready && !cmd->producer_success->producer_ready))
             complete_request(c, cmd->producer_success->request_id, PULSARC_OK, cmd, NULL);
         else if (cmd->producer_success)
-            PC_INFO(c->rt->log, "request %llu: the broker queued the producer until it may "
-                    "have the topic to itself", (unsigned long long)cmd->producer_success->request_id);
+            note_queued(c, cmd->producer_success->request_id);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP_RESPONSE:
         if (cmd->lookuptopicresponse)
@@ -244,7 +269,8 @@ void pc_conn_on_tick(uv_timer_t *t)
         request_t *r = *pp;
         if (r->deadline_ms <= now) {
             *pp = r->next;
-            pc_set_detail("no answer from the broker within operationTimeoutMs");
+            pc_set_detail(r->queued ? PC_CONN_QUEUED_DETAIL
+                                    : "no answer from the broker within operationTimeoutMs");
             r->cb(c, PULSARC_ERR_TIMEOUT, NULL, r->ctx);
             free(r);
             if (c->state == PC_CONN_CLOSED)

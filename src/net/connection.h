@@ -65,6 +65,13 @@ void pc_conn_when_ready(pc_conn_t *c, pc_conn_ready_cb cb, void *ctx);
 
 /* Send cmd with its request id already set; cb fires once with the answer, an error or
  * PULSARC_ERR_TIMEOUT after operationTimeoutMs. */
+/* Whether the broker answered the PRODUCER request request_id, still pending, with
+ * producer_ready=false: it queued the (WaitForExclusive) producer until the topic's
+ * exclusive holder leaves. Such a request that times out says so (this detail). */
+bool pc_conn_request_queued(const pc_conn_t *c, uint64_t request_id);
+#define PC_CONN_QUEUED_DETAIL                                                                \
+    "the broker queued the producer (accessMode wait_for_exclusive): another producer has " \
+    "the topic to itself and did not leave within operationTimeoutMs"
 void pc_conn_request(pc_conn_t *c, Pulsar__Proto__BaseCommand *cmd, uint64_t request_id,
                      pc_request_cb cb, void *ctx);
 /* Send a command that expects no answer. Returns 0 or -1. */

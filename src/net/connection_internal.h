@@ -32,6 +32,7 @@ typedef struct request {
     uint64_t deadline_ms;
     pc_request_cb cb;
     void *ctx;
+    bool queued;        /* PRODUCER: the broker queued it for exclusive access */
 } request_t;
 
 typedef struct ready_waiter {

@@ -20,7 +20,14 @@ const pc_pp_counters_t *pc_pp_counters(const pc_pp_t *pp) { return &pp->counters
 pulsarc_result pc_pp_last_attempt(const pc_pp_t *pp, const char **detail)
 {
     *detail = pp->attempt_detail;
-    return pp->sequence_known ? PULSARC_OK : pp->attempt_res;
+    if (pp->sequence_known)
+        return PULSARC_OK;
+    /* Still waiting in the broker's queue for exclusive access: that is why. */
+    if (pp->registering && pp->conn && pc_conn_request_queued(pp->conn, pp->registration_rid)) {
+        *detail = PC_CONN_QUEUED_DETAIL;
+        return PULSARC_ERR_TIMEOUT;
+    }
+    return pp->attempt_res;
 }
 
 pc_send_rules_t pc_pp_send_rules(const pc_pp_settings_t *set)

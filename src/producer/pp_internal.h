@@ -89,6 +89,7 @@ struct pc_pp {
     uint64_t topic_epoch;     /* sent again at every registration, so a producer fenced
                                  meanwhile is refused rather than taking over again */
     bool registering;         /* a PRODUCER request of the current attempt is in flight */
+    uint64_t registration_rid; /* ... its request id */
     pc_conn_t *conn;
     pc_conn_listener_t listener;
     pc_cluster_listener_t cluster_listener; /* hears of a switch to another cluster */

@@ -340,6 +340,7 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
         return;
     }
     pp->registering = true;
+    pp->registration_rid = rid;
     pc_conn_request(conn, &cmd, rid, on_registered, a);
     pc_pp_schema_proto_free(schema_mem);
     free(metadata);

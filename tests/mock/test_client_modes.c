@@ -241,6 +241,10 @@ Test(client_modes, wait_for_exclusive_gives_up_at_operation_timeout_and_withdraw
     pthread_join(cr.thread, NULL);
     cr_assert_eq(atomic_load(&cr.result), PULSARC_ERR_TIMEOUT, "got %s: %s",
                  pulsarc_result_name(atomic_load(&cr.result)), cr.detail);
+    /* The detail says why: queued behind another producer, not a broker that never
+     * answered. */
+    cr_assert(strstr(cr.detail, "queued") && strstr(cr.detail, "wait_for_exclusive"), "%s",
+              cr.detail);
     cr_assert(h_wait_count(mb, MOCK_CLOSE_PRODUCERS, 1, 5000),
               "the broker was not told to drop the queued producer");
     cr_assert_eq(mock_broker_grant_queued(mb), 0, "the queued producer is still there");
