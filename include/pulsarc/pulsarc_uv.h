@@ -34,7 +34,8 @@
  *     connection open (so an open producer), failover checks (failoverSecondaryUrls or a
  *     service URL provider), or a close in progress. An idle client (no producer, nothing
  *     pending) does not keep the loop alive, and uv_run returns once the application's own
- *     handles are done. Work handed over from another thread after uv_run has returned
+ *     handles are done; statsIntervalSeconds is no work either (its callback comes while
+ *     the loop runs). Work handed over from another thread after uv_run has returned
  *     waits until the loop runs again.
  *
  *   - Closing: pulsarc_client_close_async(client, cb, ctx). Producers still open are

@@ -47,6 +47,10 @@ int pc_client_stats_init(pc_client_stats_t *s, uv_loop_t *loop, const pc_admissi
         if (!(s->timer = pc_timer_new(loop, s)))
             return -1;
         uv_timer_start(s->timer, on_interval, interval_ms, interval_ms);
+        /* Reporting is no work: on the application's loop an idle client must let uv_run
+         * end (client_loop.c counts what keeps the client's loop alive). The callback comes
+         * whenever the loop runs; the client's own thread runs until the close anyway. */
+        uv_unref((uv_handle_t *)s->timer);
     }
     uv_check_init(loop, &s->tick);
     s->tick.data = s;

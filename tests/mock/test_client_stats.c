@@ -6,6 +6,9 @@
 #include "client_harness.h"
 
 #include <jansson.h>
+#include <uv.h>
+
+#include "pulsarc/pulsarc_uv.h"
 
 TestSuite(client_stats, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(40));
 
@@ -314,6 +317,56 @@ Test(client_stats, no_callback_when_the_interval_is_0)
     producer = h_producer(client, H_TOPIC, NULL);
     h_let_time_pass(1500); /* a callback every second would have come */
     cr_assert_eq(atomic_load(&cb_calls), 0);
+    h_finish();
+}
+
+/* On the application's loop (pulsarc_client_new_on_loop) the interval's timer is no work:
+ * an idle client lets uv_run end, as pulsarc_uv.h says, and the callback still comes
+ * while the application's loop runs for reasons of its own. The watchdog is the bound on
+ * a uv_run that pulsarc keeps going: unref'd, it does not keep the loop running itself,
+ * and when it fires it stops the loop and the test fails. */
+static bool watchdog_fired;
+
+static void on_watchdog(uv_timer_t *t)
+{
+    watchdog_fired = true;
+    uv_stop(t->loop);
+}
+
+static void on_app_client_closed(pulsarc_client_t *c, pulsarc_result res, void *ctx)
+{
+    *(bool *)ctx = true;
+}
+
+Test(client_stats, the_interval_does_not_keep_an_idle_client_on_the_applications_loop)
+{
+    uv_loop_t app;
+    cr_assert_eq(uv_loop_init(&app), 0);
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    cr_assert_eq(pulsarc_client_config_set(cc, "statsIntervalSeconds", "1"), PULSARC_OK);
+    set_stats_cb(cc);
+    pulsarc_client_config_set_logger(cc, h_logger, NULL);
+    pulsarc_client_t *c = NULL;
+    cr_assert_eq(pulsarc_client_new_on_loop(&app, mock_broker_url(mb), cc, &c), PULSARC_OK);
+    pulsarc_client_config_free(cc);
+    uv_timer_t watchdog;
+    uv_timer_init(&app, &watchdog);
+    uv_timer_start(&watchdog, on_watchdog, (uint64_t)h_deadline_ms(5000), 0);
+    uv_unref((uv_handle_t *)&watchdog);
+    uv_run(&app, UV_RUN_DEFAULT);
+    cr_assert_not(watchdog_fired, "uv_run went on for an idle client with statistics");
+    /* The application's own reason to run: the callback comes meanwhile. */
+    uv_ref((uv_handle_t *)&watchdog);
+    while (atomic_load(&cb_calls) == 0 && !watchdog_fired)
+        uv_run(&app, UV_RUN_ONCE);
+    cr_assert_gt(atomic_load(&cb_calls), 0, "no statistics callback while the loop ran");
+    uv_close((uv_handle_t *)&watchdog, NULL);
+    bool closed = false;
+    cr_assert_eq(pulsarc_client_close_async(c, on_app_client_closed, &closed), PULSARC_OK);
+    uv_run(&app, UV_RUN_DEFAULT);
+    cr_assert(closed, "uv_run ended before the client's close was done");
+    cr_assert_eq(pulsarc_client_destroy(c), PULSARC_OK);
+    cr_assert_eq(uv_loop_close(&app), 0, "a handle was left on the application's loop");
     h_finish();
 }
 
