@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "pulsarc/pulsarc_uv.h"
+#include "test_watchdog.h"
 
 TestSuite(client_stats, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(40));
 
@@ -321,18 +322,9 @@ Test(client_stats, no_callback_when_the_interval_is_0)
 }
 
 /* On the application's loop (pulsarc_client_new_on_loop) the interval's timer is no work:
- * an idle client lets uv_run end, as pulsarc_uv.h says, and the callback still comes
- * while the application's loop runs for reasons of its own. The watchdog is the bound on
- * a uv_run that pulsarc keeps going: unref'd, it does not keep the loop running itself,
- * and when it fires it stops the loop and the test fails. */
-static bool watchdog_fired;
-
-static void on_watchdog(uv_timer_t *t)
-{
-    watchdog_fired = true;
-    uv_stop(t->loop);
-}
-
+ * an idle client lets uv_run end, as pulsarc_uv.h says (the watchdog bounds a uv_run that
+ * pulsarc keeps going), and the callback still comes while the application's loop runs
+ * for reasons of its own. */
 static void on_app_client_closed(pulsarc_client_t *c, pulsarc_result res, void *ctx)
 {
     *(bool *)ctx = true;
@@ -349,18 +341,15 @@ Test(client_stats, the_interval_does_not_keep_an_idle_client_on_the_applications
     pulsarc_client_t *c = NULL;
     cr_assert_eq(pulsarc_client_new_on_loop(&app, mock_broker_url(mb), cc, &c), PULSARC_OK);
     pulsarc_client_config_free(cc);
-    uv_timer_t watchdog;
-    uv_timer_init(&app, &watchdog);
-    uv_timer_start(&watchdog, on_watchdog, (uint64_t)h_deadline_ms(5000), 0);
-    uv_unref((uv_handle_t *)&watchdog);
-    uv_run(&app, UV_RUN_DEFAULT);
-    cr_assert_not(watchdog_fired, "uv_run went on for an idle client with statistics");
+    test_watchdog_t w;
+    cr_assert(tw_run_returns(&app, &w, (uint64_t)h_deadline_ms(5000)),
+              "uv_run went on for an idle client with statistics");
     /* The application's own reason to run: the callback comes meanwhile. */
-    uv_ref((uv_handle_t *)&watchdog);
-    while (atomic_load(&cb_calls) == 0 && !watchdog_fired)
+    uv_ref((uv_handle_t *)&w.timer);
+    while (atomic_load(&cb_calls) == 0 && !w.fired)
         uv_run(&app, UV_RUN_ONCE);
     cr_assert_gt(atomic_load(&cb_calls), 0, "no statistics callback while the loop ran");
-    uv_close((uv_handle_t *)&watchdog, NULL);
+    tw_close(&w);
     bool closed = false;
     cr_assert_eq(pulsarc_client_close_async(c, on_app_client_closed, &closed), PULSARC_OK);
     uv_run(&app, UV_RUN_DEFAULT);
