@@ -2,6 +2,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* The length of the well-formed UTF-8 sequence at p (2..4) and its code point, or 0 (RFC
  * 3629: no overlong forms, no surrogates, nothing above U+10FFFF). */
@@ -85,4 +87,29 @@ void pc_safe_text(char *s)
         }
     }
     *out = '\0';
+}
+
+char *pc_utf8_repaired(const char *s)
+{
+    const unsigned char *in = (const unsigned char *)(s ? s : "");
+    /* At worst every byte becomes three. */
+    size_t len = strlen((const char *)in);
+    unsigned char *out = malloc(len * 3 + 1), *o = out;
+    if (!out)
+        return NULL;
+    while (*in) {
+        uint32_t cp;
+        size_t n = *in < 0x80 ? 1 : utf8_decode(in, &cp);
+        if (n == 0) {
+            memcpy(o, "\xEF\xBF\xBD", 3); /* U+FFFD */
+            o += 3;
+            in++;
+            continue;
+        }
+        memcpy(o, in, n);
+        o += n;
+        in += n;
+    }
+    *o = '\0';
+    return (char *)out;
 }

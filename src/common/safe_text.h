@@ -14,4 +14,10 @@
  * tags, ...); other text stays as it is. NULL is a no-op. */
 void pc_safe_text(char *s);
 
+/* A copy of s (malloc'd) that is well-formed UTF-8, for formats that take nothing else
+ * (JSON: jansson refuses ill-formed UTF-8): each byte that is not part of a well-formed
+ * sequence becomes U+FFFD REPLACEMENT CHARACTER, everything else is kept as it is (the
+ * format escapes controls). NULL when out of memory; s NULL gives "". */
+char *pc_utf8_repaired(const char *s);
+
 #endif

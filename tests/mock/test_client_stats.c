@@ -254,6 +254,37 @@ Test(client_stats, compression_ratio_of_compressible_payloads)
     h_finish();
 }
 
+/* A producer name is the user's (producerName, any bytes) or the broker's: one that is not
+ * UTF-8 reaches the JSON with U+FFFD for each byte that is not part of a well-formed
+ * sequence, instead of failing the snapshot (jansson takes UTF-8 only). */
+static void assert_name_in_json(const char *json, const char *want)
+{
+    json_error_t err;
+    json_t *j = json_loads(json, 0, &err);
+    cr_assert_not_null(j, "JSON: %s", err.text);
+    json_t *p = json_object_get(j, "producers") ? json_array_get(json_object_get(j, "producers"), 0)
+                                                : j;
+    cr_assert_str_eq(json_string_value(json_object_get(p, "name")), want);
+    json_decref(j);
+}
+
+Test(client_stats, a_producer_name_that_is_not_utf8_is_replaced_in_the_json)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "producerName", "caf\xe9-\xc3\xa9-\xff\xfe", NULL);
+    cr_assert_str_eq(pulsarc_producer_name(producer), "caf\xe9-\xc3\xa9-\xff\xfe");
+    pulsarc_stats_t *s = NULL;
+    pulsarc_result r = pulsarc_producer_stats(producer, &s);
+    cr_assert_eq(r, PULSARC_OK, "producer_stats: %s", pulsarc_result_name(r));
+    const char *want = "caf\xef\xbf\xbd-\xc3\xa9-\xef\xbf\xbd\xef\xbf\xbd";
+    assert_name_in_json(pulsarc_stats_json(s), want);
+    pulsarc_stats_free(s);
+    s = client_stats();
+    assert_name_in_json(pulsarc_stats_json(s), want);
+    pulsarc_stats_free(s);
+    h_finish();
+}
+
 /* ---- the periodic callback ------------------------------------------------------------- */
 
 static _Atomic int cb_calls;

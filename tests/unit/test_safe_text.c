@@ -2,6 +2,7 @@
  * whoever formats the text (pc_fail, pc_set_detail, the logger). */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/error.h"
@@ -79,4 +80,28 @@ Test(safe_text, log_lines_are_cleaned)
     pc_logger_t log = { .cb = capture, .level = PULSARC_LOG_DEBUG };
     PC_WARN(&log, "server version %s", "mock\x1b[2J\n12:00:00 pulsarc ERROR forged");
     cr_expect_str_eq(logged, "server version mock?[2J?12:00:00 pulsarc ERROR forged");
+}
+
+/* For JSON: every stray byte becomes U+FFFD, well-formed text (controls and format
+ * characters included: JSON escapes what it must) stays. */
+static void expect_repaired(const char *in, const char *want)
+{
+    char *got = pc_utf8_repaired(in);
+    cr_assert_not_null(got);
+    cr_expect_str_eq(got, want, "from \"%s\"", in);
+    free(got);
+}
+
+Test(safe_text, repaired_utf8_replaces_each_stray_byte)
+{
+    expect_repaired("caf\xc3\xa9 \xf0\x9f\x98\x80 \x1b\xe2\x80\xae",
+                    "caf\xc3\xa9 \xf0\x9f\x98\x80 \x1b\xe2\x80\xae");
+    expect_repaired("caf\xe9!", "caf\xef\xbf\xbd!");                       /* Latin-1 */
+    expect_repaired("\xff\xfe", "\xef\xbf\xbd\xef\xbf\xbd");
+    expect_repaired("cut \xe2\x82", "cut \xef\xbf\xbd\xef\xbf\xbd");
+    expect_repaired("overlong \xc0\xaf", "overlong \xef\xbf\xbd\xef\xbf\xbd");
+    expect_repaired("surrogate \xed\xa0\x80.",
+                    "surrogate \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd.");
+    expect_repaired("", "");
+    expect_repaired(NULL, "");
 }
