@@ -84,6 +84,13 @@ struct pc_conn {
     int live_handles;   /* handles not yet closed; the struct is freed at zero */
     int busy_requests;  /* getaddrinfo/connect/write in flight */
 
+    /* The first bytes the peer sent (ciphertext on a TLS connection), to name a peer that
+     * is no broker's binary port: an HTTP server, a TLS port dialled with pulsar://
+     * (conn_io.c). framed: a frame arrived, the peer speaks Pulsar. */
+    uint8_t head[96];
+    size_t head_len;
+    bool framed;
+
     pc_frame_reader_t reader;
     uint8_t *rbuf;      /* reads land here (and TLS plaintext); allocated at the first */
     size_t rbuf_len;
