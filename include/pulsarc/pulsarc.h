@@ -454,6 +454,14 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_auth_tls(pulsarc_client_con
  * certificate); the client's authentication goes to the primary and to the secondaries
  * of failoverSecondaryUrls. tlsProtocols, tlsCiphers, tlsAllowInsecureConnection and
  * tlsEnableHostnameVerification apply to every cluster.
+ *
+ * A switch from a pulsar+ssl:// or https:// URL to a plain-text one (by failover, a
+ * service URL provider's answer or pulsarc_client_update_service_url) sends everything,
+ * the credentials included, in clear text from then on: each such switch is logged at
+ * WARN (the URLs, never a secret) and counted (PULSARC_STAT_TLS_DOWNGRADES, JSON
+ * "tls_downgrades"). It is not refused: the URL comes from the application or its
+ * configuration, a plain URL at creation is likewise only warned about, and the Java and
+ * C++ clients switch without a word.
  * ------------------------------------------------------------------------------- */
 
 /** A secondary cluster with its own credentials and trust (the C++ client's ServiceInfo),
@@ -1290,6 +1298,9 @@ typedef enum pulsarc_stat {
     PULSARC_STAT_PRODUCERS,        /**< gauge: producers created and not freed yet, closed ones
                                       included (1 in a producer's snapshot) */
     PULSARC_STAT_LATENCY_COUNT,    /**< messages timed: every acknowledged one */
+    PULSARC_STAT_TLS_DOWNGRADES,   /**< client only: switches of cluster from a pulsar+ssl://
+                                      or https:// service URL to a plain-text one (each also
+                                      logged at WARN; see "Cluster failover") */
 } pulsarc_stat;
 
 /** Take a snapshot of one producer's statistics, or of the whole client's. From a callback

@@ -31,11 +31,13 @@
  *     drive (the poll watches that loop's backend descriptor, the timer its next timeout),
  *     so none of them is ever one of loop's handles. They keep uv_run(loop,
  *     UV_RUN_DEFAULT) running while the client has work: an operation in flight, a
- *     connection open (so an open producer), failover checks (failoverSecondaryUrls or a
- *     service URL provider), or a close in progress. An idle client (no producer, nothing
- *     pending) does not keep the loop alive, and uv_run returns once the application's own
- *     handles are done. Work handed over from another thread after uv_run has returned
- *     waits until the loop runs again.
+ *     connection in use (an open producer; one the pool keeps open for nobody is no
+ *     work), failover checks (failoverSecondaryUrls or a service URL provider), or a close
+ *     in progress. An idle client (no producer, nothing pending) does not keep the loop
+ *     alive, and uv_run returns once the application's own handles are done;
+ *     statsIntervalSeconds is no work either (its callback comes while the loop runs).
+ *     Work handed over from another thread after uv_run has returned waits until the loop
+ *     runs again.
  *
  *   - Closing: pulsarc_client_close_async(client, cb, ctx). Producers still open are
  *     closed and their pending messages fail with PULSARC_ERR_ALREADY_CLOSED; cb runs on

@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,13 +34,13 @@ static const char *either(const pc_auth_params_t *kv, const char *a, const char 
     return v ? v : pc_auth_params_get(kv, b);
 }
 
-/* The credentials file's text into *text (a secret: the caller wipes it); errors name
- * the file, never its content. */
-static pulsarc_result read_key_file(const char *path, char **text)
+/* The credentials file's text into *text and its length (*len bytes and a NUL, a secret:
+ * the caller wipes all *len bytes, past any NUL inside); errors name the file, never its
+ * content. */
+static pulsarc_result read_key_file(const char *path, char **text, size_t *len)
 {
-    size_t n;
     int err;
-    pc_small_file_status st = pc_read_small_file(path, MAX_KEY_FILE, text, &n, &err);
+    pc_small_file_status st = pc_read_small_file(path, MAX_KEY_FILE, text, len, &err);
     if (st == PC_SMALL_FILE_OK)
         return PULSARC_OK;
     if (st == PC_SMALL_FILE_NO_MEMORY)
@@ -52,36 +54,45 @@ static pulsarc_result read_key_file(const char *path, char **text)
                    "than %d bytes)", path, MAX_KEY_FILE);
 }
 
-static pulsarc_result decode_data_url(const char *b64, char **text)
+/* The same for the inline form. A decode that fails has already written the blocks
+ * before the bad one: the whole buffer is wiped, not only up to a NUL. */
+static pulsarc_result decode_data_url(const char *b64, char **text, size_t *len)
 {
     size_t n = strlen(b64);
-    char *out = malloc(n / 4 * 3 + 4);
+    if (n > INT_MAX)
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "authParams for oauth2: the private_key data: URL is too long");
+    size_t cap = n / 4 * 3 + 4;
+    char *out = malloc(cap);
     if (!out)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     int got = EVP_DecodeBlock((unsigned char *)out, (const unsigned char *)b64, (int)n);
     if (got < 0) {
+        OPENSSL_cleanse(out, cap);
         free(out);
         return pc_fail(PULSARC_ERR_INVALID_CONFIG,
                        "authParams for oauth2: the private_key data: URL is not valid base64");
     }
     out[got] = '\0'; /* padding decodes to NULs, which end the text early: harmless */
     *text = out;
+    *len = (size_t)got;
     return PULSARC_OK;
 }
 
-static pulsarc_result key_text(const char *key, char **text)
+static pulsarc_result key_text(const char *key, char **text, size_t *len)
 {
     *text = NULL;
+    *len = 0;
     if (!strncmp(key, DATA_PREFIX, strlen(DATA_PREFIX)))
-        return decode_data_url(key + strlen(DATA_PREFIX), text);
+        return decode_data_url(key + strlen(DATA_PREFIX), text, len);
     if (!strncmp(key, "data:", 5))
         return pc_fail(PULSARC_ERR_INVALID_CONFIG, "authParams for oauth2: private_key data: "
                                                    "URLs must be " DATA_PREFIX "...");
     if (!strncmp(key, "file://", 7))
-        return read_key_file(key + 7, text);
+        return read_key_file(key + 7, text, len);
     if (!strncmp(key, "file:", 5))
-        return read_key_file(key + 5, text);
-    return read_key_file(key, text);
+        return read_key_file(key + 5, text, len);
+    return read_key_file(key, text, len);
 }
 
 /* Copies of the credentials file's fields into owned strings (wiped by the caller). */
@@ -100,12 +111,15 @@ static void key_fields_clear(key_fields_t *k)
 static pulsarc_result load_key(const char *key, key_fields_t *out)
 {
     char *text;
-    pulsarc_result r = key_text(key, &text);
+    size_t len;
+    pulsarc_result r = key_text(key, &text, &len);
     if (r != PULSARC_OK)
         return r;
     pc_secret_json_init(); /* jansson's copies of the secret are wiped */
     json_t *root = json_loads(text, 0, NULL);
-    pc_auth_secret_free(text);
+    /* All of it: the parser stops at a NUL, the secret may go on after it. */
+    OPENSSL_cleanse(text, len);
+    free(text);
     const char *id = json_string_value(json_object_get(root, "client_id"));
     const char *secret = json_string_value(json_object_get(root, "client_secret"));
     const char *issuer = json_string_value(json_object_get(root, "issuer_url"));

@@ -267,7 +267,7 @@ static pulsarc_result client_new(uv_loop_t *app, const char *service_url,
     fill_runtime(c);
     pulsarc_result http_rc = pc_client_clusters_use_http(&c->clusters, &c->conf, &c->rt);
     if (http_rc == PULSARC_OK &&
-        pc_client_stats_init(&c->stats, &c->loop, &c->admission,
+        pc_client_stats_init(&c->stats, &c->rt, &c->admission,
                              (uint64_t)c->conf.stats_interval_s * 1000u, c->conf.stats_cb,
                              c->conf.stats_ctx) != 0)
         http_rc = PULSARC_ERR_NO_MEMORY;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/safe_text.h"
+
 int pc_stats_result_slot(pulsarc_result res)
 {
     if (res < 0 && res >= -31)
@@ -52,6 +54,17 @@ void pc_stats_totals_clear_gauges(pc_stats_totals_t *t)
 }
 
 /* ---- JSON ----------------------------------------------------------------------------- */
+
+json_t *pc_stats_json_text(const char *s)
+{
+    json_t *j = json_string(s ? s : "");
+    if (j)
+        return j;
+    char *repaired = pc_utf8_repaired(s); /* jansson takes nothing but UTF-8 */
+    j = repaired ? json_string(repaired) : NULL;
+    free(repaired);
+    return j;
+}
 
 /* jansson's integers are signed 64-bit; no counter gets near 2^63. */
 static int put(json_t *obj, const char *key, uint64_t v)

@@ -13,7 +13,7 @@
 #include "pulsarc/pulsarc.h"
 
 /* One more than the last pulsarc_stat value this library knows. */
-#define PC_STAT_COUNT (PULSARC_STAT_LATENCY_COUNT + 1)
+#define PC_STAT_COUNT (PULSARC_STAT_TLS_DOWNGRADES + 1)
 
 /* Failures and refusals are counted per result in slots: local errors (-1 .. -31) and
  * broker errors (100 .. 131) each have one; anything else shares slot 0. */
@@ -36,6 +36,10 @@ void pc_stats_totals_add(pc_stats_totals_t *dst, const pc_stats_totals_t *src);
 void pc_stats_totals_clear_gauges(pc_stats_totals_t *t);
 
 struct json_t;
+/* A JSON string of text a user or a broker gave (a topic, a producer name): text that is
+ * not UTF-8 has each stray byte replaced by U+FFFD (docs/statistics.md) rather than
+ * failing the snapshot. NULL when out of memory. */
+struct json_t *pc_stats_json_text(const char *s);
 /* The numbers as the JSON object docs/statistics.md calls "counters" (messages, bytes,
  * failures and refusals by result, entries, batches, connections, latency). NULL when out
  * of memory. */

@@ -34,12 +34,14 @@ static void on_interval(uv_timer_t *t)
     pulsarc_stats_free(snap);
 }
 
-int pc_client_stats_init(pc_client_stats_t *s, uv_loop_t *loop, const pc_admission_t *a,
+int pc_client_stats_init(pc_client_stats_t *s, const pc_runtime_t *rt, const pc_admission_t *a,
                          uint64_t interval_ms, pulsarc_stats_cb cb, void *ctx)
 {
+    uv_loop_t *loop = rt->loop;
     memset(s, 0, sizeof *s);
     pc_stats_totals_init(&s->gone);
     s->admission = a;
+    s->rt = rt;
     s->started_ms = pc_mono_ms();
     s->cb = cb;
     s->cb_ctx = ctx;
@@ -47,6 +49,10 @@ int pc_client_stats_init(pc_client_stats_t *s, uv_loop_t *loop, const pc_admissi
         if (!(s->timer = pc_timer_new(loop, s)))
             return -1;
         uv_timer_start(s->timer, on_interval, interval_ms, interval_ms);
+        /* Reporting is no work: on the application's loop an idle client must let uv_run
+         * end (client_loop.c counts what keeps the client's loop alive). The callback comes
+         * whenever the loop runs; the client's own thread runs until the close anyway. */
+        uv_unref((uv_handle_t *)s->timer);
     }
     uv_check_init(loop, &s->tick);
     s->tick.data = s;
@@ -110,16 +116,18 @@ pulsarc_stats_t *pc_client_stats_snapshot(pc_client_stats_t *s)
     }
     t->v[PULSARC_STAT_MEMORY_USED] = (uint64_t)atomic_load(&s->admission->memory_used);
     t->v[PULSARC_STAT_MEMORY_LIMIT] = (uint64_t)s->admission->memory_limit;
+    t->v[PULSARC_STAT_TLS_DOWNGRADES] = s->rt->tls_downgrades;
     json_t *root = NULL;
     json_t *totals = pc_stats_totals_json(t);
     if (producers && totals)
-        root = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "pulsarc", pulsarc_version_string(),
-                         "time_ms", (json_int_t)pc_wall_ms(), "uptime_ms",
-                         (json_int_t)(pc_mono_ms() - s->started_ms), "memory_used",
-                         (json_int_t)t->v[PULSARC_STAT_MEMORY_USED], "memory_limit",
-                         (json_int_t)t->v[PULSARC_STAT_MEMORY_LIMIT], "producer_count",
-                         (json_int_t)t->v[PULSARC_STAT_PRODUCERS], "totals", totals,
-                         "producers", producers);
+        root = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "pulsarc",
+                         pulsarc_version_string(), "time_ms", (json_int_t)pc_wall_ms(),
+                         "uptime_ms", (json_int_t)(pc_mono_ms() - s->started_ms),
+                         "memory_used", (json_int_t)t->v[PULSARC_STAT_MEMORY_USED],
+                         "memory_limit", (json_int_t)t->v[PULSARC_STAT_MEMORY_LIMIT],
+                         "producer_count", (json_int_t)t->v[PULSARC_STAT_PRODUCERS],
+                         "tls_downgrades", (json_int_t)t->v[PULSARC_STAT_TLS_DOWNGRADES],
+                         "totals", totals, "producers", producers);
     else {
         json_decref(producers);
         json_decref(totals);

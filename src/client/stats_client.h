@@ -12,6 +12,7 @@
 #include "client/admission.h"
 #include "client/stats.h"
 #include "common/turn_clock.h"
+#include "net/runtime.h"
 
 /* Something whose numbers count in the client's (a producer not freed yet). */
 typedef struct pc_stats_source {
@@ -35,14 +36,15 @@ typedef struct pc_client_stats {
     pulsarc_stats_cb cb;
     void *cb_ctx;
     const pc_admission_t *admission; /* memory in use and its limit */
+    const pc_runtime_t *rt;       /* the client's own counters (switches that left TLS) */
     pc_stats_source_t *sources;   /* producers not freed yet */
     pc_stats_totals_t gone;       /* what the producers that left counted */
     uint64_t started_ms;          /* monotonic: the client's age */
 } pc_client_stats_t;
 
-/* interval_ms 0 or cb NULL: no callback. Starts the tick (and timer) on loop. Returns 0,
- * or -1 when out of memory. */
-int pc_client_stats_init(pc_client_stats_t *s, uv_loop_t *loop, const pc_admission_t *a,
+/* interval_ms 0 or cb NULL: no callback. Starts the tick (and timer) on rt's loop; rt
+ * must outlive s. Returns 0, or -1 when out of memory. */
+int pc_client_stats_init(pc_client_stats_t *s, const pc_runtime_t *rt, const pc_admission_t *a,
                          uint64_t interval_ms, pulsarc_stats_cb cb, void *ctx);
 /* Close the handles (shutdown; also after a failed or no init, on a zeroed s); the loop
  * finishes closing them. */

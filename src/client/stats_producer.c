@@ -94,7 +94,9 @@ json_t *pc_producer_stats_json(const pc_producer_stats_t *s, const pc_partitione
             parts = NULL;
         }
     }
-    json_t *o = json_pack("{s:s,s:s,s:i}", "topic", topic, "name", name, "partitions", n);
+    /* "o" takes each reference, also on failure (a NULL one fails the pack). */
+    json_t *o = json_pack("{s:o,s:o,s:i}", "topic", pc_stats_json_text(topic), "name",
+                          pc_stats_json_text(name), "partitions", n);
     if (!o || !counters || !parts || json_object_update(o, counters) != 0) {
         json_decref(o);
         json_decref(counters);

@@ -205,4 +205,5 @@ void pc_conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m
         free(w);
         w = next;
     }
+    pc_conn_update_ref(c);
 }

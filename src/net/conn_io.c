@@ -311,6 +311,53 @@ int pc_conn_send_secret_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *
 
 /* ---- reading ------------------------------------------------------------------ */
 
+/* A peer that is no broker's binary port, named by its first bytes (c->head), instead of
+ * the frame reader's or OpenSSL's words for what they look like to it. */
+
+#define QUOTE_MAX 60 /* of an HTTP status line, in a detail */
+
+/* The first line of c->head, cut at QUOTE_MAX bytes ("..."); its bytes are the peer's:
+ * the detail and log line are made safe where they are set (common/safe_text.h). */
+static void quote_first_line(const pc_conn_t *c, char *out, size_t cap)
+{
+    size_t n = 0;
+    while (n < c->head_len && n < QUOTE_MAX && c->head[n] != '\r' && c->head[n] != '\n' &&
+           c->head[n] != '\0')
+        n++;
+    bool cut = n == QUOTE_MAX && n < c->head_len && c->head[n] != '\r' && c->head[n] != '\n';
+    snprintf(out, cap, "%.*s%s", (int)n, (const char *)c->head, cut ? "..." : "");
+}
+
+static const char *tls_record_name(uint8_t type)
+{
+    static const char *const names[] = { "change_cipher_spec", "alert", "handshake",
+                                         "application_data" };
+    return type >= 0x14 && type <= 0x17 ? names[type - 0x14] : "?";
+}
+
+/* Close c and return true when its peer is an HTTP server (over_tls: its plain-text answer
+ * to our ClientHello) or, without TLS, a TLS port; false when it looks like neither. */
+static bool close_if_foreign(pc_conn_t *c, bool over_tls)
+{
+    pc_peer_kind_t kind = pc_frame_peer_kind(c->head, c->head_len);
+    char why[512], line[QUOTE_MAX + 4];
+    if (kind == PC_PEER_HTTP) {
+        quote_first_line(c, line, sizeof line);
+        snprintf(why, sizeof why, "%s:%d is %s HTTP server (it answered '%s'), not a broker's "
+                 "binary port: use http:// for lookups over HTTP, or the broker's port (6650 "
+                 "with pulsar://, 6651 with pulsar+ssl://)", c->dial->host, c->dial->port,
+                 over_tls ? "a plain-text" : "an", line);
+    } else if (kind == PC_PEER_TLS && !over_tls) {
+        snprintf(why, sizeof why, "%s:%d answered with TLS (a TLS %s record): it is a TLS "
+                 "port: use pulsar+ssl://", c->dial->host, c->dial->port,
+                 tls_record_name(c->head[0]));
+    } else {
+        return false;
+    }
+    pc_conn_close(c, over_tls ? PULSARC_ERR_TLS_HANDSHAKE : PULSARC_ERR_PROTOCOL, why);
+    return true;
+}
+
 static void process_frames(pc_conn_t *c)
 {
     pc_frame_t f;
@@ -319,6 +366,7 @@ static void process_frames(pc_conn_t *c)
     pc_pb_arena_t arena;
     pc_pb_arena_init(&arena);
     while (c->state != PC_CONN_CLOSED && (st = pc_frame_reader_next(&c->reader, &f)) == PC_FRAME_OK) {
+        c->framed = true;
         /* Receipts, one per op, take the fast decoder; it declines anything unusual. */
         Pulsar__Proto__CommandSendReceipt receipt;
         Pulsar__Proto__MessageIdData receipt_id;
@@ -337,6 +385,10 @@ static void process_frames(pc_conn_t *c)
         pc_pb_arena_reset(&arena);
     }
     if (c->state == PC_CONN_CLOSED)
+        return;
+    /* Not one frame yet, and the first bytes are none: the peer is not a broker. */
+    if ((st == PC_FRAME_TOO_BIG || st == PC_FRAME_MALFORMED) && !c->framed &&
+        close_if_foreign(c, false))
         return;
     if (st == PC_FRAME_TOO_BIG) {
         char why[160];
@@ -381,6 +433,8 @@ static void on_plaintext(pc_conn_t *c, const uint8_t *data, size_t n)
 
 static void close_tls_failed(pc_conn_t *c)
 {
+    if (!pc_tls_established(c->tls) && close_if_foreign(c, true))
+        return;
     pulsarc_result why = pc_tls_result(c->tls);
     pc_conn_close(c, why != PULSARC_OK ? why : PULSARC_ERR_TLS_HANDSHAKE, pc_tls_detail(c->tls));
 }
@@ -450,6 +504,12 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         return;
     c->rbuf_filled = (size_t)n == c->rbuf_len;
     c->last_rx_ms = pc_mono_ms();
+    if (c->head_len < sizeof c->head) {
+        size_t keep = sizeof c->head - c->head_len;
+        keep = (size_t)n < keep ? (size_t)n : keep;
+        memcpy(c->head + c->head_len, buf->base, keep);
+        c->head_len += keep;
+    }
     if (c->tls)
         on_ciphertext(c, (const uint8_t *)buf->base, (size_t)n);
     else

@@ -31,6 +31,7 @@ void pc_conn_request(pc_conn_t *c, Pulsar__Proto__BaseCommand *cmd, uint64_t req
     r->ctx = ctx;
     r->next = c->requests;
     c->requests = r;
+    pc_conn_update_ref(c);
     if (pc_conn_send_command(c, cmd) != 0 && c->state != PC_CONN_CLOSED)
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "cannot write a request");
 }
@@ -84,6 +85,7 @@ static void complete_request(pc_conn_t *c, uint64_t id, pulsarc_result res,
     pc_set_detail(detail);
     r->cb(c, res, resp, r->ctx);
     free(r);
+    pc_conn_update_ref(c);
 }
 
 static pc_conn_listener_t *find_listener(pc_conn_t *c, uint64_t producer_id)
@@ -279,6 +281,7 @@ void pc_conn_on_tick(uv_timer_t *t)
             pp = &r->next;
         }
     }
+    pc_conn_update_ref(c);
     uint64_t ka = limits->keepalive_interval_ms;
     if (now - c->last_rx_ms >= 2 * ka) {
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "broker did not answer keep-alive pings");

@@ -102,6 +102,7 @@ void pc_conn_add_listener(pc_conn_t *c, pc_conn_listener_t *l)
 {
     l->next = c->listeners;
     c->listeners = l;
+    pc_conn_update_ref(c);
 }
 
 void pc_conn_remove_listener(pc_conn_t *c, pc_conn_listener_t *l)
@@ -110,8 +111,23 @@ void pc_conn_remove_listener(pc_conn_t *c, pc_conn_listener_t *l)
         if (*pp == l) {
             *pp = l->next;
             l->next = NULL;
+            pc_conn_update_ref(c);
             return;
         }
+    }
+}
+
+void pc_conn_update_ref(pc_conn_t *c)
+{
+    if (c->state == PC_CONN_CLOSED)
+        return;
+    bool idle = c->state == PC_CONN_READY && !c->listeners && !c->requests && !c->waiters;
+    if (idle) {
+        uv_unref((uv_handle_t *)&c->tcp);
+        uv_unref((uv_handle_t *)&c->timer);
+    } else {
+        uv_ref((uv_handle_t *)&c->tcp);
+        uv_ref((uv_handle_t *)&c->timer);
     }
 }
 

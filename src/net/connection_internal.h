@@ -85,6 +85,13 @@ struct pc_conn {
     int live_handles;   /* handles not yet closed; the struct is freed at zero */
     int busy_requests;  /* getaddrinfo/connect/write in flight */
 
+    /* The first bytes the peer sent (ciphertext on a TLS connection), to name a peer that
+     * is no broker's binary port: an HTTP server, a TLS port dialled with pulsar://
+     * (conn_io.c). framed: a frame arrived, the peer speaks Pulsar. */
+    uint8_t head[96];
+    size_t head_len;
+    bool framed;
+
     pc_frame_reader_t reader;
     uint8_t *rbuf;      /* reads land here (and TLS plaintext); allocated at the first */
     size_t rbuf_len;
@@ -113,6 +120,12 @@ struct pc_conn {
 /* connection.c */
 /* Free the struct once it is closed and no handle or request can call back. */
 void pc_conn_maybe_free(pc_conn_t *c);
+/* A connection that serves nobody (ready, and no listener, request or waiter) is no work:
+ * its handles stop keeping the loop alive, so that on the application's loop an idle
+ * client lets uv_run end (client/client_loop.c) although the pool keeps the connection
+ * open; they keep it alive again as soon as somebody uses it. Called after each change
+ * of the three lists and of the state. */
+void pc_conn_update_ref(pc_conn_t *c);
 
 /* conn_io.c */
 /* Tell a queue's items how their write went (status) and empty the queue. */

@@ -83,6 +83,7 @@ typedef struct pc_runtime {
      * reconnect) are listed here. */
     struct pc_cluster_listener *cluster_listeners;
     uint64_t cluster_switches;       /* switches so far (for logs and tests) */
+    uint64_t tls_downgrades;         /* ... of them from TLS to plain text (statistics) */
 } pc_runtime_t;
 
 #endif

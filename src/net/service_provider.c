@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth/auth.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -86,14 +87,31 @@ static void install(pc_service_provider_t *sp, int i)
     }
 }
 
+/* A switch from TLS to plain text: whatever the client sends from now on, its credentials
+ * included, crosses the network in clear. Said at every such switch (the URLs, never a
+ * secret) and counted (PULSARC_STAT_TLS_DOWNGRADES); not refused, as the official
+ * clients do not refuse it either (service_provider.h). */
+static void left_tls(pc_runtime_t *rt, const pc_cluster_t *to, const char *from)
+{
+    rt->tls_downgrades++;
+    PC_WARN(rt->log, "cluster failover: the switch from %s to %s leaves TLS: connections are "
+            "not encrypted from now on%s", from, to->url,
+            to->auth ? ", and neither are the credentials they present" : "");
+    pc_auth_warn_cleartext(to->auth, 0, rt->log); /* what exactly goes in clear */
+}
+
 /* Make cluster i active: the runtime gets its service URL and credentials, then every
  * connection to the old one closes (producers look up again and land on the new one),
- * then those waiting to reconnect hear of it. from names the old one for the log. */
-static void switch_to(pc_service_provider_t *sp, int i, const char *from, const char *why)
+ * then those waiting to reconnect hear of it. from names the old one for the log, and
+ * from_tls says whether it was pulsar+ssl:// or https://. */
+static void switch_to(pc_service_provider_t *sp, int i, const char *from, bool from_tls,
+                      const char *why)
 {
     pc_runtime_t *rt = sp->rt;
     PC_WARN(rt->log, "cluster failover: switching from %s to %s (%s)", from,
             sp->clusters[i].url, why);
+    if (from_tls && !sp->clusters[i].service.tls)
+        left_tls(rt, &sp->clusters[i], from);
     /* Lookups still waiting on the old cluster's web service fail now (lookup_http.c
      * also drops any answer that comes after a switch). */
     pc_http_free(rt->http);
@@ -117,7 +135,8 @@ static void switch_to(pc_service_provider_t *sp, int i, const char *from, const 
 /* A switch the checks decided on, away from the active cluster. */
 static void fail_over_to(pc_service_provider_t *sp, int i, const char *why)
 {
-    switch_to(sp, i, sp->clusters[sp->active].url, why);
+    const pc_cluster_t *from = &sp->clusters[sp->active];
+    switch_to(sp, i, from->url, from->service.tls, why);
 }
 
 static bool same_url(const pc_service_url_t *a, const pc_service_url_t *b)
@@ -156,10 +175,11 @@ pulsarc_result pc_service_provider_use_url(pc_service_provider_t *sp, const char
     char *old_url = sp->told_url;
     char from[512];
     snprintf(from, sizeof from, "%s", cl->url);
+    bool from_tls = cl->service.tls;
     cl->service = parsed;
     cl->tls = parsed.tls ? sp->set.own_tls : NULL;
     cl->url = sp->told_url = copy;
-    switch_to(sp, 0, from, "the service URL was changed");
+    switch_to(sp, 0, from, from_tls, "the service URL was changed");
     free(old_url);
     return PULSARC_OK;
 }

@@ -19,6 +19,9 @@
  *               one becomes active, with the credentials and trust of clusters[0].
  *   told        pc_service_provider_use_url (the public pulsarc_client_update_service_url).
  *
+ * A switch from a TLS cluster to a plain-text one is logged at WARN and counted
+ * (rt->tls_downgrades), never refused (pulsarc.h, "Cluster failover", says why).
+ *
  * Delays are measured on rt->clock (a test's fake clock decides when they have passed);
  * the check timer runs on real time. A message in flight at a switch may be stored by
  * both clusters: deduplication does not span clusters.

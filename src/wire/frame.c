@@ -118,6 +118,15 @@ int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSen
     return encode_payload_head(out, NULL, send, meta, NULL, payload_len, payload_crc);
 }
 
+pc_peer_kind_t pc_frame_peer_kind(const uint8_t *p, size_t n)
+{
+    if (n >= 4 && !memcmp(p, "HTTP", 4) && (n == 4 || p[4] == '/'))
+        return PC_PEER_HTTP;
+    if (n >= 3 && p[0] >= 0x14 && p[0] <= 0x17 && p[1] == 0x03 && p[2] <= 0x04)
+        return PC_PEER_TLS;
+    return PC_PEER_UNKNOWN;
+}
+
 void pc_frame_reader_init(pc_frame_reader_t *r, size_t max_frame)
 {
     pc_buf_init(&r->buf);

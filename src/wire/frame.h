@@ -84,6 +84,19 @@ int pc_frame_reader_feed(pc_frame_reader_t *r, const uint8_t *data, size_t len);
 /* Take the next complete frame. Errors are sticky. */
 pc_frame_status_t pc_frame_reader_next(pc_frame_reader_t *r, pc_frame_t *out);
 
+/* What a peer's first bytes are when they may not be Pulsar frames at all (a client that
+ * dialled the wrong port): "HTTP/" starts an HTTP server's answer (read as a frame, a size
+ * of 0x48545450 bytes, far above any reader's limit), and a type 0x14..0x17 with version
+ * 0x03 0x00..0x04 starts a TLS record (a TLS port's answer to a plain CONNECT, usually an
+ * alert; as a size, over 335 MB). Reads at most n bytes; fewer than 3 (4 for HTTP) say
+ * nothing. */
+typedef enum pc_peer_kind {
+    PC_PEER_UNKNOWN = 0,
+    PC_PEER_HTTP,
+    PC_PEER_TLS,
+} pc_peer_kind_t;
+pc_peer_kind_t pc_frame_peer_kind(const uint8_t *p, size_t n);
+
 /* Unpack a frame's command; NULL if it does not parse. Free with
  * pulsar__proto__base_command__free_unpacked(cmd, NULL). */
 Pulsar__Proto__BaseCommand *pc_frame_unpack_command(const pc_frame_t *f);

@@ -5,7 +5,10 @@
  * Every frame the reader hands out is unpacked, fully read (so ASan sees any
  * out-of-bounds pointer), re-encoded with the library's encoders and decoded again, which
  * must round-trip. A payload frame re-encodes only when its metadata parses (the encoder
- * takes a MessageMetadata), and its metadata comes back as that message packs. */
+ * takes a MessageMetadata), and its metadata comes back as that message packs. Input that
+ * pc_frame_peer_kind names as another protocol's (an HTTP answer, a TLS record) never
+ * yields a frame. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +92,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     data += 4;
     size -= 4;
 
+    /* Bytes named as another protocol's (conn_io.c names a wrong port's peer so) are never
+     * a frame the reader takes. */
+    bool foreign = pc_frame_peer_kind(data, size) != PC_PEER_UNKNOWN;
     pc_frame_reader_t r;
     pc_frame_reader_init(&r, 64 * 1024);
     size_t off = 0;
@@ -101,8 +107,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         off += piece;
         pc_frame_t f;
         pc_frame_status_t st;
-        while ((st = pc_frame_reader_next(&r, &f)) == PC_FRAME_OK)
+        while ((st = pc_frame_reader_next(&r, &f)) == PC_FRAME_OK) {
+            CHECK(!foreign);
             handle(&f);
+        }
         CHECK(st == PC_FRAME_NEED_MORE || st == PC_FRAME_TOO_BIG || st == PC_FRAME_MALFORMED);
         if (st != PC_FRAME_NEED_MORE) {
             /* Errors are sticky. */

@@ -1,13 +1,15 @@
 """pulsarc-produce against the real broker: per-line keys from standard input
 (--key-separator), read back with the official Python client, a terminal broker
-error ending a --stdin run that would otherwise never end (issue 7), and what the tool
-says about settings, files and numbers it cannot use (issue 18). A topic fenced for ever
+error ending a --stdin run that would otherwise never end (issue 7), what the tool
+says about settings, files and numbers it cannot use (issue 18), and about a service URL
+that points at the broker's web service port (issue 27). A topic fenced for ever
 is tested against the mock broker (tests/mock/test_cli_stops.c): a real broker fences
 only when a write races the termination, which no test can time."""
 
 import re
 import subprocess
 import threading
+import urllib.parse
 
 import pytest
 
@@ -363,3 +365,23 @@ def test_missing_auth_files_fail_alike(service_url, unique_topic):
         assert b"/nonexistent/pulsarc/" in proc.stderr, (args, proc.stderr)
         assert b"No such file or directory" in proc.stderr, (args, proc.stderr)
         assert proc.stdout == b"", "nothing was sent"
+
+
+@pytest.mark.parametrize("scheme", ["pulsar", "pulsar+ssl"])
+def test_the_web_service_port_is_named_for_what_it_is(unique_topic, scheme):
+    # The broker's HTTP port (the admin URL's) given as the binary protocol's: its Jetty
+    # answers CONNECT (or the ClientHello) with "HTTP/1.1 400 ...", which pulsarc names
+    # and quotes rather than calling it an oversized frame or a wrong TLS version.
+    web = urllib.parse.urlsplit(ph.admin_url())
+    if web.scheme != "http":
+        pytest.skip(f"the admin URL {ph.admin_url()} is not plain http://")
+    proc = ph.run_bin("pulsarc-produce", unique_topic(), "-u", f"{scheme}://{web.netloc}",
+                      "-m", "x", "--client-conf", "operationTimeoutMs=10000",
+                      check=False, timeout_s=60)
+    assert proc.returncode == 1, proc.stderr
+    article = "a plain-text" if scheme == "pulsar+ssl" else "an"
+    assert f"{web.netloc} is {article} HTTP server (it answered 'HTTP/1.1 400".encode() \
+        in proc.stderr, proc.stderr
+    assert b"use http:// for lookups over HTTP" in proc.stderr, proc.stderr
+    assert b"frame larger" not in proc.stderr and b"wrong version" not in proc.stderr, \
+        proc.stderr

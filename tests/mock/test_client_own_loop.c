@@ -19,6 +19,7 @@
 #include <uv.h>
 
 #include "pulsarc/pulsarc_uv.h"
+#include "test_watchdog.h"
 
 /* The clients here are the test thread's, which runs their loop: the harness's globals
  * (client, producer), which h_teardown destroys from the test's thread, stay unused. */
@@ -336,6 +337,32 @@ Test(client_own_loop, an_idle_client_lets_uv_run_end_and_work_keeps_it_running)
     cr_assert(late_close.done, "uv_run returned before the close was done");
     cr_assert_eq(late_close.destroy_res, PULSARC_OK);
     pulsarc_producer_free(late.producer);
+    app_finish(false);
+    h_finish();
+}
+
+/* A producer freed in its creation's callback leaves an unused connection in the pool: the
+ * idle client lets uv_run end, and the next producer takes that connection. */
+static void free_at_once(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer_t *p, void *ctx)
+{
+    on_created(c, res, p, ctx);
+    pulsarc_producer_free(p);
+}
+
+Test(client_own_loop, a_connection_left_by_a_closed_producer_lets_uv_run_end)
+{
+    app_start(false);
+    pulsarc_client_t *c = app_client(NULL);
+    creation_t cr = { 0 };
+    cr_assert_eq(pulsarc_client_create_producer_async(c, H_TOPIC, NULL, free_at_once, &cr),
+                 PULSARC_OK);
+    test_watchdog_t w; /* a connection that serves nobody is no work */
+    cr_assert(tw_run_returns(&app, &w, (uint64_t)h_deadline_ms(5000)), "uv_run went on");
+    tw_close(&w);
+    cr_assert(cr.done && cr.res == PULSARC_OK, "create: %s", pulsarc_result_name(cr.res));
+    pulsarc_producer_free(create_on_loop(c, NULL));
+    cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1, "the pooled connection was not used again");
+    close_on_loop(c);
     app_finish(false);
     h_finish();
 }

@@ -1,8 +1,10 @@
 /* What a client takes from a broker it cannot fully trust, and what it tells its user:
  * incoming frames stay small whatever CONNECTED announces, a broker's words reach details
  * and log lines without control characters, and credentials sent in clear text are
- * warned about once per client. */
+ * warned about once per client, and again at each switch of cluster that leaves TLS. */
 #include "client_harness.h"
+
+#include <jansson.h>
 
 TestSuite(client_security, .init = h_setup, .fini = h_teardown,
           .timeout = H_SUITE_TIMEOUT(30));
@@ -68,5 +70,86 @@ Test(client_security, clear_text_credentials_are_warned_about_once_per_client)
                  h_log_count("goes to the broker unencrypted"));
     cr_expect_not(h_log_contains("not-a-secret-here"));
     pulsarc_producer_free(second);
+    h_finish();
+}
+
+/* ---- a switch of cluster that leaves TLS ------------------------------------------------ */
+
+/* From a pulsar+ssl:// cluster to a pulsar:// one the credentials cross the network in
+ * clear from then on: every such switch, however it comes about, is warned about (never
+ * with the secret) and counted in the client's statistics; a switch between plain URLs
+ * is neither. The TLS cluster is port 1 of the loopback: nothing connects to it. */
+#define TLS_URL "pulsar+ssl://127.0.0.1:1"
+#define LEFT_TLS "leaves TLS"
+#define SWITCHED "connection(s) to" /* the last line of a switch */
+
+static int64_t tls_downgrades(void)
+{
+    pulsarc_stats_t *s = NULL;
+    cr_assert_eq(pulsarc_client_stats(client, &s), PULSARC_OK);
+    json_t *j = json_loads(pulsarc_stats_json(s), 0, NULL);
+    json_t *v = json_object_get(j, "tls_downgrades");
+    cr_assert(json_is_integer(v), "no tls_downgrades in %s", pulsarc_stats_json(s));
+    int64_t n = json_integer_value(v);
+    cr_assert_eq((uint64_t)n, pulsarc_stats_get(s, PULSARC_STAT_TLS_DOWNGRADES),
+                 "the JSON and pulsarc_stats_get disagree");
+    json_decref(j);
+    pulsarc_stats_free(s);
+    return n;
+}
+
+static void update_url(const char *url, int switches)
+{
+    cr_assert_eq(pulsarc_client_update_service_url(client, url), PULSARC_OK, "%s",
+                 pulsarc_last_error_detail());
+    cr_assert(h_wait_log_count(SWITCHED, switches, 5000), "switch %d never happened", switches);
+}
+
+Test(client_security, update_service_url_leaving_tls_is_warned_about_and_counted)
+{
+    client = h_client_url(TLS_URL, "authPlugin", "token", "authParams", "token:tls-secret-1",
+                          NULL);
+    cr_assert_eq(tls_downgrades(), 0);
+    update_url(mock_broker_url(mb), 1);
+    cr_assert_eq(h_log_count(LEFT_TLS), 1, "no warning when the token left TLS");
+    cr_assert_eq(tls_downgrades(), 1);
+    update_url("pulsar://127.0.0.1:2", 2); /* plain to plain */
+    update_url(TLS_URL, 3);
+    update_url(mock_broker_url(mb), 4);
+    cr_assert_eq(h_log_count(LEFT_TLS), 2, "not one warning per switch that leaves TLS");
+    cr_assert_eq(tls_downgrades(), 2);
+    cr_assert_not(h_log_contains("tls-secret-1"), "the token reached the log");
+    h_finish();
+}
+
+static int provide_the_mock(void *ctx, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", mock_broker_url(mb));
+    return 0;
+}
+
+static void with_provider(pulsarc_client_config_t *cc)
+{
+    cr_assert_eq(pulsarc_client_config_set_service_url_provider(cc, provide_the_mock, NULL),
+                 PULSARC_OK);
+}
+
+Test(client_security, a_provider_leaving_tls_is_warned_about_and_counted)
+{
+    h_client_setup = with_provider;
+    client = h_client_url(TLS_URL, "failoverCheckIntervalMs", "20", "authPlugin", "token",
+                          "authParams", "token:tls-secret-2", NULL);
+    cr_assert(h_wait_log(LEFT_TLS, 5000), "no warning when the provider's answer left TLS");
+    cr_assert_eq(tls_downgrades(), 1);
+    cr_assert_not(h_log_contains("tls-secret-2"), "the token reached the log");
+    h_finish();
+}
+
+Test(client_security, a_failover_leaving_tls_is_warned_about_and_counted)
+{
+    client = h_client_url(TLS_URL, "failoverSecondaryUrls", mock_broker_url(mb),
+                          "failoverCheckIntervalMs", "20", "failoverDelayMs", "0", NULL);
+    cr_assert(h_wait_log(LEFT_TLS, 5000), "no warning when the failover left TLS");
+    cr_assert_eq(tls_downgrades(), 1);
     h_finish();
 }

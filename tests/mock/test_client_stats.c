@@ -6,6 +6,10 @@
 #include "client_harness.h"
 
 #include <jansson.h>
+#include <uv.h>
+
+#include "pulsarc/pulsarc_uv.h"
+#include "test_watchdog.h"
 
 TestSuite(client_stats, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(40));
 
@@ -250,6 +254,37 @@ Test(client_stats, compression_ratio_of_compressible_payloads)
     h_finish();
 }
 
+/* A producer name is the user's (producerName, any bytes) or the broker's: one that is not
+ * UTF-8 reaches the JSON with U+FFFD for each byte that is not part of a well-formed
+ * sequence, instead of failing the snapshot (jansson takes UTF-8 only). */
+static void assert_name_in_json(const char *json, const char *want)
+{
+    json_error_t err;
+    json_t *j = json_loads(json, 0, &err);
+    cr_assert_not_null(j, "JSON: %s", err.text);
+    json_t *p = json_object_get(j, "producers") ? json_array_get(json_object_get(j, "producers"), 0)
+                                                : j;
+    cr_assert_str_eq(json_string_value(json_object_get(p, "name")), want);
+    json_decref(j);
+}
+
+Test(client_stats, a_producer_name_that_is_not_utf8_is_replaced_in_the_json)
+{
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "producerName", "caf\xe9-\xc3\xa9-\xff\xfe", NULL);
+    cr_assert_str_eq(pulsarc_producer_name(producer), "caf\xe9-\xc3\xa9-\xff\xfe");
+    pulsarc_stats_t *s = NULL;
+    pulsarc_result r = pulsarc_producer_stats(producer, &s);
+    cr_assert_eq(r, PULSARC_OK, "producer_stats: %s", pulsarc_result_name(r));
+    const char *want = "caf\xef\xbf\xbd-\xc3\xa9-\xef\xbf\xbd\xef\xbf\xbd";
+    assert_name_in_json(pulsarc_stats_json(s), want);
+    pulsarc_stats_free(s);
+    s = client_stats();
+    assert_name_in_json(pulsarc_stats_json(s), want);
+    pulsarc_stats_free(s);
+    h_finish();
+}
+
 /* ---- the periodic callback ------------------------------------------------------------- */
 
 static _Atomic int cb_calls;
@@ -314,6 +349,44 @@ Test(client_stats, no_callback_when_the_interval_is_0)
     producer = h_producer(client, H_TOPIC, NULL);
     h_let_time_pass(1500); /* a callback every second would have come */
     cr_assert_eq(atomic_load(&cb_calls), 0);
+    h_finish();
+}
+
+/* On the application's loop (pulsarc_client_new_on_loop) the interval's timer is no work:
+ * an idle client lets uv_run end, as pulsarc_uv.h says (the watchdog bounds a uv_run that
+ * pulsarc keeps going), and the callback still comes while the application's loop runs
+ * for reasons of its own. */
+static void on_app_client_closed(pulsarc_client_t *c, pulsarc_result res, void *ctx)
+{
+    *(bool *)ctx = true;
+}
+
+Test(client_stats, the_interval_does_not_keep_an_idle_client_on_the_applications_loop)
+{
+    uv_loop_t app;
+    cr_assert_eq(uv_loop_init(&app), 0);
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    cr_assert_eq(pulsarc_client_config_set(cc, "statsIntervalSeconds", "1"), PULSARC_OK);
+    set_stats_cb(cc);
+    pulsarc_client_config_set_logger(cc, h_logger, NULL);
+    pulsarc_client_t *c = NULL;
+    cr_assert_eq(pulsarc_client_new_on_loop(&app, mock_broker_url(mb), cc, &c), PULSARC_OK);
+    pulsarc_client_config_free(cc);
+    test_watchdog_t w;
+    cr_assert(tw_run_returns(&app, &w, (uint64_t)h_deadline_ms(5000)),
+              "uv_run went on for an idle client with statistics");
+    /* The application's own reason to run: the callback comes meanwhile. */
+    uv_ref((uv_handle_t *)&w.timer);
+    while (atomic_load(&cb_calls) == 0 && !w.fired)
+        uv_run(&app, UV_RUN_ONCE);
+    cr_assert_gt(atomic_load(&cb_calls), 0, "no statistics callback while the loop ran");
+    tw_close(&w);
+    bool closed = false;
+    cr_assert_eq(pulsarc_client_close_async(c, on_app_client_closed, &closed), PULSARC_OK);
+    uv_run(&app, UV_RUN_DEFAULT);
+    cr_assert(closed, "uv_run ended before the client's close was done");
+    cr_assert_eq(pulsarc_client_destroy(c), PULSARC_OK);
+    cr_assert_eq(uv_loop_close(&app), 0, "a handle was left on the application's loop");
     h_finish();
 }
 

@@ -146,6 +146,57 @@ Test(secret_wipe, a_failover_clusters_secret_is_wiped_too)
     cr_assert_eq(unwatch(), 0, "the configuration freed the cluster's secret in clear");
 }
 
+/* ---- OAuth2's credentials file inline (private_key as a data: URL) ---------------------- */
+
+#include <openssl/evp.h>
+
+/* authParams for oauth2 whose private_key is data:application/json;base64,<json> followed
+ * by `tail`; json's length must be a multiple of 3 (no padding inside). */
+static pulsarc_result oauth2_client_with_key(const char *json, size_t json_len, const char *tail)
+{
+    cr_assert_eq(json_len % 3, 0, "pad the JSON to a multiple of 3 bytes");
+    char b64[512];
+    cr_assert_lt(json_len / 3 * 4, sizeof b64);
+    EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)json, (int)json_len);
+    char params[1024];
+    snprintf(params, sizeof params,
+             "{\"issuer_url\":\"http://127.0.0.1:1\",\"audience\":\"urn:test\","
+             "\"private_key\":\"data:application/json;base64,%s%s\"}", b64, tail);
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    cr_assert_eq(pulsarc_client_config_set(cc, "authPlugin", "oauth2"), PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "authParams", params), PULSARC_OK);
+    pulsarc_client_config_set_logger(cc, NULL, NULL);
+    pulsarc_client_t *c = NULL;
+    pulsarc_result r = pulsarc_client_new("pulsar://127.0.0.1:1", cc, &c);
+    if (c)
+        pulsarc_client_destroy(c);
+    pulsarc_client_config_free(cc);
+    return r;
+}
+
+/* Base64 that goes bad after the secret: the decoder has written the secret's bytes before
+ * it finds the bad block, and the partial result is wiped with the rest. */
+Test(secret_wipe, a_data_url_that_fails_to_decode_is_wiped)
+{
+    static const char json[] = "{\"client_id\":\"cid\",\"client_secret\":\"data-secret-963\"} ";
+    watch("data-secret-963");
+    cr_assert_eq(oauth2_client_with_key(json, sizeof json - 1, "!!!!"),
+                 PULSARC_ERR_INVALID_CONFIG, "%s", pulsarc_last_error_detail());
+    cr_assert(strstr(pulsarc_last_error_detail(), "not valid base64"), "%s",
+              pulsarc_last_error_detail());
+    cr_assert_eq(unwatch(), 0, "the partly decoded credentials were freed in clear");
+}
+
+/* A NUL in the decoded text ends it for the JSON parser, not for the wipe. */
+Test(secret_wipe, a_data_url_is_wiped_past_a_nul)
+{
+    static const char json[] = "{\"client_id\":\"cid\"}\0\"client_secret\":\"nul-secret-741\"  ";
+    watch("nul-secret-741");
+    cr_assert_eq(oauth2_client_with_key(json, sizeof json - 1, ""), PULSARC_ERR_INVALID_CONFIG,
+                 "%s", pulsarc_last_error_detail());
+    cr_assert_eq(unwatch(), 0, "the credentials after the NUL were freed in clear");
+}
+
 /* ---- the CONNECT frame ------------------------------------------------------------ */
 
 #include <arpa/inet.h>

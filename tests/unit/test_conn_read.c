@@ -1,7 +1,9 @@
 /* A connection's read path: what the broker writes in one burst, far more than the first
  * read buffer holds (net/conn_io.c starts small and grows), reaches the listeners whole
- * and in order. The test plays the broker on the other end of a socketpair handed to the
- * connection through the runtime's transport seam, and runs the loop itself. */
+ * and in order; and a peer that is no broker's binary port (an HTTP server, a TLS port
+ * dialled with pulsar://, a plain-text port dialled with pulsar+ssl://) is named as such.
+ * The test plays the peer on the other end of a socketpair handed to the connection
+ * through the runtime's transport seam, and runs the loop itself. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "../support/broker_commands.h"
 #include "net/connection.h"
+#include "net/tls.h"
 
 #define PRODUCER_ID 7
 #define RECEIPTS 3000 /* about 80 KiB of receipts */
@@ -25,6 +28,23 @@ static int hand_over(void *ctx, const pc_host_port_t *to)
         return -1;
     broker_fd = sv[1];
     return sv[0];
+}
+
+/* What a connection to the socketpair runs on: no log, long timeouts, TLS with tls. */
+static const pc_logger_t quiet = { 0 };
+static const pc_transport_t seam = { .open_socket = hand_over };
+
+static pc_runtime_t runtime_on(uv_loop_t *loop, pc_tls_ctx_t *tls)
+{
+    return (pc_runtime_t){
+        .loop = loop,
+        .log = &quiet,
+        .limits = { .operation_timeout_ms = 30000, .connection_timeout_ms = 30000,
+                    .keepalive_interval_ms = 30000 },
+        .net = { .connections_per_broker = 1 },
+        .transport = &seam,
+        .tls = tls,
+    };
 }
 
 typedef struct seen {
@@ -89,16 +109,7 @@ Test(conn_read, a_burst_larger_than_the_read_buffer_arrives_whole_and_in_order)
 {
     uv_loop_t loop;
     cr_assert_eq(uv_loop_init(&loop), 0);
-    const pc_logger_t log = { 0 };
-    const pc_transport_t seam = { .open_socket = hand_over };
-    pc_runtime_t rt = {
-        .loop = &loop,
-        .log = &log,
-        .limits = { .operation_timeout_ms = 30000, .connection_timeout_ms = 30000,
-                    .keepalive_interval_ms = 30000 },
-        .net = { .connections_per_broker = 1 },
-        .transport = &seam,
-    };
+    pc_runtime_t rt = runtime_on(&loop, NULL);
     const pc_host_port_t broker = { .host = "broker", .port = 6650 };
     pc_conn_t *conn = pc_conn_open(&rt, &broker, &broker);
     cr_assert(conn && broker_fd >= 0, "no connection");
@@ -134,4 +145,116 @@ Test(conn_read, a_burst_larger_than_the_read_buffer_arrives_whole_and_in_order)
     cr_assert_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
     cr_assert_eq(uv_loop_close(&loop), 0);
     close(broker_fd);
+}
+
+/* ---- a peer that is not a broker's binary port ------------------------------------------ */
+
+typedef struct refused {
+    bool done;
+    pulsarc_result res;
+    char detail[512];
+} refused_t;
+
+static void on_refused(pc_conn_t *conn, pulsarc_result res, void *ctx)
+{
+    refused_t *r = ctx;
+    r->done = true;
+    r->res = res;
+    snprintf(r->detail, sizeof r->detail, "%s", pulsarc_last_error_detail());
+}
+
+/* Open a connection (TLS with tls set, verifying nothing), let its first bytes out (CONNECT
+ * or the ClientHello), answer with `answer` in pieces of `piece` bytes (0: at once) and
+ * return how the connection ended. */
+static refused_t answered_with(const char *answer, size_t len, size_t piece, bool tls)
+{
+    uv_loop_t loop;
+    cr_assert_eq(uv_loop_init(&loop), 0);
+    pc_tls_ctx_t *ctx = NULL;
+    if (tls) {
+        const pc_tls_settings_t set = { .allow_insecure = true };
+        cr_assert_eq(pc_tls_ctx_new(&set, &ctx), PULSARC_OK, "%s", pulsarc_last_error_detail());
+    }
+    pc_runtime_t rt = runtime_on(&loop, ctx);
+    const pc_host_port_t broker = { .host = "web", .port = 8080 };
+    pc_conn_t *conn = pc_conn_open(&rt, &broker, &broker);
+    cr_assert(conn && broker_fd >= 0, "no connection");
+    refused_t r = { 0 };
+    pc_conn_when_ready(conn, on_refused, &r);
+    uv_run(&loop, UV_RUN_NOWAIT); /* CONNECT or the ClientHello goes out */
+    drain();
+    for (size_t at = 0; at < len && !r.done;) {
+        size_t n = piece && len - at > piece ? piece : len - at;
+        write_all(&loop, (const uint8_t *)answer + at, n);
+        at += n;
+        for (int i = 0; i < 100 && !r.done; i++) /* a few turns: the bytes are there */
+            uv_run(&loop, UV_RUN_NOWAIT);
+    }
+    cr_assert(run_until(&loop, &r.done, NULL, 0), "the connection neither failed nor closed");
+    cr_assert_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    cr_assert_eq(uv_loop_close(&loop), 0);
+    close(broker_fd);
+    pc_tls_ctx_free(ctx);
+    return r;
+}
+
+#define JETTY_400 "HTTP/1.1 400 Illegal character CNTL=0x0\r\nContent-Type: text/html\r\n" \
+                  "Content-Length: 69\r\nConnection: close\r\n\r\n<h1>Bad Message 400</h1>"
+
+/* pulsar:// at the broker's web service port: its HTTP answer would read as a frame of
+ * 0x48545450 bytes ("HTTP"); the detail quotes the status line and names the way out.
+ * Arriving in pieces ("HT", "TP", ...), it is named all the same, quoting what came. */
+Test(conn_read, an_http_server_is_named_and_quoted)
+{
+    for (size_t piece = 0; piece <= 2; piece += 2) {
+        refused_t r = answered_with(JETTY_400, strlen(JETTY_400), piece, false);
+        cr_assert_eq(r.res, PULSARC_ERR_PROTOCOL, "%s", pulsarc_result_name(r.res));
+        cr_assert(strstr(r.detail, piece ? "web:8080 is an HTTP server (it answered 'HTTP"
+                                         : "web:8080 is an HTTP server (it answered "
+                                           "'HTTP/1.1 400 Illegal character CNTL=0x0')"),
+                  "%s", r.detail);
+        cr_assert(strstr(r.detail, "use http://"), "%s", r.detail);
+        cr_assert(strstr(r.detail, "6650"), "%s", r.detail);
+        cr_assert_null(strstr(r.detail, "frame larger"), "%s", r.detail);
+    }
+}
+
+/* A status line is the server's text: quoted short, and safe (as every detail is). */
+Test(conn_read, an_http_status_line_is_quoted_short_and_safe)
+{
+    static const char answer[] = "HTTP/1.0 418 \x1b[2J" "0123456789012345678901234567890123456789"
+                                 "0123456789012345678901234567890123456789\r\n\r\n";
+    refused_t r = answered_with(answer, sizeof answer - 1, 0, false);
+    cr_assert(strstr(r.detail, "(it answered 'HTTP/1.0 418 ?[2J0123"), "%s", r.detail);
+    cr_assert(strstr(r.detail, "...')"), "a long status line is cut: %s", r.detail);
+    cr_assert_null(strstr(r.detail, "\x1b"), "%s", r.detail);
+}
+
+/* pulsar:// at a TLS port that answers CONNECT with an alert record. */
+Test(conn_read, a_tls_server_is_named)
+{
+    static const char alert[] = { 0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46 };
+    refused_t r = answered_with(alert, sizeof alert, 0, false);
+    cr_assert_eq(r.res, PULSARC_ERR_PROTOCOL, "%s", pulsarc_result_name(r.res));
+    cr_assert(strstr(r.detail, "web:8080 answered with TLS"), "%s", r.detail);
+    cr_assert(strstr(r.detail, "use pulsar+ssl://"), "%s", r.detail);
+}
+
+/* pulsar+ssl:// at a plain-text HTTP port: the ClientHello gets the HTTP answer. */
+Test(conn_read, an_http_server_reached_with_tls_is_named)
+{
+    refused_t r = answered_with(JETTY_400, strlen(JETTY_400), 0, true);
+    cr_assert_eq(r.res, PULSARC_ERR_TLS_HANDSHAKE, "%s", pulsarc_result_name(r.res));
+    cr_assert(strstr(r.detail, "web:8080 is a plain-text HTTP server (it answered "
+                               "'HTTP/1.1 400 Illegal character CNTL=0x0')"), "%s", r.detail);
+    cr_assert(strstr(r.detail, "use http://"), "%s", r.detail);
+}
+
+/* Bytes that are neither keep the frame reader's own words. */
+Test(conn_read, other_oversized_first_bytes_keep_the_frame_message)
+{
+    static const char big[] = { 0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04 };
+    refused_t r = answered_with(big, sizeof big, 0, false);
+    cr_assert_eq(r.res, PULSARC_ERR_PROTOCOL, "%s", pulsarc_result_name(r.res));
+    cr_assert(strstr(r.detail, "the broker sent a frame larger than"), "%s", r.detail);
 }

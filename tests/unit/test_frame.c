@@ -514,3 +514,39 @@ Test(frame, payload_head_with_precomputed_crc_is_identical)
         pc_buf_free(&b);
     }
 }
+
+/* A wrong port's first bytes: an HTTP answer and TLS records are named, and none of them
+ * could be a frame the reader takes (each, read as a size, is far above its limit). */
+Test(frame, a_wrong_ports_first_bytes_are_named)
+{
+    static const struct {
+        const char *bytes;
+        size_t n;
+        pc_peer_kind_t want;
+    } cases[] = {
+        { "HTTP/1.1 400 Bad Request\r\n", 26, PC_PEER_HTTP },
+        { "HTTP", 4, PC_PEER_HTTP },             /* all that arrived so far */
+        { "HTTPS", 5, PC_PEER_UNKNOWN },
+        { "HTT", 3, PC_PEER_UNKNOWN },
+        { "\x15\x03\x03\x00\x02\x02\x46", 7, PC_PEER_TLS }, /* alert */
+        { "\x16\x03\x01\x00\x50", 5, PC_PEER_TLS },          /* handshake */
+        { "\x15\x03", 2, PC_PEER_UNKNOWN },
+        { "\x18\x03\x03", 3, PC_PEER_UNKNOWN },
+        { "\x15\x02\x00", 3, PC_PEER_UNKNOWN },
+        { "\x15\x03\x05", 3, PC_PEER_UNKNOWN },
+        { "\x00\x00\x00\x09\x00\x00\x00\x05", 8, PC_PEER_UNKNOWN }, /* a frame */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const uint8_t *p = (const uint8_t *)cases[i].bytes;
+        cr_expect_eq(pc_frame_peer_kind(p, cases[i].n), cases[i].want, "case %zu", i);
+        if (cases[i].want != PC_PEER_UNKNOWN) {
+            pc_frame_reader_t r;
+            pc_frame_t f;
+            pc_frame_reader_init(&r, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE +
+                                         PC_FRAME_OVERHEAD_ALLOWANCE);
+            cr_assert_eq(pc_frame_reader_feed(&r, p, cases[i].n), 0);
+            cr_expect_eq(pc_frame_reader_next(&r, &f), PC_FRAME_TOO_BIG, "case %zu", i);
+            pc_frame_reader_free(&r);
+        }
+    }
+}

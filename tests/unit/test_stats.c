@@ -66,3 +66,20 @@ Test(stats, totals_add_up_and_serialise)
     free(a);
     free(b);
 }
+
+/* Text from a user or a broker (a topic, a producer name) that is not UTF-8 still makes a
+ * JSON string, with U+FFFD for each stray byte; jansson alone refuses it. */
+Test(stats, text_that_is_not_utf8_still_makes_a_json_string)
+{
+    cr_assert_null(json_string("prod\xff"), "jansson took ill-formed UTF-8 after all");
+    json_t *s = pc_stats_json_text("prod\xff-\xc3\xa9");
+    cr_assert_not_null(s);
+    cr_assert_str_eq(json_string_value(s), "prod\xef\xbf\xbd-\xc3\xa9");
+    char *dumped = json_dumps(s, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+    cr_assert_str_eq(dumped, "\"prod\\uFFFD-\\u00E9\"");
+    free(dumped);
+    json_decref(s);
+    s = pc_stats_json_text(NULL);
+    cr_assert_str_eq(json_string_value(s), "");
+    json_decref(s);
+}
