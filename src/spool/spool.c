@@ -167,9 +167,14 @@ static int seal_current(pc_spool_t *sp)
  * when it is made, so that an append is a copy into memory mapped from the file (no
  * system call per message; the process may die the next instant and the kernel still
  * has the bytes) and a full disk shows at creation, never as SIGBUS in a copy. */
+static uint64_t segment_header(const pc_spool_t *sp)
+{
+    return pc_spool_header_size(strlen(sp->name), strlen(sp->topic));
+}
+
 static uint64_t segment_room(const pc_spool_t *sp, uint64_t need)
 {
-    uint64_t header = pc_spool_header_size(strlen(sp->name), strlen(sp->topic));
+    uint64_t header = segment_header(sp);
     return header + need > sp->segment_bytes ? header + need : sp->segment_bytes;
 }
 
@@ -287,6 +292,31 @@ static pulsarc_result find_room(pc_spool_t *sp, uint64_t need, bool wait_for_roo
     }
 }
 
+/* m's record (`need` bytes, meta_len of them metadata) can never be written: say why,
+ * with every part of what it takes, since a payload below spoolMaxBytes can still need
+ * more than that. */
+static pulsarc_result refuse_too_big(const pc_spool_t *sp, const pc_spool_msg_t *m,
+                                     size_t meta_len, uint64_t need)
+{
+    if (need > PC_SPOOL_BODY_MAX)
+        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                       "a message of %llu payload bytes makes a spool record of %llu bytes, "
+                       "more than a spool record may hold (%llu)",
+                       (unsigned long long)m->payload_len, (unsigned long long)need,
+                       (unsigned long long)PC_SPOOL_BODY_MAX);
+    uint64_t header = segment_header(sp);
+    return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                   "a message of %llu payload bytes does not fit in the spool: its record "
+                   "takes %llu bytes (the payload, %llu bytes of metadata and a %d-byte "
+                   "record frame) and the segment file that holds it a %llu-byte segment "
+                   "header more, %llu bytes in all (a segment is never smaller than %llu): "
+                   "more than spoolMaxBytes (%llu)",
+                   (unsigned long long)m->payload_len, (unsigned long long)need,
+                   (unsigned long long)meta_len, PC_SPOOL_FRAME, (unsigned long long)header,
+                   (unsigned long long)(header + need), (unsigned long long)sp->segment_bytes,
+                   (unsigned long long)sp->max_bytes);
+}
+
 /* Wait for room, take the id, write the record. Under the lock. */
 static pulsarc_result write_record(pc_spool_t *sp, const pc_spool_msg_t *m, pc_spool_ticket_t *t,
                                    uint8_t *meta, size_t meta_len, const uint32_t *payload_crc,
@@ -294,9 +324,7 @@ static pulsarc_result write_record(pc_spool_t *sp, const pc_spool_msg_t *m, pc_s
 {
     uint64_t need = PC_SPOOL_FRAME + meta_len + m->payload_len;
     if (need > PC_SPOOL_BODY_MAX || segment_room(sp, need) > sp->max_bytes)
-        return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
-                       "a message of %llu bytes in the spool does not fit in spoolMaxBytes "
-                       "(%llu)", (unsigned long long)need, (unsigned long long)sp->max_bytes);
+        return refuse_too_big(sp, m, meta_len, need);
     pulsarc_result res = find_room(sp, need, wait_for_room);
     if (res != PULSARC_OK)
         return res;

@@ -604,6 +604,37 @@ Test(spool, a_message_larger_than_the_whole_spool_fails_at_once)
     pc_spool_close(sp);
 }
 
+/* A record smaller than spoolMaxBytes can still not fit: its segment needs a header too.
+ * The refusal says so, with each part's size, instead of "N bytes do not fit in M" with
+ * N < M. */
+Test(spool, a_refusal_for_size_names_the_record_framing_and_the_segment_header)
+{
+    pc_spool_settings_t s = settings(PC_SPOOL_FSYNC_NEVER);
+    s.max_bytes = 65536;
+    pc_spool_t *sp = open_with(&s);
+    static uint8_t big[65536];
+    size_t header = 28 + strlen(s.producer_name) + strlen(s.topic) + 4;
+    /* A record 10 bytes below the limit: with the header, over it. */
+    size_t payload = 65536 - 10 - PC_SPOOL_FRAME - PC_SPOOL_BODY_FIXED;
+    pc_spool_msg_t m = { .sequence_id = -1, .payload = big, .payload_len = payload };
+    pc_spool_ticket_t t = { 0 };
+    cr_assert_eq(pc_spool_append(sp, &m, &t, false), PULSARC_ERR_MESSAGE_TOO_BIG);
+    const char *d = pulsarc_last_error_detail();
+    char want[256];
+    snprintf(want, sizeof want, "a message of %zu payload bytes", payload);
+    cr_assert(strstr(d, want), "%s", d);
+    snprintf(want, sizeof want, "its record takes %zu bytes", payload + PC_SPOOL_FRAME +
+             PC_SPOOL_BODY_FIXED);
+    cr_assert(strstr(d, want), "%s", d);
+    snprintf(want, sizeof want, "a %zu-byte segment header", header);
+    cr_assert(strstr(d, want), "%s", d);
+    snprintf(want, sizeof want, "%zu bytes in all", header + 65536 - 10);
+    cr_assert(strstr(d, want), "%s", d);
+    cr_assert(strstr(d, "spoolMaxBytes (65536)"), "%s", d);
+    cr_assert_eq(n_handed, 0);
+    pc_spool_close(sp);
+}
+
 Test(spool, another_producer_name_or_topic_is_refused_and_one_producer_at_a_time)
 {
     pc_spool_settings_t s = settings(PC_SPOOL_FSYNC_NEVER);
