@@ -190,7 +190,7 @@ static pulsarc_result new_segment(pc_spool_t *sp, uint64_t need)
     if (!seg)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     uint8_t *map = MAP_FAILED;
-    int fd = openat(sp->dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int fd = pc_spool_open_file(sp, name, O_RDWR | O_CREAT | O_EXCL, 0600);
     int err = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)room);
     if (!err) {
         map = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

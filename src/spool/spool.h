@@ -60,7 +60,9 @@ typedef struct pc_spool_ticket {
 typedef void (*pc_spool_accepted_fn)(pc_spool_ticket_t *t);
 
 typedef struct pc_spool_settings {
-    const char *dir;              /* created (mode 0700) if missing; its parent must exist */
+    const char *dir;              /* created (mode 0700, missing parents too) if missing;
+                                     else owned by the process's user, not writable by
+                                     group or others, not a symbolic link */
     const char *producer_name;    /* at most PC_SPOOL_NAME_MAX bytes */
     const char *topic;            /* at most PC_SPOOL_TOPIC_MAX bytes */
     pc_spool_fsync_t fsync;
@@ -71,10 +73,13 @@ typedef struct pc_spool_settings {
     pc_spool_accepted_fn accepted;
 } pc_spool_settings_t;
 
-/* Open (or create) the spool: lock it, check whose it is, find its segments. Nothing is
- * read of the records yet (pc_spool_replay_next does it). PULSARC_ERR_SPOOL with a
- * detail when the directory cannot be used, is locked by another producer, or belongs
- * to another producer name or topic. */
+/* Open (or create) the spool: check that the directory is the process's own (see
+ * `dir`), lock it, check whose it is, find its segments. No file in it is opened through
+ * a symbolic link, and a found segment that is not a regular file is set aside
+ * (renamed <name>.bad). Nothing is read of the records yet (pc_spool_replay_next does
+ * it). PULSARC_ERR_SPOOL with a detail when the directory cannot be used or is not
+ * trusted (naming its owner or mode), is locked by another producer, or belongs to
+ * another producer name or topic. */
 pulsarc_result pc_spool_open(const pc_spool_settings_t *set, pc_spool_t **out);
 /* The producer is done with the spool: sync what is not yet on disk (unless NEVER),
  * delete the segments with nothing left in them, close the files and unlock, so that

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <uv.h>
 
 #include "spool/spool.h"
@@ -85,6 +86,12 @@ struct pc_spool {
 /* spool_open.c */
 /* The file name of segment number n (SEGMENT_NAME_LEN + 1 bytes). */
 void pc_spool_segment_name(uint64_t n, char out[SEGMENT_NAME_LEN + 1]);
+/* Open name in the spool's directory (openat's flags and mode; O_CLOEXEC added), never
+ * through a symbolic link (errno ELOOP) and only a regular file (errno EINVAL, and never
+ * blocking on a FIFO): the descriptor, or -1. */
+int pc_spool_open_file(const pc_spool_t *sp, const char *name, int flags, mode_t mode);
+/* What pc_spool_open_file's errno means, for a detail or a log line. */
+const char *pc_spool_open_error(int err);
 
 /* spool.c */
 /* Put seg (number, header, size and disk filled) at the end of the list; its disk

@@ -1,5 +1,13 @@
-/* Opening a spool's directory: create it if missing, lock it for this producer, check
- * (or write, the first time) whose spool it is, and list the segments it holds. */
+/* Opening a spool's directory: create it (and its parents) if missing, check that it is
+ * the process's own, lock it for this producer, check (or write, the first time) whose
+ * spool it is, and list the segments it holds.
+ *
+ * Trust: whoever can write into the directory decides what the producer replays and
+ * where its writes land, so the directory must be owned by the process's user and not
+ * writable by its group or others, and must not be a symbolic link. It is checked on the
+ * descriptor that every later call goes through (openat and friends), never again by
+ * path, and no file in it is opened through a link or, for files found there, anything
+ * but a regular file (a FIFO would block the open). */
 #include "spool/spool_internal.h"
 
 #include <dirent.h>
@@ -41,6 +49,30 @@ static bool parse_segment_name(const char *name, uint64_t *n)
     return true;
 }
 
+int pc_spool_open_file(const pc_spool_t *sp, const char *name, int flags, mode_t mode)
+{
+    int fd = openat(sp->dir_fd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int err = S_ISREG(st.st_mode) ? errno : EINVAL;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+const char *pc_spool_open_error(int err)
+{
+    if (err == ELOOP)
+        return "a symbolic link (never followed in a spool)";
+    if (err == EINVAL)
+        return "not a regular file";
+    return strerror(err);
+}
+
 static bool same_text(const char *s, size_t len, const char *want)
 {
     return strlen(want) == len && memcmp(s, want, len) == 0;
@@ -62,13 +94,16 @@ static pulsarc_result check_owner(const pc_spool_t *sp, const pc_spool_header_t 
 
 /* The first open: write the identity to a temporary file, sync it and rename it into
  * place, so that a crash leaves either no identity or a whole one. Synced whatever the
- * policy: it is written once. */
+ * policy: it is written once. The temporary file is made new (what a crash left of an
+ * earlier one goes first), never opened as found. */
 static pulsarc_result write_identity(pc_spool_t *sp)
 {
     uint8_t h[PC_SPOOL_HEADER_MAX];
     size_t len = pc_spool_header_encode(h, 0, sp->name, sp->topic);
-    int fd = openat(sp->dir_fd, ID_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    int err = fd < 0 ? errno : 0;
+    int err = unlinkat(sp->dir_fd, ID_TMP, 0) == 0 || errno == ENOENT ? 0 : errno;
+    int fd = err ? -1 : pc_spool_open_file(sp, ID_TMP, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (!err && fd < 0)
+        err = errno;
     if (!err && pwrite(fd, h, len, 0) != (ssize_t)len)
         err = errno ? errno : EIO;
     if (!err && fdatasync(fd) != 0)
@@ -81,18 +116,18 @@ static pulsarc_result write_identity(pc_spool_t *sp)
         err = errno;
     if (err)
         return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot write %s: %s", sp->dir, ID_FILE,
-                       strerror(err));
+                       pc_spool_open_error(err));
     return PULSARC_OK;
 }
 
 static pulsarc_result check_identity(pc_spool_t *sp)
 {
-    int fd = openat(sp->dir_fd, ID_FILE, O_RDONLY | O_CLOEXEC);
+    int fd = pc_spool_open_file(sp, ID_FILE, O_RDONLY, 0);
     if (fd < 0 && errno == ENOENT)
         return write_identity(sp);
     if (fd < 0)
-        return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot open %s: %s", sp->dir, ID_FILE,
-                       strerror(errno));
+        return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot use %s: %s", sp->dir, ID_FILE,
+                       pc_spool_open_error(errno));
     uint8_t buf[PC_SPOOL_HEADER_MAX];
     ssize_t n = pread(fd, buf, sizeof buf, 0);
     close(fd);
@@ -175,8 +210,13 @@ static pulsarc_result add_segment(pc_spool_t *sp, uint64_t num)
 {
     char name[SEGMENT_NAME_LEN + 1];
     pc_spool_segment_name(num, name);
-    int fd = openat(sp->dir_fd, name, O_RDONLY | O_CLOEXEC);
+    int fd = pc_spool_open_file(sp, name, O_RDONLY, 0);
     struct stat st;
+    if (fd < 0 && (errno == ELOOP || errno == EINVAL)) {
+        set_aside(sp, name, errno == ELOOP ? "is not a regular file but a symbolic link"
+                                           : "is not a regular file");
+        return PULSARC_OK;
+    }
     if (fd < 0 || fstat(fd, &st) != 0) {
         int err = errno;
         if (fd >= 0)
@@ -288,6 +328,9 @@ static pulsarc_result make_spool(const pc_spool_settings_t *set, pc_spool_t **ou
     sp->dir = strdup(set->dir);
     sp->name = strdup(set->producer_name);
     sp->topic = strdup(set->topic);
+    /* "dir/" would have the kernel follow a link named dir: the name without its slashes. */
+    for (size_t n = sp->dir ? strlen(sp->dir) : 0; n > 1 && sp->dir[n - 1] == '/'; n--)
+        sp->dir[n - 1] = '\0';
     if (!sp->dir || !sp->name || !sp->topic || uv_mutex_init(&sp->mu) != 0) {
         free(sp->dir);
         free(sp->name);
@@ -316,22 +359,76 @@ static pulsarc_result make_spool(const pc_spool_settings_t *set, pc_spool_t **ou
     return PULSARC_OK;
 }
 
-/* The directory (made if missing), and its lock: one producer at a time, in this
- * process or any other (flock belongs to the open file, so two producers of one
- * process exclude each other too). */
+/* mkdir -p, each directory made private (0700, like the spool's own): 0 or an errno. */
+static int make_dirs(const char *path)
+{
+    char *p = strdup(path);
+    if (!p)
+        return ENOMEM;
+    int err = 0;
+    for (char *at = p + 1; !err; at++) {
+        bool last = *at == '\0';
+        if (!last && *at != '/')
+            continue;
+        *at = '\0';
+        if (mkdir(p, 0700) != 0 && errno != EEXIST)
+            err = errno;
+        if (last)
+            break;
+        *at = '/';
+    }
+    free(p);
+    return err;
+}
+
+/* The directory is trusted only as the process's own: checked on the open descriptor, so
+ * that what was checked is what is used. */
+static pulsarc_result check_dir(const pc_spool_t *sp)
+{
+    struct stat st;
+    if (fstat(sp->dir_fd, &st) != 0)
+        return pc_fail(PULSARC_ERR_SPOOL, "cannot inspect spool directory %s: %s", sp->dir,
+                       strerror(errno));
+    if (st.st_uid != geteuid())
+        return pc_fail(PULSARC_ERR_SPOOL,
+                       "spool directory %s is owned by uid %u, not by this process's user "
+                       "(uid %u): whoever owns it decides what the producer resends, so a "
+                       "spool must be a directory of the producer's own",
+                       sp->dir, (unsigned)st.st_uid, (unsigned)geteuid());
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return pc_fail(PULSARC_ERR_SPOOL,
+                       "spool directory %s is writable by its group or others (mode 0%o): "
+                       "they could plant segments the producer resends or links it writes "
+                       "through; make it the producer's own (chmod go-w) or use another",
+                       sp->dir, (unsigned)(st.st_mode & 07777));
+    return PULSARC_OK;
+}
+
+/* The directory (made if missing, parents too), checked, and its lock: one producer at a
+ * time, in this process or any other (flock belongs to the open file, so two producers of
+ * one process exclude each other too). */
 static pulsarc_result lock_dir(pc_spool_t *sp)
 {
-    if (mkdir(sp->dir, 0700) != 0 && errno != EEXIST)
+    int err = make_dirs(sp->dir);
+    if (err)
         return pc_fail(PULSARC_ERR_SPOOL, "cannot create spool directory %s: %s", sp->dir,
-                       strerror(errno));
-    sp->dir_fd = open(sp->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (sp->dir_fd < 0)
+                       strerror(err));
+    sp->dir_fd = open(sp->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sp->dir_fd < 0) {
+        struct stat st;
+        bool link = errno == ELOOP || (lstat(sp->dir, &st) == 0 && S_ISLNK(st.st_mode));
         return pc_fail(PULSARC_ERR_SPOOL, "cannot open spool directory %s: %s", sp->dir,
-                       strerror(errno));
-    sp->lock_fd = openat(sp->dir_fd, LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                       link ? "it is a symbolic link, which a spool never follows (name the "
+                              "directory itself)"
+                            : strerror(errno));
+    }
+    pulsarc_result res = check_dir(sp);
+    if (res != PULSARC_OK)
+        return res;
+    sp->lock_fd = pc_spool_open_file(sp, LOCK_FILE, O_RDWR | O_CREAT, 0600);
     if (sp->lock_fd < 0)
-        return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot open %s: %s", sp->dir, LOCK_FILE,
-                       strerror(errno));
+        return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot use %s: %s", sp->dir, LOCK_FILE,
+                       pc_spool_open_error(errno));
     if (flock(sp->lock_fd, LOCK_EX | LOCK_NB) != 0)
         return errno == EWOULDBLOCK
                    ? pc_fail(PULSARC_ERR_SPOOL,

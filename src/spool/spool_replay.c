@@ -89,9 +89,9 @@ bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segme
         char name[SEGMENT_NAME_LEN + 1];
         pc_spool_segment_name(seg->number, name);
         if (sp->replay_fd < 0) {
-            sp->replay_fd = openat(sp->dir_fd, name, O_RDWR | O_CLOEXEC);
+            sp->replay_fd = pc_spool_open_file(sp, name, O_RDWR, 0);
             if (sp->replay_fd < 0) {
-                give_up_segment(sp, name, strerror(errno));
+                give_up_segment(sp, name, pc_spool_open_error(errno));
                 continue;
             }
             pc_spool_scan_init(&sp->scan, seg->header);
