@@ -75,7 +75,7 @@ static int sync_fd(const pc_spool_t *sp, int fd)
 {
     if (sp->fsync == PC_SPOOL_FSYNC_NEVER)
         return 0;
-    return fdatasync(fd) == 0 ? 0 : errno;
+    return pc_spool_sync(sp, fd);
 }
 
 /* A sync failed: nothing written since the last good one can be trusted, so every append
@@ -377,7 +377,7 @@ static pulsarc_result commit(pc_spool_t *sp, pc_spool_ticket_t *t)
         sp->syncing = true;
         int fd = sp->cur_fd;
         uv_mutex_unlock(&sp->mu);
-        int err = fdatasync(fd) == 0 ? 0 : errno;
+        int err = pc_spool_sync(sp, fd);
         uv_mutex_lock(&sp->mu);
         sp->syncing = false;
         settle_group(sp, g, err);
@@ -464,12 +464,13 @@ pc_spool_fsync_t pc_spool_policy(const pc_spool_t *sp)
 /* ---- INTERVAL: the flusher ------------------------------------------------------------ */
 
 /* Sync and close the files taken from the spool (INTERVAL); 0 or the first errno. */
-static int sync_and_close(int *fds, size_t n)
+static int sync_and_close(const pc_spool_t *sp, int *fds, size_t n)
 {
     int first = 0;
     for (size_t i = 0; i < n; i++) {
-        if (fdatasync(fds[i]) != 0 && !first)
-            first = errno;
+        int err = pc_spool_sync(sp, fds[i]);
+        if (err && !first)
+            first = err;
         close(fds[i]);
     }
     return first;
@@ -511,7 +512,7 @@ static void flusher_main(void *arg)
         }
         /* Outside the lock: appenders go on, seals hand more files over meanwhile. */
         uv_mutex_unlock(&sp->mu);
-        int err = sync_and_close(fds, n);
+        int err = sync_and_close(sp, fds, n);
         free(fds);
         uv_mutex_lock(&sp->mu);
         if (err)
@@ -559,7 +560,7 @@ void pc_spool_finish(pc_spool_t *sp)
     int err = sp->cur ? seal_current(sp) : 0;
     size_t n;
     int *fds = take_unsynced(sp, &n); /* the flusher's last round */
-    int last = sync_and_close(fds, n);
+    int last = sync_and_close(sp, fds, n);
     free(fds);
     if (err || last)
         PC_ERROR(sp->log, "spool %s: fdatasync at close failed: %s", sp->dir,

@@ -59,6 +59,14 @@ typedef struct pc_spool_ticket {
  * the thread whose fdatasync covered it; it must not call into the spool. */
 typedef void (*pc_spool_accepted_fn)(pc_spool_ticket_t *t);
 
+/* A test seam: what the spool calls instead of fdatasync for every sync of its files and
+ * its directory, so that a test can fail a sync or hold it. Returns 0 or an errno. Tests
+ * embed it in a struct of their own (the context). Production leaves it NULL (the client
+ * never sets it), and the spool then calls fdatasync directly. */
+typedef struct pc_spool_sync_seam {
+    int (*sync)(const struct pc_spool_sync_seam *seam, int fd);
+} pc_spool_sync_seam_t;
+
 typedef struct pc_spool_settings {
     const char *dir;              /* created (mode 0700, missing parents too) if missing;
                                      else owned by the process's user, not writable by
@@ -71,6 +79,7 @@ typedef struct pc_spool_settings {
     uint64_t segment_bytes;       /* 0: max_bytes / 8, within 64 KiB .. 64 MiB */
     const pc_logger_t *log;       /* must outlive the spool */
     pc_spool_accepted_fn accepted;
+    const pc_spool_sync_seam_t *sync_seam; /* tests only (see above); NULL: fdatasync */
 } pc_spool_settings_t;
 
 /* Open (or create) the spool: check that the directory is the process's own (see

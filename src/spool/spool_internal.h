@@ -7,9 +7,11 @@
 #ifndef PC_SPOOL_INTERNAL_H
 #define PC_SPOOL_INTERNAL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "spool/spool.h"
@@ -41,6 +43,7 @@ struct pc_spool {
     uint64_t segment_bytes;
     const pc_logger_t *log;
     pc_spool_accepted_fn accepted;
+    const pc_spool_sync_seam_t *sync_seam;
     int dir_fd;
     int lock_fd;
 
@@ -82,6 +85,15 @@ struct pc_spool {
     pc_spool_scan_t scan;
     uint64_t replayed;
 };
+
+/* fdatasync(fd), or the test seam's sync: 0 or an errno. Whatever the policy (callers
+ * decide whether to sync). */
+static inline int pc_spool_sync(const pc_spool_t *sp, int fd)
+{
+    if (sp->sync_seam)
+        return sp->sync_seam->sync(sp->sync_seam, fd);
+    return fdatasync(fd) == 0 ? 0 : errno;
+}
 
 /* spool_open.c */
 /* The file name of segment number n (SEGMENT_NAME_LEN + 1 bytes). */

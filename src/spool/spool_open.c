@@ -106,14 +106,14 @@ static pulsarc_result write_identity(pc_spool_t *sp)
         err = errno;
     if (!err && pwrite(fd, h, len, 0) != (ssize_t)len)
         err = errno ? errno : EIO;
-    if (!err && fdatasync(fd) != 0)
-        err = errno;
+    if (!err)
+        err = pc_spool_sync(sp, fd);
     if (fd >= 0)
         close(fd);
     if (!err && renameat(sp->dir_fd, ID_TMP, sp->dir_fd, ID_FILE) != 0)
         err = errno;
-    if (!err && fsync(sp->dir_fd) != 0)
-        err = errno;
+    if (!err)
+        err = pc_spool_sync(sp, sp->dir_fd);
     if (err)
         return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot write %s: %s", sp->dir, ID_FILE,
                        pc_spool_open_error(err));
@@ -353,6 +353,7 @@ static pulsarc_result make_spool(const pc_spool_settings_t *set, pc_spool_t **ou
                                            : default_segment_bytes(set->max_bytes);
     sp->log = set->log;
     sp->accepted = set->accepted;
+    sp->sync_seam = set->sync_seam;
     sp->dir_fd = sp->lock_fd = sp->cur_fd = sp->replay_fd = -1;
     sp->next_number = 1; /* 0 is the identity's */
     *out = sp;

@@ -76,9 +76,11 @@ static void end_segment_at_scan(pc_spool_t *sp, pc_spool_segment_t *seg, const c
     pc_spool_trim(sp, seg, sp->replay_fd);
     bool cut = seg->disk == at;
     uv_mutex_unlock(&sp->mu);
-    if (!cut || (sp->fsync != PC_SPOOL_FSYNC_NEVER && fdatasync(sp->replay_fd) != 0))
+    int err = !cut ? (errno ? errno : EIO)
+                   : sp->fsync != PC_SPOOL_FSYNC_NEVER ? pc_spool_sync(sp, sp->replay_fd) : 0;
+    if (err)
         PC_WARN(sp->log, "spool %s: %s: the cut at offset %llu failed (%s); the next open "
-                "cuts it again", sp->dir, name, (unsigned long long)at, strerror(errno));
+                "cuts it again", sp->dir, name, (unsigned long long)at, strerror(err));
 }
 
 bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segment_t **seg_out,
