@@ -91,23 +91,32 @@ static void set_broken(pc_spool_t *sp, const char *what, int err)
     PC_ERROR(sp->log, "%s", sp->broken_detail);
 }
 
+/* t's sync failed: its message is not accepted, and must not come back at the next open
+ * either. Its record is blanked, and with it everything after it in its segment: all
+ * appended later, so failing too (after a failed sync every append fails). Tickets come
+ * in append order, so the first failed one of a segment cuts it and the later ones find
+ * it cut already; each cut is made in t's own segment, which need not be the current
+ * one. Under the lock. */
+static void fail_ticket(pc_spool_ticket_t *t)
+{
+    pc_spool_segment_t *seg = t->segment;
+    if (seg->map && seg->size > t->offset) {
+        memset(seg->map + t->offset, 0, seg->size - t->offset);
+        seg->size = t->offset;
+    }
+    seg->live--;
+    t->res = PULSARC_ERR_SPOOL;
+}
+
 /* Hand the group g over (err 0: its sync succeeded) or fail it. Under the lock. */
 static void settle_group(pc_spool_t *sp, pc_spool_ticket_t *g, int err)
 {
-    if (err) {
+    if (err)
         set_broken(sp, "fdatasync", err);
-        /* Blank what the failed sync covered (and everything after it): those messages
-         * are not accepted, and must not come back at the next open either. */
-        if (g && sp->cur) {
-            memset(sp->cur->map + g->offset, 0, sp->cur->size - g->offset);
-            sp->cur->size = g->offset;
-        }
-    }
     for (pc_spool_ticket_t *t = g, *next; t; t = next) {
         next = t->next;
         if (err) {
-            t->res = PULSARC_ERR_SPOOL;
-            t->segment->live--;
+            fail_ticket(t);
         } else {
             t->res = PULSARC_OK;
             sp->accepted(t);
