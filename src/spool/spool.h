@@ -13,14 +13,17 @@
  * replays, and callers raise it (pc_spool_note_id) to above the broker's last id.
  *
  * Durability (pc_spool_fsync_t): ALWAYS accepts a message only once an fdatasync covered
- * it; concurrent appenders share one (a group commit: one of them syncs while the others
- * wait). INTERVAL syncs every interval on a thread of its own, NEVER leaves it to the
- * operating system. Whatever the policy, a write is in the kernel before the message is
- * accepted, so a crash of the process loses nothing; ALWAYS also survives a crash of the
- * machine.
+ * it (and, for a message in a new segment, the directory entry naming the segment);
+ * concurrent appenders share one (a group commit: one of them syncs while the others
+ * wait). INTERVAL syncs every interval on a thread of its own (the segments written
+ * since, and the directory when a segment was made), NEVER leaves it to the operating
+ * system. Whatever the policy, a write is in the kernel before the message is accepted,
+ * so a crash of the process loses nothing; ALWAYS also survives a crash of the machine.
  *
- * Thread-safe: one mutex guards the spool (appends, releases, the replay's bookkeeping);
- * file reads of the replay and the group's fdatasync run outside it. */
+ * Thread-safe: one mutex guards the spool (appends, releases, the replay's bookkeeping).
+ * No sync runs under it, a segment roll included: file reads of the replay and every
+ * fdatasync run outside it, so an append with INTERVAL or NEVER and a release never
+ * wait for the disk (the loop thread may make both). */
 #ifndef PC_SPOOL_H
 #define PC_SPOOL_H
 
@@ -90,8 +93,8 @@ typedef struct pc_spool_settings {
  * trusted (naming its owner or mode), is locked by another producer, or belongs to
  * another producer name or topic. */
 pulsarc_result pc_spool_open(const pc_spool_settings_t *set, pc_spool_t **out);
-/* The producer is done with the spool: sync what is not yet on disk (unless NEVER),
- * delete the segments with nothing left in them, close the files and unlock, so that
+/* The producer is done with the spool: sync what is not yet on disk (unless NEVER; on
+ * the calling thread, the one disk wait that is not an append's), delete the segments with nothing left in them, close the files and unlock, so that
  * another producer may open it. Messages never released stay for that producer. Waits
  * for appenders still inside (woken by pc_spool_stop_waiting) to leave; later appends
  * fail with PULSARC_ERR_ALREADY_CLOSED. Nothing may be released after it. Idempotent. */
@@ -121,7 +124,8 @@ void pc_spool_note_id(pc_spool_t *sp, int64_t id);
  * fails with PULSARC_ERR_MESSAGE_TOO_BIG. A failed write (disk full, I/O error) fails
  * with PULSARC_ERR_SPOOL; a failed fdatasync too, and every later append with it (the
  * spool can no longer say what is on disk). PULSARC_ERR_ALREADY_CLOSED after
- * pc_spool_stop_waiting. With ALWAYS this blocks for the disk: not on a loop thread. */
+ * pc_spool_stop_waiting. With ALWAYS this blocks for the disk: not on a loop thread; with
+ * INTERVAL and NEVER it never does (only waiting for room, when asked to, blocks). */
 pulsarc_result pc_spool_append(pc_spool_t *sp, const pc_spool_msg_t *m, pc_spool_ticket_t *t,
                                bool wait_for_room);
 /* The message at offset of seg (the ticket's) is done with (stored, or failed for

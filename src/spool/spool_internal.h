@@ -1,6 +1,7 @@
 /* The spool's state, shared by its files, each with one job:
- *   spool.c         appends (room, sequence ids, segment rolls, the group commit, the
- *                   interval flusher), releases, close
+ *   spool.c         appends (room, sequence ids, segment rolls), releases, close
+ *   spool_sync.c    the sync rounds: the group commit (ALWAYS), the flusher (INTERVAL),
+ *                   the last round at close; never under the lock
  *   spool_open.c    the directory: its lock, whose spool it is, the segments on disk
  *   spool_replay.c  reading the segments found at open back, cutting torn tails
  * Nothing outside src/spool/ includes this. */
@@ -62,13 +63,15 @@ struct pc_spool {
     pulsarc_result broken;  /* a failed sync: every append fails with it */
     char broken_detail[384];
 
-    /* ALWAYS: appended, waiting for a sync (oldest first); one thread syncs at a time,
-     * and the segment it syncs stays open until it is done. */
+    /* The sync rounds (spool_sync.c), one at a time (syncing), each taking what the
+     * fields below hold. ALWAYS: appended, waiting for a round (oldest first). */
     pc_spool_ticket_t *group_head, *group_tail;
     bool syncing;
-    /* INTERVAL: the current segment was written since the flusher's last round; the
-     * files of sealed segments it has yet to sync (and then close). */
+    /* ALWAYS and INTERVAL: the current segment was written since the last round; a
+     * segment was made (its name is not synced); the files of sealed segments written
+     * since (the round syncs and closes them). */
     bool dirty;
+    bool dir_dirty;
     int *unsynced;
     size_t n_unsynced, cap_unsynced;
 
@@ -117,8 +120,38 @@ void pc_spool_maybe_delete(pc_spool_t *sp, pc_spool_segment_t *seg);
 void pc_spool_trim(pc_spool_t *sp, pc_spool_segment_t *seg, int fd);
 /* Raise the next automatic id above id. Under the lock. */
 void pc_spool_note_id_locked(pc_spool_t *sp, int64_t id);
-/* INTERVAL: start the thread that syncs every interval. 0 or -1. */
+
+/* spool_sync.c */
+/* A sync round: what it took under the lock, synced outside it. */
+typedef struct pc_spool_sync_job {
+    int *fds;                  /* sealed segments' files: synced, then closed */
+    size_t n, cap;
+    int cur;                   /* a duplicate of the current segment's descriptor, or -1 */
+    bool dir;                  /* the directory too (a segment was made) */
+    pc_spool_ticket_t *group;  /* ALWAYS: the tickets it settles */
+    int err;                   /* the first failure (an errno), or 0 */
+} pc_spool_sync_job_t;
+
+/* Take what is not synced yet into job, and mark a round as running. Under the lock. */
+void pc_spool_sync_take(pc_spool_t *sp, pc_spool_sync_job_t *job);
+/* Sync it (files, then the directory) and close its files. Without the lock. */
+void pc_spool_sync_run(const pc_spool_t *sp, pc_spool_sync_job_t *job);
+/* The round is over: hand its group over, or on a failure fail it and every append
+ * waiting after it and refuse appends from now on. Returns job->err. Under the lock. */
+int pc_spool_sync_settle(pc_spool_t *sp, pc_spool_sync_job_t *job);
+/* Room for one more sealed file in the next round, so that a seal never allocates:
+ * false when out of memory. Under the lock. */
+bool pc_spool_reserve_sync(pc_spool_t *sp);
+/* fd (a sealed segment's, written since the last round) goes to the next round, which
+ * closes it. After pc_spool_reserve_sync. Under the lock. */
+void pc_spool_queue_sync(pc_spool_t *sp, int fd);
+/* ALWAYS: t (just appended) is accepted once a round covered it; run one when none is
+ * running, else wait. PULSARC_ERR_SPOOL when its round failed. Under the lock. */
+pulsarc_result pc_spool_commit(pc_spool_t *sp, pc_spool_ticket_t *t);
+/* INTERVAL: start the thread that runs a round every interval; 0 or -1. Stop it (after
+ * its round in progress), or nothing without one. */
 int pc_spool_start_flusher(pc_spool_t *sp);
+void pc_spool_stop_flusher(pc_spool_t *sp);
 
 /* spool_replay.c */
 void pc_spool_replay_free(pc_spool_t *sp);

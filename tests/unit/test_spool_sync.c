@@ -1,6 +1,8 @@
 /* The spool's syncs, through its test seam (pc_spool_sync_seam_t): a sync that fails
  * under the group commit fails every sender it covered and every one queued behind it,
- * crashes nothing, and leaves none of them for the next open. */
+ * crashes nothing, and leaves none of them for the next open; and no append or release
+ * waits for the disk at a segment roll (the loop thread appends with interval and never,
+ * and releases with every policy), while each policy still syncs what it promises. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,21 +22,44 @@ typedef struct gate {
     int fail_from; /* ... from this call on (1: the first); 0: fail from now on */
     int calls;     /* syncs begun */
     int waiting;   /* syncs waiting at the gate */
+    pthread_t waiters[16]; /* ... on these threads */
+    ino_t synced[256];     /* the files (and directory) synced, in order */
+    int n_synced;
 } gate;
+
+static void forget_waiter(gate *g, pthread_t self)
+{
+    for (int i = 0; i < g->waiting; i++) {
+        if (pthread_equal(g->waiters[i], self)) {
+            g->waiters[i] = g->waiters[--g->waiting];
+            return;
+        }
+    }
+}
 
 static int gate_sync(const pc_spool_sync_seam_t *seam, int fd)
 {
     gate *g = (gate *)seam;
+    struct stat st;
+    cr_assert_eq(fstat(fd, &st), 0);
     pthread_mutex_lock(&g->mu);
     int call = ++g->calls;
-    g->waiting++;
+    cr_assert_lt(g->waiting, 16);
+    g->waiters[g->waiting++] = pthread_self();
     pthread_cond_broadcast(&g->cond);
     while (g->hold)
         pthread_cond_wait(&g->cond, &g->mu);
-    g->waiting--;
+    forget_waiter(g, pthread_self());
     int err = call >= g->fail_from ? g->fail : 0;
     pthread_mutex_unlock(&g->mu);
-    return err ? err : fdatasync(fd) == 0 ? 0 : errno;
+    if (!err && fdatasync(fd) != 0)
+        err = errno;
+    pthread_mutex_lock(&g->mu);
+    if (!err && g->n_synced < 256)
+        g->synced[g->n_synced++] = st.st_ino;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->mu);
+    return err;
 }
 
 static gate the_gate = { .seam = { gate_sync }, .mu = PTHREAD_MUTEX_INITIALIZER,
@@ -235,4 +260,150 @@ Test(spool_sync, concurrent_senders_across_rolls_when_syncs_start_failing)
     for (int i = 0; i < ok; i++)
         cr_assert_eq(ids[i], handed[i], "replayed %d: %lld, handed over %lld", i,
                      (long long)ids[i], (long long)handed[i]);
+}
+
+/* ---- no disk waits at a roll ----------------------------------------------------------- */
+
+/* Appends on one thread, as the loop thread makes them (never waiting for room). */
+typedef struct appender {
+    pc_spool_t *sp;
+    int n;
+    pthread_t th;
+    bool done; /* under the gate's lock */
+    pulsarc_result res[8];
+} appender;
+
+static void *append_some(void *arg)
+{
+    appender *a = arg;
+    char key[32], payload[64];
+    for (int i = 0; i < a->n; i++) {
+        pc_spool_msg_t m = message(i, -1, key, payload);
+        pc_spool_ticket_t t = { 0 };
+        a->res[i] = pc_spool_append(a->sp, &m, &t, false);
+    }
+    pthread_mutex_lock(&the_gate.mu);
+    a->done = true;
+    pthread_cond_broadcast(&the_gate.cond);
+    pthread_mutex_unlock(&the_gate.mu);
+    return NULL;
+}
+
+static bool gate_holds(pthread_t th)
+{
+    for (int i = 0; i < the_gate.waiting; i++)
+        if (pthread_equal(the_gate.waiters[i], th))
+            return true;
+    return false;
+}
+
+/* Run a's appends with the gate closed: true once they are done, false as soon as a sync
+ * of a's own thread waits at the gate (an append waiting for the disk). */
+static bool appends_pass_the_closed_gate(appender *a)
+{
+    cr_assert_eq(pthread_create(&a->th, NULL, append_some, a), 0);
+    pthread_mutex_lock(&the_gate.mu);
+    while (!a->done && !gate_holds(a->th))
+        pthread_cond_wait(&the_gate.cond, &the_gate.mu);
+    bool done = a->done;
+    pthread_mutex_unlock(&the_gate.mu);
+    return done;
+}
+
+static ino_t inode_of(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    return st.st_ino;
+}
+
+static bool synced(ino_t ino)
+{
+    for (int i = 0; i < the_gate.n_synced; i++)
+        if (the_gate.synced[i] == ino)
+            return true;
+    return false;
+}
+
+/* The segment files (and the directory that names them) the gate has synced: how many of
+ * names[0..n) and the directory. */
+static int synced_of(char names[][64], int n, ino_t dir_ino)
+{
+    int count = synced(dir_ino);
+    for (int i = 0; i < n; i++)
+        count += synced(inode_of(names[i]));
+    return count;
+}
+
+/* interval: an append that rolls to a new segment (each does here) syncs nothing; the
+ * flusher syncs every segment file and the directory on its own thread. */
+Test(spool_sync, an_interval_append_that_rolls_does_not_wait_for_the_disk)
+{
+    pc_spool_settings_t s = gated(PC_SPOOL_FSYNC_INTERVAL);
+    s.segment_bytes = 1; /* a segment per message */
+    pc_spool_t *sp = open_with(&s);
+    gate_set(true, 0);
+    appender a = { .sp = sp, .n = 5 };
+    cr_assert(appends_pass_the_closed_gate(&a), "an append waited for a sync at a roll");
+    pthread_join(a.th, NULL);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(a.res[i], PULSARC_OK, "%s", pulsarc_result_name(a.res[i]));
+    cr_assert_eq(n_handed, 5);
+
+    char names[8][64];
+    cr_assert_eq(segment_files(names, 8), 5);
+    struct stat d;
+    cr_assert_eq(stat(dir, &d), 0);
+    gate_set(false, 0);
+    pthread_mutex_lock(&the_gate.mu);
+    while (synced_of(names, 5, d.st_ino) < 6) /* the flusher's next rounds */
+        pthread_cond_wait(&the_gate.cond, &the_gate.mu);
+    pthread_mutex_unlock(&the_gate.mu);
+    pc_spool_close(sp);
+}
+
+/* never: no sync at all, a roll included, and nothing waits. */
+Test(spool_sync, a_never_append_that_rolls_syncs_nothing)
+{
+    pc_spool_settings_t s = gated(PC_SPOOL_FSYNC_NEVER);
+    s.segment_bytes = 1;
+    pc_spool_t *sp = open_with(&s);
+    int at_open = the_gate.calls; /* the identity file, written once, is synced */
+    gate_set(true, 0);
+    appender a = { .sp = sp, .n = 4 };
+    cr_assert(appends_pass_the_closed_gate(&a), "an append waited for a sync at a roll");
+    pthread_join(a.th, NULL);
+    cr_assert_eq(n_handed, 4);
+    pc_spool_close(sp);
+    cr_assert_eq(the_gate.calls, at_open);
+}
+
+/* always: while a sender's group waits for its sync, a release (what the loop thread does
+ * for each stored message) goes through: nothing syncs under the spool's lock, a roll
+ * included. The sender is accepted only once its new segment's file and the directory
+ * naming it were synced. */
+Test(spool_sync, a_release_does_not_wait_for_a_sync_held_at_a_roll, .timeout = 15)
+{
+    pc_spool_settings_t s = gated(PC_SPOOL_FSYNC_ALWAYS);
+    s.segment_bytes = 1;
+    pc_spool_t *sp = open_with(&s);
+    place first = append_ok(sp, 0, -1);
+    gate_set(true, 0);
+    sender next;
+    start(&next, sp, 1); /* a roll to segment 2, then its group's sync */
+    gate_wait_for(1);
+    release(first); /* before the fix: waited for the held sync (the test timed out) */
+    char names[8][64];
+    cr_assert_eq(segment_files(names, 8), 1, "the released segment went at once");
+    cr_assert_eq(atomic_load(&next.res), 1, "accepted before its sync");
+    gate_set(false, 0);
+    pthread_join(next.th, NULL);
+    cr_assert_eq(atomic_load(&next.res), PULSARC_OK);
+    struct stat d;
+    cr_assert_eq(stat(dir, &d), 0);
+    cr_assert_eq(synced_of(names, 1, d.st_ino), 2, "accepted before its segment and the "
+                                                   "directory were synced");
+    pc_spool_close(sp);
 }
