@@ -10,6 +10,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +213,46 @@ static SF_UNUSED int replay_all(pc_spool_t *sp, int64_t *ids, place *places, int
         n++;
     }
     return n;
+}
+
+/* One append of message `index` (automatic id, waiting for room) on a thread of its own. */
+typedef struct sender {
+    pc_spool_t *sp;
+    int index;
+    pthread_t th;
+    _Atomic int res; /* 1 until its append returned */
+} sender;
+
+static SF_UNUSED void *send_one(void *arg)
+{
+    sender *s = arg;
+    char key[32], payload[64];
+    pc_spool_msg_t m = message(s->index, -1, key, payload);
+    pc_spool_ticket_t t = { 0 };
+    atomic_store(&s->res, pc_spool_append(s->sp, &m, &t, true));
+    return NULL;
+}
+
+static SF_UNUSED void start(sender *s, pc_spool_t *sp, int index)
+{
+    s->sp = sp;
+    s->index = index;
+    atomic_store(&s->res, 1);
+    cr_assert_eq(pthread_create(&s->th, NULL, send_one, s), 0);
+}
+
+/* A scan over len bytes of memory from offset `from` (pc_spool_scan_free(&m->sc) after). */
+typedef struct mem_scan {
+    pc_spool_mem_t mem;
+    pc_spool_source_t src;
+    pc_spool_scan_t sc;
+} mem_scan;
+
+static SF_UNUSED void mem_scan_init(mem_scan *m, const uint8_t *buf, size_t len, uint64_t from)
+{
+    m->mem = (pc_spool_mem_t){ buf, len };
+    m->src = pc_spool_mem_source(&m->mem);
+    pc_spool_scan_init(&m->sc, from);
 }
 
 #endif

@@ -2,8 +2,6 @@
  * (fail, wait, room after a release), segments deleted once released, the owner check and
  * the lock, and ids, file order and hand-over order being one order under the group
  * commit. Damaged segments: test_spool_recovery.c. */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <time.h>
 
 #include "../support/test_spool_fixture.h"
@@ -106,15 +104,13 @@ Test(spool, a_scan_of_garbage_cuts_and_allocates_nothing_for_a_lying_length)
     uint8_t buf[64];
     memset(buf, 0, sizeof buf);
     buf[0] = 0xff; buf[1] = 0xff; buf[2] = 0xff; buf[3] = 0x7f; /* ~2 GiB "record" */
-    pc_spool_mem_t mem = { buf, sizeof buf };
-    pc_spool_source_t src = pc_spool_mem_source(&mem);
-    pc_spool_scan_t sc;
-    pc_spool_scan_init(&sc, 0);
+    mem_scan m;
+    mem_scan_init(&m, buf, sizeof buf, 0);
     pc_spool_record_t rec;
-    cr_assert_eq(pc_spool_scan_next(&sc, &src, &rec), PC_SPOOL_SCAN_CUT);
-    cr_assert_eq(sc.offset, 0);
-    cr_assert_null(sc.body);
-    pc_spool_scan_free(&sc);
+    cr_assert_eq(pc_spool_scan_next(&m.sc, &m.src, &rec), PC_SPOOL_SCAN_CUT);
+    cr_assert_eq(m.sc.offset, 0);
+    cr_assert_null(m.sc.body);
+    pc_spool_scan_free(&m.sc);
 }
 
 /* ---- size, release, owner ---------------------------------------------------------------- */
@@ -144,22 +140,6 @@ Test(spool, a_segment_goes_once_every_message_in_it_is_released)
     release(places[0]);
     cr_assert_eq(segment_files(names, 8), 0);
     pc_spool_close(sp);
-}
-
-typedef struct blocked_append {
-    pc_spool_t *sp;
-    int index;       /* the message it appends */
-    _Atomic int res; /* 1 until done */
-} blocked_append;
-
-static void *append_waiting(void *arg)
-{
-    blocked_append *b = arg;
-    char key[32], payload[64];
-    pc_spool_msg_t m = message(b->index, -1, key, payload);
-    pc_spool_ticket_t t = { 0 };
-    atomic_store(&b->res, pc_spool_append(b->sp, &m, &t, true));
-    return NULL;
 }
 
 static void pause_ms(long ms)
@@ -192,21 +172,19 @@ Test(spool, a_full_spool_fails_or_waits_until_a_release_makes_room)
     cr_assert_geq(n, 2);
     cr_assert_leq(pc_spool_bytes(sp), 1024);
 
-    blocked_append b = { sp, n, 1 }; /* the message that found no room */
-    pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, append_waiting, &b), 0);
+    sender b;
+    start(&b, sp, n); /* the message that found no room */
     pause_ms(100); /* the chance to return too early */
     cr_assert_eq(atomic_load(&b.res), 1, "a send waited for room returned while still full");
     release(at[0]);
-    pthread_join(th, NULL);
+    pthread_join(b.th, NULL);
     cr_assert_eq(atomic_load(&b.res), PULSARC_OK);
 
     /* Closing wakes a waiting appender with ALREADY_CLOSED. */
-    b.res = 1;
-    cr_assert_eq(pthread_create(&th, NULL, append_waiting, &b), 0);
+    start(&b, sp, n);
     pause_ms(50);
     pc_spool_stop_waiting(sp);
-    pthread_join(th, NULL);
+    pthread_join(b.th, NULL);
     cr_assert_eq(atomic_load(&b.res), PULSARC_ERR_ALREADY_CLOSED);
     pc_spool_close(sp);
 }

@@ -58,6 +58,14 @@ static void assert_file_holds(const char *path, const char *text)
               (int)n, buf);
 }
 
+/* A file of "other" that must stay as it is: its path in victim (128 bytes). */
+static void make_victim(char *victim)
+{
+    make_other();
+    snprintf(victim, 128, "%s/victim", other);
+    write_file(victim, "precious");
+}
+
 static void link_in_dir(const char *target, const char *name)
 {
     char path[512];
@@ -118,10 +126,8 @@ Test(spool_open, a_symbolic_link_in_the_directory_s_place_is_refused)
 
 Test(spool_open, a_link_planted_as_the_temporary_identity_writes_nothing_through_it)
 {
-    make_other();
     char victim[128];
-    snprintf(victim, sizeof victim, "%s/victim", other);
-    write_file(victim, "precious");
+    make_victim(victim);
     link_in_dir(victim, "spool.id.tmp");
     pc_spool_settings_t s = settings(PC_SPOOL_FSYNC_NEVER);
     cr_assert_eq(try_open(&s), PULSARC_OK, "%s", pulsarc_last_error_detail());
@@ -136,10 +142,8 @@ Test(spool_open, a_link_planted_as_the_temporary_identity_writes_nothing_through
 
 Test(spool_open, a_link_planted_as_the_lock_or_the_identity_is_refused)
 {
-    make_other();
     char victim[128];
-    snprintf(victim, sizeof victim, "%s/victim", other);
-    write_file(victim, "precious");
+    make_victim(victim);
     link_in_dir(victim, "spool.lock");
     pc_spool_settings_t s = settings(PC_SPOOL_FSYNC_NEVER);
     cr_assert_eq(try_open(&s), PULSARC_ERR_SPOOL);

@@ -4,8 +4,6 @@
  * waits for the disk at a segment roll (the loop thread appends with interval and never,
  * and releases with every policy), while each policy still syncs what it promises. */
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 
 #include "../support/test_spool_fixture.h"
 
@@ -90,33 +88,6 @@ static pc_spool_settings_t gated(pc_spool_fsync_t policy)
     return s;
 }
 
-/* ---- appenders on threads of their own --------------------------------------------- */
-
-typedef struct sender {
-    pc_spool_t *sp;
-    int index;
-    pthread_t th;
-    _Atomic int res; /* 1 until its append returned */
-} sender;
-
-static void *send_one(void *arg)
-{
-    sender *s = arg;
-    char key[32], payload[64];
-    pc_spool_msg_t m = message(s->index, -1, key, payload);
-    pc_spool_ticket_t t = { 0 };
-    atomic_store(&s->res, pc_spool_append(s->sp, &m, &t, true));
-    return NULL;
-}
-
-static void start(sender *s, pc_spool_t *sp, int index)
-{
-    s->sp = sp;
-    s->index = index;
-    atomic_store(&s->res, 1);
-    cr_assert_eq(pthread_create(&s->th, NULL, send_one, s), 0);
-}
-
 /* The records whose frame and CRC check in segment file `name`, as the file holds them
  * now (appends are copies into the file's pages: another process sees them at once). */
 static int records_in(const char *name)
@@ -131,15 +102,13 @@ static int records_in(const char *name)
     pc_spool_header_t h;
     size_t hsize;
     cr_assert_eq(pc_spool_header_decode(buf, n, &h, &hsize), PC_SPOOL_HEADER_OK);
-    pc_spool_mem_t mem = { buf, n };
-    pc_spool_source_t src = pc_spool_mem_source(&mem);
-    pc_spool_scan_t sc;
-    pc_spool_scan_init(&sc, hsize);
+    mem_scan m;
+    mem_scan_init(&m, buf, n, hsize);
     pc_spool_record_t rec;
     int count = 0;
-    while (pc_spool_scan_next(&sc, &src, &rec) == PC_SPOOL_SCAN_RECORD)
+    while (pc_spool_scan_next(&m.sc, &m.src, &rec) == PC_SPOOL_SCAN_RECORD)
         count++;
-    pc_spool_scan_free(&sc);
+    pc_spool_scan_free(&m.sc);
     return count;
 }
 
