@@ -5,7 +5,24 @@
  * The directory holds `spool.lock` (an exclusive flock: one producer at a time),
  * `spool.id` (the producer name and topic the spool belongs to; a producer with another
  * name or topic is refused) and segment files `<20-digit number>.seg` (spool_format.h).
- * A segment is deleted once every message in it is released.
+ * A segment is deleted once every message in it is released. Files set aside, never
+ * read again nor counted in max_bytes, and never deleted by the spool: `<name>.bad`
+ * (named like a segment but not one of this format, or not a regular file) and
+ * `<name>.damaged` (see recovery); new segments are numbered above them.
+ *
+ * Recovery (pc_spool_replay_next), RocksDB's WAL recovery modes for reference: a record
+ * that fails its checks with no whole record after it in its segment is a torn tail (a
+ * crash cut the last write; a zero length and CRC is the clean end of a segment
+ * allocated ahead) and is cut off, as kTolerateCorruptedTailRecords does; one with whole
+ * records after it is damage in the middle (a disk's), skipped: the records before and
+ * after it are replayed, the skip is logged and counted (pc_spool_skipped_records), and
+ * the segment is kept whole, set aside as `<name>.damaged` once its records are done
+ * with. Together that is kSkipAnyCorruptedRecords. Not kPointInTimeRecovery (stop at the
+ * first damage): spooled messages do not build on each other as a database's log
+ * entries do, each has its own sequence id, so stopping would drop intact messages for a
+ * consistency nobody needs; not kAbsoluteConsistency (refuse the spool): it would stop
+ * the producer over damage it can step past. The damaged record's message is lost to
+ * the producer (its bytes stay in the .damaged file).
  *
  * Sequence ids: the spool gives each message without an explicit id the next one, under
  * the same lock as the append and the caller's `accepted` hand-over, so that ids, file
@@ -104,9 +121,10 @@ void pc_spool_close(pc_spool_t *sp);
 
 /* The next message left from before this spool was opened, oldest first: true, with
  * *rec (valid until the next call), *seg and *offset (pc_spool_release it there once
- * done with). Messages marked released are skipped. A
- * torn or corrupt tail of a segment is cut off (one log line) and the scan goes on with
- * the next segment. False after the last; call it until then, or pc_spool_replay_end.
+ * done with). Messages marked released are skipped. A torn tail of a segment is cut off
+ * (one log line) and the scan goes on with the next segment; damage in the middle is
+ * skipped (one log line, counted) and the scan goes on at the next whole record (see
+ * recovery above). False after the last; call it until then, or pc_spool_replay_end.
  * One thread at a time. */
 bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segment_t **seg,
                           uint64_t *offset);
@@ -114,6 +132,13 @@ bool pc_spool_replay_next(pc_spool_t *sp, pc_spool_record_t *rec, pc_spool_segme
 void pc_spool_replay_end(pc_spool_t *sp);
 /* How many messages the replay handed out so far. */
 uint64_t pc_spool_replayed(const pc_spool_t *sp);
+/* Damage the replay skipped so far: stretches of a segment that failed the checks with
+ * whole records after them, and their bytes. A stretch counts as one record (the one
+ * whose check failed: where any other record inside the damage began cannot be
+ * trusted), its bytes all. Torn tails are not counted (they are cut, see
+ * pc_spool_replay_next). Any thread. */
+uint64_t pc_spool_skipped_records(pc_spool_t *sp);
+uint64_t pc_spool_skipped_bytes(pc_spool_t *sp);
 
 /* Automatic ids continue above id (the broker's last sequence id, say). */
 void pc_spool_note_id(pc_spool_t *sp, int64_t id);

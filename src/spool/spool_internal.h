@@ -32,6 +32,8 @@ struct pc_spool_segment {
     uint64_t map_len;
     uint64_t live;          /* messages handed out (accepted or replayed), not released */
     bool pinned;            /* found at open and not yet replayed to its end: kept */
+    bool damaged;           /* the replay skipped damage in it: set aside (renamed
+                               <name>.damaged), not deleted, once done with */
 };
 
 struct pc_spool {
@@ -87,6 +89,8 @@ struct pc_spool {
     int replay_fd;          /* the segment being read, or -1 */
     pc_spool_scan_t scan;
     uint64_t replayed;
+    uint64_t skipped_records; /* damage skipped (under the lock: stats read it) */
+    uint64_t skipped_bytes;
 };
 
 /* fdatasync(fd), or the test seam's sync: 0 or an errno. Whatever the policy (callers
@@ -107,13 +111,17 @@ void pc_spool_segment_name(uint64_t n, char out[SEGMENT_NAME_LEN + 1]);
 int pc_spool_open_file(const pc_spool_t *sp, const char *name, int flags, mode_t mode);
 /* What pc_spool_open_file's errno means, for a detail or a log line. */
 const char *pc_spool_open_error(int err);
+/* Rename name to name + suffix (never over an existing file) and say why in the log:
+ * false when it stays. */
+bool pc_spool_set_aside(const pc_spool_t *sp, const char *name, const char *suffix,
+                        const char *why);
 
 /* spool.c */
 /* Put seg (number, header, size and disk filled) at the end of the list; its disk
  * counts in the spool's bytes. Under the lock (or before anyone else has the spool). */
 void pc_spool_add_segment(pc_spool_t *sp, pc_spool_segment_t *seg);
 /* Delete seg if nothing in it is wanted any more (no live message, not pinned, not
- * where appends go). Under the lock. */
+ * where appends go); one with damage is set aside instead. Under the lock. */
 void pc_spool_maybe_delete(pc_spool_t *sp, pc_spool_segment_t *seg);
 /* Give back the room of seg's file past its records (fd: the file, open for writing).
  * Under the lock. */

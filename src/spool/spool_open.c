@@ -31,22 +31,37 @@ void pc_spool_segment_name(uint64_t n, char out[SEGMENT_NAME_LEN + 1])
     snprintf(out, SEGMENT_NAME_LEN + 1, "%020llu.seg", (unsigned long long)n);
 }
 
-/* A segment's file name: 20 digits and ".seg", nothing else. */
-static bool parse_segment_name(const char *name, uint64_t *n)
+/* What a file name of the directory is: a segment's (20 digits and ".seg", nothing
+ * else), one set aside (a segment's name and a suffix: ".bad", ".damaged"), or neither;
+ * *n its number. */
+typedef enum name_kind { NOT_OURS, SEGMENT, SET_ASIDE } name_kind;
+
+static name_kind parse_name(const char *name, uint64_t *n)
 {
-    if (strlen(name) != SEGMENT_NAME_LEN || strcmp(name + 20, ".seg") != 0)
-        return false;
+    size_t len = strlen(name);
+    if (len < SEGMENT_NAME_LEN || strncmp(name + 20, ".seg", 4) != 0)
+        return NOT_OURS;
+    if (len > SEGMENT_NAME_LEN && name[SEGMENT_NAME_LEN] != '.')
+        return NOT_OURS;
     uint64_t v = 0;
     for (int i = 0; i < 20; i++) {
         if (name[i] < '0' || name[i] > '9')
             return false;
         uint64_t d = (uint64_t)(name[i] - '0');
         if (v > (UINT64_MAX - d) / 10)
-            return false;
+            return NOT_OURS;
         v = v * 10 + d;
     }
     *n = v;
-    return true;
+    return len == SEGMENT_NAME_LEN ? SEGMENT : SET_ASIDE;
+}
+
+/* New segments are numbered above n (a segment found, or one set aside: a number is
+ * never used twice while its file is there). */
+static void number_above(pc_spool_t *sp, uint64_t n)
+{
+    if (n < UINT64_MAX && n + 1 > sp->next_number)
+        sp->next_number = n + 1;
 }
 
 int pc_spool_open_file(const pc_spool_t *sp, const char *name, int flags, mode_t mode)
@@ -167,7 +182,10 @@ static pulsarc_result list_numbers(pc_spool_t *sp, uint64_t **out, size_t *count
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         uint64_t num;
-        if (!parse_segment_name(e->d_name, &num))
+        name_kind kind = parse_name(e->d_name, &num);
+        if (kind == SET_ASIDE)
+            number_above(sp, num);
+        if (kind != SEGMENT)
             continue;
         if (n == cap) {
             size_t c = cap ? cap * 2 : 16;
@@ -190,18 +208,26 @@ static pulsarc_result list_numbers(pc_spool_t *sp, uint64_t **out, size_t *count
     return PULSARC_OK;
 }
 
-/* A file that is not a good segment of this format: set aside (never deleted: it may be
- * all that is left of some messages), out of the spool's way. */
-static void set_aside(pc_spool_t *sp, const char *name, const char *why)
+bool pc_spool_set_aside(const pc_spool_t *sp, const char *name, const char *suffix,
+                        const char *why)
 {
-    char aside[SEGMENT_NAME_LEN + 8];
-    snprintf(aside, sizeof aside, "%s.bad", name);
-    if (renameat(sp->dir_fd, name, sp->dir_fd, aside) == 0)
+    char aside[SEGMENT_NAME_LEN + 16];
+    snprintf(aside, sizeof aside, "%s%s", name, suffix);
+    int err = faccessat(sp->dir_fd, aside, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ? EEXIST : 0;
+    if (!err && renameat(sp->dir_fd, name, sp->dir_fd, aside) != 0)
+        err = errno;
+    if (!err)
         PC_WARN(sp->log, "spool %s: %s %s: renamed to %s and left alone", sp->dir, name, why,
                 aside);
     else
-        PC_WARN(sp->log, "spool %s: %s %s, and cannot be renamed: %s", sp->dir, name, why,
-                strerror(errno));
+        PC_WARN(sp->log, "spool %s: %s %s, and cannot be renamed to %s: %s", sp->dir, name,
+                why, aside, strerror(err));
+    return !err;
+}
+
+static void set_aside(pc_spool_t *sp, const char *name, const char *why)
+{
+    pc_spool_set_aside(sp, name, ".bad", why);
 }
 
 /* Look at segment number num: add it to the list (pinned, for the replay), delete it when
@@ -256,7 +282,7 @@ static pulsarc_result add_segment(pc_spool_t *sp, uint64_t num)
     seg->pinned = true;
     pc_spool_add_segment(sp, seg);
     sp->replay[sp->replay_n++] = seg;
-    sp->next_number = num + 1;
+    number_above(sp, num);
     return PULSARC_OK;
 }
 
