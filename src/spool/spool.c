@@ -76,10 +76,10 @@ void pc_spool_trim(pc_spool_t *sp, pc_spool_segment_t *seg, int fd)
 }
 
 /* Appends stop going to the current segment: give back its unused room, and hand its
- * file to the next sync round when it was written since the last one (the caller
- * reserved room for it: pc_spool_reserve_sync), else close it. Syncs nothing: with ALWAYS
- * the group still waiting for its records finds the file in the round it takes. Under
- * the lock. */
+ * file to the next sync round when it was written since the last one and still holds a
+ * message (the caller reserved room for it: pc_spool_reserve_sync), else close it (one
+ * with every message released goes now). Syncs nothing: with ALWAYS the group still
+ * waiting for its records finds the file in the round it takes. Under the lock. */
 static void seal_current(pc_spool_t *sp)
 {
     pc_spool_segment_t *seg = sp->cur;
@@ -87,7 +87,7 @@ static void seal_current(pc_spool_t *sp)
      * the process (they stay in the page cache, dirty ones too, until written back). */
     madvise(seg->map, seg->map_len, MADV_DONTNEED);
     pc_spool_trim(sp, seg, sp->cur_fd);
-    if (sp->dirty)
+    if (sp->dirty && seg->live)
         pc_spool_queue_sync(sp, sp->cur_fd);
     else
         close(sp->cur_fd);
