@@ -50,10 +50,11 @@ void pc_spool_maybe_delete(pc_spool_t *sp, pc_spool_segment_t *seg)
     char name[SEGMENT_NAME_LEN + 1];
     pc_spool_segment_name(seg->number, name);
     if (seg->damaged) {
-        /* Kept for whoever looks into the damage, out of the spool's way and its size: its
-         * whole records are all stored now. If it stays, the next open reads it again. */
+        /* Kept for whoever looks into the damage, out of the spool's way and its size:
+         * its whole records are all done with. If it stays, the next open reads it
+         * again (and skips the damage again). */
         pc_spool_set_aside(sp, name, ".damaged",
-                           "had damage that its replay skipped, and its whole records are done with");
+                           "had damage that its replay skipped; its whole records are done");
     } else if (unlinkat(sp->dir_fd, name, 0) != 0 && errno != ENOENT) {
         /* It stays on disk, and its messages (all released) are replayed next time: the
          * broker drops them as duplicates. Not worth failing anything for. */

@@ -111,8 +111,9 @@ typedef struct pc_spool_settings {
  * another producer name or topic. */
 pulsarc_result pc_spool_open(const pc_spool_settings_t *set, pc_spool_t **out);
 /* The producer is done with the spool: sync what is not yet on disk (unless NEVER; on
- * the calling thread, the one disk wait that is not an append's), delete the segments with nothing left in them, close the files and unlock, so that
- * another producer may open it. Messages never released stay for that producer. Waits
+ * the calling thread, the one disk wait that is not an append's), delete the segments
+ * with nothing left in them, close the files and unlock, so that another producer may
+ * open it. Messages never released stay for that producer. Waits
  * for appenders still inside (woken by pc_spool_stop_waiting) to leave; later appends
  * fail with PULSARC_ERR_ALREADY_CLOSED. Nothing may be released after it. Idempotent. */
 void pc_spool_finish(pc_spool_t *sp);

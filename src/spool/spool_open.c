@@ -46,7 +46,7 @@ static name_kind parse_name(const char *name, uint64_t *n)
     uint64_t v = 0;
     for (int i = 0; i < 20; i++) {
         if (name[i] < '0' || name[i] > '9')
-            return false;
+            return NOT_OURS;
         uint64_t d = (uint64_t)(name[i] - '0');
         if (v > (UINT64_MAX - d) / 10)
             return NOT_OURS;
@@ -70,8 +70,8 @@ int pc_spool_open_file(const pc_spool_t *sp, const char *name, int flags, mode_t
     if (fd < 0)
         return -1;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int err = S_ISREG(st.st_mode) ? errno : EINVAL;
+    int err = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
+    if (err) {
         close(fd);
         errno = err;
         return -1;
@@ -118,7 +118,8 @@ static pulsarc_result write_identity(pc_spool_t *sp)
     int err = unlinkat(sp->dir_fd, ID_TMP, 0) == 0 || errno == ENOENT ? 0 : errno;
     int fd = err ? -1 : pc_spool_open_file(sp, ID_TMP, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (!err && fd < 0)
-        err = errno;
+        return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot make %s: %s", sp->dir, ID_TMP,
+                       pc_spool_open_error(errno));
     if (!err && pwrite(fd, h, len, 0) != (ssize_t)len)
         err = errno ? errno : EIO;
     if (!err)
@@ -131,7 +132,7 @@ static pulsarc_result write_identity(pc_spool_t *sp)
         err = pc_spool_sync(sp, sp->dir_fd);
     if (err)
         return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot write %s: %s", sp->dir, ID_FILE,
-                       pc_spool_open_error(err));
+                       strerror(err));
     return PULSARC_OK;
 }
 
@@ -442,12 +443,13 @@ static pulsarc_result lock_dir(pc_spool_t *sp)
                        strerror(err));
     sp->dir_fd = open(sp->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sp->dir_fd < 0) {
+        err = errno;
         struct stat st;
-        bool link = errno == ELOOP || (lstat(sp->dir, &st) == 0 && S_ISLNK(st.st_mode));
+        bool link = err == ELOOP || (lstat(sp->dir, &st) == 0 && S_ISLNK(st.st_mode));
         return pc_fail(PULSARC_ERR_SPOOL, "cannot open spool directory %s: %s", sp->dir,
                        link ? "it is a symbolic link, which a spool never follows (name the "
                               "directory itself)"
-                            : strerror(errno));
+                            : strerror(err));
     }
     pulsarc_result res = check_dir(sp);
     if (res != PULSARC_OK)
