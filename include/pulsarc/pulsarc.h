@@ -726,7 +726,10 @@ PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
  *                                 0 = only when a public key changes
  *
  *   Crash-safe spool (see "The spool" in README.md):
- *   spoolDir              (unset) a directory of this producer's own (created if missing);
+ *   spoolDir              (unset) a directory of this producer's own (created, with its
+ *                                 parents, mode 0700; one that exists must be owned by
+ *                                 the process's user, not writable by group or others
+ *                                 and not a symbolic link, else PULSARC_ERR_SPOOL);
  *                                 every accepted message is written there before the
  *                                 send returns, and stays until its receipt. A producer
  *                                 opened on it later resends what is left, with the same

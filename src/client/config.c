@@ -202,7 +202,9 @@ static const conf_row producer_rows[] = {
       "the topic has none of that name, so that nothing is lost before the first consumer "
       "comes; unset: none." },
     { "spoolDir", T_STR, PC(spool_dir), 1, 4096, NULL, NULL,
-      "A directory of this producer's own (created if missing; needs producerName): every "
+      "A directory of this producer's own (created, with missing parents, mode 0700; one "
+      "that exists must be owned by the process's user and not writable by its group or "
+      "others, and not a symbolic link; needs producerName): every "
       "accepted message is written there before its send returns and stays until its "
       "receipt, and a producer opened on it later (after a crash) resends what is left "
       "before any new message. With encryptionKeys, each message is encrypted before it is "

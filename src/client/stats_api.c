@@ -21,8 +21,14 @@ static pulsarc_producer_t *producer_of_source(pc_stats_source_t *src)
 /* Loop thread: handed_over is its own. */
 static pc_producer_gauges_t gauges_of(const pulsarc_producer_t *p)
 {
-    return (pc_producer_gauges_t){ .accepted = p->handed_over,
-                                   .pending = (uint64_t)atomic_load(&p->permits.pending) };
+    pc_producer_gauges_t g = { .accepted = p->handed_over,
+                               .pending = (uint64_t)atomic_load(&p->permits.pending) };
+    if (p->spool) {
+        g.spooled = true;
+        g.spool_skipped_records = pc_spool_skipped_records(p->spool);
+        g.spool_skipped_bytes = pc_spool_skipped_bytes(p->spool);
+    }
+    return g;
 }
 
 static void source_add(pc_stats_source_t *src, pc_stats_totals_t *t)

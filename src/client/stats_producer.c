@@ -97,6 +97,14 @@ json_t *pc_producer_stats_json(const pc_producer_stats_t *s, const pc_partitione
     /* "o" takes each reference, also on failure (a NULL one fails the pack). */
     json_t *o = json_pack("{s:o,s:o,s:i}", "topic", pc_stats_json_text(topic), "name",
                           pc_stats_json_text(name), "partitions", n);
+    if (o && g.spooled &&
+        json_object_set_new(o, "spool",
+                            json_pack("{s:I,s:I}", "skipped_records",
+                                      (json_int_t)g.spool_skipped_records, "skipped_bytes",
+                                      (json_int_t)g.spool_skipped_bytes)) != 0) {
+        json_decref(o);
+        o = NULL;
+    }
     if (!o || !counters || !parts || json_object_update(o, counters) != 0) {
         json_decref(o);
         json_decref(counters);

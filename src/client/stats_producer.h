@@ -6,6 +6,7 @@
 #define PC_STATS_PRODUCER_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "client/stats.h"
@@ -29,10 +30,14 @@ static inline void pc_producer_stats_refused(pc_producer_stats_t *s, pulsarc_res
 }
 
 /* What the handle knows that the statistics count: messages taken over (the handle
- * numbers them anyway) and pending (admission's gauge). */
+ * numbers them anyway) and pending (admission's gauge); with spoolDir, the damage its
+ * spool's replay skipped (spool/spool.h), shown in the producer's JSON only. */
 typedef struct pc_producer_gauges {
     uint64_t accepted;
     uint64_t pending;
+    bool spooled;
+    uint64_t spool_skipped_records;
+    uint64_t spool_skipped_bytes;
 } pc_producer_gauges_t;
 
 /* Add the producer's numbers (its partitions' included) to t. Loop thread. */

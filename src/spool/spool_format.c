@@ -340,6 +340,118 @@ pc_spool_scan_status_t pc_spool_scan_next(pc_spool_scan_t *sc, const pc_spool_so
     return PC_SPOOL_SCAN_RECORD;
 }
 
+/* ---- resynchronising after damage ------------------------------------------------------ */
+
+/* The bytes read at a time: candidates' frames, and bodies whose CRC is checked. */
+#define RESYNC_CHUNK (64 * 1024)
+
+/* Could the frame f (at off in a source of size bytes; off + PC_SPOOL_FRAME <= size)
+ * start a record? Its length within the bounds and what is left, its state one a writer
+ * writes. Only the CRC of the body then decides. */
+static bool plausible_frame(const uint8_t *f, uint64_t off, uint64_t size)
+{
+    uint32_t len = get32(f), state = get32(f + 8);
+    return len >= PC_SPOOL_BODY_FIXED && len <= PC_SPOOL_BODY_MAX &&
+           size - off - PC_SPOOL_FRAME >= len && (state == 0 || state == PC_SPOOL_RELEASED);
+}
+
+/* Does the plausible frame f at off frame a body with its CRC? 1, 0, or -1 (I/O). buf:
+ * RESYNC_CHUNK bytes of scratch. */
+static int body_matches(const pc_spool_source_t *src, const uint8_t *f, uint64_t off,
+                        uint8_t *buf)
+{
+    uint32_t len = get32(f), crc = 0;
+    for (uint64_t done = 0; done < len;) {
+        size_t n = len - done < RESYNC_CHUNK ? (size_t)(len - done) : RESYNC_CHUNK;
+        int64_t got = src->read(src->ctx, off + PC_SPOOL_FRAME + done, buf, n);
+        if (got < 0)
+            return -1;
+        if ((size_t)got != n)
+            return 0;
+        crc = pc_crc32c(crc, buf, n);
+        done += n;
+    }
+    return crc == get32(f + 4);
+}
+
+/* A whole record at off? 1, 0, or -1 (I/O). */
+static int record_at(const pc_spool_source_t *src, uint64_t off, uint8_t *buf)
+{
+    uint8_t f[PC_SPOOL_FRAME];
+    if (off > src->size || src->size - off < PC_SPOOL_FRAME)
+        return 0;
+    int64_t got = src->read(src->ctx, off, f, sizeof f);
+    if (got < 0)
+        return -1;
+    if (got != (int64_t)sizeof f || !plausible_frame(f, off, src->size))
+        return 0;
+    return body_matches(src, f, off, buf);
+}
+
+/* The damaged record's own end, when its length is possible: 0 when there is none. */
+static uint64_t claimed_end(const pc_spool_source_t *src, uint64_t cut)
+{
+    uint8_t f[PC_SPOOL_FRAME];
+    if (src->size - cut < PC_SPOOL_FRAME ||
+        src->read(src->ctx, cut, f, sizeof f) != (int64_t)sizeof f)
+        return 0;
+    uint32_t len = get32(f);
+    if (len < PC_SPOOL_BODY_FIXED || len > PC_SPOOL_BODY_MAX ||
+        src->size - cut - PC_SPOOL_FRAME < len)
+        return 0;
+    return cut + PC_SPOOL_FRAME + len;
+}
+
+/* Every offset from `from` on, a window of frames at a time: the first whole record's
+ * offset in *at; 1, 0 (none), -1 (I/O). */
+static int first_record_from(const pc_spool_source_t *src, uint64_t from, uint8_t *win,
+                             uint8_t *buf, uint64_t *at)
+{
+    for (uint64_t base = from; base < src->size && src->size - base >= PC_SPOOL_FRAME;
+         base += RESYNC_CHUNK) {
+        uint64_t left = src->size - base;
+        size_t want = left < RESYNC_CHUNK + PC_SPOOL_FRAME - 1 ? (size_t)left
+                                                                : RESYNC_CHUNK + PC_SPOOL_FRAME - 1;
+        int64_t got = src->read(src->ctx, base, win, want);
+        if (got < 0)
+            return -1;
+        for (size_t i = 0; i < RESYNC_CHUNK && i + PC_SPOOL_FRAME <= (size_t)got; i++) {
+            if (!plausible_frame(win + i, base + i, src->size))
+                continue;
+            int r = body_matches(src, win + i, base + i, buf);
+            if (r != 0) {
+                *at = base + i;
+                return r;
+            }
+        }
+        if ((size_t)got < want)
+            return 0;
+    }
+    return 0;
+}
+
+pc_spool_resync_status_t pc_spool_scan_resync(pc_spool_scan_t *sc, const pc_spool_source_t *src)
+{
+    uint64_t cut = sc->offset;
+    if (cut >= src->size)
+        return PC_SPOOL_RESYNC_NONE;
+    uint8_t *win = malloc(RESYNC_CHUNK + PC_SPOOL_FRAME), *buf = malloc(RESYNC_CHUNK);
+    int found = -2;
+    if (win && buf) {
+        uint64_t at = claimed_end(src, cut);
+        found = at ? record_at(src, at, buf) : 0;
+        if (found == 0)
+            found = first_record_from(src, cut + 1, win, buf, &at);
+        if (found == 1)
+            sc->offset = at;
+    }
+    free(win);
+    free(buf);
+    return found == 1 ? PC_SPOOL_RESYNC_FOUND
+         : found == 0 ? PC_SPOOL_RESYNC_NONE
+         : found == -1 ? PC_SPOOL_RESYNC_IO : PC_SPOOL_RESYNC_NO_MEMORY;
+}
+
 static int64_t mem_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
     const pc_spool_mem_t *m = ctx;

@@ -16,10 +16,12 @@
  *
  * Everything read here came from a file, which a crash cut short or a disk corrupted:
  * it is checked like bytes from the network (lengths against what is there, the CRC,
- * every string terminated and free of NULs), and a record that fails a check ends the
- * segment's good part. A segment is allocated ahead and written in place: a zero length
- * and CRC where a record would start is its clean end. Pure functions over memory and a read callback: no file handling.
- * Any thread. */
+ * every string terminated and free of NULs). A segment is allocated ahead and written in
+ * place: a zero length and CRC where a record would start is its clean end. A record
+ * that fails a check stops the scan there (CUT); pc_spool_scan_resync then looks for the
+ * next whole record after it, at the frame level (length, CRC, state), which tells damage
+ * in the middle (whole records follow) from a torn tail (none do). Pure functions over
+ * memory and a read callback: no file handling. Any thread. */
 #ifndef PC_SPOOL_FORMAT_H
 #define PC_SPOOL_FORMAT_H
 
@@ -150,7 +152,8 @@ typedef enum pc_spool_scan_status {
                               released is checked and returned like the others) */
     PC_SPOOL_SCAN_END,     /* the records end at `offset`: the file does, or a zero
                               length and CRC there (room allocated ahead, never written) */
-    PC_SPOOL_SCAN_CUT,     /* what follows `offset` is torn or corrupt: cut it there */
+    PC_SPOOL_SCAN_CUT,     /* the record at `offset` fails a check (`why`): torn or
+                              damaged; pc_spool_scan_resync says which */
     PC_SPOOL_SCAN_IO,      /* the source failed to read */
     PC_SPOOL_SCAN_NO_MEMORY,
 } pc_spool_scan_status_t;
@@ -167,6 +170,28 @@ void pc_spool_scan_init(pc_spool_scan_t *sc, uint64_t offset);
 pc_spool_scan_status_t pc_spool_scan_next(pc_spool_scan_t *sc, const pc_spool_source_t *src,
                                           pc_spool_record_t *rec);
 void pc_spool_scan_free(pc_spool_scan_t *sc);
+
+typedef enum pc_spool_resync_status {
+    PC_SPOOL_RESYNC_FOUND,     /* a whole record starts at the scan's offset, moved there:
+                                  the bytes passed over are the damage */
+    PC_SPOOL_RESYNC_NONE,      /* no whole record after the cut: a torn tail */
+    PC_SPOOL_RESYNC_IO,        /* the source failed to read */
+    PC_SPOOL_RESYNC_NO_MEMORY,
+} pc_spool_resync_status_t;
+
+/* After PC_SPOOL_SCAN_CUT at sc->offset: find the next whole record after it, to scan on
+ * from there. Records are not aligned, so every offset is a candidate; nothing of one is
+ * trusted before its frame checks (a length within the bounds and within what is left, a
+ * state a writer writes: 0 or PC_SPOOL_RELEASED) and then the CRC of the body it frames
+ * (read in bounded pieces: a lying length allocates nothing). The first candidate is
+ * where the damaged record's own length says it ends, when that length is possible (a
+ * damaged body with an intact frame: exactly one record skipped, and no false record
+ * taken from inside its payload); then every offset from the cut + 1 on. Frame level
+ * only: the body's fields are pc_spool_scan_next's to check once it scans on (a failure
+ * there is a cut again, and a resync from there). The limit of any such scan: a payload
+ * that itself holds a whole spool record passes for one when the damaged record's own
+ * end is no record (the next one damaged too, or its length). */
+pc_spool_resync_status_t pc_spool_scan_resync(pc_spool_scan_t *sc, const pc_spool_source_t *src);
 
 /* A source over memory (data stays the caller's). */
 typedef struct pc_spool_mem {

@@ -8,9 +8,13 @@
  *
  * Checks: the scan never reads out of bounds (ASan) and always moves forward or stops;
  * every record it accepts encodes back to exactly the bytes it was read from (the reader
- * accepts nothing the writer would not have written); a cut is within the file. A sealed
- * record's seal (producer/sealed.c, read at replay before anything of it is sent) is
- * decoded too, and what it accepts describes exactly the record's payload. */
+ * accepts nothing the writer would not have written); a cut is within the file, and the
+ * resync after it (pc_spool_scan_resync, as the replay does) either finds nothing (a
+ * torn tail) or moves forward to a frame whose length fits and whose CRC matches its
+ * body, from which the scan goes on. A sealed record's seal (producer/sealed.c, read at
+ * replay before anything of it is sent) is decoded too, and what it accepts describes
+ * exactly the record's payload. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +118,25 @@ static void check_seal(const pc_spool_record_t *r)
     pc_sealed_free(sd);
 }
 
+/* After a cut at `before`: the resync finds nothing and stays, or moves forward to a
+ * whole record (its frame within the file, its CRC right). False: the scan is over. */
+static bool resync_checked(pc_spool_scan_t *sc, const pc_spool_source_t *src,
+                           const uint8_t *file, size_t n, uint64_t before)
+{
+    pc_spool_resync_status_t rs = pc_spool_scan_resync(sc, src);
+    CHECK(rs != PC_SPOOL_RESYNC_IO);
+    if (rs != PC_SPOOL_RESYNC_FOUND) {
+        CHECK(sc->offset == before);
+        return false;
+    }
+    CHECK(sc->offset > before && sc->offset <= n && n - sc->offset >= PC_SPOOL_FRAME);
+    uint32_t len = get32(file + sc->offset);
+    CHECK(len <= n - sc->offset - PC_SPOOL_FRAME);
+    CHECK(pc_crc32c(0, file + sc->offset + PC_SPOOL_FRAME, len) ==
+          get32(file + sc->offset + 4));
+    return true;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -140,6 +163,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (st != PC_SPOOL_SCAN_RECORD) {
                 CHECK(st != PC_SPOOL_SCAN_IO);
                 CHECK(sc.offset == before && sc.offset <= n);
+                if (st == PC_SPOOL_SCAN_CUT && resync_checked(&sc, &src, file, n, before))
+                    continue;
                 break;
             }
             CHECK(sc.offset > before && sc.offset <= n);

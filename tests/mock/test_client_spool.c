@@ -5,6 +5,9 @@
  * are refused at creation. */
 #include "client_harness.h"
 
+#include <fcntl.h>
+#include <jansson.h>
+
 #include "../support/test_spool_dir.h"
 
 TestSuite(client_spool, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(40));
@@ -84,6 +87,69 @@ Test(client_spool, unsent_messages_are_resent_first_with_their_ids_then_new_ones
     cr_assert(h_log_contains("resending 5 spooled message(s)"));
     cr_assert_eq(pulsarc_producer_close(producer), PULSARC_OK);
     cr_assert_eq(segments(), 0, "everything is stored: the spool holds nothing");
+    h_finish();
+    remove_spool_dir();
+}
+
+/* Damage one byte of message idx's payload ("msg-<idx>") in the spool's only segment. */
+static void damage_spooled_message(int idx)
+{
+    DIR *d = opendir(spool_dir);
+    cr_assert_not_null(d);
+    char path[512] = "";
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".seg") == 0)
+            snprintf(path, sizeof path, "%s/%s", spool_dir, e->d_name);
+    }
+    closedir(d);
+    static uint8_t buf[1 << 20];
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0, "%s", path);
+    ssize_t n = pread(fd, buf, sizeof buf, 0);
+    cr_assert_gt(n, 0);
+    char text[16];
+    int tl = snprintf(text, sizeof text, "msg-%d", idx);
+    const uint8_t *at = memmem(buf, (size_t)n, text, (size_t)tl);
+    cr_assert_not_null(at);
+    cr_assert_eq(pwrite(fd, "X", 1, at - buf + tl - 1), 1);
+    close(fd);
+}
+
+/* A damaged record in the middle of the spool: the messages before and after it are
+ * resent, the producer's statistics count what was skipped, and the log says so. */
+Test(client_spool, damage_in_the_spool_skips_one_message_and_the_statistics_count_it)
+{
+    make_spool_dir();
+    mock_broker_set_deduplication(mb, true);
+    mock_broker_set_last_sequence_id(mb, MOCK_LAST_SEQ_TRACKED);
+    leave_unsent_in_spool(5);
+    damage_spooled_message(2);
+
+    client = h_client(NULL);
+    producer = spooled_producer("app-1", "never");
+    cr_assert_eq(pulsarc_producer_flush(producer), PULSARC_OK);
+    int want[] = { 0, 1, 3, 4 };
+    cr_assert_eq(h_count(mb, MOCK_SENDS), 4);
+    for (size_t i = 0; i < 4; i++) {
+        mock_send_t s = h_get_send(mb, i);
+        cr_assert_eq(h_send_index(&s), want[i], "SEND %zu carried message %d", i,
+                     h_send_index(&s));
+        mock_send_free(&s);
+    }
+    cr_assert(h_log_contains("bytes skipped"));
+    pulsarc_stats_t *st;
+    cr_assert_eq(pulsarc_producer_stats(producer, &st), PULSARC_OK);
+    json_error_t err;
+    json_t *j = json_loads(pulsarc_stats_json(st), 0, &err);
+    cr_assert_not_null(j, "%s", err.text);
+    json_t *spool = json_object_get(j, "spool");
+    cr_assert(json_is_object(spool), "%s", pulsarc_stats_json(st));
+    cr_assert_eq(json_integer_value(json_object_get(spool, "skipped_records")), 1);
+    cr_assert_gt(json_integer_value(json_object_get(spool, "skipped_bytes")), 5);
+    json_decref(j);
+    pulsarc_stats_free(st);
     h_finish();
     remove_spool_dir();
 }
