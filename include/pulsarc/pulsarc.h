@@ -682,7 +682,10 @@ PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
  *   batcherType           default default | key_based (one batch per key, for Key_Shared)
  *   chunkingEnabled       false   split payloads above the broker's limit into chunks
  *   chunkMaxMessageSize   0       chunk size; 0 = the broker's max message size
- *   messageRoutingMode    round_robin  round_robin | single | custom (partitioned topics)
+ *   messageRoutingMode    round_robin  round_robin | single | custom | sequence_id
+ *                                 (partitioned topics; sequence_id: a keyless message
+ *                                 with an explicit id goes by its id, so that a rerun
+ *                                 puts it where the first run did)
  *   hashingScheme         java    java (String.hashCode, as the Java client) | murmur3
  *   maxPendingMessagesAcrossPartitions 0  limit over all partitions together; 0 = none
  *   lazyStartPartitionedProducers false  connect a partition on its first message

@@ -37,7 +37,8 @@ typedef struct conf_row {
 static const char *const log_levels[] = { "debug", "info", "warn", "error", "off", NULL };
 static const char *const codecs[] = { "none", "lz4", "zlib", "zstd", "snappy", NULL };
 static const char *const batchers[] = { "default", "key_based", NULL };
-static const char *const routing_modes[] = { "round_robin", "single", "custom", NULL };
+static const char *const routing_modes[] = { "round_robin", "single", "custom", "sequence_id",
+                                             NULL };
 static const char *const hashings[] = { "java", "murmur3", NULL };
 static const char *const crypto_actions[] = { "fail", "send", NULL };
 static const char *const proxy_protocols[] = { "none", "SNI", NULL };
@@ -166,9 +167,13 @@ static const conf_row producer_rows[] = {
       "Split payloads above the broker's limit into chunks." },
     { "chunkMaxMessageSize", T_INT, PC(chunk_max_size), 0, INT32_MAX, "0", NULL,
       "The chunk size; 0 = the broker's max message size." },
-    { "messageRoutingMode", T_ENUM, PC(routing_mode), 0, 2, "round_robin", routing_modes,
+    { "messageRoutingMode", T_ENUM, PC(routing_mode), 0, 3, "round_robin", routing_modes,
       "The partition of a message without a key: round_robin, single (one partition for "
-      "every such message) or custom (pulsarc_producer_config_set_router)." },
+      "every such message), custom (pulsarc_producer_config_set_router) or sequence_id (one "
+      "with an explicit sequence id goes to partition (id / batchingMaxMessages) mod the "
+      "partition count, id mod the count without batching, so that a rerun sending the same "
+      "ids puts each message where the first run did, as per-partition deduplication needs; "
+      "one without an id goes round robin)." },
     { "hashingScheme", T_ENUM, PC(hashing), 0, 1, "java", hashings,
       "The hash that maps a key to its partition: java (String.hashCode, as the Java "
       "client) or murmur3." },
@@ -630,4 +635,8 @@ void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_set
      * batches fill, as the Java client does. */
     out->switch_ms = !c->batching_enabled ? 0
                      : c->batching_max_delay_ms > 0 ? (uint64_t)c->batching_max_delay_ms : 1;
+    /* By id, a batch's worth of consecutive ids shares a partition, so batches fill. */
+    out->id_run = c->batching_enabled && c->batching_max_messages > 0
+                      ? (uint64_t)c->batching_max_messages
+                      : 1;
 }

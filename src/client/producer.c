@@ -210,7 +210,7 @@ static pulsarc_result accept_send(pulsarc_producer_t *p, pulsarc_txn_t *txn,
             return refused;
     }
     pc_route_view_t view = { .key = msg->key, .key_len = msg->key ? strlen(msg->key) : 0,
-                             .message = msg };
+                             .message = msg, .sequence_id = msg->sequence_id };
     int routable;
     int partition = pc_partitioned_route(p->pt, &view, &routable);
     if (partition < 0)

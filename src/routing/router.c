@@ -31,6 +31,8 @@ int pc_router_choose(pc_router_t *r, const pc_route_view_t *m, int n)
         return pc_hash_partition(pc_router_hash(r, m->key, m->key_len), n);
     if (r->set.mode == PC_ROUTE_SINGLE)
         return (int)(r->start % (uint32_t)n);
+    if (r->set.mode == PC_ROUTE_SEQUENCE_ID && m->sequence_id >= 0)
+        return (int)(((uint64_t)m->sequence_id / r->set.id_run) % (uint64_t)n);
     if (r->set.switch_ms)
         return (int)((pc_mono_ms() / r->set.switch_ms + r->start) % (uint32_t)n);
     return (int)(atomic_fetch_add(&r->next, 1) % (uint32_t)n);

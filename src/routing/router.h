@@ -14,6 +14,7 @@ typedef enum pc_routing_mode {
     PC_ROUTE_ROUND_ROBIN = 0,
     PC_ROUTE_SINGLE = 1,
     PC_ROUTE_CUSTOM = 2,
+    PC_ROUTE_SEQUENCE_ID = 3, /* keyless messages with an explicit id: by the id, in runs */
 } pc_routing_mode;
 
 typedef enum pc_hash_scheme {
@@ -28,6 +29,8 @@ typedef struct pc_router_settings {
     void *custom_ctx;
     uint64_t switch_ms;        /* 0: keyless messages rotate per message; else per period
                                   (the batching delay, so that batches fill) */
+    uint64_t id_run;           /* PC_ROUTE_SEQUENCE_ID: consecutive ids that share a
+                                  partition (a batch's worth, so that batches fill); >= 1 */
 } pc_router_settings_t;
 
 /* What a router may look at: the key, and the message as the application built it (for
@@ -36,6 +39,7 @@ typedef struct pc_route_view {
     const char *key;           /* NULL: no key */
     size_t key_len;
     const pulsarc_message_t *message;
+    int64_t sequence_id;       /* the message's explicit sequence id, or -1 */
 } pc_route_view_t;
 
 typedef struct pc_router {
@@ -48,7 +52,10 @@ void pc_router_init(pc_router_t *r, const pc_router_settings_t *set);
 /* The partition for the message among n, or -1 when a custom router answered out of
  * range. Keyed messages go to hash(key) % n in every mode but custom. Keyless ones: round
  * robin rotates (by period when switch_ms is set, as the Java client does with batching);
- * single sticks to one partition picked at random. */
+ * single sticks to one partition picked at random; sequence id puts a message with an
+ * explicit id on partition (id / id_run) % n, so that a run that sends the same ids
+ * again (a replay after a crash) puts each where the first did, and deduplication, which
+ * the broker keeps per partition, recognises it (those without an id rotate). */
 int pc_router_choose(pc_router_t *r, const pc_route_view_t *m, int n);
 /* The hash of a key under the configured scheme. */
 int32_t pc_router_hash(const pc_router_t *r, const char *key, size_t len);

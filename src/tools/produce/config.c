@@ -198,6 +198,10 @@ pulsarc_producer_config_t *make_producer_config(const struct args *a, bool *wait
     } settings[] = {
         {"default", "blockIfQueueFull", "true"},
         {"--producer-name", "producerName", a->producer_name},
+        /* Line i goes where it went in any earlier run (deduplication is per partition):
+         * what makes a rerun of the same input safe on a partitioned topic. */
+        {"--sequence-id-start", "messageRoutingMode",
+         a->sequence_id_start >= 0 ? "sequence_id" : NULL},
     };
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
         if (settings[i].value) /* else: flag not given, keep the library default */

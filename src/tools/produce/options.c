@@ -113,7 +113,7 @@ static const struct cli_option cli_options[] = {
     {"key-based-batching", OPT_KEY_BASED_BATCHING, no_argument, NULL,
      "one batch per key (for Key_Shared consumers)", NULL},
     {"routing", OPT_ROUTING, required_argument, "MODE",
-     "round_robin | single (partitioned topics; '-' may be used for '_')", NULL},
+     "round_robin | single | sequence_id (partitioned topics; '-' may be used for '_')", NULL},
     {"hashing", OPT_HASHING, required_argument, "SCHEME", "java | murmur3 (key hash)", NULL},
     {"max-pending", OPT_MAX_PENDING, required_argument, "N",
      "messages waiting for a receipt (default 1000)", NULL},
