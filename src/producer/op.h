@@ -42,6 +42,8 @@ typedef struct pc_op {
     int num_chunks;
     bool replay;                  /* ids at or below what the broker may already hold: a
                                      duplicate receipt for it is expected */
+    bool stored_earlier;          /* the broker answered it as a duplicate ahead of the
+                                     ops before it: it completes in its turn */
     uint64_t first_registration;  /* the producer registration it was first written on;
                                      0 = never written to any connection */
     uint64_t written_on;          /* the registration it was last written on; 0 = none

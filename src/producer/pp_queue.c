@@ -155,6 +155,12 @@ void pc_pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_
                          const char *detail)
 {
     pc_pp_complete_op(pp, NULL, res, id, detail);
+    /* Duplicates the broker answered ahead of it follow, in their turn. */
+    while (pp->head && pp->head->stored_earlier) {
+        pulsarc_message_id_t earlier;
+        pc_message_id_init(&earlier, -1, -1, pp->partition);
+        pc_pp_complete_op(pp, NULL, PULSARC_OK, &earlier, NULL);
+    }
 }
 
 /* A message that never became an op ends here. */
@@ -260,15 +266,15 @@ void pc_pp_enqueue(pc_pp_t *pp, pc_op_t *first, pc_op_t *last)
             write_op(pp, op);
 }
 
-/* Is an op with this sequence id pending behind the head? Then a receipt for it means the
- * broker skipped the head: the stream is out of step. (Replayed explicit ids need not
- * increase, so the order of ids says nothing by itself.) */
-static bool pending_behind_head(const pc_pp_t *pp, uint64_t sequence_id)
+/* The op with this sequence id pending behind the head, or NULL. A receipt for one means
+ * the broker answered it before the head. (Replayed explicit ids need not increase, so
+ * the order of ids says nothing by itself.) */
+static pc_op_t *pending_behind_head(const pc_pp_t *pp, uint64_t sequence_id)
 {
-    for (const pc_op_t *op = pp->head->next; op; op = op->next)
+    for (pc_op_t *op = pp->head->next; op; op = op->next)
         if (op->sequence_id == sequence_id)
-            return true;
-    return false;
+            return op;
+    return NULL;
 }
 
 /* A receipt without a position: the broker dropped the entry as a duplicate. */
@@ -278,16 +284,30 @@ static bool is_duplicate_receipt(const Pulsar__Proto__CommandSendReceipt *r)
            r->message_id->entryid == UINT64_MAX;
 }
 
+/* A receipt for an op behind the head. The broker acknowledges a duplicate at once, ahead
+ * of entries it is still storing: a replay (its ids at or below what the broker may hold)
+ * answered so completes in its turn, as "stored earlier". Anything else means the broker
+ * skipped the head: the stream is out of step, and a reconnect resends it. */
+static void early_receipt(pc_pp_t *pp, pc_op_t *op, const Pulsar__Proto__CommandSendReceipt *r)
+{
+    if (is_duplicate_receipt(r) && op->replay && !op->shared) {
+        op->stored_earlier = true;
+        return;
+    }
+    PC_WARN(pp->rt->log,
+            "%s: receipt for %llu while %llu is the oldest pending: reconnecting to resend",
+            pp->topic, (unsigned long long)r->sequence_id,
+            (unsigned long long)pp->head->sequence_id);
+    pc_conn_close(pp->conn, PULSARC_ERR_PROTOCOL, "receipts out of order");
+}
+
 void pc_pp_on_receipt(void *ctx, const Pulsar__Proto__CommandSendReceipt *r)
 {
     pc_pp_t *pp = ctx;
-    pc_op_t *op = pp->head;
-    if (op && r->sequence_id != op->sequence_id && pending_behind_head(pp, r->sequence_id)) {
-        PC_WARN(pp->rt->log,
-                "%s: receipt for %llu while %llu is the oldest pending: reconnecting to resend",
-                pp->topic, (unsigned long long)r->sequence_id,
-                (unsigned long long)op->sequence_id);
-        pc_conn_close(pp->conn, PULSARC_ERR_PROTOCOL, "receipts out of order");
+    pc_op_t *op = pp->head, *behind;
+    if (op && r->sequence_id != op->sequence_id &&
+        (behind = pending_behind_head(pp, r->sequence_id))) {
+        early_receipt(pp, behind, r);
         return;
     }
     if (!op || r->sequence_id != op->sequence_id) {

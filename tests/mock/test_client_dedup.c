@@ -202,3 +202,33 @@ Test(client_dedup, resent_ops_dropped_as_duplicates_succeed)
     cr_assert_eq(stored_messages(), 4);
     h_finish();
 }
+
+/* The broker acknowledges a duplicate at once, ahead of entries still being stored (a
+ * rerun that feeds ids again after a restart sends such replays behind new messages):
+ * the duplicate's early receipt completes it in its turn, after the older message, with
+ * no reconnect ("receipts out of order" closed the connection each time). */
+Test(client_dedup, a_duplicate_answered_ahead_of_older_entries_waits_its_turn)
+{
+    dedup_broker();
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "producerName", "app-6", NULL);
+    cr_assert_eq(send_with(producer, 0, 10, NULL), PULSARC_OK);
+    cr_assert(h_wait_calls(1, 3000));
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
+    cr_assert_eq(send_with(producer, 1, 11, NULL), PULSARC_OK); /* new: being stored */
+    cr_assert_eq(send_with(producer, 2, 7, NULL), PULSARC_OK);  /* a replay: answered at once */
+    cr_assert(h_wait_sends(mb, 3, 3000));
+    h_settle(mb);
+    cr_assert_eq(T.calls[2], 0, "the duplicate completed before the older message");
+    cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1, "the client reconnected");
+    cr_assert_eq(mock_broker_release_receipts(mb), 1);
+    cr_assert(h_wait_calls(3, 3000), "only %d of 3 callbacks", h_total());
+    h_expect_no_more_callbacks();
+    h_assert_each_once(3, PULSARC_OK);
+    h_assert_order(3);
+    cr_assert_eq(T.ledger[2], -1, "the replay is reported as stored earlier");
+    cr_assert_geq(T.ledger[1], 0);
+    cr_assert_eq(h_count(mb, MOCK_CONNECTS), 1, "the client reconnected");
+    cr_assert_eq(pulsarc_producer_last_sequence_id(producer), 11);
+    h_finish();
+}
