@@ -1,5 +1,5 @@
 /* The configuration reference, docs/configuration.md, generated from the configuration
- * tables (src/client/config.c): the page's prose is written by hand, and each of its key
+ * tables (src/config/config.c): the page's prose is written by hand, and each of its key
  * tables sits between two marker lines and is rendered from a table's rows, with the
  * descriptions the rows carry. pulsarc-config-doc (config_doc_main.c) rewrites the page;
  * tests/unit/test_config_docs.c fails when the committed page differs from what it would
@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "client/config.h"
+#include "config/config.h"
 
 /* The markers around a generated table (each on a line of its own). */
 #define PC_CONFIG_DOC_CLIENT "<!-- config-doc: client keys -->"

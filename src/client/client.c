@@ -82,12 +82,6 @@ void pc_client_post_in_order(pulsarc_client_t *c, pc_task_t *task)
         uv_async_send(&c->wakeup);
 }
 
-bool pc_client_on_loop(const pulsarc_client_t *c)
-{
-    uv_thread_t self = uv_thread_self();
-    return uv_thread_equal(&self, &c->thread);
-}
-
 pulsarc_result pc_client_may_block(const pulsarc_client_t *c, const char *call)
 {
     if (!pc_client_on_loop(c))
@@ -192,6 +186,87 @@ static void service_settings(const pulsarc_client_t *c, pc_service_settings_t *o
     };
 }
 
+/* The configuration phase: the copy of conf, the service URL and the connection settings,
+ * the clusters with their credentials and TLS, the logger. Nothing runs yet; on failure
+ * the caller frees the configuration (and the clusters, built or not). */
+static pulsarc_result configure(pulsarc_client_t *c, const char *service_url,
+                                const pulsarc_client_config_t *conf)
+{
+    if (!conf)
+        pc_client_config_defaults(&c->conf);
+    else if (pc_client_config_copy(&c->conf, conf) != 0)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    pc_service_url_t url;
+    char err[256];
+    if (pc_service_url_parse(service_url, &url, err, sizeof err) != 0)
+        return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%s\": %s", service_url, err);
+    /* Before authentication, which drops the client's copy of authParams. */
+    pulsarc_result res = pc_client_config_net(&c->conf, &url, &c->rt.net);
+    if (res == PULSARC_OK)
+        res = pc_client_clusters_build(&c->conf, service_url, &c->clusters);
+    for (int i = 1; res == PULSARC_OK && i < c->clusters.n && c->rt.net.sni_proxy; i++)
+        if (!c->clusters.list[i].service.tls)
+            res = pc_fail(PULSARC_ERR_INVALID_CONFIG, "an SNI proxy (proxyServiceUrl) needs "
+                          "TLS: failover cluster %.200s is not pulsar+ssl:// or https://",
+                          c->clusters.list[i].url);
+    if (res != PULSARC_OK)
+        return res;
+    c->log.cb = c->conf.log_cb ? c->conf.log_cb : pc_log_stderr;
+    c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
+    c->log.level = c->conf.log_level;
+    pc_client_clusters_warn(&c->clusters, &c->log);
+    return PULSARC_OK;
+}
+
+/* The loop's handles and what lives on them: the wake-up, admission, the statistics, the
+ * pool, the service provider (which installs the first cluster: its HTTP client for an
+ * http(s):// URL, the failover checks). PULSARC_OK or the first failure. */
+static pulsarc_result open_loop_parts(pulsarc_client_t *c)
+{
+    pc_task_queue_init(&c->tasks);
+    atomic_init(&c->tasks_closed, false);
+    atomic_init(&c->phase, PC_CLIENT_OPEN);
+    pc_waiter_init(&c->closed);
+    pc_block_pool_init(&c->blocks);
+    pc_block_pool_set_loop_thread(&c->blocks, &c->thread);
+    uv_async_init(&c->loop, &c->wakeup, on_wakeup);
+    c->wakeup.data = c;
+    pc_admission_init(&c->admission, &c->loop, &c->thread, c->conf.memory_limit_bytes);
+    fill_runtime(c);
+    pulsarc_result res = pc_client_clusters_use_http(&c->clusters, &c->conf, &c->rt);
+    if (res != PULSARC_OK)
+        return res;
+    if (pc_client_stats_init(&c->stats, &c->rt, &c->admission,
+                             (uint64_t)c->conf.stats_interval_s * 1000u, c->conf.stats_cb,
+                             c->conf.stats_ctx) != 0 ||
+        !(c->rt.pool = pc_pool_new(&c->rt)))
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    pc_service_settings_t settings;
+    service_settings(c, &settings);
+    if (!(c->services = pc_service_provider_new(&c->rt, c->clusters.list, c->clusters.n,
+                                                &settings)) ||
+        (c->clusters.list[0].service.http && !c->rt.http))
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    return PULSARC_OK;
+}
+
+/* Undo open_loop_parts (whatever of it was done) and the loop. */
+static void close_loop_parts(pulsarc_client_t *c)
+{
+    pc_service_provider_stop(c->services); /* its timer closes in the uv_run below */
+    pc_http_free(c->rt.http); /* like the providers': closes in the uv_run below */
+    pc_pool_free(c->rt.pool);
+    pc_client_clusters_detach_http(&c->clusters); /* handles close in the uv_run below */
+    pc_client_stats_stop(&c->stats);
+    uv_close((uv_handle_t *)&c->wakeup, NULL);
+    pc_admission_stop_deferring(&c->admission);
+    /* The client's own loop, never the application's: only close callbacks run. */
+    uv_run(&c->loop, UV_RUN_DEFAULT);
+    pc_admission_destroy(&c->admission);
+    uv_loop_close(&c->loop);
+    pc_waiter_destroy(&c->closed);
+}
+
 /* Both modes: app is the application's loop (pulsarc_client_new_on_loop), or NULL for a
  * thread of the client's own. */
 static pulsarc_result client_new(uv_loop_t *app, const char *service_url,
@@ -203,108 +278,27 @@ static pulsarc_result client_new(uv_loop_t *app, const char *service_url,
     pulsarc_client_t *c = calloc(1, sizeof *c);
     if (!c)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    if (!conf)
-        pc_client_config_defaults(&c->conf);
-    else if (pc_client_config_copy(&c->conf, conf) != 0) {
-        pc_client_config_clear(&c->conf);
-        free(c);
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    }
-    pc_service_url_t url;
-    char err[256];
-    if (pc_service_url_parse(service_url, &url, err, sizeof err) != 0) {
-        pc_client_config_clear(&c->conf);
-        free(c);
-        return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%s\": %s", service_url, err);
-    }
-    /* Before authentication, which drops the client's copy of authParams: a failure here
-     * leaves nothing to undo. */
-    pulsarc_result net_rc = pc_client_config_net(&c->conf, &url, &c->rt.net);
-    if (net_rc != PULSARC_OK) {
-        pc_client_config_clear(&c->conf);
-        free(c);
-        return net_rc;
-    }
-    /* The service URL, the failover clusters and their credentials and TLS. */
-    pulsarc_result build_rc = pc_client_clusters_build(&c->conf, service_url, &c->clusters);
-    if (build_rc != PULSARC_OK) {
-        pc_client_config_clear(&c->conf);
-        free(c);
-        return build_rc;
-    }
-    for (int i = 1; i < c->clusters.n && c->rt.net.sni_proxy; i++) {
-        if (!c->clusters.list[i].service.tls) {
-            pulsarc_result r = pc_fail(PULSARC_ERR_INVALID_CONFIG, "an SNI proxy "
-                                       "(proxyServiceUrl) needs TLS: failover cluster %.200s "
-                                       "is not pulsar+ssl:// or https://",
-                                       c->clusters.list[i].url);
-            pc_client_clusters_free(&c->clusters);
-            pc_client_config_clear(&c->conf);
-            free(c);
-            return r;
+    c->loop_dry = pc_client_closed;
+    pulsarc_result res = configure(c, service_url, conf);
+    if (res == PULSARC_OK && uv_loop_init(&c->loop) != 0)
+        res = pc_fail(PULSARC_ERR_NO_MEMORY, "cannot create the event loop");
+    else if (res == PULSARC_OK) {
+        res = open_loop_parts(c);
+        /* The loop starts last: until then nothing but this thread knows the client. */
+        if (res == PULSARC_OK)
+            res = pc_client_loop_start(c, app);
+        if (res != PULSARC_OK) {
+            char detail[512]; /* what failed: the clean-up may set details of its own */
+            snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+            close_loop_parts(c);
+            res = pc_fail(res, "%s", detail);
         }
     }
-    c->log.cb = c->conf.log_cb ? c->conf.log_cb : pc_log_stderr;
-    c->log.ctx = c->conf.log_cb ? c->conf.log_ctx : NULL;
-    c->log.level = c->conf.log_level;
-    pc_client_clusters_warn(&c->clusters, &c->log);
-
-    if (uv_loop_init(&c->loop) != 0) {
+    if (res != PULSARC_OK) {
         pc_client_clusters_free(&c->clusters);
         pc_client_config_clear(&c->conf);
         free(c);
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot create the event loop");
-    }
-    pc_task_queue_init(&c->tasks);
-    atomic_init(&c->tasks_closed, false);
-    atomic_init(&c->phase, PC_CLIENT_OPEN);
-    pc_waiter_init(&c->closed);
-    pc_send_pool_init(&c->send_pool);
-    pc_send_pool_set_loop_thread(&c->send_pool, &c->thread);
-    uv_async_init(&c->loop, &c->wakeup, on_wakeup);
-    c->wakeup.data = c;
-    pc_admission_init(&c->admission, &c->loop, &c->thread, c->conf.memory_limit_bytes);
-    fill_runtime(c);
-    pulsarc_result http_rc = pc_client_clusters_use_http(&c->clusters, &c->conf, &c->rt);
-    if (http_rc == PULSARC_OK &&
-        pc_client_stats_init(&c->stats, &c->rt, &c->admission,
-                             (uint64_t)c->conf.stats_interval_s * 1000u, c->conf.stats_cb,
-                             c->conf.stats_ctx) != 0)
-        http_rc = PULSARC_ERR_NO_MEMORY;
-    c->rt.pool = http_rc == PULSARC_OK ? pc_pool_new(&c->rt) : NULL;
-    pc_service_settings_t settings;
-    service_settings(c, &settings);
-    /* Installs the first cluster into the runtime (its HTTP client for an http(s):// URL)
-     * and starts the failover checks. */
-    if (c->rt.pool && !(c->services = pc_service_provider_new(&c->rt, c->clusters.list,
-                                                                c->clusters.n, &settings)))
-        http_rc = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    if (c->services && c->clusters.list[0].service.http && !c->rt.http)
-        http_rc = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    if (!c->rt.pool && http_rc == PULSARC_OK)
-        http_rc = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    /* The loop starts last: until then nothing but this thread knows the client. */
-    if (http_rc == PULSARC_OK)
-        http_rc = pc_client_loop_start(c, app);
-    if (http_rc != PULSARC_OK) {
-        char detail[512]; /* what failed: the clean-up below may set details of its own */
-        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
-        pc_service_provider_stop(c->services); /* its timer closes in the uv_run below */
-        pc_http_free(c->rt.http); /* like the providers': closes in the uv_run below */
-        pc_pool_free(c->rt.pool);
-        pc_client_clusters_detach_http(&c->clusters); /* handles close in the uv_run below */
-        pc_client_stats_stop(&c->stats);
-        uv_close((uv_handle_t *)&c->wakeup, NULL);
-        pc_admission_stop_deferring(&c->admission);
-        /* The client's own loop, never the application's: only close callbacks run. */
-        uv_run(&c->loop, UV_RUN_DEFAULT);
-        pc_admission_destroy(&c->admission);
-        uv_loop_close(&c->loop);
-        pc_waiter_destroy(&c->closed);
-        pc_client_clusters_free(&c->clusters);
-        pc_client_config_clear(&c->conf);
-        free(c);
-        return pc_fail(http_rc, "%s", detail);
+        return res;
     }
     *out = c;
     return PULSARC_OK;
@@ -407,7 +401,7 @@ static void client_free(pulsarc_client_t *c)
     pc_client_clusters_free(&c->clusters);
     uv_loop_close(&c->loop);
     pc_admission_destroy(&c->admission);
-    pc_send_pool_destroy(&c->send_pool); /* every send is released (admission is empty) */
+    pc_block_pool_destroy(&c->blocks); /* every send is released (admission is empty) */
     pc_waiter_destroy(&c->closed);
     pc_client_config_clear(&c->conf);
     free(c);

@@ -10,10 +10,10 @@
 #include <uv.h>
 
 #include "client/clusters.h"
-#include "client/admission.h"
-#include "client/config.h"
-#include "client/send_pool.h"
-#include "client/stats_client.h"
+#include "accept/admission.h"
+#include "config/config.h"
+#include "accept/block_pool.h"
+#include "stats/stats_client.h"
 #include "common/log.h"
 #include "common/task.h"
 #include "common/task_queue.h"
@@ -52,6 +52,8 @@ struct pulsarc_client {
     bool driven;              /* by the application's loop (client_loop.c); else a thread */
     struct pc_app_loop *app;  /* driven: pulsarc's handles on the application's loop, until
                                  they have closed */
+    bool (*loop_dry)(pulsarc_client_t *c); /* pc_client_closed, which client_loop.c calls
+                                              once the loop ran dry after the close */
     uv_async_t wakeup;
     pc_task_queue_t tasks;    /* posted from other threads (lock-free) */
     pc_task_t *local_head, *local_tail; /* loop thread: posted from the loop itself */
@@ -63,7 +65,7 @@ struct pulsarc_client {
     pc_runtime_t rt;
 
     pc_admission_t admission; /* memoryLimitBytes and the wait for room (any thread) */
-    pc_send_pool_t send_pool; /* accepted sends' memory, recycled (any thread) */
+    pc_block_pool_t blocks; /* accepted sends' memory, recycled (any thread) */
     pc_client_stats_t stats;  /* loop thread: statistics, and the latency clock */
 
     struct pc_shutdown_hook *shutdown_hooks; /* loop thread: run when the client stops */
@@ -102,7 +104,7 @@ void pc_client_post(pulsarc_client_t *c, pc_task_t *task);
  * the loop's own first). For work whose order across threads matters: a spooled
  * producer's sends carry their sequence ids in that order. Any thread. */
 void pc_client_post_in_order(pulsarc_client_t *c, pc_task_t *task);
-/* True on the client's loop thread. */
+/* True on the client's loop thread (client_loop.c). */
 bool pc_client_on_loop(const pulsarc_client_t *c);
 /* PULSARC_OK, or PULSARC_ERR_WOULD_BLOCK (with a detail naming call) on the loop thread,
  * where a call that waits for the loop would wait for ever. Any thread. */
@@ -112,7 +114,7 @@ pulsarc_result pc_client_check_open(const pulsarc_client_t *c);
 
 /* The loop has run dry after the close: every handle of the client's is closed. Runs the
  * close callback and answers a waiting destroy. Returns true when the client is gone
- * (destroyed from the callback). Loop thread (client_loop.c calls it). */
+ * (destroyed from the callback). Loop thread (client_loop.c calls it, as c->loop_dry). */
 bool pc_client_closed(pulsarc_client_t *c);
 
 /* ---- client_loop.c: how the loop runs --------------------------------------------- */

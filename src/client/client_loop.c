@@ -47,7 +47,7 @@ static void loop_main(void *arg)
     pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
     uv_run(&c->loop, UV_RUN_DEFAULT);
     /* Destroyed in the close callback: nobody will join this thread. */
-    if (pc_client_closed(c))
+    if (c->loop_dry(c))
         pthread_detach(pthread_self());
 }
 
@@ -107,7 +107,7 @@ static void on_app_closed(uv_handle_t *h)
     free(a);
     if (c) {
         c->app = NULL;
-        pc_client_closed(c); /* may free the client */
+        c->loop_dry(c); /* may free the client */
     }
 }
 
@@ -212,4 +212,10 @@ void pc_client_loop_hold(pulsarc_client_t *c)
      * again (keep_alive). */
     if (c->app)
         uv_ref((uv_handle_t *)&c->app->poll);
+}
+
+bool pc_client_on_loop(const pulsarc_client_t *c)
+{
+    uv_thread_t self = uv_thread_self();
+    return uv_thread_equal(&self, &c->thread);
 }

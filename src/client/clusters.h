@@ -10,7 +10,7 @@
 
 #include <stdatomic.h>
 
-#include "client/config.h"
+#include "config/config.h"
 #include "net/runtime.h"
 #include "net/service_provider.h"
 

@@ -126,19 +126,10 @@ void pc_conn_dispatch_receipt(pc_conn_t *c, const Pulsar__Proto__CommandSendRece
         l->on_receipt(l->ctx, r);
 }
 
-void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+/* Answers to requests (found by request id). False: not one. */
+static bool dispatch_answer(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
 {
-    pc_conn_listener_t *l;
     switch (cmd->type) {
-    case PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED:
-        if (cmd->connected)
-            pc_conn_on_connected(c, cmd->connected);
-        break;
-    case PULSAR__PROTO__BASE_COMMAND__TYPE__PING:
-        send_simple(c, PULSAR__PROTO__BASE_COMMAND__TYPE__PONG);
-        break;
-    case PULSAR__PROTO__BASE_COMMAND__TYPE__PONG:
-        break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__ERROR:
         if (!cmd->error)
             break;
@@ -170,28 +161,42 @@ void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
         if (cmd->partitionmetadataresponse)
             complete_request(c, cmd->partitionmetadataresponse->request_id, PULSARC_OK, cmd, NULL);
         break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+/* A schema answer's own error code, or OK. The requester validates the schema and
+ * version (broker input) before use. */
+static void complete_schema_answer(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd,
+                                   uint64_t request_id, bool has_error,
+                                   Pulsar__Proto__ServerError error, const char *message)
+{
+    complete_request(c, request_id, has_error ? pc_result_from_server_error(error) : PULSARC_OK,
+                     cmd, has_error ? message : NULL);
+}
+
+/* Schema and transaction coordinator answers: each carries an optional error and message;
+ * the requester (producer/, src/txn/) checks the rest. False: not one. */
+static bool dispatch_service_answer(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+{
+    switch (cmd->type) {
     case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_SCHEMA_RESPONSE:
-        /* The requester validates the schema and version (broker input) before use. */
         if (cmd->getschemaresponse) {
             const Pulsar__Proto__CommandGetSchemaResponse *r = cmd->getschemaresponse;
-            complete_request(c, r->request_id,
-                             r->has_error_code ? pc_result_from_server_error(r->error_code)
-                                               : PULSARC_OK,
-                             cmd, r->has_error_code ? r->error_message : NULL);
+            complete_schema_answer(c, cmd, r->request_id, r->has_error_code, r->error_code,
+                                   r->error_message);
         }
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA_RESPONSE:
         if (cmd->getorcreateschemaresponse) {
             const Pulsar__Proto__CommandGetOrCreateSchemaResponse *r =
                 cmd->getorcreateschemaresponse;
-            complete_request(c, r->request_id,
-                             r->has_error_code ? pc_result_from_server_error(r->error_code)
-                                               : PULSARC_OK,
-                             cmd, r->has_error_code ? r->error_message : NULL);
+            complete_schema_answer(c, cmd, r->request_id, r->has_error_code, r->error_code,
+                                   r->error_message);
         }
         break;
-    /* The transaction coordinator's answers all carry an optional error and message;
-     * the coordinator client (src/txn/) checks the rest. */
     case PULSAR__PROTO__BASE_COMMAND__TYPE__TC_CLIENT_CONNECT_RESPONSE:
         if (cmd->tcclientconnectresponse)
             complete_txn_answer(c, cmd, cmd->tcclientconnectresponse->request_id,
@@ -218,6 +223,17 @@ void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
                                 cmd->endtxnresponse->has_error, cmd->endtxnresponse->error,
                                 cmd->endtxnresponse->message);
         break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+/* Commands for a producer (found by producer id). False: not one. */
+static bool dispatch_producer(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+{
+    pc_conn_listener_t *l;
+    switch (cmd->type) {
     case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT:
         if (cmd->send_receipt)
             pc_conn_dispatch_receipt(c, cmd->send_receipt);
@@ -241,14 +257,34 @@ void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
             l->on_broker_close(l->ctx);
         }
         break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
+{
+    switch (cmd->type) {
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECTED:
+        if (cmd->connected)
+            pc_conn_on_connected(c, cmd->connected);
+        return;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PING:
+        send_simple(c, PULSAR__PROTO__BASE_COMMAND__TYPE__PONG);
+        return;
+    case PULSAR__PROTO__BASE_COMMAND__TYPE__PONG:
+        return;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_CHALLENGE:
         if (cmd->authchallenge)
             pc_conn_answer_auth_challenge(c, cmd->authchallenge);
-        break;
+        return;
     default:
-        PC_DEBUG(c->rt->log, "ignoring command type %d", (int)cmd->type);
         break;
     }
+    if (!dispatch_producer(c, cmd) && !dispatch_answer(c, cmd) &&
+        !dispatch_service_answer(c, cmd))
+        PC_DEBUG(c->rt->log, "ignoring command type %d", (int)cmd->type);
 }
 
 /* ---- timer: connect timeout, request timeouts, keep-alive ------------------- */

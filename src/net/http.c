@@ -12,7 +12,7 @@
  * Headers, form bodies and answers may carry credentials: they are never logged nor put
  * into a detail message, and they are wiped before they are freed. curl's verbose output
  * stays off for the same reason. */
-#include "net/http.h"
+#include "net/http_internal.h"
 
 #include <curl/curl.h>
 #include <limits.h>
@@ -31,62 +31,6 @@
 #define MAX_BODY (4u * 1024u * 1024u)
 /* pc_http_get's limit: the issuer's discovery document may move. */
 #define DEFAULT_REDIRECTS 20
-
-#define SETOPT(rc, e, opt, val)                                                                \
-    do {                                                                                       \
-        if ((rc) == CURLE_OK)                                                                  \
-            (rc) = curl_easy_setopt((e), (opt), (val));                                        \
-    } while (0)
-
-/* Scheme, host and port of a URL: whom a request goes to. */
-typedef struct origin {
-    bool https;
-    char host[256]; /* without the brackets of an IPv6 literal */
-    int port;
-} origin_t;
-
-typedef struct request {
-    struct request *prev, *next;
-    pc_http_t *h;
-    CURL *easy;
-    struct curl_slist *headers; /* may hold credentials: wiped */
-    char *header;               /* the caller's extra header, a secret: wiped */
-    char *form;                 /* POST body, a secret: wiped */
-    const char *verb;           /* "GET" or "POST", for log lines and details */
-    char *body;                 /* the answer, NUL-terminated; may hold a token: wiped */
-    size_t len, cap;
-    bool too_big;
-    /* Redirects (GET only): where the header may go, and how many hops are left. */
-    origin_t first;             /* the URL asked: it always gets the header */
-    pc_http_scope_fn scope;
-    void *scope_ctx;
-    int redirects_left;
-    uint64_t deadline;          /* uv_now() when the whole request times out */
-    pc_http_tls_use_t tls;
-    pc_http_done_cb cb;
-    void *ctx;
-    char errbuf[CURL_ERROR_SIZE];
-} request_t;
-
-/* One socket curl asked us to watch. */
-typedef struct sock {
-    struct sock *prev, *next;
-    pc_http_t *h;
-    curl_socket_t fd;
-    uv_poll_t poll;
-} sock_t;
-
-struct pc_http {
-    uv_loop_t *loop;
-    const pc_logger_t *log;
-    CURLM *multi;
-    uv_timer_t timer;
-    request_t *requests;
-    sock_t *socks;
-    bool closing;
-    int open_handles; /* uv handles whose close callback has not run yet */
-    pc_http_tls_conf_t tls;
-};
 
 static uv_once_t global_once = UV_ONCE_INIT;
 static CURLcode global_rc = CURLE_OK;
@@ -201,32 +145,14 @@ static void unlink_request(request_t *r)
         curl_multi_remove_handle(h->multi, r->easy);
 }
 
-static void free_headers(struct curl_slist *l)
-{
-    for (struct curl_slist *i = l; i; i = i->next)
-        OPENSSL_cleanse(i->data, strlen(i->data));
-    curl_slist_free_all(l);
-}
-
-static void wipe_body(request_t *r)
-{
-    if (r->body) {
-        OPENSSL_cleanse(r->body, r->cap);
-        free(r->body);
-    }
-    r->body = NULL;
-    r->len = r->cap = 0;
-    r->too_big = false;
-}
-
 static void free_request(request_t *r)
 {
     if (r->easy)
         curl_easy_cleanup(r->easy);
-    free_headers(r->headers);
+    pc_http_free_headers(r->headers);
     wipe_free(r->header);
     wipe_free(r->form);
-    wipe_body(r);
+    pc_http_wipe_body(r);
     free(r);
 }
 
@@ -284,128 +210,6 @@ static void finish(request_t *r, pulsarc_result res, long status)
     free_request(r);
 }
 
-/* ---- redirects --------------------------------------------------------------------- */
-
-static bool is_redirect(long status)
-{
-    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
-}
-
-/* url's origin; 0, or -1 when it is not an absolute http(s) URL. */
-static int parse_origin(const char *url, origin_t *o)
-{
-    CURLU *u = curl_url();
-    char *scheme = NULL, *host = NULL, *port = NULL;
-    int rc = -1;
-    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-        (!strcasecmp(scheme, "http") || !strcasecmp(scheme, "https"))) {
-        const char *hs = host;
-        size_t n = strlen(hs);
-        if (n >= 2 && hs[0] == '[' && hs[n - 1] == ']') {
-            hs++;
-            n -= 2;
-        }
-        if (n > 0 && n < sizeof o->host) {
-            o->https = !strcasecmp(scheme, "https");
-            memcpy(o->host, hs, n);
-            o->host[n] = '\0';
-            o->port = atoi(port);
-            rc = 0;
-        }
-    }
-    curl_free(scheme);
-    curl_free(host);
-    curl_free(port);
-    curl_url_cleanup(u);
-    return rc;
-}
-
-static bool same_origin(const origin_t *a, const origin_t *b)
-{
-    return a->https == b->https && a->port == b->port && !strcasecmp(a->host, b->host);
-}
-
-/* The headers for a hop to `to`: the extra header only where it may go. */
-static struct curl_slist *headers_for(const request_t *r, const origin_t *to)
-{
-    struct curl_slist *l = curl_slist_append(NULL, "Accept: application/json");
-    bool allowed = same_origin(to, &r->first) ||
-                   (r->scope && r->scope(r->scope_ctx, to->https, to->host, to->port));
-    if (l && r->header && allowed) {
-        struct curl_slist *more = curl_slist_append(l, r->header);
-        if (!more) {
-            free_headers(l);
-            return NULL;
-        }
-        l = more;
-    }
-    return l;
-}
-
-/* Send r on to where its 3xx answer points, on the same easy handle. 1: on its way; 0:
- * the answer has no Location and goes to the caller as it is; -1: refused (*res and the
- * detail set). from: the URL that answered. */
-static int follow(request_t *r, const char *from, pulsarc_result *res)
-{
-    const char *loc = NULL;
-    curl_easy_getinfo(r->easy, CURLINFO_REDIRECT_URL, &loc);
-    if (!loc)
-        return 0;
-    origin_t here, to;
-    if (r->redirects_left <= 0) {
-        *res = pc_fail(PULSARC_ERR_TOO_MANY_REDIRECTS, "HTTP GET %s: redirected once more "
-                       "than the limit allows", from);
-        return -1;
-    }
-    if (parse_origin(loc, &to) != 0) {
-        *res = pc_fail(PULSARC_ERR_PROTOCOL, "HTTP GET %s: redirected to \"%.200s\", which is "
-                       "not an http(s) URL", from, loc);
-        return -1;
-    }
-    if ((parse_origin(from, &here) == 0 ? here.https : r->first.https) && !to.https) {
-        *res = pc_fail(PULSARC_ERR_PROTOCOL, "HTTP GET %s: redirected to plain http (%.200s); "
-                       "refused", from, loc);
-        return -1;
-    }
-    /* loc belongs to the transfer being replaced. */
-    char *url = strdup(loc);
-    struct curl_slist *headers = url ? headers_for(r, &to) : NULL;
-    if (!headers) {
-        free(url);
-        *res = pc_fail(PULSARC_ERR_NO_MEMORY, "HTTP GET %s: out of memory", from);
-        return -1;
-    }
-    bool carried = r->header && headers->next;
-    uint64_t now_ms = uv_now(r->h->loop);
-    long left = r->deadline > now_ms ? (long)(r->deadline - now_ms) : 1; /* < LONG_MAX */
-    curl_multi_remove_handle(r->h->multi, r->easy);
-    CURLcode rc = CURLE_OK;
-    SETOPT(rc, r->easy, CURLOPT_URL, url);
-    SETOPT(rc, r->easy, CURLOPT_HTTPHEADER, headers);
-    SETOPT(rc, r->easy, CURLOPT_TIMEOUT_MS, left);
-    if (rc == CURLE_OK) { /* curl reads the new list from now on */
-        free_headers(r->headers);
-        r->headers = headers;
-    } else {
-        free_headers(headers);
-    }
-    if (rc != CURLE_OK || curl_multi_add_handle(r->h->multi, r->easy) != CURLM_OK) {
-        free(url);
-        *res = pc_fail(PULSARC_ERR_NO_MEMORY, "HTTP GET %s: cannot follow the redirect", from);
-        return -1;
-    }
-    r->redirects_left--;
-    wipe_body(r);
-    r->errbuf[0] = '\0';
-    PC_DEBUG(r->h->log, "HTTP GET %s: redirected to %s%s", from, url,
-             !r->header ? "" : carried ? " (with the header)" : " (without the header)");
-    free(url);
-    return 1;
-}
-
 static void complete(request_t *r, CURLcode rc)
 {
     pc_http_t *h = r->h;
@@ -422,9 +226,9 @@ static void complete(request_t *r, CURLcode rc)
         return;
     }
     PC_DEBUG(h->log, "HTTP %s %s: status %ld, %zu bytes", r->verb, url, status, r->len);
-    if (!r->form && is_redirect(status)) {
+    if (!r->form && pc_http_is_redirect(status)) {
         pulsarc_result res = PULSARC_OK;
-        int f = follow(r, url, &res);
+        int f = pc_http_follow(r, url, &res);
         if (f > 0)
             return;
         if (f < 0) {
@@ -589,13 +393,13 @@ static int start(pc_http_t *h, const char *url, const pc_http_get_opts_t *get, c
         r->scope = get->header_scope;
         r->scope_ctx = get->scope_ctx;
         r->redirects_left = get->max_redirects;
-        if (parse_origin(url, &r->first) != 0)
+        if (pc_http_parse_origin(url, &r->first) != 0)
             return start_failed(r, PULSARC_ERR_INVALID_URL, "not an http(s) URL", url);
     }
     r->easy = curl_easy_init();
     if ((header && !(r->header = strdup(header))) || (form && !(r->form = strdup(form))))
         return start_failed(r, PULSARC_ERR_NO_MEMORY, "out of memory", url);
-    r->headers = get ? headers_for(r, &r->first)
+    r->headers = get ? pc_http_headers_for(r, &r->first)
                      : curl_slist_append(NULL, "Accept: application/json");
     if (!r->easy || !r->headers)
         return start_failed(r, PULSARC_ERR_NO_MEMORY, "out of memory", url);

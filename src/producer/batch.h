@@ -52,7 +52,7 @@ void pc_batcher_set_frame_limit(pc_batcher_t *b, size_t max_message_size);
 bool pc_batcher_empty(const pc_batcher_t *b);
 /* Could msg's entry fit a batch frame at all, alone in an empty container? One whose
  * encoded entry is above the frame limit goes on its own (whether a message is batched
- * at all is its send plan's: producer/send_plan.h). */
+ * at all is its send plan's: producer/plan.h). */
 bool pc_batcher_entry_fits(const pc_batcher_t *b, const pc_msg_t *msg);
 /* Would adding msg keep every limit (count, payload bytes, encoded size)? An empty
  * container takes any message. */

@@ -46,16 +46,11 @@ typedef struct pc_msg {
                                        for the latency statistics; 0: not stamped */
     struct pc_sealed *sealed;       /* encrypted before the hand-over (producer/sealed.h):
                                        sent as it is; owned, freed with the message */
+    bool batched;                   /* its send plan's (plan.h), made by the layer that
+                                       accepted it: into a batch container, when its entry
+                                       fits the connection's frame */
     void (*release)(struct pc_msg *m); /* frees the block that holds the message */
 } pc_msg_t;
-
-/* The broker applies delayed delivery and replication clusters to a whole entry, so a
- * message with either travels alone, never in a batch (as in the Go client); a sealed
- * one is an entry already. */
-static inline bool pc_msg_alone(const pc_msg_t *m)
-{
-    return m->deliver_at || m->n_replicate_to || m->sealed;
-}
 
 /* Hand a borrowed payload back and free the message. Does not call any callback. */
 void pc_msg_free(pc_msg_t *m);

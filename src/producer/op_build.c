@@ -337,7 +337,7 @@ void pc_ob_fill_alone(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t
         meta->has_deliver_at_time = 1;
         meta->deliver_at_time = (int64_t)msg->deliver_at;
     }
-    /* Never batched (pc_msg_alone): a batch has one entry's metadata for all. */
+    /* Never batched (its plan says so): a batch has one entry's metadata for all. */
     meta->n_replicate_to = msg->n_replicate_to;
     meta->replicate_to = (char **)msg->replicate_to;
 }
@@ -345,8 +345,6 @@ void pc_ob_fill_alone(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t
 pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,
                                    pc_op_t **last)
 {
-    if (msg->sealed)
-        return pc_op_build_sealed(p, msg, first, last);
     Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
     pc_ob_kv_t kv = { 0 };
     uint8_t iv[PC_AES_IV_LEN] = { 0 };

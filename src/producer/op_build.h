@@ -11,7 +11,7 @@
 #include "producer/batch.h"
 #include "producer/encryption.h"
 #include "producer/op.h"
-#include "producer/send_plan.h"
+#include "producer/plan.h"
 #include "pulsarc/pulsarc.h"
 
 typedef struct pc_op_params {
@@ -34,8 +34,8 @@ typedef struct pc_op_params {
     uint64_t chunk_attempt;
 } pc_op_params_t;
 
-/* One message (its sequence id assigned) → one op, or a chain of chunk ops linked by
- * op->next when chunking splits it. The ops take the message. On error the message is
+/* One message (its sequence id assigned; not sealed) → one op, or a chain of chunk ops
+ * linked by op->next when chunking splits it. The ops take the message. On error the message is
  * untouched and the detail is set. */
 pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,
                                    pc_op_t **last);
@@ -43,8 +43,8 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
  * sequence_id is the first message's, highest_sequence_id the largest in the batch. A
  * frame above the broker's limit fails with MESSAGE_TOO_BIG (the batch untouched). */
 pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_op_t **out);
-/* A sealed message (msg->sealed, producer/sealed.h; pc_op_build_message comes here for
- * one): one op, or one chunk op per piece, each carrying its piece as it is, with the
+/* A sealed message (msg->sealed, producer/sealed.h), in place of pc_op_build_message: one
+ * op, or one chunk op per piece, each carrying its piece as it is, with the
  * seal's codec, sizes, key list and the piece's IV in its metadata. A piece that does
  * not fit the connection's limit fails with MESSAGE_TOO_BIG. */
 pulsarc_result pc_op_build_sealed(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,

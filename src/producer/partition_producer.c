@@ -30,9 +30,9 @@ pulsarc_result pc_pp_last_attempt(const pc_pp_t *pp, const char **detail)
     return pp->attempt_res;
 }
 
-pc_send_rules_t pc_pp_send_rules(const pc_pp_settings_t *set)
+pc_plan_rules_t pc_pp_plan_rules(const pc_pp_settings_t *set)
 {
-    return (pc_send_rules_t){
+    return (pc_plan_rules_t){
         .batching = set->batching_enabled,
         .compressed = set->compression != PC_CODEC_NONE,
         .encrypted = set->encryption.key_names != NULL,
@@ -118,7 +118,6 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
     if (!pp)
         return NULL;
     pp->set = *set;
-    pp->rules = pc_pp_send_rules(set);
     pp->set.producer_name = NULL; /* pp->name is the copy that lives */
     pp->set.encryption.key_names = NULL; /* pp->enc keeps its own copy */
     pp->user_named = set->producer_name != NULL;

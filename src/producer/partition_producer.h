@@ -17,7 +17,7 @@
 #include "producer/message.h"
 #include "producer/message_id.h"
 #include "producer/pp_counters.h"
-#include "producer/send_plan.h"
+#include "producer/plan.h"
 
 typedef struct pc_pp pc_pp_t;
 
@@ -82,8 +82,8 @@ typedef struct pc_pp_hooks {
 } pc_pp_hooks_t;
 
 /* The rules by which messages of a producer with these settings are planned
- * (producer/send_plan.h). */
-pc_send_rules_t pc_pp_send_rules(const pc_pp_settings_t *set);
+ * (producer/plan.h). */
+pc_plan_rules_t pc_pp_plan_rules(const pc_pp_settings_t *set);
 
 pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
                    const pc_pp_settings_t *set, const pc_pp_hooks_t *hooks);

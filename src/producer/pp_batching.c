@@ -93,6 +93,14 @@ static pulsarc_result entry_key(pc_pp_t *pp, pc_op_params_t *p, const pc_msg_t *
     return pc_encryptor_next(pp->enc, pc_clock_now_ms(pp->rt->clock), &p->enc);
 }
 
+/* A message's ops: a sealed one's pieces as they are, any other built here. */
+static pulsarc_result build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,
+                                    pc_op_t **last)
+{
+    return msg->sealed ? pc_op_build_sealed(p, msg, first, last)
+                       : pc_op_build_message(p, msg, first, last);
+}
+
 /* Automatic ids continue after the highest id used so far, without overflowing. */
 void pc_pp_note_id_used(pc_pp_t *pp, int64_t id)
 {
@@ -183,12 +191,11 @@ static void on_batch_timer(uv_timer_t *t)
     pc_pp_flush_batches(t->data);
 }
 
-/* The plan the sending thread followed at admission, and a frame that can hold the
- * message's entry. */
+/* The plan the sending thread made at admission (msg->batched), and a frame that can hold
+ * the message's entry. */
 static bool batchable(const pc_pp_t *pp, const pc_msg_t *msg)
 {
-    return pc_send_plan(&pp->rules, msg->payload_len, pc_msg_alone(msg)).batched &&
-           pc_batcher_entry_fits(&pp->batcher, msg);
+    return msg->batched && pc_batcher_entry_fits(&pp->batcher, msg);
 }
 
 /* Batch msg. A replayed id closes a batch of new ids and the other way round, so the
@@ -244,7 +251,7 @@ static void send_now(pc_pp_t *pp, pc_msg_t *msg)
     int64_t id = msg->sequence_id;
     pulsarc_result res = entry_key(pp, &p, msg);
     if (res == PULSARC_OK)
-        res = pc_op_build_message(&p, msg, &first, &last);
+        res = build_message(&p, msg, &first, &last);
     if (res != PULSARC_OK) {
         char detail[512];
         snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
@@ -299,7 +306,7 @@ pc_op_t *pc_pp_restart_chunks(pc_pp_t *pp, pc_op_t *prev)
     pc_op_t *first, *last;
     pulsarc_result res = entry_key(pp, &p, msg);
     if (res == PULSARC_OK)
-        res = pc_op_build_message(&p, msg, &first, &last);
+        res = build_message(&p, msg, &first, &last);
     if (res != PULSARC_OK) {
         char detail[512];
         snprintf(detail, sizeof detail, "building the chunked message again after a "

@@ -66,7 +66,6 @@ typedef struct flush_waiter {
 struct pc_pp {
     pc_runtime_t *rt;
     pc_pp_settings_t set;
-    pc_send_rules_t rules;    /* how its messages are planned (send_plan.h) */
     char *topic;
     int partition;
     pc_pp_complete_fn complete;

@@ -6,7 +6,7 @@
 #include <openssl/crypto.h>
 
 #include "common/error.h"
-#include "producer/send_plan.h"
+#include "producer/plan.h"
 
 /* Bounds a block read back is held to before anything is allocated for it. */
 #define MAX_KEYS 64                    /* key names of one producer */

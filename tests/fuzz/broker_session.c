@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/test_seams.h"
+#include "config/test_seams.h"
 #include "common/clock.h"
 #include "fuzz_check.h"
 #include "lockstep.h"

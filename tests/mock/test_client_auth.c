@@ -397,7 +397,7 @@ Test(client_auth, config_dump_masks_auth_params)
 /* ---- OAuth2: the connection waits for the issuer ------------------------------------ */
 
 #include "auth/auth.h"
-#include "client/test_seams.h"
+#include "config/test_seams.h"
 #include "common/error.h"
 #include "fake_clock.h"
 

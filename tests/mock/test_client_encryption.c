@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "../support/test_decrypt.h"
-#include "client/test_seams.h"
+#include "config/test_seams.h"
 #include "fake_clock.h"
 
 TestSuite(client_encryption, .init = h_setup, .fini = h_teardown,

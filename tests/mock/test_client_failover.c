@@ -11,7 +11,7 @@
 
 #include <stdatomic.h>
 
-#include "client/test_seams.h"
+#include "config/test_seams.h"
 #include "fake_clock.h"
 
 TestSuite(client_failover, .init = h_setup, .fini = h_teardown,

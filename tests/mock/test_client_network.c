@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "client/test_seams.h"
+#include "config/test_seams.h"
 #include "client_harness.h"
 
 TestSuite(client_network, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));

@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <uv.h>
 
-#include "client/admission.h"
+#include "accept/admission.h"
 
 static pc_admission_t adm;
 static uv_loop_t loop;

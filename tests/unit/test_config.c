@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "client/config.h"
+#include "config/config.h"
 #include "pulsarc/pulsarc.h"
 
 Test(config, client_defaults_follow_the_documented_values)

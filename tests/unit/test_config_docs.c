@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/config.h"
+#include "config/config.h"
 #include "config_doc.h"
 #include "pulsarc/pulsarc.h"
 

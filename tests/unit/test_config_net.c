@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "client/config.h"
+#include "config/config.h"
 #include "net/runtime.h"
 #include "net/service_url.h"
 #include "pulsarc/pulsarc.h"

@@ -6,8 +6,8 @@
 
 #include "../support/test_decrypt.h"
 #include "PulsarApi.pb-c.h"
-#include "client/config.h"
-#include "client/message.h"
+#include "config/config.h"
+#include "publish/send.h"
 #include "codec/compression.h"
 #include "codec/crypto.h"
 #include "common/error.h"
@@ -824,7 +824,7 @@ Test(sealed, ops_carry_the_pieces_as_chunks)
     pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .max_message_size = 5 << 20,
                          .chunk_attempt = 1 };
     pc_op_t *first, *last;
-    cr_assert_eq(pc_op_build_message(&p, m, &first, &last), PULSARC_OK);
+    cr_assert_eq(pc_op_build_sealed(&p, m, &first, &last), PULSARC_OK);
     const char *names[] = { "k1" };
     size_t i = 0, at = 0;
     for (pc_op_t *op = first; op; op = op->next, i++) {
@@ -857,7 +857,7 @@ Test(sealed, a_piece_above_the_limit_fails_the_message)
     m->sealed = sealed_3500(e, data);
     pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .max_message_size = 900 };
     pc_op_t *first, *last;
-    cr_assert_eq(pc_op_build_message(&p, m, &first, &last), PULSARC_ERR_MESSAGE_TOO_BIG);
+    cr_assert_eq(pc_op_build_sealed(&p, m, &first, &last), PULSARC_ERR_MESSAGE_TOO_BIG);
     cr_assert(strstr(pulsarc_last_error_detail(), "sealed"), "%s", pulsarc_last_error_detail());
     pc_msg_free(m);
     pc_encryptor_free(e);

@@ -17,7 +17,7 @@
 #include "../support/test_outcomes.h"
 #include "../support/test_pki.h"
 #include "auth/auth.h"
-#include "client/config.h"
+#include "config/config.h"
 #include "common/error.h"
 #include "net/http.h"
 

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "client/message.h"
+#include "publish/send.h"
 #include "producer/message_id.h"
 #include "pulsarc/pulsarc.h"
 

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "client/config.h"
+#include "config/config.h"
 #include "routing/hash.h"
 #include "routing/router.h"
 

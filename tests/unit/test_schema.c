@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/message.h"
+#include "publish/send.h"
 #include "schema/avro_names.h"
 #include "schema/schema.h"
 #include "pulsarc/pulsarc.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/message.h"
+#include "publish/send.h"
 #include "producer/op_build.h"
 #include "pulsarc/pulsarc.h"
 #include "wire/crc32c.h"

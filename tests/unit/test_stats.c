@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/stats.h"
+#include "stats/stats.h"
 
 Test(stats, every_result_has_a_slot_of_its_own)
 {

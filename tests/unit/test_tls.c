@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../support/test_pki.h"
-#include "client/config.h"
+#include "config/config.h"
 #include "net/tls.h"
 
 static ident_t ca, other_ca, server, expired, self_signed, client_id;

@@ -145,7 +145,7 @@ static void report_flush(pulsarc_producer_t *producer, const char *topic, pulsar
 
 /* Creates client and producer, sends with run's message builders, flushes, closes and
  * prints the result lines. Takes ownership of both configs. Returns the exit status. */
-static int produce(struct args *a, struct run *run, pulsarc_client_config_t *client_conf,
+static int produce(struct args *a, struct produce_run *run, pulsarc_client_config_t *client_conf,
                    pulsarc_producer_config_t *producer_conf, bool stream_stdin)
 {
     pulsarc_client_t *client = NULL;
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
     pulsarc_client_config_t *client_conf = make_client_config(&a);
     bool wait_for_room;
     pulsarc_producer_config_t *producer_conf = make_producer_config(&a, &wait_for_room);
-    struct run run = {
+    struct produce_run run = {
         .msg = make_message(&a),
         .keyed_msg = a.key_separator ? make_message(&a) : NULL,
         .key_separator = a.key_separator,

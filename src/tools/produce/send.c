@@ -19,7 +19,7 @@
 #define PACER_MAX_LAG 0.01
 
 /* Sleep until the next message is due. */
-static void pace(struct run *run)
+static void pace(struct produce_run *run)
 {
     if (run->rate <= 0.0)
         return;
@@ -36,7 +36,7 @@ static void pace(struct run *run)
 }
 
 /* Puts payload p, its key and its sequence id into the builder that suits it. */
-static pulsarc_result build_message(struct run *run, const struct payload *p, uint64_t index,
+static pulsarc_result build_message(struct produce_run *run, const struct payload *p, uint64_t index,
                                     pulsarc_message_t **out)
 {
     pulsarc_message_t *msg = p->key ? run->keyed_msg : run->msg;
@@ -61,7 +61,7 @@ static pulsarc_result build_message(struct run *run, const struct payload *p, ui
 
 /* send_async (in txn unless NULL); when the queue is full and the run waits for room
  * (room.h), waits and tries again. Returns false when the run stopped during the wait: the message was not sent. */
-static bool send_when_room(struct run *run, pulsarc_txn_t *txn, pulsarc_message_t *msg,
+static bool send_when_room(struct produce_run *run, pulsarc_txn_t *txn, pulsarc_message_t *msg,
                            struct send_ctx *sc, pulsarc_result *res)
 {
     bool wanted = false;
@@ -85,7 +85,7 @@ static bool send_when_room(struct run *run, pulsarc_txn_t *txn, pulsarc_message_
 }
 
 /* Returns false when the loop should stop (interrupted, or the run stopped). */
-static bool send_one(struct run *run, const struct payload *p)
+static bool send_one(struct produce_run *run, const struct payload *p)
 {
     pace(run);
     if (sending_stopped())
@@ -136,12 +136,12 @@ static bool send_line(const struct payload *p, void *run)
 
 /* Streams standard input, one message per line, so `tail -f log | pulsarc-produce`
  * publishes as lines arrive instead of after end of input. */
-static void send_stdin_lines(struct run *run)
+static void send_stdin_lines(struct produce_run *run)
 {
     for_each_stdin_line(run->key_separator, send_line, run);
 }
 
-bool send_all(struct args *a, struct run *run, bool stream_stdin)
+bool send_all(struct args *a, struct produce_run *run, bool stream_stdin)
 {
     for (uint64_t round = 0; round < a->num_produce; round++) {
         for (size_t i = 0; i < a->n_payloads; i++) {

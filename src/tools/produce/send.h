@@ -15,7 +15,7 @@
 #include "args.h"
 #include "txn_batch.h"
 
-struct run {
+struct produce_run {
     pulsarc_producer_t *producer;
     pulsarc_message_t *msg;       /* builder with the -k key (if any) and the properties */
     pulsarc_message_t *keyed_msg; /* the same for lines with their own key (NULL without
@@ -38,6 +38,6 @@ struct run {
 /* Sends everything the arguments ask for on run's open producer; stream_stdin adds the
  * lines of standard input as they arrive. Returns true when the sending ran to its end
  * (not interrupted, not stopped by a failure). */
-bool send_all(struct args *a, struct run *run, bool stream_stdin);
+bool send_all(struct args *a, struct produce_run *run, bool stream_stdin);
 
 #endif

@@ -1,0 +1,71 @@
+/* The end of each accepted message: the completion stages, in this order, written here and
+ * nowhere else, then exactly one callback:
+ *   1. admission: its permit and memory given back (for a batch, at once for all of its
+ *      messages, before their callbacks), and the handle's record updated
+ *   2. spool: its record let go (spool_stage.c), unless it stays for the next producer
+ *   3. failures: a failure noted for the flushes that cover it, and counted (flush.c)
+ *   4. transaction: its result noted (txn_stage.c)
+ *   5. interceptors: on_ack (interceptors.c)
+ *   6. the application's callback
+ *   7. transaction: its end, which a commit or abort may wait for
+ * The memory goes with the op that carried it, once no write still reads it.
+ * @locality loop thread. */
+#include "common/error.h"
+#include "publish/interceptors.h"
+#include "publish/producer.h"
+#include "publish/spool_stage.h"
+#include "publish/txn_stage.h"
+
+void pc_producer_release_batch(void *owner, pc_msg_t *msgs)
+{
+    pulsarc_producer_t *p = owner;
+    int partition = pc_send_of(msgs)->partition; /* one partition producer's batch */
+    int64_t messages = 0;
+    size_t bytes = 0;
+    for (pc_msg_t *m = msgs; m; m = m->next) {
+        pc_send_t *s = pc_send_of(m);
+        s->released = true;
+        bytes += s->reserved_bytes;
+        messages++;
+    }
+    pc_admission_release(&p->client->admission, &p->permits, messages, bytes);
+    pc_producer_publish(p, partition);
+}
+
+void pc_producer_complete(void *owner, pc_msg_t *msg, pulsarc_result res,
+                          const pulsarc_message_id_t *id)
+{
+    pulsarc_producer_t *p = owner;
+    pc_send_t *s = pc_send_of(msg);
+    if (!s->released) {
+        pc_admission_release(&p->client->admission, &p->permits, 1, s->reserved_bytes);
+        pc_producer_publish(p, s->partition);
+    }
+    if (s->spooled)
+        pc_spool_stage_release(s, res);
+    if (res != PULSARC_OK) {
+        pc_failures_note(p, s->handover, res, pulsarc_last_error_detail());
+        p->stats.failed_by[pc_stats_result_slot(res)]++;
+    }
+    /* Before the interceptors and the callback, which may overwrite the detail. */
+    if (s->txn)
+        pc_txn_stage_result(s, res, pulsarc_last_error_detail());
+    if (p->conf.interceptors.n)
+        pc_interceptors_on_ack(&p->conf.interceptors, p, msg, res,
+                               res == PULSARC_OK ? id : NULL);
+    if (s->cb)
+        s->cb(p, res, res == PULSARC_OK ? id : NULL, s->cb_ctx);
+    if (s->txn)
+        pc_txn_stage_done(s);
+}
+
+void pc_producer_fail_send(pc_send_t *s, pulsarc_result res)
+{
+    pulsarc_producer_t *p = s->producer;
+    bool held = s->txn_held;
+    uint64_t handover = s->handover;
+    pc_producer_complete(p, &s->msg, res, NULL);
+    pc_msg_free(&s->msg);
+    if (held)
+        pc_flush_held_released(p, handover);
+}
