@@ -14,7 +14,7 @@ for every client, outside the client:
 - creation time (null broker) is from the client's first CONNECT to the broker's answer
   to the last of its producers' PRODUCER commands;
 - latency (send -> receipt) is what each tool reports itself; the tools differ in how
-  (see the README), so those columns are the tools' own words.
+  (see bench/README.md), so those columns are the tools' own words.
 """
 import argparse
 import json

@@ -52,15 +52,14 @@ extern "C" {
 #define PULSARC_API
 #endif
 
-/* ---------------------------------------------------------------------------------
- * Version. PULSARC_VERSION (MAJOR * 10000 + MINOR * 100 + PATCH) and
- * PULSARC_VERSION_STRING ("MAJOR.MINOR.PATCH") are the version of this header (from
- * pulsarc/version.h, which the build generates); pulsarc_version() and
- * pulsarc_version_string() are those of the library the program runs with: they differ
- * only when the program runs with another build of the shared library than the one it
- * was compiled against. The shared library's SONAME carries the major version
- * (libpulsarc.so.0).
- * ------------------------------------------------------------------------------- */
+/** @name Version
+ * PULSARC_VERSION (MAJOR * 10000 + MINOR * 100 + PATCH) and PULSARC_VERSION_STRING
+ * ("MAJOR.MINOR.PATCH") are the version of this header (from pulsarc/version.h, which the
+ * build generates); pulsarc_version() and pulsarc_version_string() are those of the library
+ * the program runs with: they differ only when the program runs with another build of the
+ * shared library than the one it was compiled against. The shared library's SONAME carries
+ * the major version (libpulsarc.so.0).
+ * @{ */
 #include <pulsarc/version.h>
 
 /** The version of the library the program runs with, counted as PULSARC_VERSION is. */
@@ -72,10 +71,12 @@ PULSARC_API const char *pulsarc_version_string(void);
  * nothing. Any thread. */
 PULSARC_API void pulsarc_free(void *ptr);
 
-/* ---------------------------------------------------------------------------------
- * Results. 0 is success; local errors are negative; errors the broker reported are
+/** @} */
+
+/** @name Results
+ * 0 is success; local errors are negative; errors the broker reported are
  * PULSARC_ERR_BROKER_BASE + the protocol's ServerError code.
- * ------------------------------------------------------------------------------- */
+ * @{ */
 /** The result of every fallible call: PULSARC_OK, a local error (negative) or an error the
  * broker reported (PULSARC_ERR_BROKER_BASE + the protocol's ServerError code). */
 typedef enum pulsarc_result {
@@ -180,9 +181,10 @@ PULSARC_API const char *pulsarc_last_error_detail(void);
  * are retried with backoff. */
 PULSARC_API int pulsarc_result_is_terminal(pulsarc_result res);
 
-/* ---------------------------------------------------------------------------------
- * Logging
- * ------------------------------------------------------------------------------- */
+/** @} */
+
+/** @name Logging
+ * @{ */
 /** The severity of a log line; logLevel names the least severe that is logged. */
 typedef enum pulsarc_log_level {
     PULSARC_LOG_DEBUG = 0, /**< details of the client's work */
@@ -197,119 +199,52 @@ typedef enum pulsarc_log_level {
 typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int line,
                                const char *message, void *ctx);
 
-/* ---------------------------------------------------------------------------------
- * Client configuration. Keys follow the official Java client's names. Unknown keys and
- * bad values are rejected with PULSARC_ERR_INVALID_CONFIG and a detail message.
- * docs/configuration.md lists every key, client and producer, with the values it takes.
- *
- *   operationTimeoutMs        30000   lookups, producer creation, close
- *   connectionTimeoutMs       10000   TCP connect + handshake
- *   keepAliveIntervalSeconds  30      PING after this much silence; the connection is
- *                                     dropped after twice this long without any answer
- *   maxLookupRedirects        20      also the HTTP redirects one lookup may follow
- *   httpLookupAuthAllowRedirect false credentials follow an http(s):// lookup's redirect
- *                                     to hosts outside the service URL (as the C++
- *                                     client's setting); off: only the service URL's
- *                                     hosts get them. Never from https to plain http.
- *
- *   Where connections go (see "Running against a cluster" in README.md):
- *   listenerName              (unset) the brokers' advertised listener to use: every lookup
- *                                     asks for it (binary: advertised_listener_name;
- *                                     HTTP: ?listenerName=) and producers connect to the
- *                                     address it answers; unset: the internal listener.
- *                                     A listener the broker does not have fails producer
- *                                     creation at once with PULSARC_ERR_INVALID_CONFIG
- *                                     (terminal: the broker's answer is otherwise one it
- *                                     gives when not ready)
- *   connectionsPerBroker      1       connections to each broker (1..1024); the producers
- *                                     on one broker take them in turn: the k-th producer
- *                                     created (or reconnected) there uses connection
- *                                     k mod N. Lookups use any open one.
- *   proxyServiceUrl           (unset) an SNI proxy in front of the brokers' TLS ports,
- *                                     pulsar+ssl://host:port (one address)
- *   proxyProtocol             none    none | SNI (as the Java and C++ clients name it).
- *                                     With SNI and proxyServiceUrl, every connection
- *                                     (lookups too) opens TCP to the proxy and TLS with
- *                                     the host of the broker it is for (the service URL's
- *                                     host, or the one a lookup answered) as SNI; the
- *                                     certificate is verified against that host, as the
- *                                     Java client does (the C++ client checks the proxy's
- *                                     name). pulsarc_client_new fails with
- *                                     PULSARC_ERR_INVALID_CONFIG when only one of the two
- *                                     is set, when proxyServiceUrl is not one
- *                                     pulsar+ssl:// address, or when the service URL is
- *                                     not pulsar+ssl:// or https:// (a plain connection
- *                                     has no SNI; the official clients ignore the proxy
- *                                     then).
- *
- *   memoryLimitBytes          67108864 pending payload bytes across all producers, and
- *                                     512 bytes per pending message for its record (key,
- *                                     properties, bookkeeping); 0 = none.
- *                                     A single message above the limit is admitted when no
- *                                     other payload is pending (as in the Java client).
- *                                     A message counts twice when the producer makes a
- *                                     second copy of it that is held until the receipt:
- *                                     batched (the batch's payload), compressed, or
- *                                     encrypted (the ciphertext, plus 16 bytes), so RSS
- *                                     stays near the limit. Beyond the limit, the client
- *                                     keeps up to 4 MiB (6 MiB when the loop
- *                                     thread and other threads both send) of
- *                                     recycled small-message blocks, and the
- *                                     memory of the last copied payload of 32 MiB or more
- *                                     (for the next such send; freed when a producer
- *                                     closes or the client is destroyed).
- *   initialBackoffIntervalMs  100     reconnect backoff (doubles, with jitter)
- *   maxBackoffIntervalMs      60000
- *   logLevel                  warn    debug | info | warn | error | off
- *
- *   TLS (pulsar+ssl:// and https:// service URLs; verified by default):
- *   tlsTrustCertsFilePath     (unset) PEM file of trusted CAs; unset: the system's store
- *   tlsAllowInsecureConnection false  accept any certificate (testing only)
- *   tlsEnableHostnameVerification true the certificate must name the host connected to
- *                                     (the official clients default to false)
- *   tlsCertificateFilePath    (unset) client certificate (PEM), for mTLS
- *   tlsKeyFilePath            (unset) its private key (PEM)
- *   tlsProtocols              (unset) e.g. "TLSv1.2,TLSv1.3"; never below TLS 1.2
- *   tlsCiphers                (unset) OpenSSL or IANA cipher names; TLS 1.2 ciphers
- *                                     alone mean TLS 1.2, TLS 1.3 suites alone TLS 1.3
- *   tlsProtocols and tlsCiphers apply to every TLS connection of the client: the broker,
- *   HTTPS lookups and the OAuth2 issuer. The other tls* settings are the broker's only:
- *   the issuer is always verified (see authParams, oauth2).
- *
- *   Authentication, as the official clients write it:
- *   authPlugin                (unset) token | tls | basic | oauth2, or the Java class names
- *                                     (org.apache.pulsar.client.impl.auth.AuthenticationToken,
- *                                     ...AuthenticationTls, ...AuthenticationBasic,
- *                                     ...oauth2.AuthenticationOAuth2)
- *   authParams                (unset) the plugin's parameters, in the official formats;
- *                                     a secret: never logged or dumped, and wiped from
- *                                     memory when set again or when the configuration
- *                                     is freed. A client keeps it only inside its
- *                                     authentication provider (wiped when the client is
- *                                     destroyed); the configuration keeps its own copy,
- *                                     for more clients, until it is freed.
- *
- *   Cluster failover (see "Cluster failover" below):
- *   failoverSecondaryUrls     (unset) the secondary clusters' service URLs, comma-separated
- *                                     in order of preference; a piece without a scheme
- *                                     adds a host to the URL before it, so
- *                                     "pulsar://a:6650,b:6650,pulsar+ssl://c:6651" is two
- *                                     clusters. They use the client's authentication and
- *                                     TLS settings.
- *   failoverDelayMs           30000   the active cluster fails every probe this long: switch
- *   switchBackDelayMs         60000   the primary passes every probe this long: switch back
- *   failoverCheckIntervalMs   5000    how often the probes run (and a provider is asked)
- *
- *   Statistics (see "Statistics" below and docs/statistics.md):
- *   statsIntervalSeconds      0       call the statistics callback
- *                                     (pulsarc_client_config_set_stats_cb) this often with
- *                                     the client's statistics as JSON; 0 = never
- *   enableTransaction         false   allow transactions (pulsarc_txn_begin); the client
- *                                     finds the transaction coordinators at the first
- *                                     begin
- * ------------------------------------------------------------------------------- */
-/** A client's configuration, opaque: the keys above (docs/configuration.md has them all),
- * set with pulsarc_client_config_set, and the typed setters below. */
+/** @} */
+
+/** @name Client configuration
+ * A client's settings: keys named as the official Java client names them, given as text to
+ * pulsarc_client_config_set (an unknown key or a bad value fails with
+ * PULSARC_ERR_INVALID_CONFIG and a detail message), and typed setters for what is not a
+ * plain value: the logger and the statistics callback here, TLS material, authentication
+ * and failover clusters in the groups below. Every key, client and producer, is documented
+ * once, in docs/configuration.md (the "Configuration keys" page of this reference): its
+ * default, the values it takes and what it does. pulsarc_client_config_dump prints the
+ * effective values.
+ * @{ */
+/* The client's keys and their defaults at a glance, one per line; what each does is in
+ * docs/configuration.md. tests/unit/test_config_docs.c checks this list against the
+ * configuration tables.
+ *   operationTimeoutMs            30000
+ *   connectionTimeoutMs           10000
+ *   keepAliveIntervalSeconds      30
+ *   maxLookupRedirects            20
+ *   httpLookupAuthAllowRedirect   false
+ *   listenerName                  (unset)
+ *   connectionsPerBroker          1
+ *   proxyServiceUrl               (unset)
+ *   proxyProtocol                 none
+ *   memoryLimitBytes              67108864
+ *   initialBackoffIntervalMs      100
+ *   maxBackoffIntervalMs          60000
+ *   logLevel                      warn
+ *   tlsTrustCertsFilePath         (unset)
+ *   tlsAllowInsecureConnection    false
+ *   tlsEnableHostnameVerification true
+ *   tlsCertificateFilePath        (unset)
+ *   tlsKeyFilePath                (unset)
+ *   tlsProtocols                  (unset)
+ *   tlsCiphers                    (unset)
+ *   authPlugin                    (unset)
+ *   authParams                    (unset)
+ *   failoverSecondaryUrls         (unset)
+ *   failoverDelayMs               30000
+ *   switchBackDelayMs             60000
+ *   failoverCheckIntervalMs       5000
+ *   statsIntervalSeconds          0
+ *   enableTransaction             false
+ */
+/** A client's configuration, opaque: the keys of docs/configuration.md, set with
+ * pulsarc_client_config_set, and the typed setters below. */
 typedef struct pulsarc_client_config pulsarc_client_config_t;
 
 /** A configuration with every key at its default; NULL when out of memory. */
@@ -347,13 +282,15 @@ typedef void (*pulsarc_stats_cb)(const char *json, size_t len, void *ctx);
 PULSARC_API pulsarc_result pulsarc_client_config_set_stats_cb(pulsarc_client_config_t *conf,
                                                               pulsarc_stats_cb cb, void *ctx);
 
-/* ---------------------------------------------------------------------------------
- * TLS material in memory: PEM text instead of the files tlsTrustCertsFilePath,
- * tlsCertificateFilePath and tlsKeyFilePath name (a PEM given here wins over the file of
- * the same role). The text is copied and checked at once: a PEM that does not parse is
- * PULSARC_ERR_TLS_CONFIG. NULL clears. The key is a secret: never logged or dumped, and
- * wiped from memory when replaced or freed. Keys with a passphrase are not supported.
- * ------------------------------------------------------------------------------- */
+/** @} */
+
+/** @name TLS material in memory
+ * PEM text instead of the files tlsTrustCertsFilePath, tlsCertificateFilePath and
+ * tlsKeyFilePath name (a PEM given here wins over the file of the same role). The text is
+ * copied and checked at once: a PEM that does not parse is PULSARC_ERR_TLS_CONFIG. NULL
+ * clears. The key is a secret: never logged or dumped, and wiped from memory when replaced
+ * or freed. Keys with a passphrase are not supported.
+ * @{ */
 
 /** Trusted CA certificates (one or more PEM certificates). */
 PULSARC_API pulsarc_result pulsarc_client_config_set_tls_trust_certs_pem(
@@ -364,11 +301,13 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_tls_cert_pem(pulsarc_client
                                                                   const char *cert_pem,
                                                                   const char *key_pem);
 
-/* ---------------------------------------------------------------------------------
- * Authentication: typed equivalents of authPlugin + authParams. Each setter replaces
- * whatever authentication was configured before (it rewrites both keys, so dumps show
- * authPlugin and keep authParams masked). The secrets are copied, and wiped like
- * authParams (see "Client configuration").
+/** @} */
+
+/** @name Authentication
+ * Typed equivalents of authPlugin + authParams. Each setter replaces whatever
+ * authentication was configured before (it rewrites both keys, so dumps show authPlugin and
+ * keep authParams masked). The secrets are copied, and wiped like authParams
+ * (docs/configuration.md).
  *
  * authParams by plugin, as the official clients write them:
  *   token   "token:<jwt>" | "file:///path" | "env:NAME" | {"token":"<jwt>"} |
@@ -399,7 +338,7 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_tls_cert_pem(pulsarc_client
  * (and, over TLS, the plaintext copy they pass through) are wiped once written. Not
  * wiped: libcurl's request buffer (the Authorization header, the token request's form)
  * and OpenSSL's internal buffers.
- * ------------------------------------------------------------------------------- */
+ * @{ */
 
 /** Supplies a token on each connect and each AUTH_CHALLENGE, on the client's loop thread
  * (keep it quick: fetching over the network here stalls every producer of the client).
@@ -429,9 +368,11 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_auth_tls(pulsarc_client_con
                                                               const char *cert_file,
                                                               const char *key_file);
 
-/* ---------------------------------------------------------------------------------
- * Cluster failover: the Java client's AutoClusterFailover (the C++ client's
- * AutoClusterFailover, a ServiceInfoProvider), and its ServiceUrlProvider.
+/** @} */
+
+/** @name Cluster failover
+ * The Java client's AutoClusterFailover (the C++ client's AutoClusterFailover, a
+ * ServiceInfoProvider), and its ServiceUrlProvider.
  *
  * Automatic: the service URL given to pulsarc_client_new is the primary cluster;
  * failoverSecondaryUrls and then the clusters added here, in order, are the secondaries.
@@ -462,7 +403,7 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_auth_tls(pulsarc_client_con
  * "tls_downgrades"). It is not refused: the URL comes from the application or its
  * configuration, a plain URL at creation is likewise only warned about, and the Java and
  * C++ clients switch without a word.
- * ------------------------------------------------------------------------------- */
+ * @{ */
 
 /** A secondary cluster with its own credentials and trust (the C++ client's ServiceInfo),
  * after those of failoverSecondaryUrls, in the order added (16 secondaries at most).
@@ -493,15 +434,17 @@ typedef int (*pulsarc_service_url_provider_cb)(void *ctx, char *buf, size_t len)
 PULSARC_API pulsarc_result pulsarc_client_config_set_service_url_provider(
     pulsarc_client_config_t *conf, pulsarc_service_url_provider_cb cb, void *ctx);
 
-/* ---------------------------------------------------------------------------------
- * Schemas. A producer with a schema registers it with the broker's schema registry, so
- * typed consumers (Java, Python, Go) read its messages as records; every message then
- * carries the schema version the broker assigned. A schema is built once, given to a
- * producer configuration (pulsarc_producer_config_set_schema) or to single messages
- * (pulsarc_message_set_schema, for producers that publish several schemas), and freed
- * by the caller whenever it likes: configurations and messages keep their own reference.
- * A schema is frozen once it was given away: pulsarc_schema_set_property then fails
- * with PULSARC_ERR_INVALID_ARGUMENT.
+/** @} */
+
+/** @name Schemas
+ * A producer with a schema registers it with the broker's schema registry, so typed
+ * consumers (Java, Python, Go) read its messages as records; every message then carries the
+ * schema version the broker assigned. A schema is built once, given to a producer
+ * configuration (pulsarc_producer_config_set_schema) or to single messages
+ * (pulsarc_message_set_schema, for producers that publish several schemas), and freed by
+ * the caller whenever it likes: configurations and messages keep their own reference. A
+ * schema is frozen once it was given away: pulsarc_schema_set_property then fails with
+ * PULSARC_ERR_INVALID_ARGUMENT.
  *
  * Payload checks: unless the producer setting schemaValidationEnabled is false, every
  * send checks the payload against the message's schema before the message is accepted
@@ -517,7 +460,7 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_service_url_provider(
  *   KEY_VALUE       INLINE: the layout parses and both parts pass their own checks;
  *                   SEPARATED: the payload passes the value schema's check
  *   BYTES, PROTOBUF, PROTOBUF_NATIVE   not checked
- * ------------------------------------------------------------------------------- */
+ * @{ */
 
 /** The protocol's Schema.Type numbers, plus AUTO_PRODUCE which is local only. */
 typedef enum pulsarc_schema_type {
@@ -664,115 +607,49 @@ PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
                                                          int64_t nano_of_day,
                                                          uint8_t out[16]);
 
-/* ---------------------------------------------------------------------------------
- * Producer configuration.
- *
- *   producerName          (broker-assigned)  a fixed name; needed to resume deduplication
- *   sendTimeoutMs         30000   0 = wait forever for a receipt
- *   maxPendingMessages    1000    messages waiting for a receipt, per partition; 0 = no limit
- *   blockIfQueueFull      false   true: send waits for room; false: fails at once
- *   initialSequenceId     -1      the first automatic sequence id is this + 1; -1 = continue
- *                                 from the broker's last_sequence_id
- *   compressionType       none    none | lz4 | zlib | zstd | snappy
- *   batchingEnabled       true    group messages into batches (one op, one receipt)
- *   batchingMaxMessages   1000    a batch is sent when it holds this many messages (or
- *                                 half of maxPendingMessages, if that is fewer),
- *   batchingMaxBytes      131072  or this many payload bytes,
- *   batchingMaxPublishDelayMs 10  or this long after its first message
- *   batcherType           default default | key_based (one batch per key, for Key_Shared)
- *   chunkingEnabled       false   split payloads above the broker's limit into chunks
- *   chunkMaxMessageSize   0       chunk size; 0 = the broker's max message size
- *   messageRoutingMode    round_robin  round_robin | single | custom | sequence_id
- *                                 (partitioned topics; sequence_id: a keyless message
- *                                 with an explicit id goes by its id, so that a rerun
- *                                 puts it where the first run did)
- *   hashingScheme         java    java (String.hashCode, as the Java client) | murmur3
- *   maxPendingMessagesAcrossPartitions 0  limit over all partitions together; 0 = none
- *   lazyStartPartitionedProducers false  connect a partition on its first message
- *   autoUpdatePartitions  true    watch for added partitions
+/** @} */
+
+/** @name Producer configuration
+ * A producer's settings: keys given as text to pulsarc_producer_config_set, as for the
+ * client, and typed setters for the schema, the router, the producer's properties and (in
+ * the groups below) the encryption keys and the interceptors. Every key is documented once,
+ * in docs/configuration.md; pulsarc_producer_config_dump prints the effective values.
+ * @{ */
+/* The producer's keys and their defaults at a glance, one per line; what each does is in
+ * docs/configuration.md. tests/unit/test_config_docs.c checks this list against the
+ * configuration tables.
+ *   producerName                        (unset)
+ *   sendTimeoutMs                       30000
+ *   maxPendingMessages                  1000
+ *   blockIfQueueFull                    false
+ *   initialSequenceId                   -1
+ *   compressionType                     none
+ *   batchingEnabled                     true
+ *   batchingMaxMessages                 1000
+ *   batchingMaxBytes                    131072
+ *   batchingMaxPublishDelayMs           10
+ *   batcherType                         default
+ *   chunkingEnabled                     false
+ *   chunkMaxMessageSize                 0
+ *   messageRoutingMode                  round_robin
+ *   hashingScheme                       java
+ *   maxPendingMessagesAcrossPartitions  0
+ *   lazyStartPartitionedProducers       false
+ *   autoUpdatePartitions                true
  *   autoUpdatePartitionsIntervalSeconds 60
- *   schemaValidationEnabled true  check payloads against their schema at send (see
- *                                 "Schemas"); false: send them unchecked
- *   accessMode            shared  who else may publish to the topic:
- *                                 shared: any number of producers;
- *                                 exclusive: creation fails while the topic has another
- *                                 producer (PULSARC_ERR_BROKER_PRODUCER_FENCED when there is
- *                                 any producer, as the broker answers);
- *                                 exclusive_with_fencing: the other producers are fenced
- *                                 out (they stop with PULSARC_ERR_BROKER_PRODUCER_FENCED);
- *                                 wait_for_exclusive: creation waits until the others have
- *                                 left, at most operationTimeoutMs (then PULSARC_ERR_TIMEOUT,
- *                                 and the broker is told to forget the waiting producer;
- *                                 the official clients wait without a bound); after a
- *                                 lost connection it waits again, in rounds of
- *                                 operationTimeoutMs, while messages queue.
- *                                 A shared producer on a topic an exclusive one holds fails
- *                                 with PULSARC_ERR_BROKER_PRODUCER_BUSY. Both refusals are
- *                                 final at creation, with the broker's words and the access
- *                                 mode in the detail. Once created, a non-shared producer
- *                                 sends the topic epoch the broker gave it at every
- *                                 reconnect: if another producer took the topic meanwhile,
- *                                 it is refused and stops with PRODUCER_FENCED (terminal).
- *                                 lazyStartPartitionedProducers applies to shared only.
- *   initialSubscriptionName (unset) a subscription the broker creates with the producer
- *                                 (at the earliest message) if the topic has none of that
- *                                 name; a namespace that forbids creating subscriptions
- *                                 fails creation with PULSARC_ERR_BROKER_NOT_ALLOWED
- *
- *   End-to-end encryption (see "End-to-end encryption" below):
- *   encryptionKeys        (unset) comma-separated key names; set: every message is
- *                                 encrypted, with the data key wrapped for each name
- *   cryptoFailureAction   fail    fail: a message whose encryption fails ends with
- *                                 PULSARC_ERR_CRYPTO | send: it is published unencrypted
- *                                 (with a warning in the log)
- *   dataKeyRotationMs     14400000  a new data key this often (4 h, as the Java client);
- *                                 0 = only when a public key changes
- *
- *   Crash-safe spool (see "The spool" in README.md):
- *   spoolDir              (unset) a directory of this producer's own (created, with its
- *                                 parents, mode 0700; one that exists must be owned by
- *                                 the process's user, not writable by group or others
- *                                 and not a symbolic link, else PULSARC_ERR_SPOOL);
- *                                 every accepted message is written there before the
- *                                 send returns, and stays until its receipt. A producer
- *                                 opened on it later resends what is left, with the same
- *                                 sequence ids, before any new message (flush and close
- *                                 wait for them). Needs producerName; creation fails with
- *                                 PULSARC_ERR_SPOOL when the directory is locked by
- *                                 another producer or was written under another
- *                                 producerName or topic, and with INVALID_CONFIG together
- *                                 with batcherType=key_based or
- *                                 lazyStartPartitionedProducers. With a spool, sequence
- *                                 ids are given at send (one counter per producer,
- *                                 across its partitions), a message with its own schema,
- *                                 deliverAfter or replication clusters is refused
- *                                 (INVALID_ARGUMENT), and a message that fails with
- *                                 PULSARC_ERR_ALREADY_CLOSED stays in the spool for the
- *                                 next producer (every other outcome lets it go).
- *                                 With encryptionKeys, each message is encrypted on the
- *                                 sending thread before it is written: the spool holds
- *                                 ciphertext only, and a message that cannot be encrypted
- *                                 is refused (PULSARC_ERR_CRYPTO, whatever
- *                                 cryptoFailureAction says)
- *   spoolFsync            interval always | interval | never: when the spool is synced.
- *                                 always: a send returns once its message is on disk
- *                                 (concurrent senders share one fdatasync); on the loop
- *                                 thread (in a callback) such a send fails with
- *                                 PULSARC_ERR_WOULD_BLOCK. interval: every
- *                                 spoolFsyncIntervalMs, on a thread of the spool's.
- *                                 never: when the system writes it. A kill of the
- *                                 process loses no accepted message under any policy;
- *                                 a crash of the machine loses none only with always
- *   spoolFsyncIntervalMs  1000    interval's period
- *   spoolMaxBytes         1073741824  the spool's size on disk; full: a send waits
- *                                 (blockIfQueueFull, not on the loop thread) or fails
- *                                 with PULSARC_ERR_QUEUE_FULL until receipts free a
- *                                 whole segment (segments are 1/8 of it, 64 KiB..64 MiB);
- *                                 a message that can never fit fails with
- *                                 PULSARC_ERR_MESSAGE_TOO_BIG
- * ------------------------------------------------------------------------------- */
-/** A producer's configuration, opaque: the keys above (docs/configuration.md has them
- * all), set with pulsarc_producer_config_set, and the typed setters below. */
+ *   schemaValidationEnabled             true
+ *   encryptionKeys                      (unset)
+ *   cryptoFailureAction                 fail
+ *   dataKeyRotationMs                   14400000
+ *   accessMode                          shared
+ *   initialSubscriptionName             (unset)
+ *   spoolDir                            (unset)
+ *   spoolFsync                          interval
+ *   spoolFsyncIntervalMs                1000
+ *   spoolMaxBytes                       1073741824
+ */
+/** A producer's configuration, opaque: the keys of docs/configuration.md, set with
+ * pulsarc_producer_config_set, and the typed setters below. */
 typedef struct pulsarc_producer_config pulsarc_producer_config_t;
 /** A message builder, opaque (see "Messages" below). */
 typedef struct pulsarc_message pulsarc_message_t;
@@ -820,8 +697,10 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set_property(pulsarc_producer
                                                                 const char *key,
                                                                 const char *value);
 
-/* ---------------------------------------------------------------------------------
- * End-to-end encryption, compatible with the official clients' consumers (RSA keys).
+/** @} */
+
+/** @name End-to-end encryption
+ * Compatible with the official clients' consumers (RSA keys).
  *
  * Each entry the producer writes (a single message, a batch, each chunk of a chunked
  * message) is compressed first, then encrypted with AES-256-GCM under the producer's
@@ -850,7 +729,7 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set_property(pulsarc_producer
  * unencrypted). Once a data key exists, a failed re-read or rotation keeps it in use
  * (with a warning) and is tried again a second later. Key material never appears in
  * logs, details or config dumps; key names do.
- * ------------------------------------------------------------------------------- */
+ * @{ */
 
 /** What a key reader callback fills: the public key and optional metadata, set with the
  * functions below. It belongs to the library and is valid only during the callback. */
@@ -890,9 +769,10 @@ PULSARC_API pulsarc_result pulsarc_producer_config_add_encryption_key_file(
 PULSARC_API pulsarc_result pulsarc_producer_config_add_encryption_key_pem(
     pulsarc_producer_config_t *conf, const char *name, const char *pem);
 
-/* ---------------------------------------------------------------------------------
- * Message ids
- * ------------------------------------------------------------------------------- */
+/** @} */
+
+/** @name Message ids
+ * @{ */
 /** Where the broker stored a message, opaque. */
 typedef struct pulsarc_message_id pulsarc_message_id_t;
 
@@ -928,10 +808,12 @@ PULSARC_API pulsarc_message_id_t *pulsarc_message_id_copy(const pulsarc_message_
 /** Frees id (NULL: nothing). */
 PULSARC_API void pulsarc_message_id_free(pulsarc_message_id_t *id);
 
-/* ---------------------------------------------------------------------------------
- * Messages. A message is a builder owned by the caller: a send reads it and the caller
- * may reuse or free it as soon as the send call returns.
- * ------------------------------------------------------------------------------- */
+/** @} */
+
+/** @name Messages
+ * A message is a builder owned by the caller: a send reads it and the caller may reuse or
+ * free it as soon as the send call returns.
+ * @{ */
 /** Called once the library no longer needs a borrowed payload (after the message's send
  * callback ran, or when the message is freed or given another payload before being sent). */
 typedef void (*pulsarc_payload_free_cb)(void *payload, size_t len, void *ctx);
@@ -1022,9 +904,10 @@ PULSARC_API const char *pulsarc_message_property(const pulsarc_message_t *msg, c
 /** Clear everything so the builder can be reused. */
 PULSARC_API void pulsarc_message_clear(pulsarc_message_t *msg);
 
-/* ---------------------------------------------------------------------------------
- * Client
- * ------------------------------------------------------------------------------- */
+/** @} */
+
+/** @name Client
+ * @{ */
 /** A client, opaque: its connections to a cluster, and the producers on them. */
 typedef struct pulsarc_client pulsarc_client_t;
 
@@ -1083,9 +966,10 @@ PULSARC_API uint64_t pulsarc_client_memory_used(const pulsarc_client_t *client);
 PULSARC_API pulsarc_result pulsarc_client_update_service_url(pulsarc_client_t *client,
                                                              const char *service_url);
 
-/* ---------------------------------------------------------------------------------
- * Producer
- * ------------------------------------------------------------------------------- */
+/** @} */
+
+/** @name Producer
+ * @{ */
 /** A producer of one topic, partitioned or not, opaque. */
 typedef struct pulsarc_producer pulsarc_producer_t;
 
@@ -1195,11 +1079,13 @@ PULSARC_API int pulsarc_producer_is_connected(const pulsarc_producer_t *producer
  * messages go to them: when they have registered, or at once with lazy start. */
 PULSARC_API int pulsarc_producer_partitions(const pulsarc_producer_t *producer);
 
-/* ---------------------------------------------------------------------------------
- * Interceptors: the official clients' ProducerInterceptor (beforeSend,
- * onSendAcknowledgement, onPartitionsChange), as a table of functions added to a
- * producer configuration. A producer runs its interceptors in the order they were added,
- * each hook of each interceptor that has it (a NULL member is skipped).
+/** @} */
+
+/** @name Interceptors
+ * The official clients' ProducerInterceptor (beforeSend, onSendAcknowledgement,
+ * onPartitionsChange), as a table of functions added to a producer configuration. A
+ * producer runs its interceptors in the order they were added, each hook of each
+ * interceptor that has it (a NULL member is skipped).
  *
  * before_send runs on the thread that calls pulsarc_producer_send_async (or _send), once
  * the producer has found it may send at all (not closed, no terminal error) and before
@@ -1232,7 +1118,7 @@ PULSARC_API int pulsarc_producer_partitions(const pulsarc_producer_t *producer);
  * ctx must stay valid while producers made with the configuration exist. An interceptor
  * must not call blocking functions from on_ack or on_partitions_change (they run on the
  * loop thread, see the top of this file).
- * ------------------------------------------------------------------------------- */
+ * @{ */
 /** A producer interceptor (see above): three callbacks, each of which may be NULL. */
 typedef struct pulsarc_interceptor {
     /** Before a send accepts its message: may change it, or reject it. */
@@ -1255,17 +1141,19 @@ PULSARC_API pulsarc_result pulsarc_producer_config_add_interceptor(
     pulsarc_producer_config_t *conf, const pulsarc_interceptor_t *ops, size_t ops_size,
     void *ctx);
 
-/* ---------------------------------------------------------------------------------
- * Statistics, per producer and per client (docs/statistics.md describes every number and
- * the JSON). A snapshot is taken on the loop thread, where the counters live, and read
- * with the accessors below from any thread; it is the caller's until pulsarc_stats_free.
- * The same numbers come every statsIntervalSeconds as JSON through the client's
- * statistics callback (pulsarc_client_config_set_stats_cb).
+/** @} */
+
+/** @name Statistics
+ * Per producer and per client (docs/statistics.md describes every number and the JSON). A
+ * snapshot is taken on the loop thread, where the counters live, and read with the
+ * accessors below from any thread; it is the caller's until pulsarc_stats_free. The same
+ * numbers come every statsIntervalSeconds as JSON through the client's statistics callback
+ * (pulsarc_client_config_set_stats_cb).
  *
  * A client's snapshot covers every producer it has had, closed and freed ones included
  * (gauges, such as pending messages, only the open ones); a producer's covers that
  * producer. Numbers are kept per partition and added up.
- * ------------------------------------------------------------------------------- */
+ * @{ */
 /** A statistics snapshot, opaque; the caller's until pulsarc_stats_free. */
 typedef struct pulsarc_stats pulsarc_stats_t;
 
@@ -1336,11 +1224,13 @@ PULSARC_API uint64_t pulsarc_stats_latency_us(const pulsarc_stats_t *stats, doub
 /** The snapshot as JSON (docs/statistics.md), NUL-terminated; owned by stats. */
 PULSARC_API const char *pulsarc_stats_json(const pulsarc_stats_t *stats);
 
-/* ---------------------------------------------------------------------------------
- * Transactions: messages to several topics (and partitions) that become visible to
- * consumers together, on commit, or never, on abort. The client needs
- * enableTransaction=true and the brokers transactionCoordinatorEnabled=true.
- * ------------------------------------------------------------------------------- */
+/** @} */
+
+/** @name Transactions
+ * Messages to several topics (and partitions) that become visible to consumers together, on
+ * commit, or never, on abort. The client needs enableTransaction=true and the brokers
+ * transactionCoordinatorEnabled=true.
+ * @{ */
 /** A transaction, opaque. Any thread may use it; pulsarc_txn_free lets it go. */
 typedef struct pulsarc_txn pulsarc_txn_t;
 
@@ -1442,6 +1332,8 @@ PULSARC_API void pulsarc_txn_id(const pulsarc_txn_t *txn, uint64_t *most_bits,
  * an open transaction that is freed is left to the broker, which aborts it at its
  * timeout. Any thread, also from txn's callbacks. */
 PULSARC_API void pulsarc_txn_free(pulsarc_txn_t *txn);
+
+/** @} */
 
 #ifdef __cplusplus
 }
