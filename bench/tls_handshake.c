@@ -10,7 +10,7 @@
  * resumes the session (the newest ticket) of the one before, as a client that caches
  * sessions would (pulsarc does not). A full handshake is the floor under every reconnect
  * to a TLS broker, and under each input of fuzz_tls_session, which makes one or two such
- * connections (README, "Testing").
+ * connections (docs/testing.md, "How long it takes").
  *
  * Prints: TLS_HANDSHAKE version=V resumed=0|1 handshakes=N us_per_handshake=U openssl="..."
  */

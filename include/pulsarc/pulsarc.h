@@ -211,38 +211,6 @@ typedef void (*pulsarc_log_cb)(pulsarc_log_level level, const char *file, int li
  * default, the values it takes and what it does. pulsarc_client_config_dump prints the
  * effective values.
  * @{ */
-/* The client's keys and their defaults at a glance, one per line; what each does is in
- * docs/configuration.md. tests/unit/test_config_docs.c checks this list against the
- * configuration tables.
- *   operationTimeoutMs            30000
- *   connectionTimeoutMs           10000
- *   keepAliveIntervalSeconds      30
- *   maxLookupRedirects            20
- *   httpLookupAuthAllowRedirect   false
- *   listenerName                  (unset)
- *   connectionsPerBroker          1
- *   proxyServiceUrl               (unset)
- *   proxyProtocol                 none
- *   memoryLimitBytes              67108864
- *   initialBackoffIntervalMs      100
- *   maxBackoffIntervalMs          60000
- *   logLevel                      warn
- *   tlsTrustCertsFilePath         (unset)
- *   tlsAllowInsecureConnection    false
- *   tlsEnableHostnameVerification true
- *   tlsCertificateFilePath        (unset)
- *   tlsKeyFilePath                (unset)
- *   tlsProtocols                  (unset)
- *   tlsCiphers                    (unset)
- *   authPlugin                    (unset)
- *   authParams                    (unset)
- *   failoverSecondaryUrls         (unset)
- *   failoverDelayMs               30000
- *   switchBackDelayMs             60000
- *   failoverCheckIntervalMs       5000
- *   statsIntervalSeconds          0
- *   enableTransaction             false
- */
 /** A client's configuration, opaque: the keys of docs/configuration.md, set with
  * pulsarc_client_config_set, and the typed setters below. */
 typedef struct pulsarc_client_config pulsarc_client_config_t;
@@ -615,39 +583,6 @@ PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
  * the groups below) the encryption keys and the interceptors. Every key is documented once,
  * in docs/configuration.md; pulsarc_producer_config_dump prints the effective values.
  * @{ */
-/* The producer's keys and their defaults at a glance, one per line; what each does is in
- * docs/configuration.md. tests/unit/test_config_docs.c checks this list against the
- * configuration tables.
- *   producerName                        (unset)
- *   sendTimeoutMs                       30000
- *   maxPendingMessages                  1000
- *   blockIfQueueFull                    false
- *   initialSequenceId                   -1
- *   compressionType                     none
- *   batchingEnabled                     true
- *   batchingMaxMessages                 1000
- *   batchingMaxBytes                    131072
- *   batchingMaxPublishDelayMs           10
- *   batcherType                         default
- *   chunkingEnabled                     false
- *   chunkMaxMessageSize                 0
- *   messageRoutingMode                  round_robin
- *   hashingScheme                       java
- *   maxPendingMessagesAcrossPartitions  0
- *   lazyStartPartitionedProducers       false
- *   autoUpdatePartitions                true
- *   autoUpdatePartitionsIntervalSeconds 60
- *   schemaValidationEnabled             true
- *   encryptionKeys                      (unset)
- *   cryptoFailureAction                 fail
- *   dataKeyRotationMs                   14400000
- *   accessMode                          shared
- *   initialSubscriptionName             (unset)
- *   spoolDir                            (unset)
- *   spoolFsync                          interval
- *   spoolFsyncIntervalMs                1000
- *   spoolMaxBytes                       1073741824
- */
 /** A producer's configuration, opaque: the keys of docs/configuration.md, set with
  * pulsarc_producer_config_set, and the typed setters below. */
 typedef struct pulsarc_producer_config pulsarc_producer_config_t;

@@ -148,7 +148,7 @@ pulsarc_result pc_result_from_server_error(int server_error)
     return (pulsarc_result)(PULSARC_ERR_BROKER_BASE + server_error);
 }
 
-/* One list, the one the README's guarantees name. After a producer was created, only
+/* One list, the one docs/delivery.md's guarantees name. After a producer was created, only
  * errors that no retry can change stop it; everything else (producer busy while the broker
  * has not yet noticed the old connection died, service not ready, quotas, a topic being
  * re-created) is retried with backoff, as the official clients do. */

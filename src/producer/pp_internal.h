@@ -182,7 +182,7 @@ void pc_pp_fail_message(pc_pp_t *pp, pc_msg_t *msg, pulsarc_result res, const ch
 void pc_pp_fail_batch(pc_pp_t *pp, pc_batch_t *b, pulsarc_result res, const char *detail);
 void pc_pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail);
 /* pc_pp_fail_all, with a detail per message that says whether it may have been stored (the
- * README's "a timeout is maybe, unless it says not sent"): "<why>: no receipt yet; the
+ * docs/delivery.md's "a timeout is maybe, unless it says not sent"): "<why>: no receipt yet; the
  * message may have been persisted" once written to a connection, "<why>: ...: not sent"
  * otherwise. */
 void pc_pp_fail_all_in_doubt(pc_pp_t *pp, pulsarc_result res, const char *why);

@@ -96,7 +96,7 @@ typedef struct pc_spool_settings {
     pc_spool_fsync_t fsync;
     uint64_t fsync_interval_ms;   /* INTERVAL */
     uint64_t max_bytes;           /* the segment files' total size */
-    uint64_t segment_bytes;       /* 0: max_bytes / 8, within 64 KiB .. 64 MiB */
+    uint64_t segment_bytes;       /* 0: max_bytes / 8, within 64 KiB .. 16 MiB */
     const pc_logger_t *log;       /* must outlive the spool */
     pc_spool_accepted_fn accepted;
     const pc_spool_sync_seam_t *sync_seam; /* tests only (see above); NULL: fdatasync */

@@ -20,7 +20,7 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 # public API only (pulsarc_*); the static one also carries its internals, all under pc_ or
 # pulsarc_, and protobuf-c's code for the Pulsar protocol under its package's prefix
 # (pulsar__proto__*: a program that compiles PulsarApi.proto with protobuf-c itself would
-# clash with it; see the README). Any other name could collide with an application's.
+# clash with it; see docs/choices.md, "Names for the linker"). Any other name could collide with an application's.
 stray="$( { nm -D --defined-only "$(find "$prefix" -name 'libpulsarc.so' | head -n1)" |
             awk '{print $3}' | grep -v '^pulsarc_' || true
           nm -g --defined-only "$(find "$prefix" -name 'libpulsarc.a' | head -n1)" 2>/dev/null |

@@ -27,7 +27,7 @@ class KeyPair:
 
 def make_rsa_key_pair(directory: Path, name: str, bits: int = 2048) -> KeyPair:
     """An RSA key pair in `directory`: <name>.key (traditional PKCS#1 private key) and
-    <name>.pub (public key), made with the openssl command as the README shows."""
+    <name>.pub (public key), made with the openssl command as docs/encryption.md shows."""
     private, public = directory / f"{name}.key", directory / f"{name}.pub"
     subprocess.run(["openssl", "genrsa", "-traditional", "-out", str(private), str(bits)],
                    check=True, capture_output=True)
