@@ -61,8 +61,7 @@ static pc_send_t *route_and_admit(pulsarc_producer_t *p, pulsarc_message_t *msg,
                        "the custom router chose a partition out of range");
         return NULL;
     }
-    /* A sealed message is an entry of its own (encrypted apart). */
-    pc_plan_t plan = pc_plan(&p->rules, msg->payload_len, pc_message_alone(msg) || p->sealer);
+    pc_plan_t plan = pc_plan(&p->rules, msg->payload_len, pc_message_alone(msg));
     int64_t max_pending = pc_admission_pending_limit(
         p->conf.max_pending_messages, p->conf.max_pending_across_partitions, routable);
     uint32_t *known_crcs = early_crcs(msg, plan.sender_crcs);

@@ -410,6 +410,9 @@ static creation *new_creation(pulsarc_client_t *c, const char *topic,
         free(cr);
         return NULL;
     }
+    /* A sealed message is an entry of its own (encrypted apart): nothing is batched. */
+    if (cr->p->sealer)
+        cr->p->rules.batching = false;
     cr->task.run = run_create;
     return cr;
 }
