@@ -353,7 +353,7 @@ Test(spool_sync, a_never_append_that_rolls_syncs_nothing)
  * for each stored message) goes through: nothing syncs under the spool's lock, a roll
  * included. The sender is accepted only once its new segment's file and the directory
  * naming it were synced. */
-Test(spool_sync, a_release_does_not_wait_for_a_sync_held_at_a_roll, .timeout = 15)
+Test(spool_sync, a_release_does_not_wait_for_a_sync_held_at_a_roll)
 {
     pc_spool_settings_t s = gated(PC_SPOOL_FSYNC_ALWAYS);
     s.segment_bytes = 1;
