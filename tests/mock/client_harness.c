@@ -3,12 +3,16 @@
  * client on a loop the harness runs, without it on a thread of the client's own. */
 #include "client_harness.h"
 
+#include <poll.h>
+#include <uv.h>
+
+#include "client/client.h"
 #include "common/buf.h"
+#include "common/task.h"
+#include "skip_clock.h"
 #include "wire/frame.h"
 
 #ifdef PC_TEST_OWN_LOOP
-#include <uv.h>
-
 #include "pulsarc/pulsarc_uv.h"
 #endif
 
@@ -21,16 +25,124 @@ uint64_t h_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-void h_sleep_ms(unsigned ms)
+/* A pause between two looks at a condition nothing signals (h_wait_until). */
+static void h_nap_ms(unsigned ms)
 {
     struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
     while (nanosleep(&ts, &ts) != 0) {
     }
 }
 
+/* A look at the client's loop from its own thread (a task posted to it). */
+typedef struct h_loop_probe {
+    pc_task_t task; /* first: the task is the probe */
+    pulsarc_client_t *client;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    bool done;
+    bool busy; /* the loop has work now, or a request in flight */
+} h_loop_probe_t;
+
+static bool h_fd_readable(int fd)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    return poll(&p, 1, 0) > 0;
+}
+
+static void h_loop_probe_run(pc_task_t *task)
+{
+    h_loop_probe_t *p = (h_loop_probe_t *)task;
+    uv_loop_t *loop = &p->client->loop;
+    /* A timer due (or callbacks pending, handles closing), a descriptor ready (its
+     * backend descriptor polls readable then), or a request in flight: a name lookup on
+     * libuv's threads, a connect, a write the kernel has not taken. */
+    bool busy = uv_backend_timeout(loop) == 0 || h_fd_readable(uv_backend_fd(loop)) ||
+                loop->active_reqs.count > 0;
+    pthread_mutex_lock(&p->mu);
+    p->busy = busy;
+    p->done = true;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Whether c's loop had work when a task posted to it now ran. The task wakes the loop
+ * (asleep in its poll, with a timeout computed before a skip), whose next turns then run
+ * what the skip made due. */
+static bool h_loop_busy(pulsarc_client_t *c)
+{
+    h_loop_probe_t p = { .task.run = h_loop_probe_run, .client = c,
+                         .mu = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += h_deadline_ms(3000) / 1000;
+    pc_client_post(c, &p.task);
+    pthread_mutex_lock(&p.mu);
+    while (!p.done && pthread_cond_timedwait(&p.cond, &p.mu, &deadline) == 0) {
+    }
+    bool done = p.done, busy = p.busy;
+    pthread_mutex_unlock(&p.mu);
+    /* A probe left behind would be run later from this stack frame: abort, not return. */
+    if (!done) {
+        fprintf(stderr, "client_harness: the client's loop did not run a task in %d ms\n",
+                h_deadline_ms(3000));
+        abort();
+    }
+    return busy;
+}
+
+void h_quiet_on(pulsarc_client_t *c, mock_broker_t *const *brokers, size_t n)
+{
+    uint64_t deadline = h_now_ms() + (uint64_t)h_deadline_ms(3000);
+    for (unsigned rounds = 1;; rounds++) {
+        bool busy = c && h_loop_busy(c);
+        for (size_t i = 0; i < n; i++)
+            if (brokers[i] && mock_broker_sync(brokers[i]))
+                busy = true;
+        if (!busy)
+            return;
+        cr_assert_lt(h_now_ms(), deadline, "the client and the mock never went quiet (%u rounds)",
+                     rounds);
+    }
+}
+
+void h_quiet(void)
+{
+    h_quiet_on(client, &mb, 1);
+}
+
+/* Skip up to ms in steps, each followed by quiet, until cond(arg) holds (NULL: never). */
+static bool h_pass_time(unsigned ms, h_cond_fn cond, void *arg, pulsarc_client_t *c,
+                        mock_broker_t *const *brokers, size_t n)
+{
+    /* What is in motion lands first, as it would while real time passes: the skip must
+     * not overtake an answer on its way (a receipt becoming a send timeout). */
+    h_quiet_on(c, brokers, n);
+    for (;;) {
+        if (cond && cond(arg))
+            return true;
+        if (ms == 0)
+            return false;
+        unsigned step = ms < H_TIME_STEP_MS ? ms : H_TIME_STEP_MS;
+        skip_clock_forward(step);
+        ms -= step;
+        h_quiet_on(c, brokers, n);
+    }
+}
+
+void h_let_time_pass_on(unsigned ms, pulsarc_client_t *c, mock_broker_t *const *brokers,
+                        size_t n)
+{
+    h_pass_time(ms, NULL, NULL, c, brokers, n);
+}
+
 void h_let_time_pass(unsigned ms)
 {
-    h_sleep_ms(ms);
+    h_pass_time(ms, NULL, NULL, client, &mb, 1);
+}
+
+bool h_let_time_pass_until(h_cond_fn cond, void *arg, unsigned max_ms)
+{
+    return h_pass_time(max_ms, cond, arg, client, &mb, 1);
 }
 
 unsigned h_time_scale(void)
@@ -78,7 +190,7 @@ bool h_wait_until(h_cond_fn cond, void *arg, int timeout_ms)
     while (!cond(arg)) {
         if (h_now_ms() >= deadline)
             return cond(arg);
-        h_sleep_ms(2);
+        h_nap_ms(2);
     }
     return true;
 }

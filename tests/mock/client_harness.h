@@ -28,10 +28,15 @@
  *   - To check that something must NOT happen in response to what is already in motion
  *     (a second callback, a batch sent too early), settle instead of sleeping:
  *     h_expect_no_more_callbacks() or h_settle(b) return once the mock and the client
- *     have exchanged everything pending, without looking at the clock.
- *   - h_let_time_pass(ms) is the one deliberate pause, for what would come from a timer
- *     (a retry after backoff, a second timeout): it gives that the time to happen, so the
- *     next assertion can see it. It never makes a test pass that would otherwise fail.
+ *     have exchanged everything pending, without looking at the clock; h_quiet() also
+ *     waits for what the client does on its own (a connect, a lookup, a timer due).
+ *   - Nothing sleeps. For what would come from a timer (a retry after backoff, a second
+ *     timeout, a periodic check) let the time pass on the clock the client's timers read:
+ *     h_let_time_pass(ms) moves it forward (skip_clock.h) in steps, and after each one
+ *     waits until the client and the mock have done everything it brought (h_quiet), so
+ *     the next assertion sees what those timers did, or that they did nothing. It takes
+ *     no wall-clock time to speak of, and it never makes a test pass that would otherwise
+ *     fail: time the test does not skip still passes as usual.
  *   - Where a duration is what a test checks, keep lower bounds the library guarantees
  *     and put upper bounds at h_upper_ms(nominal): the nominal time plus slack scaled
  *     like the deadlines. When a bound must stay below another duration to mean
@@ -64,12 +69,33 @@
 
 /* ---- time ------------------------------------------------------------------------- */
 
+/* Monotonic ms as the client sees them: the real clock plus what the test skipped. */
 uint64_t h_now_ms(void);
-void h_sleep_ms(unsigned ms);
-/* A deliberate pause (see the timing rules above): only before asserting that something
- * a timer would do did NOT happen. Not scaled: a longer pause would only make the check
- * stricter. */
+
+/* A condition a test waits for (h_wait_until, h_let_time_pass_until). */
+typedef bool (*h_cond_fn)(void *arg);
+
+/* Wait until nothing is in motion between c (NULL: no client) and the n brokers: the
+ * client's loop has no timer due, no I/O ready and no request in flight (a name lookup, a
+ * connect), and then no broker had anything to read, accept or write (mock_broker_sync).
+ * Whatever the client or a broker would do in response to what happened so far has then
+ * happened, without looking at the clock (timers not yet due are not waited for). */
+void h_quiet_on(pulsarc_client_t *c, mock_broker_t *const *brokers, size_t n);
+/* h_quiet_on for the test's client and mb. */
+void h_quiet(void);
+/* Let ms pass (see the timing rules above): the clock moves forward in steps of at most
+ * H_TIME_STEP_MS, after each of which h_quiet_on(c, brokers, n), so that timers repeating
+ * or backing off within ms fire as often as they would in real time. Only before
+ * asserting what timers did, or did NOT do, by then. */
+void h_let_time_pass_on(unsigned ms, pulsarc_client_t *c, mock_broker_t *const *brokers,
+                        size_t n);
+#define H_TIME_STEP_MS 10
+/* h_let_time_pass_on for the test's client and mb. */
 void h_let_time_pass(unsigned ms);
+/* For what a timer brings when the test need not know when exactly (the next attempt
+ * after a backoff): let time pass, as h_let_time_pass does, until cond(arg) holds, for at
+ * most max_ms. Returns whether it holds. */
+bool h_let_time_pass_until(h_cond_fn cond, void *arg, unsigned max_ms);
 
 /* ---- time scale, deadlines and bounds ------------------------------------------------ */
 
@@ -97,7 +123,6 @@ const char *h_ms_str(uint64_t ms);
 /* Poll cond(arg) every 2 ms until it holds or the (scaled, generous) deadline passes;
  * returns whether it holds. For conditions nothing signals (atomics set in hooks, log
  * lines, handle state). */
-typedef bool (*h_cond_fn)(void *arg);
 bool h_wait_until(h_cond_fn cond, void *arg, int timeout_ms);
 /* Wait until *v is no longer `initial` (a hook or done-callback stored its result). */
 bool h_wait_changed(_Atomic int *v, int initial, int timeout_ms);
