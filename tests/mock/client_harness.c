@@ -33,6 +33,75 @@ static void h_nap_ms(unsigned ms)
     }
 }
 
+unsigned h_time_scale(void)
+{
+    unsigned v = PC_TEST_TIME_SCALE;
+    const char *e = getenv("PULSARC_TEST_TIME_SCALE");
+    if (e && *e) {
+        char *end = NULL;
+        long n = strtol(e, &end, 10);
+        if (end && *end == '\0' && n >= 1 && n <= 100)
+            v = (unsigned)n;
+    }
+    return v < 1 ? 1 : v;
+}
+
+uint64_t h_scaled_ms(uint64_t ms)
+{
+    return ms * h_time_scale();
+}
+
+int h_deadline_ms(int timeout_ms)
+{
+    uint64_t ms = timeout_ms < H_WAIT_MIN_MS ? H_WAIT_MIN_MS : (uint64_t)timeout_ms;
+    ms = h_scaled_ms(ms);
+    return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+uint64_t h_upper_ms(uint64_t nominal_ms)
+{
+    return nominal_ms + h_scaled_ms(H_SLACK_MS);
+}
+
+const char *h_ms_str(uint64_t ms)
+{
+    static _Thread_local char bufs[8][24];
+    static _Thread_local unsigned next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, sizeof bufs[0], "%llu", (unsigned long long)ms);
+    return b;
+}
+
+bool h_wait_until(h_cond_fn cond, void *arg, int timeout_ms)
+{
+    uint64_t deadline = h_now_ms() + (uint64_t)h_deadline_ms(timeout_ms);
+    while (!cond(arg)) {
+        if (h_now_ms() >= deadline)
+            return cond(arg);
+        h_nap_ms(2);
+    }
+    return true;
+}
+
+typedef struct h_atomic_ne {
+    _Atomic int *v;
+    int initial;
+} h_atomic_ne_t;
+
+static bool h_atomic_ne_cond(void *arg)
+{
+    h_atomic_ne_t *a = arg;
+    return atomic_load(a->v) != a->initial;
+}
+
+bool h_wait_changed(_Atomic int *v, int initial, int timeout_ms)
+{
+    h_atomic_ne_t a = { v, initial };
+    return h_wait_until(h_atomic_ne_cond, &a, timeout_ms);
+}
+
+/* ---- time passing: quiet, then skip ------------------------------------------------- */
+
 /* A look at the client's loop from its own thread (a task posted to it). */
 typedef struct h_loop_probe {
     pc_task_t task; /* first: the task is the probe */
@@ -145,71 +214,73 @@ bool h_let_time_pass_until(h_cond_fn cond, void *arg, unsigned max_ms)
     return h_pass_time(max_ms, cond, arg, client, &mb, 1);
 }
 
-unsigned h_time_scale(void)
+typedef struct h_count_at_least {
+    mock_broker_t *broker;
+    mock_counter_t counter;
+    uint64_t at_least;
+} h_count_at_least_t;
+
+static bool h_count_cond(void *arg)
 {
-    unsigned v = PC_TEST_TIME_SCALE;
-    const char *e = getenv("PULSARC_TEST_TIME_SCALE");
-    if (e && *e) {
-        char *end = NULL;
-        long n = strtol(e, &end, 10);
-        if (end && *end == '\0' && n >= 1 && n <= 100)
-            v = (unsigned)n;
-    }
-    return v < 1 ? 1 : v;
+    h_count_at_least_t *a = arg;
+    return mock_broker_count(a->broker, a->counter) >= a->at_least;
 }
 
-uint64_t h_scaled_ms(uint64_t ms)
+bool h_let_time_pass_until_count(mock_broker_t *b, mock_counter_t c, uint64_t at_least,
+                                 unsigned max_ms)
 {
-    return ms * h_time_scale();
+    h_count_at_least_t a = { b, c, at_least };
+    return h_pass_time(max_ms, h_count_cond, &a, client, &mb, 1);
 }
 
-int h_deadline_ms(int timeout_ms)
+static bool h_calls_cond(void *n)
 {
-    uint64_t ms = timeout_ms < H_WAIT_MIN_MS ? H_WAIT_MIN_MS : (uint64_t)timeout_ms;
-    ms = h_scaled_ms(ms);
-    return ms > INT32_MAX ? INT32_MAX : (int)ms;
+    return h_total() >= *(const int *)n;
 }
 
-uint64_t h_upper_ms(uint64_t nominal_ms)
+bool h_let_time_pass_until_calls(int n, unsigned max_ms)
 {
-    return nominal_ms + h_scaled_ms(H_SLACK_MS);
+    return h_pass_time(max_ms, h_calls_cond, &n, client, &mb, 1);
 }
 
-const char *h_ms_str(uint64_t ms)
-{
-    static _Thread_local char bufs[8][24];
-    static _Thread_local unsigned next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, sizeof bufs[0], "%llu", (unsigned long long)ms);
-    return b;
-}
-
-bool h_wait_until(h_cond_fn cond, void *arg, int timeout_ms)
-{
-    uint64_t deadline = h_now_ms() + (uint64_t)h_deadline_ms(timeout_ms);
-    while (!cond(arg)) {
-        if (h_now_ms() >= deadline)
-            return cond(arg);
-        h_nap_ms(2);
-    }
-    return true;
-}
-
-typedef struct h_atomic_ne {
-    _Atomic int *v;
-    int initial;
-} h_atomic_ne_t;
-
-static bool h_atomic_ne_cond(void *arg)
-{
-    h_atomic_ne_t *a = arg;
-    return atomic_load(a->v) != a->initial;
-}
-
-bool h_wait_changed(_Atomic int *v, int initial, int timeout_ms)
+bool h_let_time_pass_until_changed(_Atomic int *v, int initial, unsigned max_ms)
 {
     h_atomic_ne_t a = { v, initial };
-    return h_wait_until(h_atomic_ne_cond, &a, timeout_ms);
+    return h_pass_time(max_ms, h_atomic_ne_cond, &a, client, &mb, 1);
+}
+
+typedef struct h_call {
+    void (*fn)(void *arg);
+    void *arg;
+    atomic_bool returned;
+} h_call_t;
+
+static void *h_call_main(void *arg)
+{
+    h_call_t *call = arg;
+    call->fn(call->arg);
+    atomic_store(&call->returned, true);
+    return NULL;
+}
+
+static bool h_call_returned(void *arg)
+{
+    return atomic_load(&((h_call_t *)arg)->returned);
+}
+
+bool h_call_while_time_passes(void (*fn)(void *arg), void *arg, unsigned max_ms)
+{
+    /* Static: a call that never returns keeps using it after the test has failed. */
+    static h_call_t call;
+    call = (h_call_t){ .fn = fn, .arg = arg };
+    pthread_t thread;
+    cr_assert_eq(pthread_create(&thread, NULL, h_call_main, &call), 0);
+    if (!h_pass_time(max_ms, h_call_returned, &call, client, &mb, 1)) {
+        pthread_detach(thread);
+        return false;
+    }
+    pthread_join(thread, NULL);
+    return true;
 }
 
 /* ---- log capture ------------------------------------------------------------------ */

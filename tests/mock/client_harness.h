@@ -34,9 +34,10 @@
  *     timeout, a periodic check) let the time pass on the clock the client's timers read:
  *     h_let_time_pass(ms) moves it forward (skip_clock.h) in steps, and after each one
  *     waits until the client and the mock have done everything it brought (h_quiet), so
- *     the next assertion sees what those timers did, or that they did nothing. It takes
- *     no wall-clock time to speak of, and it never makes a test pass that would otherwise
- *     fail: time the test does not skip still passes as usual.
+ *     the next assertion sees what those timers did, or that they did nothing. To wait
+ *     for what a timer brings, h_let_time_pass_until*; for a blocking call that a timer
+ *     ends, h_call_while_time_passes. None of these takes wall-clock time to speak of;
+ *     time the test does not skip passes as usual.
  *   - Where a duration is what a test checks, keep lower bounds the library guarantees
  *     and put upper bounds at h_upper_ms(nominal): the nominal time plus slack scaled
  *     like the deadlines. When a bound must stay below another duration to mean
@@ -96,6 +97,17 @@ void h_let_time_pass(unsigned ms);
  * after a backoff): let time pass, as h_let_time_pass does, until cond(arg) holds, for at
  * most max_ms. Returns whether it holds. */
 bool h_let_time_pass_until(h_cond_fn cond, void *arg, unsigned max_ms);
+/* The same until counter c of b is at least at_least, until at least n callbacks ran
+ * in total (T), or until *v is no longer `initial`. */
+bool h_let_time_pass_until_count(mock_broker_t *b, mock_counter_t c, uint64_t at_least,
+                                 unsigned max_ms);
+bool h_let_time_pass_until_calls(int n, unsigned max_ms);
+bool h_let_time_pass_until_changed(_Atomic int *v, int initial, unsigned max_ms);
+/* Run fn(arg) on a thread of its own, a blocking call that a timer of the client's ends
+ * (a create or a flush that fails at operationTimeoutMs), and let time pass until it
+ * has returned, for at most max_ms. Returns whether it returned (fn must keep what the
+ * test needs of pulsarc_last_error_detail(), which is per thread). */
+bool h_call_while_time_passes(void (*fn)(void *arg), void *arg, unsigned max_ms);
 
 /* ---- time scale, deadlines and bounds ------------------------------------------------ */
 
