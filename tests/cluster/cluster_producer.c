@@ -14,7 +14,8 @@
  *                        end) on stdin before closing: the test looks at the open
  *                        connections meanwhile
  *
- * Every line goes to stdout at once (flushed). Prints at the end
+ * Every line goes to stdout at once (flushed), but failures, which go to stderr
+ * (driver.h; the rig reads both as one stream). Prints at the end
  *   "acked=A failed=F twice=T missing=M"
  * (T: messages with more than one callback, M: messages with none after the producer
  * closed) and exits 0 only when A = COUNT and F = T = M = 0. The producer waits for room
@@ -24,8 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "driver.h"
 #include "pulsarc/pulsarc.h"
 
 static atomic_uchar *calls; /* per message */
@@ -41,9 +42,7 @@ static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_mes
     atomic_fetch_add(&calls[i], 1);
     if (res != PULSARC_OK) {
         if (atomic_fetch_add(&failed, 1) < 10)
-            printf("message %ld failed: %s (%s)\n", i, pulsarc_result_name(res),
-                   pulsarc_last_error_detail());
-        fflush(stdout);
+            drv_message_failed(i, res);
         return;
     }
     long a = atomic_fetch_add(&acked, 1) + 1;
@@ -51,31 +50,6 @@ static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_mes
         printf("progress %ld\n", a);
         fflush(stdout);
     }
-}
-
-/* "k=v" into a client (producer NULL) or producer setting; exits on a bad one. */
-static void set_kv(pulsarc_client_config_t *cc, pulsarc_producer_config_t *pc, const char *kv)
-{
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", kv);
-    char *eq = strchr(buf, '=');
-    pulsarc_result r = PULSARC_ERR_INVALID_ARGUMENT;
-    if (eq) {
-        *eq = '\0';
-        r = cc ? pulsarc_client_config_set(cc, buf, eq + 1)
-               : pulsarc_producer_config_set(pc, buf, eq + 1);
-    }
-    if (r != PULSARC_OK) {
-        fprintf(stderr, "bad setting %s: %s\n", kv, pulsarc_last_error_detail());
-        exit(2);
-    }
-}
-
-static double elapsed_s(const struct timespec *t0)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -92,7 +66,7 @@ int main(int argc, char **argv)
     int hold = 0;
     pulsarc_client_config_t *cc = pulsarc_client_config_new();
     pulsarc_producer_config_t *pc = pulsarc_producer_config_new();
-    set_kv(NULL, pc, "blockIfQueueFull=true");
+    pulsarc_producer_config_set(pc, "blockIfQueueFull", "true");
     for (int i = 4; i < argc; i++) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(opt, "--hold")) {
@@ -104,11 +78,7 @@ int main(int argc, char **argv)
             return 2;
         }
         i++;
-        if (!strcmp(opt, "--client-conf"))
-            set_kv(cc, NULL, val);
-        else if (!strcmp(opt, "--conf"))
-            set_kv(NULL, pc, val);
-        else if (!strcmp(opt, "--size"))
+        if (!strcmp(opt, "--size"))
             size = strtoul(val, NULL, 10);
         else if (!strcmp(opt, "--keys"))
             keys = atol(val);
@@ -116,7 +86,7 @@ int main(int argc, char **argv)
             rate = atof(val);
         else if (!strcmp(opt, "--progress"))
             progress_every = atol(val);
-        else {
+        else if (!drv_setting(opt, val, cc, pc)) { /* --client-conf, --conf */
             fprintf(stderr, "unknown option %s\n", opt);
             return 2;
         }
@@ -131,32 +101,15 @@ int main(int argc, char **argv)
         return 1;
     memset(payload, 'x', size);
 
-    pulsarc_client_t *client;
-    pulsarc_result r = pulsarc_client_new(url, cc, &client);
-    pulsarc_client_config_free(cc);
-    if (r != PULSARC_OK) {
-        printf("client: %s (%s)\n", pulsarc_result_name(r), pulsarc_last_error_detail());
-        return 1;
-    }
-    pulsarc_producer_t *producer;
-    r = pulsarc_client_create_producer(client, topic, pc, &producer);
-    pulsarc_producer_config_free(pc);
-    if (r != PULSARC_OK) {
-        printf("create producer: %s (%s)\n", pulsarc_result_name(r), pulsarc_last_error_detail());
-        pulsarc_client_destroy(client);
-        return 1;
-    }
+    pulsarc_client_t *client = drv_client(url, cc);
+    pulsarc_producer_t *producer = drv_producer(client, topic, pc);
     printf("created\n");
     fflush(stdout);
 
     pulsarc_message_t *msg = pulsarc_message_new();
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = drv_now_s();
     for (long i = 0; i < count; i++) {
-        while (rate > 0 && elapsed_s(&t0) < (double)i / rate) {
-            struct timespec d = { 0, 1000000 };
-            nanosleep(&d, NULL);
-        }
+        drv_pace(t0, i, rate);
         char head[24];
         snprintf(head, sizeof head, "m%09ld", i);
         memcpy(payload, head, 10);
@@ -167,18 +120,18 @@ int main(int argc, char **argv)
             snprintf(key, sizeof key, "k%ld", i % keys);
             pulsarc_message_set_key(msg, key);
         }
-        r = pulsarc_producer_send_async(producer, msg, on_sent, (void *)(intptr_t)i);
+        pulsarc_result r = pulsarc_producer_send_async(producer, msg, on_sent,
+                                                       (void *)(intptr_t)i);
         if (r != PULSARC_OK) {
             /* Not accepted: no callback will come; counted as failed and as a call. */
             atomic_fetch_add(&calls[i], 1);
             atomic_fetch_add(&failed, 1);
-            printf("message %ld refused: %s (%s)\n", i, pulsarc_result_name(r),
-                   pulsarc_last_error_detail());
+            drv_message_failed(i, r);
         }
     }
-    r = pulsarc_producer_flush(producer);
+    pulsarc_result r = pulsarc_producer_flush(producer);
     if (r != PULSARC_OK)
-        printf("flush: %s\n", pulsarc_result_name(r));
+        drv_fail("flush", r);
     if (hold) {
         printf("holding\n");
         fflush(stdout);
@@ -187,7 +140,7 @@ int main(int argc, char **argv)
     }
     r = pulsarc_producer_close(producer);
     if (r != PULSARC_OK)
-        printf("close: %s (%s)\n", pulsarc_result_name(r), pulsarc_last_error_detail());
+        drv_fail("close", r);
     pulsarc_producer_free(producer);
     pulsarc_client_destroy(client);
 
@@ -199,7 +152,7 @@ int main(int argc, char **argv)
     }
     long a = atomic_load(&acked), f = atomic_load(&failed);
     printf("acked=%ld failed=%ld twice=%ld missing=%ld elapsed=%.1fs\n", a, f, twice, missing,
-           elapsed_s(&t0));
+           drv_now_s() - t0);
     pulsarc_message_free(msg);
     free(payload);
     free(calls);

@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "driver.h"
 #include "pulsarc/pulsarc.h"
 
 enum { HANG_GUARD_S = 120, MAX_COUNTS = 16 };
@@ -69,25 +69,6 @@ static void *read_accessors(void *arg)
     return NULL;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void pause_ms(long ms)
-{
-    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
-static int fail(const char *what, pulsarc_result res)
-{
-    fprintf(stderr, "%s: %s (%s)\n", what, pulsarc_strerror(res), pulsarc_last_error_detail());
-    return 1;
-}
-
 /* Send one small message; the rate is modest so that the broker is not the bottleneck. */
 static pulsarc_result send_one(pulsarc_producer_t *producer, pulsarc_message_t *msg, int i)
 {
@@ -103,28 +84,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s URL TOPIC COUNT...\n", argv[0]);
         return 2;
     }
-    pulsarc_client_t *client;
-    pulsarc_result res = pulsarc_client_new(argv[1], NULL, &client);
-    if (res != PULSARC_OK)
-        return fail("client", res);
+    pulsarc_client_t *client = drv_client(argv[1], NULL);
     pulsarc_producer_config_t *conf = pulsarc_producer_config_new();
     pulsarc_producer_config_set(conf, "autoUpdatePartitionsIntervalSeconds", "1");
     pulsarc_producer_config_set(conf, "batchingMaxPublishDelayMs", "1");
     pulsarc_producer_config_set_router(conf, route, NULL);
-    pulsarc_producer_t *producer;
-    res = pulsarc_client_create_producer(client, argv[2], conf, &producer);
-    pulsarc_producer_config_free(conf);
-    if (res != PULSARC_OK) {
-        pulsarc_client_destroy(client);
-        return fail("create_producer", res);
-    }
+    pulsarc_producer_t *producer = drv_producer(client, argv[2], conf);
     pthread_t reader;
     pthread_create(&reader, NULL, read_accessors, producer);
 
     pulsarc_message_t *msg = pulsarc_message_new();
-    double give_up = now_s() + HANG_GUARD_S;
+    double give_up = drv_now_s() + HANG_GUARD_S;
     int next_count = 3, i = 0;
-    while (next_count < argc && now_s() < give_up) {
+    pulsarc_result res = PULSARC_OK;
+    while (next_count < argc && drv_now_s() < give_up) {
         res = send_one(producer, msg, i++);
         if (res != PULSARC_OK)
             break;
@@ -133,7 +106,7 @@ int main(int argc, char **argv)
             fflush(stdout);
             next_count++;
         }
-        pause_ms(5);
+        drv_pause_ms(5);
     }
     /* A few more, so that the newest partitions get messages too. */
     for (int k = 0; k < 50 && res == PULSARC_OK; k++)
@@ -151,11 +124,11 @@ int main(int argc, char **argv)
     pulsarc_client_destroy(client);
 
     if (res != PULSARC_OK)
-        return fail("send_async", res);
+        return drv_fail("send_async", res);
     if (flushed != PULSARC_OK)
-        return fail("flush", flushed);
+        return drv_fail("flush", flushed);
     if (closed != PULSARC_OK)
-        return fail("close", closed);
+        return drv_fail("close", closed);
     if (next_count < argc) {
         fprintf(stderr, "the router never saw %s partitions (saw %d)\n", argv[next_count],
                 atomic_load(&seen_partitions));

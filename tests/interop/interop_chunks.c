@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "driver.h"
 #include "pulsarc/pulsarc.h"
 
 #define MAX_AROUND 1000
@@ -30,8 +31,7 @@ static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_mes
 {
     int i = (int)(intptr_t)ctx;
     if (res != PULSARC_OK) {
-        fprintf(stderr, "message %d failed: %s (%s)\n", i, pulsarc_strerror(res),
-                pulsarc_last_error_detail());
+        drv_message_failed(i, res);
         atomic_fetch_add(&failed_count, 1);
         return;
     }
@@ -81,11 +81,7 @@ int main(int argc, char **argv)
             copied = true;
             continue;
         }
-        char kv[256];
-        snprintf(kv, sizeof kv, "%s", argv[i + 1]);
-        char *eq = strchr(kv, '=');
-        if (strcmp(argv[i], "--conf") || !eq ||
-            pulsarc_producer_config_set(conf, (*eq = 0, kv), eq + 1) != PULSARC_OK) {
+        if (strcmp(argv[i], "--conf") || !drv_setting(argv[i], argv[i + 1], NULL, conf)) {
             fprintf(stderr, "bad option %s %s\n", argv[i], argv[i + 1]);
             return 2;
         }
@@ -102,16 +98,8 @@ int main(int argc, char **argv)
         perror("mmap");
         return 2;
     }
-    pulsarc_client_t *client;
-    pulsarc_producer_t *producer;
-    pulsarc_result res = pulsarc_client_new(argv[1], NULL, &client);
-    if (res == PULSARC_OK)
-        res = pulsarc_client_create_producer(client, argv[2], conf, &producer);
-    pulsarc_producer_config_free(conf);
-    if (res != PULSARC_OK) {
-        fprintf(stderr, "setup: %s (%s)\n", pulsarc_strerror(res), pulsarc_last_error_detail());
-        return 1;
-    }
+    pulsarc_client_t *client = drv_client(argv[1], NULL);
+    pulsarc_producer_t *producer = drv_producer(client, argv[2], conf);
     pulsarc_message_t *msg = pulsarc_message_new();
     int index = 0;
     for (int k = 0; k < 2 * around + 1; k++, index++) {
@@ -126,15 +114,15 @@ int main(int argc, char **argv)
                      k < around ? k : k - around - 1);
             pulsarc_message_set_payload(msg, small, strlen(small));
         }
-        res = pulsarc_producer_send_async(producer, msg, on_sent, (void *)(intptr_t)index);
+        pulsarc_result res = pulsarc_producer_send_async(producer, msg, on_sent,
+                                                         (void *)(intptr_t)index);
         if (k == around && copied) {
             /* The library has its copy: reading the mapping again would crash. */
             pulsarc_message_clear(msg);
             munmap(big, (size_t)st.st_size);
         }
         if (res != PULSARC_OK) {
-            fprintf(stderr, "send %d: %s (%s)\n", index, pulsarc_strerror(res),
-                    pulsarc_last_error_detail());
+            drv_message_failed(index, res);
             atomic_fetch_add(&failed_count, 1);
         }
     }

@@ -23,6 +23,7 @@
 
 #include <uv.h>
 
+#include "driver.h"
 #include "pulsarc/pulsarc.h"
 #include "pulsarc/pulsarc_uv.h"
 
@@ -178,8 +179,7 @@ static void count_would_block(pulsarc_result r, const char *call)
 static void on_created(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer_t *p, void *ctx)
 {
     if (res != PULSARC_OK) {
-        fprintf(stderr, "create_producer: %s: %s\n", pulsarc_result_name(res),
-                pulsarc_last_error_detail());
+        drv_fail("create producer", res);
         atomic_fetch_add(&failed, 1);
         closing = true;
         pulsarc_client_close_async(c, on_client_closed, NULL);
@@ -223,19 +223,15 @@ int main(int argc, char **argv)
     pulsarc_client_config_set(cc, "logLevel", "warn");
     pulsarc_result r = pulsarc_client_new_on_loop(&loop, argv[1], cc, &client);
     pulsarc_client_config_free(cc);
-    if (r != PULSARC_OK) {
-        fprintf(stderr, "client: %s: %s\n", pulsarc_result_name(r), pulsarc_last_error_detail());
-        return 1;
-    }
+    if (r != PULSARC_OK)
+        return drv_fail("client", r);
     pulsarc_producer_config_t *pc = pulsarc_producer_config_new();
     pulsarc_producer_config_set(pc, "blockIfQueueFull", "true");
     pulsarc_producer_config_set(pc, "maxPendingMessages", "64");
     r = pulsarc_client_create_producer_async(client, argv[2], pc, on_created, NULL);
     pulsarc_producer_config_free(pc);
-    if (r != PULSARC_OK) {
-        fprintf(stderr, "create_producer_async: %s\n", pulsarc_result_name(r));
-        return 1;
-    }
+    if (r != PULSARC_OK)
+        return drv_fail("create_producer_async", r);
 
     uv_run(&loop, UV_RUN_DEFAULT);
     int loop_close = uv_loop_close(&loop);

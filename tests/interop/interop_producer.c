@@ -30,8 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "driver.h"
 #include "pulsarc/pulsarc.h"
 
 typedef struct gen {
@@ -72,8 +72,7 @@ static void record(int index, pulsarc_result res, const pulsarc_message_id_t *id
     r->res = res;
     r->ledger = -1;
     if (res != PULSARC_OK || !id) {
-        fprintf(stderr, "message %d failed: %s (%s)\n", first_index + index, pulsarc_strerror(res),
-                pulsarc_last_error_detail());
+        drv_message_failed(first_index + index, res);
         atomic_fetch_add(&done_failed, 1);
         return;
     }
@@ -168,80 +167,25 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--no-block")) {
             block = 0;
             i--; /* takes no value */
-        }
-        else if (!strcmp(argv[i], "--conf")) {
-            char kv[256];
-            snprintf(kv, sizeof kv, "%s", argv[i + 1]);
-            char *eq = strchr(kv, '=');
-            if (!eq || pulsarc_producer_config_set(pconf, (*eq = 0, kv), eq + 1) != PULSARC_OK) {
-                fprintf(stderr, "bad --conf %s: %s\n", argv[i + 1], pulsarc_last_error_detail());
-                return 2;
-            }
-        } else if (!strcmp(argv[i], "--encrypt")) {
-            char kv[1024];
-            snprintf(kv, sizeof kv, "%s", argv[i + 1]);
-            char *eq = strchr(kv, '=');
-            if (!eq || pulsarc_producer_config_add_encryption_key_file(pconf, (*eq = 0, kv),
-                                                                      eq + 1) != PULSARC_OK) {
-                fprintf(stderr, "bad --encrypt %s: %s\n", argv[i + 1],
-                        pulsarc_last_error_detail());
-                return 2;
-            }
-        } else if (!strcmp(argv[i], "--client-conf")) {
-            char kv[4096]; /* authParams with paths run long */
-            snprintf(kv, sizeof kv, "%s", argv[i + 1]);
-            char *eq = strchr(kv, '=');
-            if (!eq || pulsarc_client_config_set(cconf, (*eq = 0, kv), eq + 1) != PULSARC_OK) {
-                /* The key only: a value may be a secret (authParams). */
-                fprintf(stderr, "bad --client-conf %s: %s\n", eq ? kv : "(no KEY=VALUE)",
-                        pulsarc_last_error_detail());
-                return 2;
-            }
-        } else {
+        } else if (!drv_setting(argv[i], argv[i + 1], cconf, pconf)) {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
         }
     }
     pulsarc_producer_config_set(pconf, "blockIfQueueFull", block ? "true" : "false");
 
-    pulsarc_client_t *client;
-    pulsarc_result res = pulsarc_client_new(url, cconf, &client);
-    pulsarc_client_config_free(cconf);
-    if (res != PULSARC_OK) {
-        fprintf(stderr, "client: %s (%s)\n", pulsarc_strerror(res), pulsarc_last_error_detail());
-        return 1;
-    }
-    pulsarc_producer_t *producer;
-    res = pulsarc_client_create_producer(client, topic, pconf, &producer);
-    pulsarc_producer_config_free(pconf);
-    if (res != PULSARC_OK) {
-        fprintf(stderr, "create producer: %s (%s)\n", pulsarc_strerror(res),
-                pulsarc_last_error_detail());
-        pulsarc_client_destroy(client);
-        return 1;
-    }
+    pulsarc_client_t *client = drv_client(url, cconf);
+    pulsarc_producer_t *producer = drv_producer(client, topic, pconf);
     results = calloc((size_t)count + 1, sizeof *results);
     uint8_t *buf = malloc(max_size + 1);
     pulsarc_message_t *msg = pulsarc_message_new();
     gen g = { seed };
     for (int i = 0; i < first_index; i++)
         skip(&g, max_size);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = drv_now_s();
+    pulsarc_result res;
     for (int i = 0; i < count; i++) {
-        if (rate > 0) {
-            /* Pace: message i is due at t0 + i / rate. */
-            double due = i / rate;
-            for (;;) {
-                struct timespec now;
-                clock_gettime(CLOCK_MONOTONIC, &now);
-                double el = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
-                if (el >= due)
-                    break;
-                struct timespec d = { 0, 1000000 };
-                nanosleep(&d, NULL);
-            }
-        }
+        drv_pace(t0, i, rate);
         build(msg, &g, first_index + i, max_size, buf, start_seq >= 0 ? start_seq + i : -1);
         if (!strcmp(mode, "sync")) {
             pulsarc_message_id_t *id = NULL;

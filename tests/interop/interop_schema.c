@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver.h"
 #include "pulsarc/pulsarc.h"
 
 #define MAX_MESSAGES 4096
@@ -163,24 +164,12 @@ int main(int argc, char **argv)
         if (i + 1 >= argc)
             usage("missing value for", argv[i]);
         const char *v = argv[i + 1];
-        if (!strcmp(argv[i], "--conf")) {
-            char kv[512];
-            snprintf(kv, sizeof kv, "%s", v);
-            char *eq = strchr(kv, '=');
-            if (!eq || pulsarc_producer_config_set(conf, (*eq = 0, kv), eq + 1) != PULSARC_OK)
-                usage("bad --conf", v);
-        } else if (!strcmp(argv[i], "--schema")) {
+        if (!strcmp(argv[i], "--schema")) {
             schema = make_schema(v);
         } else if (!strcmp(argv[i], "--alt")) {
             alt = make_schema(v);
-        } else if (!strcmp(argv[i], "--encrypt")) { /* NAME=PUBLIC_KEY_FILE */
-            char kv[512];
-            snprintf(kv, sizeof kv, "%s", v);
-            char *eq = strchr(kv, '=');
-            if (!eq ||
-                pulsarc_producer_config_add_encryption_key_file(conf, (*eq = 0, kv), eq + 1) !=
-                    PULSARC_OK)
-                usage("bad --encrypt", v);
+        } else if (strcmp(argv[i], "--kv")) {
+            drv_setting(argv[i], v, NULL, conf); /* --conf, --encrypt */
         } else { /* --kv ENC KEYSPEC VALSPEC */
             if (i + 3 >= argc)
                 usage("--kv needs ENC KEYSPEC VALSPEC", NULL);
@@ -201,8 +190,9 @@ int main(int argc, char **argv)
     pulsarc_producer_t *producer = NULL;
     pulsarc_result res = pulsarc_client_new(argv[1], NULL, &client);
     if (res == PULSARC_OK)
-        res = pulsarc_client_create_producer(client, argv[2], conf, &producer);
-    pulsarc_producer_config_free(conf);
+        res = drv_create_producer(client, argv[2], conf, false, &producer);
+    else
+        pulsarc_producer_config_free(conf);
     if (res != PULSARC_OK) {
         printf("create-failed %s %s\n", pulsarc_result_name(res), pulsarc_last_error_detail());
         if (client)

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <uv.h>
 
+#include "driver.h"
 #include "pulsarc/pulsarc.h"
 
 static atomic_int failed;
@@ -30,16 +30,8 @@ static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_mes
 {
     if (res == PULSARC_OK)
         return;
-    fprintf(stderr, "message %ld failed: %s (%s)\n", (long)(intptr_t)ctx, pulsarc_strerror(res),
-            pulsarc_last_error_detail());
+    drv_message_failed((long)(intptr_t)ctx, res);
     atomic_fetch_add(&failed, 1);
-}
-
-static int fail(const char *what, pulsarc_result res)
-{
-    fprintf(stderr, "%s: %s [%s]: %s\n", what, pulsarc_strerror(res), pulsarc_result_name(res),
-            pulsarc_last_error_detail());
-    return 1;
 }
 
 /* "<i>\n" in one write, unbuffered: the line is out before the next send. */
@@ -49,45 +41,6 @@ static void report(long i)
     int n = snprintf(line, sizeof line, "%ld\n", i);
     if (write(STDOUT_FILENO, line, (size_t)n) != n)
         exit(1);
-}
-
-typedef struct creation {
-    uv_mutex_t mu;
-    uv_cond_t cond;
-    bool done;
-    pulsarc_result res;
-    pulsarc_producer_t *producer;
-} creation;
-
-static void on_created(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer_t *p, void *ctx)
-{
-    creation *cr = ctx;
-    if (res != PULSARC_OK)
-        fprintf(stderr, "async create: %s\n", pulsarc_last_error_detail());
-    uv_mutex_lock(&cr->mu);
-    cr->res = res;
-    cr->producer = p;
-    cr->done = true;
-    uv_cond_signal(&cr->cond);
-    uv_mutex_unlock(&cr->mu);
-}
-
-/* pulsarc_client_create_producer_async, waited for. */
-static pulsarc_result create_async(pulsarc_client_t *client, const char *topic,
-                                   const pulsarc_producer_config_t *pc, pulsarc_producer_t **out)
-{
-    creation cr = { .done = false };
-    uv_mutex_init(&cr.mu);
-    uv_cond_init(&cr.cond);
-    pulsarc_result r = pulsarc_client_create_producer_async(client, topic, pc, on_created, &cr);
-    uv_mutex_lock(&cr.mu);
-    while (r == PULSARC_OK && !cr.done)
-        uv_cond_wait(&cr.cond, &cr.mu);
-    uv_mutex_unlock(&cr.mu);
-    uv_cond_destroy(&cr.cond);
-    uv_mutex_destroy(&cr.mu);
-    *out = cr.producer;
-    return r == PULSARC_OK ? cr.res : r;
 }
 
 int main(int argc, char **argv)
@@ -107,7 +60,7 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
         if (pulsarc_producer_config_set(pc, settings[i][0], settings[i][1]) != PULSARC_OK)
-            return fail(settings[i][0], PULSARC_ERR_INVALID_CONFIG);
+            return drv_fail(settings[i][0], PULSARC_ERR_INVALID_CONFIG);
     bool async_create = false;
     size_t size = 0;
     for (int i = 8; i < argc; i++) {
@@ -119,36 +72,21 @@ int main(int argc, char **argv)
             size = (size_t)atol(argv[++i]);
             continue;
         }
-        char *eq = i + 1 < argc ? strchr(argv[i + 1], '=') : NULL;
-        if (!eq)
-            return fail("arguments", PULSARC_ERR_INVALID_ARGUMENT);
-        *eq = '\0';
-        pulsarc_result r;
-        if (!strcmp(argv[i], "--conf"))
-            r = pulsarc_producer_config_set(pc, argv[i + 1], eq + 1);
-        else if (!strcmp(argv[i], "--encrypt"))
-            r = pulsarc_producer_config_add_encryption_key_file(pc, argv[i + 1], eq + 1);
-        else
-            r = PULSARC_ERR_INVALID_ARGUMENT;
-        if (r != PULSARC_OK)
-            return fail(argv[i + 1], r);
+        if (i + 1 >= argc || !drv_setting(argv[i], argv[i + 1], NULL, pc)) {
+            fprintf(stderr, "unknown option %s\n", argv[i]);
+            return 2;
+        }
         i++;
     }
-    pulsarc_client_t *client;
-    pulsarc_result r = pulsarc_client_new(argv[1], cc, &client);
-    pulsarc_client_config_free(cc);
-    if (r != PULSARC_OK)
-        return fail("client", r);
+    pulsarc_client_t *client = drv_client(argv[1], cc);
     pulsarc_producer_t *producer;
-    r = async_create ? create_async(client, argv[2], pc, &producer)
-                     : pulsarc_client_create_producer(client, argv[2], pc, &producer);
-    pulsarc_producer_config_free(pc);
+    pulsarc_result r = drv_create_producer(client, argv[2], pc, async_create, &producer);
     if (r != PULSARC_OK)
-        return fail("create producer", r);
+        return drv_fail("create producer", r);
     pulsarc_message_t *m = pulsarc_message_new();
     char *payload = malloc(size > 32 ? size : 32);
     if (!payload)
-        return fail("payload", PULSARC_ERR_NO_MEMORY);
+        return drv_fail("payload", PULSARC_ERR_NO_MEMORY);
     for (long i = from; i < to; i++) {
         char index[32];
         size_t len = (size_t)snprintf(payload, 32, "m-%ld", i);
@@ -162,17 +100,17 @@ int main(int argc, char **argv)
         pulsarc_message_set_sequence_id(m, i);
         r = pulsarc_producer_send_async(producer, m, on_sent, (void *)(intptr_t)i);
         if (r != PULSARC_OK)
-            return fail("send", r);
+            return drv_fail("send", r);
         report(i);
     }
     pulsarc_message_free(m);
     free(payload);
     r = pulsarc_producer_flush(producer);
     if (r != PULSARC_OK)
-        return fail("flush", r);
+        return drv_fail("flush", r);
     r = pulsarc_producer_close(producer);
     if (r != PULSARC_OK)
-        return fail("close", r);
+        return drv_fail("close", r);
     pulsarc_producer_free(producer);
     pulsarc_client_destroy(client);
     printf("done\n");

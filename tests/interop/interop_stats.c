@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver.h"
 #include "pulsarc/pulsarc.h"
 
 #define BIG_PAYLOAD (6u * 1024 * 1024)
@@ -110,25 +111,13 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < BIG_PAYLOAD; k++)
         big[k] = (uint8_t)(xorshift(&seed) >> 56);
 
-    pulsarc_client_t *client;
-    pulsarc_result res = pulsarc_client_new(url, NULL, &client);
-    if (res != PULSARC_OK) {
-        fprintf(stderr, "client: %s (%s)\n", pulsarc_strerror(res), pulsarc_last_error_detail());
-        return 1;
-    }
+    pulsarc_client_t *client = drv_client(url, NULL);
     pulsarc_producer_config_t *pconf = pulsarc_producer_config_new();
     pulsarc_producer_config_set(pconf, "compressionType", "lz4");
     pulsarc_producer_config_set(pconf, "blockIfQueueFull", "true");
     pulsarc_interceptor_t ic = { .before_send = stamp, .on_ack = on_ack };
     pulsarc_producer_config_add_interceptor(pconf, &ic, sizeof ic, NULL);
-    pulsarc_producer_t *producer;
-    res = pulsarc_client_create_producer(client, topic, pconf, &producer);
-    pulsarc_producer_config_free(pconf);
-    if (res != PULSARC_OK) {
-        fprintf(stderr, "producer: %s (%s)\n", pulsarc_strerror(res), pulsarc_last_error_detail());
-        pulsarc_client_destroy(client);
-        return 1;
-    }
+    pulsarc_producer_t *producer = drv_producer(client, topic, pconf);
 
     int refused = 0, refused_terminated = 0;
     pulsarc_message_t *msg = pulsarc_message_new();
@@ -150,7 +139,8 @@ int main(int argc, char **argv)
         char v[16];
         snprintf(v, sizeof v, "%d", i);
         pulsarc_message_set_property(msg, "index", v);
-        res = pulsarc_producer_send_async(producer, msg, on_sent, (void *)(intptr_t)i);
+        pulsarc_result res = pulsarc_producer_send_async(producer, msg, on_sent,
+                                                         (void *)(intptr_t)i);
         if (res != PULSARC_OK) {
             refused++;
             refused_terminated += res == PULSARC_ERR_BROKER_TOPIC_TERMINATED;
@@ -161,7 +151,7 @@ int main(int argc, char **argv)
     pulsarc_producer_close(producer);
 
     pulsarc_stats_t *stats = NULL;
-    res = pulsarc_client_stats(client, &stats);
+    pulsarc_result res = pulsarc_client_stats(client, &stats);
     FILE *f = res == PULSARC_OK ? fopen(stats_file, "w") : NULL;
     if (f) {
         fputs(pulsarc_stats_json(stats), f);

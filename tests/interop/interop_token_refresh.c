@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "driver.h"
 #include "pulsarc/pulsarc.h"
 
 static atomic_int supplier_calls;
@@ -43,13 +43,6 @@ static char *read_token(void *ctx)
     return tok;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 5) {
@@ -64,31 +57,21 @@ int main(int argc, char **argv)
     for (int i = 5; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--interval-ms")) {
             interval_ms = atol(argv[i + 1]);
-        } else if (!strcmp(argv[i], "--client-conf")) {
-            char kv[512];
-            snprintf(kv, sizeof kv, "%s", argv[i + 1]);
-            char *eq = strchr(kv, '=');
-            if (!eq || pulsarc_client_config_set(cconf, (*eq = 0, kv), eq + 1) != PULSARC_OK) {
-                fprintf(stderr, "bad --client-conf %s: %s\n", argv[i + 1],
-                        pulsarc_last_error_detail());
-                return 2;
-            }
-        } else {
+        } else if (!drv_setting(argv[i], argv[i + 1], cconf, NULL)) {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
         }
     }
     pulsarc_result res = pulsarc_client_config_set_auth_token_supplier(cconf, read_token, token_file);
     if (res != PULSARC_OK) {
-        fprintf(stderr, "token supplier: %s (%s)\n", pulsarc_strerror(res),
-                pulsarc_last_error_detail());
+        drv_fail("token supplier", res);
         return 2;
     }
     pulsarc_client_t *client;
     res = pulsarc_client_new(url, cconf, &client);
     pulsarc_client_config_free(cconf);
     if (res != PULSARC_OK) {
-        fprintf(stderr, "client: %s (%s)\n", pulsarc_strerror(res), pulsarc_last_error_detail());
+        drv_fail("client", res);
         printf("sent=0 failed=0 supplier_calls=%d first_error=%s\n", atomic_load(&supplier_calls),
                pulsarc_result_name(res));
         return 1;
@@ -96,11 +79,9 @@ int main(int argc, char **argv)
     pulsarc_producer_config_t *pconf = pulsarc_producer_config_new();
     pulsarc_producer_config_set(pconf, "batchingEnabled", "false");
     pulsarc_producer_t *producer;
-    res = pulsarc_client_create_producer(client, topic, pconf, &producer);
-    pulsarc_producer_config_free(pconf);
+    res = drv_create_producer(client, topic, pconf, false, &producer);
     if (res != PULSARC_OK) {
-        fprintf(stderr, "create producer: %s (%s)\n", pulsarc_strerror(res),
-                pulsarc_last_error_detail());
+        drv_fail("create producer", res);
         printf("sent=0 failed=0 supplier_calls=%d first_error=%s\n", atomic_load(&supplier_calls),
                pulsarc_result_name(res));
         pulsarc_client_destroy(client);
@@ -109,8 +90,8 @@ int main(int argc, char **argv)
     int sent = 0, failed = 0;
     pulsarc_result first_error = PULSARC_OK;
     pulsarc_message_t *msg = pulsarc_message_new();
-    double end = now_s() + seconds;
-    for (int i = 0; now_s() < end; i++) {
+    double end = drv_now_s() + seconds;
+    for (int i = 0; drv_now_s() < end; i++) {
         char payload[64];
         int n = snprintf(payload, sizeof payload, "refresh-%d", i);
         pulsarc_message_clear(msg);
@@ -122,11 +103,9 @@ int main(int argc, char **argv)
             failed++;
             if (first_error == PULSARC_OK)
                 first_error = res;
-            fprintf(stderr, "message %d failed: %s (%s)\n", i, pulsarc_strerror(res),
-                    pulsarc_last_error_detail());
+            drv_message_failed(i, res);
         }
-        struct timespec d = { interval_ms / 1000, (interval_ms % 1000) * 1000000L };
-        nanosleep(&d, NULL);
+        drv_pause_ms(interval_ms);
     }
     pulsarc_message_free(msg);
     pulsarc_producer_close(producer);

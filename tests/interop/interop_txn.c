@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver.h"
 #include "pulsarc/pulsarc.h"
 
 enum { MAX_TOPICS = 8, MAX_TXNS = 64, ROUNDS = 5 };
@@ -38,8 +39,7 @@ static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_mes
     (void)id;
     (void)ctx;
     if (res != PULSARC_OK) {
-        fprintf(stderr, "send failed: %s (%s)\n", pulsarc_result_name(res),
-                pulsarc_last_error_detail());
+        drv_fail("send failed", res);
         atomic_fetch_add(&failed_sends, 1);
     }
     atomic_fetch_add(&done_sends, 1);
@@ -51,11 +51,11 @@ static pulsarc_producer_t *producer(pulsarc_client_t *c, const char *topic)
     pulsarc_producer_config_set(pc, "batchingEnabled", "true");
     pulsarc_producer_config_set(pc, "batchingMaxPublishDelayMs", "50");
     pulsarc_producer_t *p = NULL;
-    pulsarc_result res = pulsarc_client_create_producer(c, topic, pc, &p);
-    pulsarc_producer_config_free(pc);
+    pulsarc_result res = drv_create_producer(c, topic, pc, false, &p);
     if (res != PULSARC_OK) {
-        fprintf(stderr, "producer for %s: %s (%s)\n", topic, pulsarc_result_name(res),
-                pulsarc_last_error_detail());
+        char what[512];
+        snprintf(what, sizeof what, "create producer for %s", topic);
+        drv_fail(what, res);
         exit(2);
     }
     return p;
@@ -68,8 +68,7 @@ static void send_one(pulsarc_producer_t *p, pulsarc_txn_t *txn, const char *text
     pulsarc_result res = pulsarc_producer_send_txn_async(p, txn, m, on_sent, NULL);
     pulsarc_message_free(m);
     if (res != PULSARC_OK) {
-        fprintf(stderr, "send refused: %s (%s)\n", pulsarc_result_name(res),
-                pulsarc_last_error_detail());
+        drv_fail("send refused", res);
         exit(2);
     }
 }
@@ -79,7 +78,7 @@ static pulsarc_txn_t *begin(pulsarc_client_t *c, uint64_t timeout_ms)
     pulsarc_txn_t *txn = NULL;
     pulsarc_result res = pulsarc_txn_begin(c, timeout_ms, &txn);
     if (res != PULSARC_OK) {
-        fprintf(stderr, "begin: %s (%s)\n", pulsarc_result_name(res), pulsarc_last_error_detail());
+        drv_fail("begin", res);
         exit(2);
     }
     return txn;
@@ -134,7 +133,7 @@ int main(int argc, char **argv)
     pulsarc_result res = pulsarc_client_new(argv[1], cc, &c);
     pulsarc_client_config_free(cc);
     if (res != PULSARC_OK) {
-        fprintf(stderr, "client: %s (%s)\n", pulsarc_result_name(res), pulsarc_last_error_detail());
+        drv_fail("client", res);
         return 2;
     }
     if (strcmp(mode, "interleave") == 0) {

@@ -100,6 +100,8 @@ struct mock_broker {
 
     bool stopping;
     uint64_t req_seq, done_seq; /* see sync_with_thread */
+    uint64_t io_events; /* connections accepted or closed, reads and writes: see
+                           mock_broker_sync */
 
     conn_t **conns;
     size_t n_conns, cap_conns;
@@ -397,6 +399,7 @@ static void conn_flush(mock_broker_t *mb, conn_t *c)
     while (c->out.len > 0 && !c->dead) {
         ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
         if (n > 0) {
+            mb->io_events++;
             pc_buf_consume(&c->out, (size_t)n);
         } else if (n < 0 && errno == EINTR) {
             continue;
@@ -1273,6 +1276,8 @@ static void conn_read(mock_broker_t *mb, conn_t *c)
     uint8_t *tmp = mb->rbuf;
     while (!c->dead && !c->close_when_flushed) {
         ssize_t n = recv(c->fd, tmp, sizeof mb->rbuf, 0);
+        if (n >= 0)
+            mb->io_events++;
         if (n == 0) {
             mb_log(mb, "conn %d: client closed", c->id);
             c->dead = true;
@@ -1378,6 +1383,7 @@ static void accept_all(mock_broker_t *mb)
             return; /* EAGAIN, or a transient error the next poll will retry */
         }
         mb->counters[MOCK_CONNECTIONS]++;
+        mb->io_events++;
         int id = ++mb->next_conn_id;
         if (mb->refuse) {
             mb_log(mb, "conn %d: refused", id);
@@ -1410,6 +1416,7 @@ static void reap_dead(mock_broker_t *mb)
         conn_t *c = mb->conns[i];
         if (c->dead) {
             mb_log(mb, "conn %d: closed", c->id);
+            mb->io_events++;
             conn_free(c);
         } else {
             mb->conns[j++] = c;
@@ -1853,6 +1860,19 @@ int mock_broker_barrier(mock_broker_t *mb, int timeout_ms)
     pthread_mutex_unlock(&mb->mu);
     free(w);
     return done ? n : -1;
+}
+
+bool mock_broker_sync(mock_broker_t *mb)
+{
+    pthread_mutex_lock(&mb->mu);
+    uint64_t before = mb->io_events;
+    /* The first iteration accepts what waits and reads what has arrived; the second reads
+     * the connections the first accepted. */
+    sync_with_thread(mb);
+    sync_with_thread(mb);
+    bool busy = mb->io_events != before;
+    pthread_mutex_unlock(&mb->mu);
+    return busy;
 }
 
 int mock_broker_send_auth_challenge(mock_broker_t *mb, const char *data)

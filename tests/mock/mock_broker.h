@@ -136,6 +136,13 @@ int mock_broker_send_ping(mock_broker_t *mb);
  * read and acted on every frame the mock wrote to it before the call. Returns the number
  * of connections, or -1 after timeout_ms. */
 int mock_broker_barrier(mock_broker_t *mb, int timeout_ms);
+/* Returns once the broker thread has accepted every connection waiting and read (and
+ * answered, as far as the kernel takes it) every byte that had arrived when it was called,
+ * even on connections that have not sent CONNECT, which a barrier does not reach. Returns
+ * whether it did any I/O meanwhile (accepted, read, wrote or closed): false means the
+ * broker had nothing to do, so on loopback nothing the client wrote is still on its way.
+ * For "nothing is in motion any more" (h_quiet in client_harness.h). */
+bool mock_broker_sync(mock_broker_t *mb);
 /* Send AUTH_CHALLENGE (method "token", auth_data `data`, e.g. "refresh" as the broker
  * sends once a token expired) to every connection that has sent CONNECT. The client's
  * AUTH_RESPONSEs are counted (MOCK_AUTH_RESPONSES) and the last one kept

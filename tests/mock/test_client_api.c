@@ -5,6 +5,8 @@
 
 #include <stdatomic.h>
 
+#include "client/client.h"
+
 TestSuite(client_api, .init = h_setup, .fini = h_teardown,
           .timeout = H_SUITE_TIMEOUT(30));
 
@@ -220,20 +222,27 @@ Test(client_api, a_batch_releases_its_permits_before_its_callbacks)
     h_finish();
 }
 
-static atomic_bool blocked_send_started, blocked_send_returned, returned_before_room;
-static _Atomic size_t released_receipts;
+/* A send that blocks for room (blockIfQueueFull), on a thread of its own. */
+typedef struct blocked_send {
+    pthread_t thread;
+    _Atomic int result; /* -1 until the send returned */
+    uint64_t waited_ms; /* on the clock the client sees */
+} blocked_send_t;
 
-/* Waits until the main thread is in its blocking send, gives that send time to return
- * (it must not: there is no room), notes whether it did, then makes room. */
-static void *release_later(void *arg)
+static void *send_blocking(void *arg)
 {
-    while (!atomic_load(&blocked_send_started))
-        h_sleep_ms(1);
-    h_let_time_pass(300);
-    atomic_store(&returned_before_room, atomic_load(&blocked_send_returned));
-    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
-    atomic_store(&released_receipts, mock_broker_release_receipts(mb));
+    blocked_send_t *b = arg;
+    uint64_t t0 = h_now_ms();
+    pulsarc_result r = h_send(producer, 2);
+    b->waited_ms = h_now_ms() - t0;
+    atomic_store(&b->result, r);
     return NULL;
+}
+
+static bool sender_waits_or_returned(void *arg)
+{
+    blocked_send_t *b = arg;
+    return atomic_load(&client->admission.waiters) > 0 || atomic_load(&b->result) != -1;
 }
 
 Test(client_api, block_if_queue_full_waits_for_room)
@@ -244,19 +253,25 @@ Test(client_api, block_if_queue_full_waits_for_room)
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     h_send_range(producer, 0, 2);
     cr_assert(h_wait_sends(mb, 2, 3000));
-    pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, release_later, NULL), 0);
-    uint64_t t0 = h_now_ms();
-    atomic_store(&blocked_send_started, true);
-    pulsarc_result r = h_send(producer, 2);
-    atomic_store(&blocked_send_returned, true);
-    uint64_t waited = h_now_ms() - t0;
-    pthread_join(th, NULL);
-    cr_assert_eq(r, PULSARC_OK, "got %s", pulsarc_result_name(r));
-    cr_assert_not(atomic_load(&returned_before_room), "send returned while the queue was full");
-    cr_assert_eq(atomic_load(&released_receipts), 2);
-    /* Room came no earlier than 300 ms after t0 (less some rounding). */
-    cr_assert_geq(waited, 290, "send did not wait for room (%llu ms)", (unsigned long long)waited);
+    blocked_send_t b = { .result = -1 };
+    cr_assert_eq(pthread_create(&b.thread, NULL, send_blocking, &b), 0);
+    /* The sender found no room and waits for it (a sender inside admission's slow path). */
+    cr_assert(h_wait_until(sender_waits_or_returned, &b, 3000), "the send neither waited nor "
+              "returned");
+    cr_assert_eq(atomic_load(&b.result), -1, "send returned while the queue was full: %s",
+                 pulsarc_result_name(atomic_load(&b.result)));
+    /* Time passes, and whatever the client does meanwhile does not end the wait. */
+    h_let_time_pass(300);
+    cr_assert_eq(atomic_load(&b.result), -1, "send returned while the queue was full: %s",
+                 pulsarc_result_name(atomic_load(&b.result)));
+    mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);
+    cr_assert_eq(mock_broker_release_receipts(mb), 2);
+    pthread_join(b.thread, NULL);
+    cr_assert_eq(atomic_load(&b.result), PULSARC_OK, "got %s",
+                 pulsarc_result_name(atomic_load(&b.result)));
+    /* Room came no earlier than 300 ms after the send began. */
+    cr_assert_geq(b.waited_ms, 300, "send did not wait for room (%llu ms)",
+                  (unsigned long long)b.waited_ms);
     cr_assert(h_wait_calls(3, 3000));
     h_assert_each_once(3, PULSARC_OK);
     h_finish();

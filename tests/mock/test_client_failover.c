@@ -3,10 +3,10 @@
  * its mock stops listening (mock_broker_set_down), which is what the client's TCP probe
  * sees of a dead cluster.
  *
- * The probes run on real time every 20 ms; the delays are counted on a fake clock
- * (client/test_seams.h) that the test moves, so a test waits for the log line that says
- * the client saw the change, then moves the clock past the delay, and never sleeps the
- * delay itself. */
+ * The probes run every 20 ms, where a test must see ten of them, on time it lets pass
+ * (let_time_pass); the delays are counted on a fake clock (client/test_seams.h) that the
+ * test moves, so a test waits for the log line that says the client saw the change, then
+ * moves the clock past the delay, and never sleeps the delay itself. */
 #include "client_harness.h"
 
 #include <stdatomic.h>
@@ -43,6 +43,13 @@ static void teardown(void)
     h_teardown();
     mock_broker_stop(mb2);
     mb2 = NULL;
+}
+
+/* ms pass for the client and both clusters (h_let_time_pass_on). */
+static void let_time_pass(unsigned ms)
+{
+    mock_broker_t *const both[] = { mb, mb2 };
+    h_let_time_pass_on(ms, client, both, 2);
 }
 
 /* The end of a test body: as teardown, but a crash fails the test. */
@@ -119,10 +126,10 @@ Test(client_failover, pending_messages_move_to_the_secondary_in_order, .init = s
     h_pending_unanswered(5); /* written to the primary, never answered */
     primary_dies();
     /* Until the delay has passed, the client waits for the primary. */
-    h_let_time_pass(200); /* ten checks */
+    let_time_pass(200); /* ten checks */
     cr_assert_eq(h_count(mb2, MOCK_CONNECTS), 0, "switched before failoverDelayMs");
     h_fake_clock_advance(&fclock, DELAY_MS - 1);
-    h_let_time_pass(200);
+    let_time_pass(200);
     cr_assert_eq(h_count(mb2, MOCK_CONNECTS), 0, "switched before failoverDelayMs");
     h_fake_clock_advance(&fclock, 1);
     cr_assert(h_wait_calls(5, 5000), "only %d of 5 callbacks", h_total());
@@ -137,7 +144,7 @@ Test(client_failover, pending_messages_move_to_the_secondary_in_order, .init = s
     h_assert_order(10);
     assert_received_in_order(mb2, "secondary", 0, 10);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 5, "the primary got sends after it died");
-    h_let_time_pass(50); /* a second callback would come now */
+    let_time_pass(50); /* a second callback would come now */
     h_assert_each_once(10, PULSARC_OK);
     finish();
 }
@@ -168,7 +175,7 @@ Test(client_failover, switches_back_once_the_primary_stayed_up_for_the_delay, .i
     on_the_secondary_with_the_primary_back();
     uint64_t producers = h_count(mb, MOCK_PRODUCERS);
     h_fake_clock_advance(&fclock, BACK_MS - 1);
-    h_let_time_pass(200); /* ten checks */
+    let_time_pass(200); /* ten checks */
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), producers, "switched back too early");
     h_send_range(producer, 0, 3);
     cr_assert(h_wait_calls(3, 5000));
@@ -197,7 +204,7 @@ Test(client_failover, a_flapping_primary_is_not_switched_back_to, .init = setup,
     cr_assert(h_wait_log_count(SAW_PRIMARY_BACK, 2, 5000));
     uint64_t producers = h_count(mb, MOCK_PRODUCERS);
     h_fake_clock_advance(&fclock, 1);
-    h_let_time_pass(200);
+    let_time_pass(200);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), producers, "the delay did not start over");
     h_fake_clock_advance(&fclock, BACK_MS);
     cr_assert(h_wait_count(mb, MOCK_PRODUCERS, producers + 1, 5000));

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+#include "wire/frame.h"
+
 TestSuite(client_limits, .init = h_setup, .fini = h_teardown,
           .timeout = H_SUITE_TIMEOUT(30));
 

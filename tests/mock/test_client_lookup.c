@@ -421,14 +421,31 @@ Test(client_lookup, redirect_to_unreachable_broker)
     h_finish();
 }
 
+/* A blocking create on a thread of its own (h_call_while_time_passes). */
+typedef struct create_call {
+    pulsarc_result result;
+    pulsarc_producer_t *producer;
+    char detail[512];
+} create_call_t;
+
+static void create_blocking(void *arg)
+{
+    create_call_t *cc = arg;
+    cc->result = pulsarc_client_create_producer(client, H_TOPIC, NULL, &cc->producer);
+    snprintf(cc->detail, sizeof cc->detail, "%s", pulsarc_last_error_detail());
+}
+
 Test(client_lookup, lookup_answer_with_bad_url)
 {
     mock_broker_set_lookup_url(mb, "not a url");
-    /* The answer fails at once; the long timeout only keeps a loaded machine from turning
-     * it into TIMEOUT. */
+    /* Each answer fails at once, and creation retries it until operationTimeoutMs, then
+     * fails with the last attempt's error: time passes until then. */
     client = h_client("operationTimeoutMs", "10000", NULL);
-    char detail[512];
-    pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, NULL);
+    create_call_t cc = { 0 };
+    cr_assert(h_call_while_time_passes(create_blocking, &cc, 20000), "creation never ended");
+    cr_assert_null(cc.producer, "a failed create_producer left a handle");
+    pulsarc_result r = cc.result;
+    const char *detail = cc.detail;
     cr_assert_eq(r, PULSARC_ERR_PROTOCOL, "got %s (%s)", pulsarc_result_name(r), detail);
     cr_assert(strstr(detail, "not a url"), "detail: %s", detail);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0);

@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 
+#include "wire/frame.h"
+
 TestSuite(client_security, .init = h_setup, .fini = h_teardown,
           .timeout = H_SUITE_TIMEOUT(30));
 

@@ -12,6 +12,7 @@
 #include "../support/test_decrypt.h"
 #include "../support/test_spool_dir.h"
 #include "codec/compression.h"
+#include "common/buf.h"
 
 TestSuite(client_spool_encrypted, .init = h_setup, .fini = h_teardown,
           .timeout = H_SUITE_TIMEOUT(40));

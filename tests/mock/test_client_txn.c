@@ -387,6 +387,21 @@ Test(client_txn, transaction_timed_out_on_the_broker_fails_sends_and_commit)
 
 /* ---- flush ------------------------------------------------------------------------ */
 
+/* A blocking flush on a thread of its own (h_call_while_time_passes). */
+typedef struct flush_call {
+    pulsarc_result result;
+    int calls; /* callbacks when it returned */
+    char detail[512];
+} flush_call_t;
+
+static void flush_blocking(void *arg)
+{
+    flush_call_t *fc = arg;
+    fc->result = pulsarc_producer_flush(producer);
+    fc->calls = h_total();
+    snprintf(fc->detail, sizeof fc->detail, "%s", pulsarc_last_error_detail());
+}
+
 Test(client_txn, flush_covers_sends_waiting_for_their_registration)
 {
     client = txn_client();
@@ -399,12 +414,13 @@ Test(client_txn, flush_covers_sends_waiting_for_their_registration)
     send_in_ok(producer, txn, 0);
     send_in_ok(producer, txn, 1);
     cr_assert(h_wait_count(mb, MOCK_ADD_PARTITIONS, 1, 3000));
-    pulsarc_result r = pulsarc_producer_flush(producer);
-    int calls = h_total();
+    flush_call_t fc = { 0 };
+    cr_assert(h_call_while_time_passes(flush_blocking, &fc, 10000), "the flush never returned");
+    pulsarc_result r = fc.result;
+    int calls = fc.calls;
     cr_assert_eq(calls, 2, "the flush returned (%s) before its sends had their callbacks (%d)",
                  pulsarc_result_name(r), calls);
-    cr_assert_eq(r, PULSARC_ERR_TIMEOUT, "%s (%s)", pulsarc_result_name(r),
-                 pulsarc_last_error_detail());
+    cr_assert_eq(r, PULSARC_ERR_TIMEOUT, "%s (%s)", pulsarc_result_name(r), fc.detail);
     h_assert_each_once(2, PULSARC_ERR_TIMEOUT);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 0);
     pulsarc_txn_free(txn);

@@ -1,8 +1,10 @@
-/* The recycled memory for accepted sends (client/block_pool.c). */
+/* The recycled memory for accepted sends (accept/block_pool.c). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
 #include "accept/block_pool.h"
+
+TestSuite(block_pool, .timeout = 20);
 
 Test(block_pool, a_given_back_block_is_taken_again)
 {
@@ -76,7 +78,7 @@ static void *hold_pool_lock(void *arg)
 /* A send on the loop thread (a callback's, or any on the application's own loop) takes
  * its block without the lock other senders share: with that lock held elsewhere it still
  * gets a recycled block, and a large one. Taking the lock would hang until the timeout. */
-Test(block_pool, the_loop_thread_takes_blocks_without_the_lock, .timeout = 20)
+Test(block_pool, the_loop_thread_takes_blocks_without_the_lock)
 {
     uv_thread_t loop_thread = uv_thread_self();
     pc_block_pool_init(&held_pool);
