@@ -19,7 +19,7 @@ void skip_clock_forward(uint64_t ms)
 /* Replaces the C library's for the whole program (and the sanitizers' interceptor). */
 int clock_gettime(clockid_t id, struct timespec *ts)
 {
-    int rc = real_clock_gettime(id, ts);
+    int rc = pc_test_real_clock_gettime(id, ts);
     if (rc != 0 || (id != CLOCK_MONOTONIC && id != CLOCK_MONOTONIC_COARSE))
         return rc;
     uint64_t skip = atomic_load(&skipped_ns);

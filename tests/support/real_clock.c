@@ -9,7 +9,7 @@
 typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
 static _Atomic(clock_gettime_fn) real_fn;
 
-int real_clock_gettime(clockid_t id, struct timespec *ts)
+int pc_test_real_clock_gettime(clockid_t id, struct timespec *ts)
 {
     clock_gettime_fn f = atomic_load(&real_fn);
     if (!f) {

@@ -7,6 +7,6 @@
 
 #include <time.h>
 
-int real_clock_gettime(clockid_t id, struct timespec *ts);
+int pc_test_real_clock_gettime(clockid_t id, struct timespec *ts);
 
 #endif
