@@ -98,7 +98,8 @@ int main(int argc, char **argv)
     }
 
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = 0,
+    struct sockaddr_in addr = { .sin_family = AF_INET,
+                                .sin_port = 0,
                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t len = sizeof addr;
     if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(lfd, 1) != 0 ||

@@ -84,8 +84,8 @@ typedef struct conn {
     uint64_t id;
     uint8_t *in; /* received bytes; in[0] is the start of a frame */
     size_t in_len, in_cap;
-    pc_buf_t out;    /* replies not yet accepted by the kernel */
-    size_t out_pos;  /* bytes of out already written */
+    pc_buf_t out;     /* replies not yet accepted by the kernel */
+    size_t out_pos;   /* bytes of out already written */
     bool out_blocked; /* waiting for EPOLLOUT; reading is paused meanwhile */
     bool dead;
 } conn_t;
@@ -93,7 +93,7 @@ typedef struct conn {
 typedef struct broker {
     options_t opt;
     int epfd, lfd;
-    int sigfd;   /* SIGINT/SIGTERM/SIGUSR1 arrive here as events, not as handlers */
+    int sigfd; /* SIGINT/SIGTERM/SIGUSR1 arrive here as events, not as handlers */
     bool stop;
     char self_url[96];
     size_t max_frame;
@@ -360,8 +360,8 @@ static void handle_frame(broker_t *b, conn_t *c, const uint8_t *f, uint32_t tota
         c->dead = true;
         return;
     }
-    Pulsar__Proto__BaseCommand *cmd =
-        pulsar__proto__base_command__unpack(&b->alloc, cmd_len, f + 4);
+    Pulsar__Proto__BaseCommand *cmd = pulsar__proto__base_command__unpack(&b->alloc, cmd_len,
+                                                                          f + 4);
     if (!cmd) {
         fprintf(stderr, "conn %" PRIu64 ": command does not parse: closing\n", c->id);
         b->n.protocol_errors++;
@@ -556,8 +556,8 @@ static void print_summary(const broker_t *b)
            " producers=%" PRIu64 " first_connect_mono_s=%.6f last_producer_mono_s=%.6f"
            " cpu_s=%.2f mono_s=%.6f\n",
            n->connections, n->sends, n->messages, n->payload_bytes, n->checksum_mismatches,
-           n->protocol_errors, n->producers, b->first_connect_s, b->last_producer_s,
-           cpu_seconds(), mono_s());
+           n->protocol_errors, n->producers, b->first_connect_s, b->last_producer_s, cpu_seconds(),
+           mono_s());
     fflush(stdout);
 }
 
@@ -712,7 +712,7 @@ static int parse_args(int argc, char **argv, options_t *o)
             o->bind_addr = optarg;
             break;
         case OPT_ADVERTISED:
-            if (strlen(optarg) >= sizeof ((broker_t *)0)->self_url)
+            if (strlen(optarg) >= sizeof((broker_t *)0)->self_url)
                 goto bad;
             o->advertised_url = optarg;
             break;
@@ -771,8 +771,9 @@ int main(int argc, char **argv)
         return 2;
     /* The same allowance the real broker and the client's reader give over the limit. */
     b.max_frame = (size_t)b.opt.max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE;
-    b.alloc = (ProtobufCAllocator){
-        .alloc = arena_alloc, .free = arena_free, .allocator_data = &b.arena };
+    b.alloc = (ProtobufCAllocator){ .alloc = arena_alloc,
+                                    .free = arena_free,
+                                    .allocator_data = &b.arena };
 
     /* A signal becomes an ordinary event: no handler, no race with going to sleep, and
      * it works under valgrind, which delays signals during epoll_pwait. */
@@ -798,8 +799,7 @@ int main(int argc, char **argv)
     printf("pulsarc-null-broker listening on %s:%u, advertising %s (partitions %u, "
            "max_message_size %d%s)\n",
            b.opt.bind_addr, (unsigned)b.opt.port, b.self_url, b.opt.partitions,
-           b.opt.max_message_size,
-           b.opt.verify_checksum ? ", verifying checksums" : "");
+           b.opt.max_message_size, b.opt.verify_checksum ? ", verifying checksums" : "");
     fflush(stdout);
     int rc = run(&b);
     close(b.lfd);

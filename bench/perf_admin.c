@@ -49,8 +49,8 @@ static void excerpt(const body_t *b, char *out, size_t out_len)
 }
 
 /* "{admin}/admin/v2/{domain}/{tenant}/{ns}/{name}/partitions", each part escaped. */
-static int topic_path(CURL *c, const char *admin_url, const char *topic, char *out,
-                      size_t out_len, char *err, size_t err_len)
+static int topic_path(CURL *c, const char *admin_url, const char *topic, char *out, size_t out_len,
+                      char *err, size_t err_len)
 {
     const char *domain = "persistent", *rest = topic;
     size_t domain_len = strlen(domain);
@@ -81,8 +81,8 @@ static int topic_path(CURL *c, const char *admin_url, const char *topic, char *o
         size_t base = strlen(admin_url);
         while (base && admin_url[base - 1] == '/')
             base--;
-        n = snprintf(out, out_len, "%.*s/admin/v2/%.*s/%s/%s/%s/partitions", (int)base,
-                     admin_url, (int)domain_len, domain, e_tenant, e_ns, e_name);
+        n = snprintf(out, out_len, "%.*s/admin/v2/%.*s/%s/%s/%s/partitions", (int)base, admin_url,
+                     (int)domain_len, domain, e_tenant, e_ns, e_name);
     }
     curl_free(e_tenant);
     curl_free(e_ns);
@@ -128,8 +128,7 @@ static long request(CURL *c, const char *url, const char *body_in, body_t *answe
 }
 
 /* The partition count of an existing topic (GET .../partitions), or -1 with err set. */
-static long existing_partitions(CURL *c, const char *url, body_t *answer, char *err,
-                                size_t err_len)
+static long existing_partitions(CURL *c, const char *url, body_t *answer, char *err, size_t err_len)
 {
     long status = request(c, url, NULL, answer, err, err_len);
     if (status < 0)

@@ -77,8 +77,7 @@ static double next_level(double level)
 int perf_hist_write_percentiles(const perf_histogram_t *h, FILE *f)
 {
     const double ms = 1000.0; /* recorded in microseconds, written in milliseconds */
-    fprintf(f, "%12s %14s %10s %14s\n\n", "Value", "Percentile", "TotalCount",
-            "1/(1-Percentile)");
+    fprintf(f, "%12s %14s %10s %14s\n\n", "Value", "Percentile", "TotalCount", "1/(1-Percentile)");
     uint64_t cum = 0;
     double level = 0;
     size_t last = 0;
@@ -90,8 +89,8 @@ int perf_hist_write_percentiles(const perf_histogram_t *h, FILE *f)
         /* Every level this bucket reaches is a line; the bucket that completes the count
          * gives one, then the 100 % line below. */
         while (100.0 * (double)cum / (double)h->total >= level) {
-            fprintf(f, "%12.3f %2.12f %10llu %14.2f\n", (double)reported(h, i) / ms,
-                    level / 100.0, (unsigned long long)cum, 1.0 / (1.0 - level / 100.0));
+            fprintf(f, "%12.3f %2.12f %10llu %14.2f\n", (double)reported(h, i) / ms, level / 100.0,
+                    (unsigned long long)cum, 1.0 / (1.0 - level / 100.0));
             level = next_level(level);
             if (cum == h->total)
                 break;
@@ -105,7 +104,7 @@ int perf_hist_write_percentiles(const perf_histogram_t *h, FILE *f)
     fprintf(f, "#[Mean    = %12.3f, StdDeviation   = %12.3f]\n", mean / ms, sd / ms);
     fprintf(f, "#[Max     = %12.3f, Total count    = %12llu]\n", (double)h->max_us / ms,
             (unsigned long long)h->total);
-    fprintf(f, "#[Buckets = %12d, SubBuckets     = %12d]\n",
-            1 + PERF_H_MAX_BITS - PERF_H_SUB_BITS, (int)PERF_H_SUB);
+    fprintf(f, "#[Buckets = %12d, SubBuckets     = %12d]\n", 1 + PERF_H_MAX_BITS - PERF_H_SUB_BITS,
+            (int)PERF_H_SUB);
     return ferror(f) ? -1 : 0;
 }

@@ -25,8 +25,8 @@ int perf_create_partitioned_topics(const char *admin_url, const char *base, uint
             fprintf(stderr, "topic name too long: %s\n", base);
             return -1;
         }
-        perf_admin_outcome_t r =
-            perf_admin_create_partitioned(admin_url, topic, partitions, err, sizeof err);
+        perf_admin_outcome_t r = perf_admin_create_partitioned(admin_url, topic, partitions, err,
+                                                               sizeof err);
         if (r == PERF_ADMIN_FAILED) {
             fprintf(stderr, "creating %s with %d partitions: %s\n", topic, partitions, err);
             return -1;
@@ -53,9 +53,9 @@ typedef struct creation {
     perf_error_fn err;
     pulsarc_producer_t **v;
     size_t n;
-    atomic_size_t next;      /* the next producer to create */
+    atomic_size_t next; /* the next producer to create */
     atomic_bool failed;
-    pthread_mutex_t err_mu;  /* one report at a time */
+    pthread_mutex_t err_mu; /* one report at a time */
 } creation_t;
 
 static void *create_some(void *arg)
@@ -87,11 +87,15 @@ static void *create_some(void *arg)
 
 int perf_create_producers(pulsarc_client_t *client, const pulsarc_producer_config_t *conf,
                           const char *base, uint32_t n, uint32_t per_topic, int threads,
-                          const volatile sig_atomic_t *stop, perf_error_fn err,
-                          producer_set_t *out)
+                          const volatile sig_atomic_t *stop, perf_error_fn err, producer_set_t *out)
 {
-    creation_t c = { .client = client, .conf = conf, .base = base, .n_topics = n,
-                     .per_topic = per_topic, .stop = stop, .err = err,
+    creation_t c = { .client = client,
+                     .conf = conf,
+                     .base = base,
+                     .n_topics = n,
+                     .per_topic = per_topic,
+                     .stop = stop,
+                     .err = err,
                      .n = (size_t)n * per_topic };
     out->v = NULL;
     out->n = 0;

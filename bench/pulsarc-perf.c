@@ -70,35 +70,35 @@ typedef struct options {
     const char *service_url;
     char topic[256];
     size_t size;
-    double rate;          /* messages per second; 0 = as fast as possible */
-    double duration_s;    /* 0 = no time limit */
-    uint64_t messages;    /* 0 = no count limit */
+    double rate;       /* messages per second; 0 = as fast as possible */
+    double duration_s; /* 0 = no time limit */
+    uint64_t messages; /* 0 = no count limit */
     const char *payload_file;
     bool zero_copy;
-    uint64_t payloads;    /* distinct payload buffers sent in turn */
-    uint64_t latency_every; /* time every Nth message; 0 = not given (see latency_stride) */
-    uint32_t topics;      /* --topics: names get -0 .. -(N-1) when more than one */
-    uint32_t producers;   /* --producers: per topic */
-    int partitions;       /* --partitions: create partitioned topics; -1 = not given */
-    const char *admin_url; /* where to create them; NULL: see admin_url() */
+    uint64_t payloads;       /* distinct payload buffers sent in turn */
+    uint64_t latency_every;  /* time every Nth message; 0 = not given (see latency_stride) */
+    uint32_t topics;         /* --topics: names get -0 .. -(N-1) when more than one */
+    uint32_t producers;      /* --producers: per topic */
+    int partitions;          /* --partitions: create partitioned topics; -1 = not given */
+    const char *admin_url;   /* where to create them; NULL: see admin_url() */
     double stats_interval_s; /* the periodic line; 0 = none */
     const char *histogram_file;
     conf_list_t producer_conf; /* applied in command-line order, after the defaults */
     conf_list_t encrypt;       /* --encrypt: key name -> PEM public key file */
     conf_list_t client_conf;
-    conf_list_t security;      /* --auth-plugin, --tls-*: client settings */
-    const char *conf_file;     /* Pulsar's client.conf */
-    struct client_conf file;   /* what it gave */
+    conf_list_t security;    /* --auth-plugin, --tls-*: client settings */
+    const char *conf_file;   /* Pulsar's client.conf */
+    struct client_conf file; /* what it gave */
 } options_t;
 
 /* ---- shared state -------------------------------------------------------------------- */
 
 typedef struct stats {
-    atomic_uint_fast64_t sent;     /* accepted by send_async (sender thread) */
-    atomic_uint_fast64_t acked;    /* callbacks with success (loop thread) */
-    atomic_uint_fast64_t failed;   /* callbacks with an error (loop thread) */
+    atomic_uint_fast64_t sent;   /* accepted by send_async (sender thread) */
+    atomic_uint_fast64_t acked;  /* callbacks with success (loop thread) */
+    atomic_uint_fast64_t failed; /* callbacks with an error (loop thread) */
     size_t msg_size;
-    perf_histogram_t hist;         /* loop thread only */
+    perf_histogram_t hist; /* loop thread only */
 } stats_t;
 
 static stats_t g_stats;
@@ -299,12 +299,12 @@ static void usage(FILE *f, const char *prog)
     for (size_t i = 0; i < n_security_flags; i++) {
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", security_flags[i].name,
-                 security_flags[i].arg ? " " : "", security_flags[i].arg ? security_flags[i].arg : "");
-        fprintf(f, "      %-22s%s%s\n", left, strlen(left) > 21 ? "\n                            " : "",
-                security_flags[i].help);
+                 security_flags[i].arg ? " " : "",
+                 security_flags[i].arg ? security_flags[i].arg : "");
+        fprintf(f, "      %-22s%s%s\n", left,
+                strlen(left) > 21 ? "\n                            " : "", security_flags[i].help);
     }
-    fprintf(f,
-            "  -h, --help\n");
+    fprintf(f, "  -h, --help\n");
 }
 
 static int conf_add_n(conf_list_t *l, const char *key, size_t key_len, const char *value)
@@ -354,10 +354,27 @@ static int parse_u64(const char *s, uint64_t *out)
 
 static int parse_args(int argc, char **argv, options_t *o)
 {
-    enum { OPT_CONF = 256, OPT_CLIENT_CONF, OPT_BATCHING, OPT_NO_BATCHING, OPT_ZERO_COPY,
-           OPT_PAYLOAD_FILE, OPT_PARTITIONS, OPT_CONF_FILE, OPT_SECURITY, OPT_ENCRYPT,
-           OPT_LATENCY_EVERY, OPT_PAYLOADS, OPT_TOPICS, OPT_PRODUCERS, OPT_ADMIN_URL,
-           OPT_STATS_INTERVAL, OPT_HISTOGRAM_FILE, OPT_SPOOL_DIR, OPT_SPOOL_FSYNC };
+    enum {
+        OPT_CONF = 256,
+        OPT_CLIENT_CONF,
+        OPT_BATCHING,
+        OPT_NO_BATCHING,
+        OPT_ZERO_COPY,
+        OPT_PAYLOAD_FILE,
+        OPT_PARTITIONS,
+        OPT_CONF_FILE,
+        OPT_SECURITY,
+        OPT_ENCRYPT,
+        OPT_LATENCY_EVERY,
+        OPT_PAYLOADS,
+        OPT_TOPICS,
+        OPT_PRODUCERS,
+        OPT_ADMIN_URL,
+        OPT_STATS_INTERVAL,
+        OPT_HISTOGRAM_FILE,
+        OPT_SPOOL_DIR,
+        OPT_SPOOL_FSYNC
+    };
     static struct option longs[48] = {
         { "service-url", required_argument, NULL, 'u' },
         { "topic", required_argument, NULL, 't' },
@@ -575,7 +592,7 @@ static int build_producer_conf(const options_t *o, pulsarc_producer_config_t **o
     for (int i = 0; i < o->encrypt.n; i++) {
         const conf_kv_t *kv = &o->encrypt.v[i];
         pulsarc_result res = pulsarc_producer_config_add_encryption_key_file(conf, kv->key,
-                                                                            kv->value);
+                                                                             kv->value);
         if (res != PULSARC_OK) {
             char what[320];
             snprintf(what, sizeof what, "--encrypt %s=%s", kv->key, kv->value);
@@ -711,9 +728,9 @@ static uint8_t *read_payload_file(const char *path, size_t *len)
 
 typedef struct run_result {
     size_t producers;
-    double create_s;        /* creating every producer */
-    uint64_t rejected;      /* send_async refused (message never accepted) */
-    double elapsed_s;       /* first send to last callback */
+    double create_s;   /* creating every producer */
+    uint64_t rejected; /* send_async refused (message never accepted) */
+    double elapsed_s;  /* first send to last callback */
     double cpu_s;
 } run_result_t;
 
@@ -795,7 +812,8 @@ static void print_results(const options_t *o, const run_result_t *rr, uint64_t a
 
     printf("\n--- pulsarc-perf results ---\n");
     printf("messages      %" PRIu64 " acked, %" PRIu64 " failed, %" PRIu64 " accepted, %" PRIu64
-           " refused\n", acked, failed, accepted, rr->rejected);
+           " refused\n",
+           acked, failed, accepted, rr->rejected);
     printf("elapsed       %.3f s (first send to last callback)\n", rr->elapsed_s);
     printf("throughput    %.0f msg/s, %.2f MiB/s of payload (%zu-byte messages)\n", rate, mibps,
            g_stats.msg_size);
@@ -828,17 +846,21 @@ static void print_stats_snapshot(FILE *f, const pulsarc_stats_t *s)
     double p99 = (double)pulsarc_stats_latency_us(s, 99) / 1000.0;
     double p999 = (double)pulsarc_stats_latency_us(s, 99.9) / 1000.0;
     double max = (double)pulsarc_stats_latency_us(s, 100) / 1000.0;
-    fprintf(f, "library       %" PRIu64 " acked, %" PRIu64 " failed, %" PRIu64 " refused; %" PRIu64
+    fprintf(f,
+            "library       %" PRIu64 " acked, %" PRIu64 " failed, %" PRIu64 " refused; %" PRIu64
             " entries, %" PRIu64 " batches of %.1f messages (max %" PRIu64 "), compression "
-            "%.2f, %" PRIu64 " reconnects\n", STAT(MSGS_ACKED), STAT(MSGS_FAILED),
-            STAT(MSGS_REFUSED), STAT(ENTRIES), batches, mean_batch, STAT(BATCH_MAX_MSGS), ratio,
-            STAT(RECONNECTS));
-    fprintf(f, "lib latency   p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f ms  (hand-over turn -> "
-            "receipt turn, %" PRIu64 " messages)\n", p50, p99, p999, max, STAT(LATENCY_COUNT));
-    fprintf(f, "LIBRESULT acked=%" PRIu64 " failed=%" PRIu64 " refused=%" PRIu64 " batches=%" PRIu64
+            "%.2f, %" PRIu64 " reconnects\n",
+            STAT(MSGS_ACKED), STAT(MSGS_FAILED), STAT(MSGS_REFUSED), STAT(ENTRIES), batches,
+            mean_batch, STAT(BATCH_MAX_MSGS), ratio, STAT(RECONNECTS));
+    fprintf(f,
+            "lib latency   p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f ms  (hand-over turn -> "
+            "receipt turn, %" PRIu64 " messages)\n",
+            p50, p99, p999, max, STAT(LATENCY_COUNT));
+    fprintf(f,
+            "LIBRESULT acked=%" PRIu64 " failed=%" PRIu64 " refused=%" PRIu64 " batches=%" PRIu64
             " mean_batch=%.1f p50_ms=%.3f p99_ms=%.3f p999_ms=%.3f max_ms=%.3f\n",
-            STAT(MSGS_ACKED), STAT(MSGS_FAILED), STAT(MSGS_REFUSED), batches, mean_batch, p50,
-            p99, p999, max);
+            STAT(MSGS_ACKED), STAT(MSGS_FAILED), STAT(MSGS_REFUSED), batches, mean_batch, p50, p99,
+            p999, max);
     fflush(f);
 #undef STAT
 }
@@ -939,8 +961,13 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
 int main(int argc, char **argv)
 {
     /* The service URL comes from load_conf_file when not given. */
-    static options_t o = { .size = 100, .duration_s = 10, .payloads = 1, .topics = 1,
-                           .producers = 1, .partitions = -1, .stats_interval_s = 1 };
+    static options_t o = { .size = 100,
+                           .duration_s = 10,
+                           .payloads = 1,
+                           .topics = 1,
+                           .producers = 1,
+                           .partitions = -1,
+                           .stats_interval_s = 1 };
     snprintf(o.topic, sizeof o.topic, "persistent://public/default/pulsarc-perf-%ld",
              (long)getpid());
     if (parse_args(argc, argv, &o) != 0 || load_conf_file(&o) != 0)
@@ -980,8 +1007,8 @@ int main(int argc, char **argv)
     int rc = 1;
     if (perf_admin_init() != 0) {
         fprintf(stderr, "curl_global_init failed\n");
-    } else if (o.partitions > 0 &&
-               perf_create_partitioned_topics(admin_url(&o), o.topic, o.topics, o.partitions) != 0) {
+    } else if (o.partitions > 0 && perf_create_partitioned_topics(admin_url(&o), o.topic, o.topics,
+                                                                  o.partitions) != 0) {
         rc = 2;
     } else {
         pulsarc_client_t *client = NULL;

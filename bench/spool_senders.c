@@ -58,8 +58,8 @@ int main(int argc, char **argv)
     int threads = argc == 6 ? atoi(argv[2]) : 0;
     seconds = argc == 6 ? atof(argv[3]) : 0;
     if (threads < 1 || threads > MAX_THREADS || seconds <= 0) {
-        fprintf(stderr, "usage: %s URL THREADS(1..%d) SECONDS DIR always|interval|never\n",
-                argv[0], MAX_THREADS);
+        fprintf(stderr, "usage: %s URL THREADS(1..%d) SECONDS DIR always|interval|never\n", argv[0],
+                MAX_THREADS);
         return 2;
     }
     pulsarc_client_t *client;
@@ -70,8 +70,10 @@ int main(int argc, char **argv)
     snprintf(topic, sizeof topic, "persistent://public/default/spool-senders-%d", (int)getpid());
     snprintf(name, sizeof name, "spool-senders-%d", (int)getpid());
     pulsarc_producer_config_t *conf = pulsarc_producer_config_new();
-    const char *settings[][2] = { { "producerName", name }, { "spoolDir", argv[4] },
-                                  { "spoolFsync", argv[5] }, { "blockIfQueueFull", "true" } };
+    const char *settings[][2] = { { "producerName", name },
+                                  { "spoolDir", argv[4] },
+                                  { "spoolFsync", argv[5] },
+                                  { "blockIfQueueFull", "true" } };
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
         if ((res = pulsarc_producer_config_set(conf, settings[i][0], settings[i][1])) != PULSARC_OK)
             return fail(settings[i][0], res);

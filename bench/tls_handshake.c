@@ -54,8 +54,8 @@ static X509 *certify(const char *cn, EVP_PKEY *key, X509 *issuer, EVP_PKEY *issu
     X509_set_pubkey(cert, key);
     X509V3_CTX v3;
     X509V3_set_ctx(&v3, issuer ? issuer : cert, cert, NULL, NULL, 0);
-    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3, issuer ? NID_subject_alt_name
-                                                                : NID_basic_constraints,
+    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3,
+                                              issuer ? NID_subject_alt_name : NID_basic_constraints,
                                               issuer ? "DNS:localhost" : "critical,CA:TRUE");
     if (!ext || !X509_add_ext(cert, ext, -1))
         die("cannot add an extension");
@@ -164,7 +164,8 @@ int main(int argc, char **argv)
             die("a handshake failed");
     double us = (mono_s() - t0) * 1e6 / (double)n;
     printf("TLS_HANDSHAKE version=%s resumed=%d handshakes=%ld us_per_handshake=%.0f "
-           "openssl=\"%s\"\n", version == TLS1_2_VERSION ? "1.2" : "1.3", resume, n, us,
+           "openssl=\"%s\"\n",
+           version == TLS1_2_VERSION ? "1.2" : "1.3", resume, n, us,
            OpenSSL_version(OPENSSL_VERSION));
     SSL_SESSION_free(newest);
 

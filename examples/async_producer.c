@@ -104,7 +104,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    struct send_stats stats = {0};
+    struct send_stats stats = { 0 };
 
     uint64_t start = now_ms();
     long accepted = 0;

@@ -98,7 +98,7 @@ int main(int argc, char **argv)
     const struct {
         const char *sensor;
         int32_t celsius;
-    } readings[] = {{"kitchen", 21}, {"cellar", -3}, {"attic", 34}};
+    } readings[] = { { "kitchen", 21 }, { "cellar", -3 }, { "attic", 34 } };
     int status = 0;
     pulsarc_message_t *msg = pulsarc_message_new();
     if (!msg)

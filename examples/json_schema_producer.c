@@ -25,10 +25,9 @@
 #include <pulsarc/pulsarc.h>
 
 /* The record's Avro definition, as the Python client's JsonSchema(User) writes it. */
-static const char USER_DEFINITION[] =
-    "{\"type\": \"record\", \"name\": \"User\", \"fields\": ["
-    "{\"name\": \"name\", \"type\": [\"null\", \"string\"]}, "
-    "{\"name\": \"age\", \"type\": [\"null\", \"int\"]}]}";
+static const char USER_DEFINITION[] = "{\"type\": \"record\", \"name\": \"User\", \"fields\": ["
+                                      "{\"name\": \"name\", \"type\": [\"null\", \"string\"]}, "
+                                      "{\"name\": \"age\", \"type\": [\"null\", \"int\"]}]}";
 
 static void print_error(const char *what, pulsarc_result res)
 {

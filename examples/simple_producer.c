@@ -54,7 +54,7 @@ static void on_sent(pulsarc_producer_t *producer, pulsarc_result res,
 
 static void sleep_ms(long ms)
 {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
     nanosleep(&ts, NULL);
 }
 
@@ -103,7 +103,8 @@ int main(int argc, char **argv)
         pulsarc_client_destroy(client);
         return 1;
     }
-    printf("producer %s on %s\n", pulsarc_producer_name(producer), pulsarc_producer_topic(producer));
+    printf("producer %s on %s\n", pulsarc_producer_name(producer),
+           pulsarc_producer_topic(producer));
 
     /* One message builder, reused: a send copies what it needs, so the builder can take a
      * new payload as soon as the call returns. */

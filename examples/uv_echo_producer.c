@@ -264,8 +264,8 @@ static void on_signal(uv_signal_t *s, int signum)
     shutdown_app(s->data);
 }
 
-static void on_created(pulsarc_client_t *client, pulsarc_result res,
-                       pulsarc_producer_t *producer, void *ctx)
+static void on_created(pulsarc_client_t *client, pulsarc_result res, pulsarc_producer_t *producer,
+                       void *ctx)
 {
     (void)client;
     struct app *a = ctx;

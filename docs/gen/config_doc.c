@@ -115,10 +115,10 @@ char *pc_config_doc_update(const char *page, char *err, size_t errlen)
         const char *marker;
         bool (*row)(size_t, pc_config_key_t *);
     } tables[] = {
-        {PC_CONFIG_DOC_CLIENT, pc_client_config_key},
-        {PC_CONFIG_DOC_PRODUCER, pc_producer_config_key},
+        { PC_CONFIG_DOC_CLIENT, pc_client_config_key },
+        { PC_CONFIG_DOC_PRODUCER, pc_producer_config_key },
     };
-    text_t out = {0};
+    text_t out = { 0 };
     const char *at = page;
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
         const char *begin = find_line(at, tables[i].marker);

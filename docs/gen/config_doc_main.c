@@ -64,9 +64,10 @@ int main(int argc, char **argv)
     int rc = 0;
     if (strcmp(page, fresh) != 0) {
         if (check) {
-            fprintf(stderr, "%s:%d: differs from the configuration tables; run "
-                    "`cmake --build build --target config-doc`\n", path,
-                    first_difference(page, fresh));
+            fprintf(stderr,
+                    "%s:%d: differs from the configuration tables; run "
+                    "`cmake --build build --target config-doc`\n",
+                    path, first_difference(page, fresh));
             rc = 1;
         } else {
             FILE *f = fopen(path, "wb");

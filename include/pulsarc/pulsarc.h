@@ -82,87 +82,87 @@ PULSARC_API void pulsarc_free(void *ptr);
 typedef enum pulsarc_result {
     PULSARC_OK = 0, /**< success */
 
-    PULSARC_ERR_INVALID_ARGUMENT = -1,  /**< NULL or out-of-range argument */
-    PULSARC_ERR_INVALID_TOPIC = -2,     /**< topic name does not parse */
-    PULSARC_ERR_INVALID_URL = -3,       /**< service URL does not parse */
-    PULSARC_ERR_INVALID_CONFIG = -4,    /**< unknown key or bad value */
-    PULSARC_ERR_NO_MEMORY = -5, /**< out of memory */
-    PULSARC_ERR_CONNECT_FAILED = -6,    /**< could not resolve or reach a broker, or it did not
+    PULSARC_ERR_INVALID_ARGUMENT = -1,    /**< NULL or out-of-range argument */
+    PULSARC_ERR_INVALID_TOPIC = -2,       /**< topic name does not parse */
+    PULSARC_ERR_INVALID_URL = -3,         /**< service URL does not parse */
+    PULSARC_ERR_INVALID_CONFIG = -4,      /**< unknown key or bad value */
+    PULSARC_ERR_NO_MEMORY = -5,           /**< out of memory */
+    PULSARC_ERR_CONNECT_FAILED = -6,      /**< could not resolve or reach a broker, or it did not
                                           * finish the handshake (TLS, CONNECT) within
                                           * connectionTimeoutMs */
-    PULSARC_ERR_CONNECTION_CLOSED = -7, /**< the connection dropped during a request */
-    PULSARC_ERR_TIMEOUT = -8,           /**< a request got no answer within operationTimeoutMs */
-    PULSARC_ERR_SEND_TIMEOUT = -9,      /**< no receipt within sendTimeoutMs: the message MAY have
+    PULSARC_ERR_CONNECTION_CLOSED = -7,   /**< the connection dropped during a request */
+    PULSARC_ERR_TIMEOUT = -8,             /**< a request got no answer within operationTimeoutMs */
+    PULSARC_ERR_SEND_TIMEOUT = -9,        /**< no receipt within sendTimeoutMs: the message MAY have
                                            been persisted */
-    PULSARC_ERR_QUEUE_FULL = -10,       /**< maxPendingMessages reached and blockIfQueueFull off
+    PULSARC_ERR_QUEUE_FULL = -10,         /**< maxPendingMessages reached and blockIfQueueFull off
                                           * (or the send was made on the loop thread) */
-    PULSARC_ERR_MEMORY_LIMIT = -11,     /**< client memoryLimitBytes reached, blockIfQueueFull off
+    PULSARC_ERR_MEMORY_LIMIT = -11,       /**< client memoryLimitBytes reached, blockIfQueueFull off
                                           * (or the send was made on the loop thread) */
-    PULSARC_ERR_MESSAGE_TOO_BIG = -12,  /**< above the broker's max message size, chunking off */
-    PULSARC_ERR_ALREADY_CLOSED = -13,   /**< the producer or client is closed */
-    PULSARC_ERR_PROTOCOL = -14,         /**< malformed frame or unexpected answer from the peer */
+    PULSARC_ERR_MESSAGE_TOO_BIG = -12,    /**< above the broker's max message size, chunking off */
+    PULSARC_ERR_ALREADY_CLOSED = -13,     /**< the producer or client is closed */
+    PULSARC_ERR_PROTOCOL = -14,           /**< malformed frame or unexpected answer from the peer */
     PULSARC_ERR_TOO_MANY_REDIRECTS = -15, /**< lookup redirected more than maxLookupRedirects */
-    PULSARC_ERR_WOULD_BLOCK = -16,      /**< a blocking call was made on the client's loop thread */
-    PULSARC_ERR_UNSUPPORTED = -17,      /**< a feature this build does not provide */
-    PULSARC_ERR_DUPLICATE_DROPPED = -18, /**< the broker dropped the message as a duplicate of
+    PULSARC_ERR_WOULD_BLOCK = -16, /**< a blocking call was made on the client's loop thread */
+    PULSARC_ERR_UNSUPPORTED = -17, /**< a feature this build does not provide */
+    PULSARC_ERR_DUPLICATE_DROPPED = -18,    /**< the broker dropped the message as a duplicate of
                                           * an id it already had, though this producer never
                                           * sent that id before: it was NOT stored */
-    PULSARC_ERR_TLS_HANDSHAKE = -19,    /**< TLS handshake failed (no common protocol or
+    PULSARC_ERR_TLS_HANDSHAKE = -19,        /**< TLS handshake failed (no common protocol or
                                           * cipher, a plain-text peer, a broken stream) */
-    PULSARC_ERR_TLS_UNTRUSTED = -20,    /**< the broker's certificate does not chain to a
+    PULSARC_ERR_TLS_UNTRUSTED = -20,        /**< the broker's certificate does not chain to a
                                           * trusted CA (self-signed, wrong CA) */
-    PULSARC_ERR_TLS_HOSTNAME = -21,     /**< the certificate was not issued for the host */
-    PULSARC_ERR_TLS_EXPIRED = -22,      /**< a certificate is expired or not yet valid */
-    PULSARC_ERR_TLS_CLIENT_CERT = -23,  /**< the broker wants a client certificate (mTLS) that
+    PULSARC_ERR_TLS_HOSTNAME = -21,         /**< the certificate was not issued for the host */
+    PULSARC_ERR_TLS_EXPIRED = -22,          /**< a certificate is expired or not yet valid */
+    PULSARC_ERR_TLS_CLIENT_CERT = -23,      /**< the broker wants a client certificate (mTLS) that
                                           * was not given or that it does not trust */
-    PULSARC_ERR_TLS_CONFIG = -24,       /**< a CA, certificate or key could not be loaded */
-    PULSARC_ERR_AUTH_PROVIDER = -25,    /**< the authentication provider could not produce
+    PULSARC_ERR_TLS_CONFIG = -24,           /**< a CA, certificate or key could not be loaded */
+    PULSARC_ERR_AUTH_PROVIDER = -25,        /**< the authentication provider could not produce
                                           * credentials (token file unreadable, issuer down) */
-    PULSARC_ERR_CRYPTO = -26,           /**< end-to-end encryption failed: the key reader
+    PULSARC_ERR_CRYPTO = -26,               /**< end-to-end encryption failed: the key reader
                                           * failed or a public key is unusable (with
                                           * cryptoFailureAction=fail) */
-    PULSARC_ERR_INVALID_PAYLOAD = -27,  /**< the payload does not match the schema it is sent
+    PULSARC_ERR_INVALID_PAYLOAD = -27,      /**< the payload does not match the schema it is sent
                                           * with (bad UTF-8, JSON or Avro, wrong width) */
-    PULSARC_ERR_SPOOL = -28,            /**< the producer's spool (spoolDir) cannot be used: a
+    PULSARC_ERR_SPOOL = -28,                /**< the producer's spool (spoolDir) cannot be used: a
                                           * directory that cannot be opened or is locked by
                                           * another producer, a spool written under another
                                           * producer name or topic, a failed write or fsync */
-    PULSARC_ERR_TXN_DISABLED = -29,     /**< a transaction call on a client without
+    PULSARC_ERR_TXN_DISABLED = -29,         /**< a transaction call on a client without
                                           * enableTransaction=true */
-    PULSARC_ERR_TXN_STATE = -30,        /**< the transaction is not open (it is committing,
+    PULSARC_ERR_TXN_STATE = -30,            /**< the transaction is not open (it is committing,
                                           * aborting or ended): nothing more can be sent in
                                           * it, nor can it end again */
     PULSARC_ERR_TXN_OPERATION_FAILED = -31, /**< a commit found that a send in the
                                           * transaction failed: the transaction was aborted
                                           * instead, nothing of it is visible */
 
-    PULSARC_ERR_BROKER_BASE = 100, /**< the first of the broker's errors: ServerError 0 */
-    PULSARC_ERR_BROKER_UNKNOWN = 100, /**< the broker's UnknownError */
-    PULSARC_ERR_BROKER_METADATA = 101, /**< the broker's MetadataError */
-    PULSARC_ERR_BROKER_PERSISTENCE = 102, /**< the broker's PersistenceError */
+    PULSARC_ERR_BROKER_BASE = 100,           /**< the first of the broker's errors: ServerError 0 */
+    PULSARC_ERR_BROKER_UNKNOWN = 100,        /**< the broker's UnknownError */
+    PULSARC_ERR_BROKER_METADATA = 101,       /**< the broker's MetadataError */
+    PULSARC_ERR_BROKER_PERSISTENCE = 102,    /**< the broker's PersistenceError */
     PULSARC_ERR_BROKER_AUTHENTICATION = 103, /**< the broker's AuthenticationError */
-    PULSARC_ERR_BROKER_AUTHORIZATION = 104, /**< the broker's AuthorizationError */
-    PULSARC_ERR_BROKER_CONSUMER_BUSY = 105, /**< the broker's ConsumerBusy */
-    PULSARC_ERR_BROKER_SERVICE_NOT_READY = 106, /**< the broker's ServiceNotReady */
-    PULSARC_ERR_BROKER_QUOTA_EXCEEDED_ERROR = 107, /**< ProducerBlockedQuotaExceededError */
+    PULSARC_ERR_BROKER_AUTHORIZATION = 104,  /**< the broker's AuthorizationError */
+    PULSARC_ERR_BROKER_CONSUMER_BUSY = 105,  /**< the broker's ConsumerBusy */
+    PULSARC_ERR_BROKER_SERVICE_NOT_READY = 106,        /**< the broker's ServiceNotReady */
+    PULSARC_ERR_BROKER_QUOTA_EXCEEDED_ERROR = 107,     /**< ProducerBlockedQuotaExceededError */
     PULSARC_ERR_BROKER_QUOTA_EXCEEDED_EXCEPTION = 108, /**< ProducerBlockedQuotaExceededException */
-    PULSARC_ERR_BROKER_CHECKSUM = 109, /**< the broker's ChecksumError */
-    PULSARC_ERR_BROKER_UNSUPPORTED_VERSION = 110, /**< the broker's UnsupportedVersionError */
-    PULSARC_ERR_BROKER_TOPIC_NOT_FOUND = 111, /**< the broker's TopicNotFound */
-    PULSARC_ERR_BROKER_SUBSCRIPTION_NOT_FOUND = 112, /**< the broker's SubscriptionNotFound */
-    PULSARC_ERR_BROKER_CONSUMER_NOT_FOUND = 113, /**< the broker's ConsumerNotFound */
-    PULSARC_ERR_BROKER_TOO_MANY_REQUESTS = 114, /**< the broker's TooManyRequests */
-    PULSARC_ERR_BROKER_TOPIC_TERMINATED = 115, /**< the broker's TopicTerminatedError */
-    PULSARC_ERR_BROKER_PRODUCER_BUSY = 116, /**< the broker's ProducerBusy */
-    PULSARC_ERR_BROKER_INVALID_TOPIC_NAME = 117, /**< the broker's InvalidTopicName */
-    PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA = 118, /**< the broker's IncompatibleSchema */
-    PULSARC_ERR_BROKER_CONSUMER_ASSIGN = 119, /**< the broker's ConsumerAssignError */
+    PULSARC_ERR_BROKER_CHECKSUM = 109,                 /**< the broker's ChecksumError */
+    PULSARC_ERR_BROKER_UNSUPPORTED_VERSION = 110,      /**< the broker's UnsupportedVersionError */
+    PULSARC_ERR_BROKER_TOPIC_NOT_FOUND = 111,          /**< the broker's TopicNotFound */
+    PULSARC_ERR_BROKER_SUBSCRIPTION_NOT_FOUND = 112,   /**< the broker's SubscriptionNotFound */
+    PULSARC_ERR_BROKER_CONSUMER_NOT_FOUND = 113,       /**< the broker's ConsumerNotFound */
+    PULSARC_ERR_BROKER_TOO_MANY_REQUESTS = 114,        /**< the broker's TooManyRequests */
+    PULSARC_ERR_BROKER_TOPIC_TERMINATED = 115,         /**< the broker's TopicTerminatedError */
+    PULSARC_ERR_BROKER_PRODUCER_BUSY = 116,            /**< the broker's ProducerBusy */
+    PULSARC_ERR_BROKER_INVALID_TOPIC_NAME = 117,       /**< the broker's InvalidTopicName */
+    PULSARC_ERR_BROKER_INCOMPATIBLE_SCHEMA = 118,      /**< the broker's IncompatibleSchema */
+    PULSARC_ERR_BROKER_CONSUMER_ASSIGN = 119,          /**< the broker's ConsumerAssignError */
     PULSARC_ERR_BROKER_TXN_COORDINATOR_NOT_FOUND = 120, /**< TransactionCoordinatorNotFound */
-    PULSARC_ERR_BROKER_INVALID_TXN_STATUS = 121, /**< the broker's InvalidTxnStatus */
-    PULSARC_ERR_BROKER_NOT_ALLOWED = 122, /**< the broker's NotAllowedError */
-    PULSARC_ERR_BROKER_TXN_CONFLICT = 123, /**< the broker's TransactionConflict */
-    PULSARC_ERR_BROKER_TXN_NOT_FOUND = 124, /**< the broker's TransactionNotFound */
-    PULSARC_ERR_BROKER_PRODUCER_FENCED = 125, /**< the broker's ProducerFenced */
+    PULSARC_ERR_BROKER_INVALID_TXN_STATUS = 121,        /**< the broker's InvalidTxnStatus */
+    PULSARC_ERR_BROKER_NOT_ALLOWED = 122,               /**< the broker's NotAllowedError */
+    PULSARC_ERR_BROKER_TXN_CONFLICT = 123,              /**< the broker's TransactionConflict */
+    PULSARC_ERR_BROKER_TXN_NOT_FOUND = 124,             /**< the broker's TransactionNotFound */
+    PULSARC_ERR_BROKER_PRODUCER_FENCED = 125,           /**< the broker's ProducerFenced */
     PULSARC_ERR_BROKER_LAST = 125, /**< the last of the broker's errors this version knows */
 } pulsarc_result;
 
@@ -188,10 +188,10 @@ PULSARC_API int pulsarc_result_is_terminal(pulsarc_result res);
 /** The severity of a log line; logLevel names the least severe that is logged. */
 typedef enum pulsarc_log_level {
     PULSARC_LOG_DEBUG = 0, /**< details of the client's work */
-    PULSARC_LOG_INFO = 1, /**< connections, registrations and other events */
-    PULSARC_LOG_WARN = 2, /**< trouble the client works around */
+    PULSARC_LOG_INFO = 1,  /**< connections, registrations and other events */
+    PULSARC_LOG_WARN = 2,  /**< trouble the client works around */
     PULSARC_LOG_ERROR = 3, /**< failures */
-    PULSARC_LOG_OFF = 4, /**< as logLevel: nothing is logged */
+    PULSARC_LOG_OFF = 4,   /**< as logLevel: nothing is logged */
 } pulsarc_log_level;
 
 /** Called for each log line at or above the configured level, on whichever thread logged
@@ -221,11 +221,11 @@ PULSARC_API pulsarc_client_config_t *pulsarc_client_config_new(void);
 PULSARC_API void pulsarc_client_config_free(pulsarc_client_config_t *conf);
 /** Sets key to value, given as text; PULSARC_ERR_INVALID_CONFIG, with a detail, for an
  * unknown key or a bad value. */
-PULSARC_API pulsarc_result pulsarc_client_config_set(pulsarc_client_config_t *conf,
-                                                     const char *key, const char *value);
+PULSARC_API pulsarc_result pulsarc_client_config_set(pulsarc_client_config_t *conf, const char *key,
+                                                     const char *value);
 /** Replace the default logger (which writes to stderr). cb may be NULL to silence. */
-PULSARC_API void pulsarc_client_config_set_logger(pulsarc_client_config_t *conf,
-                                                  pulsarc_log_cb cb, void *ctx);
+PULSARC_API void pulsarc_client_config_set_logger(pulsarc_client_config_t *conf, pulsarc_log_cb cb,
+                                                  void *ctx);
 /** Print every setting with its effective value, one "key=value" per line, into buf.
  * Returns the length that was needed (like snprintf); buf may be NULL when len is 0. */
 PULSARC_API size_t pulsarc_client_config_dump(const pulsarc_client_config_t *conf, char *buf,
@@ -261,8 +261,8 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_stats_cb(pulsarc_client_con
  * @{ */
 
 /** Trusted CA certificates (one or more PEM certificates). */
-PULSARC_API pulsarc_result pulsarc_client_config_set_tls_trust_certs_pem(
-    pulsarc_client_config_t *conf, const char *pem);
+PULSARC_API pulsarc_result
+pulsarc_client_config_set_tls_trust_certs_pem(pulsarc_client_config_t *conf, const char *pem);
 /** The client certificate (optionally followed by its chain) and its private key, for
  * mTLS; both or neither (NULL, NULL clears). */
 PULSARC_API pulsarc_result pulsarc_client_config_set_tls_cert_pem(pulsarc_client_config_t *conf,
@@ -319,11 +319,11 @@ typedef char *(*pulsarc_token_supplier_cb)(void *ctx);
 PULSARC_API pulsarc_result pulsarc_client_config_set_auth_token(pulsarc_client_config_t *conf,
                                                                 const char *token);
 /** A file holding the token (read on every connect and challenge; blanks trimmed). */
-PULSARC_API pulsarc_result pulsarc_client_config_set_auth_token_file(
-    pulsarc_client_config_t *conf, const char *path);
+PULSARC_API pulsarc_result pulsarc_client_config_set_auth_token_file(pulsarc_client_config_t *conf,
+                                                                     const char *path);
 /** An environment variable holding the token (read on every connect and challenge). */
-PULSARC_API pulsarc_result pulsarc_client_config_set_auth_token_env(
-    pulsarc_client_config_t *conf, const char *name);
+PULSARC_API pulsarc_result pulsarc_client_config_set_auth_token_env(pulsarc_client_config_t *conf,
+                                                                    const char *name);
 /** A callback that supplies the token (see pulsarc_token_supplier_cb). */
 PULSARC_API pulsarc_result pulsarc_client_config_set_auth_token_supplier(
     pulsarc_client_config_t *conf, pulsarc_token_supplier_cb cb, void *ctx);
@@ -432,25 +432,25 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_service_url_provider(
 
 /** The protocol's Schema.Type numbers, plus AUTO_PRODUCE which is local only. */
 typedef enum pulsarc_schema_type {
-    PULSARC_SCHEMA_AUTO_PRODUCE = -1,   /**< take the topic's schema at creation (GET_SCHEMA)
+    PULSARC_SCHEMA_AUTO_PRODUCE = -1, /**< take the topic's schema at creation (GET_SCHEMA)
                                           * and check raw payloads against it */
-    PULSARC_SCHEMA_BYTES = 0,           /**< "NONE" on the wire: no schema is registered */
-    PULSARC_SCHEMA_STRING = 1, /**< UTF-8 text */
-    PULSARC_SCHEMA_JSON = 2, /**< JSON documents (an Avro record definition) */
-    PULSARC_SCHEMA_PROTOBUF = 3, /**< Protocol Buffers */
-    PULSARC_SCHEMA_AVRO = 4, /**< Avro binary */
-    PULSARC_SCHEMA_BOOLEAN = 5, /**< 1 byte */
-    PULSARC_SCHEMA_INT8 = 6, /**< 1 byte */
-    PULSARC_SCHEMA_INT16 = 7, /**< 2 bytes */
-    PULSARC_SCHEMA_INT32 = 8, /**< 4 bytes */
-    PULSARC_SCHEMA_INT64 = 9, /**< 8 bytes */
-    PULSARC_SCHEMA_FLOAT = 10, /**< 4 bytes, IEEE 754 */
-    PULSARC_SCHEMA_DOUBLE = 11, /**< 8 bytes, IEEE 754 */
-    PULSARC_SCHEMA_DATE = 12, /**< int64 milliseconds since the epoch */
-    PULSARC_SCHEMA_TIME = 13, /**< int64 milliseconds of the day */
-    PULSARC_SCHEMA_TIMESTAMP = 14, /**< int64 milliseconds since the epoch */
-    PULSARC_SCHEMA_KEY_VALUE = 15, /**< a key and a value schema (pulsarc_schema_new_key_value) */
-    PULSARC_SCHEMA_INSTANT = 16, /**< seconds and nanoseconds (12 bytes) */
+    PULSARC_SCHEMA_BYTES = 0,         /**< "NONE" on the wire: no schema is registered */
+    PULSARC_SCHEMA_STRING = 1,        /**< UTF-8 text */
+    PULSARC_SCHEMA_JSON = 2,          /**< JSON documents (an Avro record definition) */
+    PULSARC_SCHEMA_PROTOBUF = 3,      /**< Protocol Buffers */
+    PULSARC_SCHEMA_AVRO = 4,          /**< Avro binary */
+    PULSARC_SCHEMA_BOOLEAN = 5,       /**< 1 byte */
+    PULSARC_SCHEMA_INT8 = 6,          /**< 1 byte */
+    PULSARC_SCHEMA_INT16 = 7,         /**< 2 bytes */
+    PULSARC_SCHEMA_INT32 = 8,         /**< 4 bytes */
+    PULSARC_SCHEMA_INT64 = 9,         /**< 8 bytes */
+    PULSARC_SCHEMA_FLOAT = 10,        /**< 4 bytes, IEEE 754 */
+    PULSARC_SCHEMA_DOUBLE = 11,       /**< 8 bytes, IEEE 754 */
+    PULSARC_SCHEMA_DATE = 12,         /**< int64 milliseconds since the epoch */
+    PULSARC_SCHEMA_TIME = 13,         /**< int64 milliseconds of the day */
+    PULSARC_SCHEMA_TIMESTAMP = 14,    /**< int64 milliseconds since the epoch */
+    PULSARC_SCHEMA_KEY_VALUE = 15,  /**< a key and a value schema (pulsarc_schema_new_key_value) */
+    PULSARC_SCHEMA_INSTANT = 16,    /**< seconds and nanoseconds (12 bytes) */
     PULSARC_SCHEMA_LOCAL_DATE = 17, /**< int64 days since 1970-01-01 */
     PULSARC_SCHEMA_LOCAL_TIME = 18, /**< int64 nanoseconds of the day */
     PULSARC_SCHEMA_LOCAL_DATE_TIME = 19, /**< days and nanoseconds of the day (16 bytes) */
@@ -463,7 +463,7 @@ typedef enum pulsarc_schema_type {
  *              the protocol's partition_key_b64_encoded flag set (so routing, compaction
  *              and Key_Shared use the key) */
 typedef enum pulsarc_key_value_encoding {
-    PULSARC_KV_INLINE = 0, /**< key and value in the payload */
+    PULSARC_KV_INLINE = 0,    /**< key and value in the payload */
     PULSARC_KV_SEPARATED = 1, /**< the key in the message key, the value in the payload */
 } pulsarc_key_value_encoding;
 
@@ -478,17 +478,14 @@ typedef struct pulsarc_schema pulsarc_schema_t;
  * PROTOBUF_NATIVE definitions are taken as given. KEY_VALUE: use
  * pulsarc_schema_new_key_value. */
 PULSARC_API pulsarc_result pulsarc_schema_new(pulsarc_schema_type type, const char *name,
-                                              const void *data, size_t len,
-                                              pulsarc_schema_t **out);
+                                              const void *data, size_t len, pulsarc_schema_t **out);
 /** AVRO / JSON from an Avro schema definition (JSON text, e.g. {"type":"record",...}),
  * with the properties the Java client sets for them (__alwaysAllowNull=true,
  * __jsr310ConversionEnabled=false). A JSON schema's definition is an Avro record
  * definition, as every official client writes it. */
-PULSARC_API pulsarc_result pulsarc_schema_new_avro(const char *definition,
-                                                   pulsarc_schema_t **out);
+PULSARC_API pulsarc_result pulsarc_schema_new_avro(const char *definition, pulsarc_schema_t **out);
 /** JSON from an Avro record definition, as pulsarc_schema_new_avro describes. */
-PULSARC_API pulsarc_result pulsarc_schema_new_json(const char *definition,
-                                                   pulsarc_schema_t **out);
+PULSARC_API pulsarc_result pulsarc_schema_new_json(const char *definition, pulsarc_schema_t **out);
 /** The types without a definition: BYTES, STRING, BOOLEAN, INT8 .. LOCAL_DATE_TIME except
  * KEY_VALUE, and AUTO_PRODUCE. Named as the Java client names them. */
 PULSARC_API pulsarc_result pulsarc_schema_new_primitive(pulsarc_schema_type type,
@@ -503,8 +500,8 @@ PULSARC_API pulsarc_result pulsarc_schema_new_key_value(const pulsarc_schema_t *
                                                         pulsarc_key_value_encoding encoding,
                                                         pulsarc_schema_t **out);
 /** Adds or replaces a property (sent with the schema). Fails once the schema is frozen. */
-PULSARC_API pulsarc_result pulsarc_schema_set_property(pulsarc_schema_t *schema,
-                                                       const char *key, const char *value);
+PULSARC_API pulsarc_result pulsarc_schema_set_property(pulsarc_schema_t *schema, const char *key,
+                                                       const char *value);
 /** Releases the caller's reference (NULL: nothing). */
 PULSARC_API void pulsarc_schema_free(pulsarc_schema_t *schema);
 
@@ -515,17 +512,14 @@ PULSARC_API const char *pulsarc_schema_name(const pulsarc_schema_t *schema);
 /** The definition (schema_data) and its length; never NULL (an empty definition is ""). */
 PULSARC_API const void *pulsarc_schema_data(const pulsarc_schema_t *schema, size_t *len);
 /** NULL when the schema has no such property. */
-PULSARC_API const char *pulsarc_schema_property(const pulsarc_schema_t *schema,
-                                                const char *key);
+PULSARC_API const char *pulsarc_schema_property(const pulsarc_schema_t *schema, const char *key);
 /** Properties by index, 0 .. count-1, in the order they were added. */
 PULSARC_API size_t pulsarc_schema_property_count(const pulsarc_schema_t *schema);
 /** The key and value of property index; PULSARC_ERR_INVALID_ARGUMENT past the last. */
-PULSARC_API pulsarc_result pulsarc_schema_property_at(const pulsarc_schema_t *schema,
-                                                      size_t index, const char **key,
-                                                      const char **value);
+PULSARC_API pulsarc_result pulsarc_schema_property_at(const pulsarc_schema_t *schema, size_t index,
+                                                      const char **key, const char **value);
 /** For a KEY_VALUE schema: its encoding and its two parts (owned by schema). */
-PULSARC_API pulsarc_key_value_encoding pulsarc_schema_kv_encoding(
-    const pulsarc_schema_t *schema);
+PULSARC_API pulsarc_key_value_encoding pulsarc_schema_kv_encoding(const pulsarc_schema_t *schema);
 /** A KEY_VALUE schema's key schema (owned by schema). */
 PULSARC_API const pulsarc_schema_t *pulsarc_schema_kv_key(const pulsarc_schema_t *schema);
 /** A KEY_VALUE schema's value schema (owned by schema). */
@@ -568,11 +562,9 @@ PULSARC_API size_t pulsarc_schema_encode_float(float value, uint8_t out[4]);
 /** DOUBLE: 8 bytes, IEEE 754. */
 PULSARC_API size_t pulsarc_schema_encode_double(double value, uint8_t out[8]);
 /** INSTANT: seconds since the epoch, then nanoseconds (12 bytes). */
-PULSARC_API size_t pulsarc_schema_encode_instant(int64_t seconds, int32_t nanos,
-                                                 uint8_t out[12]);
+PULSARC_API size_t pulsarc_schema_encode_instant(int64_t seconds, int32_t nanos, uint8_t out[12]);
 /** LOCAL_DATE_TIME: days since 1970-01-01, then nanoseconds of the day (16 bytes). */
-PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day,
-                                                         int64_t nano_of_day,
+PULSARC_API size_t pulsarc_schema_encode_local_date_time(int64_t epoch_day, int64_t nano_of_day,
                                                          uint8_t out[16]);
 
 /** @} */
@@ -604,8 +596,8 @@ PULSARC_API void pulsarc_producer_config_free(pulsarc_producer_config_t *conf);
 PULSARC_API pulsarc_result pulsarc_producer_config_set(pulsarc_producer_config_t *conf,
                                                        const char *key, const char *value);
 /** Every setting with its effective value, as pulsarc_client_config_dump prints them. */
-PULSARC_API size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf,
-                                                char *buf, size_t len);
+PULSARC_API size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf, char *buf,
+                                                size_t len);
 /** The keys pulsarc_producer_config_set takes, as pulsarc_client_config_key_name gives
  * the client's. */
 PULSARC_API const char *pulsarc_producer_config_key_name(size_t index);
@@ -629,8 +621,7 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_c
  * key again replaces its value. PULSARC_ERR_INVALID_ARGUMENT for a NULL config, a NULL
  * or empty key or a NULL value. Not part of pulsarc_producer_config_dump. */
 PULSARC_API pulsarc_result pulsarc_producer_config_set_property(pulsarc_producer_config_t *conf,
-                                                                const char *key,
-                                                                const char *value);
+                                                                const char *key, const char *value);
 
 /** @} */
 
@@ -681,13 +672,12 @@ typedef pulsarc_result (*pulsarc_crypto_key_reader_cb)(const char *key_name,
                                                        pulsarc_crypto_key_t *key, void *ctx);
 
 /** The PEM text of the public key (copied; need not be NUL-terminated). */
-PULSARC_API pulsarc_result pulsarc_crypto_key_set_pem(pulsarc_crypto_key_t *key,
-                                                      const void *pem, size_t len);
+PULSARC_API pulsarc_result pulsarc_crypto_key_set_pem(pulsarc_crypto_key_t *key, const void *pem,
+                                                      size_t len);
 /** A metadata pair sent with the wrapped data key (EncryptionKeys.metadata), which the
  * consumer's key reader receives; name and value are copied. */
 PULSARC_API pulsarc_result pulsarc_crypto_key_add_metadata(pulsarc_crypto_key_t *key,
-                                                           const char *name,
-                                                           const char *value);
+                                                           const char *name, const char *value);
 
 /** The callback asked for every key name that add_encryption_key_file/_pem did not cover
  * (NULL removes it). Does not change encryptionKeys: name the keys there. */
@@ -773,19 +763,19 @@ PULSARC_API pulsarc_result pulsarc_message_set_key(pulsarc_message_t *msg, const
  * partition_key_b64_encoded flag, so consumers get the bytes back (Java's getKeyBytes).
  * Routing, compaction and Key_Shared use the encoded text, as they do for the Java
  * client; pulsarc_message_key returns it. key may be NULL when len is 0. */
-PULSARC_API pulsarc_result pulsarc_message_set_key_bytes(pulsarc_message_t *msg,
-                                                         const void *key, size_t len);
+PULSARC_API pulsarc_result pulsarc_message_set_key_bytes(pulsarc_message_t *msg, const void *key,
+                                                         size_t len);
 /** A null value: the message has no payload and says so (MessageMetadata null_value, the
  * Java client's value(null)), which on a compacted topic removes its key from the
  * compacted view (a tombstone: give it the key, pulsarc_message_set_key). Drops the
  * builder's payload; setting a payload again makes the value non-null. */
 PULSARC_API pulsarc_result pulsarc_message_set_null_value(pulsarc_message_t *msg);
 /** The ordering key (copied), which Key_Shared subscriptions use instead of the key. */
-PULSARC_API pulsarc_result pulsarc_message_set_ordering_key(pulsarc_message_t *msg,
-                                                            const void *key, size_t len);
+PULSARC_API pulsarc_result pulsarc_message_set_ordering_key(pulsarc_message_t *msg, const void *key,
+                                                            size_t len);
 /** Adds a property; name and value are copied. */
-PULSARC_API pulsarc_result pulsarc_message_set_property(pulsarc_message_t *msg,
-                                                        const char *name, const char *value);
+PULSARC_API pulsarc_result pulsarc_message_set_property(pulsarc_message_t *msg, const char *name,
+                                                        const char *value);
 /** Milliseconds since the epoch; 0 = unset. */
 PULSARC_API pulsarc_result pulsarc_message_set_event_time(pulsarc_message_t *msg, uint64_t ms);
 /** An explicit sequence id (>= 0) for deduplication; ids must increase per producer. */
@@ -799,8 +789,7 @@ PULSARC_API pulsarc_result pulsarc_message_set_deliver_at(pulsarc_message_t *msg
  * builder stamps deliver_at = its own wall-clock time + ms (the Go client's DeliverAfter;
  * the Java and C++ builders add the delay when it is set). Otherwise as deliver_at, which
  * it replaces. */
-PULSARC_API pulsarc_result pulsarc_message_set_deliver_after(pulsarc_message_t *msg,
-                                                             uint64_t ms);
+PULSARC_API pulsarc_result pulsarc_message_set_deliver_after(pulsarc_message_t *msg, uint64_t ms);
 /** Replicate this message only to these clusters (geo-replication; MessageMetadata
  * replicate_to), instead of the namespace's replication clusters; names are copied, none
  * may be NULL or empty; n = 0 clears. Such messages are never batched. A cluster the
@@ -812,8 +801,7 @@ PULSARC_API pulsarc_result pulsarc_message_set_replication_clusters(pulsarc_mess
 /** disable nonzero: replicate this message to no other cluster (replicate_to is
  * ["__local__"], as the Java client's disableReplication writes it); 0 clears the list
  * again. It replaces set_replication_clusters and the other way round. */
-PULSARC_API pulsarc_result pulsarc_message_disable_replication(pulsarc_message_t *msg,
-                                                               int disable);
+PULSARC_API pulsarc_result pulsarc_message_disable_replication(pulsarc_message_t *msg, int disable);
 /** A schema for this message alone (multi-schema producers, as the Java client's
  * newMessage(schema)): the producer registers it once with the broker
  * (GET_OR_CREATE_SCHEMA, cached per producer) and stamps the version it gets; messages
@@ -939,10 +927,9 @@ typedef void (*pulsarc_create_cb)(pulsarc_client_t *client, pulsarc_result res,
  * spool is opened here, on the calling thread (PULSARC_ERR_SPOOL when it cannot be used),
  * and what it holds is resent, from a thread of the library's, before cb gets the
  * producer. */
-PULSARC_API pulsarc_result pulsarc_client_create_producer_async(pulsarc_client_t *client,
-                                                                const char *topic,
-                                                                const pulsarc_producer_config_t *conf,
-                                                                pulsarc_create_cb cb, void *ctx);
+PULSARC_API pulsarc_result pulsarc_client_create_producer_async(
+    pulsarc_client_t *client, const char *topic, const pulsarc_producer_config_t *conf,
+    pulsarc_create_cb cb, void *ctx);
 
 /** Accepts the message for sending and returns at once (or waits for room when
  * blockIfQueueFull is on and the call is not on the loop thread: on the loop thread a
@@ -953,8 +940,8 @@ PULSARC_API pulsarc_result pulsarc_client_create_producer_async(pulsarc_client_t
  * terminal result (pulsarc_result_is_terminal), every later send fails at once with that
  * result and its detail. */
 PULSARC_API pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *producer,
-                                                       pulsarc_message_t *msg,
-                                                       pulsarc_send_cb cb, void *ctx);
+                                                       pulsarc_message_t *msg, pulsarc_send_cb cb,
+                                                       void *ctx);
 /** Sends and waits for the receipt. id_out (may be NULL) receives the message id, to be
  * freed with pulsarc_message_id_free. */
 PULSARC_API pulsarc_result pulsarc_producer_send(pulsarc_producer_t *producer,
@@ -1057,14 +1044,13 @@ PULSARC_API int pulsarc_producer_partitions(const pulsarc_producer_t *producer);
 /** A producer interceptor (see above): three callbacks, each of which may be NULL. */
 typedef struct pulsarc_interceptor {
     /** Before a send accepts its message: may change it, or reject it. */
-    pulsarc_result (*before_send)(pulsarc_producer_t *producer, pulsarc_message_t *msg,
-                                  void *ctx);
+    pulsarc_result (*before_send)(pulsarc_producer_t *producer, pulsarc_message_t *msg, void *ctx);
     /** Once per accepted message, just before its send callback. */
-    void (*on_ack)(pulsarc_producer_t *producer, const pulsarc_message_t *msg,
-                   pulsarc_result res, const pulsarc_message_id_t *id, void *ctx);
+    void (*on_ack)(pulsarc_producer_t *producer, const pulsarc_message_t *msg, pulsarc_result res,
+                   const pulsarc_message_id_t *id, void *ctx);
     /** When the producer's partitioned topic has grown. */
-    void (*on_partitions_change)(pulsarc_producer_t *producer, const char *topic,
-                                 int partitions, void *ctx);
+    void (*on_partitions_change)(pulsarc_producer_t *producer, const char *topic, int partitions,
+                                 void *ctx);
 } pulsarc_interceptor_t;
 
 /** Adds an interceptor after those added before. ops is copied: pass sizeof *ops as
@@ -1072,9 +1058,9 @@ typedef struct pulsarc_interceptor {
  * library whose table has more members (they count as NULL). Fails with
  * PULSARC_ERR_INVALID_ARGUMENT for a NULL conf or ops, or an ops_size of 0 or above the
  * library's table. */
-PULSARC_API pulsarc_result pulsarc_producer_config_add_interceptor(
-    pulsarc_producer_config_t *conf, const pulsarc_interceptor_t *ops, size_t ops_size,
-    void *ctx);
+PULSARC_API pulsarc_result pulsarc_producer_config_add_interceptor(pulsarc_producer_config_t *conf,
+                                                                   const pulsarc_interceptor_t *ops,
+                                                                   size_t ops_size, void *ctx);
 
 /** @} */
 
@@ -1098,36 +1084,36 @@ typedef struct pulsarc_stats pulsarc_stats_t;
  * New values may be added at the end; an unknown value reads 0. */
 typedef enum pulsarc_stat {
     PULSARC_STAT_MSGS_ACCEPTED = 0, /**< accepted sends the loop thread has taken over */
-    PULSARC_STAT_MSGS_REFUSED,     /**< send calls that did not accept their message
+    PULSARC_STAT_MSGS_REFUSED,      /**< send calls that did not accept their message
                                       (pulsarc_stats_refused: by result) */
-    PULSARC_STAT_MSGS_SENT,        /**< put into entries for the broker (written at once when
+    PULSARC_STAT_MSGS_SENT,         /**< put into entries for the broker (written at once when
                                       connected, else on connecting) */
-    PULSARC_STAT_BYTES_SENT, /**< their payload bytes */
-    PULSARC_STAT_MSGS_ACKED,       /**< completed with success (the broker's receipt) */
-    PULSARC_STAT_BYTES_ACKED, /**< their payload bytes */
-    PULSARC_STAT_MSGS_FAILED,      /**< completed with an error (pulsarc_stats_failed: by
+    PULSARC_STAT_BYTES_SENT,        /**< their payload bytes */
+    PULSARC_STAT_MSGS_ACKED,        /**< completed with success (the broker's receipt) */
+    PULSARC_STAT_BYTES_ACKED,       /**< their payload bytes */
+    PULSARC_STAT_MSGS_FAILED,       /**< completed with an error (pulsarc_stats_failed: by
                                       result) */
-    PULSARC_STAT_BYTES_FAILED, /**< their payload bytes */
-    PULSARC_STAT_MSGS_PENDING,     /**< gauge: accepted, callback not run yet */
-    PULSARC_STAT_MEMORY_USED,      /**< gauge, client only: bytes memoryLimitBytes counts */
-    PULSARC_STAT_MEMORY_LIMIT,     /**< client only: memoryLimitBytes */
-    PULSARC_STAT_ENTRIES,          /**< entries built: batches, messages sent alone, chunks */
-    PULSARC_STAT_ENTRY_RAW_BYTES,  /**< their payloads before compression */
-    PULSARC_STAT_ENTRY_BYTES,      /**< ... as written (compressed, encrypted): the
+    PULSARC_STAT_BYTES_FAILED,      /**< their payload bytes */
+    PULSARC_STAT_MSGS_PENDING,      /**< gauge: accepted, callback not run yet */
+    PULSARC_STAT_MEMORY_USED,       /**< gauge, client only: bytes memoryLimitBytes counts */
+    PULSARC_STAT_MEMORY_LIMIT,      /**< client only: memoryLimitBytes */
+    PULSARC_STAT_ENTRIES,           /**< entries built: batches, messages sent alone, chunks */
+    PULSARC_STAT_ENTRY_RAW_BYTES,   /**< their payloads before compression */
+    PULSARC_STAT_ENTRY_BYTES,       /**< ... as written (compressed, encrypted): the
                                       compression ratio is RAW_BYTES / ENTRY_BYTES */
-    PULSARC_STAT_ENTRIES_RESENT,   /**< entries written again after a reconnect */
-    PULSARC_STAT_BATCHES,          /**< batch entries */
-    PULSARC_STAT_BATCHED_MSGS,     /**< messages in them: the mean batch is this / BATCHES */
-    PULSARC_STAT_BATCH_MAX_MSGS,   /**< the most messages one batch held */
-    PULSARC_STAT_RECONNECTS,       /**< registrations after each partition's first */
-    PULSARC_STAT_DISCONNECTS,      /**< connections lost (or producers closed by the broker)
+    PULSARC_STAT_ENTRIES_RESENT,    /**< entries written again after a reconnect */
+    PULSARC_STAT_BATCHES,           /**< batch entries */
+    PULSARC_STAT_BATCHED_MSGS,      /**< messages in them: the mean batch is this / BATCHES */
+    PULSARC_STAT_BATCH_MAX_MSGS,    /**< the most messages one batch held */
+    PULSARC_STAT_RECONNECTS,        /**< registrations after each partition's first */
+    PULSARC_STAT_DISCONNECTS,       /**< connections lost (or producers closed by the broker)
                                       while registered */
-    PULSARC_STAT_PARTITIONS,       /**< gauge: partition producers (1 for a topic without
+    PULSARC_STAT_PARTITIONS,        /**< gauge: partition producers (1 for a topic without
                                       partitions) */
-    PULSARC_STAT_PRODUCERS,        /**< gauge: producers created and not freed yet, closed ones
+    PULSARC_STAT_PRODUCERS,         /**< gauge: producers created and not freed yet, closed ones
                                       included (1 in a producer's snapshot) */
-    PULSARC_STAT_LATENCY_COUNT,    /**< messages timed: every acknowledged one */
-    PULSARC_STAT_TLS_DOWNGRADES,   /**< client only: switches of cluster from a pulsar+ssl://
+    PULSARC_STAT_LATENCY_COUNT,     /**< messages timed: every acknowledged one */
+    PULSARC_STAT_TLS_DOWNGRADES,    /**< client only: switches of cluster from a pulsar+ssl://
                                       or https:// service URL to a plain-text one (each also
                                       logged at WARN; see "Cluster failover") */
 } pulsarc_stat;
@@ -1139,8 +1125,7 @@ typedef enum pulsarc_stat {
 PULSARC_API pulsarc_result pulsarc_producer_stats(pulsarc_producer_t *producer,
                                                   pulsarc_stats_t **out);
 /** The same for the whole client (see pulsarc_producer_stats). */
-PULSARC_API pulsarc_result pulsarc_client_stats(pulsarc_client_t *client,
-                                                pulsarc_stats_t **out);
+PULSARC_API pulsarc_result pulsarc_client_stats(pulsarc_client_t *client, pulsarc_stats_t **out);
 /** Frees a snapshot (NULL: nothing). */
 PULSARC_API void pulsarc_stats_free(pulsarc_stats_t *stats);
 /** The number which names; 0 for a value this library does not know. */
@@ -1207,8 +1192,7 @@ PULSARC_API pulsarc_result pulsarc_txn_begin(pulsarc_client_t *client, uint64_t 
  * results above. Fails at once (and cb never runs) with PULSARC_ERR_TXN_DISABLED,
  * PULSARC_ERR_INVALID_ARGUMENT, PULSARC_ERR_ALREADY_CLOSED or PULSARC_ERR_NO_MEMORY. Any
  * thread, the loop's included. */
-PULSARC_API pulsarc_result pulsarc_txn_begin_async(pulsarc_client_t *client,
-                                                   uint64_t timeout_ms,
+PULSARC_API pulsarc_result pulsarc_txn_begin_async(pulsarc_client_t *client, uint64_t timeout_ms,
                                                    pulsarc_txn_begin_cb cb, void *ctx);
 
 /** Sends msg as part of txn (see pulsarc_producer_send_async for msg and cb). Before the

@@ -112,8 +112,8 @@ static pulsarc_result no_room(const pc_admission_t *a, bool room, int64_t max_pe
                            (long long)a->memory_limit);
 }
 
-pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending,
-                        size_t bytes, bool block)
+pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending, size_t bytes,
+                        bool block)
 {
     bool room, memory;
     if (atomic_load(&pm->closed))

@@ -21,13 +21,13 @@
 /* The client's, shared by its producers. */
 typedef struct pc_admission {
     atomic_int_fast64_t memory_used;
-    int64_t memory_limit;      /* memoryLimitBytes; 0: none */
-    atomic_int waiters;        /* threads inside the slow path of pc_admit */
+    int64_t memory_limit; /* memoryLimitBytes; 0: none */
+    atomic_int waiters;   /* threads inside the slow path of pc_admit */
     uv_mutex_t mu;
-    uv_cond_t cond;            /* signalled when memory or permits are released */
-    uv_check_t check;          /* after each loop turn's I/O: wake waiting senders once */
-    bool freed;                /* loop thread: released this turn while senders waited */
-    bool deferring;            /* loop thread: the check handle still runs */
+    uv_cond_t cond;   /* signalled when memory or permits are released */
+    uv_check_t check; /* after each loop turn's I/O: wake waiting senders once */
+    bool freed;       /* loop thread: released this turn while senders waited */
+    bool deferring;   /* loop thread: the check handle still runs */
     const uv_thread_t *loop_thread;
 } pc_admission_t;
 
@@ -59,8 +59,8 @@ void pc_permits_init(pc_permits_t *pm);
  * finds no room waits when block is set, else fails with QUEUE_FULL or MEMORY_LIMIT; on a
  * closed producer it fails with ALREADY_CLOSED. On the loop thread it never waits and
  * takes no lock, whatever block says. */
-pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending,
-                        size_t bytes, bool block);
+pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending, size_t bytes,
+                        bool block);
 /* Give back messages' permits and their bytes (a batch's at once). */
 void pc_admission_release(pc_admission_t *a, pc_permits_t *pm, int64_t messages, size_t bytes);
 /* The producer is closing: refuse every later send, and wake the blocked ones to say so. */

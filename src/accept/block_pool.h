@@ -40,15 +40,15 @@ typedef struct pc_block pc_block_t;
 
 typedef struct pc_block_pool {
     _Atomic(pc_block_t *) returned; /* given back, any thread */
-    atomic_size_t n_returned;            /* blocks on returned (may lag behind it) */
+    atomic_size_t n_returned;       /* blocks on returned (may lag behind it) */
     /* The loop thread gives back a block per message and a sender takes one per message:
      * on one cache line, each would take the line from the other every time. */
     char apart[64];
-    uv_mutex_t mu;                       /* senders other than the loop thread: the stash */
+    uv_mutex_t mu; /* senders other than the loop thread: the stash */
     pc_block_t *stash;
     pc_block_t *loop_stash;         /* the loop thread's own */
-    const uv_thread_t *loop_thread;      /* NULL: none (every sender shares the stash) */
-    _Atomic(void *) large;               /* the kept large block, or NULL */
+    const uv_thread_t *loop_thread; /* NULL: none (every sender shares the stash) */
+    _Atomic(void *) large;          /* the kept large block, or NULL */
 } pc_block_pool_t;
 
 void pc_block_pool_init(pc_block_pool_t *p);

@@ -85,9 +85,10 @@ void pc_auth_warn_cleartext(const pc_auth_t *a, int tls, const pc_logger_t *log)
                                                   : NULL;
     const char *own = a->ops->cleartext_risk ? a->ops->cleartext_risk(a) : NULL;
     if (what && !tls)
-        PC_WARN(log, "%s goes to the broker unencrypted: the service URL is pulsar:// or "
-                "http://, not pulsar+ssl:// or https://%s%s", what, own ? "; " : "",
-                own ? own : "");
+        PC_WARN(log,
+                "%s goes to the broker unencrypted: the service URL is pulsar:// or "
+                "http://, not pulsar+ssl:// or https://%s%s",
+                what, own ? "; " : "", own ? own : "");
     else if (own)
         PC_WARN(log, "%s", own);
 }

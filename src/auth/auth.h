@@ -97,15 +97,14 @@ void pc_auth_wait_done(pc_auth_wait_t *w, pulsarc_result res);
 
 /* The outcome of a request, as net/http.h reports it: res is PULSARC_OK when an HTTP
  * answer came (whatever its status); body is valid during the call only. */
-typedef void (*pc_auth_http_done_cb)(pulsarc_result res, long status, const char *body,
-                                     size_t len, void *ctx);
+typedef void (*pc_auth_http_done_cb)(pulsarc_result res, long status, const char *body, size_t len,
+                                     void *ctx);
 
 /* auth/ may not include net/, so the client hands a provider its HTTP client as a table
  * (filled with net/http.h's pc_http_get / pc_http_post_form). get and post_form return
  * 0, or -1 when the request could not start (done not called, detail set). */
 struct pc_auth_http {
-    int (*get)(void *h, const char *url, uint64_t timeout_ms, pc_auth_http_done_cb done,
-               void *ctx);
+    int (*get)(void *h, const char *url, uint64_t timeout_ms, pc_auth_http_done_cb done, void *ctx);
     int (*post_form)(void *h, const char *url, const char *form, uint64_t timeout_ms,
                      pc_auth_http_done_cb done, void *ctx);
     /* Optional: frees h (which cancels its requests: their done runs with a failure).
@@ -150,8 +149,7 @@ pulsarc_result pc_auth_token_file(const char *path, pc_auth_t **out);
 /* The variable is read on every connect and challenge. */
 pulsarc_result pc_auth_token_env(const char *name, pc_auth_t **out);
 /* The user's callback, called on every connect and challenge. */
-pulsarc_result pc_auth_token_supplier(pulsarc_token_supplier_cb cb, void *ctx,
-                                      pc_auth_t **out);
+pulsarc_result pc_auth_token_supplier(pulsarc_token_supplier_cb cb, void *ctx, pc_auth_t **out);
 
 /* Basic (method "basic"): sends "user:password". */
 pulsarc_result pc_auth_basic(const char *user, const char *password, pc_auth_t **out);
@@ -170,9 +168,9 @@ typedef struct pc_auth_oauth2_params {
     const char *issuer_url;
     const char *client_id;
     const char *client_secret;
-    const char *audience;    /* NULL: not sent */
-    const char *scope;       /* NULL: not sent */
-    const char *trust_file;  /* the issuer's CAs (PEM file); NULL: the system's store */
+    const char *audience;   /* NULL: not sent */
+    const char *scope;      /* NULL: not sent */
+    const char *trust_file; /* the issuer's CAs (PEM file); NULL: the system's store */
 } pc_auth_oauth2_params_t;
 pulsarc_result pc_auth_oauth2(const pc_auth_oauth2_params_t *p, pc_auth_t **out);
 /* The clock a token's lifetime is counted on; NULL (the default): the monotonic clock.

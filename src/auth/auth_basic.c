@@ -26,7 +26,8 @@ static void basic_destroy(pc_auth_t *a)
     free(b);
 }
 
-static const pc_auth_ops_t basic_ops = { .method = "basic", .initial = basic_initial,
+static const pc_auth_ops_t basic_ops = { .method = "basic",
+                                         .initial = basic_initial,
                                          .destroy = basic_destroy };
 
 pulsarc_result pc_auth_basic(const char *user, const char *password, pc_auth_t **out)

@@ -33,7 +33,7 @@ typedef struct oauth2_auth {
     pc_auth_t base;
     char *issuer_url; /* without a trailing '/' */
     char *client_id, *client_secret, *audience, *scope;
-    char *trust_file;          /* the issuer's CAs; NULL: the system's store */
+    char *trust_file; /* the issuer's CAs; NULL: the system's store */
     pc_auth_http_t http;
     bool has_http;
     const pc_clock_t *clock;   /* NULL: the monotonic clock */
@@ -86,8 +86,7 @@ static void fail_http(oauth2_auth_t *o, pulsarc_result res, const char *what)
 {
     char cause[300];
     snprintf(cause, sizeof cause, "%s", pulsarc_last_error_detail());
-    fail(o, PULSARC_ERR_AUTH_PROVIDER, "%s failed: %s (%s)", what, pulsarc_result_name(res),
-         cause);
+    fail(o, PULSARC_ERR_AUTH_PROVIDER, "%s failed: %s (%s)", what, pulsarc_result_name(res), cause);
 }
 
 /* ---- the token request ----------------------------------------------------------- */
@@ -124,9 +123,9 @@ static char *add_field(char *at, const char *key, const char *value)
 static char *token_form(const oauth2_auth_t *o)
 {
     static const char grant[] = "grant_type=client_credentials";
-    size_t n = sizeof grant + 64 + 3 * (strlen(o->client_id) + strlen(o->client_secret) +
-                                        (o->audience ? strlen(o->audience) : 0) +
-                                        (o->scope ? strlen(o->scope) : 0));
+    size_t n = sizeof grant + 64 +
+               3 * (strlen(o->client_id) + strlen(o->client_secret) +
+                    (o->audience ? strlen(o->audience) : 0) + (o->scope ? strlen(o->scope) : 0));
     char *form = malloc(n);
     if (!form)
         return NULL;
@@ -172,8 +171,7 @@ static void take_token(oauth2_auth_t *o, long status, json_t *root)
         oauth_error_code(root, code, sizeof code);
         free(o->token_endpoint); /* it may have moved: discover again next time */
         o->token_endpoint = NULL;
-        fail(o, PULSARC_ERR_AUTH_PROVIDER, "the token endpoint answered HTTP %ld%s", status,
-             code);
+        fail(o, PULSARC_ERR_AUTH_PROVIDER, "the token endpoint answered HTTP %ld%s", status, code);
         return;
     }
     const char *token = json_string_value(json_object_get(root, "access_token"));
@@ -217,8 +215,7 @@ static void request_token(oauth2_auth_t *o)
         fail(o, PULSARC_ERR_NO_MEMORY, "out of memory");
         return;
     }
-    int rc = o->http.post_form(o->http.h, o->token_endpoint, form, o->http.timeout_ms, on_token,
-                               o);
+    int rc = o->http.post_form(o->http.h, o->token_endpoint, form, o->http.timeout_ms, on_token, o);
     pc_auth_secret_free(form);
     if (rc != 0)
         fail_http(o, PULSARC_ERR_CONNECT_FAILED, "the token request");
@@ -235,8 +232,7 @@ static bool endpoint_acceptable(const oauth2_auth_t *o, const char *url)
     return !strncmp(url, "http://", 7) && strncmp(o->issuer_url, "https://", 8) != 0;
 }
 
-static void on_discovery(pulsarc_result res, long status, const char *body, size_t len,
-                         void *ctx)
+static void on_discovery(pulsarc_result res, long status, const char *body, size_t len, void *ctx)
 {
     oauth2_auth_t *o = ctx;
     if (res != PULSARC_OK) {

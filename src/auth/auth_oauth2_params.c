@@ -51,7 +51,8 @@ static pulsarc_result read_key_file(const char *path, char **text, size_t *len)
                        strerror(err));
     return pc_fail(PULSARC_ERR_INVALID_CONFIG,
                    "authParams for oauth2: cannot read private_key %s (or it is larger "
-                   "than %d bytes)", path, MAX_KEY_FILE);
+                   "than %d bytes)",
+                   path, MAX_KEY_FILE);
 }
 
 /* The same for the inline form. A decode that fails has already written the blocks
@@ -145,7 +146,8 @@ static pulsarc_result check_options(const pc_auth_params_t *kv)
     if (method && *method && strcmp(method, "client_secret_post"))
         return pc_fail(PULSARC_ERR_UNSUPPORTED,
                        "authParams for oauth2: tokenEndpointAuthMethod %s is not supported "
-                       "(client_secret_post is)", method);
+                       "(client_secret_post is)",
+                       method);
     return PULSARC_OK;
 }
 

@@ -10,8 +10,7 @@
 #include "auth/secret_json.h"
 #include "common/error.h"
 
-static int add(pc_auth_params_t *p, const char *key, size_t klen, const char *value,
-               size_t vlen)
+static int add(pc_auth_params_t *p, const char *key, size_t klen, const char *value, size_t vlen)
 {
     pc_auth_param_t *v = realloc(p->v, (p->n + 1) * sizeof *v);
     if (!v)
@@ -58,12 +57,12 @@ static pulsarc_result parse_json(const char *text, pc_auth_params_t *out)
     pulsarc_result r = PULSARC_OK;
     const char *key;
     json_t *v;
-    json_object_foreach(root, key, v) {
+    json_object_foreach(root, key, v)
+    {
         char *s = json_value_text(v);
         if (!s) {
             r = pc_fail(PULSARC_ERR_INVALID_CONFIG,
-                        "authParams: the value of \"%s\" is not a string, number or boolean",
-                        key);
+                        "authParams: the value of \"%s\" is not a string, number or boolean", key);
             break;
         }
         int rc = add(out, key, strlen(key), s, strlen(s));
@@ -102,7 +101,8 @@ static pulsarc_result parse_pairs(const char *text, pc_auth_params_t *out)
         if (!colon || klen == 0)
             return pc_fail(PULSARC_ERR_INVALID_CONFIG,
                            "authParams: item %d is not key:value (expected a JSON object or "
-                           "key:value pairs separated by commas)", index);
+                           "key:value pairs separated by commas)",
+                           index);
         size_t vlen = trimmed_len(colon + 1, len - (size_t)(colon + 1 - p), &v);
         if (add(out, k, klen, v, vlen) != 0)
             return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");

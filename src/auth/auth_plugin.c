@@ -31,7 +31,8 @@ pulsarc_result pc_auth_kind_from_name(const char *name, pc_auth_kind_t *out)
     }
     return pc_fail(PULSARC_ERR_INVALID_CONFIG,
                    "authPlugin \"%s\" is not known (token, tls, basic, oauth2 or the official "
-                   "clients' class names, e.g. " JAVA_AUTH "AuthenticationToken)", name);
+                   "clients' class names, e.g. " JAVA_AUTH "AuthenticationToken)",
+                   name);
 }
 
 /* "file:///p" and "file:/p" name /p; "file:p" a relative path. */

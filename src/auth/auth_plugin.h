@@ -42,7 +42,7 @@ typedef struct pc_auth_config {
      * identity is these when either is set, else the files of its parameters. */
     const char *tls_cert_file;
     const char *tls_key_file;
-    const pc_clock_t *clock;            /* what a cached token's lifetime is counted on
+    const pc_clock_t *clock; /* what a cached token's lifetime is counted on
                                            (oauth2); NULL: the monotonic clock */
 } pc_auth_config_t;
 

@@ -29,8 +29,8 @@ static pulsarc_result check_readable(const char *what, const char *path)
         free(text);
         return PULSARC_OK;
     case PC_SMALL_FILE_CANNOT_OPEN:
-        return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "cannot read the TLS %s file %s: %s", what,
-                       path, strerror(err));
+        return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "cannot read the TLS %s file %s: %s", what, path,
+                       strerror(err));
     case PC_SMALL_FILE_TOO_LARGE:
         return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "the TLS %s file %s is larger than %d bytes",
                        what, path, MAX_IDENTITY_FILE);
@@ -54,7 +54,8 @@ static void tls_destroy(pc_auth_t *a)
     free(a);
 }
 
-static const pc_auth_ops_t tls_ops = { .method = "tls", .initial = tls_initial,
+static const pc_auth_ops_t tls_ops = { .method = "tls",
+                                       .initial = tls_initial,
                                        .destroy = tls_destroy };
 
 pulsarc_result pc_auth_tls(const char *cert_file, const char *key_file, pc_auth_t **out)

@@ -54,8 +54,8 @@ static pulsarc_result read_token_file(const char *path, pc_auth_data_t *out)
         return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "cannot read the token file %s: %s", path,
                        strerror(err));
     case PC_SMALL_FILE_TOO_LARGE:
-        return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "the token file %s is larger than %d bytes",
-                       path, MAX_TOKEN_FILE);
+        return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "the token file %s is larger than %d bytes", path,
+                       MAX_TOKEN_FILE);
     case PC_SMALL_FILE_NO_MEMORY:
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     default:
@@ -121,7 +121,8 @@ static void token_destroy(pc_auth_t *a)
     free(t);
 }
 
-static const pc_auth_ops_t token_ops = { .method = "token", .initial = token_initial,
+static const pc_auth_ops_t token_ops = { .method = "token",
+                                         .initial = token_initial,
                                          .destroy = token_destroy };
 
 static pulsarc_result make(token_source source, const char *value, pulsarc_token_supplier_cb cb,

@@ -86,8 +86,10 @@ pulsarc_result pc_client_may_block(const pulsarc_client_t *c, const char *call)
 {
     if (!pc_client_on_loop(c))
         return PULSARC_OK;
-    return pc_fail(PULSARC_ERR_WOULD_BLOCK, "%s would wait for the loop it was called on (from "
-                   "a callback, or on the application's loop): use the _async call", call);
+    return pc_fail(PULSARC_ERR_WOULD_BLOCK,
+                   "%s would wait for the loop it was called on (from "
+                   "a callback, or on the application's loop): use the _async call",
+                   call);
 }
 
 pulsarc_result pc_client_check_open(const pulsarc_client_t *c)
@@ -206,7 +208,8 @@ static pulsarc_result configure(pulsarc_client_t *c, const char *service_url,
         res = pc_client_clusters_build(&c->conf, service_url, &c->clusters);
     for (int i = 1; res == PULSARC_OK && i < c->clusters.n && c->rt.net.sni_proxy; i++)
         if (!c->clusters.list[i].service.tls)
-            res = pc_fail(PULSARC_ERR_INVALID_CONFIG, "an SNI proxy (proxyServiceUrl) needs "
+            res = pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                          "an SNI proxy (proxyServiceUrl) needs "
                           "TLS: failover cluster %.200s is not pulsar+ssl:// or https://",
                           c->clusters.list[i].url);
     if (res != PULSARC_OK)
@@ -254,7 +257,7 @@ static pulsarc_result open_loop_parts(pulsarc_client_t *c)
 static void close_loop_parts(pulsarc_client_t *c)
 {
     pc_service_provider_stop(c->services); /* its timer closes in the uv_run below */
-    pc_http_free(c->rt.http); /* like the providers': closes in the uv_run below */
+    pc_http_free(c->rt.http);              /* like the providers': closes in the uv_run below */
     pc_pool_free(c->rt.pool);
     pc_client_clusters_detach_http(&c->clusters); /* handles close in the uv_run below */
     pc_client_stats_stop(&c->stats);
@@ -378,8 +381,7 @@ static bool begin_close(pulsarc_client_t *c, pulsarc_client_done_cb cb, void *ct
     return true;
 }
 
-pulsarc_result pulsarc_client_close_async(pulsarc_client_t *c, pulsarc_client_done_cb cb,
-                                          void *ctx)
+pulsarc_result pulsarc_client_close_async(pulsarc_client_t *c, pulsarc_client_done_cb cb, void *ctx)
 {
     if (!c)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client must not be NULL");
@@ -439,7 +441,8 @@ pulsarc_result pulsarc_client_destroy(pulsarc_client_t *c)
             client_free(c);
             return PULSARC_OK;
         }
-        return pc_fail(PULSARC_ERR_WOULD_BLOCK, "pulsarc_client_destroy would wait for the loop "
+        return pc_fail(PULSARC_ERR_WOULD_BLOCK,
+                       "pulsarc_client_destroy would wait for the loop "
                        "it was called on: close the client with pulsarc_client_close_async and "
                        "destroy it in (or after) its callback");
     }
@@ -471,8 +474,7 @@ static void run_update_url(pc_task_t *t)
     /* Destroy has begun (this may even run after the loop has stopped): nothing to do. */
     if (!c->rt.stopping && c->services &&
         pc_service_provider_use_url(c->services, u->url, u->tls) != PULSARC_OK)
-        PC_WARN(&c->log, "the service URL %s is not used: %s", u->url,
-                pulsarc_last_error_detail());
+        PC_WARN(&c->log, "the service URL %s is not used: %s", u->url, pulsarc_last_error_detail());
     free(u);
 }
 
@@ -481,15 +483,18 @@ pulsarc_result pulsarc_client_update_service_url(pulsarc_client_t *c, const char
     if (!c || !url)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client and service URL must not be NULL");
     if (c->clusters.n > 1 || c->conf.service_url_provider)
-        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "this client switches clusters by itself "
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                       "this client switches clusters by itself "
                        "(failover clusters or a service URL provider)");
     pc_service_url_t parsed;
     char err[256];
     if (pc_service_url_parse(url, &parsed, err, sizeof err) != 0)
         return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%.200s\": %s", url, err);
     if (c->rt.net.sni_proxy && !parsed.tls)
-        return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%.200s\": the SNI proxy "
-                       "(proxyServiceUrl) needs pulsar+ssl:// or https://", url);
+        return pc_fail(PULSARC_ERR_INVALID_URL,
+                       "service URL \"%.200s\": the SNI proxy "
+                       "(proxyServiceUrl) needs pulsar+ssl:// or https://",
+                       url);
     struct pc_tls_ctx *tls = NULL;
     if (parsed.tls) {
         pulsarc_result r = pc_client_clusters_own_tls(&c->clusters, &c->conf, &tls);

@@ -42,22 +42,22 @@ pulsarc_result pc_waiter_wait(pc_waiter_t *w);
 struct pulsarc_client {
     pulsarc_client_config_t conf;
     pc_logger_t log;
-    pc_client_clusters_t clusters;    /* what the service URL and failover settings name */
-    pc_service_provider_t *services;  /* loop thread: the active cluster, failover */
+    pc_client_clusters_t clusters;   /* what the service URL and failover settings name */
+    pc_service_provider_t *services; /* loop thread: the active cluster, failover */
 
     /* The client's own loop: everything below client/ runs on it. A thread of the client's
      * runs it, or (pulsarc_client_new_on_loop) the application's loop drives it. */
     uv_loop_t loop;
-    uv_thread_t thread;       /* the loop thread: the client's own, or the application's */
-    bool driven;              /* by the application's loop (client_loop.c); else a thread */
-    struct pc_app_loop *app;  /* driven: pulsarc's handles on the application's loop, until
+    uv_thread_t thread;      /* the loop thread: the client's own, or the application's */
+    bool driven;             /* by the application's loop (client_loop.c); else a thread */
+    struct pc_app_loop *app; /* driven: pulsarc's handles on the application's loop, until
                                  they have closed */
     bool (*loop_dry)(pulsarc_client_t *c); /* pc_client_closed, which client_loop.c calls
                                               once the loop ran dry after the close */
     uv_async_t wakeup;
-    pc_task_queue_t tasks;    /* posted from other threads (lock-free) */
+    pc_task_queue_t tasks;              /* posted from other threads (lock-free) */
     pc_task_t *local_head, *local_tail; /* loop thread: posted from the loop itself */
-    atomic_bool tasks_closed; /* the wake-up handle is closed: nobody signals it again */
+    atomic_bool tasks_closed;           /* the wake-up handle is closed: nobody signals it again */
 
     /* What the layers below client/ get instead of the client: the loop, the logger, the
      * limits, the service URL, the pool, the id generators and whether destroy has started
@@ -65,22 +65,22 @@ struct pulsarc_client {
     pc_runtime_t rt;
 
     pc_admission_t admission; /* memoryLimitBytes and the wait for room (any thread) */
-    pc_block_pool_t blocks; /* accepted sends' memory, recycled (any thread) */
+    pc_block_pool_t blocks;   /* accepted sends' memory, recycled (any thread) */
     pc_client_stats_t stats;  /* loop thread: statistics, and the latency clock */
 
     struct pc_shutdown_hook *shutdown_hooks; /* loop thread: run when the client stops */
-    struct pc_tc *tc;                /* loop thread: the transaction coordinator client,
+    struct pc_tc *tc;                        /* loop thread: the transaction coordinator client,
                                         made at the first pulsarc_txn_begin (client/txn.c) */
 
     /* Closing: pulsarc_client_close_async or pulsarc_client_destroy starts it (once), the
      * loop running dry ends it (pc_client_closed). */
-    _Atomic int phase;               /* PC_CLIENT_OPEN, _CLOSING, _CLOSED */
+    _Atomic int phase; /* PC_CLIENT_OPEN, _CLOSING, _CLOSED */
     pc_task_t close_task;
     pulsarc_client_done_cb close_cb; /* written before close_task is posted */
     void *close_ctx;
-    pc_waiter_t closed;              /* signalled once the close is done */
-    bool in_close_cb;                /* loop thread: close_cb is running */
-    bool free_after_close_cb;        /* loop thread: destroy was called in close_cb */
+    pc_waiter_t closed;       /* signalled once the close is done */
+    bool in_close_cb;         /* loop thread: close_cb is running */
+    bool free_after_close_cb; /* loop thread: destroy was called in close_cb */
 };
 
 enum { PC_CLIENT_OPEN, PC_CLIENT_CLOSING, PC_CLIENT_CLOSED };

@@ -159,15 +159,17 @@ static pulsarc_result drive_from(pulsarc_client_t *c, uv_loop_t *app)
     int fd = uv_backend_fd(&c->loop);
     if (fd < 0)
         return pc_fail(PULSARC_ERR_UNSUPPORTED, "this platform's libuv loop cannot be run "
-                       "from another one (no backend descriptor to poll)");
+                                                "from another one (no backend descriptor to poll)");
     struct pc_app_loop *a = calloc(1, sizeof *a);
     if (!a)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     int rc = uv_poll_init(app, &a->poll, fd);
     if (rc != 0) {
         free(a);
-        return pc_fail(PULSARC_ERR_UNSUPPORTED, "the application's loop cannot watch the "
-                       "client's: %s", uv_strerror(rc));
+        return pc_fail(PULSARC_ERR_UNSUPPORTED,
+                       "the application's loop cannot watch the "
+                       "client's: %s",
+                       uv_strerror(rc));
     }
     uv_timer_init(app, &a->timer);
     a->poll.data = a->timer.data = a;
@@ -175,8 +177,10 @@ static pulsarc_result drive_from(pulsarc_client_t *c, uv_loop_t *app)
     rc = uv_poll_start(&a->poll, UV_READABLE, on_app_poll);
     if (rc != 0) {
         close_app_handles(a); /* a->client is NULL: they go by themselves */
-        return pc_fail(PULSARC_ERR_UNSUPPORTED, "the application's loop cannot watch the "
-                       "client's: %s", uv_strerror(rc));
+        return pc_fail(PULSARC_ERR_UNSUPPORTED,
+                       "the application's loop cannot watch the "
+                       "client's: %s",
+                       uv_strerror(rc));
     }
     a->client = c;
     c->thread = uv_thread_self();

@@ -41,8 +41,8 @@ static pulsarc_result own_tls_new(const pulsarc_client_config_t *conf, struct pc
     return pc_client_tls_new(conf, &any_tls_url, out);
 }
 
-static pulsarc_result add_cluster(pc_client_clusters_t *cl, char *url_text,
-                                  const char *what, pc_cluster_t **out)
+static pulsarc_result add_cluster(pc_client_clusters_t *cl, char *url_text, const char *what,
+                                  pc_cluster_t **out)
 {
     const char *url = keep_string(cl, url_text);
     if (!url)
@@ -113,14 +113,16 @@ static pulsarc_result add_secondaries(pc_client_clusters_t *cl, const pulsarc_cl
         const char *scheme = strstr(piece, "://");
         if (!scheme || scheme >= piece_end) {
             if (!url)
-                return pc_fail(PULSARC_ERR_INVALID_URL, "failoverSecondaryUrls: \"%.*s\" is "
-                               "not a service URL", (int)(piece_end - piece), piece);
+                return pc_fail(PULSARC_ERR_INVALID_URL,
+                               "failoverSecondaryUrls: \"%.*s\" is "
+                               "not a service URL",
+                               (int)(piece_end - piece), piece);
             url_end = piece_end; /* one more host */
             continue;
         }
         if (url) {
-            pulsarc_result r =
-                add_secondary(cl, conf, auth, url, (size_t)(url_end - url), need_tls);
+            pulsarc_result r = add_secondary(cl, conf, auth, url, (size_t)(url_end - url),
+                                             need_tls);
             if (r != PULSARC_OK)
                 return r;
         }
@@ -210,7 +212,8 @@ static pulsarc_result build(pulsarc_client_config_t *conf, const char *url,
     if ((r = add_own_clusters(cl, conf)) != PULSARC_OK)
         return r;
     if (conf->service_url_provider && cl->n > 1)
-        return pc_fail(PULSARC_ERR_INVALID_CONFIG, "a service URL provider and failover "
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "a service URL provider and failover "
                        "clusters do not go together: the provider decides the cluster");
     return PULSARC_OK;
 }

@@ -24,8 +24,8 @@ int pc_compress(pc_codec_t codec, const uint8_t *in, size_t len, pc_buf_t *out);
  * than compressing a small batch, so a producer keeps one set. Zeroed memory is an empty
  * set; each context is made on first use. One thread at a time. */
 typedef struct pc_compressor {
-    void *zstd;    /* ZSTD_CCtx */
-    void *zlib;    /* z_stream, deflate-initialised */
+    void *zstd; /* ZSTD_CCtx */
+    void *zlib; /* z_stream, deflate-initialised */
 } pc_compressor_t;
 
 /* pc_compress with the contexts in cx (NULL: make and drop them in this call). The bytes

@@ -81,14 +81,15 @@ pulsarc_result pc_public_key_parse(const uint8_t *pem, size_t len, const char *w
 {
     *out = NULL;
     if (len == 0 || len > INT_MAX)
-        return pc_fail(PULSARC_ERR_CRYPTO, "public key \"%s\": the key reader returned %s",
-                       what, len ? "too many bytes" : "no key");
+        return pc_fail(PULSARC_ERR_CRYPTO, "public key \"%s\": the key reader returned %s", what,
+                       len ? "too many bytes" : "no key");
     EVP_PKEY *key = read_pem(pem, len);
     ERR_clear_error(); /* the failed attempts leave entries nobody reads */
     if (!key)
         return pc_fail(PULSARC_ERR_CRYPTO,
                        "public key \"%s\" is not a PEM public key (BEGIN PUBLIC KEY or BEGIN "
-                       "RSA PUBLIC KEY)", what);
+                       "RSA PUBLIC KEY)",
+                       what);
     if (EVP_PKEY_get_base_id(key) != EVP_PKEY_RSA) {
         const char *type = OBJ_nid2sn(EVP_PKEY_get_base_id(key));
         EVP_PKEY_free(key);
@@ -123,8 +124,7 @@ int pc_rsa_oaep_wrap(pc_public_key_t *key, const uint8_t *in, size_t len, pc_buf
              EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, EVP_sha1()) == 1 &&
              EVP_PKEY_encrypt(ctx, NULL, &n, in, len) == 1;
     out->len = 0;
-    ok = ok && pc_buf_reserve(out, n) == 0 &&
-         EVP_PKEY_encrypt(ctx, out->data, &n, in, len) == 1;
+    ok = ok && pc_buf_reserve(out, n) == 0 && EVP_PKEY_encrypt(ctx, out->data, &n, in, len) == 1;
     EVP_PKEY_CTX_free(ctx);
     ERR_clear_error();
     if (!ok)

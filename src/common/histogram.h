@@ -17,8 +17,8 @@
 
 typedef struct pc_histogram {
     uint64_t counts[PC_HIST_BUCKETS];
-    uint64_t total;  /* values recorded */
-    uint64_t sum;    /* of the values, for the mean */
+    uint64_t total;    /* values recorded */
+    uint64_t sum;      /* of the values, for the mean */
     uint64_t min, max; /* exact; min is meaningless while total is 0 */
 } pc_histogram_t;
 

@@ -28,7 +28,7 @@ void pc_log_stderr(pulsarc_log_level level, const char *file, int line, const ch
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
     const char *base = strrchr(file, '/');
-    fprintf(stderr, "%02d:%02d:%02d.%03ld pulsarc %s %s:%d %s\n", tm.tm_hour, tm.tm_min,
-            tm.tm_sec, ts.tv_nsec / 1000000, level <= PULSARC_LOG_ERROR ? names[level] : "?",
+    fprintf(stderr, "%02d:%02d:%02d.%03ld pulsarc %s %s:%d %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
+            ts.tv_nsec / 1000000, level <= PULSARC_LOG_ERROR ? names[level] : "?",
             base ? base + 1 : file, line, message);
 }

@@ -45,7 +45,9 @@ static size_t utf8_decode(const unsigned char *p, uint32_t *cp)
  * break to some viewers), and every format character (Unicode's Cf: bidi embeddings,
  * overrides and isolates, zero-width and invisible characters, the byte order mark, tags,
  * ...), which reorder or hide what a reader sees. Unicode 15.1's Cf, sorted. */
-static const struct { uint32_t from, to; } hidden[] = {
+static const struct {
+    uint32_t from, to;
+} hidden[] = {
     { 0x0080, 0x009F },   { 0x00AD, 0x00AD },   { 0x0600, 0x0605 },   { 0x061C, 0x061C },
     { 0x06DD, 0x06DD },   { 0x070F, 0x070F },   { 0x0890, 0x0891 },   { 0x08E2, 0x08E2 },
     { 0x180E, 0x180E },   { 0x200B, 0x200F },   { 0x2028, 0x202E },   { 0x2060, 0x2064 },

@@ -27,8 +27,9 @@ pc_small_file_status pc_read_small_file(const char *path, size_t max, char **tex
     size_t n = fread(buf, 1, max + 1, f);
     int failed = ferror(f);
     fclose(f);
-    pc_small_file_status st = failed ? PC_SMALL_FILE_READ_ERROR
-                            : n > max ? PC_SMALL_FILE_TOO_LARGE : PC_SMALL_FILE_OK;
+    pc_small_file_status st = failed    ? PC_SMALL_FILE_READ_ERROR
+                              : n > max ? PC_SMALL_FILE_TOO_LARGE
+                                        : PC_SMALL_FILE_OK;
     if (st != PC_SMALL_FILE_OK) {
         explicit_bzero(buf, n);
         free(buf);

@@ -78,8 +78,8 @@ static const char *check_text(const char *s)
 
 static int is_named_entity_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '=' || c == ':' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '=' || c == ':' || c == '.';
 }
 
 /* Copy a tenant or namespace s[0..len) into dst after checking it. */
@@ -141,8 +141,7 @@ static int partition_of(const char *local)
 /* The domain ("persistent://..." or a short name, which implies persistent and, without
  * any '/', the public/default namespace). Returns where the rest of the name starts, or
  * NULL after recording why not. */
-static const char *parse_domain(const char *topic, pc_topic_name_t *out, char *err,
-                                size_t errlen)
+static const char *parse_domain(const char *topic, pc_topic_name_t *out, char *err, size_t errlen)
 {
     const char *sep = strstr(topic, "://");
     if (!sep) {
@@ -207,10 +206,10 @@ int pc_topic_name_parse(const char *topic, pc_topic_name_t *out, char *err, size
         const char *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
         if (!s2)
             return fail(err, errlen, topic, "expected <domain>://<tenant>/<namespace>/<topic>");
-        if (take_entity(topic, "tenant", rest, (size_t)(s1 - rest), out->tenant,
-                        sizeof out->tenant, err, errlen) != 0 ||
-            take_entity(topic, "namespace", s1 + 1, (size_t)(s2 - s1 - 1), out->ns,
-                        sizeof out->ns, err, errlen) != 0)
+        if (take_entity(topic, "tenant", rest, (size_t)(s1 - rest), out->tenant, sizeof out->tenant,
+                        err, errlen) != 0 ||
+            take_entity(topic, "namespace", s1 + 1, (size_t)(s2 - s1 - 1), out->ns, sizeof out->ns,
+                        err, errlen) != 0)
             return -1;
         local = s2 + 1;
     }

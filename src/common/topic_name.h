@@ -8,12 +8,12 @@
 #include <stddef.h>
 
 typedef struct pc_topic_name {
-    char full[512];       /* domain://tenant/namespace/local */
-    char domain[16];      /* "persistent" or "non-persistent" */
+    char full[512];  /* domain://tenant/namespace/local */
+    char domain[16]; /* "persistent" or "non-persistent" */
     char tenant[128];
-    char ns[128];         /* namespace */
-    char local[256];      /* local name, with the partition suffix if any */
-    int partition;        /* -1 unless the local name ends in -partition-N */
+    char ns[128];    /* namespace */
+    char local[256]; /* local name, with the partition suffix if any */
+    int partition;   /* -1 unless the local name ends in -partition-N */
 } pc_topic_name_t;
 
 /* Returns 0, or -1 with a human-readable reason in err (if err != NULL). Legacy v1 names

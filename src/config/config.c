@@ -91,8 +91,7 @@ static const conf_row client_rows[] = {
       "A PEM file of trusted CAs; unset: the system's trust store." },
     { "tlsAllowInsecureConnection", T_BOOL, CC(tls_allow_insecure), 0, 1, "false", NULL,
       "Accept any broker certificate (for testing only)." },
-    { "tlsEnableHostnameVerification", T_BOOL, CC(tls_hostname_verification), 0, 1, "true",
-      NULL,
+    { "tlsEnableHostnameVerification", T_BOOL, CC(tls_hostname_verification), 0, 1, "true", NULL,
       "The broker's certificate must name the host connected to (the official clients "
       "default to false)." },
     { "tlsCertificateFilePath", T_STR, CC(tls_cert_file), 1, 4096, NULL, NULL,
@@ -120,8 +119,7 @@ static const conf_row client_rows[] = {
     { "switchBackDelayMs", T_INT, CC(switch_back_delay_ms), 0, 86400000, "60000", NULL,
       "While a secondary is active, the primary must pass every probe for this long before "
       "the client switches back to it." },
-    { "failoverCheckIntervalMs", T_INT, CC(failover_check_interval_ms), 10, 3600000, "5000",
-      NULL,
+    { "failoverCheckIntervalMs", T_INT, CC(failover_check_interval_ms), 10, 3600000, "5000", NULL,
       "How often the probes run (a TCP connect to the service URL's hosts, bounded by "
       "connectionTimeoutMs), and how often a service URL provider is asked." },
     { "statsIntervalSeconds", T_INT, CC(stats_interval_s), 0, 86400, "0", NULL,
@@ -177,8 +175,8 @@ static const conf_row producer_rows[] = {
     { "hashingScheme", T_ENUM, PC(hashing), 0, 1, "java", hashings,
       "The hash that maps a key to its partition: java (String.hashCode, as the Java "
       "client) or murmur3." },
-    { "maxPendingMessagesAcrossPartitions", T_INT, PC(max_pending_across_partitions), 0,
-      INT32_MAX, "0", NULL, "A limit over all partitions together; 0 = none." },
+    { "maxPendingMessagesAcrossPartitions", T_INT, PC(max_pending_across_partitions), 0, INT32_MAX,
+      "0", NULL, "A limit over all partitions together; 0 = none." },
     { "lazyStartPartitionedProducers", T_BOOL, PC(lazy_start), 0, 1, "false", NULL,
       "Connect a partition on its first message rather than at creation." },
     { "autoUpdatePartitions", T_BOOL, PC(auto_update_partitions), 0, 1, "true", NULL,
@@ -339,8 +337,8 @@ static size_t dump(const conf_row *rows, size_t n, const void *base, char *buf, 
             v = rows[i].names[*(const int *)field];
             break;
         }
-        int w = snprintf(buf ? buf + (used < len ? used : len) : NULL,
-                         used < len ? len - used : 0, "%s=%s\n", rows[i].key, v);
+        int w = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0,
+                         "%s=%s\n", rows[i].key, v);
         if (w > 0)
             used += (size_t)w;
     }
@@ -430,8 +428,7 @@ pulsarc_result pulsarc_client_config_set(pulsarc_client_config_t *conf, const ch
     return set_key(client_rows, NROWS(client_rows), conf, key, value);
 }
 
-void pulsarc_client_config_set_logger(pulsarc_client_config_t *conf, pulsarc_log_cb cb,
-                                      void *ctx)
+void pulsarc_client_config_set_logger(pulsarc_client_config_t *conf, pulsarc_log_cb cb, void *ctx)
 {
     if (!conf)
         return;
@@ -479,8 +476,7 @@ pulsarc_result pulsarc_producer_config_set(pulsarc_producer_config_t *conf, cons
     return set_key(producer_rows, NROWS(producer_rows), conf, key, value);
 }
 
-size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf, char *buf,
-                                    size_t len)
+size_t pulsarc_producer_config_dump(const pulsarc_producer_config_t *conf, char *buf, size_t len)
 {
     return conf ? dump(producer_rows, NROWS(producer_rows), conf, buf, len) : 0;
 }
@@ -527,8 +523,7 @@ pulsarc_result pulsarc_producer_config_set_property(pulsarc_producer_config_t *c
 {
     if (!conf)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config must not be NULL");
-    return pc_props_set(&conf->properties, &conf->n_properties, &conf->cap_properties, key,
-                        value);
+    return pc_props_set(&conf->properties, &conf->n_properties, &conf->cap_properties, key, value);
 }
 
 pulsarc_result pulsarc_producer_config_add_interceptor(pulsarc_producer_config_t *conf,
@@ -560,4 +555,3 @@ pulsarc_result pulsarc_producer_config_set_schema(pulsarc_producer_config_t *con
     conf->schema = ref;
     return PULSARC_OK;
 }
-

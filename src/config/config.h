@@ -36,9 +36,9 @@ struct pulsarc_client_config {
     int64_t max_lookup_redirects;
     bool http_lookup_auth_allow_redirect; /* credentials follow redirects off the service hosts */
     /* Where connections go (config_net.c turns them into net/'s settings). */
-    char *listener_name;          /* NULL: the brokers' internal listener */
+    char *listener_name; /* NULL: the brokers' internal listener */
     int64_t connections_per_broker;
-    char *proxy_service_url;      /* an SNI proxy, pulsar+ssl://host:port */
+    char *proxy_service_url; /* an SNI proxy, pulsar+ssl://host:port */
     pc_proxy_protocol proxy_protocol;
     int64_t memory_limit_bytes;
     int64_t initial_backoff_ms;
@@ -47,17 +47,17 @@ struct pulsarc_client_config {
     pulsarc_log_cb log_cb;
     void *log_ctx;
     /* TLS (pulsar+ssl:// and https:// service URLs). Strings are owned copies. */
-    char *tls_trust_certs_file;   /* NULL: the system's trust store */
-    bool tls_allow_insecure;      /* accept any certificate (off) */
+    char *tls_trust_certs_file;     /* NULL: the system's trust store */
+    bool tls_allow_insecure;        /* accept any certificate (off) */
     bool tls_hostname_verification; /* on by default, unlike the official clients */
-    char *tls_cert_file;          /* client certificate and key, for mTLS */
+    char *tls_cert_file;            /* client certificate and key, for mTLS */
     char *tls_key_file;
-    char *tls_protocols;          /* e.g. "TLSv1.2,TLSv1.3"; NULL: TLS 1.2 and newer */
-    char *tls_ciphers;            /* OpenSSL cipher list; NULL: OpenSSL's defaults */
+    char *tls_protocols; /* e.g. "TLSv1.2,TLSv1.3"; NULL: TLS 1.2 and newer */
+    char *tls_ciphers;   /* OpenSSL cipher list; NULL: OpenSSL's defaults */
     /* PEM in memory (config_tls.c; not table rows: copied and cleared by hand). */
     char *tls_trust_certs_pem;
     char *tls_cert_pem;
-    char *tls_key_pem;            /* a secret: wiped when freed */
+    char *tls_key_pem; /* a secret: wiped when freed */
     /* Authentication as the official clients configure it. auth_params is a secret: wiped
      * when replaced or freed, and NULL in a client's copy once its provider is built. */
     char *auth_plugin;
@@ -76,7 +76,7 @@ struct pulsarc_client_config {
     /* Statistics: the interval is a table row; the callback is set with
      * pulsarc_client_config_set_stats_cb (plain pointers, copied with the struct). */
     int64_t stats_interval_s;
-    bool enable_transaction;      /* pulsarc_txn_begin may be used (src/txn/) */
+    bool enable_transaction; /* pulsarc_txn_begin may be used (src/txn/) */
     pulsarc_stats_cb stats_cb;
     void *stats_ctx;
     struct pc_failover_cluster *failover_clusters; /* in the order added */
@@ -197,8 +197,7 @@ struct pc_net_settings;
  * PULSARC_ERR_INVALID_CONFIG and the detail set when the settings do not fit together or
  * with url (an SNI proxy needs TLS). */
 pulsarc_result pc_client_config_net(const pulsarc_client_config_t *c,
-                                    const struct pc_service_url *url,
-                                    struct pc_net_settings *out);
+                                    const struct pc_service_url *url, struct pc_net_settings *out);
 struct pc_auth;
 /* The authentication provider the configuration asks for (config_auth.c): *out is NULL
  * when none. A tls plugin's certificate files fill tls_cert_file/tls_key_file when those
@@ -211,8 +210,8 @@ pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth 
  * (pc_auth_use_http(auth, NULL), on the loop while it still runs). No-op for the other
  * providers. A test transport's auth_http (rt->transport) fills the table instead. */
 struct pc_runtime;
-pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c,
-                                   const struct pc_runtime *rt, struct pc_auth *auth);
+pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, const struct pc_runtime *rt,
+                                   struct pc_auth *auth);
 /* A cluster added with pulsarc_client_config_add_failover_cluster: owned copies. */
 typedef struct pc_failover_cluster {
     char *url;
@@ -247,8 +246,7 @@ int pc_producer_config_copy_keys(pulsarc_producer_config_t *dst,
 void pc_producer_config_clear_keys(pulsarc_producer_config_t *c);
 /* A pc_key_fetch_fn over a producer configuration (ctx): the file or PEM added for the
  * name, else the key reader callback (crypto_key_reader.c). */
-pulsarc_result pc_producer_config_fetch_key(void *ctx, const char *name,
-                                            pc_key_material_t *out);
+pulsarc_result pc_producer_config_fetch_key(void *ctx, const char *name, pc_key_material_t *out);
 /* What each layer needs of a producer configuration, in its own terms. */
 void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t *out);
 void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_settings_t *out);

@@ -49,8 +49,7 @@ static pulsarc_result set_prefixed(pulsarc_client_config_t *conf, const char *pr
 
 /* {"k1":"v1","k2":"v2"} through jansson, so quotes and backslashes are escaped right. */
 static pulsarc_result set_json_pair(pulsarc_client_config_t *conf, const char *plugin,
-                                    const char *k1, const char *v1, const char *k2,
-                                    const char *v2)
+                                    const char *k1, const char *v1, const char *k2, const char *v2)
 {
     pc_secret_json_init(); /* a value may be a password: jansson's copies are wiped */
     json_t *o = json_pack("{s:s,s:s}", k1, v1, k2, v2);
@@ -94,8 +93,8 @@ pulsarc_result pulsarc_client_config_set_auth_token_supplier(pulsarc_client_conf
     return r;
 }
 
-pulsarc_result pulsarc_client_config_set_auth_basic(pulsarc_client_config_t *conf,
-                                                    const char *user, const char *password)
+pulsarc_result pulsarc_client_config_set_auth_basic(pulsarc_client_config_t *conf, const char *user,
+                                                    const char *password)
 {
     if (!conf || !user || !*user || !password)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config, user and password must be given");

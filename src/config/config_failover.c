@@ -59,8 +59,8 @@ pulsarc_result pulsarc_client_config_add_failover_cluster(pulsarc_client_config_
     if (conf->n_failover_clusters + 1 >= PC_MAX_CLUSTERS)
         return pc_fail(PULSARC_ERR_INVALID_CONFIG, "at most %d failover clusters",
                        PC_MAX_CLUSTERS - 1);
-    pc_failover_cluster_t *grown =
-        realloc(conf->failover_clusters, (conf->n_failover_clusters + 1) * sizeof *grown);
+    pc_failover_cluster_t *grown = realloc(conf->failover_clusters,
+                                           (conf->n_failover_clusters + 1) * sizeof *grown);
     if (!grown)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     conf->failover_clusters = grown;
@@ -90,8 +90,7 @@ pulsarc_result pulsarc_client_config_set_service_url_provider(pulsarc_client_con
     return PULSARC_OK;
 }
 
-int pc_client_config_copy_failover(pulsarc_client_config_t *dst,
-                                   const pulsarc_client_config_t *src)
+int pc_client_config_copy_failover(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src)
 {
     size_t n = src->n_failover_clusters;
     dst->failover_clusters = NULL;

@@ -18,23 +18,25 @@ static pulsarc_result sni_proxy(const pulsarc_client_config_t *c, const pc_servi
         return PULSARC_OK;
     if (!c->proxy_service_url)
         return pc_fail(PULSARC_ERR_INVALID_CONFIG, "proxyProtocol=SNI needs proxyServiceUrl "
-                       "(the SNI proxy, pulsar+ssl://host:port)");
+                                                   "(the SNI proxy, pulsar+ssl://host:port)");
     if (!sni)
         return pc_fail(PULSARC_ERR_INVALID_CONFIG, "proxyServiceUrl needs proxyProtocol=SNI "
-                       "(the only proxy protocol)");
+                                                   "(the only proxy protocol)");
     bool tls = false;
     if (pc_broker_url_parse(c->proxy_service_url, &out->sni_proxy_addr, &tls) != 0 || !tls)
-        return pc_fail(PULSARC_ERR_INVALID_CONFIG, "proxyServiceUrl \"%.300s\" is not one "
-                       "pulsar+ssl://host:port address", c->proxy_service_url);
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "proxyServiceUrl \"%.300s\" is not one "
+                       "pulsar+ssl://host:port address",
+                       c->proxy_service_url);
     if (!url->tls)
         return pc_fail(PULSARC_ERR_INVALID_CONFIG, "an SNI proxy (proxyServiceUrl) needs TLS: "
-                       "a pulsar+ssl:// or https:// service URL");
+                                                   "a pulsar+ssl:// or https:// service URL");
     out->sni_proxy = true;
     return PULSARC_OK;
 }
 
-pulsarc_result pc_client_config_net(const pulsarc_client_config_t *c,
-                                    const pc_service_url_t *url, pc_net_settings_t *out)
+pulsarc_result pc_client_config_net(const pulsarc_client_config_t *c, const pc_service_url_t *url,
+                                    pc_net_settings_t *out)
 {
     *out = (pc_net_settings_t){
         .listener_name = c->listener_name,

@@ -75,8 +75,9 @@ void pc_producer_config_router(const pulsarc_producer_config_t *c, pc_router_set
     out->custom_ctx = c->router_ctx;
     /* With batching, keyless messages stay on one partition for a batching delay so that
      * batches fill, as the Java client does. */
-    out->switch_ms = !c->batching_enabled ? 0
-                     : c->batching_max_delay_ms > 0 ? (uint64_t)c->batching_max_delay_ms : 1;
+    out->switch_ms = !c->batching_enabled           ? 0
+                     : c->batching_max_delay_ms > 0 ? (uint64_t)c->batching_max_delay_ms
+                                                    : 1;
     /* By id, a batch's worth of consecutive ids shares a partition, so batches fill. */
     out->id_run = c->batching_enabled && c->batching_max_messages > 0
                       ? (uint64_t)c->batching_max_messages

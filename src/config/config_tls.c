@@ -40,7 +40,9 @@ static void tls_settings(const pulsarc_client_config_t *c, pc_tls_settings_t *s)
  * than by pulsarc_client_new. Only the PEM under test is set; no file is read. */
 static pulsarc_result check_pem(const char *trust, const char *cert, const char *key)
 {
-    pc_tls_settings_t s = { .trust_pem = trust, .cert_pem = cert, .key_pem = key,
+    pc_tls_settings_t s = { .trust_pem = trust,
+                            .cert_pem = cert,
+                            .key_pem = key,
                             .allow_insecure = !trust };
     pc_tls_ctx_t *ctx;
     pulsarc_result r = pc_tls_ctx_new(&s, &ctx);
@@ -67,7 +69,7 @@ pulsarc_result pulsarc_client_config_set_tls_trust_certs_pem(pulsarc_client_conf
 }
 
 pulsarc_result pulsarc_client_config_set_tls_cert_pem(pulsarc_client_config_t *conf,
-                                                     const char *cert_pem, const char *key_pem)
+                                                      const char *cert_pem, const char *key_pem)
 {
     if (!conf || !cert_pem != !key_pem)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
@@ -115,8 +117,8 @@ void pc_client_config_clear_tls_pem(pulsarc_client_config_t *c)
     c->tls_trust_certs_pem = c->tls_cert_pem = c->tls_key_pem = NULL;
 }
 
-pulsarc_result pc_client_tls_new(const pulsarc_client_config_t *conf,
-                                 const pc_service_url_t *url, struct pc_tls_ctx **out)
+pulsarc_result pc_client_tls_new(const pulsarc_client_config_t *conf, const pc_service_url_t *url,
+                                 struct pc_tls_ctx **out)
 {
     *out = NULL;
     if (!url->tls)
@@ -198,7 +200,8 @@ pulsarc_result pc_client_issuer_http_tls(const pulsarc_client_config_t *c, const
     };
     /* Load now what would otherwise fail at the first token request. allow_insecure only
      * skips loading the system's store here. */
-    pc_tls_settings_t check = { .protocols = c->tls_protocols, .ciphers = c->tls_ciphers,
+    pc_tls_settings_t check = { .protocols = c->tls_protocols,
+                                .ciphers = c->tls_ciphers,
                                 .allow_insecure = true };
     pc_tls_ctx_t *ctx;
     pulsarc_result r = pc_tls_ctx_new(&check, &ctx);

@@ -114,8 +114,7 @@ static pulsarc_result add_source(pulsarc_producer_config_t *c, const char *name,
         if (!strcmp(c->key_sources[i].name, name))
             s = &c->key_sources[i];
     if (!s) {
-        pc_key_source_t *grown =
-            realloc(c->key_sources, (c->n_key_sources + 1) * sizeof *grown);
+        pc_key_source_t *grown = realloc(c->key_sources, (c->n_key_sources + 1) * sizeof *grown);
         if (!grown)
             goto oom;
         c->key_sources = grown;
@@ -153,7 +152,8 @@ static pulsarc_result check_name(const pulsarc_producer_config_t *conf, const ch
     if (!*name || strchr(name, ',') || name[0] == ' ' || name[strlen(name) - 1] == ' ')
         return pc_fail(PULSARC_ERR_INVALID_CONFIG,
                        "encryption key name \"%s\": must be non-empty, without ',' and without "
-                       "blanks at either end", name);
+                       "blanks at either end",
+                       name);
     return PULSARC_OK;
 }
 
@@ -165,8 +165,7 @@ pulsarc_result pulsarc_producer_config_add_encryption_key_file(pulsarc_producer_
     if (r != PULSARC_OK)
         return r;
     if (!*pem_path)
-        return pc_fail(PULSARC_ERR_INVALID_CONFIG, "encryption key \"%s\": empty file path",
-                       name);
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG, "encryption key \"%s\": empty file path", name);
     char *path = strdup(pem_path);
     if (!path)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
@@ -217,13 +216,15 @@ static pulsarc_result read_key_file(const char *name, const char *path, pc_buf_t
         return pc_fail(PULSARC_ERR_CRYPTO, "cannot read the public key file %s of key \"%s\": %s",
                        path, name, strerror(err));
     case PC_SMALL_FILE_TOO_LARGE:
-        return pc_fail(PULSARC_ERR_CRYPTO, "the public key file %s of key \"%s\" is larger "
-                       "than %d bytes", path, name, MAX_KEY_FILE);
+        return pc_fail(PULSARC_ERR_CRYPTO,
+                       "the public key file %s of key \"%s\" is larger "
+                       "than %d bytes",
+                       path, name, MAX_KEY_FILE);
     case PC_SMALL_FILE_NO_MEMORY:
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     default:
-        return pc_fail(PULSARC_ERR_CRYPTO, "cannot read the public key file %s of key \"%s\"",
-                       path, name);
+        return pc_fail(PULSARC_ERR_CRYPTO, "cannot read the public key file %s of key \"%s\"", path,
+                       name);
     }
     int failed = pc_buf_append(out, text, n);
     free(text); /* a public key: nothing to wipe */
@@ -247,7 +248,8 @@ pulsarc_result pc_producer_config_fetch_key(void *ctx, const char *name, pc_key_
         return pc_fail(PULSARC_ERR_CRYPTO,
                        "no public key for key \"%s\": add one with "
                        "pulsarc_producer_config_add_encryption_key_file or _pem, or set a key "
-                       "reader", name);
+                       "reader",
+                       name);
     pulsarc_crypto_key_t key = { .m = out };
     pulsarc_result r = c->key_reader(name, &key, c->key_reader_ctx);
     if (r != PULSARC_OK)
@@ -255,6 +257,7 @@ pulsarc_result pc_producer_config_fetch_key(void *ctx, const char *name, pc_key_
     if (!key.pem_set)
         return pc_fail(PULSARC_ERR_CRYPTO,
                        "the key reader gave no public key for key \"%s\" (it must call "
-                       "pulsarc_crypto_key_set_pem)", name);
+                       "pulsarc_crypto_key_set_pem)",
+                       name);
     return PULSARC_OK;
 }

@@ -3,8 +3,7 @@
 
 #include "config/config.h"
 
-void pc_client_config_set_transport(pulsarc_client_config_t *conf,
-                                    const pc_transport_t *transport)
+void pc_client_config_set_transport(pulsarc_client_config_t *conf, const pc_transport_t *transport)
 {
     conf->transport = transport;
 }

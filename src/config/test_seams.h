@@ -18,8 +18,7 @@
 #include "pulsarc/pulsarc.h"
 
 /* Broker connections and the OAuth2 issuer's HTTP through transport; NULL: the network. */
-void pc_client_config_set_transport(pulsarc_client_config_t *conf,
-                                    const pc_transport_t *transport);
+void pc_client_config_set_transport(pulsarc_client_config_t *conf, const pc_transport_t *transport);
 /* "Now" for cached tokens' lifetimes and the producers' key re-reads; NULL: the real
  * monotonic clock. */
 void pc_client_config_set_clock(pulsarc_client_config_t *conf, const pc_clock_t *clock);

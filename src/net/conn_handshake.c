@@ -90,8 +90,8 @@ static void write_auth_response(pc_conn_t *c)
     if (rc != 0 && c->state != PC_CONN_CLOSED)
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "cannot answer an auth challenge");
     else
-        PC_DEBUG(c->rt->log, "answered an auth challenge from %s:%d (method %s)",
-                 c->physical.host, c->physical.port, out.auth_method_name);
+        PC_DEBUG(c->rt->log, "answered an auth challenge from %s:%d (method %s)", c->physical.host,
+                 c->physical.port, out.auth_method_name);
 }
 
 /* The provider's data is ready (or cannot be had): go on with what waited for it. A
@@ -159,12 +159,12 @@ bool pc_conn_handshake_timed_out(pc_conn_t *c, uint64_t now)
     uint64_t limit = c->rt->limits.connection_timeout_ms;
     if (c->state == PC_CONN_READY || now - c->opened_ms < limit)
         return false;
-    const char *phase = c->auth_wait.pending        ? "is still waiting for the authentication "
-                                                      "provider"
+    const char *phase = c->auth_wait.pending            ? "is still waiting for the authentication "
+                                                          "provider"
                         : c->state == PC_CONN_HANDSHAKE ? "accepted the connection but did not "
                                                           "answer CONNECT"
-                        : c->tls                     ? "did not finish the TLS handshake"
-                                                     : "could not be connected to";
+                        : c->tls                        ? "did not finish the TLS handshake"
+                                                        : "could not be connected to";
     char why[512];
     snprintf(why, sizeof why, "%.300s:%d %s within connectionTimeoutMs (%llu ms)", c->physical.host,
              c->physical.port, phase, (unsigned long long)limit);
@@ -187,9 +187,8 @@ void pc_conn_on_connected(pc_conn_t *c, const Pulsar__Proto__CommandConnected *m
     if (c->dial != &c->physical)
         snprintf(via, sizeof via, " through the SNI proxy %s:%d", c->dial->host, c->dial->port);
     PC_INFO(c->rt->log, "connected to %s:%d%s (server %s, protocol %d, max message %u)",
-            c->physical.host, c->physical.port, via,
-            m->server_version ? m->server_version : "?", c->server_protocol,
-            c->max_message_size);
+            c->physical.host, c->physical.port, via, m->server_version ? m->server_version : "?",
+            c->server_protocol, c->max_message_size);
     ready_waiter_t *w = c->waiters;
     c->waiters = NULL;
     while (w && c->state == PC_CONN_READY) {

@@ -279,8 +279,7 @@ static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_d
     return 0;
 }
 
-int pc_conn_write(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,
-                  void *ctx)
+int pc_conn_write(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done, void *ctx)
 {
     return write_bufs(c, bufs, n, done, ctx, NULL, false);
 }
@@ -343,14 +342,16 @@ static bool close_if_foreign(pc_conn_t *c, bool over_tls)
     char why[512], line[QUOTE_MAX + 4];
     if (kind == PC_PEER_HTTP) {
         quote_first_line(c, line, sizeof line);
-        snprintf(why, sizeof why, "%s:%d is %s HTTP server (it answered '%s'), not a broker's "
+        snprintf(why, sizeof why,
+                 "%s:%d is %s HTTP server (it answered '%s'), not a broker's "
                  "binary port: use http:// for lookups over HTTP, or the broker's port (6650 "
-                 "with pulsar://, 6651 with pulsar+ssl://)", c->dial->host, c->dial->port,
-                 over_tls ? "a plain-text" : "an", line);
+                 "with pulsar://, 6651 with pulsar+ssl://)",
+                 c->dial->host, c->dial->port, over_tls ? "a plain-text" : "an", line);
     } else if (kind == PC_PEER_TLS && !over_tls) {
-        snprintf(why, sizeof why, "%s:%d answered with TLS (a TLS %s record): it is a TLS "
-                 "port: use pulsar+ssl://", c->dial->host, c->dial->port,
-                 tls_record_name(c->head[0]));
+        snprintf(why, sizeof why,
+                 "%s:%d answered with TLS (a TLS %s record): it is a TLS "
+                 "port: use pulsar+ssl://",
+                 c->dial->host, c->dial->port, tls_record_name(c->head[0]));
     } else {
         return false;
     }
@@ -365,7 +366,8 @@ static void process_frames(pc_conn_t *c)
     /* Nothing keeps a command past its dispatch, so one arena serves them all. */
     pc_pb_arena_t arena;
     pc_pb_arena_init(&arena);
-    while (c->state != PC_CONN_CLOSED && (st = pc_frame_reader_next(&c->reader, &f)) == PC_FRAME_OK) {
+    while (c->state != PC_CONN_CLOSED &&
+           (st = pc_frame_reader_next(&c->reader, &f)) == PC_FRAME_OK) {
         c->framed = true;
         /* Receipts, one per op, take the fast decoder; it declines anything unusual. */
         Pulsar__Proto__CommandSendReceipt receipt;
@@ -392,11 +394,12 @@ static void process_frames(pc_conn_t *c)
         return;
     if (st == PC_FRAME_TOO_BIG) {
         char why[160];
-        snprintf(why, sizeof why, "the broker sent a frame larger than %zu bytes, the most a "
-                 "producer accepts", c->reader.max_frame);
+        snprintf(why, sizeof why,
+                 "the broker sent a frame larger than %zu bytes, the most a "
+                 "producer accepts",
+                 c->reader.max_frame);
         pc_conn_close(c, PULSARC_ERR_PROTOCOL, why);
-    }
-    else if (st == PC_FRAME_MALFORMED)
+    } else if (st == PC_FRAME_MALFORMED)
         pc_conn_close(c, PULSARC_ERR_PROTOCOL, "malformed frame");
     else if (st == PC_FRAME_NO_MEMORY)
         pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for an incoming frame");

@@ -69,8 +69,10 @@ static void note_queued(pc_conn_t *c, uint64_t request_id)
     request_t *r = find_request(c, request_id);
     if (r)
         r->queued = true;
-    PC_INFO(c->rt->log, "request %llu: the broker queued the producer until it may have the "
-            "topic to itself", (unsigned long long)request_id);
+    PC_INFO(c->rt->log,
+            "request %llu: the broker queued the producer until it may have the "
+            "topic to itself",
+            (unsigned long long)request_id);
 }
 
 static void complete_request(pc_conn_t *c, uint64_t id, pulsarc_result res,
@@ -78,8 +80,7 @@ static void complete_request(pc_conn_t *c, uint64_t id, pulsarc_result res,
 {
     request_t *r = take_request(c, id);
     if (!r) {
-        PC_DEBUG(c->rt->log, "answer for unknown request %llu ignored",
-                 (unsigned long long)id);
+        PC_DEBUG(c->rt->log, "answer for unknown request %llu ignored", (unsigned long long)id);
         return;
     }
     pc_set_detail(detail);
@@ -191,8 +192,8 @@ static bool dispatch_service_answer(pc_conn_t *c, const Pulsar__Proto__BaseComma
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__GET_OR_CREATE_SCHEMA_RESPONSE:
         if (cmd->getorcreateschemaresponse) {
-            const Pulsar__Proto__CommandGetOrCreateSchemaResponse *r =
-                cmd->getorcreateschemaresponse;
+            const Pulsar__Proto__CommandGetOrCreateSchemaResponse
+                *r = cmd->getorcreateschemaresponse;
             complete_schema_answer(c, cmd, r->request_id, r->has_error_code, r->error_code,
                                    r->error_message);
         }
@@ -282,8 +283,7 @@ void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
     default:
         break;
     }
-    if (!dispatch_producer(c, cmd) && !dispatch_answer(c, cmd) &&
-        !dispatch_service_answer(c, cmd))
+    if (!dispatch_producer(c, cmd) && !dispatch_answer(c, cmd) && !dispatch_service_answer(c, cmd))
         PC_DEBUG(c->rt->log, "ignoring command type %d", (int)cmd->type);
 }
 

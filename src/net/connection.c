@@ -33,11 +33,26 @@ static void on_handle_closed(uv_handle_t *h)
     pc_conn_maybe_free(c);
 }
 
-pc_conn_state_t pc_conn_state(const pc_conn_t *c) { return c->state; }
-uint32_t pc_conn_max_message_size(const pc_conn_t *c) { return c->max_message_size; }
-const pc_host_port_t *pc_conn_logical(const pc_conn_t *c) { return &c->logical; }
-const pc_host_port_t *pc_conn_physical(const pc_conn_t *c) { return &c->physical; }
-uint64_t pc_conn_new_request_id(pc_conn_t *c) { return c->rt->next_request_id++; }
+pc_conn_state_t pc_conn_state(const pc_conn_t *c)
+{
+    return c->state;
+}
+uint32_t pc_conn_max_message_size(const pc_conn_t *c)
+{
+    return c->max_message_size;
+}
+const pc_host_port_t *pc_conn_logical(const pc_conn_t *c)
+{
+    return &c->logical;
+}
+const pc_host_port_t *pc_conn_physical(const pc_conn_t *c)
+{
+    return &c->physical;
+}
+uint64_t pc_conn_new_request_id(pc_conn_t *c)
+{
+    return c->rt->next_request_id++;
+}
 
 void pc_conn_set_owner(pc_conn_t *c, pc_conn_closed_cb on_closed, void *ctx)
 {
@@ -49,8 +64,8 @@ void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
 {
     if (c->state == PC_CONN_CLOSED)
         return;
-    PC_INFO(c->rt->log, "connection to %s:%d closed: %s%s%s", c->physical.host,
-            c->physical.port, pulsarc_strerror(why), detail ? ": " : "", detail ? detail : "");
+    PC_INFO(c->rt->log, "connection to %s:%d closed: %s%s%s", c->physical.host, c->physical.port,
+            pulsarc_strerror(why), detail ? ": " : "", detail ? detail : "");
     c->state = PC_CONN_CLOSED;
     if (c->auth)
         pc_auth_cancel(c->auth, &c->auth_wait); /* no-op unless one is pending */
@@ -63,7 +78,7 @@ void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
     uv_close((uv_handle_t *)&c->flusher, on_handle_closed);
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
     pc_conn_finish_items(&c->out, UV_ECANCELED); /* queued, never written */
-    uv_cancel((uv_req_t *)&c->gai); /* harmless when no lookup is running */
+    uv_cancel((uv_req_t *)&c->gai);              /* harmless when no lookup is running */
 
     ready_waiter_t *w = c->waiters;
     c->waiters = NULL;
@@ -205,7 +220,8 @@ pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
     c->dial = rt->net.sni_proxy ? &rt->net.sni_proxy_addr : &c->physical;
     c->state = PC_CONN_CONNECTING;
     c->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
-    pc_frame_reader_init(&c->reader, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_OVERHEAD_ALLOWANCE);
+    pc_frame_reader_init(&c->reader,
+                         PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_OVERHEAD_ALLOWANCE);
     c->opened_ms = c->last_rx_ms = c->last_ping_ms = pc_mono_ms();
     /* Three handles live for the whole connection: timer, write flusher, TCP socket. */
     c->live_handles = 3;

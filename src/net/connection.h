@@ -69,7 +69,7 @@ void pc_conn_when_ready(pc_conn_t *c, pc_conn_ready_cb cb, void *ctx);
  * producer_ready=false: it queued the (WaitForExclusive) producer until the topic's
  * exclusive holder leaves. Such a request that times out says so (this detail). */
 bool pc_conn_request_queued(const pc_conn_t *c, uint64_t request_id);
-#define PC_CONN_QUEUED_DETAIL                                                                \
+#define PC_CONN_QUEUED_DETAIL                                                               \
     "the broker queued the producer (accessMode wait_for_exclusive): another producer has " \
     "the topic to itself and did not leave within operationTimeoutMs"
 void pc_conn_request(pc_conn_t *c, Pulsar__Proto__BaseCommand *cmd, uint64_t request_id,
@@ -81,8 +81,7 @@ int pc_conn_send_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);
 int pc_conn_send_secret_command(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);
 /* Write buffers as they are (they must stay valid until done runs). Returns 0 or -1;
  * done is called exactly once when 0 is returned. */
-int pc_conn_write(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done,
-                  void *ctx);
+int pc_conn_write(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_done_cb done, void *ctx);
 
 void pc_conn_add_listener(pc_conn_t *c, pc_conn_listener_t *l);
 void pc_conn_remove_listener(pc_conn_t *c, pc_conn_listener_t *l);

@@ -32,7 +32,7 @@ typedef struct request {
     uint64_t deadline_ms;
     pc_request_cb cb;
     void *ctx;
-    bool queued;        /* PRODUCER: the broker queued it for exclusive access */
+    bool queued; /* PRODUCER: the broker queued it for exclusive access */
 } request_t;
 
 typedef struct ready_waiter {
@@ -48,7 +48,7 @@ typedef struct write_item {
     uint8_t *owned; /* command bytes this write owns */
     size_t n_bufs;  /* its buffers in the queue's bufs, in order */
     size_t bytes;
-    bool wipe;      /* owned holds credentials (CONNECT, AUTH_RESPONSE): wiped when freed */
+    bool wipe; /* owned holds credentials (CONNECT, AUTH_RESPONSE): wiped when freed */
 } write_item_t;
 
 /* Everything queued during one loop turn, handed to libuv in writevs of up to
@@ -72,18 +72,18 @@ struct pc_conn {
      * from the runtime at open: a cluster switch (net/service_provider.h) replaces the
      * runtime's, and must never make a connection to the old cluster present the new
      * one's (or cancel a wait on the wrong provider). */
-    struct pc_auth *auth;         /* NULL: no authentication */
-    struct pc_tls_ctx *tls_ctx;   /* NULL: plain TCP */
+    struct pc_auth *auth;       /* NULL: no authentication */
+    struct pc_tls_ctx *tls_ctx; /* NULL: plain TCP */
 
     uv_tcp_t tcp;
     uv_timer_t timer;
-    uv_idle_t flusher;  /* runs the coalesced write at the start of the next loop turn */
+    uv_idle_t flusher; /* runs the coalesced write at the start of the next loop turn */
     out_queue_t out;
     uv_getaddrinfo_t gai;
     uv_connect_t connect_req;
     pc_tls_session_t *tls; /* NULL: plain TCP */
-    int live_handles;   /* handles not yet closed; the struct is freed at zero */
-    int busy_requests;  /* getaddrinfo/connect/write in flight */
+    int live_handles;      /* handles not yet closed; the struct is freed at zero */
+    int busy_requests;     /* getaddrinfo/connect/write in flight */
 
     /* The first bytes the peer sent (ciphertext on a TLS connection), to name a peer that
      * is no broker's binary port: an HTTP server, a TLS port dialled with pulsar://
@@ -93,9 +93,9 @@ struct pc_conn {
     bool framed;
 
     pc_frame_reader_t reader;
-    uint8_t *rbuf;      /* reads land here (and TLS plaintext); allocated at the first */
+    uint8_t *rbuf; /* reads land here (and TLS plaintext); allocated at the first */
     size_t rbuf_len;
-    bool rbuf_filled;   /* the last read filled rbuf: it grows before the next */
+    bool rbuf_filled; /* the last read filled rbuf: it grows before the next */
     uint32_t max_message_size;
     int server_protocol;
 

@@ -371,7 +371,8 @@ static int start(pc_http_t *h, const char *url, const pc_http_get_opts_t *get, c
 {
     if (!h || !url || !cb)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "HTTP client, URL and callback are "
-                       "required"), -1;
+                                                     "required"),
+               -1;
     if (h->closing)
         return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "the HTTP client is closed"), -1;
     const char *header = get ? get->header : NULL;
@@ -407,8 +408,9 @@ static int start(pc_http_t *h, const char *url, const pc_http_get_opts_t *get, c
     if (rc == CURLE_OK)
         rc = form ? set_post(r) : curl_easy_setopt(r->easy, CURLOPT_HTTPGET, 1L);
     if (rc != CURLE_OK)
-        return start_failed(r, rc == CURLE_OUT_OF_MEMORY ? PULSARC_ERR_NO_MEMORY
-                                                         : PULSARC_ERR_UNSUPPORTED,
+        return start_failed(r,
+                            rc == CURLE_OUT_OF_MEMORY ? PULSARC_ERR_NO_MEMORY
+                                                      : PULSARC_ERR_UNSUPPORTED,
                             curl_easy_strerror(rc), url);
     if (curl_multi_add_handle(h->multi, r->easy) != CURLM_OK)
         return start_failed(r, PULSARC_ERR_NO_MEMORY, "curl refused the transfer", url);

@@ -30,9 +30,9 @@ typedef struct pc_http_tls {
     const char *trust_certs_pem;  /* in memory; wins over the file */
     const char *cert_file, *key_file;
     const char *cert_pem, *key_pem;
-    const char *protocols;        /* NULL: TLS 1.2 and newer */
-    const char *ciphers;          /* NULL: OpenSSL's defaults */
-    int allow_insecure;           /* accept any certificate */
+    const char *protocols; /* NULL: TLS 1.2 and newer */
+    const char *ciphers;   /* NULL: OpenSSL's defaults */
+    int allow_insecure;    /* accept any certificate */
     int verify_hostname;
 } pc_http_tls_t;
 

@@ -14,10 +14,10 @@
 #include "net/http.h"
 #include "net/http_tls.h"
 
-#define SETOPT(rc, e, opt, val)                                                                \
-    do {                                                                                       \
-        if ((rc) == CURLE_OK)                                                                  \
-            (rc) = curl_easy_setopt((e), (opt), (val));                                        \
+#define SETOPT(rc, e, opt, val)                         \
+    do {                                                \
+        if ((rc) == CURLE_OK)                           \
+            (rc) = curl_easy_setopt((e), (opt), (val)); \
     } while (0)
 
 /* Scheme, host and port of a URL: whom a request goes to. */
@@ -39,11 +39,11 @@ typedef struct request {
     size_t len, cap;
     bool too_big;
     /* Redirects (GET only): where the header may go, and how many hops are left. */
-    origin_t first;             /* the URL asked: it always gets the header */
+    origin_t first; /* the URL asked: it always gets the header */
     pc_http_scope_fn scope;
     void *scope_ctx;
     int redirects_left;
-    uint64_t deadline;          /* uv_now() when the whole request times out */
+    uint64_t deadline; /* uv_now() when the whole request times out */
     pc_http_tls_use_t tls;
     pc_http_done_cb cb;
     void *ctx;

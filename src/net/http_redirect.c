@@ -74,18 +74,24 @@ int pc_http_follow(request_t *r, const char *from, pulsarc_result *res)
         return 0;
     origin_t here, to;
     if (r->redirects_left <= 0) {
-        *res = pc_fail(PULSARC_ERR_TOO_MANY_REDIRECTS, "HTTP GET %s: redirected once more "
-                       "than the limit allows", from);
+        *res = pc_fail(PULSARC_ERR_TOO_MANY_REDIRECTS,
+                       "HTTP GET %s: redirected once more "
+                       "than the limit allows",
+                       from);
         return -1;
     }
     if (pc_http_parse_origin(loc, &to) != 0) {
-        *res = pc_fail(PULSARC_ERR_PROTOCOL, "HTTP GET %s: redirected to \"%.200s\", which is "
-                       "not an http(s) URL", from, loc);
+        *res = pc_fail(PULSARC_ERR_PROTOCOL,
+                       "HTTP GET %s: redirected to \"%.200s\", which is "
+                       "not an http(s) URL",
+                       from, loc);
         return -1;
     }
     if ((pc_http_parse_origin(from, &here) == 0 ? here.https : r->first.https) && !to.https) {
-        *res = pc_fail(PULSARC_ERR_PROTOCOL, "HTTP GET %s: redirected to plain http (%.200s); "
-                       "refused", from, loc);
+        *res = pc_fail(PULSARC_ERR_PROTOCOL,
+                       "HTTP GET %s: redirected to plain http (%.200s); "
+                       "refused",
+                       from, loc);
         return -1;
     }
     /* loc belongs to the transfer being replaced. */
@@ -119,8 +125,9 @@ int pc_http_follow(request_t *r, const char *from, pulsarc_result *res)
     pc_http_wipe_body(r);
     r->errbuf[0] = '\0';
     PC_DEBUG(r->h->log, "HTTP GET %s: redirected to %s%s", from, url,
-             !r->header ? "" : carried ? " (with the header)" : " (without the header)");
+             !r->header ? ""
+             : carried  ? " (with the header)"
+                        : " (without the header)");
     free(url);
     return 1;
 }
-

@@ -13,16 +13,15 @@
 #include "common/error.h"
 #include "net/tls_internal.h"
 
-#define SETOPT(rc, e, opt, val)                                                                \
-    do {                                                                                       \
-        if ((rc) == CURLE_OK)                                                                  \
-            (rc) = curl_easy_setopt((e), (opt), (val));                                        \
+#define SETOPT(rc, e, opt, val)                         \
+    do {                                                \
+        if ((rc) == CURLE_OK)                           \
+            (rc) = curl_easy_setopt((e), (opt), (val)); \
     } while (0)
 
 static void blob_of(struct curl_blob *b, char *pem)
 {
-    *b = (struct curl_blob){ .data = pem, .len = pem ? strlen(pem) : 0,
-                             .flags = CURL_BLOB_NOCOPY };
+    *b = (struct curl_blob){ .data = pem, .len = pem ? strlen(pem) : 0, .flags = CURL_BLOB_NOCOPY };
 }
 
 /* curl calls this with the OpenSSL context of each new connection, after its own set-up:

@@ -16,9 +16,9 @@ typedef struct lookup {
     char *topic;
     bool authoritative;
     int redirects;
-    pc_host_port_t service; /* the service URL host this lookup started from */
-    pc_host_port_t target;  /* where the current request goes */
-    int hosts_tried;        /* service URL hosts this lookup has started from */
+    pc_host_port_t service;  /* the service URL host this lookup started from */
+    pc_host_port_t target;   /* where the current request goes */
+    int hosts_tried;         /* service URL hosts this lookup has started from */
     pc_lookup_reply_t reply; /* who hears the answer (and which kind of lookup) */
 } lookup_t;
 
@@ -63,9 +63,11 @@ static int answer_broker(const lookup_t *lk, const Pulsar__Proto__CommandLookupT
     const char *url = want_tls ? m->brokerserviceurltls : m->brokerserviceurl;
     bool tls = false;
     if (want_tls && (!url || !*url)) {
-        pc_fail(PULSARC_ERR_PROTOCOL, "the lookup answer for %s gives no TLS address "
+        pc_fail(PULSARC_ERR_PROTOCOL,
+                "the lookup answer for %s gives no TLS address "
                 "(brokerServiceUrlTls) though the service URL is pulsar+ssl://: is "
-                "brokerServicePortTls set on the broker?", lk->topic);
+                "brokerServicePortTls set on the broker?",
+                lk->topic);
         return -1;
     }
     if (!url || pc_broker_url_parse(url, broker, &tls) != 0 || tls != want_tls) {
@@ -85,14 +87,19 @@ static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
         return;
     }
     if (lk->reply.partitions) {
-        const Pulsar__Proto__CommandPartitionedTopicMetadataResponse *m = resp->partitionmetadataresponse;
+        const Pulsar__Proto__CommandPartitionedTopicMetadataResponse
+            *m = resp->partitionmetadataresponse;
         if (!m) {
             pc_set_detail("PARTITIONED_METADATA answered with the wrong command");
             finish(lk, PULSARC_ERR_PROTOCOL, NULL, NULL, 0);
-        } else if (m->has_response &&
-                   m->response == PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Failed) {
+        } else if (
+            m->has_response &&
+            m->response ==
+                PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA_RESPONSE__LOOKUP_TYPE__Failed) {
             pc_set_detail(m->message);
-            finish(lk, m->has_error ? pc_result_from_server_error(m->error) : PULSARC_ERR_BROKER_UNKNOWN,
+            finish(lk,
+                   m->has_error ? pc_result_from_server_error(m->error)
+                                : PULSARC_ERR_BROKER_UNKNOWN,
                    NULL, NULL, 0);
         } else if (m->partitions > PC_MAX_PARTITIONS) {
             /* Each partition costs a producer: a count no real topic has is an error in
@@ -117,7 +124,8 @@ static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
             return;
         }
         pc_set_detail(m->message);
-        finish(lk, m->has_error ? pc_result_from_server_error(m->error) : PULSARC_ERR_BROKER_UNKNOWN,
+        finish(lk,
+               m->has_error ? pc_result_from_server_error(m->error) : PULSARC_ERR_BROKER_UNKNOWN,
                NULL, NULL, 0);
         return;
     }
@@ -127,7 +135,8 @@ static void on_lookup_answer(pc_conn_t *conn, pulsarc_result res,
         return;
     }
     bool proxied = m->has_proxy_through_service_url && m->proxy_through_service_url;
-    bool redirect = m->response == PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect;
+    bool redirect = m->response ==
+                    PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect;
     PC_DEBUG(lk->rt->log, "lookup of %s via %s:%d: %s %s:%d%s%s", lk->topic, lk->target.host,
              lk->target.port, redirect ? "redirect to" : "connect to", broker.host, broker.port,
              m->has_authoritative && m->authoritative ? " (authoritative)" : "",

@@ -33,8 +33,8 @@ typedef struct http_lookup {
     pc_topic_name_t name;
     pc_host_port_t service; /* the service URL host asked now */
     int hosts_tried;
-    uint64_t switches;      /* rt->cluster_switches when it started */
-    pc_lookup_reply_t reply; /* who hears the answer (and which kind of lookup) */
+    uint64_t switches;        /* rt->cluster_switches when it started */
+    pc_lookup_reply_t reply;  /* who hears the answer (and which kind of lookup) */
     pc_auth_wait_t auth_wait; /* the provider makes its credentials ready */
 } http_lookup_t;
 
@@ -100,7 +100,8 @@ static int build_url(const http_lookup_t *lk, char *url, size_t cap)
     if (lk->reply.partitions)
         /* checkAllowAutoCreation: a topic that does not exist yet gets the broker's default
          * (as PARTITIONED_METADATA does on the binary protocol) instead of a 404. */
-        n = snprintf(url, cap, "%s://%s%s%s:%d/admin/v2/%s/%s/%s/%s/partitions"
+        n = snprintf(url, cap,
+                     "%s://%s%s%s:%d/admin/v2/%s/%s/%s/%s/partitions"
                      "?checkAllowAutoCreation=true",
                      lk->rt->service->tls ? "https" : "http", v6 ? "[" : "", hp->host,
                      v6 ? "]" : "", hp->port, t->domain, t->tenant, t->ns, local);
@@ -162,8 +163,10 @@ static pulsarc_result auth_header(pc_runtime_t *rt, char **out)
     if (strcmp(method, "tls") == 0)
         return PULSARC_OK;
     if (!basic && strcmp(method, "token") != 0)
-        return pc_fail(PULSARC_ERR_UNSUPPORTED, "authentication method \"%s\" cannot be "
-                       "used for HTTP lookups", method);
+        return pc_fail(PULSARC_ERR_UNSUPPORTED,
+                       "authentication method \"%s\" cannot be "
+                       "used for HTTP lookups",
+                       method);
     pc_auth_data_t d = { 0 };
     pulsarc_result r = pc_auth_initial_data(rt->auth, &d);
     if (r != PULSARC_OK)
@@ -187,8 +190,7 @@ static bool may_carry_credentials(void *ctx, bool https, const char *host, int p
     return rt->limits.http_auth_any_redirect;
 }
 
-static void on_answer(pulsarc_result res, long status, const char *body, size_t len,
-                      void *ctx);
+static void on_answer(pulsarc_result res, long status, const char *body, size_t len, void *ctx);
 
 static void send_request(http_lookup_t *lk)
 {
@@ -220,8 +222,7 @@ static void send_request(http_lookup_t *lk)
         .scope_ctx = rt,
         .max_redirects = rt->limits.max_lookup_redirects,
     };
-    int rc = pc_http_get_with(rt->http, url, &opts, rt->limits.operation_timeout_ms, on_answer,
-                              lk);
+    int rc = pc_http_get_with(rt->http, url, &opts, rt->limits.operation_timeout_ms, on_answer, lk);
     if (header) {
         OPENSSL_cleanse(header, strlen(header));
         free(header);
@@ -311,8 +312,10 @@ static pulsarc_result parse_partitions(const pc_http_lookup_query_t *q, json_t *
     json_int_t n = json_integer_value(v);
     /* Each partition costs a producer: no real topic has more than this. */
     if (n < 0 || n > PC_MAX_PARTITIONS)
-        return pc_fail(PULSARC_ERR_PROTOCOL, "partition metadata of %s claims %lld partitions "
-                       "(at most %d)", q->topic, (long long)n, PC_MAX_PARTITIONS);
+        return pc_fail(PULSARC_ERR_PROTOCOL,
+                       "partition metadata of %s claims %lld partitions "
+                       "(at most %d)",
+                       q->topic, (long long)n, PC_MAX_PARTITIONS);
     *out = (int)n;
     return PULSARC_OK;
 }
@@ -323,41 +326,46 @@ static pulsarc_result parse_broker(const pc_http_lookup_query_t *q, json_t *root
                                    pc_host_port_t *out)
 {
     bool want_tls = q->tls;
-    const char *url = json_string_value(json_object_get(root, want_tls ? "brokerUrlTls"
-                                                                       : "brokerUrl"));
+    const char *url = json_string_value(
+        json_object_get(root, want_tls ? "brokerUrlTls" : "brokerUrl"));
     /* Brokers also write the TLS address as "brokerUrlSsl" (a getter of the same field),
      * and some leave brokerUrlTls out. */
     if (want_tls && (!url || !*url))
         url = json_string_value(json_object_get(root, "brokerUrlSsl"));
     if (want_tls && (!url || !*url))
-        return pc_fail(PULSARC_ERR_PROTOCOL, "the lookup answer for %s gives no TLS address "
+        return pc_fail(PULSARC_ERR_PROTOCOL,
+                       "the lookup answer for %s gives no TLS address "
                        "(brokerUrlTls) though the service URL is https://: is "
-                       "brokerServicePortTls set on the broker?", q->topic);
+                       "brokerServicePortTls set on the broker?",
+                       q->topic);
     bool tls = false;
     if (!url || pc_broker_url_parse(url, out, &tls) != 0 || tls != want_tls)
-        return pc_fail(PULSARC_ERR_PROTOCOL, "HTTP lookup of %s answered with a bad broker URL "
-                       "\"%.200s\"%s", q->topic, url ? url : "",
+        return pc_fail(PULSARC_ERR_PROTOCOL,
+                       "HTTP lookup of %s answered with a bad broker URL "
+                       "\"%.200s\"%s",
+                       q->topic, url ? url : "",
                        want_tls && !tls ? " (expected pulsar+ssl://)" : "");
     return PULSARC_OK;
 }
 
-pulsarc_result pc_http_lookup_judge(const pc_http_lookup_query_t *q, long status,
-                                    const char *body, size_t len, pc_host_port_t *broker,
-                                    int *partitions)
+pulsarc_result pc_http_lookup_judge(const pc_http_lookup_query_t *q, long status, const char *body,
+                                    size_t len, pc_host_port_t *broker, int *partitions)
 {
     *partitions = 0;
     if (status != 200) {
         char reason[400];
         server_reason(body, len, reason, sizeof reason);
-        return pc_fail(status_result(status), "HTTP %s of %s via %s:%d: status %ld%s",
-                       what_of(q), q->topic, q->via_host, q->via_port, status, reason);
+        return pc_fail(status_result(status), "HTTP %s of %s via %s:%d: status %ld%s", what_of(q),
+                       q->topic, q->via_host, q->via_port, status, reason);
     }
     json_error_t jerr;
     json_t *root = json_loadb(body, len, 0, &jerr);
     pulsarc_result res;
     if (!json_is_object(root))
-        res = pc_fail(PULSARC_ERR_PROTOCOL, "HTTP %s of %s: the answer is not a JSON object "
-                      "(%s)", what_of(q), q->topic, root ? "another JSON value" : jerr.text);
+        res = pc_fail(PULSARC_ERR_PROTOCOL,
+                      "HTTP %s of %s: the answer is not a JSON object "
+                      "(%s)",
+                      what_of(q), q->topic, root ? "another JSON value" : jerr.text);
     else if (q->partitions)
         res = parse_partitions(q, root, partitions);
     else
@@ -376,7 +384,8 @@ static void on_answer(pulsarc_result res, long status, const char *body, size_t 
             finish(lk, res, NULL, 0);
         return;
     }
-    pc_http_lookup_query_t q = { .topic = lk->name.full, .via_host = lk->service.host,
+    pc_http_lookup_query_t q = { .topic = lk->name.full,
+                                 .via_host = lk->service.host,
                                  .via_port = lk->service.port,
                                  .partitions = lk->reply.partitions,
                                  .tls = lk->rt->service->tls };
@@ -415,9 +424,7 @@ void pc_http_lookup_topic(pc_runtime_t *rt, const char *topic, pc_lookup_cb cb, 
     start(rt, topic, &(pc_lookup_reply_t){ .lookup_cb = cb, .ctx = ctx });
 }
 
-void pc_http_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb cb,
-                               void *ctx)
+void pc_http_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb cb, void *ctx)
 {
-    start(rt, topic,
-          &(pc_lookup_reply_t){ .partitions = true, .partitions_cb = cb, .ctx = ctx });
+    start(rt, topic, &(pc_lookup_reply_t){ .partitions = true, .partitions_cb = cb, .ctx = ctx });
 }

@@ -18,7 +18,8 @@ bool pc_lookup_no_such_listener(const pc_runtime_t *rt, const char *text, size_t
 /* The caller's detail names the topic already ("lookup of T: ..."). */
 pulsarc_result pc_lookup_listener_missing(const pc_runtime_t *rt, const pc_host_port_t *via)
 {
-    return pc_fail(PULSARC_ERR_INVALID_CONFIG, "the broker at %.255s:%d has no advertised "
+    return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                   "the broker at %.255s:%d has no advertised "
                    "listener named \"%s\" (listenerName; see the brokers' advertisedListeners)",
                    via->host, via->port, rt->net.listener_name);
 }

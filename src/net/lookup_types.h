@@ -28,8 +28,8 @@ typedef struct pc_lookup_reply {
 } pc_lookup_reply_t;
 
 static inline void pc_lookup_answer(const pc_lookup_reply_t *r, pulsarc_result res,
-                                    const pc_host_port_t *logical,
-                                    const pc_host_port_t *physical, int partitions)
+                                    const pc_host_port_t *logical, const pc_host_port_t *physical,
+                                    int partitions)
 {
     if (r->partitions)
         r->partitions_cb(res, partitions, r->ctx);

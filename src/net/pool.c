@@ -110,8 +110,7 @@ static bool has_connections(const pc_pool_t *p, const turn_t *t)
  * turns of pairs left without connections (brokers gone, or moved to other addresses),
  * so that a long-lived client keeps no more than it uses; such a pair starts again
  * from index 0. */
-static turn_t *turn_of(pc_pool_t *p, const pc_host_port_t *logical,
-                       const pc_host_port_t *physical)
+static turn_t *turn_of(pc_pool_t *p, const pc_host_port_t *logical, const pc_host_port_t *physical)
 {
     for (size_t i = 0; i < p->n_turns; i++)
         if (same(&p->turns[i].logical, logical) && same(&p->turns[i].physical, physical))
@@ -131,8 +130,7 @@ static turn_t *turn_of(pc_pool_t *p, const pc_host_port_t *logical,
     return t;
 }
 
-pc_conn_t *pc_pool_get(pc_pool_t *p, const pc_host_port_t *logical,
-                       const pc_host_port_t *physical)
+pc_conn_t *pc_pool_get(pc_pool_t *p, const pc_host_port_t *logical, const pc_host_port_t *physical)
 {
     int per_broker = p->rt->net.connections_per_broker;
     if (per_broker <= 1)

@@ -14,11 +14,11 @@ typedef struct attempt {
     uv_getaddrinfo_t gai;
     uv_tcp_t tcp;
     uv_connect_t connect;
-    bool tcp_open;    /* tcp is initialised: it must be closed */
+    bool tcp_open; /* tcp is initialised: it must be closed */
 } attempt_t;
 
 struct pc_probe {
-    pc_probe_cb cb;   /* NULL once answered or cancelled */
+    pc_probe_cb cb; /* NULL once answered or cancelled */
     void *ctx;
     uint64_t timeout_ms;
     uv_timer_t timer;
@@ -111,8 +111,7 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
     a->tcp_open = true;
     p->busy++;
     a->connect.data = a;
-    int rc = uv_tcp_connect(&a->connect, &a->tcp, pc_preferred_address(res)->ai_addr,
-                            on_connect);
+    int rc = uv_tcp_connect(&a->connect, &a->tcp, pc_preferred_address(res)->ai_addr, on_connect);
     uv_freeaddrinfo(res);
     if (rc != 0)
         attempt_failed(a, uv_strerror(rc));

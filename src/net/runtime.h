@@ -82,8 +82,8 @@ typedef struct pc_runtime {
      * cluster it was opened for. Those who must hear of a switch (producers waiting to
      * reconnect) are listed here. */
     struct pc_cluster_listener *cluster_listeners;
-    uint64_t cluster_switches;       /* switches so far (for logs and tests) */
-    uint64_t tls_downgrades;         /* ... of them from TLS to plain text (statistics) */
+    uint64_t cluster_switches; /* switches so far (for logs and tests) */
+    uint64_t tls_downgrades;   /* ... of them from TLS to plain text (statistics) */
 } pc_runtime_t;
 
 #endif

@@ -23,16 +23,16 @@ struct pc_service_provider {
     pc_service_settings_t set;
     int n;
     int active;
-    char *told_url;        /* clusters[0].url once a URL was asked for or told (owned) */
-    uv_timer_t timer;      /* the next check; the struct goes when it has closed */
+    char *told_url;   /* clusters[0].url once a URL was asked for or told (owned) */
+    uv_timer_t timer; /* the next check; the struct goes when it has closed */
     bool stopped;
-    pc_probe_t *probe;     /* in flight, or NULL */
-    int scan;              /* the cluster the failover scan probes now */
-    bool stranded;         /* no cluster answered the last failover scan (logged once) */
-    bool down;             /* the active cluster failed its last probe ... */
-    uint64_t down_since;   /* ... and every probe since this time */
-    bool primary_up;       /* a secondary is active and the primary answered ... */
-    uint64_t up_since;     /* ... every probe since this time */
+    pc_probe_t *probe;   /* in flight, or NULL */
+    int scan;            /* the cluster the failover scan probes now */
+    bool stranded;       /* no cluster answered the last failover scan (logged once) */
+    bool down;           /* the active cluster failed its last probe ... */
+    uint64_t down_since; /* ... and every probe since this time */
+    bool primary_up;     /* a secondary is active and the primary answered ... */
+    uint64_t up_since;   /* ... every probe since this time */
     /* As many as the client has (a cluster is over 4 KiB: most clients have one). */
     pc_cluster_t clusters[];
 };
@@ -94,9 +94,10 @@ static void install(pc_service_provider_t *sp, int i)
 static void left_tls(pc_runtime_t *rt, const pc_cluster_t *to, const char *from)
 {
     rt->tls_downgrades++;
-    PC_WARN(rt->log, "cluster failover: the switch from %s to %s leaves TLS: connections are "
-            "not encrypted from now on%s", from, to->url,
-            to->auth ? ", and neither are the credentials they present" : "");
+    PC_WARN(rt->log,
+            "cluster failover: the switch from %s to %s leaves TLS: connections are "
+            "not encrypted from now on%s",
+            from, to->url, to->auth ? ", and neither are the credentials they present" : "");
     pc_auth_warn_cleartext(to->auth, 0, rt->log); /* what exactly goes in clear */
 }
 
@@ -108,8 +109,8 @@ static void switch_to(pc_service_provider_t *sp, int i, const char *from, bool f
                       const char *why)
 {
     pc_runtime_t *rt = sp->rt;
-    PC_WARN(rt->log, "cluster failover: switching from %s to %s (%s)", from,
-            sp->clusters[i].url, why);
+    PC_WARN(rt->log, "cluster failover: switching from %s to %s (%s)", from, sp->clusters[i].url,
+            why);
     if (from_tls && !sp->clusters[i].service.tls)
         left_tls(rt, &sp->clusters[i], from);
     /* Lookups still waiting on the old cluster's web service fail now (lookup_http.c
@@ -157,14 +158,18 @@ pulsarc_result pc_service_provider_use_url(pc_service_provider_t *sp, const char
     if (pc_service_url_parse(url, &parsed, err, sizeof err) != 0)
         return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%.200s\": %s", url, err);
     if (sp->rt->net.sni_proxy && !parsed.tls)
-        return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%.200s\": the SNI proxy "
-                       "(proxyServiceUrl) needs pulsar+ssl:// or https://", url);
+        return pc_fail(PULSARC_ERR_INVALID_URL,
+                       "service URL \"%.200s\": the SNI proxy "
+                       "(proxyServiceUrl) needs pulsar+ssl:// or https://",
+                       url);
     pc_cluster_t *cl = &sp->clusters[0];
     if (tls && !sp->set.own_tls)
         sp->set.own_tls = tls;
     if (parsed.tls && !sp->set.own_tls)
-        return pc_fail(PULSARC_ERR_INVALID_URL, "service URL \"%.200s\" needs TLS, which the "
-                       "client has no context for", url);
+        return pc_fail(PULSARC_ERR_INVALID_URL,
+                       "service URL \"%.200s\" needs TLS, which the "
+                       "client has no context for",
+                       url);
     if (sp->active == 0 && same_url(&parsed, &cl->service))
         return PULSARC_OK;
     char *copy = strdup(url);
@@ -197,8 +202,8 @@ static void check_done(pc_service_provider_t *sp)
 /* Probe cluster i and continue in cb; without memory for a probe, this check ends. */
 static void probe(pc_service_provider_t *sp, int i, pc_probe_cb cb)
 {
-    sp->probe = pc_probe_start(sp->rt->loop, &sp->clusters[i].service, sp->set.probe_timeout_ms,
-                               cb, sp);
+    sp->probe = pc_probe_start(sp->rt->loop, &sp->clusters[i].service, sp->set.probe_timeout_ms, cb,
+                               sp);
     if (!sp->probe)
         check_done(sp);
 }
@@ -217,9 +222,10 @@ static void on_primary_probed(bool reachable, const char *detail, void *ctx)
         if (!sp->primary_up) {
             sp->primary_up = true;
             sp->up_since = now;
-            PC_INFO(sp->rt->log, "cluster failover: the primary %s is reachable again; "
-                    "switching back after %llu ms", sp->clusters[0].url,
-                    (unsigned long long)sp->set.switch_back_delay_ms);
+            PC_INFO(sp->rt->log,
+                    "cluster failover: the primary %s is reachable again; "
+                    "switching back after %llu ms",
+                    sp->clusters[0].url, (unsigned long long)sp->set.switch_back_delay_ms);
         }
         if (now - sp->up_since >= sp->set.switch_back_delay_ms) {
             char why[96];
@@ -272,8 +278,10 @@ static void scan_next(pc_service_provider_t *sp)
         return;
     }
     if (!sp->stranded)
-        PC_WARN(sp->rt->log, "cluster failover: no other cluster is reachable either; "
-                "staying on %s and probing on", sp->clusters[sp->active].url);
+        PC_WARN(sp->rt->log,
+                "cluster failover: no other cluster is reachable either; "
+                "staying on %s and probing on",
+                sp->clusters[sp->active].url);
     sp->stranded = true;
     check_done(sp);
 }
@@ -293,8 +301,10 @@ static void on_active_probed(bool reachable, const char *detail, void *ctx)
         if (!sp->down) {
             sp->down = true;
             sp->down_since = now;
-            PC_WARN(sp->rt->log, "cluster failover: %s is unreachable (%s); failing over after "
-                    "%llu ms", sp->clusters[sp->active].url, detail,
+            PC_WARN(sp->rt->log,
+                    "cluster failover: %s is unreachable (%s); failing over after "
+                    "%llu ms",
+                    sp->clusters[sp->active].url, detail,
                     (unsigned long long)sp->set.failover_delay_ms);
         }
         if (now - sp->down_since >= sp->set.failover_delay_ms) {

@@ -61,7 +61,7 @@ typedef struct pc_service_settings {
     uint64_t probe_timeout_ms;     /* one probe's TCP connect */
     pc_service_ask_fn ask;         /* set: the asked form (one cluster, no probes) */
     void *ask_ctx;
-    struct pc_tls_ctx *own_tls;    /* for a pulsar+ssl:// URL asked for or told later, with
+    struct pc_tls_ctx *own_tls; /* for a pulsar+ssl:// URL asked for or told later, with
                                       clusters[0]'s credentials; NULL: none yet */
 } pc_service_settings_t;
 

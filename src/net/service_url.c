@@ -118,8 +118,7 @@ static int parse_host(const char *s, size_t len, int default_port, pc_host_port_
         for (size_t i = 0; i < hlen; i++) {
             char c = host[i];
             if (!is_alnum(c) && c != '-' && c != '.' && c != '_')
-                return fail(err, errlen, "invalid character '%c' in host '%.*s'", c, (int)len,
-                            s);
+                return fail(err, errlen, "invalid character '%c' in host '%.*s'", c, (int)len, s);
         }
         after = s + hlen;
     }
@@ -152,8 +151,9 @@ int pc_service_url_parse(const char *url, pc_service_url_t *out, char *err, size
 
     const char *sep = strstr(url, "://");
     if (!sep)
-        return fail(err, errlen, "service URL '%.200s' has no scheme (expected pulsar://, "
-                                 "pulsar+ssl://, http:// or https://)",
+        return fail(err, errlen,
+                    "service URL '%.200s' has no scheme (expected pulsar://, "
+                    "pulsar+ssl://, http:// or https://)",
                     url);
     size_t slen = (size_t)(sep - url);
     int default_port;

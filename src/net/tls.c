@@ -15,10 +15,10 @@
 struct pc_tls_session {
     const pc_tls_ctx_t *ctx;
     SSL *ssl;
-    BIO *in;              /* ciphertext from the peer, owned by ssl */
-    BIO *out;             /* ciphertext for the peer, owned by ssl */
+    BIO *in;  /* ciphertext from the peer, owned by ssl */
+    BIO *out; /* ciphertext for the peer, owned by ssl */
     bool established;
-    bool cert_requested;  /* the peer asked for a client certificate */
+    bool cert_requested; /* the peer asked for a client certificate */
     pulsarc_result result;
     char host[256];
     char detail[400];
@@ -104,9 +104,11 @@ static void fail_verify(pc_tls_session_t *s, long v)
     switch (v) {
     case X509_V_ERR_HOSTNAME_MISMATCH:
     case X509_V_ERR_IP_ADDRESS_MISMATCH:
-        fail(s, PULSARC_ERR_TLS_HOSTNAME, "the certificate presented by %s is not issued for that "
-                                          "name (%s); tlsEnableHostnameVerification=false skips "
-                                          "this check", why);
+        fail(s, PULSARC_ERR_TLS_HOSTNAME,
+             "the certificate presented by %s is not issued for that "
+             "name (%s); tlsEnableHostnameVerification=false skips "
+             "this check",
+             why);
         break;
     case X509_V_ERR_CERT_HAS_EXPIRED:
     case X509_V_ERR_CERT_NOT_YET_VALID:
@@ -133,18 +135,24 @@ static void fail_protocol(pc_tls_session_t *s, unsigned long e)
     case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
     case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
     case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
-        fail(s, PULSARC_ERR_TLS_CLIENT_CERT, SSL_get_certificate(s->ssl)
+        fail(s, PULSARC_ERR_TLS_CLIENT_CERT,
+             SSL_get_certificate(s->ssl)
                  ? "%s refused our client certificate (%s)"
                  : "%s requires a client certificate (%s); set tlsCertificateFilePath and "
-                   "tlsKeyFilePath", why);
+                   "tlsKeyFilePath",
+             why);
         break;
     case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
         if (s->cert_requested && !SSL_get_certificate(s->ssl))
-            fail(s, PULSARC_ERR_TLS_CLIENT_CERT, "%s requires a client certificate (%s); set "
-                                                 "tlsCertificateFilePath and tlsKeyFilePath", why);
+            fail(s, PULSARC_ERR_TLS_CLIENT_CERT,
+                 "%s requires a client certificate (%s); set "
+                 "tlsCertificateFilePath and tlsKeyFilePath",
+                 why);
         else
-            fail(s, PULSARC_ERR_TLS_HANDSHAKE, "TLS handshake with %s failed (%s): no common "
-                                               "cipher?", why);
+            fail(s, PULSARC_ERR_TLS_HANDSHAKE,
+                 "TLS handshake with %s failed (%s): no common "
+                 "cipher?",
+                 why);
         break;
     case SSL_R_WRONG_VERSION_NUMBER:
     case SSL_R_PACKET_LENGTH_TOO_LONG:
@@ -155,8 +163,10 @@ static void fail_protocol(pc_tls_session_t *s, unsigned long e)
     case SSL_R_UNSUPPORTED_PROTOCOL:
     case SSL_R_TLSV1_ALERT_PROTOCOL_VERSION:
     case SSL_R_NO_PROTOCOLS_AVAILABLE:
-        fail(s, PULSARC_ERR_TLS_HANDSHAKE, "%s offers no TLS version we accept (%s); TLS 1.2 "
-                                           "or newer is required", why);
+        fail(s, PULSARC_ERR_TLS_HANDSHAKE,
+             "%s offers no TLS version we accept (%s); TLS 1.2 "
+             "or newer is required",
+             why);
         break;
     default:
         fail(s, PULSARC_ERR_TLS_HANDSHAKE, "TLS with %s failed: %s", why);
@@ -189,8 +199,8 @@ static void record_failure(pc_tls_session_t *s, int ssl_error)
         /* Cut long names rather than the sentence (precision from a variable: the compiler
          * cannot bound it, and a cut detail is still a detail). */
         int cap = (int)(sizeof s->detail / 3);
-        snprintf(s->detail, sizeof s->detail, "TLS with %.*s broke after the handshake (%.*s)",
-                 cap, s->host, cap, why);
+        snprintf(s->detail, sizeof s->detail, "TLS with %.*s broke after the handshake (%.*s)", cap,
+                 s->host, cap, why);
     }
     ERR_clear_error();
 }
@@ -231,7 +241,10 @@ pc_tls_status_t pc_tls_handshake(pc_tls_session_t *s)
     return PC_TLS_FAILED;
 }
 
-bool pc_tls_established(const pc_tls_session_t *s) { return s->established; }
+bool pc_tls_established(const pc_tls_session_t *s)
+{
+    return s->established;
+}
 
 int pc_tls_feed(pc_tls_session_t *s, const uint8_t *data, size_t len)
 {
@@ -308,9 +321,17 @@ void pc_tls_fail_eof(pc_tls_session_t *s)
     if (s->established)
         fail(s, PULSARC_ERR_CONNECTION_CLOSED, "%s closed the connection%s", "");
     else
-        fail(s, PULSARC_ERR_TLS_HANDSHAKE, "%s closed the connection during the TLS handshake%s"
-                                           " (not a TLS port, or it refused us)", "");
+        fail(s, PULSARC_ERR_TLS_HANDSHAKE,
+             "%s closed the connection during the TLS handshake%s"
+             " (not a TLS port, or it refused us)",
+             "");
 }
 
-pulsarc_result pc_tls_result(const pc_tls_session_t *s) { return s->result; }
-const char *pc_tls_detail(const pc_tls_session_t *s) { return s->detail; }
+pulsarc_result pc_tls_result(const pc_tls_session_t *s)
+{
+    return s->result;
+}
+const char *pc_tls_detail(const pc_tls_session_t *s)
+{
+    return s->detail;
+}

@@ -25,16 +25,16 @@
 /* What a context is built from. Strings may be NULL (unset); none is kept after
  * pc_tls_ctx_new returns. A PEM in memory wins over the file of the same role. */
 typedef struct pc_tls_settings {
-    const char *trust_file;    /* PEM file of trusted CAs */
-    const char *trust_pem;     /* the same in memory; both unset: the system's store */
-    const char *cert_file;     /* client certificate (chain) for mTLS, PEM */
+    const char *trust_file; /* PEM file of trusted CAs */
+    const char *trust_pem;  /* the same in memory; both unset: the system's store */
+    const char *cert_file;  /* client certificate (chain) for mTLS, PEM */
     const char *cert_pem;
-    const char *key_file;      /* its private key, PEM, not encrypted */
+    const char *key_file; /* its private key, PEM, not encrypted */
     const char *key_pem;
-    const char *protocols;     /* "TLSv1.2,TLSv1.3": narrows the range, never below 1.2 */
-    const char *ciphers;       /* comma or colon separated; OpenSSL or IANA names */
-    bool allow_insecure;       /* accept any certificate: no verification at all */
-    bool verify_hostname;      /* the certificate must name the host connected to */
+    const char *protocols; /* "TLSv1.2,TLSv1.3": narrows the range, never below 1.2 */
+    const char *ciphers;   /* comma or colon separated; OpenSSL or IANA names */
+    bool allow_insecure;   /* accept any certificate: no verification at all */
+    bool verify_hostname;  /* the certificate must name the host connected to */
 } pc_tls_settings_t;
 
 typedef struct pc_tls_ctx pc_tls_ctx_t;
@@ -50,9 +50,9 @@ pulsarc_result pc_tls_ctx_share(const pc_tls_ctx_t *ctx, pc_tls_ctx_t **out);
 void pc_tls_ctx_free(pc_tls_ctx_t *ctx);
 
 typedef enum pc_tls_status {
-    PC_TLS_WANT_MORE,  /* the handshake needs more bytes from the peer */
-    PC_TLS_DONE,       /* handshake finished and the peer verified */
-    PC_TLS_FAILED,     /* see pc_tls_result / pc_tls_detail */
+    PC_TLS_WANT_MORE, /* the handshake needs more bytes from the peer */
+    PC_TLS_DONE,      /* handshake finished and the peer verified */
+    PC_TLS_FAILED,    /* see pc_tls_result / pc_tls_detail */
 } pc_tls_status_t;
 
 /* A client session towards host (a name, or an IP literal checked as an address). The

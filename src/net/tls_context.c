@@ -32,8 +32,8 @@ static const char *openssl_reason(void)
 
 static pulsarc_result config_fail(const char *what, const char *where)
 {
-    return pc_fail(PULSARC_ERR_TLS_CONFIG, "cannot load %s%s%s%s: %s", what,
-                   where ? " '" : "", where ? where : "", where ? "'" : "", openssl_reason());
+    return pc_fail(PULSARC_ERR_TLS_CONFIG, "cannot load %s%s%s%s: %s", what, where ? " '" : "",
+                   where ? where : "", where ? "'" : "", openssl_reason());
 }
 
 /* A key with a passphrase must fail, not prompt on the terminal from the loop thread. */
@@ -45,8 +45,8 @@ static int no_passphrase(char *buf, int size, int rwflag, void *u)
 static pulsarc_result load_trust_pem(SSL_CTX *ctx, const char *pem)
 {
     BIO *bio = BIO_new_mem_buf(pem, -1);
-    STACK_OF(X509_INFO) *infos =
-        bio ? PEM_X509_INFO_read_bio(bio, NULL, no_passphrase, NULL) : NULL;
+    STACK_OF(X509_INFO) *infos = bio ? PEM_X509_INFO_read_bio(bio, NULL, no_passphrase, NULL)
+                                     : NULL;
     BIO_free(bio);
     if (!infos)
         return config_fail("the trusted certificates (PEM in memory)", NULL);
@@ -157,8 +157,10 @@ static pulsarc_result set_protocols(SSL_CTX *ctx, const char *list)
                  (n == 5 && strncmp(p, "SSLv3", n) == 0))
             v = 0; /* too old: ignored */
         else if (n > 0)
-            return pc_fail(PULSARC_ERR_TLS_CONFIG, "tlsProtocols: unknown protocol '%.*s' "
-                                                   "(expected TLSv1.2 or TLSv1.3)", (int)n, p);
+            return pc_fail(PULSARC_ERR_TLS_CONFIG,
+                           "tlsProtocols: unknown protocol '%.*s' "
+                           "(expected TLSv1.2 or TLSv1.3)",
+                           (int)n, p);
         if (v > 0) {
             lo = lo && lo < v ? lo : v;
             hi = hi > v ? hi : v;
@@ -224,12 +226,16 @@ static pulsarc_result set_ciphers(SSL_CTX *ctx, const char *list)
         r = config_fail("tlsCiphers (no usable TLS 1.2 cipher)", list);
     else if (!*v12 && (SSL_CTX_get_max_proto_version(ctx) == TLS1_2_VERSION ||
                        SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1))
-        r = pc_fail(PULSARC_ERR_TLS_CONFIG, "tlsCiphers '%s' names TLS 1.3 suites only, but "
-                    "tlsProtocols allows no TLS 1.3", list);
+        r = pc_fail(PULSARC_ERR_TLS_CONFIG,
+                    "tlsCiphers '%s' names TLS 1.3 suites only, but "
+                    "tlsProtocols allows no TLS 1.3",
+                    list);
     else if (!*v13 && (SSL_CTX_get_min_proto_version(ctx) == TLS1_3_VERSION ||
                        SSL_CTX_set_max_proto_version(ctx, TLS1_2_VERSION) != 1))
-        r = pc_fail(PULSARC_ERR_TLS_CONFIG, "tlsCiphers '%s' names TLS 1.2 ciphers only, but "
-                    "tlsProtocols allows no TLS 1.2", list);
+        r = pc_fail(PULSARC_ERR_TLS_CONFIG,
+                    "tlsCiphers '%s' names TLS 1.2 ciphers only, but "
+                    "tlsProtocols allows no TLS 1.2",
+                    list);
     else if (SSL_CTX_set_ciphersuites(ctx, v13) != 1)
         r = config_fail("tlsCiphers (TLS 1.3 suites)", list);
 out:

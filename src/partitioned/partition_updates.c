@@ -37,8 +37,7 @@ static void on_new_part_started(pc_pp_t *pp, pulsarc_result res, void *ctx)
     }
     if (pt->update_failed) {
         /* Try again at the next check; the router never saw these partitions. */
-        PC_WARN(pt->rt->log, "%s: could not start new partitions; retrying later",
-                pt->topic->full);
+        PC_WARN(pt->rt->log, "%s: could not start new partitions; retrying later", pt->topic->full);
         for (int i = pt->update_old_n; i < pt->n_parts; i++)
             pc_pp_free(pt->parts[i]);
         pt->n_parts = pt->update_old_n;

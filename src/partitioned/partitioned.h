@@ -23,9 +23,9 @@ typedef struct pc_partitioned pc_partitioned_t;
 /* What the owner hears and decides. */
 typedef struct pc_partitioned_owner {
     void *ctx;
-    pc_pp_complete_fn complete;   /* each message of every partition */
-    pc_pp_released_fn released;   /* a batch's messages, before their completions */
-    pc_pp_stopped_fn stopped;     /* a partition stopped after a terminal error */
+    pc_pp_complete_fn complete; /* each message of every partition */
+    pc_pp_released_fn released; /* a batch's messages, before their completions */
+    pc_pp_stopped_fn stopped;   /* a partition stopped after a terminal error */
     /* Partition i has joined: every partition once a start has succeeded (or at once with
      * lazy start), those an update added once they have registered. Its status
      * (pc_partitioned_status) is worth reading. */
@@ -46,15 +46,15 @@ typedef struct pc_partitioned_op {
     void (*done)(struct pc_partitioned_op *op);
     pulsarc_result res;
     char detail[512];
-    int remaining;                /* the partitioned producer's */
+    int remaining; /* the partitioned producer's */
 } pc_partitioned_op_t;
 
 /* What the owner's accessors report of one partition. */
 typedef struct pc_partition_status {
-    const char *name;             /* "" until it registered; valid until the next call */
+    const char *name; /* "" until it registered; valid until the next call */
     int64_t last_sequence_id;
-    int64_t schema_version;       /* -1: none */
-    uint32_t max_message_size;    /* its connection's (the protocol default until then) */
+    int64_t schema_version;    /* -1: none */
+    uint32_t max_message_size; /* its connection's (the protocol default until then) */
 } pc_partition_status_t;
 
 /* n partitions (0: a topic without partitions), created but not started. The settings

@@ -21,13 +21,13 @@ typedef enum pc_batcher_kind {
 } pc_batcher_kind_t;
 
 typedef struct pc_batch {
-    pc_msg_t *head, *tail;  /* linked by msg->next */
+    pc_msg_t *head, *tail; /* linked by msg->next */
     int count;
-    size_t bytes;           /* payload bytes (what batchingMaxBytes counts, as in Java) */
-    size_t encoded;         /* upper bound of the encoded entries plus the head's keys,
+    size_t bytes;       /* payload bytes (what batchingMaxBytes counts, as in Java) */
+    size_t encoded;     /* upper bound of the encoded entries plus the head's keys,
                                which the batch's own metadata repeats */
-    uint64_t opened;        /* when the batch got its first message: the flush order */
-    const uint8_t *key;     /* key-based: the key this batch collects (borrowed from head) */
+    uint64_t opened;    /* when the batch got its first message: the flush order */
+    const uint8_t *key; /* key-based: the key this batch collects (borrowed from head) */
     size_t key_len;
 } pc_batch_t;
 
@@ -35,13 +35,13 @@ typedef struct pc_batcher {
     bool key_based;
     int max_messages;
     size_t max_bytes;
-    size_t frame_limit;     /* encoded bytes a batch may reach: the broker's max message
+    size_t frame_limit; /* encoded bytes a batch may reach: the broker's max message
                                size (the frame allowance covers the command) */
     int total_messages;
     size_t total_bytes;
     size_t total_encoded;
     uint64_t next_opened;
-    pc_batch_t *batches;    /* one (default) or one per key */
+    pc_batch_t *batches; /* one (default) or one per key */
     int n_batches, cap_batches;
 } pc_batcher_t;
 

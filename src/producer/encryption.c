@@ -19,13 +19,13 @@ struct pc_encryptor {
     size_t n_names;
     const pc_logger_t *log;
     char *topic;
-    pc_data_key_t *current;   /* NULL until the keys load */
-    pc_key_material_t *mats;  /* what current was built from, one per name */
+    pc_data_key_t *current;  /* NULL until the keys load */
+    pc_key_material_t *mats; /* what current was built from, one per name */
     int (*make_iv)(uint8_t iv[PC_AES_IV_LEN]);
-    uint64_t used;            /* IVs drawn for current (pc_data_key_iv) */
-    uint64_t max_ivs;         /* used at which current rotates */
+    uint64_t used;    /* IVs drawn for current (pc_data_key_iv) */
+    uint64_t max_ivs; /* used at which current rotates */
     uint64_t rotate_at, check_at, retry_at, warned_at;
-    uint64_t unwarned;        /* failures since the last warning */
+    uint64_t unwarned; /* failures since the last warning */
 };
 
 void pc_key_material_init(pc_key_material_t *m)
@@ -130,8 +130,7 @@ static pulsarc_result entry_new(const char *name, const pc_key_material_t *m,
     if (!k || wrap != 0) {
         free(k);
         pc_buf_free(&wrapped);
-        return pc_fail(PULSARC_ERR_CRYPTO, "cannot wrap the data key with public key \"%s\"",
-                       name);
+        return pc_fail(PULSARC_ERR_CRYPTO, "cannot wrap the data key with public key \"%s\"", name);
     }
     pulsar__proto__encryption_keys__init(k);
     k->value.data = pc_buf_detach(&wrapped, &k->value.len);
@@ -212,8 +211,7 @@ static pulsarc_result fetch_all(const pc_encryptor_t *e, pc_key_material_t **out
     return PULSARC_OK;
 }
 
-static void install(pc_encryptor_t *e, pc_data_key_t *dk, pc_key_material_t *mats,
-                    uint64_t now)
+static void install(pc_encryptor_t *e, pc_data_key_t *dk, pc_key_material_t *mats, uint64_t now)
 {
     data_key_free(e->current);
     materials_free(e->mats, e->n_names);
@@ -247,8 +245,8 @@ static void warn_limited(pc_encryptor_t *e, uint64_t now, const char *what, cons
     e->unwarned++;
     if (e->warned_at && now < e->warned_at + WARN_EVERY_MS)
         return;
-    PC_WARN(e->log, "%s: %s: %s (%llu such failure(s) since the last warning)", e->topic,
-            what, detail, (unsigned long long)e->unwarned);
+    PC_WARN(e->log, "%s: %s: %s (%llu such failure(s) since the last warning)", e->topic, what,
+            detail, (unsigned long long)e->unwarned);
     e->warned_at = now ? now : 1;
     e->unwarned = 0;
 }
@@ -307,8 +305,7 @@ pulsarc_result pc_encryptor_next(pc_encryptor_t *e, uint64_t now, const pc_data_
             char detail[512];
             snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
             if (e->set.failure_action == PC_CRYPTO_SEND) {
-                warn_limited(e, now, "publishing unencrypted (cryptoFailureAction=send)",
-                             detail);
+                warn_limited(e, now, "publishing unencrypted (cryptoFailureAction=send)", detail);
                 *out = NULL;
                 return PULSARC_OK;
             }

@@ -54,13 +54,13 @@ typedef enum pc_crypto_failure_action {
 bool pc_key_names_next(const char **cursor, const char **name, size_t *len);
 
 typedef struct pc_enc_settings {
-    const char *key_names;  /* comma-separated; NULL or "": no encryption (borrowed) */
+    const char *key_names; /* comma-separated; NULL or "": no encryption (borrowed) */
     pc_key_fetch_fn fetch;
-    void *fetch_ctx;        /* outlives the producer */
+    void *fetch_ctx; /* outlives the producer */
     pc_crypto_failure_action failure_action;
-    uint64_t rotation_ms;   /* a new data key this often; 0 = not by time */
-    uint64_t check_ms;      /* re-read the public keys this often; 0 = never */
-    uint64_t max_ivs;       /* a new data key after this many IVs; 0 = 2^31 */
+    uint64_t rotation_ms; /* a new data key this often; 0 = not by time */
+    uint64_t check_ms;    /* re-read the public keys this often; 0 = never */
+    uint64_t max_ivs;     /* a new data key after this many IVs; 0 = 2^31 */
 } pc_enc_settings_t;
 
 /* IVs drawn for one data key before it rotates (max_ivs 0): half of the 2^32 random IVs
@@ -79,7 +79,7 @@ typedef struct pc_data_key {
     /* A fresh IV for each entry: pc_crypto_random, or a fixed sequence in unit tests.
      * Drawn through pc_data_key_iv, which counts it. */
     int (*make_iv)(uint8_t iv[PC_AES_IV_LEN]);
-    uint64_t *ivs_used;     /* the encryptor's count of IVs drawn for this key */
+    uint64_t *ivs_used; /* the encryptor's count of IVs drawn for this key */
 } pc_data_key_t;
 
 /* A fresh IV for one entry (a message, a batch, a chunk) encrypted with dk, counted

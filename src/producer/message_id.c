@@ -7,8 +7,14 @@
 #include "PulsarApi.pb-c.h"
 #include "common/error.h"
 
-int64_t pulsarc_message_id_ledger(const pulsarc_message_id_t *id) { return id ? id->ledger : -1; }
-int64_t pulsarc_message_id_entry(const pulsarc_message_id_t *id) { return id ? id->entry : -1; }
+int64_t pulsarc_message_id_ledger(const pulsarc_message_id_t *id)
+{
+    return id ? id->ledger : -1;
+}
+int64_t pulsarc_message_id_entry(const pulsarc_message_id_t *id)
+{
+    return id ? id->entry : -1;
+}
 int32_t pulsarc_message_id_partition(const pulsarc_message_id_t *id)
 {
     return id ? id->partition : -1;
@@ -22,8 +28,7 @@ int32_t pulsarc_message_id_batch_size(const pulsarc_message_id_t *id)
     return id ? id->batch_size : 0;
 }
 
-int pulsarc_message_id_first_chunk(const pulsarc_message_id_t *id, int64_t *ledger,
-                                   int64_t *entry)
+int pulsarc_message_id_first_chunk(const pulsarc_message_id_t *id, int64_t *ledger, int64_t *entry)
 {
     if (!id || !id->chunked)
         return 0;
@@ -38,8 +43,8 @@ size_t pulsarc_message_id_str(const pulsarc_message_id_t *id, char *buf, size_t 
 {
     if (!id)
         return 0;
-    int n = snprintf(buf, buf ? len : 0, "%" PRId64 ":%" PRId64 ":%" PRId32 ":%" PRId32,
-                     id->ledger, id->entry, id->partition, id->batch_index);
+    int n = snprintf(buf, buf ? len : 0, "%" PRId64 ":%" PRId64 ":%" PRId32 ":%" PRId32, id->ledger,
+                     id->entry, id->partition, id->batch_index);
     return n < 0 ? 0 : (size_t)n;
 }
 

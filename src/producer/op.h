@@ -20,7 +20,7 @@ typedef struct pc_shared_payload {
 
 typedef struct pc_op {
     struct pc_op *next;
-    uint64_t index;               /* position in this producer's op stream (flush targets) */
+    uint64_t index; /* position in this producer's op stream (flush targets) */
     uint64_t sequence_id;
     uint64_t highest_sequence_id; /* last message's id in a batch, else sequence_id */
     int num_messages;             /* messages in the batch, 1 otherwise */
@@ -29,27 +29,27 @@ typedef struct pc_op {
     pc_buf_t head;                /* frame bytes up to the payload */
     const uint8_t *payload;       /* slice written after head, not copied */
     size_t payload_len;
-    size_t raw_len;               /* the entry's payload before compression and encryption
+    size_t raw_len;       /* the entry's payload before compression and encryption
                                      (a batch's layout); a chunked message's whole payload on
                                      its first chunk, 0 on the others (for the statistics) */
-    size_t msg_bytes;             /* its messages' payload bytes as the application gave
+    size_t msg_bytes;     /* its messages' payload bytes as the application gave
                                      them (not set on chunks; for the statistics) */
-    bool has_payload_crc;         /* payload_crc = pc_crc32c(0, payload), known already */
+    bool has_payload_crc; /* payload_crc = pc_crc32c(0, payload), known already */
     uint32_t payload_crc;
-    pc_buf_t owned;               /* a batch's payload or a compressed single message */
-    pc_shared_payload_t *shared;  /* chunks of one compressed message */
-    int chunk_id;                 /* -1 unless a chunk */
+    pc_buf_t owned;              /* a batch's payload or a compressed single message */
+    pc_shared_payload_t *shared; /* chunks of one compressed message */
+    int chunk_id;                /* -1 unless a chunk */
     int num_chunks;
-    bool replay;                  /* ids at or below what the broker may already hold: a
+    bool replay;                 /* ids at or below what the broker may already hold: a
                                      duplicate receipt for it is expected */
-    bool stored_earlier;          /* the broker answered it as a duplicate ahead of the
+    bool stored_earlier;         /* the broker answered it as a duplicate ahead of the
                                      ops before it: it completes in its turn */
-    uint64_t first_registration;  /* the producer registration it was first written on;
+    uint64_t first_registration; /* the producer registration it was first written on;
                                      0 = never written to any connection */
-    uint64_t written_on;          /* the registration it was last written on; 0 = none
+    uint64_t written_on;         /* the registration it was last written on; 0 = none
                                      (a chunk op built again after a reconnect) */
-    uint64_t created_ms;          /* monotonic, for the send timeout */
-    int writes_in_flight;         /* memory stays until no write uses it */
+    uint64_t created_ms;         /* monotonic, for the send timeout */
+    int writes_in_flight;        /* memory stays until no write uses it */
     bool done;
 } pc_op_t;
 

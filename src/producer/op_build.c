@@ -39,7 +39,7 @@ void pc_ob_kv_free(pc_ob_kv_t *a)
 
 /* Fields every op's metadata carries. */
 void pc_ob_fill_common(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t *p,
-                        const pc_msg_t *first, size_t uncompressed)
+                       const pc_msg_t *first, size_t uncompressed)
 {
     meta->producer_name = (char *)p->producer_name;
     meta->sequence_id = (uint64_t)first->sequence_id;
@@ -82,7 +82,7 @@ size_t pc_ob_tag_len(const pc_op_params_t *p)
 /* The encryption fields every encrypted entry's metadata carries: the key list (built
  * once per data key) and the IV, whose bytes pc_ob_seal() writes into iv for each entry. */
 void pc_ob_fill_encryption(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t *p,
-                            uint8_t iv[PC_AES_IV_LEN])
+                           uint8_t iv[PC_AES_IV_LEN])
 {
     if (!p->enc)
         return;
@@ -95,8 +95,8 @@ void pc_ob_fill_encryption(Pulsar__Proto__MessageMetadata *meta, const pc_op_par
 
 /* Encrypt one entry's bytes under a fresh IV (stored in meta's encryption_param) and
  * append ciphertext and tag to out. */
-int pc_ob_seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta,
-                const uint8_t *data, size_t len, pc_buf_t *out)
+int pc_ob_seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta, const uint8_t *data,
+               size_t len, pc_buf_t *out)
 {
     uint8_t *iv = meta->encryption_param.data;
     return pc_data_key_iv(p->enc, iv) == 0 && pc_aes_gcm_seal(p->enc->key, iv, data, len, out) == 0
@@ -105,7 +105,7 @@ int pc_ob_seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta,
 }
 
 int pc_ob_encode_head(const pc_op_params_t *p, pc_op_t *op,
-                       const Pulsar__Proto__MessageMetadata *meta, bool is_chunk)
+                      const Pulsar__Proto__MessageMetadata *meta, bool is_chunk)
 {
     Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
     send.producer_id = p->producer_id;
@@ -132,8 +132,7 @@ int pc_ob_encode_head(const pc_op_params_t *p, pc_op_t *op,
 }
 
 /* Compress into out when a codec is set; data and len then describe the result. */
-static int maybe_compress(const pc_op_params_t *p, const uint8_t **data, size_t *len,
-                          pc_buf_t *out)
+static int maybe_compress(const pc_op_params_t *p, const uint8_t **data, size_t *len, pc_buf_t *out)
 {
     if (p->codec == PC_CODEC_NONE || *len == 0)
         return 0;
@@ -244,7 +243,7 @@ fail:
  * the metadata, as in the Java client. Decides whether a payload of len bytes goes in
  * chunks (of *chunk_size bytes before encryption) or whole. */
 pulsarc_result pc_ob_plan_frames(const pc_op_params_t *p, size_t meta_size, size_t len,
-                                  size_t *chunk_size, bool *split)
+                                 size_t *chunk_size, bool *split)
 {
     size_t max = p->max_message_size;
     size_t frame_max = max + PC_FRAME_OVERHEAD_ALLOWANCE;
@@ -283,9 +282,8 @@ pulsarc_result pc_ob_plan_frames(const pc_op_params_t *p, size_t meta_size, size
 /* One op for the whole message; it takes the compressed bytes, if any, or the
  * ciphertext. */
 static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
-                                   Pulsar__Proto__MessageMetadata *meta,
-                                   pc_buf_t *compressed, const uint8_t *data, size_t len,
-                                   pc_op_t **out)
+                                   Pulsar__Proto__MessageMetadata *meta, pc_buf_t *compressed,
+                                   const uint8_t *data, size_t len, pc_op_t **out)
 {
     pc_op_t *op = pc_op_new();
     if (!op)
@@ -368,8 +366,7 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
     pc_ob_fill_encryption(&meta, p, iv);
     size_t chunk_size = 0;
     bool split = false;
-    res = pc_ob_plan_frames(p, pc_pb_message_metadata_size(&meta), len,
-                      &chunk_size, &split);
+    res = pc_ob_plan_frames(p, pc_pb_message_metadata_size(&meta), len, &chunk_size, &split);
     if (res != PULSARC_OK)
         goto out;
     if (split) {
@@ -384,7 +381,7 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
         if (res == PULSARC_OK)
             sh->msg = msg;
         if (p->enc)
-            pc_buf_free(&sh->buf); /* the chunks own their ciphertext */
+            pc_buf_free(&sh->buf);   /* the chunks own their ciphertext */
         pc_shared_payload_unref(sh); /* the chunk ops hold their own references */
         goto out;
     }
@@ -398,4 +395,3 @@ out:
     pc_buf_free(&compressed);
     return res;
 }
-

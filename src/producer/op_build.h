@@ -19,12 +19,12 @@ typedef struct pc_op_params {
     const char *producer_name;
     pc_codec_t codec;
     pc_compressor_t *compressor; /* the producer's reused contexts (NULL: none) */
-    uint32_t max_message_size; /* the connection's limit */
+    uint32_t max_message_size;   /* the connection's limit */
     bool chunking;
-    size_t chunk_size;         /* 0 = derive from max_message_size */
+    size_t chunk_size;             /* 0 = derive from max_message_size */
     const uint8_t *schema_version; /* stamped on the op's metadata; NULL = none */
     size_t schema_version_len;
-    pc_txn_ids_t txn;          /* stamped on every SEND of the op; unset: none */
+    pc_txn_ids_t txn; /* stamped on every SEND of the op; unset: none */
     /* Encrypt each entry (after compression; each chunk apart) with this data key and a
      * fresh IV (pc_data_key_iv); NULL = plaintext. */
     const pc_data_key_t *enc;

@@ -17,7 +17,8 @@ static int64_t highest_id(const pc_batch_t *batch)
 
 static bool frame_fits(const pc_op_params_t *p, const pc_op_t *op)
 {
-    return op->head.len + op->payload_len <= (size_t)p->max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE;
+    return op->head.len + op->payload_len <=
+           (size_t)p->max_message_size + PC_FRAME_OVERHEAD_ALLOWANCE;
 }
 
 /* Make buf (the batch's bytes, compressed or not) the op's payload, encrypted when
@@ -83,16 +84,15 @@ pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_
          * its metadata says, so every consumer still reads it. */
         compressed = frame_fits(p, op);
     }
-    if (!compressed &&
-        (res = finish_batch(p, op, batch, &raw, uncompressed, false)) != PULSARC_OK)
+    if (!compressed && (res = finish_batch(p, op, batch, &raw, uncompressed, false)) != PULSARC_OK)
         goto fail;
     pc_buf_free(&raw);
     if (!frame_fits(p, op)) {
         size_t frame = op->head.len + op->payload_len;
         pc_op_release(op);
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
-                       "a batch frame of %zu bytes is above the broker's limit of %u bytes",
-                       frame, p->max_message_size);
+                       "a batch frame of %zu bytes is above the broker's limit of %u bytes", frame,
+                       p->max_message_size);
     }
     op->msgs = batch->head;
     batch->head = batch->tail = NULL;

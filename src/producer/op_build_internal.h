@@ -45,8 +45,8 @@ void pc_ob_fill_encryption(Pulsar__Proto__MessageMetadata *meta, const pc_op_par
                            uint8_t iv[PC_AES_IV_LEN]);
 /* Encrypt one entry's bytes under a fresh IV (into meta's encryption_param) and append
  * ciphertext and tag to out. 0 or -1. */
-int pc_ob_seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta,
-               const uint8_t *data, size_t len, pc_buf_t *out);
+int pc_ob_seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta, const uint8_t *data,
+               size_t len, pc_buf_t *out);
 /* Encode the SEND frame's head (command, metadata) of op into op->head. 0 or -1. */
 int pc_ob_encode_head(const pc_op_params_t *p, pc_op_t *op,
                       const Pulsar__Proto__MessageMetadata *meta, bool is_chunk);

@@ -25,8 +25,8 @@ pulsarc_result pc_op_sealed_piece_len(const pc_op_params_t *p, const pc_msg_t *m
     pc_ob_fill_encryption(&meta, p, iv);
     size_t chunk_size = 0;
     bool split = false;
-    pulsarc_result res = pc_ob_plan_frames(
-        p, pc_pb_message_metadata_size(&meta) + UNKNOWN_AT_SEAL, len, &chunk_size, &split);
+    pulsarc_result res = pc_ob_plan_frames(p, pc_pb_message_metadata_size(&meta) + UNKNOWN_AT_SEAL,
+                                           len, &chunk_size, &split);
     pc_ob_kv_free(&kv);
     *piece_len = split ? chunk_size : 0;
     return res;

@@ -11,11 +11,26 @@
 #include "common/log.h"
 #include "wire/frame.h"
 
-const char *pc_pp_name(const pc_pp_t *pp) { return pp->name ? pp->name : ""; }
-int64_t pc_pp_last_sequence_id(const pc_pp_t *pp) { return atomic_load(&pp->last_sequence_id); }
-uint32_t pc_pp_max_message_size(const pc_pp_t *pp) { return pp->max_message_size; }
-int64_t pc_pp_schema_version(const pc_pp_t *pp) { return atomic_load(&pp->schema_version); }
-const pc_pp_counters_t *pc_pp_counters(const pc_pp_t *pp) { return &pp->counters; }
+const char *pc_pp_name(const pc_pp_t *pp)
+{
+    return pp->name ? pp->name : "";
+}
+int64_t pc_pp_last_sequence_id(const pc_pp_t *pp)
+{
+    return atomic_load(&pp->last_sequence_id);
+}
+uint32_t pc_pp_max_message_size(const pc_pp_t *pp)
+{
+    return pp->max_message_size;
+}
+int64_t pc_pp_schema_version(const pc_pp_t *pp)
+{
+    return atomic_load(&pp->schema_version);
+}
+const pc_pp_counters_t *pc_pp_counters(const pc_pp_t *pp)
+{
+    return &pp->counters;
+}
 
 pulsarc_result pc_pp_last_attempt(const pc_pp_t *pp, const char **detail)
 {
@@ -111,21 +126,20 @@ void pc_pp_finish_close(pc_pp_t *pp, pulsarc_result res)
         cb(pp, res, pp->close_ctx);
 }
 
-pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
-                   const pc_pp_settings_t *set, const pc_pp_hooks_t *hooks)
+pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition, const pc_pp_settings_t *set,
+                   const pc_pp_hooks_t *hooks)
 {
     pc_pp_t *pp = calloc(1, sizeof *pp);
     if (!pp)
         return NULL;
     pp->set = *set;
-    pp->set.producer_name = NULL; /* pp->name is the copy that lives */
+    pp->set.producer_name = NULL;        /* pp->name is the copy that lives */
     pp->set.encryption.key_names = NULL; /* pp->enc keeps its own copy */
     pp->user_named = set->producer_name != NULL;
     bool enc_oom = false;
     if (!(pp->topic = strdup(topic)) ||
         (set->producer_name && !(pp->name = strdup(set->producer_name))) ||
-        (!(pp->enc = pc_encryptor_new(&set->encryption, rt->log, topic, &enc_oom)) &&
-         enc_oom)) {
+        (!(pp->enc = pc_encryptor_new(&set->encryption, rt->log, topic, &enc_oom)) && enc_oom)) {
         free(pp->topic);
         free(pp->name);
         free(pp);
@@ -248,8 +262,7 @@ void pc_pp_close(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)
     }
     pp->close_cb = cb;
     pp->close_ctx = ctx;
-    uv_timer_start(&pp->close_timer, on_close_deadline,
-                   pp->rt->limits.operation_timeout_ms, 0);
+    uv_timer_start(&pp->close_timer, on_close_deadline, pp->rt->limits.operation_timeout_ms, 0);
     pc_pp_flush(pp, close_after_flush, NULL);
 }
 

@@ -24,10 +24,10 @@ typedef struct pc_pp pc_pp_t;
 /* Who else may publish to the topic (CommandProducer.producer_access_mode; the values are
  * the configuration's names in order, not the protocol's numbers). */
 typedef enum pc_access_mode {
-    PC_ACCESS_SHARED = 0,               /* any number of producers */
-    PC_ACCESS_EXCLUSIVE,                /* refused while another producer is there */
-    PC_ACCESS_EXCLUSIVE_WITH_FENCING,   /* the others are fenced out */
-    PC_ACCESS_WAIT_FOR_EXCLUSIVE,       /* queued by the broker until the others leave */
+    PC_ACCESS_SHARED = 0,             /* any number of producers */
+    PC_ACCESS_EXCLUSIVE,              /* refused while another producer is there */
+    PC_ACCESS_EXCLUSIVE_WITH_FENCING, /* the others are fenced out */
+    PC_ACCESS_WAIT_FOR_EXCLUSIVE,     /* queued by the broker until the others leave */
 } pc_access_mode;
 
 /* What a partition producer needs of the producer configuration, in its own terms. */
@@ -39,20 +39,20 @@ typedef struct pc_pp_settings {
     bool batching_enabled;
     pc_batcher_kind_t batcher;
     int batching_max_messages;
-    size_t batching_max_bytes;   /* payload bytes, as batchingMaxBytes counts them */
+    size_t batching_max_bytes; /* payload bytes, as batchingMaxBytes counts them */
     uint64_t batching_max_delay_ms;
     bool chunking_enabled;
-    size_t chunk_max_size;       /* 0: as large as the broker's max message size allows */
-    bool lazy_start;             /* the first send registers it, not the creation */
+    size_t chunk_max_size;         /* 0: as large as the broker's max message size allows */
+    bool lazy_start;               /* the first send registers it, not the creation */
     struct pulsarc_schema *schema; /* registered with the producer; NULL: none (pc_pp_new
                                       takes its own reference) */
-    pc_enc_settings_t encryption; /* key_names NULL: no end-to-end encryption */
+    pc_enc_settings_t encryption;  /* key_names NULL: no end-to-end encryption */
     pc_access_mode access_mode;
     const pc_property_t *properties; /* CommandProducer.metadata (borrowed: must outlive
                                         the producer) */
     size_t n_properties;
     const char *initial_subscription; /* created with the producer; NULL: none (borrowed) */
-    pc_pp_sink_t *sink;          /* the owner's, for latencies; NULL: none recorded */
+    pc_pp_sink_t *sink;               /* the owner's, for latencies; NULL: none recorded */
 } pc_pp_settings_t;
 
 /* Runs once per message: success with its id, or failure. The owner runs the user's
@@ -85,8 +85,8 @@ typedef struct pc_pp_hooks {
  * (producer/plan.h). */
 pc_plan_rules_t pc_pp_plan_rules(const pc_pp_settings_t *set);
 
-pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition,
-                   const pc_pp_settings_t *set, const pc_pp_hooks_t *hooks);
+pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition, const pc_pp_settings_t *set,
+                   const pc_pp_hooks_t *hooks);
 /* Look up, connect and register with the broker; retries retryable failures until
  * operationTimeoutMs. cb reports the outcome. */
 void pc_pp_start(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx);

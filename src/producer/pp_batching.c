@@ -223,8 +223,7 @@ static void add_to_batch(pc_pp_t *pp, pc_msg_t *msg)
     if (pc_batcher_full(&pp->batcher))
         pc_pp_flush_batches(pp);
     else if (first)
-        uv_timer_start(&pp->batch_timer, on_batch_timer,
-                       pp->set.batching_max_delay_ms, 0);
+        uv_timer_start(&pp->batch_timer, on_batch_timer, pp->set.batching_max_delay_ms, 0);
 }
 
 static void send_now(pc_pp_t *pp, pc_msg_t *msg)
@@ -309,13 +308,15 @@ pc_op_t *pc_pp_restart_chunks(pc_pp_t *pp, pc_op_t *prev)
         res = build_message(&p, msg, &first, &last);
     if (res != PULSARC_OK) {
         char detail[512];
-        snprintf(detail, sizeof detail, "building the chunked message again after a "
-                 "reconnect: %s", pulsarc_last_error_detail());
+        snprintf(detail, sizeof detail,
+                 "building the chunked message again after a "
+                 "reconnect: %s",
+                 pulsarc_last_error_detail());
         pc_pp_complete_op(pp, prev, res, NULL, detail);
         return NULL;
     }
-    PC_DEBUG(pp->rt->log, "%s: chunked message %lld starts over after the reconnect",
-             pp->topic, (long long)msg->sequence_id);
+    PC_DEBUG(pp->rt->log, "%s: chunked message %lld starts over after the reconnect", pp->topic,
+             (long long)msg->sequence_id);
     replace_chunks(pp, prev, first, last);
     return first;
 }

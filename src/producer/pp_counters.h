@@ -11,20 +11,20 @@
 #include "common/turn_clock.h"
 
 typedef struct pc_pp_counters {
-    uint64_t sent_msgs;       /* messages put into entries for the broker (a chunked one once) */
-    uint64_t sent_bytes;      /* their payload bytes, as the application gave them */
+    uint64_t sent_msgs;  /* messages put into entries for the broker (a chunked one once) */
+    uint64_t sent_bytes; /* their payload bytes, as the application gave them */
     uint64_t acked_msgs, acked_bytes;   /* completed with success */
     uint64_t failed_msgs, failed_bytes; /* completed with an error */
-    uint64_t entries;         /* entries built: batches, messages sent alone, chunks */
-    uint64_t entry_raw_bytes; /* their payloads before compression (a batch's layout) */
-    uint64_t entry_bytes;     /* ... as written: compressed, encrypted */
-    uint64_t entries_resent;  /* written again after a reconnect */
-    uint64_t batches;         /* batch entries, and the messages in them */
+    uint64_t entries;                   /* entries built: batches, messages sent alone, chunks */
+    uint64_t entry_raw_bytes;           /* their payloads before compression (a batch's layout) */
+    uint64_t entry_bytes;               /* ... as written: compressed, encrypted */
+    uint64_t entries_resent;            /* written again after a reconnect */
+    uint64_t batches;                   /* batch entries, and the messages in them */
     uint64_t batched_msgs;
-    uint64_t batch_max_msgs;  /* the most messages one batch held */
-    uint64_t disconnects;     /* connections lost (or producers closed by the broker) while
+    uint64_t batch_max_msgs; /* the most messages one batch held */
+    uint64_t disconnects;    /* connections lost (or producers closed by the broker) while
                                  registered */
-    uint64_t registrations;   /* successful registrations, the first one included */
+    uint64_t registrations;  /* successful registrations, the first one included */
 } pc_pp_counters_t;
 
 /* Where a producer's partitions record what they share: the send-to-receipt latency of

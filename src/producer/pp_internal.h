@@ -28,26 +28,26 @@
 #include "schema/schema.h"
 
 typedef enum pp_state {
-    PP_IDLE,         /* created, not started */
-    PP_CONNECTING,   /* looking up, connecting or registering */
-    PP_READY,        /* registered: ops are written as they come */
-    PP_CLOSING,      /* CLOSE_PRODUCER sent */
+    PP_IDLE,       /* created, not started */
+    PP_CONNECTING, /* looking up, connecting or registering */
+    PP_READY,      /* registered: ops are written as they come */
+    PP_CLOSING,    /* CLOSE_PRODUCER sent */
     PP_CLOSED,
-    PP_FAILED,       /* terminal error: every send fails */
+    PP_FAILED, /* terminal error: every send fails */
 } pp_state;
 
 #define WAITING_TARGET UINT64_MAX
 
 /* A schema and the version the broker gave it on this topic. */
 typedef enum pp_slot_state {
-    SLOT_UNKNOWN,   /* not asked yet, or asked on a connection that went away */
-    SLOT_FETCHING,  /* GET_OR_CREATE_SCHEMA in flight */
-    SLOT_READY,     /* version known (or none, for a producer without schema) */
+    SLOT_UNKNOWN,  /* not asked yet, or asked on a connection that went away */
+    SLOT_FETCHING, /* GET_OR_CREATE_SCHEMA in flight */
+    SLOT_READY,    /* version known (or none, for a producer without schema) */
 } pp_slot_state;
 
 typedef struct pp_schema_slot {
     struct pp_schema_slot *next;
-    pc_schema_t *schema;      /* a reference; NULL in the producer's own slot without schema */
+    pc_schema_t *schema; /* a reference; NULL in the producer's own slot without schema */
     uint64_t hash;
     pp_slot_state state;
     uint8_t version[PC_SCHEMA_VERSION_MAX];
@@ -57,8 +57,8 @@ typedef struct pp_schema_slot {
 
 typedef struct flush_waiter {
     struct flush_waiter *next;
-    uint64_t target;          /* done when every op with index < target completed */
-    pulsarc_result res;       /* first failure among those ops */
+    uint64_t target;    /* done when every op with index < target completed */
+    pulsarc_result res; /* first failure among those ops */
     pc_pp_done_fn cb;
     void *ctx;
 } flush_waiter;
@@ -73,21 +73,21 @@ struct pc_pp {
     pc_pp_stopped_fn stopped;
     void *owner;
 
-    pp_state state;           /* changed by pc_pp_set_state only */
-    _Atomic int *down;        /* the owner's count of producers not connected (hooks) */
-    bool counted;             /* ... and whether this one is in it */
-    pulsarc_result fail_res;  /* PP_FAILED: the error every send gets */
-    char fail_detail[256];    /* ... and its detail */
-    pulsarc_result attempt_res;  /* the last failed attempt of the first registration */
-    char attempt_detail[256];    /* (PULSARC_OK: none), told if creation times out first */
+    pp_state state;             /* changed by pc_pp_set_state only */
+    _Atomic int *down;          /* the owner's count of producers not connected (hooks) */
+    bool counted;               /* ... and whether this one is in it */
+    pulsarc_result fail_res;    /* PP_FAILED: the error every send gets */
+    char fail_detail[256];      /* ... and its detail */
+    pulsarc_result attempt_res; /* the last failed attempt of the first registration */
+    char attempt_detail[256];   /* (PULSARC_OK: none), told if creation times out first */
     uint64_t producer_id;
     char *name;
     bool user_named;
     uint64_t epoch;
-    bool has_topic_epoch;     /* the broker gave the topic's epoch (exclusive access): */
-    uint64_t topic_epoch;     /* sent again at every registration, so a producer fenced
+    bool has_topic_epoch;      /* the broker gave the topic's epoch (exclusive access): */
+    uint64_t topic_epoch;      /* sent again at every registration, so a producer fenced
                                  meanwhile is refused rather than taking over again */
-    bool registering;         /* a PRODUCER request of the current attempt is in flight */
+    bool registering;          /* a PRODUCER request of the current attempt is in flight */
     uint64_t registration_rid; /* ... its request id */
     pc_conn_t *conn;
     pc_conn_listener_t listener;
@@ -95,47 +95,47 @@ struct pc_pp {
     uint32_t max_message_size;
 
     int64_t next_sequence_id;
-    bool ids_exhausted;       /* INT64_MAX was used: no automatic id is left */
+    bool ids_exhausted;               /* INT64_MAX was used: no automatic id is left */
     _Atomic int64_t last_sequence_id; /* confirmed by the broker; read from any thread */
-    bool sequence_known;      /* sequence ids were fixed by the first registration */
+    bool sequence_known;              /* sequence ids were fixed by the first registration */
     /* Deduplication: the broker drops a whole entry whose first id is at or below the
      * highest it has seen from this producer name. `pushed` is that mark as far as we can
      * know it: the highest id that entered the op stream or the open batch, or the
      * broker's last id at registration. An id at or below it is a replay, and replays
      * never share a batch with new ids. */
     int64_t pushed;
-    bool batch_replays;       /* the open batch holds replayed ids */
-    uint64_t registration;    /* counts successful registrations (1 = the first) */
+    bool batch_replays;    /* the open batch holds replayed ids */
+    uint64_t registration; /* counts successful registrations (1 = the first) */
 
-    pc_op_t *head, *tail;     /* pendingMessages: ops written or waiting to be */
+    pc_op_t *head, *tail; /* pendingMessages: ops written or waiting to be */
     uint64_t next_op_index;
     flush_waiter *flushes;
     pc_msg_t *waiting_head, *waiting_tail; /* sent before the first registration, or
                                               behind a message whose schema version is
                                               being fetched (order is kept) */
-    pp_schema_slot own_schema;  /* the producer's schema: version from PRODUCER_SUCCESS */
-    _Atomic int64_t schema_version; /* own_schema's 8-byte version as a number, or -1 */
-    pp_schema_slot *schemas;    /* messages' own schemas, registered once each */
+    pp_schema_slot own_schema;          /* the producer's schema: version from PRODUCER_SUCCESS */
+    _Atomic int64_t schema_version;     /* own_schema's 8-byte version as a number, or -1 */
+    pp_schema_slot *schemas;            /* messages' own schemas, registered once each */
     const pp_schema_slot *batch_schema; /* the schema of the open batches' messages */
-    pc_txn_ids_t batch_txn;   /* the transaction of the open batches' messages: a batch
+    pc_txn_ids_t batch_txn;             /* the transaction of the open batches' messages: a batch
                                  is one entry, committed or aborted whole */
     pc_batcher_t batcher;
     pc_compressor_t compressor; /* compression contexts, reused for every op */
-    pc_batch_t *taken;        /* scratch for pc_batcher_take */
+    pc_batch_t *taken;          /* scratch for pc_batcher_take */
     int cap_taken;
     int64_t chunk_first_ledger, chunk_first_entry; /* first chunk of the message in flight */
-    uint64_t chunk_attempts;  /* numbers attempts at chunked messages (their uuids), from a
+    uint64_t chunk_attempts; /* numbers attempts at chunked messages (their uuids), from a
                                  random start: unique across restarts as well */
-    pc_encryptor_t *enc;      /* NULL: entries go unencrypted */
+    pc_encryptor_t *enc;     /* NULL: entries go unencrypted */
 
     pc_backoff_t backoff;
     uv_timer_t reconnect_timer;
     uv_timer_t timeout_timer;
     uv_timer_t batch_timer;
-    uv_timer_t close_timer;   /* bounds a close by operationTimeoutMs */
+    uv_timer_t close_timer; /* bounds a close by operationTimeoutMs */
     int live_handles;
-    int inflight;             /* lookups, connection waits and requests that will call back */
-    uint64_t attempt;         /* numbers (re)connection attempts; answers to older ones are stale */
+    int inflight;     /* lookups, connection waits and requests that will call back */
+    uint64_t attempt; /* numbers (re)connection attempts; answers to older ones are stale */
     bool freed;
 
     /* First registration (pc_pp_start). */
@@ -174,7 +174,7 @@ void pc_pp_on_cluster_switch(pc_cluster_listener_t *l);
 /* pp_queue.c */
 void pc_pp_check_flushes(pc_pp_t *pp);
 void pc_pp_complete_head(pc_pp_t *pp, pulsarc_result res, const pulsarc_message_id_t *id,
-                      const char *detail);
+                         const char *detail);
 /* pc_pp_complete_head for the op after prev (the head when prev is NULL). */
 void pc_pp_complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
                        const pulsarc_message_id_t *id, const char *detail);
@@ -200,7 +200,7 @@ int pc_pp_schema_fill_producer(pc_pp_t *pp, Pulsar__Proto__CommandProducer *reg,
 void pc_pp_schema_proto_free(void *mem);
 /* Keep the version a PRODUCER_SUCCESS carries. PULSARC_OK or PROTOCOL with a detail. */
 pulsarc_result pc_pp_schema_registered(pc_pp_t *pp,
-                                        const Pulsar__Proto__CommandProducerSuccess *ok);
+                                       const Pulsar__Proto__CommandProducerSuccess *ok);
 /* The slot of msg's schema, fetching its version when unknown and the producer is
  * connected; NULL when out of memory. */
 pp_schema_slot *pc_pp_schema_slot_of(pc_pp_t *pp, pc_msg_t *msg);

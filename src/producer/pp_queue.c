@@ -421,10 +421,11 @@ void pc_pp_on_timeout_tick(uv_timer_t *t)
     uint64_t limit = pp->set.send_timeout_ms;
     /* Only ops that waited longer than the limit fail; ops queue in age order. */
     while (pp->head && now - pp->head->created_ms >= limit)
-        pc_pp_complete_head(pp, PULSARC_ERR_SEND_TIMEOUT, NULL,
-                      pp->head->first_registration
-                          ? "no receipt within sendTimeoutMs; the message may have been persisted"
-                          : "no receipt within sendTimeoutMs; " NOT_SENT_DETAIL);
+        pc_pp_complete_head(
+            pp, PULSARC_ERR_SEND_TIMEOUT, NULL,
+            pp->head->first_registration
+                ? "no receipt within sendTimeoutMs; the message may have been persisted"
+                : "no receipt within sendTimeoutMs; " NOT_SENT_DETAIL);
 }
 
 void pc_pp_flush(pc_pp_t *pp, pc_pp_done_fn cb, void *ctx)

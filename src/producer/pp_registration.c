@@ -187,7 +187,8 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
         }
     }
     int64_t broker_last = ok->has_last_sequence_id && ok->last_sequence_id >= 0
-                              ? ok->last_sequence_id : -1;
+                              ? ok->last_sequence_id
+                              : -1;
     if (!pp->sequence_known) {
         /* Only the first registration fixes the ids: later ones must not rewind them. */
         pp->sequence_known = true;
@@ -214,9 +215,8 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
     PC_INFO(pp->rt->log,
             "%s: producer %s ready (id %llu, epoch %llu, last sequence id %lld, accessMode %s, "
             "topic epoch %lld)",
-            pp->topic, pp->name, (unsigned long long)pp->producer_id,
-            (unsigned long long)pp->epoch, (long long)broker_last,
-            access_mode_names[pp->set.access_mode],
+            pp->topic, pp->name, (unsigned long long)pp->producer_id, (unsigned long long)pp->epoch,
+            (long long)broker_last, access_mode_names[pp->set.access_mode],
             pp->has_topic_epoch ? (long long)pp->topic_epoch : -1LL);
     pp->epoch++;
     if (pp->start_cb || pp->waiting_head) {
@@ -407,8 +407,8 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
     }
     if (pp->state != PP_READY)
         return;
-    PC_WARN(pp->rt->log, "%s: connection lost (%s%s%s); %zu message(s) will be resent",
-            pp->topic, pulsarc_strerror(why), detail && *detail ? ": " : "", detail ? detail : "",
+    PC_WARN(pp->rt->log, "%s: connection lost (%s%s%s); %zu message(s) will be resent", pp->topic,
+            pulsarc_strerror(why), detail && *detail ? ": " : "", detail ? detail : "",
             (size_t)(pp->head ? pp->next_op_index - pp->head->index : 0));
     pp->conn = NULL;
     pc_pp_set_state(pp, PP_CONNECTING);

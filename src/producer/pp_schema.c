@@ -87,8 +87,8 @@ static pulsarc_result keep_version(pp_schema_slot *slot, const ProtobufCBinaryDa
 pulsarc_result pc_pp_schema_registered(pc_pp_t *pp, const Pulsar__Proto__CommandProducerSuccess *ok)
 {
     static const ProtobufCBinaryData none = { 0, NULL };
-    pulsarc_result res = keep_version(&pp->own_schema, ok->has_schema_version ? &ok->schema_version
-                                                                              : &none,
+    pulsarc_result res = keep_version(&pp->own_schema,
+                                      ok->has_schema_version ? &ok->schema_version : &none,
                                       "PRODUCER_SUCCESS");
     if (res == PULSARC_OK && pp->own_schema.has_version && pp->own_schema.version_len == 8) {
         const uint8_t *v = pp->own_schema.version;
@@ -212,8 +212,7 @@ pp_schema_slot *pc_pp_schema_slot_of(pc_pp_t *pp, pc_msg_t *msg)
         }
     }
     msg->schema_slot = slot;
-    if (slot != &pp->own_schema && slot->state == SLOT_UNKNOWN && pp->state == PP_READY &&
-        pp->conn)
+    if (slot != &pp->own_schema && slot->state == SLOT_UNKNOWN && pp->state == PP_READY && pp->conn)
         fetch(pp, slot);
     return slot;
 }

@@ -9,10 +9,11 @@
 #include "producer/plan.h"
 
 /* Bounds a block read back is held to before anything is allocated for it. */
-#define MAX_KEYS 64                    /* key names of one producer */
-#define MAX_KEY_BYTES (64 * 1024)      /* one packed EncryptionKeys: name, wrapped key,
+#define MAX_KEYS 64 /* key names of one producer */
+#define MAX_KEY_BYTES \
+    (64 * 1024)  /* one packed EncryptionKeys: name, wrapped key,
                                           metadata */
-#define FIXED 13                       /* codec, uncompressed size, two counts */
+#define FIXED 13 /* codec, uncompressed size, two counts */
 #define PIECE_BYTES (PC_AES_IV_LEN + 4)
 
 static const char OUT_OF_MEMORY[] = "out of memory";
@@ -179,8 +180,9 @@ static int cut_pieces(pc_sealed_t *s, size_t len, size_t piece_len)
     if (!(s->pieces = calloc(s->n_pieces, sizeof *s->pieces)))
         return -1;
     for (size_t i = 0; i < s->n_pieces; i++) {
-        size_t plain = s->n_pieces == 1 ? len : i + 1 < s->n_pieces ? piece_len
-                                                                   : len - i * piece_len;
+        size_t plain = s->n_pieces == 1      ? len
+                       : i + 1 < s->n_pieces ? piece_len
+                                             : len - i * piece_len;
         s->pieces[i].len = plain + PC_AES_TAG_LEN;
         s->cipher_len += s->pieces[i].len;
     }
@@ -229,8 +231,8 @@ pulsarc_result pc_sealed_finish(pc_sealed_t *s, const uint8_t *data, size_t len)
     size_t at = 0;
     for (size_t i = 0; res == PULSARC_OK && i < s->n_pieces; i++) {
         size_t plain = s->pieces[i].len - PC_AES_TAG_LEN;
-        if (at + plain > len || pc_aes_gcm_seal(s->key, s->pieces[i].iv, data + at, plain,
-                                                &s->owned) != 0)
+        if (at + plain > len ||
+            pc_aes_gcm_seal(s->key, s->pieces[i].iv, data + at, plain, &s->owned) != 0)
             res = pc_fail(PULSARC_ERR_CRYPTO, "encrypting the message failed");
         at += plain;
     }

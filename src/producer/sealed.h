@@ -32,22 +32,22 @@
 
 typedef struct pc_sealed_piece {
     uint8_t iv[PC_AES_IV_LEN];
-    size_t len;                   /* its ciphertext with the tag */
+    size_t len; /* its ciphertext with the tag */
 } pc_sealed_piece_t;
 
 typedef struct pc_sealed {
-    pc_codec_t codec;             /* what the plaintext was compressed with */
-    size_t uncompressed;          /* the payload's size as the application gave it */
+    pc_codec_t codec;                     /* what the plaintext was compressed with */
+    size_t uncompressed;                  /* the payload's size as the application gave it */
     Pulsar__Proto__EncryptionKeys **keys; /* the data key wrapped for each key name */
     size_t n_keys;
     pc_sealed_piece_t *pieces;
-    size_t n_pieces;              /* 1: sent whole; more: one chunk each */
-    const uint8_t *cipher;        /* the pieces' ciphertexts, in order */
+    size_t n_pieces;       /* 1: sent whole; more: one chunk each */
+    const uint8_t *cipher; /* the pieces' ciphertexts, in order */
     size_t cipher_len;
-    pc_buf_t owned;               /* cipher's bytes when sealing made them */
-    uint8_t *block;               /* the seal block (above) */
+    pc_buf_t owned; /* cipher's bytes when sealing made them */
+    uint8_t *block; /* the seal block (above) */
     size_t block_len;
-    uint8_t key[PC_AES_KEY_LEN];  /* between begin and finish only; wiped */
+    uint8_t key[PC_AES_KEY_LEN]; /* between begin and finish only; wiped */
 } pc_sealed_t;
 
 /* Sealing in two steps, so that the data key's lock is held only for the first:

@@ -46,8 +46,8 @@ static pc_schema_t *from_proto(const Pulsar__Proto__Schema *in, pulsarc_result *
         *res = pc_fail(PULSARC_ERR_PROTOCOL, "GET_SCHEMA_RESPONSE: schema data missing");
         return NULL;
     }
-    pc_schema_t *s = pc_schema_alloc((pulsarc_schema_type)in->type, in->name,
-                                     in->schema_data.data, in->schema_data.len);
+    pc_schema_t *s = pc_schema_alloc((pulsarc_schema_type)in->type, in->name, in->schema_data.data,
+                                     in->schema_data.len);
     if (!s) {
         *res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
         return NULL;

@@ -52,8 +52,10 @@ static uint32_t *early_crcs(const pulsarc_message_t *m, bool wanted)
 static pc_send_t *route_and_admit(pulsarc_producer_t *p, pulsarc_message_t *msg,
                                   pulsarc_result *res)
 {
-    pc_route_view_t view = { .key = msg->key, .key_len = msg->key ? strlen(msg->key) : 0,
-                             .message = msg, .sequence_id = msg->sequence_id };
+    pc_route_view_t view = { .key = msg->key,
+                             .key_len = msg->key ? strlen(msg->key) : 0,
+                             .message = msg,
+                             .sequence_id = msg->sequence_id };
     int routable;
     int partition = pc_partitioned_route(p->pt, &view, &routable);
     if (partition < 0) {
@@ -62,8 +64,9 @@ static pc_send_t *route_and_admit(pulsarc_producer_t *p, pulsarc_message_t *msg,
         return NULL;
     }
     pc_plan_t plan = pc_plan(&p->rules, msg->payload_len, pc_message_alone(msg));
-    int64_t max_pending = pc_admission_pending_limit(
-        p->conf.max_pending_messages, p->conf.max_pending_across_partitions, routable);
+    int64_t max_pending = pc_admission_pending_limit(p->conf.max_pending_messages,
+                                                     p->conf.max_pending_across_partitions,
+                                                     routable);
     uint32_t *known_crcs = early_crcs(msg, plan.sender_crcs);
     pulsarc_message_t *caller = msg->copy_of;
     bool borrowed = caller && pc_interceptors_borrow_begin(msg, caller);

@@ -12,9 +12,9 @@
  * when the plan wants them and the caller has them already). The send carries the plan
  * from then on, and its task is the hand-over. NULL with *res set when refused (nothing
  * held). */
-static inline pc_send_t *pc_producer_admit(pulsarc_producer_t *p, pulsarc_message_t *b, pc_plan_t plan,
-                             int64_t max_pending, bool wait, const uint32_t *known_crcs,
-                             pulsarc_result *res)
+static inline pc_send_t *pc_producer_admit(pulsarc_producer_t *p, pulsarc_message_t *b,
+                                           pc_plan_t plan, int64_t max_pending, bool wait,
+                                           const uint32_t *known_crcs, pulsarc_result *res)
 {
     pulsarc_client_t *c = p->client;
     size_t charge = pc_send_charge(plan.memory_charge);

@@ -15,7 +15,8 @@ pulsarc_result pc_check_message(const pulsarc_producer_t *p, const pulsarc_messa
                        msg->payload_len, PC_MAX_PAYLOAD);
     /* Key-based batches interleave keys, so their ids are given at flush, in flush order;
      * an id of the application's could not keep that order. */
-    if (msg->sequence_id >= 0 && p->conf.batching_enabled && p->conf.batcher == PC_BATCHER_KEY_BASED)
+    if (msg->sequence_id >= 0 && p->conf.batching_enabled &&
+        p->conf.batcher == PC_BATCHER_KEY_BASED)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
                        "explicit sequence ids cannot be used with key-based batching: its "
                        "batches would interleave them and a deduplicating broker would drop "

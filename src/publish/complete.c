@@ -51,8 +51,7 @@ void pc_producer_complete(void *owner, pc_msg_t *msg, pulsarc_result res,
     if (s->txn)
         pc_txn_stage_result(s, res, pulsarc_last_error_detail());
     if (p->conf.interceptors.n)
-        pc_interceptors_on_ack(&p->conf.interceptors, p, msg, res,
-                               res == PULSARC_OK ? id : NULL);
+        pc_interceptors_on_ack(&p->conf.interceptors, p, msg, res, res == PULSARC_OK ? id : NULL);
     if (s->cb)
         s->cb(p, res, res == PULSARC_OK ? id : NULL, s->cb_ctx);
     if (s->txn)

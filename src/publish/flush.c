@@ -138,8 +138,8 @@ static void on_flushed(pc_partitioned_op_t *op)
     pc_done_task_report(d);
     /* A handle freed while this flush waited, its close done first, is left to the last
      * flush (producer.c, unlink_and_free). */
-    if (p->free_requested && !p->listed && !p->closing_on_loop &&
-        !pc_partitioned_updating(p->pt) && !p->flushes)
+    if (p->free_requested && !p->listed && !p->closing_on_loop && !pc_partitioned_updating(p->pt) &&
+        !p->flushes)
         pc_producer_release(p);
 }
 

@@ -67,8 +67,7 @@ static pulsarc_message_t *copy_message(pulsarc_message_t *src)
     return c;
 }
 
-pulsarc_result pc_interceptors_before_send(const pc_interceptors_t *c,
-                                           pulsarc_producer_t *producer,
+pulsarc_result pc_interceptors_before_send(const pc_interceptors_t *c, pulsarc_producer_t *producer,
                                            pulsarc_message_t *msg, pulsarc_message_t **out)
 {
     pulsarc_message_t *copy = copy_message(msg);
@@ -82,8 +81,8 @@ pulsarc_result pc_interceptors_before_send(const pc_interceptors_t *c,
         pulsarc_result res = ic->ops.before_send(producer, copy, ic->ctx);
         if (res != PULSARC_OK) {
             pulsarc_message_free(copy);
-            return pc_fail(res, "interceptor %zu of %zu rejected the message: %s",
-                           i + 1, c->n, pulsarc_strerror(res));
+            return pc_fail(res, "interceptor %zu of %zu rejected the message: %s", i + 1, c->n,
+                           pulsarc_strerror(res));
         }
     }
     *out = copy;
@@ -116,8 +115,7 @@ void pc_interceptors_borrow_end(pulsarc_message_t *copy, pulsarc_message_t *call
 /* ---- after the hand-over ---------------------------------------------------------------- */
 
 void pc_interceptors_on_ack(const pc_interceptors_t *c, pulsarc_producer_t *producer,
-                            const pc_msg_t *m, pulsarc_result res,
-                            const pulsarc_message_id_t *id)
+                            const pc_msg_t *m, pulsarc_result res, const pulsarc_message_id_t *id)
 {
     /* What the accessors read of a message, pointing into the accepted one. */
     pulsarc_message_t view = {

@@ -18,8 +18,7 @@
  * copy_of is msg), to be sent instead of msg and then freed with pulsarc_message_free.
  * Otherwise an interceptor rejected it (or memory ran out): the result, with the detail
  * set, and nothing to free. */
-pulsarc_result pc_interceptors_before_send(const pc_interceptors_t *c,
-                                           pulsarc_producer_t *producer,
+pulsarc_result pc_interceptors_before_send(const pc_interceptors_t *c, pulsarc_producer_t *producer,
                                            pulsarc_message_t *msg, pulsarc_message_t **out);
 /* A borrowed payload of the caller's that copy still carries goes with copy into the send
  * being built: true when copy took it over for that (pc_interceptors_borrow_end must

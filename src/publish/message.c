@@ -148,8 +148,7 @@ pulsarc_result pulsarc_message_set_key_bytes(pulsarc_message_t *m, const void *k
     return PULSARC_OK;
 }
 
-pulsarc_result pulsarc_message_set_ordering_key(pulsarc_message_t *m, const void *key,
-                                                size_t len)
+pulsarc_result pulsarc_message_set_ordering_key(pulsarc_message_t *m, const void *key, size_t len)
 {
     if (!m || !key || !len)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message and ordering key must be given");
@@ -210,8 +209,8 @@ pulsarc_result pulsarc_message_set_replication_clusters(pulsarc_message_t *m,
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "message and clusters must be given");
     for (size_t i = 0; i < n; i++)
         if (!clusters[i] || !*clusters[i])
-            return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
-                           "replication cluster %zu is NULL or empty", i);
+            return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "replication cluster %zu is NULL or empty",
+                           i);
     char **copy = n ? calloc(n, sizeof *copy) : NULL;
     if (n && !copy)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");

@@ -25,11 +25,11 @@ struct pulsarc_message {
     uint64_t deliver_after; /* ms after the send (deliver_at = now + this at send); 0: unset */
     char **replicate_to;    /* replication clusters ("__local__" alone: no replication) */
     size_t n_replicate_to;
-    int64_t sequence_id; /* -1 = automatic */
+    int64_t sequence_id;    /* -1 = automatic */
     uint8_t *owned_payload; /* pulsarc_message_set_key_value's layout (the payload) */
     bool key_b64;           /* the key is base64 (KeyValue SEPARATED) */
     bool null_key, null_value;
-    struct pulsarc_schema *schema; /* a reference, or NULL */
+    struct pulsarc_schema *schema;   /* a reference, or NULL */
     struct pulsarc_message *copy_of; /* an interceptors' copy (interceptors.c): the caller's
                                         message; NULL otherwise */
 };

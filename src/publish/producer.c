@@ -31,7 +31,7 @@ static void on_closed(pc_partitioned_op_t *op)
     atomic_store(&p->state, P_CLOSED);
     p->closing_on_loop = false;
     pc_block_pool_trim(&p->client->blocks); /* a large block kept for its next send */
-    pc_spool_finish(p->spool); /* unlocked: another producer may open it now */
+    pc_spool_finish(p->spool);              /* unlocked: another producer may open it now */
     d->res = op->res;
     snprintf(d->detail, sizeof d->detail, "%s", op->detail);
     pc_done_task_report(d);
@@ -85,7 +85,8 @@ pulsarc_result pulsarc_producer_close(pulsarc_producer_t *p)
 
 static void run_free(pc_task_t *t)
 {
-    pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)t - offsetof(pulsarc_producer_t, free_task));
+    pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)t -
+                                                   offsetof(pulsarc_producer_t, free_task));
     p->free_requested = true;
     if (p->closing_on_loop)
         return; /* on_closed frees it */
@@ -156,8 +157,8 @@ void pc_producer_partitioned_owner(pulsarc_producer_t *p, pc_partitioned_owner_t
 
 void pc_producer_shutdown(pc_shutdown_hook_t *hook)
 {
-    pulsarc_producer_t *p =
-        (pulsarc_producer_t *)((char *)hook - offsetof(pulsarc_producer_t, on_shutdown));
+    pulsarc_producer_t *p = (pulsarc_producer_t *)((char *)hook -
+                                                   offsetof(pulsarc_producer_t, on_shutdown));
     /* A handle the user freed already goes with its close (on_closed); the others stay
      * the user's, detached from the client. */
     bool users = !p->free_requested;

@@ -35,11 +35,11 @@ enum { P_OPEN, P_CLOSING, P_CLOSED, P_DETACHED };
 /* A flush or close in progress. */
 typedef struct pc_done_task {
     pc_task_t task;
-    pc_partitioned_op_t parts;       /* every partition's flush or close */
+    pc_partitioned_op_t parts; /* every partition's flush or close */
     pulsarc_producer_t *producer;
     pulsarc_done_cb cb;
     void *ctx;
-    pulsarc_result res;              /* flush: the first failure among what it covers */
+    pulsarc_result res; /* flush: the first failure among what it covers */
     char detail[512];
     uint64_t covers;                 /* flush: it covers the messages handed over before it */
     struct pc_done_task *next_flush; /* the producer's other flushes in progress */
@@ -53,14 +53,14 @@ struct pulsarc_producer {
     pulsarc_client_t *client;
     pulsarc_producer_config_t conf;
     pc_topic_name_t topic;
-    pc_plan_rules_t rules;  /* how its messages are planned (producer/plan.h) */
-    pc_spool_t *spool;      /* spoolDir's (spool_stage.c), or NULL */
-    pc_sealer_t *sealer;    /* with spoolDir and encryptionKeys (seal_stage.c), or NULL */
-    pc_partitioned_t *pt;   /* the partition producers, their router and updates; NULL
+    pc_plan_rules_t rules; /* how its messages are planned (producer/plan.h) */
+    pc_spool_t *spool;     /* spoolDir's (spool_stage.c), or NULL */
+    pc_sealer_t *sealer;   /* with spoolDir and encryptionKeys (seal_stage.c), or NULL */
+    pc_partitioned_t *pt;  /* the partition producers, their router and updates; NULL
                                until creation has looked up the partitions */
 
     _Atomic int state;
-    pc_permits_t permits;   /* pending messages; refused once closing */
+    pc_permits_t permits;              /* pending messages; refused once closing */
     _Atomic uint32_t max_message_size; /* the broker's limit, for an early check */
 
     /* Written by the loop thread once per receipt: kept off the cache line the sending
@@ -69,7 +69,7 @@ struct pulsarc_producer {
 
     /* What the accessors report. Kept on the handle, so that any thread may read it while
      * the loop thread replaces or frees the partition producers (pc_producer_publish). */
-    _Atomic(char *) name;         /* partition 0's, once known; freed with the handle */
+    _Atomic(char *) name; /* partition 0's, once known; freed with the handle */
     _Atomic int64_t last_sequence_id;
     _Atomic int64_t schema_version;
 

@@ -21,20 +21,20 @@
 #include "wire/frame.h"
 
 typedef struct creation {
-    pc_task_t task;               /* the hand-over to the loop thread */
+    pc_task_t task; /* the hand-over to the loop thread */
     pulsarc_producer_t *p;
-    pc_partitioned_op_t start;    /* the partitions' start */
+    pc_partitioned_op_t start; /* the partitions' start */
     pulsarc_result res;
     char detail[1024];
-    pc_waiter_t *waiter;          /* the blocked creator's; NULL: an async one */
-    pulsarc_create_cb cb;         /* the async creator's */
+    pc_waiter_t *waiter;  /* the blocked creator's; NULL: an async one */
+    pulsarc_create_cb cb; /* the async creator's */
     void *cb_ctx;
-    bool answered;                /* the creator has its answer */
-    uv_timer_t *deadline;         /* operationTimeoutMs */
-    uv_timer_t *retry;            /* the next partition metadata lookup, after a failure */
+    bool answered;        /* the creator has its answer */
+    uv_timer_t *deadline; /* operationTimeoutMs */
+    uv_timer_t *retry;    /* the next partition metadata lookup, after a failure */
     int retries;
     pc_backoff_t backoff;
-    uv_thread_t replayer;         /* an async creation's spool replay (replay_main) */
+    uv_thread_t replayer;           /* an async creation's spool replay (replay_main) */
     pc_shutdown_hook_t on_shutdown; /* ... which the client's shutdown ends and joins */
     bool joined;
 } creation;
@@ -197,8 +197,8 @@ static void on_create_deadline(uv_timer_t *t)
     if (res != PULSARC_OK)
         snprintf(detail, sizeof detail,
                  "no producer for %.300s within operationTimeoutMs (%d ms); the last attempt "
-                 "failed: %.300s", p->topic.full, (int)p->client->conf.operation_timeout_ms,
-                 last);
+                 "failed: %.300s",
+                 p->topic.full, (int)p->client->conf.operation_timeout_ms, last);
     else
         snprintf(detail, sizeof detail,
                  "no producer for %.300s within operationTimeoutMs (%d ms): %s", p->topic.full,
@@ -346,8 +346,7 @@ static void run_create(pc_task_t *t)
 
 /* The handle, with its configuration copied; NULL on failure (the detail is set). */
 static pulsarc_producer_t *new_handle(pulsarc_client_t *c, const char *topic,
-                                      const pulsarc_producer_config_t *conf,
-                                      pulsarc_result *res)
+                                      const pulsarc_producer_config_t *conf, pulsarc_result *res)
 {
     pulsarc_producer_t *p = calloc(1, sizeof *p);
     if (!p) {

@@ -75,8 +75,7 @@ static void frame_params(const pulsarc_producer_t *p, pc_op_params_t *out)
 
 /* Under the sealer's lock: the data key, how the message is cut, and what sealing takes
  * of the key (the key itself, the wrapped copies, an IV per piece). */
-static pulsarc_result begin(pulsarc_producer_t *p, const pc_msg_t *m, size_t len,
-                            pc_sealed_t **out)
+static pulsarc_result begin(pulsarc_producer_t *p, const pc_msg_t *m, size_t len, pc_sealed_t **out)
 {
     pc_sealer_t *s = p->sealer;
     pc_op_params_t params;

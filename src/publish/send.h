@@ -20,22 +20,22 @@ struct pulsarc_producer;
  * partition producer gets, all in one allocation with the copies of key, properties and
  * (in copy mode) payload. Lives until its callback has run. */
 typedef struct pc_send {
-    pc_task_t task;                 /* hand-over to the loop thread */
-    int partition;                  /* chosen by the router at send time */
-    uint64_t handover;              /* its place among the producer's messages, in the
+    pc_task_t task;    /* hand-over to the loop thread */
+    int partition;     /* chosen by the router at send time */
+    uint64_t handover; /* its place among the producer's messages, in the
                                        order they reached the loop thread */
     pulsarc_send_cb cb;
     void *cb_ctx;
     struct pulsarc_producer *producer;
-    size_t reserved_bytes;          /* memory-limit bytes held until completion */
-    struct pc_block_pool *pool;      /* where the block goes back, or NULL: free() */
-    bool large_block;               /* it goes back to the pool's large-block slot */
-    bool released;                  /* loop thread: reserved_bytes are given back */
+    size_t reserved_bytes;            /* memory-limit bytes held until completion */
+    struct pc_block_pool *pool;       /* where the block goes back, or NULL: free() */
+    bool large_block;                 /* it goes back to the pool's large-block slot */
+    bool released;                    /* loop thread: reserved_bytes are given back */
     struct pc_spool_segment *spooled; /* its record in the producer's spool, let go when it
                                          completes (spool_stage.c); NULL: none */
-    uint64_t spooled_at;            /* ... where in that segment */
-    struct pulsarc_txn *txn;        /* the transaction it is part of (a reference), or NULL */
-    bool txn_held;                  /* loop thread: counted in its producer's txn_held */
+    uint64_t spooled_at;              /* ... where in that segment */
+    struct pulsarc_txn *txn;          /* the transaction it is part of (a reference), or NULL */
+    bool txn_held;                    /* loop thread: counted in its producer's txn_held */
     pc_transaction_waiter_t txn_wait; /* loop thread: held until its partition is registered
                                          with the transaction (txn_stage.c) */
     pc_msg_t msg;

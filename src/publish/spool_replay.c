@@ -57,8 +57,7 @@ static bool unseal_record(pulsarc_producer_t *p, const pc_spool_record_t *rec, p
 /* Admit and hand over one spooled message, as a send without a callback: it waits for
  * room like a blocking send. */
 static pulsarc_result resend(pulsarc_producer_t *p, pulsarc_message_t *b,
-                             const pc_spool_record_t *rec, pc_spool_segment_t *seg,
-                             uint64_t offset)
+                             const pc_spool_record_t *rec, pc_spool_segment_t *seg, uint64_t offset)
 {
     /* A sealed record is an entry of its own (encrypted apart). */
     pc_plan_t plan = pc_plan(&p->rules, b->payload_len, pc_message_alone(b) || rec->seal);
@@ -105,8 +104,8 @@ pulsarc_result pc_producer_spool_replay(pulsarc_producer_t *p)
         if (rec.partition >= pc_partitioned_routable(p->pt)) {
             PC_ERROR(&p->client->log,
                      "%s: a spooled message (sequence id %lld) was for partition %d, which "
-                     "the topic no longer has: dropped", p->topic.full,
-                     (long long)rec.sequence_id, (int)rec.partition);
+                     "the topic no longer has: dropped",
+                     p->topic.full, (long long)rec.sequence_id, (int)rec.partition);
             pc_spool_release(seg, offset);
             continue;
         }
@@ -122,7 +121,7 @@ pulsarc_result pc_producer_spool_replay(pulsarc_producer_t *p)
         PC_INFO(&p->client->log, "%s: resending %llu spooled message(s) before any new one",
                 p->topic.full, (unsigned long long)n);
     int64_t last = atomic_load(&p->last_sequence_id);
-    pc_spool_note_id(p->spool, last > p->conf.initial_sequence_id ? last
-                                                                  : p->conf.initial_sequence_id);
+    pc_spool_note_id(p->spool,
+                     last > p->conf.initial_sequence_id ? last : p->conf.initial_sequence_id);
     return res;
 }

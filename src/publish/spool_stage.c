@@ -116,4 +116,3 @@ void pc_spool_stage_release(pc_send_t *s, pulsarc_result res)
         pc_spool_release(s->spooled, s->spooled_at);
     s->spooled = NULL;
 }
-

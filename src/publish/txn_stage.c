@@ -31,10 +31,9 @@ static int partition_name(const pulsarc_producer_t *p, const pc_send_t *s, char 
     return pc_topic_name_partition(&p->topic, s->partition, out, len);
 }
 
-pc_txn_stage_admit_t pc_txn_stage_admit(pc_send_t *s,
-                                        void (*resume)(pc_transaction_waiter_t *w,
-                                                       pulsarc_result res),
-                                        pulsarc_result *res)
+pc_txn_stage_admit_t
+pc_txn_stage_admit(pc_send_t *s, void (*resume)(pc_transaction_waiter_t *w, pulsarc_result res),
+                   pulsarc_result *res)
 {
     pulsarc_producer_t *p = s->producer;
     pc_transaction_send_begins(s->txn);

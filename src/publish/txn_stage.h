@@ -27,10 +27,9 @@ typedef enum pc_txn_stage_admit {
 } pc_txn_stage_admit_t;
 
 /* Hand-over, loop thread. */
-pc_txn_stage_admit_t pc_txn_stage_admit(pc_send_t *s,
-                                        void (*resume)(pc_transaction_waiter_t *w,
-                                                       pulsarc_result res),
-                                        pulsarc_result *res);
+pc_txn_stage_admit_t
+pc_txn_stage_admit(pc_send_t *s, void (*resume)(pc_transaction_waiter_t *w, pulsarc_result res),
+                   pulsarc_result *res);
 /* Completion, loop thread: s's result, before its callback (with the detail it has now),
  * and its end, after the callback. */
 void pc_txn_stage_result(pc_send_t *s, pulsarc_result res, const char *detail);

@@ -25,27 +25,27 @@ typedef enum pc_hash_scheme {
 typedef struct pc_router_settings {
     pc_routing_mode mode;
     pc_hash_scheme hashing;
-    pulsarc_router_cb custom;  /* PC_ROUTE_CUSTOM */
+    pulsarc_router_cb custom; /* PC_ROUTE_CUSTOM */
     void *custom_ctx;
-    uint64_t switch_ms;        /* 0: keyless messages rotate per message; else per period
+    uint64_t switch_ms; /* 0: keyless messages rotate per message; else per period
                                   (the batching delay, so that batches fill) */
-    uint64_t id_run;           /* PC_ROUTE_SEQUENCE_ID: consecutive ids that share a
+    uint64_t id_run;    /* PC_ROUTE_SEQUENCE_ID: consecutive ids that share a
                                   partition (a batch's worth, so that batches fill); >= 1 */
 } pc_router_settings_t;
 
 /* What a router may look at: the key, and the message as the application built it (for
  * a custom router, which gets the public handle). */
 typedef struct pc_route_view {
-    const char *key;           /* NULL: no key */
+    const char *key; /* NULL: no key */
     size_t key_len;
     const pulsarc_message_t *message;
-    int64_t sequence_id;       /* the message's explicit sequence id, or -1 */
+    int64_t sequence_id; /* the message's explicit sequence id, or -1 */
 } pc_route_view_t;
 
 typedef struct pc_router {
     pc_router_settings_t set;
-    uint32_t start;            /* random start partition (and SINGLE's partition) */
-    _Atomic uint32_t next;     /* per-message rotation */
+    uint32_t start;        /* random start partition (and SINGLE's partition) */
+    _Atomic uint32_t next; /* per-message rotation */
 } pc_router_t;
 
 void pc_router_init(pc_router_t *r, const pc_router_settings_t *set);

@@ -38,8 +38,8 @@ static bool note(names_t *ns, char *full)
 
 static bool is_named(const char *type)
 {
-    return strcmp(type, "record") == 0 || strcmp(type, "error") == 0 ||
-           strcmp(type, "enum") == 0 || strcmp(type, "fixed") == 0;
+    return strcmp(type, "record") == 0 || strcmp(type, "error") == 0 || strcmp(type, "enum") == 0 ||
+           strcmp(type, "fixed") == 0;
 }
 
 /* The full name of a named type declared as name, with its own "namespace" attribute
@@ -61,9 +61,7 @@ static bool walk(json_t *j, const char *enclosing, names_t *ns)
     if (json_is_array(j)) {
         size_t i;
         json_t *branch;
-        json_array_foreach(j, i, branch)
-            if (!walk(branch, enclosing, ns))
-                return false;
+        json_array_foreach(j, i, branch) if (!walk(branch, enclosing, ns)) return false;
         return true;
     }
     if (!json_is_object(j))
@@ -95,7 +93,8 @@ static bool walk(json_t *j, const char *enclosing, names_t *ns)
     size_t i;
     json_t *field;
     bool go_on = true;
-    json_array_foreach(json_object_get(j, "fields"), i, field) {
+    json_array_foreach(json_object_get(j, "fields"), i, field)
+    {
         if (!(go_on = walk(json_object_get(field, "type"), inner, ns)))
             break;
     }
@@ -103,8 +102,7 @@ static bool walk(json_t *j, const char *enclosing, names_t *ns)
     return go_on;
 }
 
-bool pc_avro_declares_a_name_twice(const char *definition, size_t len, char *dup,
-                                   size_t dup_cap)
+bool pc_avro_declares_a_name_twice(const char *definition, size_t len, char *dup, size_t dup_cap)
 {
     json_t *j = json_loadb(definition, len, 0, NULL);
     if (!j)

@@ -12,7 +12,6 @@
 /* True when the JSON definition declares a full name twice; the first such name is
  * written to dup (truncated to dup_cap). False for anything else, invalid JSON included
  * (avro-c judges that). */
-bool pc_avro_declares_a_name_twice(const char *definition, size_t len, char *dup,
-                                   size_t dup_cap);
+bool pc_avro_declares_a_name_twice(const char *definition, size_t len, char *dup, size_t dup_cap);
 
 #endif

@@ -262,13 +262,12 @@ pulsarc_result pulsarc_schema_new_primitive(pulsarc_schema_type type, pulsarc_sc
     bool primitive = type == PULSARC_SCHEMA_AUTO_PRODUCE || type == PULSARC_SCHEMA_BYTES ||
                      type == PULSARC_SCHEMA_STRING || pc_schema_fixed_width(type) > 0;
     if (!primitive)
-        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
-                       "%s is not a type without definition", pulsarc_schema_type_name(type));
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "%s is not a type without definition",
+                       pulsarc_schema_type_name(type));
     return pulsarc_schema_new(type, NULL, NULL, 0, out);
 }
 
-pulsarc_result pulsarc_schema_set_property(pulsarc_schema_t *s, const char *key,
-                                           const char *value)
+pulsarc_result pulsarc_schema_set_property(pulsarc_schema_t *s, const char *key, const char *value)
 {
     if (!s || !key || !value)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "schema, key and value must not be NULL");
@@ -314,8 +313,8 @@ size_t pulsarc_schema_property_count(const pulsarc_schema_t *s)
     return s ? s->n_props : 0;
 }
 
-pulsarc_result pulsarc_schema_property_at(const pulsarc_schema_t *s, size_t index,
-                                          const char **key, const char **value)
+pulsarc_result pulsarc_schema_property_at(const pulsarc_schema_t *s, size_t index, const char **key,
+                                          const char **value)
 {
     if (!s || !key || !value || index >= s->n_props)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "no property %zu", index);

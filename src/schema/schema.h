@@ -35,7 +35,7 @@ struct pulsarc_schema {
     atomic_bool frozen;
     pulsarc_schema_type type;
     char *name;
-    uint8_t *data;              /* schema_data, NUL-terminated for convenience */
+    uint8_t *data; /* schema_data, NUL-terminated for convenience */
     size_t len;
     pc_schema_prop_t *props;
     size_t n_props, cap_props;

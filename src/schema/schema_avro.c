@@ -172,16 +172,15 @@ static bool walk(avro_schema_t s, cursor *c, int depth)
     }
 }
 
-pulsarc_result pc_avro_check_payload(const struct pc_avro_check *c, const void *payload,
-                                     size_t len)
+pulsarc_result pc_avro_check_payload(const struct pc_avro_check *c, const void *payload, size_t len)
 {
     cursor cur = { .p = payload, .left = len, .why = NULL };
     if (!walk(c->schema, &cur, 0))
         return pc_fail(PULSARC_ERR_INVALID_PAYLOAD,
                        "the payload does not decode against the Avro schema: %s", cur.why);
     if (cur.left)
-        return pc_fail(PULSARC_ERR_INVALID_PAYLOAD,
-                       "%zu bytes are left over after the Avro datum", cur.left);
+        return pc_fail(PULSARC_ERR_INVALID_PAYLOAD, "%zu bytes are left over after the Avro datum",
+                       cur.left);
     return PULSARC_OK;
 }
 
@@ -199,8 +198,7 @@ void pc_avro_check_free(struct pc_avro_check *c)
 {
 }
 
-pulsarc_result pc_avro_check_payload(const struct pc_avro_check *c, const void *payload,
-                                     size_t len)
+pulsarc_result pc_avro_check_payload(const struct pc_avro_check *c, const void *payload, size_t len)
 {
     return PULSARC_OK;
 }

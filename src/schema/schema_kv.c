@@ -21,14 +21,32 @@ static int gson_string(pc_buf_t *b, const char *s)
         char esc[8];
         const char *out = NULL;
         switch (*p) {
-        case '"': out = "\\\""; break;
-        case '\\': out = "\\\\"; break;
-        case '\t': out = "\\t"; break;
-        case '\b': out = "\\b"; break;
-        case '\n': out = "\\n"; break;
-        case '\r': out = "\\r"; break;
-        case '\f': out = "\\f"; break;
-        case '<': case '>': case '&': case '=': case '\'':
+        case '"':
+            out = "\\\"";
+            break;
+        case '\\':
+            out = "\\\\";
+            break;
+        case '\t':
+            out = "\\t";
+            break;
+        case '\b':
+            out = "\\b";
+            break;
+        case '\n':
+            out = "\\n";
+            break;
+        case '\r':
+            out = "\\r";
+            break;
+        case '\f':
+            out = "\\f";
+            break;
+        case '<':
+        case '>':
+        case '&':
+        case '=':
+        case '\'':
             snprintf(esc, sizeof esc, "\\u%04x", *p);
             out = esc;
             break;
@@ -158,11 +176,11 @@ static pulsarc_result split_part(const pc_schema_t *kv, const char *prefix, cons
     const char *type_name = pulsarc_schema_property(kv, key);
     pulsarc_schema_type type = PULSARC_SCHEMA_BYTES;
     if (type_name && pulsarc_schema_type_from_name(type_name, &type) != PULSARC_OK)
-        return pc_fail(PULSARC_ERR_PROTOCOL, "KeyValue schema: unknown %s type \"%.40s\"",
-                       prefix, type_name);
+        return pc_fail(PULSARC_ERR_PROTOCOL, "KeyValue schema: unknown %s type \"%.40s\"", prefix,
+                       type_name);
     if (type == PULSARC_SCHEMA_KEY_VALUE || type == PULSARC_SCHEMA_AUTO_PRODUCE)
-        return pc_fail(PULSARC_ERR_PROTOCOL, "KeyValue schema: %s type %s is not allowed",
-                       prefix, pulsarc_schema_type_name(type));
+        return pc_fail(PULSARC_ERR_PROTOCOL, "KeyValue schema: %s type %s is not allowed", prefix,
+                       pulsarc_schema_type_name(type));
     snprintf(key, sizeof key, "%s.schema.name", prefix);
     const char *name = pulsarc_schema_property(kv, key);
     pc_schema_t *part = pc_schema_alloc(type, name ? name : "", data, len);
@@ -176,7 +194,8 @@ static pulsarc_result split_part(const pc_schema_t *kv, const char *prefix, cons
         json_t *v;
         bool ok = json_is_object(obj);
         if (ok) {
-            json_object_foreach(obj, k, v) {
+            json_object_foreach(obj, k, v)
+            {
                 if (!json_is_string(v) ||
                     pc_schema_put_property(part, k, json_string_value(v)) != 0) {
                     ok = false;

@@ -50,8 +50,8 @@ static pulsarc_result check_json(const uint8_t *p, size_t len)
     json_error_t err;
     json_t *j = json_loadb((const char *)p, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
     if (!j)
-        return pc_fail(PULSARC_ERR_INVALID_PAYLOAD,
-                       "the payload is not JSON: %s (at byte %d)", err.text, err.position);
+        return pc_fail(PULSARC_ERR_INVALID_PAYLOAD, "the payload is not JSON: %s (at byte %d)",
+                       err.text, err.position);
     json_decref(j);
     return PULSARC_OK;
 }
@@ -79,8 +79,8 @@ static pulsarc_result check_inline(const pc_schema_t *kv, const uint8_t *p, size
         at += lens[i];
     }
     if (at != len)
-        return pc_fail(PULSARC_ERR_INVALID_PAYLOAD,
-                       "%zu bytes follow the KeyValue payload's value", len - at);
+        return pc_fail(PULSARC_ERR_INVALID_PAYLOAD, "%zu bytes follow the KeyValue payload's value",
+                       len - at);
     const pc_schema_t *schemas[2] = { kv->kv_key, kv->kv_value };
     for (int i = 0; i < 2; i++) {
         pulsarc_result res = null[i] ? PULSARC_OK : pc_schema_check(schemas[i], parts[i], lens[i]);

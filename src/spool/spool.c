@@ -230,8 +230,8 @@ static pulsarc_result find_room(pc_spool_t *sp, uint64_t need, bool wait_for_roo
 /* m's record (`need` bytes, meta_len of them metadata) can never be written: say why,
  * with every part of what it takes, since a payload below spoolMaxBytes can still need
  * more than that. */
-static pulsarc_result refuse_too_big(const pc_spool_t *sp, const pc_spool_msg_t *m,
-                                     size_t meta_len, uint64_t need)
+static pulsarc_result refuse_too_big(const pc_spool_t *sp, const pc_spool_msg_t *m, size_t meta_len,
+                                     uint64_t need)
 {
     if (need > PC_SPOOL_BODY_MAX)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,

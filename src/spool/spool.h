@@ -63,11 +63,11 @@ typedef struct pc_spool_segment pc_spool_segment_t;
 /* One append in progress, in the appender's memory (its stack is fine: the spool uses
  * it only until pc_spool_append returns). */
 typedef struct pc_spool_ticket {
-    void *owner;                    /* the caller's: what `accepted` hands over */
+    void *owner; /* the caller's: what `accepted` hands over */
     /* Set by the spool before `accepted` runs. */
-    int64_t sequence_id;            /* the id it was written with */
-    pc_spool_segment_t *segment;    /* release it there (pc_spool_release) */
-    uint64_t offset;                /* ... with this: where its record starts */
+    int64_t sequence_id;         /* the id it was written with */
+    pc_spool_segment_t *segment; /* release it there (pc_spool_release) */
+    uint64_t offset;             /* ... with this: where its record starts */
     /* The spool's own. */
     struct pc_spool_ticket *next;
     pulsarc_result res;
@@ -88,16 +88,16 @@ typedef struct pc_spool_sync_seam {
 } pc_spool_sync_seam_t;
 
 typedef struct pc_spool_settings {
-    const char *dir;              /* created (mode 0700, missing parents too) if missing;
+    const char *dir;           /* created (mode 0700, missing parents too) if missing;
                                      else owned by the process's user, not writable by
                                      group or others, not a symbolic link */
-    const char *producer_name;    /* at most PC_SPOOL_NAME_MAX bytes */
-    const char *topic;            /* at most PC_SPOOL_TOPIC_MAX bytes */
+    const char *producer_name; /* at most PC_SPOOL_NAME_MAX bytes */
+    const char *topic;         /* at most PC_SPOOL_TOPIC_MAX bytes */
     pc_spool_fsync_t fsync;
-    uint64_t fsync_interval_ms;   /* INTERVAL */
-    uint64_t max_bytes;           /* the segment files' total size */
-    uint64_t segment_bytes;       /* 0: max_bytes / 8, within 64 KiB .. 16 MiB */
-    const pc_logger_t *log;       /* must outlive the spool */
+    uint64_t fsync_interval_ms; /* INTERVAL */
+    uint64_t max_bytes;         /* the segment files' total size */
+    uint64_t segment_bytes;     /* 0: max_bytes / 8, within 64 KiB .. 16 MiB */
+    const pc_logger_t *log;     /* must outlive the spool */
     pc_spool_accepted_fn accepted;
     const pc_spool_sync_seam_t *sync_seam; /* tests only (see above); NULL: fdatasync */
 } pc_spool_settings_t;

@@ -56,8 +56,7 @@ size_t pc_spool_header_size(size_t name_len, size_t topic_len)
     return HEADER_FIXED + name_len + topic_len + 4;
 }
 
-size_t pc_spool_header_encode(uint8_t *out, uint64_t segment, const char *name,
-                              const char *topic)
+size_t pc_spool_header_encode(uint8_t *out, uint64_t segment, const char *name, const char *topic)
 {
     size_t nl = strlen(name), tl = strlen(topic);
     size_t size = pc_spool_header_size(nl, tl);
@@ -173,8 +172,7 @@ void pc_spool_meta_set_id(uint8_t *meta, int64_t sequence_id)
 }
 
 void pc_spool_frame_encode(uint8_t out[PC_SPOOL_FRAME], const uint8_t *meta, size_t meta_len,
-                           const uint8_t *payload, size_t payload_len,
-                           const uint32_t *payload_crc)
+                           const uint8_t *payload, size_t payload_len, const uint32_t *payload_crc)
 {
     uint32_t crc = pc_crc32c(0, meta, meta_len);
     crc = payload_crc ? pc_crc32c_combine(crc, *payload_crc, payload_len)
@@ -357,8 +355,7 @@ static bool plausible_frame(const uint8_t *f, uint64_t off, uint64_t size)
 
 /* Does the plausible frame f at off frame a body with its CRC? 1, 0, or -1 (I/O). buf:
  * RESYNC_CHUNK bytes of scratch. */
-static int body_matches(const pc_spool_source_t *src, const uint8_t *f, uint64_t off,
-                        uint8_t *buf)
+static int body_matches(const pc_spool_source_t *src, const uint8_t *f, uint64_t off, uint8_t *buf)
 {
     uint32_t len = get32(f), crc = 0;
     for (uint64_t done = 0; done < len;) {
@@ -411,7 +408,7 @@ static int first_record_from(const pc_spool_source_t *src, uint64_t from, uint8_
          base += RESYNC_CHUNK) {
         uint64_t left = src->size - base;
         size_t want = left < RESYNC_CHUNK + PC_SPOOL_FRAME - 1 ? (size_t)left
-                                                                : RESYNC_CHUNK + PC_SPOOL_FRAME - 1;
+                                                               : RESYNC_CHUNK + PC_SPOOL_FRAME - 1;
         int64_t got = src->read(src->ctx, base, win, want);
         if (got < 0)
             return -1;
@@ -447,9 +444,10 @@ pc_spool_resync_status_t pc_spool_scan_resync(pc_spool_scan_t *sc, const pc_spoo
     }
     free(win);
     free(buf);
-    return found == 1 ? PC_SPOOL_RESYNC_FOUND
-         : found == 0 ? PC_SPOOL_RESYNC_NONE
-         : found == -1 ? PC_SPOOL_RESYNC_IO : PC_SPOOL_RESYNC_NO_MEMORY;
+    return found == 1    ? PC_SPOOL_RESYNC_FOUND
+           : found == 0  ? PC_SPOOL_RESYNC_NONE
+           : found == -1 ? PC_SPOOL_RESYNC_IO
+                         : PC_SPOOL_RESYNC_NO_MEMORY;
 }
 
 static int64_t mem_read(void *ctx, uint64_t off, void *buf, size_t len)

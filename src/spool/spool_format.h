@@ -32,12 +32,12 @@
 #define PC_SPOOL_MAGIC "pcspool1"
 #define PC_SPOOL_MAGIC_LEN 8
 #define PC_SPOOL_VERSION 1
-#define PC_SPOOL_NAME_MAX 255   /* producerName's limit */
+#define PC_SPOOL_NAME_MAX 255 /* producerName's limit */
 #define PC_SPOOL_TOPIC_MAX 2048
 #define PC_SPOOL_HEADER_MAX (32 + PC_SPOOL_NAME_MAX + PC_SPOOL_TOPIC_MAX)
-#define PC_SPOOL_FRAME 12       /* length, CRC and state before each body */
+#define PC_SPOOL_FRAME 12                      /* length, CRC and state before each body */
 #define PC_SPOOL_RELEASED UINT32_C(0x444c5352) /* a state: "RSLD"; anything else: pending */
-#define PC_SPOOL_BODY_FIXED 52  /* the body's fixed fields */
+#define PC_SPOOL_BODY_FIXED 52                 /* the body's fixed fields */
 /* The largest body a reader accepts: a payload below 2 GiB (PC_MAX_PAYLOAD) and its
  * metadata, with room to spare; anything longer is a corrupt length. */
 #define PC_SPOOL_BODY_MAX ((UINT32_C(1) << 31) + (UINT32_C(64) << 20))
@@ -47,7 +47,7 @@
 #define PC_SPOOL_KEY_B64 2u
 #define PC_SPOOL_NULL_KEY 4u
 #define PC_SPOOL_NULL_VALUE 8u
-#define PC_SPOOL_SEALED 16u     /* the payload is ciphertext; the seal says how to send it */
+#define PC_SPOOL_SEALED 16u /* the payload is ciphertext; the seal says how to send it */
 #define PC_SPOOL_FLAGS_KNOWN 31u
 
 /* A segment's (or the identity file's) header. name and topic point into the bytes it
@@ -69,8 +69,7 @@ typedef enum pc_spool_header_status {
 /* The header's size for these lengths (name <= PC_SPOOL_NAME_MAX, topic <=
  * PC_SPOOL_TOPIC_MAX), and the header written into out (at least that many bytes). */
 size_t pc_spool_header_size(size_t name_len, size_t topic_len);
-size_t pc_spool_header_encode(uint8_t *out, uint64_t segment, const char *name,
-                              const char *topic);
+size_t pc_spool_header_encode(uint8_t *out, uint64_t segment, const char *name, const char *topic);
 /* Decode the header at the start of buf (len bytes: the file's first bytes, at most
  * PC_SPOOL_HEADER_MAX of them); *size is its length on OK. */
 pc_spool_header_status_t pc_spool_header_decode(const uint8_t *buf, size_t len,
@@ -80,17 +79,17 @@ pc_spool_header_status_t pc_spool_header_decode(const uint8_t *buf, size_t len,
 typedef struct pc_spool_msg {
     int64_t sequence_id;
     int32_t partition;
-    uint32_t flags;                 /* PC_SPOOL_* (HAS_KEY follows key) */
+    uint32_t flags; /* PC_SPOOL_* (HAS_KEY follows key) */
     uint64_t event_time;
     uint64_t deliver_at;
-    const char *key;                /* NULL: none */
+    const char *key; /* NULL: none */
     const uint8_t *ordering_key;
     size_t ordering_key_len;
     size_t n_props;
     /* Property i's name and value (NUL-terminated), from the caller's own table. */
     void (*prop_at)(const void *props, size_t i, const char **name, const char **value);
     const void *props;
-    const uint8_t *seal;            /* with PC_SPOOL_SEALED: kept beside the payload */
+    const uint8_t *seal; /* with PC_SPOOL_SEALED: kept beside the payload */
     size_t seal_len;
     const uint8_t *payload;
     size_t payload_len;
@@ -107,24 +106,23 @@ void pc_spool_meta_set_id(uint8_t *meta, int64_t sequence_id);
  * read; joining the two CRCs costs about as much as reading 16 KiB, so small payloads
  * are better read. */
 void pc_spool_frame_encode(uint8_t out[PC_SPOOL_FRAME], const uint8_t *meta, size_t meta_len,
-                           const uint8_t *payload, size_t payload_len,
-                           const uint32_t *payload_crc);
+                           const uint8_t *payload, size_t payload_len, const uint32_t *payload_crc);
 
 /* A record read back. Pointers into the body it was decoded from. */
 typedef struct pc_spool_record {
-    bool released;                  /* its state says it is done with (set by a scan) */
+    bool released; /* its state says it is done with (set by a scan) */
     int64_t sequence_id;
     int32_t partition;
     uint32_t flags;
     uint64_t event_time;
     uint64_t deliver_at;
-    const char *key;                /* NUL-terminated, or NULL */
-    const uint8_t *ordering_key;    /* NULL when none */
+    const char *key;             /* NUL-terminated, or NULL */
+    const uint8_t *ordering_key; /* NULL when none */
     size_t ordering_key_len;
     size_t n_props;
-    const uint8_t *props;           /* the encoded properties (pc_spool_record_prop) */
+    const uint8_t *props; /* the encoded properties (pc_spool_record_prop) */
     size_t props_len;
-    const uint8_t *seal;            /* with PC_SPOOL_SEALED (at least a byte), else NULL */
+    const uint8_t *seal; /* with PC_SPOOL_SEALED (at least a byte), else NULL */
     size_t seal_len;
     const uint8_t *payload;
     size_t payload_len;
@@ -148,22 +146,22 @@ typedef struct pc_spool_source {
 } pc_spool_source_t;
 
 typedef enum pc_spool_scan_status {
-    PC_SPOOL_SCAN_RECORD,  /* a good record: *rec is valid until the next call (one
+    PC_SPOOL_SCAN_RECORD, /* a good record: *rec is valid until the next call (one
                               released is checked and returned like the others) */
-    PC_SPOOL_SCAN_END,     /* the records end at `offset`: the file does, or a zero
+    PC_SPOOL_SCAN_END,    /* the records end at `offset`: the file does, or a zero
                               length and CRC there (room allocated ahead, never written) */
-    PC_SPOOL_SCAN_CUT,     /* the record at `offset` fails a check (`why`): torn or
+    PC_SPOOL_SCAN_CUT,    /* the record at `offset` fails a check (`why`): torn or
                               damaged; pc_spool_scan_resync says which */
-    PC_SPOOL_SCAN_IO,      /* the source failed to read */
+    PC_SPOOL_SCAN_IO,     /* the source failed to read */
     PC_SPOOL_SCAN_NO_MEMORY,
 } pc_spool_scan_status_t;
 
 /* The records of one segment, in order, from `offset` (the header's end) on. */
 typedef struct pc_spool_scan {
-    uint64_t offset;       /* where the next record starts (the cut, after CUT) */
-    uint8_t *body;         /* the last record's body (owned) */
+    uint64_t offset; /* where the next record starts (the cut, after CUT) */
+    uint8_t *body;   /* the last record's body (owned) */
     size_t cap;
-    const char *why;       /* after CUT: what was wrong */
+    const char *why; /* after CUT: what was wrong */
 } pc_spool_scan_t;
 
 void pc_spool_scan_init(pc_spool_scan_t *sc, uint64_t offset);
@@ -172,10 +170,10 @@ pc_spool_scan_status_t pc_spool_scan_next(pc_spool_scan_t *sc, const pc_spool_so
 void pc_spool_scan_free(pc_spool_scan_t *sc);
 
 typedef enum pc_spool_resync_status {
-    PC_SPOOL_RESYNC_FOUND,     /* a whole record starts at the scan's offset, moved there:
+    PC_SPOOL_RESYNC_FOUND, /* a whole record starts at the scan's offset, moved there:
                                   the bytes passed over are the damage */
-    PC_SPOOL_RESYNC_NONE,      /* no whole record after the cut: a torn tail */
-    PC_SPOOL_RESYNC_IO,        /* the source failed to read */
+    PC_SPOOL_RESYNC_NONE,  /* no whole record after the cut: a torn tail */
+    PC_SPOOL_RESYNC_IO,    /* the source failed to read */
     PC_SPOOL_RESYNC_NO_MEMORY,
 } pc_spool_resync_status_t;
 

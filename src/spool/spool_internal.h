@@ -23,16 +23,16 @@ struct pc_spool_segment {
     pc_spool_t *sp;
     struct pc_spool_segment *prev, *next; /* the spool's segments, oldest first */
     uint64_t number;
-    uint64_t header;        /* the header's size: records start there */
-    uint64_t size;          /* where its records end */
-    uint64_t disk;          /* the file's size, as counted in the spool's bytes (the
+    uint64_t header; /* the header's size: records start there */
+    uint64_t size;   /* where its records end */
+    uint64_t disk;   /* the file's size, as counted in the spool's bytes (the
                                current segment's is allocated ahead) */
-    uint8_t *map;           /* the file mapped shared (segments this spool made), where
+    uint8_t *map;    /* the file mapped shared (segments this spool made), where
                                appends are copied and releases marked; else NULL */
     uint64_t map_len;
-    uint64_t live;          /* messages handed out (accepted or replayed), not released */
-    bool pinned;            /* found at open and not yet replayed to its end: kept */
-    bool damaged;           /* the replay skipped damage in it: set aside (renamed
+    uint64_t live; /* messages handed out (accepted or replayed), not released */
+    bool pinned;   /* found at open and not yet replayed to its end: kept */
+    bool damaged;  /* the replay skipped damage in it: set aside (renamed
                                <name>.damaged), not deleted, once done with */
 };
 
@@ -50,19 +50,19 @@ struct pc_spool {
     int dir_fd;
     int lock_fd;
 
-    uv_mutex_t mu;          /* everything below */
-    uv_cond_t cond;         /* room, the end of a group's sync, appenders leaving */
+    uv_mutex_t mu;  /* everything below */
+    uv_cond_t cond; /* room, the end of a group's sync, appenders leaving */
     pc_spool_segment_t *oldest, *newest;
     pc_spool_segment_t *cur; /* where appends go; NULL until the first */
     int cur_fd;
-    uint64_t next_number;   /* of the next segment */
-    uint64_t bytes;         /* the segment files' total size (their `disk`) */
-    int64_t next_id;        /* the next automatic sequence id */
+    uint64_t next_number; /* of the next segment */
+    uint64_t bytes;       /* the segment files' total size (their `disk`) */
+    int64_t next_id;      /* the next automatic sequence id */
     bool ids_exhausted;
-    int inside;             /* threads inside pc_spool_append */
+    int inside; /* threads inside pc_spool_append */
     bool stopping;
-    bool finished;          /* pc_spool_finish ran: no files, no lock */
-    pulsarc_result broken;  /* a failed sync: every append fails with it */
+    bool finished;         /* pc_spool_finish ran: no files, no lock */
+    pulsarc_result broken; /* a failed sync: every append fails with it */
     char broken_detail[384];
 
     /* The sync rounds (spool_sync.c), one at a time (syncing), each taking what the
@@ -86,7 +86,7 @@ struct pc_spool {
     /* The replay (spool_replay.c): the segments found at open, in order. */
     pc_spool_segment_t **replay;
     size_t replay_n, replay_i;
-    int replay_fd;          /* the segment being read, or -1 */
+    int replay_fd; /* the segment being read, or -1 */
     pc_spool_scan_t scan;
     uint64_t replayed;
     uint64_t skipped_records; /* damage skipped (under the lock: stats read it) */
@@ -132,12 +132,12 @@ void pc_spool_note_id_locked(pc_spool_t *sp, int64_t id);
 /* spool_sync.c */
 /* A sync round: what it took under the lock, synced outside it. */
 typedef struct pc_spool_sync_job {
-    int *fds;                  /* sealed segments' files: synced, then closed */
+    int *fds; /* sealed segments' files: synced, then closed */
     size_t n, cap;
-    int cur;                   /* a duplicate of the current segment's descriptor, or -1 */
-    bool dir;                  /* the directory too (a segment was made) */
-    pc_spool_ticket_t *group;  /* ALWAYS: the tickets it settles */
-    int err;                   /* the first failure (an errno), or 0 */
+    int cur;                  /* a duplicate of the current segment's descriptor, or -1 */
+    bool dir;                 /* the directory too (a segment was made) */
+    pc_spool_ticket_t *group; /* ALWAYS: the tickets it settles */
+    int err;                  /* the first failure (an errno), or 0 */
 } pc_spool_sync_job_t;
 
 /* Take what is not synced yet into job, and mark a round as running. Under the lock. */

@@ -103,8 +103,8 @@ static pulsarc_result check_owner(const pc_spool_t *sp, const pc_spool_header_t 
                    "spool %s (%s) belongs to producer \"%.*s\" on %.*s, not to \"%s\" on %s: a "
                    "spool is resent only by the producer that wrote it (same producerName "
                    "and topic)",
-                   sp->dir, file, (int)h->name_len, h->name, (int)h->topic_len, h->topic,
-                   sp->name, sp->topic);
+                   sp->dir, file, (int)h->name_len, h->name, (int)h->topic_len, h->topic, sp->name,
+                   sp->topic);
 }
 
 /* The first open: write the identity to a temporary file, sync it and rename it into
@@ -174,8 +174,7 @@ static pulsarc_result list_numbers(pc_spool_t *sp, uint64_t **out, size_t *count
         int err = errno;
         if (fd >= 0)
             close(fd);
-        return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot list it: %s", sp->dir,
-                       strerror(err));
+        return pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot list it: %s", sp->dir, strerror(err));
     }
     rewinddir(d);
     uint64_t *nums = NULL;
@@ -209,8 +208,7 @@ static pulsarc_result list_numbers(pc_spool_t *sp, uint64_t **out, size_t *count
     return PULSARC_OK;
 }
 
-bool pc_spool_set_aside(const pc_spool_t *sp, const char *name, const char *suffix,
-                        const char *why)
+bool pc_spool_set_aside(const pc_spool_t *sp, const char *name, const char *suffix, const char *why)
 {
     char aside[SEGMENT_NAME_LEN + 16];
     snprintf(aside, sizeof aside, "%s%s", name, suffix);
@@ -221,8 +219,8 @@ bool pc_spool_set_aside(const pc_spool_t *sp, const char *name, const char *suff
         PC_WARN(sp->log, "spool %s: %s %s: renamed to %s and left alone", sp->dir, name, why,
                 aside);
     else
-        PC_WARN(sp->log, "spool %s: %s %s, and cannot be renamed to %s: %s", sp->dir, name,
-                why, aside, strerror(err));
+        PC_WARN(sp->log, "spool %s: %s %s, and cannot be renamed to %s: %s", sp->dir, name, why,
+                aside, strerror(err));
     return !err;
 }
 
@@ -240,8 +238,9 @@ static pulsarc_result add_segment(pc_spool_t *sp, uint64_t num)
     int fd = pc_spool_open_file(sp, name, O_RDONLY, 0);
     struct stat st;
     if (fd < 0 && (errno == ELOOP || errno == EINVAL)) {
-        set_aside(sp, name, errno == ELOOP ? "is not a regular file but a symbolic link"
-                                           : "is not a regular file");
+        set_aside(sp, name,
+                  errno == ELOOP ? "is not a regular file but a symbolic link"
+                                 : "is not a regular file");
         return PULSARC_OK;
     }
     if (fd < 0 || fstat(fd, &st) != 0) {
@@ -262,8 +261,10 @@ static pulsarc_result add_segment(pc_spool_t *sp, uint64_t num)
     pc_spool_header_status_t hs = pc_spool_header_decode(buf, (size_t)n, &h, &hsize);
     if (hs == PC_SPOOL_HEADER_SHORT) {
         /* Cut while being created: it holds no message. */
-        PC_WARN(sp->log, "spool %s: %s holds no whole header (its creation was cut short): "
-                "deleted", sp->dir, name);
+        PC_WARN(sp->log,
+                "spool %s: %s holds no whole header (its creation was cut short): "
+                "deleted",
+                sp->dir, name);
         unlinkat(sp->dir_fd, name, 0);
         return PULSARC_OK;
     }
@@ -462,7 +463,8 @@ static pulsarc_result lock_dir(pc_spool_t *sp)
         return errno == EWOULDBLOCK
                    ? pc_fail(PULSARC_ERR_SPOOL,
                              "spool %s is in use by another producer (of this process or "
-                             "another): one spool, one producer", sp->dir)
+                             "another): one spool, one producer",
+                             sp->dir)
                    : pc_fail(PULSARC_ERR_SPOOL, "spool %s: cannot lock it: %s", sp->dir,
                              strerror(errno));
     return PULSARC_OK;
@@ -481,8 +483,7 @@ pulsarc_result pc_spool_open(const pc_spool_settings_t *set, pc_spool_t **out)
     if (res == PULSARC_OK)
         res = find_segments(sp);
     if (res == PULSARC_OK && pc_spool_start_flusher(sp) != 0)
-        res = pc_fail(PULSARC_ERR_NO_MEMORY, "spool %s: cannot start its flusher thread",
-                      sp->dir);
+        res = pc_fail(PULSARC_ERR_NO_MEMORY, "spool %s: cannot start its flusher thread", sp->dir);
     if (res != PULSARC_OK) {
         discard(sp);
         return res;

@@ -54,8 +54,8 @@ static void finish_segment(pc_spool_t *sp, pc_spool_segment_t *seg)
  * for the next producer. */
 static void give_up_segment(pc_spool_t *sp, const char *name, const char *why)
 {
-    PC_ERROR(sp->log, "spool %s: %s: %s; what is left of it stays for the next producer",
-             sp->dir, name, why);
+    PC_ERROR(sp->log, "spool %s: %s: %s; what is left of it stays for the next producer", sp->dir,
+             name, why);
     close_replay_fd(sp);
     sp->replay_i++;
 }
@@ -73,25 +73,31 @@ static void end_segment_at_scan(pc_spool_t *sp, pc_spool_segment_t *seg, const c
         return;
     if (seg->damaged) {
         if (why)
-            PC_WARN(sp->log, "spool %s: %s: the %llu bytes from offset %llu hold no whole "
-                    "record (%s): left in the damaged segment", sp->dir, name,
-                    (unsigned long long)(seg->size - at), (unsigned long long)at, why);
+            PC_WARN(sp->log,
+                    "spool %s: %s: the %llu bytes from offset %llu hold no whole "
+                    "record (%s): left in the damaged segment",
+                    sp->dir, name, (unsigned long long)(seg->size - at), (unsigned long long)at,
+                    why);
         return;
     }
     if (why)
-        PC_WARN(sp->log, "spool %s: %s: %llu bytes cut at offset %llu: %s (a write cut short "
-                "by a crash, or a damaged disk)", sp->dir, name,
-                (unsigned long long)(seg->size - at), (unsigned long long)at, why);
+        PC_WARN(sp->log,
+                "spool %s: %s: %llu bytes cut at offset %llu: %s (a write cut short "
+                "by a crash, or a damaged disk)",
+                sp->dir, name, (unsigned long long)(seg->size - at), (unsigned long long)at, why);
     uv_mutex_lock(&sp->mu);
     seg->size = at;
     pc_spool_trim(sp, seg, sp->replay_fd);
     bool cut = seg->disk == at;
     uv_mutex_unlock(&sp->mu);
-    int err = !cut ? (errno ? errno : EIO)
-                   : sp->fsync != PC_SPOOL_FSYNC_NEVER ? pc_spool_sync(sp, sp->replay_fd) : 0;
+    int err = !cut                                ? (errno ? errno : EIO)
+              : sp->fsync != PC_SPOOL_FSYNC_NEVER ? pc_spool_sync(sp, sp->replay_fd)
+                                                  : 0;
     if (err)
-        PC_WARN(sp->log, "spool %s: %s: the cut at offset %llu failed (%s); the next open "
-                "cuts it again", sp->dir, name, (unsigned long long)at, strerror(err));
+        PC_WARN(sp->log,
+                "spool %s: %s: the cut at offset %llu failed (%s); the next open "
+                "cuts it again",
+                sp->dir, name, (unsigned long long)at, strerror(err));
 }
 
 /* The record at the scan's offset failed a check (why). Whole records after it in seg:
@@ -120,7 +126,8 @@ static bool skip_damage(pc_spool_t *sp, pc_spool_segment_t *seg, const char *nam
         return false;
     }
     uint64_t skipped = sp->scan.offset - cut;
-    PC_WARN(sp->log, "spool %s: %s: %llu bytes skipped at offset %llu: %s, with whole records "
+    PC_WARN(sp->log,
+            "spool %s: %s: %llu bytes skipped at offset %llu: %s, with whole records "
             "after it (a damaged disk); those before and after are resent, and the segment "
             "is kept as %s.damaged once they are done with",
             sp->dir, name, (unsigned long long)skipped, (unsigned long long)cut, why, name);

@@ -24,7 +24,8 @@ static void set_broken(pc_spool_t *sp, int err)
     sp->broken = PULSARC_ERR_SPOOL;
     snprintf(sp->broken_detail, sizeof sp->broken_detail,
              "spool %.200s: fdatasync failed (%s): sends fail until a producer opens the "
-             "spool again", sp->dir, strerror(err));
+             "spool again",
+             sp->dir, strerror(err));
     PC_ERROR(sp->log, "%s", sp->broken_detail);
 }
 

@@ -89,8 +89,8 @@ static json_t *by_result(const uint64_t *slots)
 
 static json_t *latency(const pc_histogram_t *h)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "count", (json_int_t)h->total,
-                     "min", (json_int_t)(h->total ? h->min : 0), "mean",
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "count", (json_int_t)h->total, "min",
+                     (json_int_t)(h->total ? h->min : 0), "mean",
                      (json_int_t)(h->total ? h->sum / h->total : 0), "p50",
                      (json_int_t)pc_histogram_percentile(h, 50), "p90",
                      (json_int_t)pc_histogram_percentile(h, 90), "p99",
@@ -105,34 +105,32 @@ json_t *pc_stats_totals_json(const pc_stats_totals_t *t)
                         ? json_real((double)v[PULSARC_STAT_ENTRY_RAW_BYTES] /
                                     (double)v[PULSARC_STAT_ENTRY_BYTES])
                         : json_null();
-    json_t *mean = v[PULSARC_STAT_BATCHES]
-                       ? json_real((double)v[PULSARC_STAT_BATCHED_MSGS] /
-                                   (double)v[PULSARC_STAT_BATCHES])
-                       : json_null();
+    json_t *mean = v[PULSARC_STAT_BATCHES] ? json_real((double)v[PULSARC_STAT_BATCHED_MSGS] /
+                                                       (double)v[PULSARC_STAT_BATCHES])
+                                           : json_null();
     /* "o" steals each reference, also on failure. */
-    return json_pack(
-        "{s:{s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I},s:o,s:o,"
-        "s:{s:I,s:I,s:I,s:I,s:o},s:{s:I,s:I,s:o,s:I},s:{s:I,s:I},s:o}",
-        "messages", "accepted", (json_int_t)v[PULSARC_STAT_MSGS_ACCEPTED], "refused",
-        (json_int_t)v[PULSARC_STAT_MSGS_REFUSED], "sent", (json_int_t)v[PULSARC_STAT_MSGS_SENT],
-        "acked", (json_int_t)v[PULSARC_STAT_MSGS_ACKED], "failed",
-        (json_int_t)v[PULSARC_STAT_MSGS_FAILED], "pending",
-        (json_int_t)v[PULSARC_STAT_MSGS_PENDING],
-        "bytes", "sent",
-        (json_int_t)v[PULSARC_STAT_BYTES_SENT], "acked", (json_int_t)v[PULSARC_STAT_BYTES_ACKED],
-        "failed", (json_int_t)v[PULSARC_STAT_BYTES_FAILED],
-        "failed_by_result", by_result(t->failed_by),
-        "refused_by_result", by_result(t->refused_by),
-        "entries", "count", (json_int_t)v[PULSARC_STAT_ENTRIES], "resent",
-        (json_int_t)v[PULSARC_STAT_ENTRIES_RESENT], "raw_bytes",
-        (json_int_t)v[PULSARC_STAT_ENTRY_RAW_BYTES], "bytes",
-        (json_int_t)v[PULSARC_STAT_ENTRY_BYTES], "compression_ratio", ratio,
-        "batches", "count", (json_int_t)v[PULSARC_STAT_BATCHES], "messages",
-        (json_int_t)v[PULSARC_STAT_BATCHED_MSGS], "mean_messages", mean, "max_messages",
-        (json_int_t)v[PULSARC_STAT_BATCH_MAX_MSGS],
-        "connections", "reconnects", (json_int_t)v[PULSARC_STAT_RECONNECTS], "disconnects",
-        (json_int_t)v[PULSARC_STAT_DISCONNECTS],
-        "latency_us", latency(&t->latency_us));
+    return json_pack("{s:{s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I},s:o,s:o,"
+                     "s:{s:I,s:I,s:I,s:I,s:o},s:{s:I,s:I,s:o,s:I},s:{s:I,s:I},s:o}",
+                     "messages", "accepted", (json_int_t)v[PULSARC_STAT_MSGS_ACCEPTED], "refused",
+                     (json_int_t)v[PULSARC_STAT_MSGS_REFUSED], "sent",
+                     (json_int_t)v[PULSARC_STAT_MSGS_SENT], "acked",
+                     (json_int_t)v[PULSARC_STAT_MSGS_ACKED], "failed",
+                     (json_int_t)v[PULSARC_STAT_MSGS_FAILED], "pending",
+                     (json_int_t)v[PULSARC_STAT_MSGS_PENDING], "bytes", "sent",
+                     (json_int_t)v[PULSARC_STAT_BYTES_SENT], "acked",
+                     (json_int_t)v[PULSARC_STAT_BYTES_ACKED], "failed",
+                     (json_int_t)v[PULSARC_STAT_BYTES_FAILED], "failed_by_result",
+                     by_result(t->failed_by), "refused_by_result", by_result(t->refused_by),
+                     "entries", "count", (json_int_t)v[PULSARC_STAT_ENTRIES], "resent",
+                     (json_int_t)v[PULSARC_STAT_ENTRIES_RESENT], "raw_bytes",
+                     (json_int_t)v[PULSARC_STAT_ENTRY_RAW_BYTES], "bytes",
+                     (json_int_t)v[PULSARC_STAT_ENTRY_BYTES], "compression_ratio", ratio, "batches",
+                     "count", (json_int_t)v[PULSARC_STAT_BATCHES], "messages",
+                     (json_int_t)v[PULSARC_STAT_BATCHED_MSGS], "mean_messages", mean,
+                     "max_messages", (json_int_t)v[PULSARC_STAT_BATCH_MAX_MSGS], "connections",
+                     "reconnects", (json_int_t)v[PULSARC_STAT_RECONNECTS], "disconnects",
+                     (json_int_t)v[PULSARC_STAT_DISCONNECTS], "latency_us",
+                     latency(&t->latency_us));
 }
 
 /* ---- the snapshot handed out ----------------------------------------------------------- */

@@ -23,7 +23,7 @@ int pc_stats_result_slot(pulsarc_result res);
 pulsarc_result pc_stats_slot_result(int slot);
 
 typedef struct pc_stats_totals {
-    uint64_t v[PC_STAT_COUNT];             /* by pulsarc_stat */
+    uint64_t v[PC_STAT_COUNT]; /* by pulsarc_stat */
     uint64_t failed_by[PC_STATS_RESULTS];
     uint64_t refused_by[PC_STATS_RESULTS];
     pc_histogram_t latency_us;

@@ -121,13 +121,13 @@ pulsarc_stats_t *pc_client_stats_snapshot(pc_client_stats_t *s)
     json_t *totals = pc_stats_totals_json(t);
     if (producers && totals)
         root = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "pulsarc",
-                         pulsarc_version_string(), "time_ms", (json_int_t)pc_wall_ms(),
-                         "uptime_ms", (json_int_t)(pc_mono_ms() - s->started_ms),
-                         "memory_used", (json_int_t)t->v[PULSARC_STAT_MEMORY_USED],
-                         "memory_limit", (json_int_t)t->v[PULSARC_STAT_MEMORY_LIMIT],
-                         "producer_count", (json_int_t)t->v[PULSARC_STAT_PRODUCERS],
-                         "tls_downgrades", (json_int_t)t->v[PULSARC_STAT_TLS_DOWNGRADES],
-                         "totals", totals, "producers", producers);
+                         pulsarc_version_string(), "time_ms", (json_int_t)pc_wall_ms(), "uptime_ms",
+                         (json_int_t)(pc_mono_ms() - s->started_ms), "memory_used",
+                         (json_int_t)t->v[PULSARC_STAT_MEMORY_USED], "memory_limit",
+                         (json_int_t)t->v[PULSARC_STAT_MEMORY_LIMIT], "producer_count",
+                         (json_int_t)t->v[PULSARC_STAT_PRODUCERS], "tls_downgrades",
+                         (json_int_t)t->v[PULSARC_STAT_TLS_DOWNGRADES], "totals", totals,
+                         "producers", producers);
     else {
         json_decref(producers);
         json_decref(totals);

@@ -28,18 +28,18 @@ typedef struct pc_client_stats {
      * what comes before it in the client (the send pool's stash, which senders write for
      * every message). */
     char apart[64];
-    pc_turn_clock_t clock;        /* the loop's turns: its producers' latency clock */
-    uv_check_t tick;              /* ends each turn of the clock */
-    uv_prepare_t before_poll;     /* ... and its timers' part, before the loop may block:
+    pc_turn_clock_t clock;    /* the loop's turns: its producers' latency clock */
+    uv_check_t tick;          /* ends each turn of the clock */
+    uv_prepare_t before_poll; /* ... and its timers' part, before the loop may block:
                                      a time read by a timer must not date the I/O after */
-    uv_timer_t *timer;            /* statsIntervalSeconds; NULL: no callback */
+    uv_timer_t *timer;        /* statsIntervalSeconds; NULL: no callback */
     pulsarc_stats_cb cb;
     void *cb_ctx;
     const pc_admission_t *admission; /* memory in use and its limit */
-    const pc_runtime_t *rt;       /* the client's own counters (switches that left TLS) */
-    pc_stats_source_t *sources;   /* producers not freed yet */
-    pc_stats_totals_t gone;       /* what the producers that left counted */
-    uint64_t started_ms;          /* monotonic: the client's age */
+    const pc_runtime_t *rt;          /* the client's own counters (switches that left TLS) */
+    pc_stats_source_t *sources;      /* producers not freed yet */
+    pc_stats_totals_t gone;          /* what the producers that left counted */
+    uint64_t started_ms;             /* monotonic: the client's age */
 } pc_client_stats_t;
 
 /* interval_ms 0 or cb NULL: no callback. Starts the tick (and timer) on rt's loop; rt

@@ -61,19 +61,16 @@ static json_t *partition_json(int i, const pc_pp_counters_t *k)
 {
     return json_pack("{s:i,s:{s:I,s:I,s:I},s:{s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I},"
                      "s:{s:I,s:I,s:I},s:{s:I,s:I}}",
-                     "partition", i,
-                     "messages", "sent", (json_int_t)k->sent_msgs, "acked",
-                     (json_int_t)k->acked_msgs, "failed", (json_int_t)k->failed_msgs,
-                     "bytes", "sent", (json_int_t)k->sent_bytes, "acked",
-                     (json_int_t)k->acked_bytes, "failed", (json_int_t)k->failed_bytes,
-                     "entries", "count", (json_int_t)k->entries, "resent",
-                     (json_int_t)k->entries_resent, "raw_bytes", (json_int_t)k->entry_raw_bytes,
-                     "bytes", (json_int_t)k->entry_bytes,
-                     "batches", "count", (json_int_t)k->batches, "messages",
-                     (json_int_t)k->batched_msgs, "max_messages", (json_int_t)k->batch_max_msgs,
-                     "connections", "reconnects",
-                     (json_int_t)(k->registrations > 1 ? k->registrations - 1 : 0),
-                     "disconnects", (json_int_t)k->disconnects);
+                     "partition", i, "messages", "sent", (json_int_t)k->sent_msgs, "acked",
+                     (json_int_t)k->acked_msgs, "failed", (json_int_t)k->failed_msgs, "bytes",
+                     "sent", (json_int_t)k->sent_bytes, "acked", (json_int_t)k->acked_bytes,
+                     "failed", (json_int_t)k->failed_bytes, "entries", "count",
+                     (json_int_t)k->entries, "resent", (json_int_t)k->entries_resent, "raw_bytes",
+                     (json_int_t)k->entry_raw_bytes, "bytes", (json_int_t)k->entry_bytes, "batches",
+                     "count", (json_int_t)k->batches, "messages", (json_int_t)k->batched_msgs,
+                     "max_messages", (json_int_t)k->batch_max_msgs, "connections", "reconnects",
+                     (json_int_t)(k->registrations > 1 ? k->registrations - 1 : 0), "disconnects",
+                     (json_int_t)k->disconnects);
 }
 
 json_t *pc_producer_stats_json(const pc_producer_stats_t *s, const pc_partitioned_t *pt,

@@ -14,9 +14,9 @@
 #include "producer/pp_counters.h"
 
 typedef struct pc_producer_stats {
-    pc_pp_sink_t sink;               /* loop thread: the partitions record latencies here */
-    uint64_t failed_by[PC_STATS_RESULTS];           /* loop thread */
-    _Atomic uint64_t refused_by[PC_STATS_RESULTS];  /* the sending threads */
+    pc_pp_sink_t sink;                    /* loop thread: the partitions record latencies here */
+    uint64_t failed_by[PC_STATS_RESULTS]; /* loop thread */
+    _Atomic uint64_t refused_by[PC_STATS_RESULTS]; /* the sending threads */
 } pc_producer_stats_t;
 
 /* clock: the client's turn clock (it outlives the producer). */
@@ -25,8 +25,7 @@ void pc_producer_stats_init(pc_producer_stats_t *s, pc_turn_clock_t *clock);
 /* A send call refused its message with res (any thread). */
 static inline void pc_producer_stats_refused(pc_producer_stats_t *s, pulsarc_result res)
 {
-    atomic_fetch_add_explicit(&s->refused_by[pc_stats_result_slot(res)], 1,
-                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->refused_by[pc_stats_result_slot(res)], 1, memory_order_relaxed);
 }
 
 /* What the handle knows that the statistics count: messages taken over (the handle
@@ -46,7 +45,6 @@ void pc_producer_stats_add(const pc_producer_stats_t *s, const pc_partitioned_t 
 /* The producer as docs/statistics.md's producer object: topic, name, its counters and one
  * object per partition. NULL when out of memory. Loop thread. */
 struct json_t *pc_producer_stats_json(const pc_producer_stats_t *s, const pc_partitioned_t *pt,
-                                      pc_producer_gauges_t g, const char *topic,
-                                      const char *name);
+                                      pc_producer_gauges_t g, const char *topic, const char *name);
 
 #endif

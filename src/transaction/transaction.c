@@ -33,16 +33,16 @@ typedef struct txn_end {
 
 struct pulsarc_txn {
     pulsarc_client_t *client;
-    atomic_int refs;           /* the application's, each accepted send's, the loop's work */
-    _Atomic int state;         /* pulsarc_txn_state */
-    pc_txn_ids_t id;           /* written before the application has the handle */
+    atomic_int refs;   /* the application's, each accepted send's, the loop's work */
+    _Atomic int state; /* pulsarc_txn_state */
+    pc_txn_ids_t id;   /* written before the application has the handle */
     /* Loop thread. */
-    uint64_t pending;          /* sends handed over without a result yet */
-    pulsarc_result failed;     /* the first send that failed, or PULSARC_OK */
+    uint64_t pending;      /* sends handed over without a result yet */
+    pulsarc_result failed; /* the first send that failed, or PULSARC_OK */
     char failed_detail[256];
     txn_partition *partitions;
-    txn_end *end;              /* a commit or abort waiting for pending to reach 0 */
-    bool ending;               /* the commit's or abort's task has run: sends that reach
+    txn_end *end; /* a commit or abort waiting for pending to reach 0 */
+    bool ending;  /* the commit's or abort's task has run: sends that reach
                                   the loop after it are refused (those posted before it by
                                   the same thread ran before it) */
 };
@@ -58,15 +58,20 @@ static void txn_release(pulsarc_txn_t *txn)
     free(txn);
 }
 
-void pc_transaction_hold(pulsarc_txn_t *txn) { atomic_fetch_add(&txn->refs, 1); }
+void pc_transaction_hold(pulsarc_txn_t *txn)
+{
+    atomic_fetch_add(&txn->refs, 1);
+}
 
-pc_txn_ids_t pc_transaction_ids(const pulsarc_txn_t *txn) { return txn->id; }
+pc_txn_ids_t pc_transaction_ids(const pulsarc_txn_t *txn)
+{
+    return txn->id;
+}
 
 pulsarc_result pc_transaction_check_send(pulsarc_txn_t *txn, const pulsarc_client_t *client)
 {
     if (txn->client != client)
-        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
-                       "the transaction belongs to another client");
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "the transaction belongs to another client");
     if (atomic_load(&txn->state) != PULSARC_TXN_OPEN)
         return pc_fail(PULSARC_ERR_TXN_STATE, "the transaction is no longer open");
     return PULSARC_OK;
@@ -187,8 +192,7 @@ static void on_sync_begun(pulsarc_result res, pulsarc_txn_t *txn, void *ctx)
     pc_waiter_signal(&s->waiter, res, pulsarc_last_error_detail());
 }
 
-pulsarc_result pulsarc_txn_begin(pulsarc_client_t *client, uint64_t timeout_ms,
-                                 pulsarc_txn_t **out)
+pulsarc_result pulsarc_txn_begin(pulsarc_client_t *client, uint64_t timeout_ms, pulsarc_txn_t **out)
 {
     if (!out)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "out must not be NULL");
@@ -251,7 +255,7 @@ static void on_registered(pulsarc_result res, void *ctx)
 
 /* Wait for partition, registering it (the first send to it asks the coordinator). */
 static pc_transaction_admit_t wait_for(pulsarc_txn_t *txn, const char *partition,
-                                      pc_transaction_waiter_t *w, pulsarc_result *res)
+                                       pc_transaction_waiter_t *w, pulsarc_result *res)
 {
     txn_partition *p = txn->partitions;
     while (p && strcmp(p->name, partition) != 0)
@@ -376,8 +380,7 @@ static void run_end(pc_task_t *t)
         end_now(txn);
 }
 
-static pulsarc_result end_async(pulsarc_txn_t *txn, bool commit, pulsarc_txn_done_cb cb,
-                                void *ctx)
+static pulsarc_result end_async(pulsarc_txn_t *txn, bool commit, pulsarc_txn_done_cb cb, void *ctx)
 {
     if (!txn)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "txn must not be NULL");
@@ -424,8 +427,8 @@ static pulsarc_result end_sync(pulsarc_txn_t *txn, bool commit)
 {
     if (!txn)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "txn must not be NULL");
-    pulsarc_result res = pc_client_may_block(txn->client, commit ? "pulsarc_txn_commit"
-                                                                 : "pulsarc_txn_abort");
+    pulsarc_result res = pc_client_may_block(txn->client,
+                                             commit ? "pulsarc_txn_commit" : "pulsarc_txn_abort");
     if (res != PULSARC_OK)
         return res;
     pc_waiter_t w;
@@ -437,14 +440,19 @@ static pulsarc_result end_sync(pulsarc_txn_t *txn, bool commit)
     return res;
 }
 
-pulsarc_result pulsarc_txn_commit(pulsarc_txn_t *txn) { return end_sync(txn, true); }
+pulsarc_result pulsarc_txn_commit(pulsarc_txn_t *txn)
+{
+    return end_sync(txn, true);
+}
 
-pulsarc_result pulsarc_txn_abort(pulsarc_txn_t *txn) { return end_sync(txn, false); }
+pulsarc_result pulsarc_txn_abort(pulsarc_txn_t *txn)
+{
+    return end_sync(txn, false);
+}
 
 pulsarc_txn_state pulsarc_txn_get_state(const pulsarc_txn_t *txn)
 {
-    return txn ? (pulsarc_txn_state)atomic_load(&((pulsarc_txn_t *)txn)->state)
-               : PULSARC_TXN_ERROR;
+    return txn ? (pulsarc_txn_state)atomic_load(&((pulsarc_txn_t *)txn)->state) : PULSARC_TXN_ERROR;
 }
 
 void pulsarc_txn_id(const pulsarc_txn_t *txn, uint64_t *most_bits, uint64_t *least_bits)

@@ -19,15 +19,15 @@ typedef enum { OP_NEW, OP_ADD_PARTITION, OP_END } op_kind;
 typedef struct tc_op {
     struct tc_op *next;
     op_kind kind;
-    uint64_t deadline_ms;      /* retries stop here */
-    uint64_t ttl_ms;           /* OP_NEW */
-    pc_txn_ids_t id;           /* OP_ADD_PARTITION, OP_END */
-    char *partition;           /* OP_ADD_PARTITION */
-    bool commit;               /* OP_END */
+    uint64_t deadline_ms; /* retries stop here */
+    uint64_t ttl_ms;      /* OP_NEW */
+    pc_txn_ids_t id;      /* OP_ADD_PARTITION, OP_END */
+    char *partition;      /* OP_ADD_PARTITION */
+    bool commit;          /* OP_END */
     pc_tc_begun_cb begun;
     pc_tc_done_cb done;
     void *ctx;
-    struct coord *co;          /* where it was sent */
+    struct coord *co; /* where it was sent */
 } tc_op;
 
 typedef enum { CO_IDLE, CO_CONNECTING, CO_READY } co_state;
@@ -36,7 +36,7 @@ typedef struct coord {
     pc_tc_t *tc;
     uint64_t id;
     co_state state;
-    pc_conn_t *conn;           /* CO_CONNECTING after the lookup, CO_READY */
+    pc_conn_t *conn;             /* CO_CONNECTING after the lookup, CO_READY */
     pc_conn_listener_t listener; /* hears of the connection's end */
     bool listening;
     tc_op *waiting, *waiting_tail; /* for CO_READY, in order */
@@ -45,13 +45,13 @@ typedef struct coord {
 struct pc_tc {
     pc_runtime_t *rt;
     bool discovering;
-    coord *coords;             /* NULL until discovered */
+    coord *coords; /* NULL until discovered */
     uint64_t n_coords;
-    uint64_t next_coord;       /* NEW_TXN round-robin */
+    uint64_t next_coord;                     /* NEW_TXN round-robin */
     tc_op *undiscovered, *undiscovered_tail; /* waiting for the discovery */
     uv_timer_t retry_timer;
     pc_backoff_t backoff;
-    int inflight;              /* lookups, readiness waits and requests not answered yet */
+    int inflight; /* lookups, readiness waits and requests not answered yet */
     bool closed;
     bool timer_closed;
 };
@@ -70,8 +70,7 @@ static void finish(tc_op *op, pulsarc_result res, pc_txn_ids_t id)
     free(op);
 }
 
-static void fail_list(tc_op **head, tc_op **tail, pulsarc_result res, const char *detail,
-                      bool all)
+static void fail_list(tc_op **head, tc_op **tail, pulsarc_result res, const char *detail, bool all)
 {
     uint64_t now = pc_mono_ms();
     for (tc_op **pp = head; *pp;) {
@@ -142,8 +141,8 @@ static void on_answer(pc_conn_t *conn, pulsarc_result res, const Pulsar__Proto__
         return;
     }
     if (retryable(res) && pc_mono_ms() < op->deadline_ms) {
-        PC_INFO(tc->rt->log, "transaction coordinator %" PRIu64 ": %s (%s); trying again",
-                co->id, pulsarc_result_name(res), pulsarc_last_error_detail());
+        PC_INFO(tc->rt->log, "transaction coordinator %" PRIu64 ": %s (%s); trying again", co->id,
+                pulsarc_result_name(res), pulsarc_last_error_detail());
         if (co->conn == conn && co->state == CO_READY)
             drop_connection(co);
         append(&co->waiting, &co->waiting_tail, op);
@@ -156,7 +155,8 @@ static void on_answer(pc_conn_t *conn, pulsarc_result res, const Pulsar__Proto__
         if (!r) {
             res = pc_fail(PULSARC_ERR_PROTOCOL, "NEW_TXN answered with another command");
         } else {
-            id = (pc_txn_ids_t){ .most = r->txnid_most_bits, .least = r->txnid_least_bits,
+            id = (pc_txn_ids_t){ .most = r->txnid_most_bits,
+                                 .least = r->txnid_least_bits,
                                  .set = true };
         }
     } else if (res == PULSARC_OK &&
@@ -276,7 +276,10 @@ static void ignore_send_error(void *ctx, const Pulsar__Proto__CommandSendError *
     (void)e;
 }
 
-static void ignore_close(void *ctx) { (void)ctx; }
+static void ignore_close(void *ctx)
+{
+    (void)ctx;
+}
 
 static void on_tc_connected(pc_conn_t *conn, pulsarc_result res,
                             const Pulsar__Proto__BaseCommand *resp, void *ctx)
@@ -309,7 +312,8 @@ static void on_conn_ready(pc_conn_t *conn, pulsarc_result res, void *ctx)
     /* A listener only to hear of the connection's end: its producer id is one no
      * producer has, so no producer command reaches it. */
     co->conn = conn;
-    co->listener = (pc_conn_listener_t){ .producer_id = tc->rt->next_producer_id++, .ctx = co,
+    co->listener = (pc_conn_listener_t){ .producer_id = tc->rt->next_producer_id++,
+                                         .ctx = co,
                                          .on_receipt = ignore_receipt,
                                          .on_send_error = ignore_send_error,
                                          .on_broker_close = ignore_close,

@@ -45,9 +45,9 @@ static int hw_ok, hw3_ok;
 
 #ifdef HAVE_X86_PATHS
 __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const void *data,
-                                                          size_t len);
-__attribute__((target("sse4.2,pclmul"))) static uint32_t crc_sse42x3(uint32_t crc,
-                                                                   const void *data, size_t len);
+                                                            size_t len);
+__attribute__((target("sse4.2,pclmul"))) static uint32_t crc_sse42x3(uint32_t crc, const void *data,
+                                                                     size_t len);
 #endif
 
 /* a * b mod P, both in the reflected form (bit 31 is x^0). */
@@ -148,7 +148,7 @@ static inline uint64_t load64(const uint8_t *p)
 
 /* One stream over whatever length; c is the running state (not inverted). */
 __attribute__((target("sse4.2"))) static inline uint64_t stream1(uint64_t c, const uint8_t *p,
-                                                                size_t len)
+                                                                 size_t len)
 {
     while (len >= 8) {
         c = _mm_crc32_u64(c, load64(p));
@@ -161,7 +161,7 @@ __attribute__((target("sse4.2"))) static inline uint64_t stream1(uint64_t c, con
 }
 
 __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const void *data,
-                                                          size_t len)
+                                                            size_t len)
 {
     return ~(uint32_t)stream1((uint32_t)~crc, data, len);
 }
@@ -170,8 +170,7 @@ __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const 
  * reflected values lands one bit low (it is c * k * x in the 64-bit reflected form), and
  * crc32 of a zero state over that word multiplies by x^32 and reduces: c * k * x^33,
  * which is why k holds x^(8 * block - 33). */
-__attribute__((target("sse4.2,pclmul"))) static inline uint64_t shift_clmul(uint64_t c,
-                                                                          uint64_t k)
+__attribute__((target("sse4.2,pclmul"))) static inline uint64_t shift_clmul(uint64_t c, uint64_t k)
 {
     __m128i prod = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)c),
                                         _mm_cvtsi64_si128((long long)k), 0);
@@ -179,24 +178,24 @@ __attribute__((target("sse4.2,pclmul"))) static inline uint64_t shift_clmul(uint
 }
 
 /* Three blocks of `block` bytes from p on, in three streams, joined into c. */
-#define THREE_STREAMS(block, k)                                                             \
-    while (len >= 3 * (block)) {                                                           \
-        uint64_t c1 = 0, c2 = 0;                                                           \
-        const uint8_t *end = p + (block);                                                  \
-        do {                                                                               \
-            c = _mm_crc32_u64(c, load64(p));                                               \
-            c1 = _mm_crc32_u64(c1, load64(p + (block)));                                   \
-            c2 = _mm_crc32_u64(c2, load64(p + 2 * (block)));                               \
-            p += 8;                                                                        \
-        } while (p < end);                                                                 \
-        c = shift_clmul(c, (k)) ^ c1;                                                      \
-        c = shift_clmul(c, (k)) ^ c2;                                                      \
-        p += 2 * (block);                                                                  \
-        len -= 3 * (block);                                                                \
+#define THREE_STREAMS(block, k)                              \
+    while (len >= 3 * (block)) {                             \
+        uint64_t c1 = 0, c2 = 0;                             \
+        const uint8_t *end = p + (block);                    \
+        do {                                                 \
+            c = _mm_crc32_u64(c, load64(p));                 \
+            c1 = _mm_crc32_u64(c1, load64(p + (block)));     \
+            c2 = _mm_crc32_u64(c2, load64(p + 2 * (block))); \
+            p += 8;                                          \
+        } while (p < end);                                   \
+        c = shift_clmul(c, (k)) ^ c1;                        \
+        c = shift_clmul(c, (k)) ^ c2;                        \
+        p += 2 * (block);                                    \
+        len -= 3 * (block);                                  \
     }
 
-__attribute__((target("sse4.2,pclmul"))) static uint32_t crc_sse42x3(uint32_t crc,
-                                                                   const void *data, size_t len)
+__attribute__((target("sse4.2,pclmul"))) static uint32_t crc_sse42x3(uint32_t crc, const void *data,
+                                                                     size_t len)
 {
     const uint8_t *p = data;
     uint64_t c = (uint32_t)~crc;

@@ -14,8 +14,8 @@
  * command in place: cmd, or when send is set, a SEND command of it. Returns a pointer just past the command, or NULL (out untouched apart
  * from capacity). */
 static uint8_t *begin_frame(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                            const Pulsar__Proto__CommandSend *send, size_t cmd_len,
-                            size_t total, size_t unwritten)
+                            const Pulsar__Proto__CommandSend *send, size_t cmd_len, size_t total,
+                            size_t unwritten)
 {
     /* The wire holds 32-bit sizes; refuse what cannot be described. Only the bytes
      * written here are reserved: a head for a 1 MiB payload is a few hundred bytes. */
@@ -47,8 +47,8 @@ int pc_frame_encode_command(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd
  * payload_crc is the payload's CRC already. */
 static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
                                const Pulsar__Proto__CommandSend *send,
-                               const Pulsar__Proto__MessageMetadata *meta,
-                               const uint8_t *payload, size_t payload_len, uint32_t payload_crc)
+                               const Pulsar__Proto__MessageMetadata *meta, const uint8_t *payload,
+                               size_t payload_len, uint32_t payload_crc)
 {
     size_t cmd_len = send ? pc_pb_send_command_size(send)
                           : pulsar__proto__base_command__get_packed_size(cmd);
@@ -89,31 +89,31 @@ static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *
 }
 
 int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                                 const Pulsar__Proto__MessageMetadata *meta,
-                                 const uint8_t *payload, size_t payload_len)
+                                 const Pulsar__Proto__MessageMetadata *meta, const uint8_t *payload,
+                                 size_t payload_len)
 {
     static const uint8_t none[1];
     return encode_payload_head(out, cmd, NULL, meta, payload ? payload : none, payload_len, 0);
 }
 
 int pc_frame_encode_payload_head_crc(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                                     const Pulsar__Proto__MessageMetadata *meta,
-                                     size_t payload_len, uint32_t payload_crc)
+                                     const Pulsar__Proto__MessageMetadata *meta, size_t payload_len,
+                                     uint32_t payload_crc)
 {
     return encode_payload_head(out, cmd, NULL, meta, NULL, payload_len, payload_crc);
 }
 
 int pc_frame_encode_send_head(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
-                              const Pulsar__Proto__MessageMetadata *meta,
-                              const uint8_t *payload, size_t payload_len)
+                              const Pulsar__Proto__MessageMetadata *meta, const uint8_t *payload,
+                              size_t payload_len)
 {
     static const uint8_t none[1];
     return encode_payload_head(out, NULL, send, meta, payload ? payload : none, payload_len, 0);
 }
 
 int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
-                                  const Pulsar__Proto__MessageMetadata *meta,
-                                  size_t payload_len, uint32_t payload_crc)
+                                  const Pulsar__Proto__MessageMetadata *meta, size_t payload_len,
+                                  uint32_t payload_crc)
 {
     return encode_payload_head(out, NULL, send, meta, NULL, payload_len, payload_crc);
 }

@@ -30,32 +30,32 @@ int pc_frame_encode_command(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd
  * (which the caller writes right after, e.g. by writev without copying).
  * The checksum is computed over the metadata and the given payload. */
 int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                                 const Pulsar__Proto__MessageMetadata *meta,
-                                 const uint8_t *payload, size_t payload_len);
+                                 const Pulsar__Proto__MessageMetadata *meta, const uint8_t *payload,
+                                 size_t payload_len);
 
 /* The same, with the payload's CRC computed already (pc_crc32c(0, payload, payload_len),
  * e.g. on another thread): the payload is not read. */
 int pc_frame_encode_payload_head_crc(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                                     const Pulsar__Proto__MessageMetadata *meta,
-                                     size_t payload_len, uint32_t payload_crc);
+                                     const Pulsar__Proto__MessageMetadata *meta, size_t payload_len,
+                                     uint32_t payload_crc);
 
 /* The same two for a SEND command (what producers write), encoded by hand from send
  * (wire/pb_encode.h) instead of through a BaseCommand. */
 int pc_frame_encode_send_head(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
-                              const Pulsar__Proto__MessageMetadata *meta,
-                              const uint8_t *payload, size_t payload_len);
+                              const Pulsar__Proto__MessageMetadata *meta, const uint8_t *payload,
+                              size_t payload_len);
 int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
-                                  const Pulsar__Proto__MessageMetadata *meta,
-                                  size_t payload_len, uint32_t payload_crc);
+                                  const Pulsar__Proto__MessageMetadata *meta, size_t payload_len,
+                                  uint32_t payload_crc);
 
 /* One decoded frame. Pointers point into the reader's buffer and are valid until the
  * next call to pc_frame_reader_feed or pc_frame_reader_next. */
 typedef struct pc_frame {
-    const uint8_t *command;      /* serialised BaseCommand */
+    const uint8_t *command; /* serialised BaseCommand */
     size_t command_len;
-    bool has_payload;            /* magic present after the command */
-    bool checksum_ok;            /* only meaningful when has_payload */
-    const uint8_t *metadata;     /* serialised MessageMetadata */
+    bool has_payload;        /* magic present after the command */
+    bool checksum_ok;        /* only meaningful when has_payload */
+    const uint8_t *metadata; /* serialised MessageMetadata */
     size_t metadata_len;
     const uint8_t *payload;
     size_t payload_len;
@@ -71,9 +71,9 @@ typedef enum pc_frame_status {
 
 typedef struct pc_frame_reader {
     pc_buf_t buf;
-    size_t pos;          /* start of the next unread frame in buf */
-    size_t max_frame;    /* largest accepted total size */
-    int error;           /* sticky error status once a bad frame was seen */
+    size_t pos;       /* start of the next unread frame in buf */
+    size_t max_frame; /* largest accepted total size */
+    int error;        /* sticky error status once a bad frame was seen */
 } pc_frame_reader_t;
 
 void pc_frame_reader_init(pc_frame_reader_t *r, size_t max_frame);

@@ -17,7 +17,7 @@
 typedef struct pc_pb_arena {
     ProtobufCAllocator allocator; /* pass &arena->allocator to an unpack function */
     size_t used;
-    void *overflow;               /* malloc'ed blocks, linked through their first word */
+    void *overflow; /* malloc'ed blocks, linked through their first word */
     _Alignas(max_align_t) unsigned char block[PC_PB_ARENA_INLINE];
 } pc_pb_arena_t;
 

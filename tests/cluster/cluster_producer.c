@@ -120,8 +120,7 @@ int main(int argc, char **argv)
             snprintf(key, sizeof key, "k%ld", i % keys);
             pulsarc_message_set_key(msg, key);
         }
-        pulsarc_result r = pulsarc_producer_send_async(producer, msg, on_sent,
-                                                       (void *)(intptr_t)i);
+        pulsarc_result r = pulsarc_producer_send_async(producer, msg, on_sent, (void *)(intptr_t)i);
         if (r != PULSARC_OK) {
             /* Not accepted: no callback will come; counted as failed and as a call. */
             atomic_fetch_add(&calls[i], 1);

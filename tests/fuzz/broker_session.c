@@ -34,9 +34,9 @@
 #include "virtual_clock.h"
 
 #define TOPIC "persistent://public/default/fuzz"
-#define BLOCK_LIMIT_MS 3000    /* creation ends by itself well before (operationTimeoutMs) */
-#define SEND_SETTLE_MS 50      /* for the setup's messages to reach the broker */
-#define EVENT_LIMIT_MS 24      /* a reconnect (backoff at most 16 ms) shows by then */
+#define BLOCK_LIMIT_MS 3000 /* creation ends by itself well before (operationTimeoutMs) */
+#define SEND_SETTLE_MS 50   /* for the setup's messages to reach the broker */
+#define EVENT_LIMIT_MS 24   /* a reconnect (backoff at most 16 ms) shows by then */
 #define MAX_PAYLOAD 3000
 
 #define CHECK(cond, ...) FUZZ_CHECK("broker session", cond, __VA_ARGS__)
@@ -84,7 +84,7 @@ static const char json_def[] = "{\"type\":\"record\",\"name\":\"Doc\",\"fields\"
 
 /* Made once (bs_init) and kept for the process. */
 static pulsarc_schema_t *avro_schema, *string_schema, *auto_schema;
-static pulsarc_schema_t *own_schemas[2];    /* messages' own: JSON, INT64 */
+static pulsarc_schema_t *own_schemas[2]; /* messages' own: JSON, INT64 */
 static const bs_payload_kind_t own_kinds[2] = { BS_PAYLOAD_JSON, BS_PAYLOAD_INT64 };
 static bs_schema_spec_t topic_avro, topic_kv; /* automatic GET_SCHEMA answers */
 
@@ -97,7 +97,7 @@ static size_t payload_len_table[PAYLOAD_SIZES][BS_PAYLOAD_KINDS];
 
 static void make_payloads(unsigned size)
 {
-    uint8_t (*payloads)[MAX_PAYLOAD + 16] = payload_table[size];
+    uint8_t(*payloads)[MAX_PAYLOAD + 16] = payload_table[size];
     size_t *payload_lens = payload_len_table[size];
     size_t n = payload_sizes[size];
     uint8_t *p;
@@ -105,7 +105,7 @@ static void make_payloads(unsigned size)
     payload_lens[BS_PAYLOAD_RAW] = n;
     /* Avro bytes: zigzag varint length, then the bytes. */
     p = payloads[BS_PAYLOAD_AVRO];
-    for (uint64_t v = 2 * (uint64_t)n; ; v >>= 7) {
+    for (uint64_t v = 2 * (uint64_t)n;; v >>= 7) {
         *p++ = (uint8_t)(v & 0x7f) | (v >= 0x80 ? 0x80 : 0);
         if (v < 0x80)
             break;
@@ -369,7 +369,7 @@ static bool setup(session_t *s, input_t *in)
         .max_message_size = max_sizes[b2 & 3],
         .producer_version_len = version_lens[(b3 >> 2) & 3],
         .auto_produce = (b3 & 3) == 3,
-        .topic_schema = topic_answer == 3 ? &s->topic_schema.schema
+        .topic_schema = topic_answer == 3             ? &s->topic_schema.schema
                         : topic_answers[topic_answer] ? &topic_answers[topic_answer]->schema
                                                       : NULL,
         .tls = opt->trust_pem != NULL,
@@ -378,10 +378,10 @@ static bool setup(session_t *s, input_t *in)
     };
     s->tls = st.tls;
     s->payload_size = (b2 >> 2) & 3;
-    static const bs_payload_kind_t topic_kinds[] = { BS_PAYLOAD_AVRO, BS_PAYLOAD_KV,
-                                                      BS_PAYLOAD_RAW, BS_PAYLOAD_RAW };
+    static const bs_payload_kind_t topic_kinds[] = { BS_PAYLOAD_AVRO, BS_PAYLOAD_KV, BS_PAYLOAD_RAW,
+                                                     BS_PAYLOAD_RAW };
     static const bs_payload_kind_t producer_kinds[] = { BS_PAYLOAD_RAW, BS_PAYLOAD_AVRO,
-                                                         BS_PAYLOAD_STRING, BS_PAYLOAD_RAW };
+                                                        BS_PAYLOAD_STRING, BS_PAYLOAD_RAW };
     s->payload_kind = (b3 & 3) == 3 ? topic_kinds[topic_answer] : producer_kinds[b3 & 3];
     s->free_before_destroy = (b2 >> 6) & 1;
     s->current = -1;
@@ -405,8 +405,8 @@ static bool setup(session_t *s, input_t *in)
     producer_set(pc, "batcherType", (b2 >> 4) & 1 ? "key_based" : "default");
     producer_set(pc, "maxPendingMessages", (b2 >> 5) & 1 ? "4" : "1000");
     producer_set(pc, "lazyStartPartitionedProducers", (b2 >> 7) ? "true" : "false");
-    static pulsarc_schema_t *const *const producer_schemas[] = { NULL, &avro_schema,
-                                                                 &string_schema, &auto_schema };
+    static pulsarc_schema_t *const *const producer_schemas[] = { NULL, &avro_schema, &string_schema,
+                                                                 &auto_schema };
     if (producer_schemas[b3 & 3])
         CHECK(pulsarc_producer_config_set_schema(pc, *producer_schemas[b3 & 3]) == PULSARC_OK,
               "cannot set the schema");
@@ -572,7 +572,8 @@ static void build_and_write(session_t *s, input_t *in)
     case BS_CMD_LOOKUP:
         lookup.request_id = request_ref(fb, next_byte(in), &to);
         lookup.has_response = 1;
-        lookup.response = (Pulsar__Proto__CommandLookupTopicResponse__LookupType)(next_byte(in) % 4);
+        lookup.response = (Pulsar__Proto__CommandLookupTopicResponse__LookupType)(next_byte(in) %
+                                                                                  4);
         flags = next_byte(in);
         lookup.has_authoritative = 1;
         lookup.authoritative = flags & 1;
@@ -628,7 +629,8 @@ static void build_and_write(session_t *s, input_t *in)
         break;
     case BS_CMD_TOPIC_MIGRATED:
         migrated.resource_id = producer_ref(fb, next_byte(in), &to);
-        migrated.resource_type = (Pulsar__Proto__CommandTopicMigrated__ResourceType)(next_byte(in) % 3);
+        migrated.resource_type = (Pulsar__Proto__CommandTopicMigrated__ResourceType)(next_byte(in) %
+                                                                                     3);
         if (next_byte(in) & 1)
             migrated.brokerserviceurl = (char *)FB_REDIRECT_URL;
         cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__TOPIC_MIGRATED;
@@ -687,8 +689,7 @@ void bs_settle(session_t *s)
 /* What the client did so far: a frame, a connection or a callback. */
 static unsigned activity(session_t *s)
 {
-    return s->fb->frames_received + (unsigned)fb_conn_count(s->fb) +
-           (unsigned)s->callbacks;
+    return s->fb->frames_received + (unsigned)fb_conn_count(s->fb) + (unsigned)s->callbacks;
 }
 
 typedef struct progress {
@@ -798,8 +799,8 @@ static void check_outcomes(const outcome_t *v, int n, bool log)
             fprintf(stderr, "%s #%d: %s, %s\n", v[i].what, i,
                     v[i].accepted ? "accepted" : "not accepted",
                     calls ? pulsarc_strerror(v[i].res) : "no callback");
-        CHECK(calls == (v[i].accepted ? 1 : 0), "%s (#%d, %s) was called back %d times",
-              v[i].what, i, v[i].accepted ? "accepted" : "not accepted", calls);
+        CHECK(calls == (v[i].accepted ? 1 : 0), "%s (#%d, %s) was called back %d times", v[i].what,
+              i, v[i].accepted ? "accepted" : "not accepted", calls);
     }
 }
 

@@ -22,7 +22,7 @@
 #include "fake_broker.h"
 #include "pulsarc/pulsarc.h"
 
-#define BS_PROGRAM_BUDGET_MS 200  /* virtual time the program may let pass */
+#define BS_PROGRAM_BUDGET_MS 200 /* virtual time the program may let pass */
 #define BS_MAX_MESSAGES 128
 #define BS_MAX_DONES 16
 
@@ -45,7 +45,7 @@ typedef struct outcome {
     int calls;
     pulsarc_result res; /* of the first call, for the log */
     const char *what;
-    int *callbacks;     /* the session's count of every callback */
+    int *callbacks; /* the session's count of every callback */
 } outcome_t;
 
 /* A Schema message for a GET_SCHEMA answer, with room for what it points at: read from
@@ -65,19 +65,19 @@ typedef struct bs_schema_spec {
 /* What a session's payloads look like, so that they pass the schema they go with. */
 typedef enum bs_payload_kind {
     BS_PAYLOAD_RAW,
-    BS_PAYLOAD_AVRO,   /* a record of one bytes field */
+    BS_PAYLOAD_AVRO, /* a record of one bytes field */
     BS_PAYLOAD_STRING,
-    BS_PAYLOAD_KV,     /* INLINE: STRING key, INT32 value */
+    BS_PAYLOAD_KV, /* INLINE: STRING key, INT32 value */
     BS_PAYLOAD_JSON,
     BS_PAYLOAD_INT64,
-    BS_PAYLOAD_BAD,    /* passes no check but BYTES's */
+    BS_PAYLOAD_BAD, /* passes no check but BYTES's */
     BS_PAYLOAD_KINDS
 } bs_payload_kind_t;
 
 typedef struct session {
     fake_broker_t *fb;
     pulsarc_client_t *client;
-    pulsarc_producer_t *producer;   /* NULL when creation failed or after producer_free */
+    pulsarc_producer_t *producer; /* NULL when creation failed or after producer_free */
     pulsarc_message_t *msg;
     unsigned payload_size;          /* setup byte 2's choice of payload size (0-3) */
     bs_payload_kind_t payload_kind; /* of messages without a schema of their own */

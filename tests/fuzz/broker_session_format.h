@@ -87,7 +87,7 @@ typedef enum bs_op {
 
 /* Broker commands BS_OP_CMD can build; the arguments follow the selector byte. */
 typedef enum bs_cmd {
-    BS_CMD_CONNECTED,        /* protocol version, max size choice (as setup byte 2) */
+    BS_CMD_CONNECTED, /* protocol version, max size choice (as setup byte 2) */
     BS_CMD_PING,
     BS_CMD_PONG,
     BS_CMD_ERROR,            /* request ref, server error, flags: bit 0 with a message */
@@ -105,11 +105,11 @@ typedef enum bs_cmd {
     BS_CMD_CLOSE_PRODUCER,   /* producer ref, request ref */
     BS_CMD_TOPIC_MIGRATED,   /* producer ref, resource type (% 3), flags: bit 0 URLs */
     BS_CMD_AUTH_CHALLENGE,
-    BS_CMD_BARE,             /* type byte: a BaseCommand of that type without its body */
-    BS_CMD_SCHEMA_VERSION,   /* request ref, flags: bit 0 error code (next byte), bits 1-2
+    BS_CMD_BARE,           /* type byte: a BaseCommand of that type without its body */
+    BS_CMD_SCHEMA_VERSION, /* request ref, flags: bit 0 error code (next byte), bits 1-2
                                 schema_version: 8 bytes, absent, empty, 65 bytes
                                 (GET_OR_CREATE_SCHEMA_RESPONSE) */
-    BS_CMD_GET_SCHEMA,       /* request ref, flags: bit 0 error code (next byte), bit 1 a
+    BS_CMD_GET_SCHEMA,     /* request ref, flags: bit 0 error code (next byte), bit 1 a
                                 schema, read as setup byte 3 describes
                                 (GET_SCHEMA_RESPONSE) */
     BS_CMD_COUNT
@@ -118,13 +118,13 @@ typedef enum bs_cmd {
 /* Answers the broker gives by itself; BS_OP_AUTO toggles them. All start on except
  * receipts, so the messages sent at setup are in flight when the program starts. */
 typedef enum bs_auto {
-    BS_AUTO_CONNECT,   /* CONNECT -> CONNECTED */
-    BS_AUTO_LOOKUP,    /* LOOKUP -> Connect, PARTITIONED_METADATA -> the partition count */
-    BS_AUTO_PRODUCER,  /* PRODUCER -> PRODUCER_SUCCESS */
-    BS_AUTO_RECEIPT,   /* SEND -> SEND_RECEIPT */
-    BS_AUTO_CLOSE,     /* CLOSE_PRODUCER -> SUCCESS */
-    BS_AUTO_PONG,      /* PING -> PONG */
-    BS_AUTO_SCHEMA,    /* GET_SCHEMA -> setup byte 3's answer, GET_OR_CREATE_SCHEMA -> a
+    BS_AUTO_CONNECT,  /* CONNECT -> CONNECTED */
+    BS_AUTO_LOOKUP,   /* LOOKUP -> Connect, PARTITIONED_METADATA -> the partition count */
+    BS_AUTO_PRODUCER, /* PRODUCER -> PRODUCER_SUCCESS */
+    BS_AUTO_RECEIPT,  /* SEND -> SEND_RECEIPT */
+    BS_AUTO_CLOSE,    /* CLOSE_PRODUCER -> SUCCESS */
+    BS_AUTO_PONG,     /* PING -> PONG */
+    BS_AUTO_SCHEMA,   /* GET_SCHEMA -> setup byte 3's answer, GET_OR_CREATE_SCHEMA -> a
                           new 8-byte version for each schema */
     BS_AUTO_COUNT
 } bs_auto_t;

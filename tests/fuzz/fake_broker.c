@@ -191,8 +191,9 @@ static fb_send_t *record_send(fake_broker_t *fb, int conn, const Pulsar__Proto__
     if (!(s->has_is_chunk && s->is_chunk)) {
         fb->messages_received += s->num_messages > 0 ? (unsigned)s->num_messages : 1;
     } else {
-        Pulsar__Proto__MessageMetadata *m =
-            pulsar__proto__message_metadata__unpack(NULL, f->metadata_len, f->metadata);
+        Pulsar__Proto__MessageMetadata *m = pulsar__proto__message_metadata__unpack(NULL,
+                                                                                    f->metadata_len,
+                                                                                    f->metadata);
         FB_CHECK(m, "the client wrote chunk metadata that does not parse");
         if (m->chunk_id == m->num_chunks_from_msg - 1)
             fb->messages_received++;
@@ -224,16 +225,19 @@ static void answer_lookup(fake_broker_t *fb, int i, uint64_t request_id)
     const fb_settings_t *st = &fb->settings;
     if (fb->settings.lookup_redirects > 0) {
         fb->settings.lookup_redirects--;
-        answer(fb, i, bc_lookup_redirect(&fb->reply, request_id, FB_REDIRECT_URL,
-                                         st->tls ? FB_REDIRECT_URL_TLS : NULL, true));
+        answer(fb, i,
+               bc_lookup_redirect(&fb->reply, request_id, FB_REDIRECT_URL,
+                                  st->tls ? FB_REDIRECT_URL_TLS : NULL, true));
     } else if (st->proxy_through) {
         /* Reached through the service URL (a connection of its own, which names the
          * broker in CONNECT): the broker must differ from the service URL's. */
-        answer(fb, i, bc_lookup_connect(&fb->reply, request_id, FB_REDIRECT_URL,
-                                        st->tls ? FB_REDIRECT_URL_TLS : NULL, true));
+        answer(fb, i,
+               bc_lookup_connect(&fb->reply, request_id, FB_REDIRECT_URL,
+                                 st->tls ? FB_REDIRECT_URL_TLS : NULL, true));
     } else {
-        answer(fb, i, bc_lookup_connect(&fb->reply, request_id, FB_BROKER_URL,
-                                        st->tls ? FB_BROKER_URL_TLS : NULL, false));
+        answer(fb, i,
+               bc_lookup_connect(&fb->reply, request_id, FB_BROKER_URL,
+                                 st->tls ? FB_BROKER_URL_TLS : NULL, false));
     }
 }
 
@@ -241,18 +245,19 @@ static void answer_producer(fake_broker_t *fb, int i, const Pulsar__Proto__Comma
 {
     if (fb->settings.producer_errors > 0) {
         fb->settings.producer_errors--;
-        answer(fb, i, bc_error(&fb->reply, p->request_id,
-                               PULSAR__PROTO__SERVER_ERROR__ServiceNotReady,
-                               "Topic is temporarily unavailable"));
+        answer(fb, i,
+               bc_error(&fb->reply, p->request_id, PULSAR__PROTO__SERVER_ERROR__ServiceNotReady,
+                        "Topic is temporarily unavailable"));
         return;
     }
     char name[64];
     snprintf(name, sizeof name, "standalone-0-%llu", (unsigned long long)p->producer_id);
     ProtobufCBinaryData version = fb_version(0, fb->settings.producer_version_len);
-    answer(fb, i, bc_producer_success(&fb->reply, p->request_id,
-                                      p->producer_name ? p->producer_name : name,
-                                      fb->settings.last_sequence_id,
-                                      version.len > 0 ? &version : NULL, true, -1));
+    answer(fb, i,
+           bc_producer_success(&fb->reply, p->request_id,
+                               p->producer_name ? p->producer_name : name,
+                               fb->settings.last_sequence_id, version.len > 0 ? &version : NULL,
+                               true, -1));
 }
 
 ProtobufCBinaryData fb_version(uint64_t n, size_t len)
@@ -273,9 +278,10 @@ static void answer_get_schema(fake_broker_t *fb, int i, uint64_t request_id)
     if (schema)
         answer(fb, i, bc_get_schema(&fb->reply, request_id, schema, fb_version(1, 8)));
     else
-        answer(fb, i, bc_get_schema_error(&fb->reply, request_id,
-                                          PULSAR__PROTO__SERVER_ERROR__TopicNotFound,
-                                          "Topic not found or no-schema"));
+        answer(fb, i,
+               bc_get_schema_error(&fb->reply, request_id,
+                                   PULSAR__PROTO__SERVER_ERROR__TopicNotFound,
+                                   "Topic not found or no-schema"));
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
@@ -307,8 +313,9 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CONNECT:
         FB_CHECK(cmd->connect, "CONNECT without its body");
         if (autos[BS_AUTO_CONNECT])
-            answer(fb, i, bc_connected(&fb->reply, "Pulsar Server3.2.0", 21,
-                                       fb->settings.max_message_size));
+            answer(fb, i,
+                   bc_connected(&fb->reply, "Pulsar Server3.2.0", 21,
+                                fb->settings.max_message_size));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP:
         FB_CHECK(cmd->lookuptopic, "LOOKUP without its body");
@@ -320,8 +327,9 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
         FB_CHECK(cmd->partitionmetadata, "PARTITIONED_METADATA without its body");
         record_request(fb, i, cmd->partitionmetadata->request_id, cmd->type);
         if (autos[BS_AUTO_LOOKUP])
-            answer(fb, i, bc_partitions(&fb->reply, cmd->partitionmetadata->request_id,
-                                        fb->settings.partitions));
+            answer(fb, i,
+                   bc_partitions(&fb->reply, cmd->partitionmetadata->request_id,
+                                 fb->settings.partitions));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER:
         FB_CHECK(cmd->producer, "PRODUCER without its body");
@@ -337,10 +345,11 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
         fb_send_t *r = record_send(fb, i, cmd->send, f);
         if (autos[BS_AUTO_RECEIPT]) {
             const Pulsar__Proto__CommandSend *in = cmd->send;
-            answer(fb, i, bc_receipt(&fb->reply, in->producer_id, in->sequence_id,
-                                     in->has_highest_sequence_id ? in->highest_sequence_id
-                                                                 : in->sequence_id,
-                                     7, fb->next_entry++));
+            answer(fb, i,
+                   bc_receipt(&fb->reply, in->producer_id, in->sequence_id,
+                              in->has_highest_sequence_id ? in->highest_sequence_id
+                                                          : in->sequence_id,
+                              7, fb->next_entry++));
             if (r)
                 r->receipted = true;
         }
@@ -357,8 +366,9 @@ static void handle_client_frame(fake_broker_t *fb, int i, const pc_frame_t *f)
                  "GET_OR_CREATE_SCHEMA without its body or schema");
         record_request(fb, i, cmd->getorcreateschema->request_id, cmd->type);
         if (autos[BS_AUTO_SCHEMA])
-            answer(fb, i, bc_schema_version(&fb->reply, cmd->getorcreateschema->request_id,
-                                            fb_version(2 + fb->next_schema_version++, 8)));
+            answer(fb, i,
+                   bc_schema_version(&fb->reply, cmd->getorcreateschema->request_id,
+                                     fb_version(2 + fb->next_schema_version++, 8)));
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
         FB_CHECK(cmd->close_producer, "CLOSE_PRODUCER without its body");

@@ -55,30 +55,30 @@ typedef struct fb_transport {
 
 /* How the broker's automatic answers look. */
 typedef struct fb_settings {
-    uint32_t partitions;       /* PARTITIONED_METADATA answer */
-    int lookup_redirects;      /* LOOKUPs answered Redirect before the first Connect */
-    bool proxy_through;        /* Connect answers name the second broker and say
+    uint32_t partitions;         /* PARTITIONED_METADATA answer */
+    int lookup_redirects;        /* LOOKUPs answered Redirect before the first Connect */
+    bool proxy_through;          /* Connect answers name the second broker and say
                                   proxy_through_service_url */
-    int producer_errors;       /* PRODUCERs answered ERROR(ServiceNotReady) first */
-    int64_t last_sequence_id;  /* in PRODUCER_SUCCESS */
-    int32_t max_message_size;  /* in CONNECTED */
+    int producer_errors;         /* PRODUCERs answered ERROR(ServiceNotReady) first */
+    int64_t last_sequence_id;    /* in PRODUCER_SUCCESS */
+    int32_t max_message_size;    /* in CONNECTED */
     size_t producer_version_len; /* schema_version in PRODUCER_SUCCESS (0: absent) */
     const Pulsar__Proto__Schema *topic_schema; /* GET_SCHEMA answer; NULL: "no schema" */
-    bool auto_produce;         /* PRODUCERs must register topic_schema (checked) */
-    bool tls;                  /* lookup answers give TLS addresses too */
-    const fb_transport_t *transport; /* NULL: plain */
+    bool auto_produce;                         /* PRODUCERs must register topic_schema (checked) */
+    bool tls;                                  /* lookup answers give TLS addresses too */
+    const fb_transport_t *transport;           /* NULL: plain */
     void *transport_ctx;
 } fb_settings_t;
 
 typedef enum fb_refuse {
-    FB_ACCEPT,    /* new connections work */
-    FB_FAIL,      /* the connect fails */
-    FB_HANG_UP,   /* connected, but the broker closes its end at once */
+    FB_ACCEPT,  /* new connections work */
+    FB_FAIL,    /* the connect fails */
+    FB_HANG_UP, /* connected, but the broker closes its end at once */
 } fb_refuse_t;
 
 typedef struct fb_conn {
-    int fd;                   /* the broker's end; -1 once closed */
-    pc_frame_reader_t in;     /* frames from the client */
+    int fd;               /* the broker's end; -1 once closed */
+    pc_frame_reader_t in; /* frames from the client */
 } fb_conn_t;
 
 typedef struct fb_request {
@@ -89,7 +89,7 @@ typedef struct fb_request {
 
 typedef struct fb_producer {
     uint64_t id;
-    int conn;                 /* where it registered last */
+    int conn; /* where it registered last */
 } fb_producer_t;
 
 typedef struct fb_send {
@@ -98,7 +98,7 @@ typedef struct fb_send {
     uint64_t sequence_id;
     bool has_highest;
     uint64_t highest_sequence_id;
-    bool receipted;           /* a receipt for it was written (automatic or by the caller) */
+    bool receipted; /* a receipt for it was written (automatic or by the caller) */
 } fb_send_t;
 
 /* Read-only for users, apart from the knob marked so. */
@@ -106,23 +106,23 @@ struct fake_broker {
     fb_settings_t settings;
     bool autos[BS_AUTO_COUNT]; /* knob: which automatic answers are on */
 
-    fb_refuse_t refuse;        /* what happens to new connections (fb_set_refuse) */
+    fb_refuse_t refuse; /* what happens to new connections (fb_set_refuse) */
     fb_conn_t conns[FB_MAX_CONNS];
     int n_conns;               /* connections handed over so far (closed ones included) */
     unsigned connect_attempts; /* including failed ones */
 
     fb_request_t requests[FB_MAX_REQUESTS]; /* the most recent, as a ring */
-    unsigned n_requests;       /* requests seen in total */
-    unsigned frames_received;  /* frames from the client, all connections */
+    unsigned n_requests;                    /* requests seen in total */
+    unsigned frames_received;               /* frames from the client, all connections */
     fb_producer_t producers[FB_MAX_PRODUCERS];
     int n_producers;
     fb_send_t sends[FB_MAX_SENDS];
     int n_sends;
-    unsigned messages_received; /* messages whose SENDs (all chunks) arrived */
-    uint64_t next_entry;        /* entry id of the next automatic receipt */
+    unsigned messages_received;   /* messages whose SENDs (all chunks) arrived */
+    uint64_t next_entry;          /* entry id of the next automatic receipt */
     uint64_t next_schema_version; /* of the next automatic GET_OR_CREATE_SCHEMA answer */
-    pc_buf_t reply;             /* scratch: an automatic answer being framed */
-    pc_transport_t seam;        /* what fb_seam hands out */
+    pc_buf_t reply;               /* scratch: an automatic answer being framed */
+    pc_transport_t seam;          /* what fb_seam hands out */
 };
 
 /* Create the broker; NULL when out of resources. */

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 
 /* who names the part that checks (it starts the message); then printf's arguments. */
-#define FUZZ_CHECK(who, cond, ...)                                 \
-    do {                                                           \
-        if (!(cond)) {                                             \
-            fprintf(stderr, who ": " __VA_ARGS__);                 \
-            fputc('\n', stderr);                                   \
-            abort();                                               \
-        }                                                          \
+#define FUZZ_CHECK(who, cond, ...)                 \
+    do {                                           \
+        if (!(cond)) {                             \
+            fprintf(stderr, who ": " __VA_ARGS__); \
+            fputc('\n', stderr);                   \
+            abort();                               \
+        }                                          \
     } while (0)
 
 #endif

@@ -16,10 +16,10 @@
 #include "wire/crc32c.h"
 #include "wire/frame.h"
 
-#define CHECK(cond)             \
-    do {                        \
-        if (!(cond))            \
-            __builtin_trap();   \
+#define CHECK(cond)           \
+    do {                      \
+        if (!(cond))          \
+            __builtin_trap(); \
     } while (0)
 
 static void roundtrip(const pc_frame_t *f, const Pulsar__Proto__BaseCommand *cmd,

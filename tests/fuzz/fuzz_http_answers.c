@@ -64,13 +64,15 @@ static void fuzz_lookup(int mode, input_t *in)
 {
     long status = (long)(take_u16(in) % 600);
     pc_http_lookup_query_t q = { .topic = "persistent://public/default/t",
-                                 .via_host = "web.test", .via_port = 8080,
-                                 .partitions = mode == 2, .tls = mode == 1 };
+                                 .via_host = "web.test",
+                                 .via_port = 8080,
+                                 .partitions = mode == 2,
+                                 .tls = mode == 1 };
     pc_host_port_t broker;
     memset(&broker, 0, sizeof broker);
     int partitions = -1;
-    pulsarc_result res = pc_http_lookup_judge(&q, status, (const char *)in->p, in->left,
-                                              &broker, &partitions);
+    pulsarc_result res = pc_http_lookup_judge(&q, status, (const char *)in->p, in->left, &broker,
+                                              &partitions);
     if (res != PULSARC_OK) {
         check_detail(res, false);
         return;
@@ -116,8 +118,8 @@ static int fake_get(void *h, const char *url, uint64_t timeout_ms, pc_auth_http_
 static int fake_post(void *h, const char *url, const char *form, uint64_t timeout_ms,
                      pc_auth_http_done_cb done, void *ctx)
 {
-    CHECK(!strncmp(url, "https://", 8) || !strstr(form, "client_secret"),
-          "the secret posted to %s", url);
+    CHECK(!strncmp(url, "https://", 8) || !strstr(form, "client_secret"), "the secret posted to %s",
+          url);
     return fake_get(h, url, timeout_ms, done, ctx);
 }
 
@@ -206,8 +208,7 @@ static void fuzz_oauth2(input_t *in)
         if (w.res == PULSARC_OK) {
             pc_auth_data_t d;
             pulsarc_result r = pc_auth_initial_data(a, &d);
-            CHECK(r == PULSARC_OK && d.len > 0, "ready, but no token: %s",
-                  pulsarc_result_name(r));
+            CHECK(r == PULSARC_OK && d.len > 0, "ready, but no token: %s", pulsarc_result_name(r));
             pc_auth_data_free(&d);
         }
         fake_now_ms += 600000;

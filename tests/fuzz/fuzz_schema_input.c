@@ -173,8 +173,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size -= 2;
     if (len > size)
         len = size;
-    Pulsar__Proto__CommandGetSchemaResponse *r =
-        pulsar__proto__command_get_schema_response__unpack(NULL, len, data);
+    Pulsar__Proto__CommandGetSchemaResponse
+        *r = pulsar__proto__command_get_schema_response__unpack(NULL, len, data);
     if (!r)
         return 0;
     const uint8_t *payload = data + len;

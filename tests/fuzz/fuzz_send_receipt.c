@@ -7,10 +7,10 @@
 
 #include "wire/pb_receipt.h"
 
-#define CHECK(cond)             \
-    do {                        \
-        if (!(cond))            \
-            __builtin_trap();   \
+#define CHECK(cond)           \
+    do {                      \
+        if (!(cond))          \
+            __builtin_trap(); \
     } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -31,8 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (want->message_id) {
         const Pulsar__Proto__MessageIdData *w = want->message_id;
         CHECK(id.ledgerid == w->ledgerid && id.entryid == w->entryid);
-        CHECK(!w->has_partition && !w->has_batch_index && w->n_ack_set == 0 &&
-              !w->has_batch_size && !w->first_chunk_message_id);
+        CHECK(!w->has_partition && !w->has_batch_index && w->n_ack_set == 0 && !w->has_batch_size &&
+              !w->first_chunk_message_id);
     }
     pulsar__proto__base_command__free_unpacked(cmd, NULL);
     return 0;

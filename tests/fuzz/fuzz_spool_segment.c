@@ -23,10 +23,10 @@
 #include "spool/spool_format.h"
 #include "wire/crc32c.h"
 
-#define CHECK(cond)             \
-    do {                        \
-        if (!(cond))            \
-            __builtin_trap();   \
+#define CHECK(cond)           \
+    do {                      \
+        if (!(cond))          \
+            __builtin_trap(); \
     } while (0)
 
 static uint32_t get32(const uint8_t *p)
@@ -120,8 +120,8 @@ static void check_seal(const pc_spool_record_t *r)
 
 /* After a cut at `before`: the resync finds nothing and stays, or moves forward to a
  * whole record (its frame within the file, its CRC right). False: the scan is over. */
-static bool resync_checked(pc_spool_scan_t *sc, const pc_spool_source_t *src,
-                           const uint8_t *file, size_t n, uint64_t before)
+static bool resync_checked(pc_spool_scan_t *sc, const pc_spool_source_t *src, const uint8_t *file,
+                           size_t n, uint64_t before)
 {
     pc_spool_resync_status_t rs = pc_spool_scan_resync(sc, src);
     CHECK(rs != PC_SPOOL_RESYNC_IO);
@@ -132,8 +132,7 @@ static bool resync_checked(pc_spool_scan_t *sc, const pc_spool_source_t *src,
     CHECK(sc->offset > before && sc->offset <= n && n - sc->offset >= PC_SPOOL_FRAME);
     uint32_t len = get32(file + sc->offset);
     CHECK(len <= n - sc->offset - PC_SPOOL_FRAME);
-    CHECK(pc_crc32c(0, file + sc->offset + PC_SPOOL_FRAME, len) ==
-          get32(file + sc->offset + 4));
+    CHECK(pc_crc32c(0, file + sc->offset + PC_SPOOL_FRAME, len) == get32(file + sc->offset + 4));
     return true;
 }
 

@@ -118,12 +118,12 @@ static void make_pki(void)
 /* ---- the broker's TLS layer (fb_transport_t) ---------------------------------------- */
 
 typedef struct tls_conn {
-    SSL *ssl;             /* NULL until the client's first bytes */
-    bool established;     /* the first handshake finished */
-    bool damaged;         /* the broker broke the TLS stream or stirred it (renegotiation):
+    SSL *ssl;          /* NULL until the client's first bytes */
+    bool established;  /* the first handshake finished */
+    bool damaged;      /* the broker broke the TLS stream or stirred it (renegotiation):
                              the client may then fail in ways we do not judge */
-    ts_fault_t fault;     /* the handshake fault this connection gets */
-    size_t record_max;    /* plaintext per record; 0: as much as fits */
+    ts_fault_t fault;  /* the handshake fault this connection gets */
+    size_t record_max; /* plaintext per record; 0: as much as fits */
 } tls_conn_t;
 
 typedef struct tls_broker {
@@ -132,7 +132,7 @@ typedef struct tls_broker {
     ts_fault_t fault;
     bool fault_every;
     size_t fault_len;
-    int sessions;         /* made so far: the first one may be the only faulty one */
+    int sessions; /* made so far: the first one may be the only faulty one */
     tls_conn_t conns[FB_MAX_CONNS];
 } tls_broker_t;
 
@@ -331,8 +331,8 @@ static void renegotiate(tls_broker_t *tb, fake_broker_t *fb, int i, tls_conn_t *
     if (tb->tls12)
         (void)SSL_renegotiate(t->ssl);
     else
-        (void)SSL_key_update(t->ssl, flag & 1 ? SSL_KEY_UPDATE_REQUESTED
-                                              : SSL_KEY_UPDATE_NOT_REQUESTED);
+        (void)SSL_key_update(t->ssl,
+                             flag & 1 ? SSL_KEY_UPDATE_REQUESTED : SSL_KEY_UPDATE_NOT_REQUESTED);
     (void)SSL_do_handshake(t->ssl);
     ERR_clear_error();
     flush_wire(fb, i, t->ssl);

@@ -37,15 +37,15 @@ static const char loop_thread_tag;
 #define LOOP_THREAD ((uv_thread_t)(uintptr_t)&loop_thread_tag)
 
 static struct {
-    bool ready;            /* ls_init has run */
-    pthread_t target;      /* the thread that plays both the broker and the loop thread */
-    uv_loop_t *loop;       /* the client's, from its creation to its destroy */
-    bool handing_over;     /* the loop thread's function is running: its uv_run hands over */
-    jmp_buf handed_over;   /* ... by jumping back here, skipping the rest of the function */
+    bool ready;               /* ls_init has run */
+    pthread_t target;         /* the thread that plays both the broker and the loop thread */
+    uv_loop_t *loop;          /* the client's, from its creation to its destroy */
+    bool handing_over;        /* the loop thread's function is running: its uv_run hands over */
+    jmp_buf handed_over;      /* ... by jumping back here, skipping the rest of the function */
     pulsarc_client_t *client; /* the function's argument, until its loop has ended */
-    bool in_loop;          /* a turn runs: the target's thread is the loop thread */
-    uint64_t next_timer;   /* after the last turn; UINT64_MAX: none */
-    unsigned wakes;        /* uv_cond_signal and uv_cond_broadcast calls */
+    bool in_loop;             /* a turn runs: the target's thread is the loop thread */
+    uint64_t next_timer;      /* after the last turn; UINT64_MAX: none */
+    unsigned wakes;           /* uv_cond_signal and uv_cond_broadcast calls */
     void (*serve)(void *ctx, unsigned wakes);
     void *serve_ctx;
 } ls;
@@ -89,8 +89,7 @@ static bool watchers_queued(uv_loop_t *loop)
  * watches is ready). */
 static bool has_work(uv_loop_t *loop)
 {
-    return uv_backend_timeout(loop) == 0 || watchers_queued(loop) ||
-           readable(uv_backend_fd(loop));
+    return uv_backend_timeout(loop) == 0 || watchers_queued(loop) || readable(uv_backend_fd(loop));
 }
 
 static uint64_t next_timer(uv_loop_t *loop)
@@ -130,7 +129,7 @@ void ls_turn(void)
     LS_CHECK(!ls.in_loop, "a turn inside a turn");
     if (ls.loop)
         LS_CHECK(run_until_idle(ls.loop) || !ls.loop, "the client's loop ended before the "
-                 "client was closed");
+                                                      "client was closed");
 }
 
 bool ls_pending(void)

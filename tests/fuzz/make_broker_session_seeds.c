@@ -479,7 +479,7 @@ static void multi_schema_auto(void)
 {
     seed_t s;
     start_schema(&s, 0x01, 0x02, 0x00, SCHEMA_AVRO | VERSION_8); /* batching */
-    put(&s, 2, BS_OP_SEND, OWN_SCHEMAS | 0x03); /* JSON, INT64, JSON, INT64 */
+    put(&s, 2, BS_OP_SEND, OWN_SCHEMAS | 0x03);                  /* JSON, INT64, JSON, INT64 */
     put(&s, 2, BS_OP_SEND, 0x01);
     put(&s, 2, BS_OP_SEND, OWN_SCHEMAS | BAD_PAYLOAD);
     settle(&s);

@@ -116,7 +116,8 @@ static const char record_def[] =
     "{\"name\":\"age\",\"type\":\"int\"},"
     "{\"name\":\"tags\",\"type\":{\"type\":\"array\",\"items\":\"string\"}},"
     "{\"name\":\"opt\",\"type\":[\"null\",\"long\"],\"default\":null},"
-    "{\"name\":\"color\",\"type\":{\"type\":\"enum\",\"name\":\"Color\",\"symbols\":[\"R\",\"G\"]}},"
+    "{\"name\":\"color\",\"type\":{\"type\":\"enum\",\"name\":\"Color\",\"symbols\":[\"R\",\"G\"]}}"
+    ","
     "{\"name\":\"id\",\"type\":{\"type\":\"fixed\",\"name\":\"Id\",\"size\":4}},"
     "{\"name\":\"scores\",\"type\":{\"type\":\"map\",\"values\":\"double\"}},"
     "{\"name\":\"ok\",\"type\":\"boolean\"},"
@@ -124,9 +125,17 @@ static const char record_def[] =
     "{\"name\":\"blob\",\"type\":\"bytes\"}]}";
 /* name "alice", age 30, tags ["x","yz"], opt 7, color G, id, scores {"k": 1.0}, ok true,
  * ratio, blob "\x01". */
-static const char record_datum[] =
-    "\x0a" "alice" "\x3c" "\x04\x02x\x04yz\x00" "\x02\x0e" "\x02" "ABCD"
-    "\x02\x02k\x00\x00\x00\x00\x00\x00\xf0\x3f\x00" "\x01" "\x00\x00\x80\x3f" "\x02\x01";
+static const char record_datum[] = "\x0a"
+                                   "alice"
+                                   "\x3c"
+                                   "\x04\x02x\x04yz\x00"
+                                   "\x02\x0e"
+                                   "\x02"
+                                   "ABCD"
+                                   "\x02\x02k\x00\x00\x00\x00\x00\x00\xf0\x3f\x00"
+                                   "\x01"
+                                   "\x00\x00\x80\x3f"
+                                   "\x02\x01";
 
 /* A linked list: recursion through a named type. */
 static const char list_def[] =
@@ -169,11 +178,16 @@ static void seeds_primitives(void)
         pulsarc_schema_type type;
         const char *name;
     } types[] = {
-        { PULSARC_SCHEMA_BOOLEAN, "boolean" },     { PULSARC_SCHEMA_INT8, "int8" },
-        { PULSARC_SCHEMA_INT16, "int16" },         { PULSARC_SCHEMA_INT32, "int32" },
-        { PULSARC_SCHEMA_INT64, "int64" },         { PULSARC_SCHEMA_FLOAT, "float" },
-        { PULSARC_SCHEMA_DOUBLE, "double" },       { PULSARC_SCHEMA_TIMESTAMP, "timestamp" },
-        { PULSARC_SCHEMA_INSTANT, "instant" },     { PULSARC_SCHEMA_LOCAL_DATE_TIME, "local_date_time" },
+        { PULSARC_SCHEMA_BOOLEAN, "boolean" },
+        { PULSARC_SCHEMA_INT8, "int8" },
+        { PULSARC_SCHEMA_INT16, "int16" },
+        { PULSARC_SCHEMA_INT32, "int32" },
+        { PULSARC_SCHEMA_INT64, "int64" },
+        { PULSARC_SCHEMA_FLOAT, "float" },
+        { PULSARC_SCHEMA_DOUBLE, "double" },
+        { PULSARC_SCHEMA_TIMESTAMP, "timestamp" },
+        { PULSARC_SCHEMA_INSTANT, "instant" },
+        { PULSARC_SCHEMA_LOCAL_DATE_TIME, "local_date_time" },
     };
     static const uint8_t value[17] = { 0, 0, 0, 0, 0, 0, 0, 42, 0, 0, 0, 7, 1, 2, 3, 4, 5 };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {

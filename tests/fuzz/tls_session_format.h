@@ -20,20 +20,20 @@
 
 typedef enum ts_fault {
     TS_FAULT_NONE,
-    TS_FAULT_CUT,      /* the broker sends part of its handshake flight, then hangs up */
-    TS_FAULT_GARBAGE,  /* the broker answers the ClientHello with garbage records */
-    TS_FAULT_SILENT,   /* the broker hangs up on the ClientHello without a word */
+    TS_FAULT_CUT,     /* the broker sends part of its handshake flight, then hangs up */
+    TS_FAULT_GARBAGE, /* the broker answers the ClientHello with garbage records */
+    TS_FAULT_SILENT,  /* the broker hangs up on the ClientHello without a word */
 } ts_fault_t;
 
 /* Operations on the current connection's TLS layer (opcode BS_OP_COUNT + value). */
 typedef enum ts_op {
-    TS_OP_GARBAGE = 0, /* len, then len bytes written on the socket under TLS */
-    TS_OP_TRUNCATE,    /* cut: a PING is encrypted, only its first cut % size bytes sent */
-    TS_OP_CLOSE_NOTIFY,/* k: the first k % 11 bytes of a PING frame, then close_notify;
+    TS_OP_GARBAGE = 0,  /* len, then len bytes written on the socket under TLS */
+    TS_OP_TRUNCATE,     /* cut: a PING is encrypted, only its first cut % size bytes sent */
+    TS_OP_CLOSE_NOTIFY, /* k: the first k % 11 bytes of a PING frame, then close_notify;
                           bit 7: the broker hangs up right after */
-    TS_OP_RENEGOTIATE, /* flag: TLS 1.2 renegotiation (HelloRequest); under TLS 1.3 a
+    TS_OP_RENEGOTIATE,  /* flag: TLS 1.2 renegotiation (HelloRequest); under TLS 1.3 a
                           KeyUpdate, bit 0: asking the client to update too */
-    TS_OP_RECORDS,     /* size: later plaintext goes in records of size % 17 bytes (0: as
+    TS_OP_RECORDS,      /* size: later plaintext goes in records of size % 17 bytes (0: as
                           large as fits) */
     TS_OP_COUNT
 } ts_op_t;

@@ -34,10 +34,10 @@ bool drv_setting(const char *opt, const char *value, pulsarc_client_config_t *cc
         exit(2);
     }
     *eq = '\0';
-    pulsarc_result r = conf          ? pulsarc_producer_config_set(pc, kv, eq + 1)
-                       : client_conf ? pulsarc_client_config_set(cc, kv, eq + 1)
-                                     : pulsarc_producer_config_add_encryption_key_file(pc, kv,
-                                                                                       eq + 1);
+    pulsarc_result r = conf ? pulsarc_producer_config_set(pc, kv, eq + 1)
+                       : client_conf
+                           ? pulsarc_client_config_set(cc, kv, eq + 1)
+                           : pulsarc_producer_config_add_encryption_key_file(pc, kv, eq + 1);
     if (r != PULSARC_OK) {
         fprintf(stderr, "bad %s %s: %s\n", opt, kv, pulsarc_last_error_detail());
         exit(2);

@@ -36,7 +36,8 @@ static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_mes
         return;
     }
     /* A chunked message's id also names its first chunk; a serialised copy must too. */
-    int64_t first_ledger = pulsarc_message_id_ledger(id), first_entry = pulsarc_message_id_entry(id);
+    int64_t first_ledger = pulsarc_message_id_ledger(id),
+            first_entry = pulsarc_message_id_entry(id);
     uint8_t *bytes;
     size_t len;
     pulsarc_message_id_t *back = NULL;

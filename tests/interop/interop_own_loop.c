@@ -190,8 +190,7 @@ static void on_created(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer
     pulsarc_producer_t *other = NULL;
     pulsarc_message_t *m = pulsarc_message_new();
     pulsarc_message_set_payload(m, "never", 5);
-    count_would_block(pulsarc_client_create_producer(c, "never", NULL, &other),
-                      "create_producer");
+    count_would_block(pulsarc_client_create_producer(c, "never", NULL, &other), "create_producer");
     count_would_block(pulsarc_producer_send(p, m, NULL), "send");
     count_would_block(pulsarc_producer_flush(p), "flush");
     count_would_block(pulsarc_producer_close(p), "close");

@@ -105,8 +105,7 @@ static void skip(gen *g, size_t max_size)
 }
 
 /* Fill msg with message number i of the deterministic set; seq >= 0: its sequence id. */
-static void build(pulsarc_message_t *msg, gen *g, int i, size_t max_size, uint8_t *buf,
-                  int64_t seq)
+static void build(pulsarc_message_t *msg, gen *g, int i, size_t max_size, uint8_t *buf, int64_t seq)
 {
     pulsarc_message_clear(msg);
     size_t len = max_size ? (size_t)(next_rand(g) % (max_size + 1)) : 0;

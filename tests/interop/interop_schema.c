@@ -170,7 +170,7 @@ int main(int argc, char **argv)
             alt = make_schema(v);
         } else if (strcmp(argv[i], "--kv")) {
             drv_setting(argv[i], v, NULL, conf); /* --conf, --encrypt */
-        } else { /* --kv ENC KEYSPEC VALSPEC */
+        } else {                                 /* --kv ENC KEYSPEC VALSPEC */
             if (i + 3 >= argc)
                 usage("--kv needs ENC KEYSPEC VALSPEC", NULL);
             pulsarc_schema_t *key = make_schema(argv[i + 2]), *value = make_schema(argv[i + 3]);

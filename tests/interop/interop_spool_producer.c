@@ -55,7 +55,7 @@ int main(int argc, char **argv)
     pulsarc_client_config_set(cc, "logLevel", "info");
     pulsarc_producer_config_t *pc = pulsarc_producer_config_new();
     const char *settings[][2] = {
-        { "producerName", argv[3] }, { "spoolDir", argv[4] }, { "spoolFsync", argv[5] },
+        { "producerName", argv[3] },    { "spoolDir", argv[4] },  { "spoolFsync", argv[5] },
         { "blockIfQueueFull", "true" }, { "sendTimeoutMs", "0" },
     };
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)

@@ -30,10 +30,10 @@
 #define BIG_PAYLOAD (6u * 1024 * 1024)
 
 typedef struct outcome {
-    _Atomic int callbacks;   /* send callbacks */
-    _Atomic int res;         /* the callback's result */
-    _Atomic int acks;        /* on_ack calls */
-    _Atomic int ack_res;     /* on_ack's result */
+    _Atomic int callbacks; /* send callbacks */
+    _Atomic int res;       /* the callback's result */
+    _Atomic int acks;      /* on_ack calls */
+    _Atomic int ack_res;   /* on_ack's result */
 } outcome;
 
 static outcome *out;
@@ -83,8 +83,10 @@ static void on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_mes
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s URL TOPIC COUNT --stats FILE [--too-big-every K] "
-                        "[--pause-after N]\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s URL TOPIC COUNT --stats FILE [--too-big-every K] "
+                "[--pause-after N]\n",
+                argv[0]);
         return 2;
     }
     const char *url = argv[1], *topic = argv[2], *stats_file = NULL;

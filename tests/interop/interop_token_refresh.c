@@ -62,7 +62,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    pulsarc_result res = pulsarc_client_config_set_auth_token_supplier(cconf, read_token, token_file);
+    pulsarc_result res = pulsarc_client_config_set_auth_token_supplier(cconf, read_token,
+                                                                       token_file);
     if (res != PULSARC_OK) {
         drv_fail("token supplier", res);
         return 2;

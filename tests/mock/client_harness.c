@@ -139,8 +139,10 @@ static void h_loop_probe_run(pc_task_t *task)
  * what the skip made due. */
 static bool h_loop_busy(pulsarc_client_t *c)
 {
-    h_loop_probe_t p = { .task.run = h_loop_probe_run, .client = c,
-                         .mu = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+    h_loop_probe_t p = { .task.run = h_loop_probe_run,
+                         .client = c,
+                         .mu = PTHREAD_MUTEX_INITIALIZER,
+                         .cond = PTHREAD_COND_INITIALIZER };
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += h_deadline_ms(3000) / 1000;
@@ -198,8 +200,7 @@ static bool h_pass_time(unsigned ms, h_cond_fn cond, void *arg, pulsarc_client_t
     }
 }
 
-void h_let_time_pass_on(unsigned ms, pulsarc_client_t *c, mock_broker_t *const *brokers,
-                        size_t n)
+void h_let_time_pass_on(unsigned ms, pulsarc_client_t *c, mock_broker_t *const *brokers, size_t n)
 {
     h_pass_time(ms, NULL, NULL, c, brokers, n);
 }
@@ -289,8 +290,7 @@ static pthread_mutex_t h_log_mu = PTHREAD_MUTEX_INITIALIZER;
 static char h_log_buf[256 * 1024];
 static size_t h_log_len;
 
-void h_logger(pulsarc_log_level level, const char *file, int line,
-              const char *message, void *ctx)
+void h_logger(pulsarc_log_level level, const char *file, int line, const char *message, void *ctx)
 {
     static const char *const names[] = { "DEBUG", "INFO", "WARN", "ERROR", "OFF" };
     char tmp[1024];
@@ -361,8 +361,7 @@ bool h_wait_log_count(const char *needle, int at_least, int timeout_ms)
 
 h_tracker_t T = { .mu = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
-void h_on_sent(pulsarc_producer_t *p, pulsarc_result res,
-               const pulsarc_message_id_t *id, void *ctx)
+void h_on_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_message_id_t *id, void *ctx)
 {
     h_slot_t *s = ctx;
     pthread_mutex_lock(&T.mu);
@@ -440,9 +439,8 @@ void h_assert_each_once(int n, pulsarc_result want)
         pulsarc_result res = T.res[i];
         if (calls != 1 || res != want) {
             pthread_mutex_unlock(&T.mu);
-            cr_assert_fail("message %d: %d callback(s), last result %s (%s); want one %s", i,
-                           calls, pulsarc_result_name(res), T.detail[i],
-                           pulsarc_result_name(want));
+            cr_assert_fail("message %d: %d callback(s), last result %s (%s); want one %s", i, calls,
+                           pulsarc_result_name(res), T.detail[i], pulsarc_result_name(want));
         }
     }
     bool bad_ok = T.on_null_id_ok, bad_fail = T.id_on_failure;
@@ -501,7 +499,7 @@ static struct {
     pthread_cond_t cond;
     void (*fn)(void *arg); /* the call in progress; NULL once done */
     void *arg;
-    int close_rc;          /* uv_loop_close's, once the loop has stopped */
+    int close_rc; /* uv_loop_close's, once the loop has stopped */
 } h_loop = { .mu = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 static void h_loop_on_call(uv_async_t *a)
@@ -557,8 +555,10 @@ static void h_loop_stop(void)
     h_on_loop(h_loop_close_call, NULL);
     pthread_join(h_loop.thread, NULL);
     h_loop.running = false;
-    cr_assert_eq(h_loop.close_rc, 0, "uv_loop_close: %s: a handle of pulsarc's was left on the "
-                 "application's loop", uv_err_name(h_loop.close_rc));
+    cr_assert_eq(h_loop.close_rc, 0,
+                 "uv_loop_close: %s: a handle of pulsarc's was left on the "
+                 "application's loop",
+                 uv_err_name(h_loop.close_rc));
 }
 
 typedef struct h_new_call {
@@ -637,8 +637,10 @@ pulsarc_client_t *h_client_url(const char *url, ...)
     pulsarc_client_config_t *cc = pulsarc_client_config_new();
     cr_assert_not_null(cc);
     static const char *const defaults[][2] = {
-        { "operationTimeoutMs", "3000" },     { "connectionTimeoutMs", "1000" },
-        { "initialBackoffIntervalMs", "20" }, { "maxBackoffIntervalMs", "200" },
+        { "operationTimeoutMs", "3000" },
+        { "connectionTimeoutMs", "1000" },
+        { "initialBackoffIntervalMs", "20" },
+        { "maxBackoffIntervalMs", "200" },
         { "logLevel", "info" },
     };
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
@@ -684,8 +686,8 @@ pulsarc_producer_t *h_producer_ok(pulsarc_client_t *c, const char *topic,
 }
 
 pulsarc_result h_producer_fails(pulsarc_client_t *c, const char *topic,
-                                pulsarc_producer_config_t *pc, char *detail,
-                                size_t len, uint64_t *elapsed_ms)
+                                pulsarc_producer_config_t *pc, char *detail, size_t len,
+                                uint64_t *elapsed_ms)
 {
     pulsarc_producer_t *p = NULL;
     uint64_t t0 = h_now_ms();
@@ -837,7 +839,8 @@ void h_fence_for_ever(mock_broker_t *b)
     cr_assert(mock_broker_last_producer(b, &info), "no producer registered");
     mock_broker_fail_producer(b, PULSAR__PROTO__SERVER_ERROR__ServiceNotReady,
                               "org.apache.pulsar.broker.service.BrokerServiceException$"
-                              "TopicFencedException: Topic is fenced", -1);
+                              "TopicFencedException: Topic is fenced",
+                              -1);
     cr_assert_eq(mock_broker_close_producer(b, info.producer_id), 1);
 }
 
@@ -897,4 +900,3 @@ int h_assert_seq_in_order_per_connection(mock_broker_t *b)
     }
     return n_conns;
 }
-

@@ -88,8 +88,7 @@ void h_quiet(void);
  * H_TIME_STEP_MS, after each of which h_quiet_on(c, brokers, n), so that timers repeating
  * or backing off within ms fire as often as they would in real time. Only before
  * asserting what timers did, or did NOT do, by then. */
-void h_let_time_pass_on(unsigned ms, pulsarc_client_t *c, mock_broker_t *const *brokers,
-                        size_t n);
+void h_let_time_pass_on(unsigned ms, pulsarc_client_t *c, mock_broker_t *const *brokers, size_t n);
 #define H_TIME_STEP_MS 10
 /* h_let_time_pass_on for the test's client and mb. */
 void h_let_time_pass(unsigned ms);
@@ -115,7 +114,7 @@ bool h_call_while_time_passes(void (*fn)(void *arg), void *arg, unsigned max_ms)
 #define PC_TEST_TIME_SCALE 1
 #endif
 /* Criterion's per-test timeout (seconds), scaled for sanitizer builds. */
-#define H_SUITE_TIMEOUT(seconds) ((seconds) * PC_TEST_TIME_SCALE)
+#define H_SUITE_TIMEOUT(seconds) ((seconds)*PC_TEST_TIME_SCALE)
 /* The shortest deadline of a wait for something that must happen, before scaling. */
 #define H_WAIT_MIN_MS 10000
 /* Slack for a machine that is slow or busy, before scaling (see h_upper_ms). */
@@ -143,8 +142,7 @@ bool h_wait_changed(_Atomic int *v, int initial, int timeout_ms);
 
 /* The logger every h_client gets: keeps the lines in memory (and prints them with
  * PULSARC_TEST_LOG set). */
-void h_logger(pulsarc_log_level level, const char *file, int line, const char *message,
-              void *ctx);
+void h_logger(pulsarc_log_level level, const char *file, int line, const char *message, void *ctx);
 bool h_log_contains(const char *needle);
 /* Number of times needle occurs in the client's log so far. */
 int h_log_count(const char *needle);
@@ -162,14 +160,14 @@ typedef struct h_slot {
 typedef struct h_tracker {
     pthread_mutex_t mu;
     pthread_cond_t cond;
-    int calls[H_MAX_MSGS];                /* callbacks per message */
-    pulsarc_result res[H_MAX_MSGS];       /* result of the last callback */
+    int calls[H_MAX_MSGS];          /* callbacks per message */
+    pulsarc_result res[H_MAX_MSGS]; /* result of the last callback */
     int64_t ledger[H_MAX_MSGS], entry[H_MAX_MSGS];
     int32_t partition[H_MAX_MSGS];
-    char detail[H_MAX_MSGS][160];         /* pulsarc_last_error_detail() in the callback */
-    bool on_null_id_ok;                   /* an OK callback arrived without an id */
-    bool id_on_failure;                   /* a failed callback arrived with an id */
-    int order[4 * H_MAX_MSGS];            /* message indices in callback order */
+    char detail[H_MAX_MSGS][160]; /* pulsarc_last_error_detail() in the callback */
+    bool on_null_id_ok;           /* an OK callback arrived without an id */
+    bool id_on_failure;           /* a failed callback arrived with an id */
+    int order[4 * H_MAX_MSGS];    /* message indices in callback order */
     int n_order;
     int total;
     h_slot_t slots[H_MAX_MSGS];
@@ -232,8 +230,7 @@ pulsarc_client_t *h_client_url(const char *url, ...);
 pulsarc_producer_config_t *h_producer_conf(int dummy, ...);
 
 /* Create a producer (key/value pairs, NULL-terminated) and insist on success. */
-#define h_producer(c, topic, ...)                                                              \
-    h_producer_ok((c), (topic), h_producer_conf(0, __VA_ARGS__))
+#define h_producer(c, topic, ...) h_producer_ok((c), (topic), h_producer_conf(0, __VA_ARGS__))
 pulsarc_producer_t *h_producer_ok(pulsarc_client_t *c, const char *topic,
                                   pulsarc_producer_config_t *pc);
 /* Create a producer expecting failure; returns the result and copies the detail. */
@@ -261,8 +258,7 @@ uint64_t h_count(mock_broker_t *b, mock_counter_t c);
 /* The mock's waits with the harness's deadlines (h_deadline_ms): for counts that must be
  * reached. */
 bool h_wait_count(mock_broker_t *b, mock_counter_t c, uint64_t at_least, int timeout_ms);
-bool h_wait_count_at_most(mock_broker_t *b, mock_counter_t c, uint64_t at_most,
-                          int timeout_ms);
+bool h_wait_count_at_most(mock_broker_t *b, mock_counter_t c, uint64_t at_most, int timeout_ms);
 bool h_wait_sends(mock_broker_t *b, size_t n, int timeout_ms);
 
 /* Messages 0..n-1 wait for receipts the mock holds (MOCK_RECEIPTS_HOLD): let the receipts

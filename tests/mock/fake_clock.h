@@ -23,7 +23,10 @@ static inline uint64_t h_fake_clock_read(const pc_clock_t *c)
 
 /* Starting far from 0, so that "now minus a lifetime" never wraps. */
 #define H_FAKE_CLOCK_START 1000000000u
-#define H_FAKE_CLOCK_INIT { { h_fake_clock_read }, H_FAKE_CLOCK_START }
+#define H_FAKE_CLOCK_INIT                         \
+    {                                             \
+        { h_fake_clock_read }, H_FAKE_CLOCK_START \
+    }
 
 static inline void h_fake_clock_advance(h_fake_clock_t *c, uint64_t ms)
 {

@@ -44,15 +44,15 @@ typedef struct conn {
     bool close_when_flushed; /* half a reply queued by cut_next_reply: stop reading, close
                                 once it is written */
     bool got_connect;
-    bool connected;          /* the mock answered CONNECT with CONNECTED */
-    uint64_t pings, pongs;   /* PINGs the mock wrote (or parked) and PONGs that came back */
+    bool connected;        /* the mock answered CONNECT with CONNECTED */
+    uint64_t pings, pongs; /* PINGs the mock wrote (or parked) and PONGs that came back */
     pc_frame_reader_t reader;
-    pc_buf_t out;            /* bytes not yet accepted by the kernel */
+    pc_buf_t out; /* bytes not yet accepted by the kernel */
     reg_producer_t *producers;
     size_t n_producers, cap_producers;
-    reg_producer_t *queued;  /* answered "not ready", waiting for mock_broker_grant_queued */
+    reg_producer_t *queued; /* answered "not ready", waiting for mock_broker_grant_queued */
     size_t n_queued, cap_queued;
-    uint8_t *stash;          /* REORDER mode: a receipt waiting for its pair */
+    uint8_t *stash; /* REORDER mode: a receipt waiting for its pair */
     size_t stash_len;
 } conn_t;
 
@@ -63,7 +63,7 @@ typedef struct parked {
     uint64_t due_ms;
     uint8_t *data;
     size_t len;
-    bool ping;               /* a barrier's PING, not a receipt */
+    bool ping; /* a barrier's PING, not a receipt */
 } parked_t;
 
 typedef struct parked_queue {
@@ -79,7 +79,7 @@ typedef struct seq_track {
 
 /* One registered schema version of a topic (the mock's schema registry). */
 typedef struct reg_schema {
-    char *topic;              /* the base topic: partitions share their topic's schemas */
+    char *topic; /* the base topic: partitions share their topic's schemas */
     int type;
     uint8_t *data;
     size_t len;
@@ -100,7 +100,7 @@ struct mock_broker {
 
     bool stopping;
     uint64_t req_seq, done_seq; /* see sync_with_thread */
-    uint64_t io_events; /* connections accepted or closed, reads and writes: see
+    uint64_t io_events;         /* connections accepted or closed, reads and writes: see
                            mock_broker_sync */
 
     conn_t **conns;
@@ -141,8 +141,8 @@ struct mock_broker {
     bool schema_enforced;
     bool schema_refuse_new;
     bool schema_ignore;
-    int64_t topic_epoch;  /* PRODUCER_SUCCESS.topic_epoch; -1: none */
-    bool queue_producers; /* answer PRODUCER "not ready" and queue it */
+    int64_t topic_epoch;       /* PRODUCER_SUCCESS.topic_epoch; -1: none */
+    bool queue_producers;      /* answer PRODUCER "not ready" and queue it */
     uint32_t txn_coordinators; /* 0: transactions off */
     int txn_fail_times[MOCK_TXN_COMMAND_COUNT];
     int txn_fail_error[MOCK_TXN_COMMAND_COUNT];
@@ -663,7 +663,8 @@ static int register_schema(mock_broker_t *mb, const char *topic, const Pulsar__P
     *version = -1;
     if (!in || in->type == PULSAR__PROTO__SCHEMA__TYPE__None) {
         if (last && mb->schema_enforced) {
-            snprintf(msg, msg_len, "org.apache.pulsar.broker.service.schema.exceptions."
+            snprintf(msg, msg_len,
+                     "org.apache.pulsar.broker.service.schema.exceptions."
                      "IncompatibleSchemaException: Producers cannot connect or send message "
                      "without a schema to topics with a schema");
             return PULSAR__PROTO__SERVER_ERROR__IncompatibleSchema;
@@ -680,14 +681,17 @@ static int register_schema(mock_broker_t *mb, const char *topic, const Pulsar__P
     }
     if (last && last->type != (int)in->type) {
         /* Java's SchemaType names, which the protocol's numbers share. */
-        snprintf(msg, msg_len, "org.apache.pulsar.broker.service.schema.exceptions."
+        snprintf(msg, msg_len,
+                 "org.apache.pulsar.broker.service.schema.exceptions."
                  "IncompatibleSchemaException: Incompatible schema: exists schema type %s, "
-                 "new schema type %s", pulsarc_schema_type_name((pulsarc_schema_type)last->type),
+                 "new schema type %s",
+                 pulsarc_schema_type_name((pulsarc_schema_type)last->type),
                  pulsarc_schema_type_name((pulsarc_schema_type)in->type));
         return PULSAR__PROTO__SERVER_ERROR__IncompatibleSchema;
     }
     if (last && mb->schema_refuse_new) {
-        snprintf(msg, msg_len, "org.apache.pulsar.broker.service.schema.exceptions."
+        snprintf(msg, msg_len,
+                 "org.apache.pulsar.broker.service.schema.exceptions."
                  "IncompatibleSchemaException: mock refuses new schema versions");
         return PULSAR__PROTO__SERVER_ERROR__IncompatibleSchema;
     }
@@ -731,7 +735,8 @@ static void handle_get_or_create_schema(mock_broker_t *mb, conn_t *c,
                                        (ProtobufCBinaryData){ sizeof vb, vb }));
 }
 
-static void handle_get_schema(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandGetSchema *in)
+static void handle_get_schema(mock_broker_t *mb, conn_t *c,
+                              const Pulsar__Proto__CommandGetSchema *in)
 {
     mb->counters[MOCK_GET_SCHEMAS]++;
     const reg_schema_t *r = latest_schema(mb, in->topic);
@@ -801,8 +806,9 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
     lp->has_producer_name = in->producer_name != NULL;
     copy_str(lp->producer_name, sizeof lp->producer_name, in->producer_name);
     /* The protocol's default for user_provided_producer_name is true. */
-    lp->user_provided_producer_name =
-        in->has_user_provided_producer_name ? in->user_provided_producer_name : true;
+    lp->user_provided_producer_name = in->has_user_provided_producer_name
+                                          ? in->user_provided_producer_name
+                                          : true;
     lp->has_epoch = in->has_epoch;
     lp->epoch = in->has_epoch ? in->epoch : 0;
     lp->has_schema = in->schema != NULL;
@@ -842,11 +848,14 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
                  (unsigned long long)mb->next_producer_name++);
         name = assigned;
     }
-    reg_producer_t r = { .id = in->producer_id, .name = dupstr(name), .topic = dupstr(in->topic),
-                         .request_id = in->request_id, .schema_version = version };
+    reg_producer_t r = { .id = in->producer_id,
+                         .name = dupstr(name),
+                         .topic = dupstr(in->topic),
+                         .request_id = in->request_id,
+                         .schema_version = version };
     if (mb->queue_producers) {
-        if (!r.name || !r.topic || grow((void **)&c->queued, &c->cap_queued, c->n_queued,
-                                        sizeof *c->queued) != 0) {
+        if (!r.name || !r.topic ||
+            grow((void **)&c->queued, &c->cap_queued, c->n_queued, sizeof *c->queued) != 0) {
             reg_producer_free(&r);
             c->dead = true;
             return;
@@ -856,8 +865,9 @@ static void handle_producer(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__C
         send_producer_success(mb, c, in->request_id, r.name, version, false);
         return;
     }
-    if (!r.name || !r.topic || grow((void **)&c->producers, &c->cap_producers, c->n_producers,
-                                    sizeof *c->producers) != 0) {
+    if (!r.name || !r.topic ||
+        grow((void **)&c->producers, &c->cap_producers, c->n_producers, sizeof *c->producers) !=
+            0) {
         reg_producer_free(&r);
         c->dead = true;
         return;
@@ -1008,8 +1018,6 @@ static void handle_close_producer(mock_broker_t *mb, conn_t *c,
     send_reply(mb, c, "SUCCESS", bc_success(&mb->reply, in->request_id));
 }
 
-
-
 /* ---- the transaction coordinator ---------------------------------------------------- */
 
 static const int txn_command_type[MOCK_TXN_COMMAND_COUNT] = {
@@ -1158,10 +1166,10 @@ static void handle_end_txn(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Co
 }
 
 /* A command type whose body is missing is as malformed as bytes that do not parse. */
-#define REQUIRE_BODY(field)                                                                    \
-    do {                                                                                       \
-        if (!cmd->field)                                                                       \
-            goto malformed;                                                                    \
+#define REQUIRE_BODY(field) \
+    do {                    \
+        if (!cmd->field)    \
+            goto malformed; \
     } while (0)
 
 static void handle_frame(mock_broker_t *mb, conn_t *c, const pc_frame_t *f)
@@ -1647,11 +1655,11 @@ const char *mock_broker_url(const mock_broker_t *mb)
 
 /* ---- setters ------------------------------------------------------------------------ */
 
-#define LOCKED(mb, stmt)                                                                       \
-    do {                                                                                       \
-        pthread_mutex_lock(&(mb)->mu);                                                         \
-        stmt;                                                                                  \
-        pthread_mutex_unlock(&(mb)->mu);                                                       \
+#define LOCKED(mb, stmt)                 \
+    do {                                 \
+        pthread_mutex_lock(&(mb)->mu);   \
+        stmt;                            \
+        pthread_mutex_unlock(&(mb)->mu); \
     } while (0)
 
 static void replace_str(char **slot, const char *s)
@@ -1706,8 +1714,7 @@ int mock_broker_set_down(mock_broker_t *mb, bool down)
     return rc;
 }
 
-void mock_broker_fail_connect(mock_broker_t *mb, int server_error, const char *message,
-                              int times)
+void mock_broker_fail_connect(mock_broker_t *mb, int server_error, const char *message, int times)
 {
     LOCKED(mb, (mb->connect_fail_error = server_error, replace_str(&mb->connect_fail_msg, message),
                 mb->connect_fail_times = times));
@@ -1928,8 +1935,8 @@ void mock_broker_set_schema_refuse_new(mock_broker_t *mb, bool on)
     LOCKED(mb, mb->schema_refuse_new = on);
 }
 
-int mock_broker_register_schema(mock_broker_t *mb, const char *topic, int type,
-                                const void *data, size_t len, int64_t *version)
+int mock_broker_register_schema(mock_broker_t *mb, const char *topic, int type, const void *data,
+                                size_t len, int64_t *version)
 {
     Pulsar__Proto__Schema schema = PULSAR__PROTO__SCHEMA__INIT;
     schema.name = (char *)"";
@@ -1943,8 +1950,7 @@ int mock_broker_register_schema(mock_broker_t *mb, const char *topic, int type,
     return err;
 }
 
-void mock_broker_fail_producer(mock_broker_t *mb, int server_error, const char *message,
-                               int times)
+void mock_broker_fail_producer(mock_broker_t *mb, int server_error, const char *message, int times)
 {
     LOCKED(mb, (mb->producer_fail_error = server_error,
                 replace_str(&mb->producer_fail_msg, message), mb->producer_fail_times = times));
@@ -1968,14 +1974,15 @@ int mock_broker_grant_queued(mock_broker_t *mb)
         conn_t *c = mb->conns[i];
         while (c->n_queued > 0) {
             reg_producer_t q = c->queued[--c->n_queued];
-            if (!conn_writable(c) || grow((void **)&c->producers, &c->cap_producers,
-                                          c->n_producers, sizeof *c->producers) != 0) {
+            if (!conn_writable(c) || grow((void **)&c->producers, &c->cap_producers, c->n_producers,
+                                          sizeof *c->producers) != 0) {
                 reg_producer_free(&q);
                 continue;
             }
             forget_producer(c, q.id);
-            c->producers[c->n_producers++] =
-                (reg_producer_t){ .id = q.id, .name = q.name, .topic = q.topic };
+            c->producers[c->n_producers++] = (reg_producer_t){ .id = q.id,
+                                                               .name = q.name,
+                                                               .topic = q.topic };
             send_producer_success(mb, c, q.request_id, q.name, q.schema_version, true);
             n++;
         }
@@ -2141,8 +2148,7 @@ static bool wait_counter(mock_broker_t *mb, mock_counter_t c, uint64_t bound, bo
     return ok;
 }
 
-bool mock_broker_wait_count(mock_broker_t *mb, mock_counter_t c, uint64_t at_least,
-                            int timeout_ms)
+bool mock_broker_wait_count(mock_broker_t *mb, mock_counter_t c, uint64_t at_least, int timeout_ms)
 {
     return wait_counter(mb, c, at_least, true, timeout_ms);
 }

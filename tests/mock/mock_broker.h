@@ -106,8 +106,7 @@ void mock_broker_set_ignore_connect(mock_broker_t *mb, bool on);
 /* The next `times` CONNECTs are refused as the real broker refuses bad credentials:
  * ERROR(server_error, message) with request_id -1, then the connection closes (times < 0:
  * always; 0: off). E.g. PULSAR__PROTO__SERVER_ERROR__AuthenticationError. */
-void mock_broker_fail_connect(mock_broker_t *mb, int server_error, const char *message,
-                              int times);
+void mock_broker_fail_connect(mock_broker_t *mb, int server_error, const char *message, int times);
 /* Off: client PINGs are counted but get no PONG (keep-alive must detect a dead peer). */
 void mock_broker_set_answer_pings(mock_broker_t *mb, bool on);
 /* Close every open connection now, dropping any unsent output. */
@@ -155,8 +154,7 @@ int mock_broker_send_auth_challenge(mock_broker_t *mb, const char *data);
 void mock_broker_lookup_redirect(mock_broker_t *mb, const char *url, int times);
 /* The next `times` LOOKUPs answer Failed with this ServerError (a
  * PULSAR__PROTO__SERVER_ERROR__* value) and message. Checked before redirects. */
-void mock_broker_lookup_fail(mock_broker_t *mb, int server_error, const char *message,
-                             int times);
+void mock_broker_lookup_fail(mock_broker_t *mb, int server_error, const char *message, int times);
 
 /* ---- schema registry -------------------------------------------------------------- */
 
@@ -172,15 +170,14 @@ void mock_broker_set_schema_ignore(mock_broker_t *mb, bool on);
 void mock_broker_clear_schemas(mock_broker_t *mb);
 /* Register a schema (a PULSAR__PROTO__SCHEMA__TYPE__* value) as an admin would. Returns 0
  * with *version set, or the ServerError of the refusal. */
-int mock_broker_register_schema(mock_broker_t *mb, const char *topic, int type,
-                                const void *data, size_t len, int64_t *version);
+int mock_broker_register_schema(mock_broker_t *mb, const char *topic, int type, const void *data,
+                                size_t len, int64_t *version);
 
 /* ---- producer faults --------------------------------------------------------------- */
 
 /* The next `times` PRODUCER commands are answered ERROR(server_error, message) and the
  * producer is not registered (times < 0: always; 0: off). */
-void mock_broker_fail_producer(mock_broker_t *mb, int server_error, const char *message,
-                               int times);
+void mock_broker_fail_producer(mock_broker_t *mb, int server_error, const char *message, int times);
 /* PRODUCER_SUCCESS carries this topic_epoch (the broker's epoch of a topic an exclusive
  * producer had); < 0 (the default): none. */
 void mock_broker_set_topic_epoch(mock_broker_t *mb, int64_t epoch);
@@ -283,8 +280,8 @@ typedef enum mock_txn_state {
 typedef struct mock_txn_info {
     uint64_t most, least;
     mock_txn_state_t state;
-    bool timed_out;        /* aborted by its ttl or mock_broker_txn_expire */
-    size_t n_partitions;   /* registered, in order; names of the first ones copied */
+    bool timed_out;      /* aborted by its ttl or mock_broker_txn_expire */
+    size_t n_partitions; /* registered, in order; names of the first ones copied */
     char partitions[MOCK_TXN_MAX_PARTITIONS][256];
 } mock_txn_info_t;
 bool mock_broker_get_txn(mock_broker_t *mb, size_t index, mock_txn_info_t *out);
@@ -292,38 +289,37 @@ bool mock_broker_get_txn(mock_broker_t *mb, size_t index, mock_txn_info_t *out);
 /* ---- queries ----------------------------------------------------------------------- */
 
 typedef enum mock_counter {
-    MOCK_CONNECTIONS = 0,   /* connections accepted (refused ones included) */
-    MOCK_OPEN_CONNECTIONS,  /* connections open now */
-    MOCK_CONNECTS,          /* CONNECT commands */
-    MOCK_PARTITION_METADATA,/* PARTITIONED_METADATA commands */
-    MOCK_LOOKUPS,           /* LOOKUP commands */
-    MOCK_PRODUCERS,         /* PRODUCER commands (failed ones included) */
-    MOCK_CLOSE_PRODUCERS,   /* CLOSE_PRODUCER commands from the client */
-    MOCK_SENDS,             /* SEND commands recorded */
-    MOCK_RECEIPTS,          /* SEND_RECEIPTs written */
-    MOCK_SEND_ERRORS,       /* SEND_ERRORs written */
-    MOCK_HELD_RECEIPTS,     /* receipts held now (a gauge) */
-    MOCK_PINGS,             /* PINGs from the client */
-    MOCK_PONGS,             /* PONGs from the client */
-    MOCK_PROTOCOL_ERRORS,   /* connections closed for a bad or oversized frame, or a
+    MOCK_CONNECTIONS = 0,       /* connections accepted (refused ones included) */
+    MOCK_OPEN_CONNECTIONS,      /* connections open now */
+    MOCK_CONNECTS,              /* CONNECT commands */
+    MOCK_PARTITION_METADATA,    /* PARTITIONED_METADATA commands */
+    MOCK_LOOKUPS,               /* LOOKUP commands */
+    MOCK_PRODUCERS,             /* PRODUCER commands (failed ones included) */
+    MOCK_CLOSE_PRODUCERS,       /* CLOSE_PRODUCER commands from the client */
+    MOCK_SENDS,                 /* SEND commands recorded */
+    MOCK_RECEIPTS,              /* SEND_RECEIPTs written */
+    MOCK_SEND_ERRORS,           /* SEND_ERRORs written */
+    MOCK_HELD_RECEIPTS,         /* receipts held now (a gauge) */
+    MOCK_PINGS,                 /* PINGs from the client */
+    MOCK_PONGS,                 /* PONGs from the client */
+    MOCK_PROTOCOL_ERRORS,       /* connections closed for a bad or oversized frame, or a
                                SEND for an unknown producer */
-    MOCK_UNKNOWN_COMMANDS,  /* commands the mock does not handle */
-    MOCK_AUTH_RESPONSES,    /* AUTH_RESPONSE commands from the client */
+    MOCK_UNKNOWN_COMMANDS,      /* commands the mock does not handle */
+    MOCK_AUTH_RESPONSES,        /* AUTH_RESPONSE commands from the client */
     MOCK_GET_OR_CREATE_SCHEMAS, /* GET_OR_CREATE_SCHEMA commands */
-    MOCK_GET_SCHEMAS,       /* GET_SCHEMA commands */
-    MOCK_QUEUED_PRODUCERS,  /* PRODUCER commands answered "not ready" (queued) */
-    MOCK_TC_CONNECTS,       /* TC_CLIENT_CONNECT_REQUEST commands */
-    MOCK_NEW_TXNS,          /* NEW_TXN commands (failed and dropped ones included) */
-    MOCK_ADD_PARTITIONS,    /* ADD_PARTITION_TO_TXN commands (likewise) */
-    MOCK_END_TXNS,          /* END_TXN commands (likewise) */
+    MOCK_GET_SCHEMAS,           /* GET_SCHEMA commands */
+    MOCK_QUEUED_PRODUCERS,      /* PRODUCER commands answered "not ready" (queued) */
+    MOCK_TC_CONNECTS,           /* TC_CLIENT_CONNECT_REQUEST commands */
+    MOCK_NEW_TXNS,              /* NEW_TXN commands (failed and dropped ones included) */
+    MOCK_ADD_PARTITIONS,        /* ADD_PARTITION_TO_TXN commands (likewise) */
+    MOCK_END_TXNS,              /* END_TXN commands (likewise) */
     MOCK_COUNTER_COUNT
 } mock_counter_t;
 
 uint64_t mock_broker_count(mock_broker_t *mb, mock_counter_t c);
 /* Wait until counter c is at least `at_least`. Returns true on success, false on
  * timeout (timeout_ms < 0: wait forever). */
-bool mock_broker_wait_count(mock_broker_t *mb, mock_counter_t c, uint64_t at_least,
-                            int timeout_ms);
+bool mock_broker_wait_count(mock_broker_t *mb, mock_counter_t c, uint64_t at_least, int timeout_ms);
 /* Wait until counter c is at most `at_most` (for gauges such as MOCK_OPEN_CONNECTIONS). */
 bool mock_broker_wait_count_at_most(mock_broker_t *mb, mock_counter_t c, uint64_t at_most,
                                     int timeout_ms);
@@ -337,8 +333,8 @@ typedef struct mock_connect_info {
     bool has_auth_method_name;
     char auth_method_name[64];
     bool has_auth_data;
-    char auth_data[4096];  /* NUL-terminated copy (truncated if longer) */
-    size_t auth_data_len;  /* the length on the wire */
+    char auth_data[4096]; /* NUL-terminated copy (truncated if longer) */
+    size_t auth_data_len; /* the length on the wire */
     bool has_proxy_to_broker_url;
     char proxy_to_broker_url[300];
 } mock_connect_info_t;
@@ -368,22 +364,22 @@ typedef struct mock_producer_info {
     uint64_t producer_id;
     uint64_t request_id;
     bool has_producer_name;
-    char producer_name[128];     /* as the client sent it */
+    char producer_name[128]; /* as the client sent it */
     bool user_provided_producer_name;
     bool has_epoch;
     uint64_t epoch;
     bool has_schema;
-    int schema_type;             /* PULSAR__PROTO__SCHEMA__TYPE__* */
+    int schema_type; /* PULSAR__PROTO__SCHEMA__TYPE__* */
     char schema_name[128];
-    uint8_t schema_data[4096];   /* truncated copy */
-    size_t schema_data_len;      /* the length on the wire */
+    uint8_t schema_data[4096]; /* truncated copy */
+    size_t schema_data_len;    /* the length on the wire */
     size_t n_schema_properties;
-    bool encrypted;              /* CommandProducer.encrypted */
+    bool encrypted; /* CommandProducer.encrypted */
     bool has_access_mode;
-    int access_mode;             /* PULSAR__PROTO__PRODUCER_ACCESS_MODE__* */
+    int access_mode; /* PULSAR__PROTO__PRODUCER_ACCESS_MODE__* */
     bool has_topic_epoch;
     uint64_t topic_epoch;
-    size_t n_metadata;           /* CommandProducer.metadata: the producer's properties */
+    size_t n_metadata; /* CommandProducer.metadata: the producer's properties */
     struct {
         char key[64], value[64]; /* truncated copies of the first MOCK_MAX_METADATA */
     } metadata[MOCK_MAX_METADATA];
@@ -394,27 +390,27 @@ bool mock_broker_last_producer(mock_broker_t *mb, mock_producer_info_t *out);
 
 /* One recorded SEND. A copy owned by the caller: free with mock_send_free. */
 typedef struct mock_send {
-    int connection;              /* 1-based accept order (refused ones count too) */
+    int connection; /* 1-based accept order (refused ones count too) */
     uint64_t producer_id;
-    char *producer_name;         /* registered by PRODUCER on that connection; NULL if not */
+    char *producer_name; /* registered by PRODUCER on that connection; NULL if not */
     uint64_t sequence_id;
     bool has_highest_sequence_id;
     uint64_t highest_sequence_id;
-    int32_t num_messages;        /* 1 when the field was absent, as in the protocol */
+    int32_t num_messages; /* 1 when the field was absent, as in the protocol */
     bool is_chunk;
-    bool has_payload;            /* the frame carried magic + checksum + metadata */
+    bool has_payload; /* the frame carried magic + checksum + metadata */
     bool checksum_ok;
-    bool persisted;              /* stored: not SEND_ERRORed, not dropped as a duplicate */
-    bool duplicate;              /* sequence_id <= the highest accepted earlier from a
+    bool persisted; /* stored: not SEND_ERRORed, not dropped as a duplicate */
+    bool duplicate; /* sequence_id <= the highest accepted earlier from a
                                     producer of the same name */
-    bool has_txn;                /* CommandSend carried txnid_most/least_bits */
+    bool has_txn;   /* CommandSend carried txnid_most/least_bits */
     uint64_t txn_most, txn_least;
-    bool txn_registered;         /* ... and the transaction had registered the producer's
+    bool txn_registered;   /* ... and the transaction had registered the producer's
                                     topic partition (ADD_PARTITION_TO_TXN) before it */
-    uint8_t *metadata_raw;       /* serialised MessageMetadata as received */
+    uint8_t *metadata_raw; /* serialised MessageMetadata as received */
     size_t metadata_raw_len;
     Pulsar__Proto__MessageMetadata *metadata; /* unpacked; NULL if it did not parse */
-    uint8_t *payload;            /* the bytes after the metadata (maybe compressed/batch) */
+    uint8_t *payload; /* the bytes after the metadata (maybe compressed/batch) */
     size_t payload_len;
 } mock_send_t;
 

@@ -16,7 +16,9 @@ mtxn_t *mtxn_begin(mtxn_table_t *t, uint64_t tc_id, uint64_t ttl_ms, uint64_t no
     }
     mtxn_t *x = &t->v[t->len++];
     /* The real coordinator's sequence starts at 0 too (MLTransactionSequenceIdGenerator). */
-    *x = (mtxn_t){ .most = tc_id, .least = t->next_least++, .state = MOCK_TXN_OPEN,
+    *x = (mtxn_t){ .most = tc_id,
+                   .least = t->next_least++,
+                   .state = MOCK_TXN_OPEN,
                    .deadline_ms = now_ms + ttl_ms };
     return x;
 }

@@ -11,11 +11,11 @@
 #include "mock_broker.h"
 
 typedef struct mtxn {
-    uint64_t most, least;    /* most: the coordinator's id; least: its sequence */
+    uint64_t most, least; /* most: the coordinator's id; least: its sequence */
     mock_txn_state_t state;
-    bool timed_out;          /* aborted by the timeout, not by END_TXN */
-    uint64_t deadline_ms;    /* monotonic; the broker aborts it then */
-    char **partitions;       /* registered with ADD_PARTITION_TO_TXN, in order */
+    bool timed_out;       /* aborted by the timeout, not by END_TXN */
+    uint64_t deadline_ms; /* monotonic; the broker aborts it then */
+    char **partitions;    /* registered with ADD_PARTITION_TO_TXN, in order */
     size_t n_partitions, cap_partitions;
 } mtxn_t;
 

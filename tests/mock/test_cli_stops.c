@@ -20,7 +20,7 @@ extern char **environ;
 #define MAX_PENDING "10"
 
 static struct {
-    pid_t cli, yes;  /* 0: not running */
+    pid_t cli, yes; /* 0: not running */
     char out[64], err[64];
     char text[64 * 1024]; /* the last file read */
 } run;
@@ -238,7 +238,8 @@ Test(cli_stops, a_message_the_broker_refuses_stops_the_run_as_a_failed_message)
     cli_start(extra);
     cr_assert_eq(cli_wait(), 1, "%s", read_text(run.err));
     cr_assert(stderr_has("stopping at the first failed message: broker: operation not "
-                         "allowed [BROKER_NOT_ALLOWED]"), "%s", run.text);
+                         "allowed [BROKER_NOT_ALLOWED]"),
+              "%s", run.text);
     cr_assert(!stderr_has("producer stopped"), "%s", run.text);
     h_finish();
 }
@@ -268,8 +269,9 @@ Test(cli_stops, spooled_messages_that_fail_on_resend_count_as_failed)
 
     mock_broker_fail_sends(mb, PULSAR__PROTO__SERVER_ERROR__NotAllowedError, 3);
     /* Unbatched, so that the mock refuses the three resends and stores the new message. */
-    const char *args[] = { "--spool-dir", dir, "--producer-name", "cli-spool", "--no-batching",
-                           "-m", "new", NULL };
+    const char *args[] = {
+        "--spool-dir", dir, "--producer-name", "cli-spool", "--no-batching", "-m", "new", NULL
+    };
     cli_spawn(args, false);
     int status = cli_wait();
     test_spool_dir_remove(dir);
@@ -289,6 +291,7 @@ Test(cli_stops, stats_json_that_cannot_be_written_says_why)
     cr_assert_eq(cli_wait(), 1, "%s", read_text(run.err));
     cr_assert(strstr(read_text(run.out), "sent=1 failed=0 "), "%s", run.text);
     cr_assert(stderr_has("cannot write the statistics to '/nonexistent/pulsarc/stats.json': "
-                         "No such file or directory"), "%s", run.text);
+                         "No such file or directory"),
+              "%s", run.text);
     h_finish();
 }

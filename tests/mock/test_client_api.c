@@ -7,8 +7,7 @@
 
 #include "client/client.h"
 
-TestSuite(client_api, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(30));
+TestSuite(client_api, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
 
 /* ---- bad arguments --------------------------------------------------------------------- */
 
@@ -167,9 +166,9 @@ Test(client_api, queue_full)
 Test(client_api, batches_hold_half_the_pending_window)
 {
     client = h_client(NULL);
-    producer = h_producer(client, H_TOPIC, "maxPendingMessages", "10", "batchingEnabled",
-                          "true", "batchingMaxMessages", "1000", "batchingMaxPublishDelayMs",
-                          "60000", NULL);
+    producer = h_producer(client, H_TOPIC, "maxPendingMessages", "10", "batchingEnabled", "true",
+                          "batchingMaxMessages", "1000", "batchingMaxPublishDelayMs", "60000",
+                          NULL);
     h_send_range(producer, 0, 10);
     cr_assert(h_wait_sends(mb, 2, 5000), "%d SENDs: the batches waited for their delay",
               (int)h_count(mb, MOCK_SENDS));
@@ -201,8 +200,8 @@ static void send_five_from_first_callback(pulsarc_producer_t *p, int idx, pulsar
 Test(client_api, a_batch_releases_its_permits_before_its_callbacks)
 {
     client = h_client(NULL);
-    producer = h_producer(client, H_TOPIC, "maxPendingMessages", "10", "batchingEnabled",
-                          "true", "batchingMaxPublishDelayMs", "60000", NULL);
+    producer = h_producer(client, H_TOPIC, "maxPendingMessages", "10", "batchingEnabled", "true",
+                          "batchingMaxPublishDelayMs", "60000", NULL);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     T.hook = send_five_from_first_callback;
     h_send_range(producer, 0, 10);
@@ -257,7 +256,7 @@ Test(client_api, block_if_queue_full_waits_for_room)
     cr_assert_eq(pthread_create(&b.thread, NULL, send_blocking, &b), 0);
     /* The sender found no room and waits for it (a sender inside admission's slow path). */
     cr_assert(h_wait_until(sender_waits_or_returned, &b, 3000), "the send neither waited nor "
-              "returned");
+                                                                "returned");
     cr_assert_eq(atomic_load(&b.result), -1, "send returned while the queue was full: %s",
                  pulsarc_result_name(atomic_load(&b.result)));
     /* Time passes, and whatever the client does meanwhile does not end the wait. */
@@ -356,9 +355,8 @@ Test(client_api, destroy_with_pending_fails_each_once)
 Test(client_api, destroy_with_unsent_and_batched_messages)
 {
     client = h_client(NULL);
-    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true",
-                          "batchingMaxPublishDelayMs", "60000", "batchingMaxMessages", "1000",
-                          NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "batchingMaxPublishDelayMs",
+                          "60000", "batchingMaxMessages", "1000", NULL);
     /* Sit in the batch container: nothing reaches the broker before destroy. */
     h_send_range(producer, 0, 5);
     h_settle(mb); /* a batch sent too early would have reached the mock */

@@ -57,7 +57,8 @@ static void assert_connect(const char *method, const char *data)
 
 static void set_kv(pulsarc_client_config_t *cc, const char *k, const char *v)
 {
-    cr_assert_eq(pulsarc_client_config_set(cc, k, v), PULSARC_OK, "%s", pulsarc_last_error_detail());
+    cr_assert_eq(pulsarc_client_config_set(cc, k, v), PULSARC_OK, "%s",
+                 pulsarc_last_error_detail());
 }
 
 /* authPlugin and authParams for the keys hook (NULL: left unset). */
@@ -288,7 +289,8 @@ Test(client_auth, bad_plugins_and_params_fail_client_creation)
     expect_rejected(NULL, "token:orphan", PULSARC_ERR_INVALID_CONFIG, "orphan");
     expect_rejected("oauth2", "{\"issuerUrl\":\"https://issuer\"}", PULSARC_ERR_INVALID_CONFIG,
                     NULL);
-    expect_rejected("oauth2", "{\"issuerUrl\":\"https://issuer\",\"clientId\":\"i\","
+    expect_rejected("oauth2",
+                    "{\"issuerUrl\":\"https://issuer\",\"clientId\":\"i\","
                     "\"clientSecret\":\"hunter2\",\"tokenEndpointAuthMethod\":\"tls_client_auth\"}",
                     PULSARC_ERR_UNSUPPORTED, "hunter2");
     h_finish();
@@ -325,8 +327,8 @@ Test(client_auth, authentication_refused_on_reconnect_stops_the_producer)
 {
     client = auth_client(token_literal_typed);
     producer = h_producer(client, H_TOPIC, NULL);
-    mock_broker_fail_connect(mb, PULSAR__PROTO__SERVER_ERROR__AuthenticationError,
-                             "token revoked", -1);
+    mock_broker_fail_connect(mb, PULSAR__PROTO__SERVER_ERROR__AuthenticationError, "token revoked",
+                             -1);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_log("token revoked", 10000), "the refusal was not reported");
     h_let_time_pass(500);

@@ -5,8 +5,7 @@
  * producer never sent before must be reported, not called success. */
 #include "client_harness.h"
 
-TestSuite(client_dedup, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(30));
+TestSuite(client_dedup, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
 
 static void dedup_broker(void)
 {

@@ -9,8 +9,7 @@
 #include "config/test_seams.h"
 #include "fake_clock.h"
 
-TestSuite(client_encryption, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(30));
+TestSuite(client_encryption, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
 
 #define PUB1 PC_TEST_KEYS_DIR "/test_rsa1_pub.pem"
 #define PUB2 PC_TEST_KEYS_DIR "/test_rsa2_pub.pem"
@@ -43,8 +42,8 @@ static uint8_t *open_send_of(size_t i, const char *name, const char *priv_file, 
     cr_assert(m->has_encryption_param && m->encryption_param.len == 12);
     EVP_PKEY *priv = td_private_key(priv_file);
     cr_assert_eq(td_unwrap(priv, m->encryption_keys[0]->value.data,
-                           m->encryption_keys[0]->value.len, key), 0,
-                 "send %zu: %s cannot unwrap its key", i, priv_file);
+                           m->encryption_keys[0]->value.len, key),
+                 0, "send %zu: %s cannot unwrap its key", i, priv_file);
     EVP_PKEY_free(priv);
     uint8_t *plain;
     cr_assert_eq(td_open(key, m->encryption_param.data, 12, s.payload, s.payload_len, &plain), 0);
@@ -94,7 +93,7 @@ Test(client_encryption, fail_action_fails_each_message_and_returns_permits_and_m
     producer = enc_producer("/nonexistent/k1.pem", "batchingEnabled", "true", NULL);
     h_send_range(producer, 0, 3); /* one batch */
     cr_assert(pulsarc_producer_flush(producer) == PULSARC_ERR_CRYPTO);
-    h_send(producer, 3);          /* and one more batch, alone */
+    h_send(producer, 3); /* and one more batch, alone */
     cr_assert(h_wait_calls(4, 3000));
     h_expect_no_more_callbacks();
     h_assert_each_once(4, PULSARC_ERR_CRYPTO);
@@ -192,7 +191,8 @@ Test(client_encryption, rotation_gives_new_wrapped_keys_that_still_decrypt)
     mock_send_t a, b;
     cr_assert(mock_broker_get_send(mb, 0, &a) && mock_broker_get_send(mb, (size_t)i - 1, &b));
     cr_assert_neq(memcmp(a.metadata->encryption_keys[0]->value.data,
-                         b.metadata->encryption_keys[0]->value.data, 256), 0);
+                         b.metadata->encryption_keys[0]->value.data, 256),
+                  0);
     mock_send_free(&a);
     mock_send_free(&b);
     h_finish();
@@ -258,8 +258,7 @@ Test(client_encryption, resend_after_a_cut_repeats_the_same_ciphertext)
         cr_assert_eq(memcmp(first.metadata_raw, again.metadata_raw, first.metadata_raw_len), 0,
                      "same IV, same wrapped key, same metadata");
         cr_assert_eq(first.payload_len, again.payload_len);
-        cr_assert_eq(memcmp(first.payload, again.payload, first.payload_len), 0,
-                     "same ciphertext");
+        cr_assert_eq(memcmp(first.payload, again.payload, first.payload_len), 0, "same ciphertext");
         mock_send_free(&first);
         mock_send_free(&again);
         uint8_t key[32];

@@ -14,8 +14,7 @@
 #include "config/test_seams.h"
 #include "fake_clock.h"
 
-TestSuite(client_failover, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(40));
+TestSuite(client_failover, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(40));
 
 #define DELAY_MS 60000
 #define BACK_MS 120000
@@ -60,9 +59,9 @@ static void finish(void)
 
 /* A client of the primary with mb2 as its secondary, checking every 20 ms; key/value
  * pairs (NULL-terminated) add to or override that. */
-#define failover_client(...)                                                                  \
-    h_client_url(mock_broker_url(mb), "failoverSecondaryUrls", mock_broker_url(mb2),           \
-                 "failoverCheckIntervalMs", "20", "failoverDelayMs", h_ms_str(DELAY_MS),        \
+#define failover_client(...)                                                             \
+    h_client_url(mock_broker_url(mb), "failoverSecondaryUrls", mock_broker_url(mb2),     \
+                 "failoverCheckIntervalMs", "20", "failoverDelayMs", h_ms_str(DELAY_MS), \
                  "switchBackDelayMs", h_ms_str(BACK_MS), __VA_ARGS__)
 
 /* The message indices of b's recorded SENDs, in arrival order; returns how many. */
@@ -151,8 +150,7 @@ Test(client_failover, pending_messages_move_to_the_secondary_in_order, .init = s
 
 /* A producer waiting out a long backoff against the dead primary does not wait it out
  * once the client has switched: the switch is what it waited for. */
-Test(client_failover, the_switch_cuts_the_reconnect_backoff_short, .init = setup,
-     .fini = teardown)
+Test(client_failover, the_switch_cuts_the_reconnect_backoff_short, .init = setup, .fini = teardown)
 {
     client = failover_client("initialBackoffIntervalMs", "3600000", "maxBackoffIntervalMs",
                              "3600000", NULL);
@@ -161,8 +159,10 @@ Test(client_failover, the_switch_cuts_the_reconnect_backoff_short, .init = setup
     primary_dies();
     cr_assert(h_wait_log("reconnecting in", 5000), "the producer never scheduled a reconnect");
     h_fake_clock_advance(&fclock, DELAY_MS);
-    cr_assert(h_wait_calls(3, 5000), "only %d of 3 callbacks: the producer sat out its "
-              "backoff", h_total());
+    cr_assert(h_wait_calls(3, 5000),
+              "only %d of 3 callbacks: the producer sat out its "
+              "backoff",
+              h_total());
     h_assert_each_once(3, PULSARC_OK);
     h_assert_order(3);
     assert_received_in_order(mb2, "secondary", 0, 3);
@@ -193,8 +193,7 @@ Test(client_failover, switches_back_once_the_primary_stayed_up_for_the_delay, .i
 }
 
 /* The switch-back clock starts over when the primary fails a probe in between. */
-Test(client_failover, a_flapping_primary_is_not_switched_back_to, .init = setup,
-     .fini = teardown)
+Test(client_failover, a_flapping_primary_is_not_switched_back_to, .init = setup, .fini = teardown)
 {
     on_the_secondary_with_the_primary_back();
     h_fake_clock_advance(&fclock, BACK_MS - 1);
@@ -307,8 +306,7 @@ Test(client_failover, a_cluster_with_its_own_credentials_gets_only_those, .init 
 {
     h_client_setup = secondary_with_own_token;
     client = h_client("authPlugin", "token", "authParams", "token:primary-secret",
-                      "failoverCheckIntervalMs", "20", "failoverDelayMs", h_ms_str(DELAY_MS),
-                      NULL);
+                      "failoverCheckIntervalMs", "20", "failoverDelayMs", h_ms_str(DELAY_MS), NULL);
     producer = h_producer(client, H_TOPIC, NULL);
     assert_last_token(mb, "primary", "primary-secret");
     h_pending_unanswered(1);
@@ -332,8 +330,7 @@ Test(client_failover, a_cluster_added_without_credentials_gets_none, .init = set
 {
     h_client_setup = secondary_without_credentials;
     client = h_client("authPlugin", "token", "authParams", "token:primary-secret",
-                      "failoverCheckIntervalMs", "20", "failoverDelayMs", h_ms_str(DELAY_MS),
-                      NULL);
+                      "failoverCheckIntervalMs", "20", "failoverDelayMs", h_ms_str(DELAY_MS), NULL);
     producer = h_producer(client, H_TOPIC, NULL);
     primary_dies();
     h_fake_clock_advance(&fclock, DELAY_MS);
@@ -342,8 +339,8 @@ Test(client_failover, a_cluster_added_without_credentials_gets_none, .init = set
     finish();
 }
 
-Test(client_failover, secondaries_of_the_url_list_share_the_clients_credentials,
-     .init = setup, .fini = teardown)
+Test(client_failover, secondaries_of_the_url_list_share_the_clients_credentials, .init = setup,
+     .fini = teardown)
 {
     client = failover_client("authPlugin", "token", "authParams", "token:shared-secret", NULL);
     producer = h_producer(client, H_TOPIC, NULL);
@@ -479,8 +476,7 @@ Test(client_failover, bad_settings_are_refused_with_a_reason)
                  PULSARC_ERR_INVALID_CONFIG);
     cr_assert_eq(new_client(cc), PULSARC_OK);
     /* A provider decides the cluster alone. */
-    cr_assert_eq(pulsarc_client_config_set_service_url_provider(cc, provide_url, NULL),
-                 PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set_service_url_provider(cc, provide_url, NULL), PULSARC_OK);
     cr_assert_eq(new_client(cc), PULSARC_ERR_INVALID_CONFIG);
     cr_assert_eq(pulsarc_client_config_set_service_url_provider(cc, NULL, NULL), PULSARC_OK);
     /* Clusters with their own credentials. */
@@ -489,8 +485,8 @@ Test(client_failover, bad_settings_are_refused_with_a_reason)
     cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", "kerberos", NULL,
                                                             NULL),
                  PULSARC_ERR_INVALID_CONFIG);
-    cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", NULL,
-                                                            "token:abc", NULL),
+    cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", NULL, "token:abc",
+                                                            NULL),
                  PULSARC_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", "basic",
                                                             "not basic params", NULL),
@@ -529,14 +525,12 @@ Test(client_failover, at_most_sixteen_secondaries)
 {
     pulsarc_client_config_t *cc = pulsarc_client_config_new();
     for (int i = 0; i < 16; i++)
-        cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", NULL, NULL,
-                                                                NULL),
+        cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", NULL, NULL, NULL),
                      PULSARC_OK);
     cr_assert_eq(pulsarc_client_config_add_failover_cluster(cc, "pulsar://x", NULL, NULL, NULL),
                  PULSARC_ERR_INVALID_CONFIG);
     cr_assert_eq(new_client(cc), PULSARC_OK);
-    cr_assert_eq(pulsarc_client_config_set(cc, "failoverSecondaryUrls", "pulsar://y"),
-                 PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "failoverSecondaryUrls", "pulsar://y"), PULSARC_OK);
     cr_assert_eq(new_client(cc), PULSARC_ERR_INVALID_CONFIG);
     pulsarc_client_config_free(cc);
 }

@@ -6,8 +6,7 @@
 
 #include "wire/frame.h"
 
-TestSuite(client_faults, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(30));
+TestSuite(client_faults, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
 
 /* One message whose receipt is suppressed sits pending; inject() then breaks the
  * connection from the broker's side. The client must drop the connection, reconnect, and
@@ -162,8 +161,8 @@ static void hundred_in_flight_then(void (*cut)(void), int expect_min_connections
         mock_send_t s = h_get_send(mb, i);
         int idx = h_send_index(&s);
         cr_assert(idx >= 0 && idx < 100, "SEND %zu carries no known payload", i);
-        cr_assert_eq(s.sequence_id, (uint64_t)idx, "message %d went out as sequence id %llu",
-                     idx, (unsigned long long)s.sequence_id);
+        cr_assert_eq(s.sequence_id, (uint64_t)idx, "message %d went out as sequence id %llu", idx,
+                     (unsigned long long)s.sequence_id);
         seen[idx] = true;
         mock_send_free(&s);
     }
@@ -419,8 +418,8 @@ Test(client_faults, reset_while_writing_does_not_raise_sigpipe)
         mock_broker_cut_after_bytes(mb, 3000);
         h_send_range_len(producer, sent, sent + 60, 4096);
         sent += 60;
-        cr_assert(h_wait_count(mb, MOCK_CONNECTS, connects + 1, 5000),
-                  "round %d: no reconnect", round);
+        cr_assert(h_wait_count(mb, MOCK_CONNECTS, connects + 1, 5000), "round %d: no reconnect",
+                  round);
     }
     cr_assert(h_wait_calls(sent, 15000), "only %d of %d callbacks", h_total(), sent);
     h_expect_no_more_callbacks();

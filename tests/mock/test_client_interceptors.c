@@ -4,16 +4,15 @@
  * included, before its callback; on_partitions_change hears a partitioned topic grow. */
 #include "client_harness.h"
 
-TestSuite(client_interceptors, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(40));
+TestSuite(client_interceptors, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(40));
 
 /* What the interceptors saw, in order (loop thread and test thread: under a lock). */
 static pthread_mutex_t ic_mu = PTHREAD_MUTEX_INITIALIZER;
 static char ic_log[8192];
-static int ic_acks[H_MAX_MSGS];           /* on_ack calls per message index */
+static int ic_acks[H_MAX_MSGS]; /* on_ack calls per message index */
 static pulsarc_result ic_ack_res[H_MAX_MSGS];
-static bool ic_ack_after_callback;        /* an on_ack came after its send callback */
-static _Atomic int ic_partitions = 0;     /* the last on_partitions_change count */
+static bool ic_ack_after_callback;    /* an on_ack came after its send callback */
+static _Atomic int ic_partitions = 0; /* the last on_partitions_change count */
 static char ic_partitions_topic[256];
 
 static void ic_note(const char *what)
@@ -99,7 +98,8 @@ static pulsarc_producer_t *producer_with(pulsarc_producer_config_t *pc,
                                          const pulsarc_interceptor_t *a, const char *a_ctx,
                                          const pulsarc_interceptor_t *b, const char *b_ctx)
 {
-    cr_assert_eq(pulsarc_producer_config_add_interceptor(pc, a, sizeof *a, (void *)a_ctx), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_config_add_interceptor(pc, a, sizeof *a, (void *)a_ctx),
+                 PULSARC_OK);
     if (b)
         cr_assert_eq(pulsarc_producer_config_add_interceptor(pc, b, sizeof *b, (void *)b_ctx),
                      PULSARC_OK);
@@ -199,8 +199,7 @@ Test(client_interceptors, on_ack_sees_every_accepted_message_once_failures_inclu
 {
     client = h_client(NULL);
     pulsarc_interceptor_t a = { .on_ack = count_ack };
-    producer = producer_with(h_producer_conf(0, "sendTimeoutMs", "300", NULL), &a, "A", NULL,
-                             NULL);
+    producer = producer_with(h_producer_conf(0, "sendTimeoutMs", "300", NULL), &a, "A", NULL, NULL);
     for (int i = 0; i < 3; i++)
         cr_assert_eq(send_indexed(i), PULSARC_OK);
     cr_assert(h_wait_calls(3, 3000));
@@ -213,7 +212,7 @@ Test(client_interceptors, on_ack_sees_every_accepted_message_once_failures_inclu
     cr_assert(h_wait_calls(7, 5000), "only %d of 7 callbacks", h_total());
     h_let_time_pass(50); /* a second on_ack would come now */
     for (int i = 0; i < 7; i++) {
-        pulsarc_result want = i < 3 ? PULSARC_OK
+        pulsarc_result want = i < 3    ? PULSARC_OK
                               : i == 3 ? PULSARC_ERR_BROKER_NOT_ALLOWED
                                        : PULSARC_ERR_SEND_TIMEOUT;
         cr_assert_eq(ic_acks[i], 1, "message %d: %d on_ack", i, ic_acks[i]);
@@ -247,8 +246,7 @@ static pulsarc_result replace_marked(pulsarc_producer_t *p, pulsarc_message_t *m
     if (!pulsarc_message_property(msg, "replace"))
         return PULSARC_OK;
     char *repl = strdup("msg-replaced");
-    pulsarc_result r = pulsarc_message_set_payload_borrowed(msg, repl, strlen(repl), ic_free,
-                                                            NULL);
+    pulsarc_result r = pulsarc_message_set_payload_borrowed(msg, repl, strlen(repl), ic_free, NULL);
     if (r != PULSARC_OK)
         return r;
     return pulsarc_message_property(msg, "reject") ? PULSARC_ERR_INVALID_ARGUMENT : PULSARC_OK;
@@ -262,7 +260,8 @@ Test(client_interceptors, payloads_borrowed_by_the_caller_or_an_interceptor)
     static const char original[] = "msg-0 borrowed";
     pulsarc_message_t *m = pulsarc_message_new();
     cr_assert_eq(pulsarc_message_set_payload_borrowed(m, original, strlen(original), caller_free,
-                                                      NULL), PULSARC_OK);
+                                                      NULL),
+                 PULSARC_OK);
     T.slots[0].idx = 0;
     cr_assert_eq(pulsarc_producer_send_async(producer, m, h_on_sent, &T.slots[0]), PULSARC_OK);
     size_t len = 99;
@@ -271,7 +270,8 @@ Test(client_interceptors, payloads_borrowed_by_the_caller_or_an_interceptor)
 
     /* Replaced: the caller's borrowed payload stays the caller's. */
     cr_assert_eq(pulsarc_message_set_payload_borrowed(m, original, strlen(original), caller_free,
-                                                      NULL), PULSARC_OK);
+                                                      NULL),
+                 PULSARC_OK);
     cr_assert_eq(pulsarc_message_set_property(m, "replace", "1"), PULSARC_OK);
     T.slots[1].idx = 1;
     cr_assert_eq(pulsarc_producer_send_async(producer, m, h_on_sent, &T.slots[1]), PULSARC_OK);
@@ -305,8 +305,8 @@ Test(client_interceptors, on_partitions_change_hears_the_topic_grow)
     mock_broker_set_partitions(mb, 2);
     client = h_client(NULL);
     pulsarc_interceptor_t a = { .on_partitions_change = note_partitions };
-    producer = producer_with(h_producer_conf(0, "autoUpdatePartitionsIntervalSeconds", "1",
-                                             NULL), &a, NULL, NULL, NULL);
+    producer = producer_with(h_producer_conf(0, "autoUpdatePartitionsIntervalSeconds", "1", NULL),
+                             &a, NULL, NULL, NULL);
     h_let_time_pass(50);
     cr_assert_eq(atomic_load(&ic_partitions), 0, "no change yet");
     mock_broker_set_partitions(mb, 3);

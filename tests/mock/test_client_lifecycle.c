@@ -8,8 +8,7 @@
 
 #include "client/client.h"
 
-TestSuite(client_lifecycle, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(60));
+TestSuite(client_lifecycle, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(60));
 
 /* A payload zlib cannot shrink, so its size is judged only after compression. */
 static pulsarc_message_t *incompressible(size_t len)
@@ -289,8 +288,8 @@ static void assert_creation_times_out(void)
 Test(client_lifecycle, create_gives_up_within_operation_timeout_on_a_silent_broker)
 {
     mock_broker_set_ignore_connect(mb, true);
-    client = h_client("operationTimeoutMs", h_ms_str(OP_TIMEOUT_MS), "connectionTimeoutMs",
-                      "45000", NULL);
+    client = h_client("operationTimeoutMs", h_ms_str(OP_TIMEOUT_MS), "connectionTimeoutMs", "45000",
+                      NULL);
     assert_creation_times_out();
     cr_assert_geq(h_count(mb, MOCK_CONNECTS), 1);
     h_finish();
@@ -302,14 +301,15 @@ Test(client_lifecycle, create_gives_up_within_operation_timeout_on_a_silent_brok
 Test(client_lifecycle, create_fails_with_connect_failed_when_the_connection_timeout_is_shorter)
 {
     mock_broker_set_ignore_connect(mb, true);
-    client = h_client("connectionTimeoutMs", h_ms_str(OP_TIMEOUT_MS), "operationTimeoutMs",
-                      "45000", NULL);
+    client = h_client("connectionTimeoutMs", h_ms_str(OP_TIMEOUT_MS), "operationTimeoutMs", "45000",
+                      NULL);
     char detail[256];
     uint64_t elapsed;
     pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
     cr_assert_eq(r, PULSARC_ERR_CONNECT_FAILED, "got %s (%s)", pulsarc_result_name(r), detail);
     cr_assert(strstr(detail, "accepted the connection but did not answer CONNECT within "
-                             "connectionTimeoutMs"), "detail: %s", detail);
+                             "connectionTimeoutMs"),
+              "detail: %s", detail);
     /* A hang guard, far above connectionTimeoutMs and far below operationTimeoutMs. */
     cr_assert_lt(elapsed, 30000, "creation took %llu ms", (unsigned long long)elapsed);
     h_finish();
@@ -324,8 +324,8 @@ Test(client_lifecycle, create_gives_up_within_operation_timeout_while_registerin
     mock_broker_set_ignore_connect(silent, true);
     mock_broker_set_partitions(mb, 3);
     mock_broker_set_lookup_url(mb, mock_broker_url(silent));
-    client = h_client("operationTimeoutMs", h_ms_str(OP_TIMEOUT_MS), "connectionTimeoutMs",
-                      "45000", NULL);
+    client = h_client("operationTimeoutMs", h_ms_str(OP_TIMEOUT_MS), "connectionTimeoutMs", "45000",
+                      NULL);
     assert_creation_times_out();
     cr_assert_geq(mock_broker_count(silent, MOCK_CONNECTS), 1);
     /* The client still works against a broker that answers. */
@@ -348,8 +348,8 @@ Test(client_lifecycle, create_that_runs_out_of_time_mid_attempt_names_the_last_f
     mock_broker_fail_connect(owner, PULSAR__PROTO__SERVER_ERROR__ServiceNotReady, "loading", 1);
     mock_broker_set_ignore_connect(owner, true);
     mock_broker_set_lookup_url(mb, mock_broker_url(owner));
-    client = h_client("operationTimeoutMs", h_ms_str(OP_TIMEOUT_MS), "connectionTimeoutMs",
-                      "45000", NULL);
+    client = h_client("operationTimeoutMs", h_ms_str(OP_TIMEOUT_MS), "connectionTimeoutMs", "45000",
+                      NULL);
     char detail[512];
     uint64_t elapsed;
     pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);

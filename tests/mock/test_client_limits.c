@@ -9,8 +9,7 @@
 
 #include "wire/frame.h"
 
-TestSuite(client_limits, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(30));
+TestSuite(client_limits, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
 
 /* send_async message idx of len bytes with one property of prop_len bytes. */
 static pulsarc_result send_with_property(pulsarc_producer_t *p, int idx, size_t len,
@@ -34,9 +33,9 @@ Test(client_limits, batches_stay_within_the_broker_limit_with_metadata)
 {
     mock_broker_set_max_message_size(mb, 64 * 1024);
     client = h_client(NULL);
-    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true",
-                          "batchingMaxBytes", "10000000", "batchingMaxMessages", "1000",
-                          "batchingMaxPublishDelayMs", "200", NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "batchingMaxBytes",
+                          "10000000", "batchingMaxMessages", "1000", "batchingMaxPublishDelayMs",
+                          "200", NULL);
     int n = 100;
     for (int i = 0; i < n; i++)
         cr_assert_eq(send_with_property(producer, i, 1000, 1500), PULSARC_OK);
@@ -226,8 +225,8 @@ static void expect_charge(const char *key, const char *value, uint64_t want)
     producer = h_producer(client, H_TOPIC, "batchingEnabled", "false", key, value, NULL);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     cr_assert_eq(h_send_len(producer, 0, 600), PULSARC_OK);
-    cr_assert_eq(pulsarc_client_memory_used(client), want, "%s=%s: %lld bytes charged", key,
-                 value, (long long)pulsarc_client_memory_used(client));
+    cr_assert_eq(pulsarc_client_memory_used(client), want, "%s=%s: %lld bytes charged", key, value,
+                 (long long)pulsarc_client_memory_used(client));
     h_release_held_expect_freed(mb, client, 1);
     h_finish();
 }

@@ -3,10 +3,8 @@
  * CONNECT and PRODUCER. */
 #include "client_harness.h"
 
-TestSuite(client_lookup, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(30));
-TestSuite(client_create, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(30));
+TestSuite(client_lookup, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
+TestSuite(client_create, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
 
 /* ---- lookup -------------------------------------------------------------------------- */
 
@@ -147,7 +145,8 @@ Test(client_create, producer_busy_is_terminal)
     pulsarc_result r = h_producer_fails(client, H_TOPIC,
                                         h_producer_conf(0, "producerName", "p1", NULL), detail,
                                         sizeof detail, &elapsed);
-    cr_assert_eq(r, PULSARC_ERR_BROKER_PRODUCER_BUSY, "got %s (%s)", pulsarc_result_name(r), detail);
+    cr_assert_eq(r, PULSARC_ERR_BROKER_PRODUCER_BUSY, "got %s (%s)", pulsarc_result_name(r),
+                 detail);
     cr_assert(strstr(detail, "already connected"), "detail: %s", detail);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 1, "a terminal error was retried");
     cr_assert_lt(elapsed, bound, "create took %llu ms", (unsigned long long)elapsed);
@@ -334,7 +333,7 @@ typedef struct create_job {
     pulsarc_producer_t *producer;
     pulsarc_result res;
     char detail[512];
-    uint64_t done_at_ms;    /* h_now_ms() when creation returned */
+    uint64_t done_at_ms;     /* h_now_ms() when creation returned */
     uint64_t answered_at_ms; /* h_now_ms() just before the broker's answer went out */
 } create_job_t;
 
@@ -460,8 +459,8 @@ Test(client_lookup, service_url_with_a_dead_host)
     client = h_client_url(url, "operationTimeoutMs", "2000", NULL);
     pulsarc_producer_t *p = NULL;
     pulsarc_result r = pulsarc_client_create_producer(client, H_TOPIC, NULL, &p);
-    cr_assert_eq(r, PULSARC_OK, "create with one dead host of two: %s (%s)",
-                 pulsarc_result_name(r), pulsarc_last_error_detail());
+    cr_assert_eq(r, PULSARC_OK, "create with one dead host of two: %s (%s)", pulsarc_result_name(r),
+                 pulsarc_last_error_detail());
     producer = p;
     cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
     h_finish();

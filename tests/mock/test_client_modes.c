@@ -47,8 +47,7 @@ Test(client_modes, access_mode_properties_and_initial_subscription_are_registere
     cr_assert_eq(pulsarc_producer_config_set_property(pc, "host", "b"), PULSARC_OK,
                  "a key set again takes the new value");
     cr_assert_eq(pulsarc_producer_config_set_property(pc, "", "x"), PULSARC_ERR_INVALID_ARGUMENT);
-    cr_assert_eq(pulsarc_producer_config_set_property(pc, "k", NULL),
-                 PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pulsarc_producer_config_set_property(pc, "k", NULL), PULSARC_ERR_INVALID_ARGUMENT);
     producer = h_producer_ok(client, H_TOPIC, pc);
     mock_producer_info_t info = last_producer();
     cr_assert(info.has_access_mode);
@@ -134,7 +133,8 @@ Test(client_modes, a_producer_fenced_out_stops_for_good)
     h_pending_unanswered(2);
     mock_broker_fail_producer(mb, PULSAR__PROTO__SERVER_ERROR__ProducerFenced,
                               "Topic epoch has already moved. Current epoch: 2, Producer "
-                              "epoch: 1", -1);
+                              "epoch: 1",
+                              -1);
     mock_producer_info_t info = last_producer();
     cr_assert_eq(mock_broker_close_producer(mb, info.producer_id), 1);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
@@ -166,8 +166,8 @@ Test(client_modes, exclusive_refusals_fail_creation_at_once)
     char detail[512];
     uint64_t elapsed;
     pulsarc_result r = h_producer_fails(client, H_TOPIC,
-                                        h_producer_conf(0, "accessMode", "exclusive", NULL),
-                                        detail, sizeof detail, &elapsed);
+                                        h_producer_conf(0, "accessMode", "exclusive", NULL), detail,
+                                        sizeof detail, &elapsed);
     cr_assert_eq(r, PULSARC_ERR_BROKER_PRODUCER_FENCED, "got %s", pulsarc_result_name(r));
     cr_assert(strstr(detail, "existing exclusive producer"), "detail: %s", detail);
     cr_assert(strstr(detail, "accessMode is exclusive"), "detail: %s", detail);
@@ -187,9 +187,9 @@ Test(client_modes, exclusive_refusals_fail_creation_at_once)
 typedef struct creator {
     pthread_t thread;
     pulsarc_client_t *client;
-    const char *timeout_ms;   /* operationTimeoutMs of the producer's client */
+    const char *timeout_ms; /* operationTimeoutMs of the producer's client */
     pulsarc_producer_t *producer;
-    _Atomic int result;       /* 1 until creation returned */
+    _Atomic int result; /* 1 until creation returned */
     char detail[512];
 } creator_t;
 
@@ -263,14 +263,13 @@ Test(client_modes, exclusive_producers_start_every_partition_at_creation)
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 0, "a lazy shared producer registered early");
     cr_assert(pulsarc_producer_is_connected(producer), "no partition started, none is down");
     pulsarc_producer_free(producer);
-    producer = h_producer(client, H_TOPIC, "lazyStartPartitionedProducers", "true",
-                          "accessMode", "exclusive", NULL);
+    producer = h_producer(client, H_TOPIC, "lazyStartPartitionedProducers", "true", "accessMode",
+                          "exclusive", NULL);
     cr_assert_eq(h_count(mb, MOCK_PRODUCERS), 3);
     h_finish();
 }
 
 /* ---- is_connected ----------------------------------------------------------------------- */
-
 
 Test(client_modes, is_connected_follows_every_partition)
 {
@@ -353,8 +352,8 @@ static uint64_t wall_ms(void)
 Test(client_modes, replication_clusters_and_delays_travel_in_entries_of_their_own)
 {
     client = h_client(NULL);
-    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true",
-                          "batchingMaxPublishDelayMs", "50", NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "batchingMaxPublishDelayMs",
+                          "50", NULL);
     pulsarc_message_t *m = pulsarc_message_new();
     const char *const clusters[] = { "us-east", "eu-west" };
     cr_assert_eq(pulsarc_message_set_payload(m, "a", 1), PULSARC_OK);
@@ -476,8 +475,8 @@ Test(client_modes, null_values_are_flagged_alone_and_in_batches)
     mock_send_free(&s);
     pulsarc_producer_free(producer);
 
-    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true",
-                          "batchingMaxPublishDelayMs", "50", NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "batchingMaxPublishDelayMs",
+                          "50", NULL);
     cr_assert_eq(pulsarc_message_set_null_value(m), PULSARC_OK);
     send_tracked(m, 0);
     cr_assert_eq(pulsarc_message_set_payload(m, "v3", 2), PULSARC_OK);

@@ -55,8 +55,7 @@ Test(client_network, unknown_listener_fails_at_once)
     uint64_t elapsed;
     pulsarc_result r = h_producer_fails(client, H_TOPIC, NULL, detail, sizeof detail, &elapsed);
     cr_assert_eq(r, PULSARC_ERR_INVALID_CONFIG, "got %s (%s)", pulsarc_result_name(r), detail);
-    cr_assert(strstr(detail, "\"nosuch\"") && strstr(detail, "listenerName"), "detail: %s",
-              detail);
+    cr_assert(strstr(detail, "\"nosuch\"") && strstr(detail, "listenerName"), "detail: %s", detail);
     cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 1, "the lookup was retried");
     cr_assert_lt(elapsed, bound, "create took %llu ms", (unsigned long long)elapsed);
     h_finish();
@@ -125,8 +124,8 @@ Test(client_network, producers_take_the_connections_in_turn)
         int same = 0;
         for (int j = 0; j < 6; j++)
             same += conn_of[j] == conn_of[i];
-        cr_assert_eq(same, 2, "partition %d's connection %d carries %d producers", i,
-                     conn_of[i], same);
+        cr_assert_eq(same, 2, "partition %d's connection %d carries %d producers", i, conn_of[i],
+                     same);
     }
     h_finish();
 }
@@ -152,7 +151,8 @@ Test(client_network, reconnects_keep_the_number_of_connections)
     cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 2);
     uint64_t producers = h_count(mb, MOCK_PRODUCERS);
     mock_broker_cut_now(mb);
-    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, producers + 6, 3000), "not every producer came back");
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, producers + 6, 3000),
+              "not every producer came back");
     h_send_range(producer, 0, 6);
     cr_assert(h_wait_calls(6, 3000), "only %d of 6 callbacks", h_total());
     h_assert_each_once(6, PULSARC_OK);
@@ -231,10 +231,10 @@ static void client_hello_sni(const uint8_t *b, size_t len, char *out, size_t cap
 {
     out[0] = '\0';
     cr_assert(len > 9 && b[0] == 22 && b[5] == 1, "not a TLS ClientHello");
-    size_t at = 9 + 2 + 32;                /* record and handshake headers, version, random */
-    at += 1 + b[at];                       /* session id */
+    size_t at = 9 + 2 + 32;                     /* record and handshake headers, version, random */
+    at += 1 + b[at];                            /* session id */
     at += 2 + ((size_t)b[at] << 8 | b[at + 1]); /* cipher suites */
-    at += 1 + b[at];                       /* compression methods */
+    at += 1 + b[at];                            /* compression methods */
     size_t end = at + 2 + ((size_t)b[at] << 8 | b[at + 1]);
     cr_assert_leq(end, len, "extensions run past the record");
     for (at += 2; at + 4 <= end;) {

@@ -23,8 +23,7 @@
 
 /* The clients here are the test thread's, which runs their loop: the harness's globals
  * (client, producer), which h_teardown destroys from the test's thread, stay unused. */
-TestSuite(client_own_loop, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(60));
+TestSuite(client_own_loop, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(60));
 
 /* ---- the application: its loop, and a timer of its own on it ------------------------- */
 
@@ -127,8 +126,7 @@ static void on_created(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer
 static pulsarc_producer_t *create_on_loop(pulsarc_client_t *c, pulsarc_producer_config_t *pc)
 {
     creation_t cr = { 0 };
-    cr_assert_eq(pulsarc_client_create_producer_async(c, H_TOPIC, pc, on_created, &cr),
-                 PULSARC_OK);
+    cr_assert_eq(pulsarc_client_create_producer_async(c, H_TOPIC, pc, on_created, &cr), PULSARC_OK);
     pulsarc_producer_config_free(pc);
     cr_assert(run_until(flag_set, &cr.done), "the creation never answered");
     cr_assert_eq(cr.res, PULSARC_OK, "create: %s", pulsarc_result_name(cr.res));
@@ -201,8 +199,8 @@ Test(client_own_loop, a_send_on_the_loop_never_waits_and_blocking_calls_refuse)
     pulsarc_client_t *c = app_client("memoryLimitBytes", "2000", NULL);
     cr_assert_eq(pulsarc_client_create_producer(c, H_TOPIC, NULL, &(pulsarc_producer_t *){ NULL }),
                  PULSARC_ERR_WOULD_BLOCK);
-    pulsarc_producer_t *p = create_on_loop(
-        c, h_producer_conf(0, "maxPendingMessages", "2", "blockIfQueueFull", "true", NULL));
+    pulsarc_producer_t *p = create_on_loop(c, h_producer_conf(0, "maxPendingMessages", "2",
+                                                              "blockIfQueueFull", "true", NULL));
     /* Until the loop runs again nothing can complete: two messages fill the queue. */
     h_send_range(p, 0, 2);
     /* Full, and blockIfQueueFull on: refused at once, as the loop is what makes room. */
@@ -266,8 +264,8 @@ Test(client_own_loop, sends_from_another_thread_are_handed_over_and_may_wait)
 {
     app_start(true);
     pulsarc_client_t *c = app_client(NULL);
-    pulsarc_producer_t *p = create_on_loop(
-        c, h_producer_conf(0, "maxPendingMessages", "4", "blockIfQueueFull", "true", NULL));
+    pulsarc_producer_t *p = create_on_loop(c, h_producer_conf(0, "maxPendingMessages", "4",
+                                                              "blockIfQueueFull", "true", NULL));
     sender_t s = { .producer = p, .n = 200 };
     atomic_init(&s.flush_res, 1000);
     atomic_init(&s.done, false);
@@ -386,8 +384,7 @@ Test(client_own_loop, the_close_fails_pending_messages_and_leaves_nothing_on_the
     close_on_loop(c);
     h_assert_each_once(3, PULSARC_ERR_ALREADY_CLOSED);
     for (int i = 0; i < 3; i++)
-        cr_assert(strstr(T.detail[i], "may have been persisted"), "message %d: %s", i,
-                  T.detail[i]);
+        cr_assert(strstr(T.detail[i], "may have been persisted"), "message %d: %s", i, T.detail[i]);
     cr_assert_eq(h_send(p, 3), PULSARC_ERR_ALREADY_CLOSED, "the producer outlived its client");
     pulsarc_producer_free(p);
     app_finish(true);
@@ -450,8 +447,8 @@ static void close_while_waiting(pulsarc_client_t *c, silent_t *s, int want)
     cr_assert_eq(pulsarc_client_create_producer_async(c, H_TOPIC, NULL, on_created, &cr),
                  PULSARC_OK);
     s->want = want;
-    cr_assert(run_until(silent_reached, s), "%d of %d connections reached the silent peer",
-              s->n, want);
+    cr_assert(run_until(silent_reached, s), "%d of %d connections reached the silent peer", s->n,
+              want);
     cr_assert_not(cr.done, "the creation answered before the close");
     close_on_loop(c);
     cr_assert(cr.done, "the creation was never answered");
@@ -487,7 +484,8 @@ Test(client_own_loop, the_close_leaves_nothing_with_an_oauth2_token_request_in_f
     char params[256];
     snprintf(params, sizeof params,
              "{\"issuerUrl\":\"http://127.0.0.1:%d\",\"clientId\":\"cid\","
-             "\"clientSecret\":\"secret\",\"audience\":\"urn:pulsar\"}", s.port);
+             "\"clientSecret\":\"secret\",\"audience\":\"urn:pulsar\"}",
+             s.port);
     pulsarc_client_t *c = app_client("authPlugin", "oauth2", "authParams", params, NULL);
     close_while_waiting(c, &s, 1);
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 0, "CONNECT went out without a token");
@@ -510,8 +508,7 @@ Test(client_own_loop, the_close_leaves_nothing_with_failover_probes_running)
 
 /* ---- signals ---------------------------------------------------------------------------- */
 
-static void raise_sigpipe(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer_t *p,
-                          void *ctx)
+static void raise_sigpipe(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer_t *p, void *ctx)
 {
     /* What a write to a connection the broker reset does: SIGPIPE to the writing thread. */
     raise(SIGPIPE);

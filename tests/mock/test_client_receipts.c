@@ -3,8 +3,7 @@
  * exactly one callback. */
 #include "client_harness.h"
 
-TestSuite(client_receipts, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(30));
+TestSuite(client_receipts, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
 
 Test(client_receipts, held_then_released_in_order)
 {
@@ -207,7 +206,8 @@ Test(client_receipts, broker_closes_producer_then_reregistered)
     cr_assert_eq(s.sequence_id, 1);
     cr_assert_str_eq(s.producer_name, "mock-0");
     mock_send_free(&s);
-    cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0, "a SEND reached the broker for a closed producer");
+    cr_assert_eq(h_count(mb, MOCK_PROTOCOL_ERRORS), 0,
+                 "a SEND reached the broker for a closed producer");
     h_finish();
 }
 
@@ -283,8 +283,7 @@ Test(client_receipts, batches_survive_a_cut)
 Test(client_receipts, batches_time_out_once_per_message)
 {
     client = h_client(NULL);
-    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "sendTimeoutMs", "400",
-                          NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "sendTimeoutMs", "400", NULL);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_SUPPRESS);
     h_send_range(producer, 0, 20);
     cr_assert(h_wait_calls(20, 3000), "only %d of 20 callbacks", h_total());
@@ -359,8 +358,7 @@ Test(client_receipts, refusal_overtaking_older_receipts_fails_only_that_entry)
     cr_assert_eq(h_send(producer, 1), PULSARC_OK);
     cr_assert(h_wait_calls(1, 5000), "the refused message did not fail");
     cr_assert_eq(T.calls[0], 0, "the older message completed before its receipt");
-    cr_assert_eq(T.res[1], PULSARC_ERR_BROKER_NOT_ALLOWED, "got %s",
-                 pulsarc_result_name(T.res[1]));
+    cr_assert_eq(T.res[1], PULSARC_ERR_BROKER_NOT_ALLOWED, "got %s", pulsarc_result_name(T.res[1]));
     cr_assert_eq(mock_broker_release_receipts(mb), 1);
     cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_NORMAL);

@@ -6,8 +6,7 @@
 
 #include <stdatomic.h>
 
-TestSuite(client_reconnect, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(30));
+TestSuite(client_reconnect, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
 
 /* ---- re-registration after a lost connection -------------------------------------------- */
 

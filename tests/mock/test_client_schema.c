@@ -7,9 +7,10 @@
 TestSuite(client_schema, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
 
 #define DEF_V1 "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":\"int\"}]}"
-#define DEF_V2 "{\"type\":\"record\",\"name\":\"R\",\"fields\":["                              \
-               "{\"name\":\"a\",\"type\":\"int\"},"                                              \
-               "{\"name\":\"b\",\"type\":[\"null\",\"string\"],\"default\":null}]}"
+#define DEF_V2                                         \
+    "{\"type\":\"record\",\"name\":\"R\",\"fields\":[" \
+    "{\"name\":\"a\",\"type\":\"int\"},"               \
+    "{\"name\":\"b\",\"type\":[\"null\",\"string\"],\"default\":null}]}"
 
 static pulsarc_schema_t *json_schema(const char *def)
 {
@@ -70,14 +71,15 @@ static int32_t send_count(size_t i)
 Test(client_schema, registered_version_on_every_batch)
 {
     int64_t v;
-    cr_assert_eq(mock_broker_register_schema(mb, H_TOPIC, PULSAR__PROTO__SCHEMA__TYPE__Json,
-                                             DEF_V1, strlen(DEF_V1), &v), 0);
+    cr_assert_eq(mock_broker_register_schema(mb, H_TOPIC, PULSAR__PROTO__SCHEMA__TYPE__Json, DEF_V1,
+                                             strlen(DEF_V1), &v),
+                 0);
     cr_assert_eq(v, 0);
     client = h_client(NULL);
     pulsarc_schema_t *s = json_schema(DEF_V2);
-    producer = schema_producer(s, h_producer_conf(0, "batchingEnabled", "true",
-                                                  "batchingMaxMessages", "3",
-                                                  "batchingMaxPublishDelayMs", "5000", NULL));
+    producer = schema_producer(s,
+                               h_producer_conf(0, "batchingEnabled", "true", "batchingMaxMessages",
+                                               "3", "batchingMaxPublishDelayMs", "5000", NULL));
     pulsarc_schema_free(s);
     mock_producer_info_t info;
     cr_assert(mock_broker_last_producer(mb, &info));
@@ -134,8 +136,9 @@ Test(client_schema, no_schema_no_version)
 Test(client_schema, incompatible_schema_fails_creation_with_the_broker_text)
 {
     int64_t v;
-    cr_assert_eq(mock_broker_register_schema(mb, H_TOPIC, PULSAR__PROTO__SCHEMA__TYPE__Json,
-                                             DEF_V1, strlen(DEF_V1), &v), 0);
+    cr_assert_eq(mock_broker_register_schema(mb, H_TOPIC, PULSAR__PROTO__SCHEMA__TYPE__Json, DEF_V1,
+                                             strlen(DEF_V1), &v),
+                 0);
     client = h_client(NULL);
     pulsarc_schema_t *s;
     cr_assert_eq(pulsarc_schema_new_avro(DEF_V1, &s), PULSARC_OK);
@@ -154,8 +157,9 @@ Test(client_schema, incompatible_schema_fails_creation_with_the_broker_text)
 Test(client_schema, enforced_topic_refuses_a_producer_without_schema)
 {
     int64_t v;
-    cr_assert_eq(mock_broker_register_schema(mb, H_TOPIC, PULSAR__PROTO__SCHEMA__TYPE__Json,
-                                             DEF_V1, strlen(DEF_V1), &v), 0);
+    cr_assert_eq(mock_broker_register_schema(mb, H_TOPIC, PULSAR__PROTO__SCHEMA__TYPE__Json, DEF_V1,
+                                             strlen(DEF_V1), &v),
+                 0);
     mock_broker_set_schema_enforced(mb, true);
     client = h_client(NULL);
     char detail[512];
@@ -184,8 +188,9 @@ Test(client_schema, reconnect_reregisters_and_refreshes_the_version)
     cr_assert_eq(send_version(0), 0);
     mock_broker_clear_schemas(mb);
     int64_t v;
-    cr_assert_eq(mock_broker_register_schema(mb, H_TOPIC, PULSAR__PROTO__SCHEMA__TYPE__Json,
-                                             DEF_V1, strlen(DEF_V1), &v), 0);
+    cr_assert_eq(mock_broker_register_schema(mb, H_TOPIC, PULSAR__PROTO__SCHEMA__TYPE__Json, DEF_V1,
+                                             strlen(DEF_V1), &v),
+                 0);
     mock_broker_cut_now(mb);
     cr_assert(h_wait_count(mb, MOCK_PRODUCERS, 2, 5000));
     mock_producer_info_t info;
@@ -355,8 +360,9 @@ Test(client_schema, key_value_separated_key_flag_on_the_wire)
 Test(client_schema, auto_produce_takes_the_topic_schema)
 {
     int64_t v;
-    cr_assert_eq(mock_broker_register_schema(mb, H_TOPIC, PULSAR__PROTO__SCHEMA__TYPE__Json,
-                                             DEF_V1, strlen(DEF_V1), &v), 0);
+    cr_assert_eq(mock_broker_register_schema(mb, H_TOPIC, PULSAR__PROTO__SCHEMA__TYPE__Json, DEF_V1,
+                                             strlen(DEF_V1), &v),
+                 0);
     client = h_client(NULL);
     pulsarc_schema_t *s;
     cr_assert_eq(pulsarc_schema_new_primitive(PULSARC_SCHEMA_AUTO_PRODUCE, &s), PULSARC_OK);

@@ -8,8 +8,7 @@
 
 #include "wire/frame.h"
 
-TestSuite(client_security, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(30));
+TestSuite(client_security, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
 
 /* CONNECTED's max_message_size governs what the producer sends; it receives only small
  * commands, so a broker announcing 2 GiB and then starting a 6 MiB frame is cut off at
@@ -22,8 +21,18 @@ Test(client_security, incoming_frames_stay_small_whatever_the_broker_announces)
     cr_assert(h_wait_log("max message 2147483647", 5000), "CONNECTED did not announce 2 GiB");
     /* The head of a frame of 6 MiB: total size, command size, a few command bytes. */
     uint32_t total = 6u * 1024 * 1024;
-    uint8_t head[12] = { (uint8_t)(total >> 24), (uint8_t)(total >> 16), (uint8_t)(total >> 8),
-                         (uint8_t)total, 0, 0, 0, 4, 0x08, 0x02, 0x12, 0x00 };
+    uint8_t head[12] = { (uint8_t)(total >> 24),
+                         (uint8_t)(total >> 16),
+                         (uint8_t)(total >> 8),
+                         (uint8_t)total,
+                         0,
+                         0,
+                         0,
+                         4,
+                         0x08,
+                         0x02,
+                         0x12,
+                         0x00 };
     cr_assert_eq(mock_broker_send_raw(mb, head, sizeof head), 1);
     char want[128];
     snprintf(want, sizeof want, "the broker sent a frame larger than %u bytes",
@@ -44,8 +53,7 @@ Test(client_security, broker_words_reach_details_and_logs_without_control_charac
     pulsarc_result r = h_producer_fails(client, H_TOPIC, h_producer_conf(0, NULL), detail,
                                         sizeof detail, NULL);
     cr_expect_eq(r, PULSARC_ERR_BROKER_AUTHORIZATION, "%s", pulsarc_result_name(r));
-    cr_expect(strstr(detail, "denied?[2J??00:00:00.000 pulsarc INFO forged") != NULL, "%s",
-              detail);
+    cr_expect(strstr(detail, "denied?[2J??00:00:00.000 pulsarc INFO forged") != NULL, "%s", detail);
     cr_expect(!strpbrk(detail, "\x1b\r\n"), "a control character in the detail: %s", detail);
     cr_expect(h_log_contains("denied?[2J"), "the refusal was not logged");
     cr_expect_not(h_log_contains("\x1b"), "an escape character reached the log");
@@ -109,8 +117,7 @@ static void update_url(const char *url, int switches)
 
 Test(client_security, update_service_url_leaving_tls_is_warned_about_and_counted)
 {
-    client = h_client_url(TLS_URL, "authPlugin", "token", "authParams", "token:tls-secret-1",
-                          NULL);
+    client = h_client_url(TLS_URL, "authPlugin", "token", "authParams", "token:tls-secret-1", NULL);
     cr_assert_eq(tls_downgrades(), 0);
     update_url(mock_broker_url(mb), 1);
     cr_assert_eq(h_log_count(LEFT_TLS), 1, "no warning when the token left TLS");

@@ -32,8 +32,8 @@ static void remove_spool_dir(void)
 
 static pulsarc_producer_t *spooled_producer(const char *name, const char *fsync)
 {
-    return h_producer(client, H_TOPIC, "producerName", name, "spoolDir", spool_dir,
-                      "spoolFsync", fsync, "sendTimeoutMs", "0", NULL);
+    return h_producer(client, H_TOPIC, "producerName", name, "spoolDir", spool_dir, "spoolFsync",
+                      fsync, "sendTimeoutMs", "0", NULL);
 }
 
 /* The process "dies" with messages 0..n-1 accepted and not stored: the broker is down
@@ -134,8 +134,7 @@ Test(client_spool, damage_in_the_spool_skips_one_message_and_the_statistics_coun
     cr_assert_eq(h_count(mb, MOCK_SENDS), 4);
     for (size_t i = 0; i < 4; i++) {
         mock_send_t s = h_get_send(mb, i);
-        cr_assert_eq(h_send_index(&s), want[i], "SEND %zu carried message %d", i,
-                     h_send_index(&s));
+        cr_assert_eq(h_send_index(&s), want[i], "SEND %zu carried message %d", i, h_send_index(&s));
         mock_send_free(&s);
     }
     cr_assert(h_log_contains("bytes skipped"));
@@ -326,8 +325,8 @@ Test(client_spool, a_full_spool_fails_with_queue_full_until_receipts_free_it)
     make_spool_dir();
     client = h_client(NULL);
     producer = h_producer(client, H_TOPIC, "producerName", "app-1", "spoolDir", spool_dir,
-                          "spoolFsync", "never", "spoolMaxBytes", "65536",
-                          "maxPendingMessages", "0", NULL);
+                          "spoolFsync", "never", "spoolMaxBytes", "65536", "maxPendingMessages",
+                          "0", NULL);
     mock_broker_set_receipt_mode(mb, MOCK_RECEIPTS_HOLD);
     int n = 0;
     pulsarc_result r;

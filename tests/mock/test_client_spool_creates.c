@@ -28,13 +28,12 @@ static void remove_spool_path(void)
 }
 
 typedef struct created {
-    _Atomic int done;             /* 0 until the callback, then res + 1000 */
+    _Atomic int done; /* 0 until the callback, then res + 1000 */
     pulsarc_producer_t *producer;
     char detail[256];
 } created;
 
-static void on_created(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer_t *p,
-                       void *ctx)
+static void on_created(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer_t *p, void *ctx)
 {
     created *cr = ctx;
     cr->producer = p;
@@ -45,9 +44,9 @@ static void on_created(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer
 /* A producer named name on spool_dir, made by the async create. */
 static pulsarc_producer_t *spooled_async(const char *name)
 {
-    pulsarc_producer_config_t *pc = h_producer_conf(0, "producerName", name, "spoolDir",
-                                                    spool_dir, "spoolFsync", "interval",
-                                                    "sendTimeoutMs", "0", NULL);
+    pulsarc_producer_config_t *pc = h_producer_conf(0, "producerName", name, "spoolDir", spool_dir,
+                                                    "spoolFsync", "interval", "sendTimeoutMs", "0",
+                                                    NULL);
     static created cr;
     memset(&cr, 0, sizeof cr);
     pulsarc_result r = pulsarc_client_create_producer_async(client, H_TOPIC, pc, on_created, &cr);
@@ -88,8 +87,7 @@ Test(client_spool_creates, async_create_spools_and_a_later_async_create_resends_
     int want[6] = { 0, 1, 2, 3, 10, 11 };
     for (size_t i = 0; i < 6; i++) {
         mock_send_t s = h_get_send(mb, i);
-        cr_assert_eq(h_send_index(&s), want[i], "SEND %zu carried message %d", i,
-                     h_send_index(&s));
+        cr_assert_eq(h_send_index(&s), want[i], "SEND %zu carried message %d", i, h_send_index(&s));
         cr_assert_eq(s.sequence_id, i);
         cr_assert(s.persisted && !s.duplicate, "SEND %zu was not stored", i);
         mock_send_free(&s);

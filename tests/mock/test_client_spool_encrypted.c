@@ -88,11 +88,12 @@ static uint8_t *open_entry(const mock_send_t *s, size_t *len)
     uint8_t key[32];
     EVP_PKEY *priv = td_private_key("test_rsa1_priv.pem");
     cr_assert_eq(td_unwrap(priv, m->encryption_keys[0]->value.data,
-                           m->encryption_keys[0]->value.len, key), 0);
+                           m->encryption_keys[0]->value.len, key),
+                 0);
     EVP_PKEY_free(priv);
     uint8_t *plain;
-    cr_assert_eq(td_open(key, m->encryption_param.data, 12, s->payload, s->payload_len, &plain),
-                 0, "the entry does not decrypt");
+    cr_assert_eq(td_open(key, m->encryption_param.data, 12, s->payload, s->payload_len, &plain), 0,
+                 "the entry does not decrypt");
     *len = s->payload_len - 16;
     return plain;
 }
@@ -120,8 +121,7 @@ Test(client_spool_encrypted, the_spool_holds_ciphertext_and_the_resend_decrypts)
 
     /* Another process: it needs nothing but the spool (no private key, no data key). */
     client = h_client(NULL);
-    producer = sealing_producer(PUB1, "compressionType", "zlib", "batchingEnabled", "true",
-                                NULL);
+    producer = sealing_producer(PUB1, "compressionType", "zlib", "batchingEnabled", "true", NULL);
     cr_assert_eq(pulsarc_producer_flush(producer), PULSARC_OK);
     cr_assert_eq(h_count(mb, MOCK_SENDS), 5, "each resent message is an entry of its own");
     for (size_t i = 0; i < 5; i++) {
@@ -187,8 +187,8 @@ Test(client_spool_encrypted, a_message_that_cannot_be_encrypted_is_refused_not_s
 {
     cr_assert_eq(test_spool_dir_make(spool_dir, sizeof spool_dir), 0);
     client = h_client(NULL);
-    producer = sealing_producer(PC_TEST_KEYS_DIR "/no_such_key.pem", "cryptoFailureAction",
-                                "send", NULL);
+    producer = sealing_producer(PC_TEST_KEYS_DIR "/no_such_key.pem", "cryptoFailureAction", "send",
+                                NULL);
     cr_assert_eq(h_send(producer, 0), PULSARC_ERR_CRYPTO);
     cr_assert(strstr(pulsarc_last_error_detail(), "k1"), "%s", pulsarc_last_error_detail());
     cr_assert_eq(pulsarc_producer_flush(producer), PULSARC_OK);

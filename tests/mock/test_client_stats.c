@@ -56,8 +56,8 @@ static bool no_producer_open(void *arg)
 Test(client_stats, counters_agree_with_callbacks_and_the_broker_failures_included)
 {
     client = h_client(NULL);
-    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true",
-                          "batchingMaxPublishDelayMs", "60000", "sendTimeoutMs", "300", NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "batchingMaxPublishDelayMs",
+                          "60000", "sendTimeoutMs", "300", NULL);
     /* A batch of 10 stored, one of 5 refused by the broker (NotAllowed: that entry fails
      * alone), one of 3 that never gets a receipt (send timeout). */
     h_send_range(producer, 0, 10);
@@ -108,8 +108,7 @@ Test(client_stats, counters_agree_with_callbacks_and_the_broker_failures_include
     cr_assert_eq(json_integer_value(json_object_get(failed, "SEND_TIMEOUT")), 3);
     cr_assert_eq(json_integer_value(json_object_get(failed, "BROKER_NOT_ALLOWED")), 5);
     json_t *p0 = json_array_get(json_object_get(j, "partition_stats"), 0);
-    cr_assert_eq(json_integer_value(json_object_get(json_object_get(p0, "messages"), "acked")),
-                 10);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(p0, "messages"), "acked")), 10);
     json_decref(j);
     pulsarc_stats_free(s);
 
@@ -129,8 +128,9 @@ Test(client_stats, counters_agree_with_callbacks_and_the_broker_failures_include
     j = json_loads(pulsarc_stats_json(s), 0, &err);
     cr_assert_not_null(j, "JSON: %s", err.text);
     cr_assert_eq(json_array_size(json_object_get(j, "producers")), 0);
-    cr_assert_eq(json_integer_value(json_object_get(
-                     json_object_get(json_object_get(j, "totals"), "messages"), "acked")),
+    cr_assert_eq(json_integer_value(
+                     json_object_get(json_object_get(json_object_get(j, "totals"), "messages"),
+                                     "acked")),
                  10);
     json_decref(j);
     pulsarc_stats_free(s);
@@ -330,8 +330,9 @@ Test(client_stats, the_periodic_callback_runs_on_the_loop_with_the_json)
     json_t *p0 = json_array_get(json_object_get(j, "producers"), 0);
     cr_assert_str_eq(json_string_value(json_object_get(p0, "topic")), H_TOPIC);
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(p0, "messages"), "acked")), 4);
-    cr_assert_eq(json_integer_value(json_object_get(
-                     json_object_get(json_object_get(j, "totals"), "latency_us"), "count")),
+    cr_assert_eq(json_integer_value(
+                     json_object_get(json_object_get(json_object_get(j, "totals"), "latency_us"),
+                                     "count")),
                  4);
     json_decref(j);
     h_finish();

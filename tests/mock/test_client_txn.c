@@ -74,7 +74,10 @@ static void on_end(pulsarc_txn_t *txn, pulsarc_result res, void *ctx)
     atomic_store(&w->done, 1);
 }
 
-static bool end_done(void *arg) { return atomic_load(&((end_wait *)arg)->done) != 0; }
+static bool end_done(void *arg)
+{
+    return atomic_load(&((end_wait *)arg)->done) != 0;
+}
 
 /* ---- the coordinator ------------------------------------------------------------- */
 
@@ -120,8 +123,7 @@ Test(client_txn, no_coordinator_fails_begin_with_its_name)
     client = h_client("enableTransaction", "true", NULL); /* the mock has none */
     pulsarc_txn_t *txn = NULL;
     pulsarc_result r = pulsarc_txn_begin(client, TXN_TTL_MS, &txn);
-    cr_assert_eq(r, PULSARC_ERR_BROKER_TXN_COORDINATOR_NOT_FOUND, "%s",
-                 pulsarc_result_name(r));
+    cr_assert_eq(r, PULSARC_ERR_BROKER_TXN_COORDINATOR_NOT_FOUND, "%s", pulsarc_result_name(r));
     cr_assert_null(txn);
     cr_assert(strstr(pulsarc_last_error_detail(), "transactionCoordinatorEnabled"), "%s",
               pulsarc_last_error_detail());
@@ -164,9 +166,8 @@ Test(client_txn, first_send_to_each_partition_is_registered_before_it)
 Test(client_txn, different_transactions_never_share_a_batch)
 {
     client = txn_client();
-    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true",
-                          "batchingMaxPublishDelayMs", "60000", "batchingMaxMessages", "100",
-                          NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "batchingMaxPublishDelayMs",
+                          "60000", "batchingMaxMessages", "100", NULL);
     pulsarc_txn_t *a = begin(), *b = begin();
     /* Each registers the partition first, so that what follows reaches the partition
      * producer in the order sent, interleaved (the sends that wait for a registration go
@@ -175,8 +176,7 @@ Test(client_txn, different_transactions_never_share_a_batch)
     send_in_ok(producer, b, 1);
     cr_assert(h_wait_count(mb, MOCK_ADD_PARTITIONS, 2, 3000));
     h_settle(mb);
-    cr_assert_eq(pulsarc_producer_flush(producer), PULSARC_OK, "%s",
-                 pulsarc_last_error_detail());
+    cr_assert_eq(pulsarc_producer_flush(producer), PULSARC_OK, "%s", pulsarc_last_error_detail());
     cr_assert(h_wait_calls(2, 3000), "only %d of 2 callbacks", h_total());
     /* a, b, a, none, b, a: a batching producer would put them in one batch. */
     send_in_ok(producer, a, 2);
@@ -185,8 +185,7 @@ Test(client_txn, different_transactions_never_share_a_batch)
     h_send_range(producer, 5, 6);
     send_in_ok(producer, b, 6);
     send_in_ok(producer, a, 7);
-    cr_assert_eq(pulsarc_producer_flush(producer), PULSARC_OK, "%s",
-                 pulsarc_last_error_detail());
+    cr_assert_eq(pulsarc_producer_flush(producer), PULSARC_OK, "%s", pulsarc_last_error_detail());
     cr_assert(h_wait_calls(8, 3000), "only %d of 8 callbacks", h_total());
     h_assert_each_once(8, PULSARC_OK);
 
@@ -283,8 +282,7 @@ Test(client_txn, a_reconnect_resends_the_transactions_sends_with_their_ids)
         cr_assert(has && meta && got == least, "resend %zu without the transaction's ids", i);
         cr_assert_gt(conn, 1, "resend %zu on the first connection", i);
     }
-    cr_assert_eq(pulsarc_txn_commit(txn), PULSARC_OK, "commit: %s",
-                 pulsarc_last_error_detail());
+    cr_assert_eq(pulsarc_txn_commit(txn), PULSARC_OK, "commit: %s", pulsarc_last_error_detail());
     cr_assert_eq(mock_txn(0).state, MOCK_TXN_COMMITTED);
     pulsarc_txn_free(txn);
     h_finish();
@@ -405,8 +403,8 @@ static void flush_blocking(void *arg)
 Test(client_txn, flush_covers_sends_waiting_for_their_registration)
 {
     client = txn_client();
-    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true",
-                          "batchingMaxPublishDelayMs", "60000", NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "true", "batchingMaxPublishDelayMs",
+                          "60000", NULL);
     pulsarc_txn_t *txn = begin();
     /* The coordinator never answers the registration: the sends wait for it until the
      * operation timeout fails them. */

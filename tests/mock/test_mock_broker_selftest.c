@@ -226,18 +226,17 @@ static void cl_send_producer(client_t *cl, uint64_t producer_id, uint64_t reques
 }
 
 /* Create a producer and return PRODUCER_SUCCESS (caller frees). */
-static Pulsar__Proto__BaseCommand *cl_producer(client_t *cl, uint64_t producer_id,
-                                               const char *name)
+static Pulsar__Proto__BaseCommand *cl_producer(client_t *cl, uint64_t producer_id, const char *name)
 {
     cl_send_producer(cl, producer_id, 100 + producer_id, name);
-    Pulsar__Proto__BaseCommand *r =
-        cl_expect(cl, PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS);
+    Pulsar__Proto__BaseCommand *r = cl_expect(cl,
+                                              PULSAR__PROTO__BASE_COMMAND__TYPE__PRODUCER_SUCCESS);
     cr_assert_eq(r->producer_success->request_id, 100 + producer_id);
     return r;
 }
 
-static void cl_send_msg(client_t *cl, uint64_t producer_id, const char *producer_name,
-                        uint64_t seq, const void *payload, size_t len, bool corrupt)
+static void cl_send_msg(client_t *cl, uint64_t producer_id, const char *producer_name, uint64_t seq,
+                        const void *payload, size_t len, bool corrupt)
 {
     Pulsar__Proto__CommandSend s = PULSAR__PROTO__COMMAND_SEND__INIT;
     s.producer_id = producer_id;
@@ -334,15 +333,16 @@ Test(mock_broker, partitioned_metadata_and_lookup)
     client_t cl;
     cl_connect(&cl, mb);
 
-    Pulsar__Proto__CommandPartitionedTopicMetadata pm = PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA__INIT;
+    Pulsar__Proto__CommandPartitionedTopicMetadata pm =
+        PULSAR__PROTO__COMMAND_PARTITIONED_TOPIC_METADATA__INIT;
     pm.topic = (char *)"persistent://public/default/t";
     pm.request_id = 7;
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA;
     cmd.partitionmetadata = &pm;
     cl_send_cmd(&cl, &cmd);
-    Pulsar__Proto__BaseCommand *r =
-        cl_expect(&cl, PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA_RESPONSE);
+    Pulsar__Proto__BaseCommand
+        *r = cl_expect(&cl, PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA_RESPONSE);
     cr_assert_eq(r->partitionmetadataresponse->request_id, 7);
     cr_assert_eq(r->partitionmetadataresponse->partitions, 3);
     cr_assert_eq(r->partitionmetadataresponse->response,
@@ -785,9 +785,11 @@ Test(mock_broker, down_keeps_its_port)
     cr_assert_eq(mock_broker_set_down(mb, true), 0);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     cr_assert_geq(fd, 0);
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
                               .sin_port = htons(mock_broker_port(mb)) };
-    cr_assert_neq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0, "the down broker's port was free");
+    cr_assert_neq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0,
+                  "the down broker's port was free");
     cr_assert_eq(errno, EADDRINUSE);
     close(fd);
     cr_assert_eq(tcp_connect(mock_broker_port(mb)), -1);

@@ -20,8 +20,8 @@ void __wrap_free(void *p);
 
 /* The secret looked for (NULL: free() as usual); the client's loop thread frees too. */
 static const char *_Atomic watched;
-static atomic_int freed_in_clear;   /* blocks freed while still holding it */
-static atomic_int freed_watched;    /* frees seen while watching (the wrap works) */
+static atomic_int freed_in_clear; /* blocks freed while still holding it */
+static atomic_int freed_watched;  /* frees seen while watching (the wrap works) */
 
 void __wrap_free(void *p)
 {
@@ -63,11 +63,9 @@ Test(secret_wipe, the_wrap_sees_a_secret_freed_in_clear)
 Test(secret_wipe, auth_params_set_twice_wipes_the_old_value)
 {
     pulsarc_client_config_t *cc = pulsarc_client_config_new();
-    cr_assert_eq(pulsarc_client_config_set(cc, "authParams", "token:first-secret-456"),
-                 PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "authParams", "token:first-secret-456"), PULSARC_OK);
     watch("first-secret-456");
-    cr_assert_eq(pulsarc_client_config_set(cc, "authParams", "token:second-secret"),
-                 PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "authParams", "token:second-secret"), PULSARC_OK);
     cr_assert_eq(unwatch(), 0, "the replaced authParams was freed in clear");
     watch("second-secret");
     pulsarc_client_config_free(cc);
@@ -99,27 +97,28 @@ static void client_keeps_secret_in_provider_only(const char *plugin, const char 
     for (int round = 0; round < 2; round++) {
         pulsarc_client_t *c = NULL;
         watch(secret);
-        cr_assert_eq(pulsarc_client_new("pulsar://127.0.0.1:1", cc, &c), PULSARC_OK,
-                     "%s: %s", plugin, pulsarc_last_error_detail());
+        cr_assert_eq(pulsarc_client_new("pulsar://127.0.0.1:1", cc, &c), PULSARC_OK, "%s: %s",
+                     plugin, pulsarc_last_error_detail());
         cr_assert_null(c->conf.auth_params,
                        "%s: the client keeps authParams beside its provider's copy", plugin);
         cr_assert_str_eq(c->conf.auth_plugin, plugin);
         cr_assert_eq(pulsarc_client_destroy(c), PULSARC_OK);
-        cr_assert_eq(unwatch(), 0, "%s, client %d: a copy of the secret was freed in clear",
-                     plugin, round + 1);
+        cr_assert_eq(unwatch(), 0, "%s, client %d: a copy of the secret was freed in clear", plugin,
+                     round + 1);
     }
     char dump[4096];
     pulsarc_client_config_dump(cc, dump, sizeof dump);
-    cr_assert(strstr(dump, "authParams=<set, not shown>\n"), "the user's configuration lost "
-              "authParams: %s", dump);
+    cr_assert(strstr(dump, "authParams=<set, not shown>\n"),
+              "the user's configuration lost "
+              "authParams: %s",
+              dump);
     cr_assert_null(strstr(dump, secret), "%s", dump);
     pulsarc_client_config_free(cc);
 }
 
 Test(secret_wipe, a_client_keeps_the_secret_only_in_its_provider)
 {
-    client_keeps_secret_in_provider_only("token", "token:client-secret-321",
-                                         "client-secret-321");
+    client_keeps_secret_in_provider_only("token", "token:client-secret-321", "client-secret-321");
     client_keeps_secret_in_provider_only("basic", "userId:bob,password:basic-secret-654",
                                          "basic-secret-654");
 }
@@ -161,7 +160,8 @@ static pulsarc_result oauth2_client_with_key(const char *json, size_t json_len, 
     char params[1024];
     snprintf(params, sizeof params,
              "{\"issuer_url\":\"http://127.0.0.1:1\",\"audience\":\"urn:test\","
-             "\"private_key\":\"data:application/json;base64,%s%s\"}", b64, tail);
+             "\"private_key\":\"data:application/json;base64,%s%s\"}",
+             b64, tail);
     pulsarc_client_config_t *cc = pulsarc_client_config_new();
     cr_assert_eq(pulsarc_client_config_set(cc, "authPlugin", "oauth2"), PULSARC_OK);
     cr_assert_eq(pulsarc_client_config_set(cc, "authParams", params), PULSARC_OK);
@@ -180,8 +180,8 @@ Test(secret_wipe, a_data_url_that_fails_to_decode_is_wiped)
 {
     static const char json[] = "{\"client_id\":\"cid\",\"client_secret\":\"data-secret-963\"} ";
     watch("data-secret-963");
-    cr_assert_eq(oauth2_client_with_key(json, sizeof json - 1, "!!!!"),
-                 PULSARC_ERR_INVALID_CONFIG, "%s", pulsarc_last_error_detail());
+    cr_assert_eq(oauth2_client_with_key(json, sizeof json - 1, "!!!!"), PULSARC_ERR_INVALID_CONFIG,
+                 "%s", pulsarc_last_error_detail());
     cr_assert(strstr(pulsarc_last_error_detail(), "not valid base64"), "%s",
               pulsarc_last_error_detail());
     cr_assert_eq(unwatch(), 0, "the partly decoded credentials were freed in clear");
@@ -274,8 +274,7 @@ Test(secret_wipe, the_written_connect_frame_is_wiped)
     cr_assert_eq(pulsarc_client_config_set(cc, "connectionTimeoutMs", "300"), PULSARC_OK);
     cr_assert_eq(pulsarc_client_config_set(cc, "operationTimeoutMs", "300"), PULSARC_OK);
     pulsarc_client_t *c = NULL;
-    cr_assert_eq(pulsarc_client_new(url, cc, &c), PULSARC_OK, "%s",
-                 pulsarc_last_error_detail());
+    cr_assert_eq(pulsarc_client_new(url, cc, &c), PULSARC_OK, "%s", pulsarc_last_error_detail());
     watch(token);
     pulsarc_producer_t *p = NULL;
     cr_assert_neq(pulsarc_client_create_producer(c, "t", NULL, &p), PULSARC_OK,

@@ -111,7 +111,8 @@ static int lookup(pc_buf_t *out, Pulsar__Proto__CommandLookupTopicResponse *m)
 int bc_lookup_connect(pc_buf_t *out, uint64_t request_id, const char *url, const char *url_tls,
                       bool proxy_through_service_url)
 {
-    Pulsar__Proto__CommandLookupTopicResponse m = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
+    Pulsar__Proto__CommandLookupTopicResponse m =
+        PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
     m.request_id = request_id;
     m.has_response = 1;
     m.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Connect;
@@ -127,7 +128,8 @@ int bc_lookup_connect(pc_buf_t *out, uint64_t request_id, const char *url, const
 int bc_lookup_redirect(pc_buf_t *out, uint64_t request_id, const char *url, const char *url_tls,
                        bool authoritative)
 {
-    Pulsar__Proto__CommandLookupTopicResponse m = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
+    Pulsar__Proto__CommandLookupTopicResponse m =
+        PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
     m.request_id = request_id;
     m.has_response = 1;
     m.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Redirect;
@@ -140,7 +142,8 @@ int bc_lookup_redirect(pc_buf_t *out, uint64_t request_id, const char *url, cons
 
 int bc_lookup_failed(pc_buf_t *out, uint64_t request_id, int server_error, const char *message)
 {
-    Pulsar__Proto__CommandLookupTopicResponse m = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
+    Pulsar__Proto__CommandLookupTopicResponse m =
+        PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__INIT;
     m.request_id = request_id;
     m.has_response = 1;
     m.response = PULSAR__PROTO__COMMAND_LOOKUP_TOPIC_RESPONSE__LOOKUP_TYPE__Failed;
@@ -275,19 +278,19 @@ int bc_schema_error(pc_buf_t *out, uint64_t request_id, int server_error, const 
 /* ---- the transaction coordinator --------------------------------------------------- */
 
 /* The NEW_TXN, ADD_PARTITION_TO_TXN and END_TXN answers share their fields. */
-#define BC_TXN_FIELDS(m)                                                                       \
-    do {                                                                                       \
-        (m).request_id = request_id;                                                           \
-        (m).has_txnid_most_bits = (m).has_txnid_least_bits = 1;                               \
-        (m).txnid_most_bits = most;                                                            \
-        (m).txnid_least_bits = least;                                                          \
-        (m).has_error = server_error >= 0;                                                     \
-        (m).error = (Pulsar__Proto__ServerError)(server_error >= 0 ? server_error : 0);        \
-        (m).message = server_error >= 0 ? (char *)message : NULL;                              \
+#define BC_TXN_FIELDS(m)                                                                \
+    do {                                                                                \
+        (m).request_id = request_id;                                                    \
+        (m).has_txnid_most_bits = (m).has_txnid_least_bits = 1;                         \
+        (m).txnid_most_bits = most;                                                     \
+        (m).txnid_least_bits = least;                                                   \
+        (m).has_error = server_error >= 0;                                              \
+        (m).error = (Pulsar__Proto__ServerError)(server_error >= 0 ? server_error : 0); \
+        (m).message = server_error >= 0 ? (char *)message : NULL;                       \
     } while (0)
 
-int bc_txn_response(pc_buf_t *out, int type, uint64_t request_id, uint64_t most,
-                    uint64_t least, int server_error, const char *message)
+int bc_txn_response(pc_buf_t *out, int type, uint64_t request_id, uint64_t most, uint64_t least,
+                    int server_error, const char *message)
 {
     Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
     Pulsar__Proto__CommandTcClientConnectResponse tc =

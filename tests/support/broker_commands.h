@@ -66,8 +66,7 @@ int bc_send_error(pc_buf_t *out, uint64_t producer_id, uint64_t sequence_id, int
 /* GET_SCHEMA: the topic's schema and its version, or an error. */
 int bc_get_schema(pc_buf_t *out, uint64_t request_id, const Pulsar__Proto__Schema *schema,
                   ProtobufCBinaryData version);
-int bc_get_schema_error(pc_buf_t *out, uint64_t request_id, int server_error,
-                        const char *message);
+int bc_get_schema_error(pc_buf_t *out, uint64_t request_id, int server_error, const char *message);
 /* GET_OR_CREATE_SCHEMA: the version of the producer's schema, or an error. */
 int bc_schema_version(pc_buf_t *out, uint64_t request_id, ProtobufCBinaryData version);
 int bc_schema_error(pc_buf_t *out, uint64_t request_id, int server_error, const char *message);
@@ -78,7 +77,7 @@ int bc_schema_error(pc_buf_t *out, uint64_t request_id, int server_error, const 
  * TC_CLIENT_CONNECT_REQUEST, NEW_TXN, ADD_PARTITION_TO_TXN or END_TXN): its *_RESPONSE
  * with the transaction's ids (ignored for TC_CLIENT_CONNECT), and server_error and
  * message when server_error >= 0. -1 for another type. */
-int bc_txn_response(pc_buf_t *out, int type, uint64_t request_id, uint64_t most,
-                    uint64_t least, int server_error, const char *message);
+int bc_txn_response(pc_buf_t *out, int type, uint64_t request_id, uint64_t most, uint64_t least,
+                    int server_error, const char *message);
 
 #endif

@@ -17,8 +17,7 @@ typedef struct outcome {
 } outcome_t;
 
 /* A pc_http_done_cb; ctx is an outcome_t. */
-static inline void on_done(pulsarc_result res, long status, const char *body, size_t len,
-                           void *ctx)
+static inline void on_done(pulsarc_result res, long status, const char *body, size_t len, void *ctx)
 {
     outcome_t *o = ctx;
     o->calls++;

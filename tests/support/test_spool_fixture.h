@@ -28,8 +28,8 @@ static SF_UNUSED char dir[64];
 static SF_UNUSED char log_text[16384];
 static SF_UNUSED int log_lines;
 
-static SF_UNUSED void on_log(pulsarc_log_level level, const char *file, int line,
-                             const char *msg, void *ctx)
+static SF_UNUSED void on_log(pulsarc_log_level level, const char *file, int line, const char *msg,
+                             void *ctx)
 {
     size_t used = strlen(log_text);
     snprintf(log_text + used, sizeof log_text - used, "%s\n", msg);
@@ -67,10 +67,13 @@ static SF_UNUSED void remove_dir(void)
 
 static SF_UNUSED pc_spool_settings_t settings(pc_spool_fsync_t policy)
 {
-    return (pc_spool_settings_t){ .dir = dir, .producer_name = "app-1",
+    return (pc_spool_settings_t){ .dir = dir,
+                                  .producer_name = "app-1",
                                   .topic = "persistent://public/default/t",
-                                  .fsync = policy, .fsync_interval_ms = 5,
-                                  .max_bytes = 1 << 20, .log = &logger,
+                                  .fsync = policy,
+                                  .fsync_interval_ms = 5,
+                                  .max_bytes = 1 << 20,
+                                  .log = &logger,
                                   .accepted = on_accepted };
 }
 
@@ -96,13 +99,19 @@ static SF_UNUSED pc_spool_msg_t message(int i, int64_t id, char *key, char *payl
 {
     snprintf(key, 32, "key-%d", i);
     snprintf(payload, 64, "payload of message %d", i);
-    return (pc_spool_msg_t){ .sequence_id = id, .partition = i % 3,
+    return (pc_spool_msg_t){ .sequence_id = id,
+                             .partition = i % 3,
                              .flags = i % 2 ? PC_SPOOL_KEY_B64 : PC_SPOOL_NULL_VALUE,
-                             .event_time = 1000u + (uint64_t)i, .deliver_at = 2000u + (uint64_t)i,
+                             .event_time = 1000u + (uint64_t)i,
+                             .deliver_at = 2000u + (uint64_t)i,
                              .key = i % 4 == 3 ? NULL : key,
-                             .ordering_key = (const uint8_t *)"ok\0k", .ordering_key_len = i % 2 ? 4 : 0,
-                             .n_props = (size_t)(i % 3), .prop_at = prop_at, .props = props,
-                             .payload = (const uint8_t *)payload, .payload_len = strlen(payload) };
+                             .ordering_key = (const uint8_t *)"ok\0k",
+                             .ordering_key_len = i % 2 ? 4 : 0,
+                             .n_props = (size_t)(i % 3),
+                             .prop_at = prop_at,
+                             .props = props,
+                             .payload = (const uint8_t *)payload,
+                             .payload_len = strlen(payload) };
 }
 
 /* Where a message is in the spool, for pc_spool_release. */

@@ -52,8 +52,7 @@ static void refused_while_locked(pc_permits_t *pm, int64_t max_pending, size_t b
     pulsarc_result got = pc_admit(&adm, pm, max_pending, bytes, true);
     pthread_barrier_wait(&done);
     pthread_join(holder, NULL);
-    cr_assert_eq(got, want, "got %s, want %s", pulsarc_result_name(got),
-                 pulsarc_result_name(want));
+    cr_assert_eq(got, want, "got %s, want %s", pulsarc_result_name(got), pulsarc_result_name(want));
 }
 
 TestSuite(admission, .timeout = 20);

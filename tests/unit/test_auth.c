@@ -31,7 +31,9 @@ Test(auth_params, json_object_with_strings_numbers_and_booleans)
 {
     pc_auth_params_t p;
     cr_assert_eq(pc_auth_params_parse(" {\"userId\":\"u\",\"password\":\"p,w:d\",\"n\":3,"
-                                      "\"b\":true}", &p), PULSARC_OK);
+                                      "\"b\":true}",
+                                      &p),
+                 PULSARC_OK);
     cr_assert_str_eq(pc_auth_params_get(&p, "userId"), "u");
     cr_assert_str_eq(pc_auth_params_get(&p, "password"), "p,w:d");
     cr_assert_str_eq(pc_auth_params_get(&p, "n"), "3");
@@ -55,12 +57,12 @@ Test(auth_params, key_value_pairs_keep_later_colons_and_trim_blanks)
 Test(auth_params, errors_never_quote_the_text)
 {
     static const char *const bad[] = {
-        "{\"password\":\"hunter2\"",   /* unterminated JSON */
-        "[\"hunter2\"]",               /* not an object */
+        "{\"password\":\"hunter2\"",    /* unterminated JSON */
+        "[\"hunter2\"]",                /* not an object */
         "{\"password\":[\"hunter2\"]}", /* a value that is not a scalar */
-        "hunter2",                     /* no key */
-        "user:u,hunter2",              /* second item without a key */
-        ":hunter2",                    /* empty key */
+        "hunter2",                      /* no key */
+        "user:u,hunter2",               /* second item without a key */
+        ":hunter2",                     /* empty key */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         pc_auth_params_t p;
@@ -190,16 +192,18 @@ Test(auth_plugin, tls_identity_files_must_be_readable)
                      "cannot read the TLS key file /nonexistent/client.key: No such file or "
                      "directory");
 
-    in = (pc_auth_config_t){ .plugin = "tls", .tls_cert_file = "/nonexistent/client.pem",
+    in = (pc_auth_config_t){ .plugin = "tls",
+                             .tls_cert_file = "/nonexistent/client.pem",
                              .tls_key_file = cert };
     cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_ERR_AUTH_PROVIDER);
-    cr_assert(strstr(pulsarc_last_error_detail(), "certificate file /nonexistent/client.pem"),
-              "%s", pulsarc_last_error_detail());
+    cr_assert(strstr(pulsarc_last_error_detail(), "certificate file /nonexistent/client.pem"), "%s",
+              pulsarc_last_error_detail());
 
     /* The TLS settings win over the parameters' files, which are then not read. */
     in = (pc_auth_config_t){ .plugin = "tls",
                              .params = "tlsCertFile:/nonexistent/a,tlsKeyFile:/nonexistent/b",
-                             .tls_cert_file = cert, .tls_key_file = cert };
+                             .tls_cert_file = cert,
+                             .tls_key_file = cert };
     cr_assert_eq(pc_auth_from_config(&in, &a, &tls), PULSARC_OK, "%s", pulsarc_last_error_detail());
     pc_auth_free(a);
     pc_auth_tls_files_clear(&tls);
@@ -405,8 +409,8 @@ static void fetch(pc_auth_t *a, const char *token, const char *expires_in)
     cr_assert_eq(w.calls, 0, "must wait for the issuer");
     if (fh.gets == 1 && fh.posts == 0) {
         cr_assert_str_eq(fh.url, ISSUER "/.well-known/openid-configuration");
-        fake_answer(PULSARC_OK, 200, "{\"issuer\":\"" ISSUER "\",\"token_endpoint\":\""
-                                     ISSUER "/oauth/token\"}");
+        fake_answer(PULSARC_OK, 200,
+                    "{\"issuer\":\"" ISSUER "\",\"token_endpoint\":\"" ISSUER "/oauth/token\"}");
     }
     cr_assert_str_eq(fh.url, ISSUER "/oauth/token");
     char body[256];
@@ -504,8 +508,10 @@ Test(auth_oauth2, issuer_errors_name_the_issuer_and_the_problem_never_the_secret
         { 200, "not json", NULL, 0, "not a JSON object" },
         { 200, "{\"issuer\":\"x\"}", NULL, 0, "no token_endpoint" },
         { 200, "{\"token_endpoint\":\"http://issuer.test/t\"}", NULL, 0, "not an https://" },
-        { 200, "{\"token_endpoint\":\"" ISSUER "/t\"}", "{\"error\":\"invalid_client\","
-          "\"error_description\":\"bad " SECRET "\"}", 401, "HTTP 401 (error \"invalid_client\")" },
+        { 200, "{\"token_endpoint\":\"" ISSUER "/t\"}",
+          "{\"error\":\"invalid_client\","
+          "\"error_description\":\"bad " SECRET "\"}",
+          401, "HTTP 401 (error \"invalid_client\")" },
         { 200, "{\"token_endpoint\":\"" ISSUER "/t\"}", "<html>tok-x", 200, "not a JSON object" },
         { 200, "{\"token_endpoint\":\"" ISSUER "/t\"}", "{\"token\":\"tok-x\"}", 200,
           "no access_token" },
@@ -571,8 +577,9 @@ static void write_key(char *path, size_t len, const char *content)
 Test(auth_oauth2, private_key_as_path_file_url_and_data_url_with_both_name_styles)
 {
     char path[128], params[512];
-    write_key(path, sizeof path, "{\"type\":\"client_credentials\",\"client_id\":\"kid\","
-                                 "\"client_secret\":\"ksecret\",\"issuer_url\":\"" ISSUER "\"}");
+    write_key(path, sizeof path,
+              "{\"type\":\"client_credentials\",\"client_id\":\"kid\","
+              "\"client_secret\":\"ksecret\",\"issuer_url\":\"" ISSUER "\"}");
     const char *forms[] = {
         "{\"issuer_url\":\"" ISSUER "\",\"private_key\":\"file://%s\",\"audience\":\"aud\"}",
         "{\"issuerUrl\":\"" ISSUER "\",\"privateKey\":\"%s\",\"audience\":\"aud\"}",
@@ -583,8 +590,10 @@ Test(auth_oauth2, private_key_as_path_file_url_and_data_url_with_both_name_style
         snprintf(params, sizeof params, forms[i], path);
         pc_auth_t *a = oauth2_with(params);
         fetch(a, "tok-1", "60");
-        cr_assert_str_eq(fh.form, "grant_type=client_credentials&client_id=kid"
-                                  "&client_secret=ksecret&audience=aud", "form %zu", i);
+        cr_assert_str_eq(fh.form,
+                         "grant_type=client_credentials&client_id=kid"
+                         "&client_secret=ksecret&audience=aud",
+                         "form %zu", i);
         pc_auth_free(a);
     }
     /* {"client_id":"did","client_secret":"dsecret"} */
@@ -724,8 +733,7 @@ typedef struct lines {
     char last[512];
 } lines_t;
 
-static void capture(pulsarc_log_level level, const char *file, int line, const char *msg,
-                    void *ctx)
+static void capture(pulsarc_log_level level, const char *file, int line, const char *msg, void *ctx)
 {
     (void)file;
     (void)line;

@@ -10,7 +10,8 @@ Test(backoff, doubles_with_jitter_up_to_the_maximum_and_resets)
     for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
         uint64_t d = pc_backoff_next(&b);
         cr_assert_leq(d, expect[i]);
-        cr_assert_geq(d, expect[i] - expect[i] / 10, "step %zu gave %llu", i, (unsigned long long)d);
+        cr_assert_geq(d, expect[i] - expect[i] / 10, "step %zu gave %llu", i,
+                      (unsigned long long)d);
     }
     pc_backoff_reset(&b);
     cr_assert_leq(pc_backoff_next(&b), 100);

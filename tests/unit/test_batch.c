@@ -46,14 +46,13 @@ Test(batch, payload_layout_matches_golden_bytes)
     /* Each message: u32 size, SingleMessageMetadata, payload. The metadata is, in field
      * order: partition_key (2) "k", payload_size (3), sequence_id (8). */
     const uint8_t golden[] = {
-        0x00, 0x00, 0x00, 0x07,                   /* metadata size 7 */
-        0x12, 0x01, 'k',                          /* partition_key = "k" */
-        0x18, 0x02,                               /* payload_size = 2 */
-        0x40, 0x07,                               /* sequence_id = 7 */
-        'a', 'b',
-        0x00, 0x00, 0x00, 0x04,                   /* metadata size 4 */
-        0x18, 0x01,                               /* payload_size = 1 */
-        0x40, 0x08,                               /* sequence_id = 8 */
+        0x00, 0x00, 0x00, 0x07,             /* metadata size 7 */
+        0x12, 0x01, 'k',                    /* partition_key = "k" */
+        0x18, 0x02,                         /* payload_size = 2 */
+        0x40, 0x07,                         /* sequence_id = 7 */
+        'a',  'b',  0x00, 0x00, 0x00, 0x04, /* metadata size 4 */
+        0x18, 0x01,                         /* payload_size = 1 */
+        0x40, 0x08,                         /* sequence_id = 8 */
         'c',
     };
     cr_assert_eq(buf.len, sizeof golden);
@@ -135,8 +134,11 @@ Test(chunks, ops_slice_the_payload_without_copies)
     pc_msg_t *m = &s->msg;
     pulsarc_message_free(b);
     m->sequence_id = 42;
-    pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .codec = 0,
-                         .max_message_size = 5 * 1024 * 1024, .chunking = true,
+    pc_op_params_t p = { .producer_id = 1,
+                         .producer_name = "p",
+                         .codec = 0,
+                         .max_message_size = 5 * 1024 * 1024,
+                         .chunking = true,
                          .chunk_size = 1000 };
     pc_op_t *first, *last;
     cr_assert_eq(pc_op_build_message(&p, m, &first, &last), PULSARC_OK);
@@ -217,8 +219,8 @@ static pulsarc_result build_alone(pc_msg_t *m, uint32_t max)
 Test(chunks, metadata_counts_against_the_whole_frame)
 {
     const uint32_t max = 16 * 1024;
-    cr_assert_eq(build_alone(with_property(1, 16 * 1024), 5 * 1024 * 1024), PULSARC_OK,
-                 "%s", pulsarc_last_error_detail());
+    cr_assert_eq(build_alone(with_property(1, 16 * 1024), 5 * 1024 * 1024), PULSARC_OK, "%s",
+                 pulsarc_last_error_detail());
     cr_assert_eq(build_alone(with_property(10, 20 * 1024), max), PULSARC_OK, "%s",
                  pulsarc_last_error_detail());
     cr_assert_eq(build_alone(with_property(max, 0), max), PULSARC_OK, "a payload at the limit");

@@ -62,12 +62,13 @@ Test(client_conf, reads_pulsars_stock_file_without_warnings)
 
 Test(client_conf, maps_security_keys_and_the_java_field_name)
 {
-    const char *text = "brokerServiceUrl=pulsar+ssl://broker:6651\n"
-                       "authPluginClassName=org.apache.pulsar.client.impl.auth.AuthenticationToken\n"
-                       "authParams=token:abc.def\n"
-                       "tlsTrustCertsFilePath=/etc/ca.pem\n"
-                       "tlsCertificateFilePath=/etc/client.pem\ntlsKeyFilePath=/etc/client.key\n"
-                       "tlsProtocols=TLSv1.3\ntlsCiphers=HIGH\n";
+    const char
+        *text = "brokerServiceUrl=pulsar+ssl://broker:6651\n"
+                "authPluginClassName=org.apache.pulsar.client.impl.auth.AuthenticationToken\n"
+                "authParams=token:abc.def\n"
+                "tlsTrustCertsFilePath=/etc/ca.pem\n"
+                "tlsCertificateFilePath=/etc/client.pem\ntlsKeyFilePath=/etc/client.key\n"
+                "tlsProtocols=TLSv1.3\ntlsCiphers=HIGH\n";
     struct client_conf c;
     char err[256] = "";
     cr_assert_eq(parse(text, &c, err, sizeof err), 0, "%s", err);
@@ -104,7 +105,8 @@ Test(client_conf, properties_syntax)
     cr_assert_str_eq(setting(&c, "authParams"),
                      "{\"issuerUrl\":\"https://x\",\"audience\":\"a\tb\xc3\xa9\"}");
     cr_assert_str_eq(setting(&c, "tlsCiphers"), "B");
-    cr_assert_str_eq(setting(&c, "tlsTrustCertsFilePath"), "/path\\", "an even run of '\\' does not continue");
+    cr_assert_str_eq(setting(&c, "tlsTrustCertsFilePath"), "/path\\",
+                     "an even run of '\\' does not continue");
     cr_assert_null(c.broker_service_url, "a key without a value is not set");
     cr_assert_str_eq(warnings, "");
     client_conf_free(&c);
@@ -150,8 +152,8 @@ Test(client_conf, service_url_prefers_the_binary_one)
                      "alone, the web service URL is used (lookup over HTTP)");
     client_conf_free(&c);
 
-    cr_assert_eq(parse("serviceUrl=pulsar://a:1\nwebServiceUrl=http://h/\n", &c, err,
-                       sizeof err), 0);
+    cr_assert_eq(parse("serviceUrl=pulsar://a:1\nwebServiceUrl=http://h/\n", &c, err, sizeof err),
+                 0);
     cr_assert_str_eq(client_conf_service_url(&c, err, sizeof err), "pulsar://a:1");
     client_conf_free(&c);
 

@@ -5,8 +5,8 @@
 
 #include "codec/compression.h"
 
-static const pc_codec_t all_codecs[] = { PC_CODEC_NONE, PC_CODEC_LZ4, PC_CODEC_ZLIB,
-                                         PC_CODEC_ZSTD, PC_CODEC_SNAPPY };
+static const pc_codec_t all_codecs[] = { PC_CODEC_NONE, PC_CODEC_LZ4, PC_CODEC_ZLIB, PC_CODEC_ZSTD,
+                                         PC_CODEC_SNAPPY };
 static const pc_codec_t real_codecs[] = { PC_CODEC_LZ4, PC_CODEC_ZLIB, PC_CODEC_ZSTD,
                                           PC_CODEC_SNAPPY };
 #define N_ALL (sizeof all_codecs / sizeof all_codecs[0])
@@ -60,8 +60,8 @@ static void round_trip(pc_codec_t codec, const uint8_t *in, size_t len)
     cr_assert_eq(pc_buf_append(&c, "HDR", 3), 0);
     cr_assert_eq(pc_buf_append(&d, "xy", 2), 0);
 
-    cr_assert_eq(pc_compress(codec, in, len, &c), 0, "%s compress of %zu bytes",
-                 codec_name(codec), len);
+    cr_assert_eq(pc_compress(codec, in, len, &c), 0, "%s compress of %zu bytes", codec_name(codec),
+                 len);
     cr_assert_eq(memcmp(c.data, "HDR", 3), 0);
     cr_assert_eq(pc_decompress(codec, c.data + 3, c.len - 3, len, &d), 0,
                  "%s decompress of %zu bytes", codec_name(codec), len);
@@ -128,8 +128,7 @@ struct golden {
 };
 
 #define A64 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-#define P12                                                                                      \
-    "pulsar pulsar pulsar pulsar pulsar pulsar pulsar pulsar pulsar pulsar pulsar pulsar "
+#define P12 "pulsar pulsar pulsar pulsar pulsar pulsar pulsar pulsar pulsar pulsar pulsar pulsar "
 
 static const struct golden java_vectors[] = {
     { PC_CODEC_LZ4, "", "00" },
@@ -158,7 +157,9 @@ static const struct golden java_vectors[] = {
 static const struct golden spec_vectors[] = {
     { PC_CODEC_LZ4, "abcdabcdabcdabcd12345", "48616263640400503132333435" },
     { PC_CODEC_SNAPPY, "abcdabcdabcd", "0c0c616263641104" },
-    { PC_CODEC_ZSTD, "hello", "28b52ffd2005290000" "68656c6c6f" },
+    { PC_CODEC_ZSTD, "hello",
+      "28b52ffd2005290000"
+      "68656c6c6f" },
     { PC_CODEC_ZSTD, "aaaaaaaaaa", "28b52ffd200a53000061" },
     { PC_CODEC_ZLIB, "hello", "7801010500faff68656c6c6f062c0215" },
     { PC_CODEC_ZLIB, "hello", "789ccb48cdc9c90700062c0215" },
@@ -294,7 +295,10 @@ Test(compression, corrupt_input_fails)
         /* bad Adler-32 */
         { PC_CODEC_ZLIB, "789ccb48cdc9c90700062c0216", 5 },
         /* wrong magic */
-        { PC_CODEC_ZSTD, "28b52ffe2005290000" "68656c6c6f", 5 },
+        { PC_CODEC_ZSTD,
+          "28b52ffe2005290000"
+          "68656c6c6f",
+          5 },
         /* Java's vector with a flipped payload byte: the content checksum catches it */
         { PC_CODEC_ZSTD, "28b52ffd240529000068656c6c70a36d9f88", 5 },
         /* copy before anything was written */
@@ -309,8 +313,8 @@ Test(compression, corrupt_input_fails)
         size_t n = unhex(bad[i].hex, in, sizeof in);
         pc_buf_t d;
         pc_buf_init(&d);
-        cr_expect_eq(pc_decompress(bad[i].codec, in, n, bad[i].size, &d), -1, "case %zu (%s)",
-                     i, codec_name(bad[i].codec));
+        cr_expect_eq(pc_decompress(bad[i].codec, in, n, bad[i].size, &d), -1, "case %zu (%s)", i,
+                     codec_name(bad[i].codec));
         cr_expect_eq(d.len, 0);
         pc_buf_free(&d);
     }

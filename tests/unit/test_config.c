@@ -50,9 +50,12 @@ Test(config, rejects_unknown_keys_and_bad_values_with_a_reason)
     pulsarc_client_config_t *c = pulsarc_client_config_new();
     cr_assert_eq(pulsarc_client_config_set(c, "noSuchKey", "1"), PULSARC_ERR_INVALID_CONFIG);
     cr_assert(strstr(pulsarc_last_error_detail(), "noSuchKey"));
-    cr_assert_eq(pulsarc_client_config_set(c, "operationTimeoutMs", "abc"), PULSARC_ERR_INVALID_CONFIG);
-    cr_assert_eq(pulsarc_client_config_set(c, "operationTimeoutMs", "0"), PULSARC_ERR_INVALID_CONFIG);
-    cr_assert_eq(pulsarc_client_config_set(c, "operationTimeoutMs", "12x"), PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(pulsarc_client_config_set(c, "operationTimeoutMs", "abc"),
+                 PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(pulsarc_client_config_set(c, "operationTimeoutMs", "0"),
+                 PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(pulsarc_client_config_set(c, "operationTimeoutMs", "12x"),
+                 PULSARC_ERR_INVALID_CONFIG);
     cr_assert_eq(pulsarc_client_config_set(c, "logLevel", "loud"), PULSARC_ERR_INVALID_CONFIG);
     cr_assert_eq(c->operation_timeout_ms, 30000, "a rejected value leaves the old one");
     cr_assert_eq(pulsarc_client_config_set(c, NULL, "1"), PULSARC_ERR_INVALID_ARGUMENT);
@@ -60,10 +63,13 @@ Test(config, rejects_unknown_keys_and_bad_values_with_a_reason)
     pulsarc_client_config_free(c);
 
     pulsarc_producer_config_t *p = pulsarc_producer_config_new();
-    cr_assert_eq(pulsarc_producer_config_set(p, "blockIfQueueFull", "maybe"), PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(pulsarc_producer_config_set(p, "blockIfQueueFull", "maybe"),
+                 PULSARC_ERR_INVALID_CONFIG);
     cr_assert_eq(pulsarc_producer_config_set(p, "producerName", ""), PULSARC_ERR_INVALID_CONFIG);
-    cr_assert_eq(pulsarc_producer_config_set(p, "maxPendingMessages", "-1"), PULSARC_ERR_INVALID_CONFIG);
-    cr_assert_eq(pulsarc_producer_config_set(p, "compressionType", "brotli"), PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(pulsarc_producer_config_set(p, "maxPendingMessages", "-1"),
+                 PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(pulsarc_producer_config_set(p, "compressionType", "brotli"),
+                 PULSARC_ERR_INVALID_CONFIG);
     pulsarc_producer_config_free(p);
 }
 

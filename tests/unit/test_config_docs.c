@@ -83,8 +83,10 @@ Test(config_docs, every_row_has_a_description)
         cr_assert(k->doc && strlen(k->doc) > 10, "%s: no description in the table", k->key);
         cr_assert(!strchr(k->doc, '|') && !strchr(k->doc, '\n'),
                   "%s: the description must fit a Markdown table cell", k->key);
-        cr_assert_eq(k->doc[strlen(k->doc) - 1], '.', "%s: end the description with a "
-                     "full stop", k->key);
+        cr_assert_eq(k->doc[strlen(k->doc) - 1], '.',
+                     "%s: end the description with a "
+                     "full stop",
+                     k->key);
     }
 }
 
@@ -105,8 +107,8 @@ Test(config_docs, docs_configuration_md_is_generated_from_the_tables)
             }
         cr_assert_fail("docs/configuration.md is not what the configuration tables say; run "
                        "`cmake --build build --target config-doc`. First difference:\n"
-                       "page:   %.*s\ntables: %.*s", (int)strcspn(line_a, "\n"), line_a,
-                       (int)strcspn(line_b, "\n"), line_b);
+                       "page:   %.*s\ntables: %.*s",
+                       (int)strcspn(line_a, "\n"), line_a, (int)strcspn(line_b, "\n"), line_b);
     }
     free(fresh);
     pc_config_key_t keys[MAX_KEYS];
@@ -124,8 +126,10 @@ Test(config_docs, docs_configuration_md_is_generated_from_the_tables)
         if (!known)
             note(&stale, "%.*s\n", (int)len, name);
     }
-    cr_expect_eq(stale.problems, 0, "docs/configuration.md documents keys the tables do not "
-                 "have:\n%s", stale.text);
+    cr_expect_eq(stale.problems, 0,
+                 "docs/configuration.md documents keys the tables do not "
+                 "have:\n%s",
+                 stale.text);
     free(doc);
 }
 

@@ -75,10 +75,9 @@ static void refused(const char *url, const char *why, const char *k1, const char
 {
     pc_net_settings_t n;
     pulsarc_result r = net_of(url, &n, k1, v1, k2, v2, NULL);
-    cr_assert_eq(r, PULSARC_ERR_INVALID_CONFIG, "%s %s=%s %s=%s: %s", url, k1, v1,
-                 k2 ? k2 : "", v2 ? v2 : "", pulsarc_result_name(r));
-    cr_assert(strstr(pulsarc_last_error_detail(), why), "detail: %s",
-              pulsarc_last_error_detail());
+    cr_assert_eq(r, PULSARC_ERR_INVALID_CONFIG, "%s %s=%s %s=%s: %s", url, k1, v1, k2 ? k2 : "",
+                 v2 ? v2 : "", pulsarc_result_name(r));
+    cr_assert(strstr(pulsarc_last_error_detail(), why), "detail: %s", pulsarc_last_error_detail());
 }
 
 Test(config_net, sni_proxy_refusals)
@@ -90,8 +89,8 @@ Test(config_net, sni_proxy_refusals)
             "proxyProtocol", "SNI");
     refused("pulsar+ssl://b:6651", "is not one", "proxyServiceUrl", "pulsar://proxy:4443",
             "proxyProtocol", "SNI");
-    refused("pulsar+ssl://b:6651", "is not one", "proxyServiceUrl",
-            "pulsar+ssl://p1:4443,p2:4443", "proxyProtocol", "SNI");
+    refused("pulsar+ssl://b:6651", "is not one", "proxyServiceUrl", "pulsar+ssl://p1:4443,p2:4443",
+            "proxyProtocol", "SNI");
 }
 
 /* The client refuses them too, before connecting anywhere. */

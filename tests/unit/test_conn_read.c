@@ -39,7 +39,8 @@ static pc_runtime_t runtime_on(uv_loop_t *loop, pc_tls_ctx_t *tls)
     return (pc_runtime_t){
         .loop = loop,
         .log = &quiet,
-        .limits = { .operation_timeout_ms = 30000, .connection_timeout_ms = 30000,
+        .limits = { .operation_timeout_ms = 30000,
+                    .connection_timeout_ms = 30000,
                     .keepalive_interval_ms = 30000 },
         .net = { .connections_per_broker = 1 },
         .transport = &seam,
@@ -124,8 +125,10 @@ Test(conn_read, a_burst_larger_than_the_read_buffer_arrives_whole_and_in_order)
     write_all(&loop, out.data, out.len);
     cr_assert(run_until(&loop, &s.ready, NULL, 0), "no CONNECTED handled");
 
-    pc_conn_listener_t listener = { .producer_id = PRODUCER_ID, .ctx = &s,
-                                    .on_receipt = on_receipt, .on_disconnect = on_disconnect };
+    pc_conn_listener_t listener = { .producer_id = PRODUCER_ID,
+                                    .ctx = &s,
+                                    .on_receipt = on_receipt,
+                                    .on_disconnect = on_disconnect };
     pc_conn_add_listener(conn, &listener);
     /* The receipts written at once (as far as the socket takes them) before the loop reads
      * any: reads fill the buffer, which grows. */
@@ -198,8 +201,9 @@ static refused_t answered_with(const char *answer, size_t len, size_t piece, boo
     return r;
 }
 
-#define JETTY_400 "HTTP/1.1 400 Illegal character CNTL=0x0\r\nContent-Type: text/html\r\n" \
-                  "Content-Length: 69\r\nConnection: close\r\n\r\n<h1>Bad Message 400</h1>"
+#define JETTY_400                                                            \
+    "HTTP/1.1 400 Illegal character CNTL=0x0\r\nContent-Type: text/html\r\n" \
+    "Content-Length: 69\r\nConnection: close\r\n\r\n<h1>Bad Message 400</h1>"
 
 /* pulsar:// at the broker's web service port: its HTTP answer would read as a frame of
  * 0x48545450 bytes ("HTTP"); the detail quotes the status line and names the way out.
@@ -222,7 +226,8 @@ Test(conn_read, an_http_server_is_named_and_quoted)
 /* A status line is the server's text: quoted short, and safe (as every detail is). */
 Test(conn_read, an_http_status_line_is_quoted_short_and_safe)
 {
-    static const char answer[] = "HTTP/1.0 418 \x1b[2J" "0123456789012345678901234567890123456789"
+    static const char answer[] = "HTTP/1.0 418 \x1b[2J"
+                                 "0123456789012345678901234567890123456789"
                                  "0123456789012345678901234567890123456789\r\n\r\n";
     refused_t r = answered_with(answer, sizeof answer - 1, 0, false);
     cr_assert(strstr(r.detail, "(it answered 'HTTP/1.0 418 ?[2J0123"), "%s", r.detail);
@@ -246,7 +251,8 @@ Test(conn_read, an_http_server_reached_with_tls_is_named)
     refused_t r = answered_with(JETTY_400, strlen(JETTY_400), 0, true);
     cr_assert_eq(r.res, PULSARC_ERR_TLS_HANDSHAKE, "%s", pulsarc_result_name(r.res));
     cr_assert(strstr(r.detail, "web:8080 is a plain-text HTTP server (it answered "
-                               "'HTTP/1.1 400 Illegal character CNTL=0x0')"), "%s", r.detail);
+                               "'HTTP/1.1 400 Illegal character CNTL=0x0')"),
+              "%s", r.detail);
     cr_assert(strstr(r.detail, "use http://"), "%s", r.detail);
 }
 

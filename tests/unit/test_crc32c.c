@@ -85,13 +85,14 @@ Test(crc32c, every_implementation_equals_the_definition)
     crc_impl fns[4];
     const char *names[4];
     int n = implementations(fns, names);
-    static const size_t edges[] = { 767, 768, 769, 1535, 1536, 1537, 24575, 24576, 24577,
-                                    24576 + 768, 49152 + 767, 3 * 3 * 8192, MAX };
+    static const size_t edges[] = { 767,         768,          769,   1535,  1536,
+                                    1537,        24575,        24576, 24577, 24576 + 768,
+                                    49152 + 767, 3 * 3 * 8192, MAX };
     for (int round = 0; round < 300; round++) {
         size_t off = (size_t)rand() % 16;
         size_t len = round < (int)(sizeof edges / sizeof *edges) ? edges[round]
-                     : round % 3 == 0 ? (size_t)rand() % 2048
-                                      : (size_t)rand() % MAX;
+                     : round % 3 == 0                            ? (size_t)rand() % 2048
+                                                                 : (size_t)rand() % MAX;
         uint32_t seed = round % 2 ? (uint32_t)rand() : 0;
         uint32_t want = crc_reference(seed, buf + off, len);
         for (int f = 0; f < n; f++)

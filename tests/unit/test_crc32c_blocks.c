@@ -20,8 +20,9 @@ static uint8_t *random_bytes(size_t len, unsigned seed)
 }
 
 /* Lengths at and around the block size and its multiples, and odd ones. */
-static const size_t lengths[] = { 0, 1, 7, 4095, B - 1, B, B + 1, 2 * B - 3, 2 * B, 2 * B + 5,
-                                  3 * B + 12345, 5 * B, 5 * B + 1 };
+static const size_t lengths[] = { 0,        1,         7,     4095,      B - 1,         B,
+                                  B + 1,    2 * B - 3, 2 * B, 2 * B + 5, 3 * B + 12345, 5 * B,
+                                  5 * B + 1 };
 
 static void check_blocks(const uint8_t *data, size_t len, const uint32_t *crcs)
 {

@@ -57,7 +57,8 @@ static pc_public_key_t *public_key(const char *file)
 Test(crypto, oaep_wrapped_key_unwraps_only_with_its_private_key)
 {
     pc_public_key_t *pub = public_key("test_rsa1_pub.pem");
-    EVP_PKEY *priv1 = td_private_key("test_rsa1_priv.pem"), *priv2 = td_private_key("test_rsa2_priv.pem");
+    EVP_PKEY *priv1 = td_private_key("test_rsa1_priv.pem"),
+             *priv2 = td_private_key("test_rsa2_priv.pem");
     cr_assert(priv1 && priv2);
     uint8_t key[32], back[32];
     for (int i = 0; i < 32; i++)
@@ -102,8 +103,8 @@ Test(crypto, only_rsa_public_keys_are_accepted)
         size_t len = 0;
         char *pem = td_key_file(cases[i], &len);
         pc_public_key_t *key = (pc_public_key_t *)1;
-        cr_assert_eq(pc_public_key_parse((const uint8_t *)pem, len, "kx", &key),
-                     PULSARC_ERR_CRYPTO, "%s", cases[i]);
+        cr_assert_eq(pc_public_key_parse((const uint8_t *)pem, len, "kx", &key), PULSARC_ERR_CRYPTO,
+                     "%s", cases[i]);
         cr_assert_null(key);
         const char *d = pulsarc_last_error_detail();
         cr_assert(strstr(d, why[i]) && strstr(d, "\"kx\""), "%s: %s", cases[i], d);
@@ -136,8 +137,11 @@ static pulsarc_result fixture_fetch(void *ctx, const char *name, pc_key_material
 static pc_encryptor_t *encryptor(const char *names, const char **file, pc_crypto_failure_action a,
                                  uint64_t rotation_ms, uint64_t check_ms)
 {
-    pc_enc_settings_t s = { .key_names = names, .fetch = fixture_fetch, .fetch_ctx = file,
-                            .failure_action = a, .rotation_ms = rotation_ms,
+    pc_enc_settings_t s = { .key_names = names,
+                            .fetch = fixture_fetch,
+                            .fetch_ctx = file,
+                            .failure_action = a,
+                            .rotation_ms = rotation_ms,
                             .check_ms = check_ms };
     bool oom;
     pc_encryptor_t *e = pc_encryptor_new(&s, &silent, "t", &oom);
@@ -239,8 +243,11 @@ Test(encryptor, a_failed_rotation_keeps_the_current_key)
 static pc_encryptor_t *counting_encryptor(const char **file, pc_crypto_failure_action a,
                                           uint64_t max_ivs)
 {
-    pc_enc_settings_t s = { .key_names = "k1", .fetch = fixture_fetch, .fetch_ctx = file,
-                            .failure_action = a, .max_ivs = max_ivs };
+    pc_enc_settings_t s = { .key_names = "k1",
+                            .fetch = fixture_fetch,
+                            .fetch_ctx = file,
+                            .failure_action = a,
+                            .max_ivs = max_ivs };
     bool oom;
     pc_encryptor_t *e = pc_encryptor_new(&s, &silent, "t", &oom);
     cr_assert_not_null(e);
@@ -396,7 +403,8 @@ static uint8_t *open_entry(const decoded *d, const char *const *names, size_t n_
         cr_assert_eq(m->encryption_keys[i]->n_metadata, 1);
         cr_assert_str_eq(m->encryption_keys[i]->metadata[0]->key, "origin");
         cr_assert_eq(td_unwrap(priv, m->encryption_keys[i]->value.data,
-                               m->encryption_keys[i]->value.len, key), 0);
+                               m->encryption_keys[i]->value.len, key),
+                     0);
         cr_assert_eq(memcmp(key, fixed_key, 32), 0);
     }
     EVP_PKEY_free(priv);
@@ -434,8 +442,11 @@ Test(encryptor, a_chunked_message_counts_one_iv_per_chunk)
 {
     const char *file = "test_rsa1_pub.pem";
     pc_encryptor_t *e = counting_encryptor(&file, PC_CRYPTO_FAIL, 4);
-    pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .max_message_size = 5 << 20,
-                         .chunking = true, .chunk_size = 1000 };
+    pc_op_params_t p = { .producer_id = 1,
+                         .producer_name = "p",
+                         .max_message_size = 5 << 20,
+                         .chunking = true,
+                         .chunk_size = 1000 };
     cr_assert_eq(pc_encryptor_next(e, 0, &p.enc), PULSARC_OK);
     uint8_t first[32];
     memcpy(first, p.enc->key, 32);
@@ -450,7 +461,6 @@ Test(encryptor, a_chunked_message_counts_one_iv_per_chunk)
     release_ops(op1);
     pc_encryptor_free(e);
 }
-
 
 Test(encrypted_ops, single_message_golden_bytes)
 {
@@ -487,7 +497,9 @@ Test(encrypted_ops, single_message_golden_bytes)
 Test(encrypted_ops, batch_is_serialised_compressed_then_encrypted_once)
 {
     pc_encryptor_t *e = seeded("k1,k2");
-    pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .codec = PC_CODEC_LZ4,
+    pc_op_params_t p = { .producer_id = 1,
+                         .producer_name = "p",
+                         .codec = PC_CODEC_LZ4,
                          .max_message_size = 5 << 20 };
     cr_assert_eq(pc_encryptor_next(e, 0, &p.enc), PULSARC_OK);
     pc_batcher_t bt;
@@ -526,8 +538,12 @@ Test(encrypted_ops, batch_is_serialised_compressed_then_encrypted_once)
 Test(encrypted_ops, chunks_each_carry_the_key_list_once_and_their_own_iv)
 {
     pc_encryptor_t *e = seeded("k1,k2");
-    pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .codec = PC_CODEC_ZLIB,
-                         .max_message_size = 5 << 20, .chunking = true, .chunk_size = 1000 };
+    pc_op_params_t p = { .producer_id = 1,
+                         .producer_name = "p",
+                         .codec = PC_CODEC_ZLIB,
+                         .max_message_size = 5 << 20,
+                         .chunking = true,
+                         .chunk_size = 1000 };
     cr_assert_eq(pc_encryptor_next(e, 0, &p.enc), PULSARC_OK);
     /* Poorly compressible bytes, so the compressed payload still takes several chunks. */
     static uint8_t text[20000];
@@ -601,8 +617,10 @@ Test(encryption_config, keys_add_names_and_stay_out_of_dumps)
     pulsarc_producer_config_t *c = pulsarc_producer_config_new();
     size_t len = 0;
     char *pem = td_key_file("test_rsa2_pub.pem", &len);
-    cr_assert_eq(pulsarc_producer_config_add_encryption_key_file(
-                     c, "k1", PC_TEST_KEYS_DIR "/test_rsa1_pub.pem"), PULSARC_OK);
+    cr_assert_eq(pulsarc_producer_config_add_encryption_key_file(c, "k1",
+                                                                 PC_TEST_KEYS_DIR
+                                                                 "/test_rsa1_pub.pem"),
+                 PULSARC_OK);
     cr_assert_eq(pulsarc_producer_config_add_encryption_key_pem(c, "k2", pem), PULSARC_OK);
     cr_assert_eq(pulsarc_producer_config_add_encryption_key_pem(c, "k2", pem), PULSARC_OK);
     char dump[4096];
@@ -741,7 +759,8 @@ Test(sealed, a_block_read_back_opens_piece_by_piece)
     cr_assert_eq(made->cipher_len, 3500 + 4 * 16);
     pc_sealed_t *sd;
     cr_assert_eq(pc_sealed_decode(made->block, made->block_len, made->cipher, made->cipher_len,
-                                  &sd), PULSARC_OK, "%s", pulsarc_last_error_detail());
+                                  &sd),
+                 PULSARC_OK, "%s", pulsarc_last_error_detail());
     cr_assert_eq(sd->n_keys, 2);
     cr_assert_str_eq(sd->keys[1]->key, "k2");
     cr_assert_eq(sd->uncompressed, 3500);
@@ -755,8 +774,8 @@ Test(sealed, a_block_read_back_opens_piece_by_piece)
     for (size_t i = 0; i < 4; i++) {
         cr_assert_eq(sd->pieces[i].iv[11], (uint8_t)i, "an IV of its own");
         uint8_t *plain;
-        cr_assert_eq(td_open(key, sd->pieces[i].iv, 12, sd->cipher + at, sd->pieces[i].len,
-                             &plain), 0, "piece %zu", i);
+        cr_assert_eq(td_open(key, sd->pieces[i].iv, 12, sd->cipher + at, sd->pieces[i].len, &plain),
+                     0, "piece %zu", i);
         size_t n = sd->pieces[i].len - 16;
         cr_assert_eq(memcmp(plain, data + plain_at, n), 0, "piece %zu", i);
         free(plain);
@@ -783,11 +802,11 @@ Test(sealed, a_block_that_does_not_add_up_is_refused)
         const char *why;
     } lies[] = {
         { 0, 9, "an unknown codec" },
-        { 5, 0, "the key count is out of bounds" },       /* no key */
-        { 9, 250, "the piece count does not fit" },       /* 250 pieces */
-        { 13, 0xff, "a key's length is out of bounds" },  /* key length 255+ bytes */
-        { keys_end + 12, 5, "a piece's length" },         /* a piece shorter than a tag */
-        { keys_end + 12 + 16, 0, "do not cover" },        /* 768 bytes, not 1016 */
+        { 5, 0, "the key count is out of bounds" },      /* no key */
+        { 9, 250, "the piece count does not fit" },      /* 250 pieces */
+        { 13, 0xff, "a key's length is out of bounds" }, /* key length 255+ bytes */
+        { keys_end + 12, 5, "a piece's length" },        /* a piece shorter than a tag */
+        { keys_end + 12 + 16, 0, "do not cover" },       /* 768 bytes, not 1016 */
     };
     for (size_t i = 0; i < sizeof lies / sizeof lies[0]; i++) {
         memcpy(b, made->block, len);
@@ -804,11 +823,11 @@ Test(sealed, a_block_that_does_not_add_up_is_refused)
     free(b);
     for (size_t cut = 0; cut < len; cut += 7)
         cr_assert_eq(pc_sealed_decode(made->block, cut, made->cipher, made->cipher_len,
-                                      &(pc_sealed_t *){ NULL }), PULSARC_ERR_SPOOL,
-                     "a block cut at %zu", cut);
+                                      &(pc_sealed_t *){ NULL }),
+                     PULSARC_ERR_SPOOL, "a block cut at %zu", cut);
     cr_assert_eq(pc_sealed_decode(made->block, len, made->cipher, made->cipher_len - 1,
-                                  &(pc_sealed_t *){ NULL }), PULSARC_ERR_SPOOL,
-                 "a ciphertext one byte short");
+                                  &(pc_sealed_t *){ NULL }),
+                 PULSARC_ERR_SPOOL, "a ciphertext one byte short");
     pc_sealed_free(made);
     pc_encryptor_free(e);
 }
@@ -821,7 +840,9 @@ Test(sealed, ops_carry_the_pieces_as_chunks)
     static uint8_t data[3500];
     pc_msg_t *m = make_msg("", 0, 9);
     m->sealed = sealed_3500(e, data);
-    pc_op_params_t p = { .producer_id = 1, .producer_name = "p", .max_message_size = 5 << 20,
+    pc_op_params_t p = { .producer_id = 1,
+                         .producer_name = "p",
+                         .max_message_size = 5 << 20,
                          .chunk_attempt = 1 };
     pc_op_t *first, *last;
     cr_assert_eq(pc_op_build_sealed(&p, m, &first, &last), PULSARC_OK);
@@ -868,8 +889,11 @@ Test(sealed, a_piece_above_the_limit_fails_the_message)
 Test(sealed, a_spool_record_keeps_the_seal)
 {
     const uint8_t seal[] = "seal-bytes", payload[] = "ciphertext";
-    pc_spool_msg_t m = { .sequence_id = 3, .flags = PC_SPOOL_SEALED, .seal = seal,
-                         .seal_len = sizeof seal, .payload = payload,
+    pc_spool_msg_t m = { .sequence_id = 3,
+                         .flags = PC_SPOOL_SEALED,
+                         .seal = seal,
+                         .seal_len = sizeof seal,
+                         .payload = payload,
                          .payload_len = sizeof payload };
     size_t meta_len = pc_spool_meta_size(&m), len = meta_len + sizeof payload;
     uint8_t *body = malloc(len);

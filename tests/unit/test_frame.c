@@ -8,8 +8,8 @@
  *   08 12    field 1 (type), varint 18
  *   92 01 00 field 18 (ping), length-delimited, empty */
 static const uint8_t ping_frame[] = {
-    0x00, 0x00, 0x00, 0x09,             /* total size: 4 + 5 */
-    0x00, 0x00, 0x00, 0x05,             /* command size */
+    0x00, 0x00, 0x00, 0x09, /* total size: 4 + 5 */
+    0x00, 0x00, 0x00, 0x05, /* command size */
     0x08, 0x12, 0x92, 0x01, 0x00,
 };
 
@@ -22,8 +22,8 @@ static const uint8_t send_frame[] = {
     0x0e, 0x01,                                     /* magic */
     0x41, 0x95, 0x52, 0x13,                         /* crc32c of the 13 bytes below */
     0x00, 0x00, 0x00, 0x07,                         /* metadata size */
-    0x0a, 0x01, 'p', 0x10, 0x02, 0x18, 0x03,        /* metadata */
-    'h', 'i',                                       /* payload */
+    0x0a, 0x01, 'p',  0x10, 0x02, 0x18, 0x03,       /* metadata */
+    'h',  'i',                                      /* payload */
 };
 
 static void encode_ping(pc_buf_t *b)
@@ -53,7 +53,8 @@ static void encode_send(pc_buf_t *b, uint64_t seq, const char *payload)
     cr_assert_eq(pc_buf_append(b, payload, n), 0);
 }
 
-static pc_frame_status_t feed_and_next(pc_frame_reader_t *r, const void *data, size_t len, pc_frame_t *f)
+static pc_frame_status_t feed_and_next(pc_frame_reader_t *r, const void *data, size_t len,
+                                       pc_frame_t *f)
 {
     cr_assert_eq(pc_frame_reader_feed(r, data, len), 0);
     return pc_frame_reader_next(r, f);
@@ -77,7 +78,8 @@ Test(frame, golden_send)
     cr_assert_eq(b.len, sizeof(send_frame));
     cr_assert_arr_eq(b.data, send_frame, sizeof(send_frame));
     cr_assert_eq(pc_read_u16be(b.data + 16), PC_FRAME_MAGIC);
-    cr_assert_eq(pc_read_u32be(b.data + 18), pc_crc32c(0, send_frame + 22, sizeof(send_frame) - 22));
+    cr_assert_eq(pc_read_u32be(b.data + 18),
+                 pc_crc32c(0, send_frame + 22, sizeof(send_frame) - 22));
     pc_buf_free(&b);
 }
 
@@ -203,7 +205,9 @@ Test(frame, round_trip_producer_and_metadata)
     cr_expect_eq(got->send->sequence_id, 99);
     cr_expect_eq(got->send->num_messages, 3);
     pulsar__proto__base_command__free_unpacked(got, NULL);
-    Pulsar__Proto__MessageMetadata *m = pulsar__proto__message_metadata__unpack(NULL, f.metadata_len, f.metadata);
+    Pulsar__Proto__MessageMetadata *m = pulsar__proto__message_metadata__unpack(NULL,
+                                                                                f.metadata_len,
+                                                                                f.metadata);
     cr_assert_not_null(m);
     cr_expect_str_eq(m->producer_name, name);
     cr_expect_eq(m->publish_time, 1700000000000ull);
@@ -355,7 +359,8 @@ static void expect_malformed(const uint8_t *bytes, size_t len, const char *what)
     pc_frame_reader_init(&r, 1024);
     cr_expect_eq(feed_and_next(&r, bytes, len, &f), PC_FRAME_MALFORMED, "%s", what);
     /* Sticky: a good frame afterwards does not revive the stream. */
-    cr_expect_eq(feed_and_next(&r, ping_frame, sizeof(ping_frame), &f), PC_FRAME_MALFORMED, "%s", what);
+    cr_expect_eq(feed_and_next(&r, ping_frame, sizeof(ping_frame), &f), PC_FRAME_MALFORMED, "%s",
+                 what);
     cr_expect_eq(pc_frame_reader_next(&r, &f), PC_FRAME_MALFORMED, "%s", what);
     pc_frame_reader_free(&r);
 }
@@ -369,13 +374,14 @@ Test(frame, malformed_sizes)
     /* Judged as soon as the command size arrives, before the body. */
     static const uint8_t cmd_huge[] = { 0, 0, 0, 9, 0xff, 0xff, 0xff, 0xff };
     /* Payload section of 1..9 bytes: not even magic + crc + metadata size. */
-    static const uint8_t short_payload[] = { 0, 0, 0, 12, 0, 0, 0, 2, 0x08, 0x12, 0x0e, 0x01, 0, 0, 0, 0 };
+    static const uint8_t short_payload[] = { 0,    0,    0,    12,   0, 0, 0, 2,
+                                             0x08, 0x12, 0x0e, 0x01, 0, 0, 0, 0 };
     /* Payload section without the magic. */
-    static const uint8_t no_magic[] = { 0, 0, 0, 16, 0, 0, 0, 2, 0x08, 0x12,
-                                        0x0e, 0x02, 0, 0, 0, 0, 0, 0, 0, 0 };
+    static const uint8_t no_magic[] = { 0,    0,    0, 16, 0, 0, 0, 2, 0x08, 0x12,
+                                        0x0e, 0x02, 0, 0,  0, 0, 0, 0, 0,    0 };
     /* Metadata size larger than what follows it. */
-    static const uint8_t meta_over[] = { 0, 0, 0, 17, 0, 0, 0, 2, 0x08, 0x12,
-                                         0x0e, 0x01, 0, 0, 0, 0, 0, 0, 0, 2, 0x00 };
+    static const uint8_t meta_over[] = { 0,    0, 0, 17, 0, 0, 0, 2, 0x08, 0x12, 0x0e,
+                                         0x01, 0, 0, 0,  0, 0, 0, 0, 2,    0x00 };
     expect_malformed(total_0, sizeof(total_0), "total 0");
     expect_malformed(total_3, sizeof(total_3), "total 3");
     expect_malformed(cmd_0, sizeof(cmd_0), "command size 0");
@@ -386,8 +392,8 @@ Test(frame, malformed_sizes)
     expect_malformed(meta_over, sizeof(meta_over), "metadata size too large");
 
     /* The boundary cases that are legal: empty metadata and empty payload. */
-    static const uint8_t meta_exact[] = { 0, 0, 0, 16, 0, 0, 0, 2, 0x08, 0x12,
-                                          0x0e, 0x01, 0x48, 0x67, 0x4b, 0xc7, 0, 0, 0, 0 };
+    static const uint8_t meta_exact[] = { 0,    0,    0,    16,   0,    0,    0, 2, 0x08, 0x12,
+                                          0x0e, 0x01, 0x48, 0x67, 0x4b, 0xc7, 0, 0, 0,    0 };
     pc_frame_reader_t r;
     pc_frame_t f;
     pc_frame_reader_init(&r, 1024);
@@ -507,7 +513,8 @@ Test(frame, payload_head_with_precomputed_crc_is_identical)
         pc_buf_init(&b);
         cr_assert_eq(pc_frame_encode_payload_head(&a, &cmd, &meta, payload, lens[i]), 0);
         cr_assert_eq(pc_frame_encode_payload_head_crc(&b, &cmd, &meta, lens[i],
-                                                      pc_crc32c(0, payload, lens[i])), 0);
+                                                      pc_crc32c(0, payload, lens[i])),
+                     0);
         cr_assert_eq(a.len, b.len);
         cr_assert(!memcmp(a.data, b.data, a.len), "payload of %zu bytes", lens[i]);
         pc_buf_free(&a);
@@ -525,11 +532,11 @@ Test(frame, a_wrong_ports_first_bytes_are_named)
         pc_peer_kind_t want;
     } cases[] = {
         { "HTTP/1.1 400 Bad Request\r\n", 26, PC_PEER_HTTP },
-        { "HTTP", 4, PC_PEER_HTTP },             /* all that arrived so far */
+        { "HTTP", 4, PC_PEER_HTTP }, /* all that arrived so far */
         { "HTTPS", 5, PC_PEER_UNKNOWN },
         { "HTT", 3, PC_PEER_UNKNOWN },
         { "\x15\x03\x03\x00\x02\x02\x46", 7, PC_PEER_TLS }, /* alert */
-        { "\x16\x03\x01\x00\x50", 5, PC_PEER_TLS },          /* handshake */
+        { "\x16\x03\x01\x00\x50", 5, PC_PEER_TLS },         /* handshake */
         { "\x15\x03", 2, PC_PEER_UNKNOWN },
         { "\x18\x03\x03", 3, PC_PEER_UNKNOWN },
         { "\x15\x02\x00", 3, PC_PEER_UNKNOWN },
@@ -542,8 +549,8 @@ Test(frame, a_wrong_ports_first_bytes_are_named)
         if (cases[i].want != PC_PEER_UNKNOWN) {
             pc_frame_reader_t r;
             pc_frame_t f;
-            pc_frame_reader_init(&r, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE +
-                                         PC_FRAME_OVERHEAD_ALLOWANCE);
+            pc_frame_reader_init(&r,
+                                 PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE + PC_FRAME_OVERHEAD_ALLOWANCE);
             cr_assert_eq(pc_frame_reader_feed(&r, p, cases[i].n), 0);
             cr_expect_eq(pc_frame_reader_next(&r, &f), PC_FRAME_TOO_BIG, "case %zu", i);
             pc_frame_reader_free(&r);

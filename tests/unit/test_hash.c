@@ -37,17 +37,23 @@ static const struct vector vectors[] = {
     { "user:42", 2000313485, 1202103157, 2, 1, 3, 8 },
     { "\xe4\xbd\xa0\xe5\xa5\xbd\xe4\xb8\x96\xe7\x95\x8c", 628018387, 806296289, 3, 9, 1, 6 },
     { "\xe6\xb6\x88\xe6\x81\xaf\xe9\x94\xae", 27749927, 564537236, 2, 10, 4, 3 },
-    { "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x83\x86\xe3\x82\xad\xe3\x82\xb9\xe3\x83\x88", 1842841645, 1724429869, 1, 8, 1, 6 },
+    { "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x83\x86\xe3\x82\xad\xe3\x82\xb9\xe3\x83\x88",
+      1842841645, 1724429869, 1, 8, 1, 6 },
     { "\xf0\x9f\x98\x80", 1772899, 1051995898, 2, 11, 2, 5 },
     { "key-\xf0\x9f\x98\x80-1", 7662837, 1867569957, 0, 0, 1, 6 },
     { "\xf0\x9f\x8e\x89\xf0\x9f\x8e\x8a", 1705877083, 2060178619, 1, 1, 2, 5 },
     { "\xf0\x9d\x84\x9e", 1772394, 1256635425, 1, 0, 3, 6 },
     { "caf\xc3\xa9", 3045921, 605818632, 4, 8, 6, 3 },
     { "na\xc3\xafve", 104710475, 992511445, 2, 12, 2, 3 },
-    { "\xc3\x9cn\xc3\xaf""c\xc3\xb6""d\xc3\xa9", 1055431381, 198920051, 4, 4, 1, 5 },
+    { "\xc3\x9cn\xc3\xaf"
+      "c\xc3\xb6"
+      "d\xc3\xa9",
+      1055431381, 198920051, 4, 4, 1, 5 },
     { "\xc3\x9f", 223, 336885798, 6, 2, 4, 2 },
     { "\xc3\xbf\xc3\xbe", 8159, 226289726, 4, 8, 5, 0 },
-    { "\xe2\x82\xac""100", 249220549, 232209034, 4, 6, 1, 5 },
+    { "\xe2\x82\xac"
+      "100",
+      249220549, 232209034, 4, 6, 1, 5 },
     { "\xef\xbf\xbf", 65535, 1061879644, 1, 2, 0, 7 },
     { "\xe0\xa0\x80", 2048, 2057557023, 4, 7, 4, 2 },
     { "\xdf\xbf", 2047, 212333181, 3, 6, 4, 8 },
@@ -97,8 +103,7 @@ Test(hash, java_string_hash_matches_java_client)
         cr_expect_eq(h, vectors[i].java, "JavaStringHash of vector %zu: %d, want %d", i, h,
                      vectors[i].java);
         cr_expect_eq(pc_hash_partition(h, 7), vectors[i].java_p7, "vector %zu, 7 partitions", i);
-        cr_expect_eq(pc_hash_partition(h, 13), vectors[i].java_p13, "vector %zu, 13 partitions",
-                     i);
+        cr_expect_eq(pc_hash_partition(h, 13), vectors[i].java_p13, "vector %zu, 13 partitions", i);
     }
 }
 
@@ -113,8 +118,8 @@ Test(hash, murmur3_32_matches_java_client)
         cr_expect_eq(h, vectors[i].murmur, "Murmur3 of vector %zu: %d, want %d", i, h,
                      vectors[i].murmur);
         cr_expect_eq(pc_hash_partition(h, 7), vectors[i].murmur_p7, "vector %zu, 7 partitions", i);
-        cr_expect_eq(pc_hash_partition(h, 13), vectors[i].murmur_p13,
-                     "vector %zu, 13 partitions", i);
+        cr_expect_eq(pc_hash_partition(h, 13), vectors[i].murmur_p13, "vector %zu, 13 partitions",
+                     i);
     }
 }
 
@@ -127,35 +132,35 @@ static const struct {
     const char *hex;
     int32_t java;
 } malformed[] = {
-    { "80", 65533 }, /* U+FFFD */
-    { "c0af", 2097056 }, /* U+FFFD U+FFFD */
-    { "c3", 65533 }, /* U+FFFD */
-    { "c328", 2031563 }, /* U+FFFD U+0028 */
-    { "e282", 65533 }, /* U+FFFD */
-    { "e28228", 2031563 }, /* U+FFFD U+0028 */
-    { "e08080", 65074269 }, /* U+FFFD U+FFFD U+FFFD */
-    { "eda080", 65533 }, /* U+FFFD */
-    { "edbfbf", 65533 }, /* U+FFFD */
-    { "f09f98", 65533 }, /* U+FFFD */
-    { "f09f", 65533 }, /* U+FFFD */
-    { "f0", 65533 }, /* U+FFFD */
-    { "f4908080", 2017367872 }, /* U+FFFD U+FFFD U+FFFD U+FFFD */
-    { "f5808080", 2017367872 }, /* U+FFFD U+FFFD U+FFFD U+FFFD */
-    { "f888808080", 261443773 }, /* U+FFFD U+FFFD U+FFFD U+FFFD U+FFFD */
-    { "ff", 65533 }, /* U+FFFD */
-    { "fe", 65533 }, /* U+FFFD */
-    { "61ff62", 2124838 }, /* U+0061 U+FFFD U+0062 */
-    { "f09f9828", 2031563 }, /* U+FFFD U+0028 */
-    { "e0a0", 65533 }, /* U+FFFD */
-    { "e080", 2097056 }, /* U+FFFD U+FFFD */
-    { "f08f", 2097056 }, /* U+FFFD U+FFFD */
-    { "f09f41", 2031588 }, /* U+FFFD U+0041 */
+    { "80", 65533 },                /* U+FFFD */
+    { "c0af", 2097056 },            /* U+FFFD U+FFFD */
+    { "c3", 65533 },                /* U+FFFD */
+    { "c328", 2031563 },            /* U+FFFD U+0028 */
+    { "e282", 65533 },              /* U+FFFD */
+    { "e28228", 2031563 },          /* U+FFFD U+0028 */
+    { "e08080", 65074269 },         /* U+FFFD U+FFFD U+FFFD */
+    { "eda080", 65533 },            /* U+FFFD */
+    { "edbfbf", 65533 },            /* U+FFFD */
+    { "f09f98", 65533 },            /* U+FFFD */
+    { "f09f", 65533 },              /* U+FFFD */
+    { "f0", 65533 },                /* U+FFFD */
+    { "f4908080", 2017367872 },     /* U+FFFD U+FFFD U+FFFD U+FFFD */
+    { "f5808080", 2017367872 },     /* U+FFFD U+FFFD U+FFFD U+FFFD */
+    { "f888808080", 261443773 },    /* U+FFFD U+FFFD U+FFFD U+FFFD U+FFFD */
+    { "ff", 65533 },                /* U+FFFD */
+    { "fe", 65533 },                /* U+FFFD */
+    { "61ff62", 2124838 },          /* U+0061 U+FFFD U+0062 */
+    { "f09f9828", 2031563 },        /* U+FFFD U+0028 */
+    { "e0a0", 65533 },              /* U+FFFD */
+    { "e080", 2097056 },            /* U+FFFD U+FFFD */
+    { "f08f", 2097056 },            /* U+FFFD U+FFFD */
+    { "f09f41", 2031588 },          /* U+FFFD U+0041 */
     { "6b6579ff2d31", 1075694498 }, /* U+006B U+0065 U+0079 U+FFFD U+002D U+0031 */
-    { "c0", 65533 }, /* U+FFFD */
-    { "c1bf", 2097056 }, /* U+FFFD U+FFFD */
-    { "e0a080", 2048 }, /* U+0800 */
-    { "f0908080", 1770496 }, /* U+D800 U+DC00 */
-    { "f48fbfbf", 1803232 }, /* U+DBFF U+DFFF */
+    { "c0", 65533 },                /* U+FFFD */
+    { "c1bf", 2097056 },            /* U+FFFD U+FFFD */
+    { "e0a080", 2048 },             /* U+0800 */
+    { "f0908080", 1770496 },        /* U+D800 U+DC00 */
+    { "f48fbfbf", 1803232 },        /* U+DBFF U+DFFF */
 };
 
 static size_t unhex(const char *hex, char *out)
@@ -163,8 +168,8 @@ static size_t unhex(const char *hex, char *out)
     size_t n = strlen(hex) / 2;
     for (size_t i = 0; i < n; i++) {
         unsigned hi = (unsigned)(hex[2 * i] <= '9' ? hex[2 * i] - '0' : hex[2 * i] - 'a' + 10);
-        unsigned lo =
-            (unsigned)(hex[2 * i + 1] <= '9' ? hex[2 * i + 1] - '0' : hex[2 * i + 1] - 'a' + 10);
+        unsigned lo = (unsigned)(hex[2 * i + 1] <= '9' ? hex[2 * i + 1] - '0'
+                                                       : hex[2 * i + 1] - 'a' + 10);
         out[i] = (char)(hi << 4 | lo);
     }
     return n;

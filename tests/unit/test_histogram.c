@@ -58,10 +58,11 @@ Test(histogram, counts_merge_and_the_maximum_caps_a_bucket)
 {
     pc_histogram_t *a = new_hist(), *b = new_hist();
     pc_histogram_record_n(a, 1000, 99);
-    pc_histogram_record_n(b, 70001, 1);  /* in a bucket whose high end is above it */
+    pc_histogram_record_n(b, 70001, 1); /* in a bucket whose high end is above it */
     pc_histogram_merge(a, b);
     cr_assert_eq(a->total, 100);
-    cr_assert_eq(pc_histogram_percentile(a, 99), pc_histogram_bucket_high(pc_histogram_index(1000)));
+    cr_assert_eq(pc_histogram_percentile(a, 99),
+                 pc_histogram_bucket_high(pc_histogram_index(1000)));
     cr_assert_eq(pc_histogram_percentile(a, 99.5), 70001, "capped at the exact maximum");
     cr_assert_eq(a->min, 1000);
     cr_assert_eq(pc_histogram_percentile(b, 0), 70001);

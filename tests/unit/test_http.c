@@ -156,7 +156,8 @@ Test(http, get_passes_status_body_and_header)
     cr_assert_not_null(h);
     outcome_t o = { 0 };
     cr_assert_eq(pc_http_get(h, url_of(&s, "http", "/a/b"), "Authorization: Bearer t0k", 5000,
-                             on_done, &o), 0);
+                             on_done, &o),
+                 0);
     run_until(&o, h, &s);
     cr_expect_eq(o.calls, 1);
     cr_expect_eq(o.res, PULSARC_OK, "%s", o.detail);
@@ -174,8 +175,9 @@ Test(http, post_sends_the_form)
     pc_http_t *h = pc_http_new(&loop, &logger, NULL);
     outcome_t o = { 0 };
     cr_assert_eq(pc_http_post_form(h, url_of(&s, "http", "/token"),
-                                   "grant_type=client_credentials&client_secret=s3", 5000,
-                                   on_done, &o), 0);
+                                   "grant_type=client_credentials&client_secret=s3", 5000, on_done,
+                                   &o),
+                 0);
     run_until(&o, h, &s);
     cr_expect_eq(o.res, PULSARC_OK, "%s", o.detail);
     cr_expect_eq(o.status, 200);
@@ -196,8 +198,7 @@ Test(http, refused_connection_is_connect_failed)
     outcome_t o = { 0 };
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/x", port);
-    cr_assert_eq(pc_http_get(h, url, "Authorization: Bearer secret-token", 5000, on_done, &o),
-                 0);
+    cr_assert_eq(pc_http_get(h, url, "Authorization: Bearer secret-token", 5000, on_done, &o), 0);
     run_until(&o, h, NULL);
     cr_expect_eq(o.res, PULSARC_ERR_CONNECT_FAILED, "%s", pulsarc_result_name(o.res));
     cr_expect(strstr(o.detail, url) != NULL, "%s", o.detail);
@@ -226,8 +227,7 @@ Test(http, tls_to_a_plain_server_is_a_handshake_failure)
     outcome_t o = { 0 };
     cr_assert_eq(pc_http_get(h, url_of(&s, "https", "/"), NULL, 5000, on_done, &o), 0);
     run_until(&o, h, &s);
-    cr_expect_eq(o.res, PULSARC_ERR_TLS_HANDSHAKE, "%s: %s", pulsarc_result_name(o.res),
-                 o.detail);
+    cr_expect_eq(o.res, PULSARC_ERR_TLS_HANDSHAKE, "%s: %s", pulsarc_result_name(o.res), o.detail);
 }
 
 Test(http, free_cancels_what_is_in_flight)

@@ -164,9 +164,11 @@ static const char BROKER_ANSWER[] =
 /* A 307 to http://<host>:<port>/same/path, into buf. */
 static const char *redirect_to(char *buf, size_t cap, const char *host, int port)
 {
-    snprintf(buf, cap, "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://%s:%d/lookup/v2/"
+    snprintf(buf, cap,
+             "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://%s:%d/lookup/v2/"
              "topic/persistent/public/default/lookup-test\r\nContent-Length: 0\r\n"
-             "Connection: close\r\n\r\n", host, port);
+             "Connection: close\r\n\r\n",
+             host, port);
     return buf;
 }
 
@@ -280,10 +282,12 @@ Test(http_lookup, listener_name_is_asked_for_and_the_redirect_followed_as_writte
     test_server_t target = { .answer = BROKER_ANSWER };
     ts_start(&target);
     char redirect[512];
-    snprintf(redirect, sizeof redirect, "HTTP/1.1 307 Temporary Redirect\r\nLocation: "
+    snprintf(redirect, sizeof redirect,
+             "HTTP/1.1 307 Temporary Redirect\r\nLocation: "
              "http://127.0.0.1:%d/lookup/v2/topic/persistent/public/default/lookup-test"
              "?authoritative=true&listenerName=external\r\nContent-Length: 0\r\n"
-             "Connection: close\r\n\r\n", target.port);
+             "Connection: close\r\n\r\n",
+             target.port);
     test_server_t first = { .answer = redirect };
     ts_start(&first);
     char url[64];
@@ -297,9 +301,8 @@ Test(http_lookup, listener_name_is_asked_for_and_the_redirect_followed_as_writte
         "HTTP/1.1\r\n";
     cr_expect(strncmp(ts_last_request(&first), asked, sizeof asked - 1) == 0, "%s",
               ts_last_request(&first));
-    static const char followed[] =
-        "GET /lookup/v2/topic/persistent/public/default/lookup-test"
-        "?authoritative=true&listenerName=external HTTP/1.1\r\n";
+    static const char followed[] = "GET /lookup/v2/topic/persistent/public/default/lookup-test"
+                                   "?authoritative=true&listenerName=external HTTP/1.1\r\n";
     cr_expect(strncmp(ts_last_request(&target), followed, sizeof followed - 1) == 0, "%s",
               ts_last_request(&target));
     ts_stop(&first);

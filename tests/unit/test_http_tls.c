@@ -116,8 +116,10 @@ Test(http_tls, protocols_apply_to_https)
     pc_http_tls_t tls = trusting_ca();
     tls.protocols = "TLSv1.3";
     outcome_t o = get_once(&tls, s.port, NULL);
-    cr_expect_eq(o.res, PULSARC_ERR_TLS_HANDSHAKE, "a TLS 1.2 server with tlsProtocols=TLSv1.3: "
-                 "%s %s", pulsarc_result_name(o.res), o.detail);
+    cr_expect_eq(o.res, PULSARC_ERR_TLS_HANDSHAKE,
+                 "a TLS 1.2 server with tlsProtocols=TLSv1.3: "
+                 "%s %s",
+                 pulsarc_result_name(o.res), o.detail);
     cr_expect_eq(ts_requests(&s), 0);
 
     tls.protocols = "TLSv1.2,TLSv1.3";
@@ -137,8 +139,7 @@ Test(http_tls, ciphers_apply_to_https)
     pc_http_tls_t tls = trusting_ca();
     tls.ciphers = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"; /* the server lacks it */
     outcome_t o = get_once(&tls, s.port, NULL);
-    cr_expect_eq(o.res, PULSARC_ERR_TLS_HANDSHAKE, "%s %s", pulsarc_result_name(o.res),
-                 o.detail);
+    cr_expect_eq(o.res, PULSARC_ERR_TLS_HANDSHAKE, "%s %s", pulsarc_result_name(o.res), o.detail);
     cr_expect_eq(ts_requests(&s), 0);
 
     tls.ciphers = "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"; /* IANA names, as Java's */
@@ -168,7 +169,8 @@ Test(http_tls, redirect_from_https_to_plain_http_is_refused)
     test_server_t plain = { .answer = OK_ANSWER };
     ts_start(&plain);
     char redirect[256];
-    snprintf(redirect, sizeof redirect, "HTTP/1.1 307 Temporary Redirect\r\nLocation: "
+    snprintf(redirect, sizeof redirect,
+             "HTTP/1.1 307 Temporary Redirect\r\nLocation: "
              "http://localhost:%d/x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
              plain.port);
     test_server_t s = { .ctx = server_ctx(&server_id, 0, NULL, false), .answer = redirect };
@@ -189,8 +191,7 @@ Test(http_tls, redirect_from_https_to_plain_http_is_refused)
 static pulsarc_client_config_t *insecure_broker_settings(void)
 {
     pulsarc_client_config_t *conf = pulsarc_client_config_new();
-    cr_assert_eq(pulsarc_client_config_set(conf, "tlsAllowInsecureConnection", "true"),
-                 PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(conf, "tlsAllowInsecureConnection", "true"), PULSARC_OK);
     cr_assert_eq(pulsarc_client_config_set(conf, "tlsEnableHostnameVerification", "false"),
                  PULSARC_OK);
     return conf;
@@ -207,16 +208,15 @@ Test(http_tls, issuer_tls_ignores_the_broker_insecure_settings)
     pc_http_tls_t tls;
     cr_assert_eq(pc_client_issuer_http_tls(conf, NULL, &tls), PULSARC_OK);
     outcome_t o = get_once(&tls, s.port, NULL);
-    cr_expect_eq(o.res, PULSARC_ERR_TLS_UNTRUSTED, "%s %s", pulsarc_result_name(o.res),
-                 o.detail);
+    cr_expect_eq(o.res, PULSARC_ERR_TLS_UNTRUSTED, "%s %s", pulsarc_result_name(o.res), o.detail);
     cr_expect_eq(ts_requests(&s), 0);
 
     char path[64];
-    cr_assert_eq(pc_client_issuer_http_tls(conf, cert_file(&self_signed, path, sizeof path),
-                                           &tls), PULSARC_OK);
+    cr_assert_eq(pc_client_issuer_http_tls(conf, cert_file(&self_signed, path, sizeof path), &tls),
+                 PULSARC_OK);
     o = get_once(&tls, s.port, NULL);
-    cr_expect_eq(o.res, PULSARC_OK, "the issuer's own CA file: %s %s",
-                 pulsarc_result_name(o.res), o.detail);
+    cr_expect_eq(o.res, PULSARC_OK, "the issuer's own CA file: %s %s", pulsarc_result_name(o.res),
+                 o.detail);
     unlink(path);
     pulsarc_client_config_free(conf);
     ts_stop(&s);
@@ -246,13 +246,13 @@ Test(http_tls, oauth2_fetch_refuses_an_untrusted_issuer_under_insecure_broker_se
     char issuer[64];
     snprintf(issuer, sizeof issuer, "https://localhost:%d", s.port);
     pc_auth_t *a;
-    pc_auth_oauth2_params_t p = { .issuer_url = issuer, .client_id = "id",
+    pc_auth_oauth2_params_t p = { .issuer_url = issuer,
+                                  .client_id = "id",
                                   .client_secret = "never-sent" };
     cr_assert_eq(pc_auth_oauth2(&p, &a), PULSARC_OK);
     pulsarc_client_config_t *conf = insecure_broker_settings();
     pc_runtime_t rt = { .loop = &loop, .log = &logger };
-    cr_assert_eq(pc_client_auth_http(conf, &rt, a), PULSARC_OK, "%s",
-                 pulsarc_last_error_detail());
+    cr_assert_eq(pc_client_auth_http(conf, &rt, a), PULSARC_OK, "%s", pulsarc_last_error_detail());
     waiter_t x = { 0 };
     pc_auth_prepare(a, &x.w, on_ready, &x);
     while (x.calls == 0 && uv_run(&loop, UV_RUN_ONCE))
@@ -312,7 +312,8 @@ static char *w_strdup(const char *s)
 Test(http_tls, client_key_pem_is_not_copied_by_curl)
 {
     cr_assert_eq(curl_global_init_mem(CURL_GLOBAL_DEFAULT, malloc, w_free, w_realloc, w_strdup,
-                                      calloc), CURLE_OK);
+                                      calloc),
+                 CURLE_OK);
     char *cert = cert_pem(&client_id), *key = key_pem(&client_id);
     const char *body = strchr(key, '\n') + 1; /* the first line of base64 */
     snprintf(key_marker, sizeof key_marker, "%.40s", body);
@@ -325,8 +326,8 @@ Test(http_tls, client_key_pem_is_not_copied_by_curl)
     cr_expect_eq(o.res, PULSARC_OK, "mTLS: %s %s", pulsarc_result_name(o.res), o.detail);
     cr_expect_eq(ts_requests(&s), 1);
     cr_expect_gt(atomic_load(&curl_frees), 0, "curl did not use the watching allocator");
-    cr_expect_eq(atomic_load(&key_left_behind), 0,
-                 "curl freed %d block(s) holding the client key", atomic_load(&key_left_behind));
+    cr_expect_eq(atomic_load(&key_left_behind), 0, "curl freed %d block(s) holding the client key",
+                 atomic_load(&key_left_behind));
     ts_stop(&s);
     SSL_CTX_free(s.ctx);
     free(cert);

@@ -27,8 +27,9 @@ static bool coin(void)
 /* Values at the varint size boundaries, and random ones. */
 static uint64_t any_u64(void)
 {
-    static const uint64_t edges[] = { 0, 1, 127, 128, 16383, 16384, (1u << 21) - 1,
-                                      UINT32_MAX, (uint64_t)INT64_MAX, UINT64_MAX };
+    static const uint64_t edges[] = {
+        0, 1, 127, 128, 16383, 16384, (1u << 21) - 1, UINT32_MAX, (uint64_t)INT64_MAX, UINT64_MAX
+    };
     return coin() ? edges[rnd() % 10] : rnd() >> (rnd() % 64);
 }
 
@@ -265,12 +266,12 @@ Test(pb_encode, send_command_matches_protobuf_c)
 Test(pb_encode, replication_and_delivery_fields_golden_bytes)
 {
     static const uint8_t golden[] = {
-        0x0a, 0x01, 'p',                           /* 1 producer_name "p" */
-        0x10, 0x01,                                /* 2 sequence_id 1 */
-        0x18, 0x02,                                /* 3 publish_time 2 */
-        0x3a, 0x09, '_', '_', 'l', 'o', 'c', 'a', 'l', '_', '_', /* 7 replicate_to */
-        0x3a, 0x02, 'e', 'u',                      /* 7 replicate_to, again */
-        0x98, 0x01, 0xe8, 0x07,                    /* 19 deliver_at_time 1000 */
+        0x0a, 0x01, 'p',                                           /* 1 producer_name "p" */
+        0x10, 0x01,                                                /* 2 sequence_id 1 */
+        0x18, 0x02,                                                /* 3 publish_time 2 */
+        0x3a, 0x09, '_',  '_',  'l', 'o', 'c', 'a', 'l', '_', '_', /* 7 replicate_to */
+        0x3a, 0x02, 'e',  'u',                                     /* 7 replicate_to, again */
+        0x98, 0x01, 0xe8, 0x07,                                    /* 19 deliver_at_time 1000 */
     };
     char local[] = "__local__", eu[] = "eu", name[] = "p";
     char *clusters[] = { local, eu };

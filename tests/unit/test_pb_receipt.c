@@ -20,7 +20,8 @@ static uint64_t rnd(void)
 
 static uint64_t any_u64(void)
 {
-    static const uint64_t edges[] = { 0, 1, 127, 128, UINT32_MAX, (uint64_t)INT64_MAX,
+    static const uint64_t edges[] = { 0,          1,           127,
+                                      128,        UINT32_MAX,  (uint64_t)INT64_MAX,
                                       UINT64_MAX, (uint64_t)-1 };
     return rnd() & 1 ? edges[rnd() % 8] : rnd() >> (rnd() % 64);
 }

@@ -12,7 +12,8 @@
 
 static pc_plan_rules_t rules(bool batching, pc_codec_t codec, bool encrypted)
 {
-    pc_pp_settings_t set = { .batching_enabled = batching, .compression = codec,
+    pc_pp_settings_t set = { .batching_enabled = batching,
+                             .compression = codec,
                              .batching_max_bytes = 1000 };
     set.encryption.key_names = encrypted ? "k" : NULL;
     return pc_pp_plan_rules(&set);

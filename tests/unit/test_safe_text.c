@@ -23,9 +23,12 @@ Test(safe_text, controls_and_broken_utf8_become_question_marks)
     expect_clean("red\x1b[31mtext\x1b[0m", "red?[31mtext?[0m");
     expect_clean("line\r\nforged: INFO ok", "line??forged: INFO ok");
     expect_clean("tab\there\x7f", "tab?here?");
-    expect_clean("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
-    expect_clean("c1 csi \xc2\x9b" "2J", "c1 csi ??2J");           /* U+009B */
-    expect_clean("lone \x9b and \xff", "lone ? and ?");            /* 8-bit CSI, no UTF-8 */
+    expect_clean("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+                 "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+    expect_clean("c1 csi \xc2\x9b"
+                 "2J",
+                 "c1 csi ??2J");                        /* U+009B */
+    expect_clean("lone \x9b and \xff", "lone ? and ?"); /* 8-bit CSI, no UTF-8 */
     expect_clean("overlong \xc0\xaf", "overlong ??");
     expect_clean("surrogate \xed\xa0\x80", "surrogate ???");
     expect_clean("cut \xe2\x82", "cut ??");
@@ -39,14 +42,21 @@ Test(safe_text, controls_and_broken_utf8_become_question_marks)
  * bytes becomes '?', as for the C1 controls. */
 Test(safe_text, bidi_and_other_format_characters_become_question_marks)
 {
-    expect_clean("file \xe2\x80\xae" "gnp.exe", "file ???gnp.exe");         /* U+202E RLO */
-    expect_clean("a\xe2\x80\xaa" "b\xe2\x80\xac" "c", "a???b???c");     /* U+202A, U+202C */
-    expect_clean("\xe2\x81\xa6" "x\xe2\x81\xa9", "???x???");             /* U+2066, U+2069 */
-    expect_clean("\xe2\x81\xa7\xe2\x81\xa8", "??????");                  /* U+2067, U+2068 */
+    expect_clean("file \xe2\x80\xae"
+                 "gnp.exe",
+                 "file ???gnp.exe"); /* U+202E RLO */
+    expect_clean("a\xe2\x80\xaa"
+                 "b\xe2\x80\xac"
+                 "c",
+                 "a???b???c"); /* U+202A, U+202C */
+    expect_clean("\xe2\x81\xa6"
+                 "x\xe2\x81\xa9",
+                 "???x???");                                              /* U+2066, U+2069 */
+    expect_clean("\xe2\x81\xa7\xe2\x81\xa8", "??????");                   /* U+2067, U+2068 */
     expect_clean("zero\xe2\x80\x8bwidth\xe2\x80\x8f", "zero???width???"); /* U+200B, U+200F */
-    expect_clean("arabic mark \xd8\x9c", "arabic mark ??");                 /* U+061C */
+    expect_clean("arabic mark \xd8\x9c", "arabic mark ??");               /* U+061C */
     expect_clean("bom \xef\xbb\xbf, shy \xc2\xad", "bom ???, shy ??");    /* U+FEFF, U+00AD */
-    expect_clean("word\xe2\x81\xa0joiner", "word???joiner");               /* U+2060 */
+    expect_clean("word\xe2\x81\xa0joiner", "word???joiner");              /* U+2060 */
     expect_clean("line\xe2\x80\xa8sep\xe2\x80\xa9", "line???sep???");     /* U+2028, U+2029 */
     expect_clean("tag \xf3\xa0\x81\x81", "tag ????");                     /* U+E0041 */
     expect_clean("\xf0\x9d\x85\xb3 beam", "???? beam");                   /* U+1D173 */
@@ -65,8 +75,7 @@ Test(safe_text, details_are_cleaned_however_they_are_set)
 
 static char logged[256];
 
-static void capture(pulsarc_log_level level, const char *file, int line, const char *msg,
-                    void *ctx)
+static void capture(pulsarc_log_level level, const char *file, int line, const char *msg, void *ctx)
 {
     (void)level;
     (void)file;
@@ -96,12 +105,11 @@ Test(safe_text, repaired_utf8_replaces_each_stray_byte)
 {
     expect_repaired("caf\xc3\xa9 \xf0\x9f\x98\x80 \x1b\xe2\x80\xae",
                     "caf\xc3\xa9 \xf0\x9f\x98\x80 \x1b\xe2\x80\xae");
-    expect_repaired("caf\xe9!", "caf\xef\xbf\xbd!");                       /* Latin-1 */
+    expect_repaired("caf\xe9!", "caf\xef\xbf\xbd!"); /* Latin-1 */
     expect_repaired("\xff\xfe", "\xef\xbf\xbd\xef\xbf\xbd");
     expect_repaired("cut \xe2\x82", "cut \xef\xbf\xbd\xef\xbf\xbd");
     expect_repaired("overlong \xc0\xaf", "overlong \xef\xbf\xbd\xef\xbf\xbd");
-    expect_repaired("surrogate \xed\xa0\x80.",
-                    "surrogate \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd.");
+    expect_repaired("surrogate \xed\xa0\x80.", "surrogate \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd.");
     expect_repaired("", "");
     expect_repaired(NULL, "");
 }

@@ -10,8 +10,9 @@
 #include "schema/schema.h"
 #include "pulsarc/pulsarc.h"
 
-#define REC_DEF "{\"type\":\"record\",\"name\":\"Rec\",\"fields\":[" \
-                "{\"name\":\"a\",\"type\":\"int\"},{\"name\":\"b\",\"type\":\"string\"}]}"
+#define REC_DEF                                          \
+    "{\"type\":\"record\",\"name\":\"Rec\",\"fields\":[" \
+    "{\"name\":\"a\",\"type\":\"int\"},{\"name\":\"b\",\"type\":\"string\"}]}"
 
 static void assert_bytes(const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len)
 {
@@ -48,15 +49,20 @@ Test(schema, encoders_match_java)
     assert_bytes(b, 12, (const uint8_t[]){ 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2 }, 12);
     /* LocalDateTimeSchema: putLong(epochDay), putLong(nanoOfDay). */
     cr_assert_eq(pulsarc_schema_encode_local_date_time(19000, 1000000000LL, b), 16);
-    assert_bytes(b, 16, (const uint8_t[]){ 0, 0, 0, 0, 0, 0, 0x4a, 0x38,
-                                           0, 0, 0, 0, 0x3b, 0x9a, 0xca, 0x00 }, 16);
+    assert_bytes(b, 16,
+                 (const uint8_t[]){ 0, 0, 0, 0, 0, 0, 0x4a, 0x38, 0, 0, 0, 0, 0x3b, 0x9a, 0xca,
+                                    0x00 },
+                 16);
 }
 
 /* ---- descriptions -------------------------------------------------------------- */
 
 Test(schema, primitives_carry_java_names_and_no_definition)
 {
-    static const struct { pulsarc_schema_type t; const char *name; } cases[] = {
+    static const struct {
+        pulsarc_schema_type t;
+        const char *name;
+    } cases[] = {
         { PULSARC_SCHEMA_STRING, "String" }, { PULSARC_SCHEMA_BOOLEAN, "Boolean" },
         { PULSARC_SCHEMA_INT8, "INT8" },     { PULSARC_SCHEMA_INT32, "INT32" },
         { PULSARC_SCHEMA_INT64, "INT64" },   { PULSARC_SCHEMA_DOUBLE, "Double" },
@@ -103,30 +109,37 @@ Test(schema, avro_names_declared_twice)
     assert_twice(RECORD("", FIELD("a", FIXED("Id", "")), FIELD("b", FIXED("Id", ""))), "Id");
     /* A dotted name against the same name in its namespace attribute. */
     assert_twice(RECORD("", FIELD("a", FIXED("x.Id", "")),
-                        FIELD("b", FIXED("Id", "\"namespace\":\"x\","))), "x.Id");
+                        FIELD("b", FIXED("Id", "\"namespace\":\"x\","))),
+                 "x.Id");
     /* The enclosing record's namespace is inherited. */
     assert_twice(RECORD("\"namespace\":\"n\",", FIELD("a", FIXED("Id", "")),
-                        FIELD("b", FIXED("n.Id", ""))), "n.Id");
+                        FIELD("b", FIXED("n.Id", ""))),
+                 "n.Id");
     assert_twice(RECORD("", FIELD("a", "{\"type\":\"record\",\"name\":\"R\",\"fields\":[]}"),
-                        FIELD("b", "\"int\"")), "R");
+                        FIELD("b", "\"int\"")),
+                 "R");
     assert_twice("[" FIXED("F", "") "," FIXED("F", "") "]", "F");
     assert_twice(RECORD("", FIELD("a", "{\"type\":\"array\",\"items\":" FIXED("Id", "") "}"),
-                        FIELD("b", "{\"type\":\"map\",\"values\":" FIXED("Id", "") "}")), "Id");
+                        FIELD("b", "{\"type\":\"map\",\"values\":" FIXED("Id", "") "}")),
+                 "Id");
     /* Not duplicates: other namespaces, a reference by name, invalid JSON. */
     assert_twice(RECORD("", FIELD("a", FIXED("Id", "\"namespace\":\"x\",")),
-                        FIELD("b", FIXED("Id", "\"namespace\":\"y\","))), NULL);
+                        FIELD("b", FIXED("Id", "\"namespace\":\"y\","))),
+                 NULL);
     assert_twice(RECORD("", FIELD("a", FIXED("Id", "")), FIELD("b", "\"Id\"")), NULL);
     assert_twice(RECORD("", FIELD("a", "\"R\""), FIELD("b", "[\"null\",\"R\"]")), NULL);
     assert_twice("{\"type\":", NULL);
     if (pulsarc_schema_avro_validation_available()) {
         pulsarc_schema_t *s;
         cr_assert_eq(pulsarc_schema_new_avro(RECORD("", FIELD("a", FIXED("Id", "")),
-                                                    FIELD("b", FIXED("Id", ""))), &s),
+                                                    FIELD("b", FIXED("Id", ""))),
+                                             &s),
                      PULSARC_ERR_INVALID_ARGUMENT);
         cr_assert(strstr(pulsarc_last_error_detail(), "\"Id\" is declared twice"), "detail: %s",
                   pulsarc_last_error_detail());
         cr_assert_eq(pulsarc_schema_new_avro(RECORD("", FIELD("a", FIXED("Id", "")),
-                                                    FIELD("b", "\"Id\"")), &s),
+                                                    FIELD("b", "\"Id\"")),
+                                             &s),
                      PULSARC_OK, "%s", pulsarc_last_error_detail());
         pulsarc_schema_free(s);
     }
@@ -355,19 +368,22 @@ Test(schema, string_must_be_strict_utf8)
     cr_assert_eq(check(PULSARC_SCHEMA_STRING, BYTES(0xef, 0xbf, 0xbf)), PULSARC_OK); /* U+FFFF */
     cr_assert_eq(check(PULSARC_SCHEMA_STRING, BYTES(0xf4, 0x8f, 0xbf, 0xbf)), PULSARC_OK);
     cr_assert_eq(check(PULSARC_SCHEMA_STRING, BYTES('a', 0, 'b')), PULSARC_OK); /* NUL is UTF-8 */
-    static const struct { const uint8_t b[5]; size_t n; } bad[] = {
-        { { 0x80 }, 1 },                   /* lone continuation byte */
-        { { 0xc0, 0x80 }, 2 },             /* overlong NUL */
-        { { 0xc1, 0xbf }, 2 },             /* overlong */
-        { { 0xe0, 0x80, 0x80 }, 3 },       /* overlong 3-byte */
-        { { 0xf0, 0x80, 0x80, 0x80 }, 4 }, /* overlong 4-byte */
-        { { 0xed, 0xa0, 0x80 }, 3 },       /* surrogate U+D800 */
-        { { 0xed, 0xbf, 0xbf }, 3 },       /* surrogate U+DFFF */
-        { { 0xf4, 0x90, 0x80, 0x80 }, 4 }, /* above U+10FFFF */
-        { { 0xe2, 0x82 }, 2 },             /* truncated */
+    static const struct {
+        const uint8_t b[5];
+        size_t n;
+    } bad[] = {
+        { { 0x80 }, 1 },                         /* lone continuation byte */
+        { { 0xc0, 0x80 }, 2 },                   /* overlong NUL */
+        { { 0xc1, 0xbf }, 2 },                   /* overlong */
+        { { 0xe0, 0x80, 0x80 }, 3 },             /* overlong 3-byte */
+        { { 0xf0, 0x80, 0x80, 0x80 }, 4 },       /* overlong 4-byte */
+        { { 0xed, 0xa0, 0x80 }, 3 },             /* surrogate U+D800 */
+        { { 0xed, 0xbf, 0xbf }, 3 },             /* surrogate U+DFFF */
+        { { 0xf4, 0x90, 0x80, 0x80 }, 4 },       /* above U+10FFFF */
+        { { 0xe2, 0x82 }, 2 },                   /* truncated */
         { { 0xf8, 0x88, 0x80, 0x80, 0x80 }, 5 }, /* 5-byte form */
         { { 0xff }, 1 },
-        { { 'o', 'k', 0xc3 }, 3 },          /* truncated at the end */
+        { { 'o', 'k', 0xc3 }, 3 }, /* truncated at the end */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cr_assert_eq(check(PULSARC_SCHEMA_STRING, bad[i].b, bad[i].n), PULSARC_ERR_INVALID_PAYLOAD,
@@ -418,9 +434,9 @@ Test(schema, avro_payload_decodes_when_avro_c_is_built_in)
 {
     pulsarc_schema_t *s;
     cr_assert_eq(pulsarc_schema_new_avro(REC_DEF, &s), PULSARC_OK);
-    const uint8_t good[] = { 0x02, 0x04, 'h', 'i' };      /* a=1, b="hi" */
-    const uint8_t short_b[] = { 0x02, 0x06, 'h', 'i' };   /* b claims 3 bytes */
-    const uint8_t extra[] = { 0x02, 0x04, 'h', 'i', 0 };  /* a byte left over */
+    const uint8_t good[] = { 0x02, 0x04, 'h', 'i' };     /* a=1, b="hi" */
+    const uint8_t short_b[] = { 0x02, 0x06, 'h', 'i' };  /* b claims 3 bytes */
+    const uint8_t extra[] = { 0x02, 0x04, 'h', 'i', 0 }; /* a byte left over */
     cr_assert_eq(pulsarc_schema_validate(s, good, sizeof good), PULSARC_OK);
     pulsarc_result want = pulsarc_schema_avro_validation_available() ? PULSARC_ERR_INVALID_PAYLOAD
                                                                      : PULSARC_OK;
@@ -451,7 +467,7 @@ Test(schema, avro_walk_covers_every_type)
     /* u=5 (branch 1), e=B, a=[1,2] in one block, m={"k":true} in a sized block, f, d=0,
      * n=[] */
     uint8_t good[] = { 0x02, 0x0a, 0x02, 0x04, 0x02, 0x04, 0x00, 0x01, 0x04, 0x02, 'k', 0x01,
-                       0x00, 'x', 'y', 0, 0, 0, 0, 0, 0, 0, 0, 0x00 };
+                       0x00, 'x',  'y',  0,    0,    0,    0,    0,    0,    0,    0,   0x00 };
     cr_assert_eq(pulsarc_schema_validate(s, good, sizeof good), PULSARC_OK, "%s",
                  pulsarc_last_error_detail());
     uint8_t bad[sizeof good];
@@ -469,11 +485,11 @@ Test(schema, avro_walk_covers_every_type)
     static const char sdef[] = "{\"type\":\"string\"}";
     pulsarc_schema_t *str;
     pulsarc_schema_new_avro(sdef, &str);
-    cr_assert_eq(pulsarc_schema_validate(str, BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                                                    0x80, 0x80, 0x01)),
+    cr_assert_eq(pulsarc_schema_validate(str, BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                                    0x80, 0x01)),
                  PULSARC_ERR_INVALID_PAYLOAD);
-    cr_assert_eq(pulsarc_schema_validate(str, BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                                                    0x80, 0x80, 0x80, 0x01)),
+    cr_assert_eq(pulsarc_schema_validate(str, BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                                    0x80, 0x80, 0x01)),
                  PULSARC_ERR_INVALID_PAYLOAD, "an 11-byte varint");
     /* An int that overflows 32 bits. */
     pulsarc_schema_t *i;
@@ -499,7 +515,7 @@ static pulsarc_result validate_list(pulsarc_schema_t *s, size_t nodes)
 {
     uint8_t *p = malloc(2 * nodes);
     for (size_t i = 0; i < nodes; i++) {
-        p[2 * i] = 0x02;                       /* v = 1 */
+        p[2 * i] = 0x02;                            /* v = 1 */
         p[2 * i + 1] = i + 1 < nodes ? 0x02 : 0x00; /* next: a node, or null */
     }
     pulsarc_result r = pulsarc_schema_validate(s, p, 2 * nodes);
@@ -512,17 +528,15 @@ Test(schema, avro_recursive_data_up_to_the_bound)
     if (!pulsarc_schema_avro_validation_available())
         return;
     pulsarc_schema_t *s;
-    cr_assert_eq(pulsarc_schema_new_avro(
-                     "{\"type\":\"record\",\"name\":\"Node\",\"fields\":["
-                     "{\"name\":\"v\",\"type\":\"int\"},"
-                     "{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}]}",
-                     &s),
+    cr_assert_eq(pulsarc_schema_new_avro("{\"type\":\"record\",\"name\":\"Node\",\"fields\":["
+                                         "{\"name\":\"v\",\"type\":\"int\"},"
+                                         "{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}]}",
+                                         &s),
                  PULSARC_OK, "%s", pulsarc_last_error_detail());
     cr_assert_eq(validate_list(s, 1), PULSARC_OK, "%s", pulsarc_last_error_detail());
     cr_assert_eq(validate_list(s, 500), PULSARC_OK, "%s", pulsarc_last_error_detail());
     cr_assert_eq(validate_list(s, 600), PULSARC_ERR_INVALID_PAYLOAD);
-    cr_assert(strstr(pulsarc_last_error_detail(), "recursive"), "%s",
-              pulsarc_last_error_detail());
+    cr_assert(strstr(pulsarc_last_error_detail(), "recursive"), "%s", pulsarc_last_error_detail());
     pulsarc_schema_free(s);
 }
 

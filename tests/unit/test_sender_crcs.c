@@ -68,10 +68,8 @@ static void read_back(const pc_op_t *op, read_frame *out)
     cr_assert_eq(pc_frame_reader_feed(&out->r, op->head.data, op->head.len), 0);
     cr_assert_eq(pc_frame_reader_feed(&out->r, op->payload, op->payload_len), 0);
     cr_assert_eq(pc_frame_reader_next(&out->r, &out->f), PC_FRAME_OK);
-    cr_assert(out->f.checksum_ok, "chunk %d of %zu bytes: checksum", op->chunk_id,
-              op->payload_len);
-    out->meta = pulsar__proto__message_metadata__unpack(NULL, out->f.metadata_len,
-                                                        out->f.metadata);
+    cr_assert(out->f.checksum_ok, "chunk %d of %zu bytes: checksum", op->chunk_id, op->payload_len);
+    out->meta = pulsar__proto__message_metadata__unpack(NULL, out->f.metadata_len, out->f.metadata);
     cr_assert_not_null(out->meta);
 }
 
@@ -153,7 +151,8 @@ static const size_t sizes[] = { 1, B - 1, B, B + 1, 3 * B + 12345, 5 * B };
 Test(sender_crcs, single_frames_are_identical)
 {
     uint8_t *payload = pattern(5 * B);
-    pc_op_params_t p = { .producer_id = 1, .producer_name = "p",
+    pc_op_params_t p = { .producer_id = 1,
+                         .producer_name = "p",
                          .max_message_size = 5 * 1024 * 1024 };
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
         for (int mode = COPIED; mode <= BORROWED_KNOWN; mode++)
@@ -169,9 +168,11 @@ Test(sender_crcs, chunk_frames_are_identical)
     size_t max = 5 * B;
     uint8_t *payload = pattern(max);
     for (size_t c = 0; c < sizeof chunk_sizes / sizeof *chunk_sizes; c++) {
-        pc_op_params_t p = { .producer_id = 1, .producer_name = "p",
+        pc_op_params_t p = { .producer_id = 1,
+                             .producer_name = "p",
                              .max_message_size = chunk_sizes[c] ? 5 * 1024 * 1024 : 150000,
-                             .chunking = true, .chunk_size = chunk_sizes[c] };
+                             .chunking = true,
+                             .chunk_size = chunk_sizes[c] };
         for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
             size_t len = sizes[s];
             pc_op_t *probe, *probe_last;

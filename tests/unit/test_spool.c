@@ -103,7 +103,10 @@ Test(spool, a_scan_of_garbage_cuts_and_allocates_nothing_for_a_lying_length)
 {
     uint8_t buf[64];
     memset(buf, 0, sizeof buf);
-    buf[0] = 0xff; buf[1] = 0xff; buf[2] = 0xff; buf[3] = 0x7f; /* ~2 GiB "record" */
+    buf[0] = 0xff;
+    buf[1] = 0xff;
+    buf[2] = 0xff;
+    buf[3] = 0x7f; /* ~2 GiB "record" */
     mem_scan m;
     mem_scan_init(&m, buf, sizeof buf, 0);
     pc_spool_record_t rec;
@@ -174,7 +177,7 @@ Test(spool, a_full_spool_fails_or_waits_until_a_release_makes_room)
 
     sender b;
     start(&b, sp, n); /* the message that found no room */
-    pause_ms(100); /* the chance to return too early */
+    pause_ms(100);    /* the chance to return too early */
     cr_assert_eq(atomic_load(&b.res), 1, "a send waited for room returned while still full");
     release(at[0]);
     pthread_join(b.th, NULL);
@@ -220,8 +223,8 @@ Test(spool, a_refusal_for_size_names_the_record_framing_and_the_segment_header)
     char want[256];
     snprintf(want, sizeof want, "a message of %zu payload bytes", payload);
     cr_assert(strstr(d, want), "%s", d);
-    snprintf(want, sizeof want, "its record takes %zu bytes", payload + PC_SPOOL_FRAME +
-             PC_SPOOL_BODY_FIXED);
+    snprintf(want, sizeof want, "its record takes %zu bytes",
+             payload + PC_SPOOL_FRAME + PC_SPOOL_BODY_FIXED);
     cr_assert(strstr(d, want), "%s", d);
     snprintf(want, sizeof want, "a %zu-byte segment header", header);
     cr_assert(strstr(d, want), "%s", d);

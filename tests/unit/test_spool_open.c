@@ -54,8 +54,8 @@ static void assert_file_holds(const char *path, const char *text)
     cr_assert_not_null(f);
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
-    cr_assert(n == strlen(text) && memcmp(buf, text, n) == 0, "%s now holds \"%.*s\"", path,
-              (int)n, buf);
+    cr_assert(n == strlen(text) && memcmp(buf, text, n) == 0, "%s now holds \"%.*s\"", path, (int)n,
+              buf);
 }
 
 /* A file of "other" that must stay as it is: its path in victim (128 bytes). */
@@ -147,8 +147,7 @@ Test(spool_open, a_link_planted_as_the_lock_or_the_identity_is_refused)
     link_in_dir(victim, "spool.lock");
     pc_spool_settings_t s = settings(PC_SPOOL_FSYNC_NEVER);
     cr_assert_eq(try_open(&s), PULSARC_ERR_SPOOL);
-    cr_assert(strstr(pulsarc_last_error_detail(), "spool.lock"), "%s",
-              pulsarc_last_error_detail());
+    cr_assert(strstr(pulsarc_last_error_detail(), "spool.lock"), "%s", pulsarc_last_error_detail());
     assert_file_holds(victim, "precious");
     test_spool_dir_remove(dir);
     make_dir();
@@ -161,8 +160,7 @@ Test(spool_open, a_link_planted_as_the_lock_or_the_identity_is_refused)
     snprintf(id, sizeof id, "%s/spool.id", other);
     link_in_dir(id, "spool.id");
     cr_assert_eq(try_open(&s), PULSARC_ERR_SPOOL);
-    cr_assert(strstr(pulsarc_last_error_detail(), "spool.id"), "%s",
-              pulsarc_last_error_detail());
+    cr_assert(strstr(pulsarc_last_error_detail(), "spool.id"), "%s", pulsarc_last_error_detail());
     test_spool_dir_remove(other);
 }
 

@@ -38,8 +38,9 @@ Test(spool_recovery, a_torn_tail_is_cut_once_and_never_read_twice)
     /* A new message goes after them, whole. */
     n_handed = 0;
     append_ok(sp, 3, -1);
-    cr_assert_eq(handed[0], 2, "the torn message's id is given again: it was never accepted "
-                               "as far as the spool can tell");
+    cr_assert_eq(handed[0], 2,
+                 "the torn message's id is given again: it was never accepted "
+                 "as far as the spool can tell");
     pc_spool_close(sp);
 }
 
@@ -375,8 +376,7 @@ Test(spool_recovery, a_resync_takes_no_record_from_inside_the_damaged_one)
             cr_assert_eq(pc_spool_scan_next(&m.sc, &m.src, &rec), PC_SPOOL_SCAN_CUT);
             cr_assert_eq(m.sc.offset, a);
             cr_assert_eq(pc_spool_scan_resync(&m.sc, &m.src), PC_SPOOL_RESYNC_FOUND);
-            cr_assert_eq(m.sc.offset, a + b, "resynced at %llu",
-                         (unsigned long long)m.sc.offset);
+            cr_assert_eq(m.sc.offset, a + b, "resynced at %llu", (unsigned long long)m.sc.offset);
         }
     }
     cr_assert(ids[0] == 0 && ids[1] == 2);

@@ -15,11 +15,11 @@ typedef struct gate {
     pc_spool_sync_seam_t seam;
     pthread_mutex_t mu;
     pthread_cond_t cond;
-    bool hold;     /* syncs wait while set */
-    int fail;      /* what they return: 0 (then the real fdatasync runs) or an errno */
-    int fail_from; /* ... from this call on (1: the first); 0: fail from now on */
-    int calls;     /* syncs begun */
-    int waiting;   /* syncs waiting at the gate */
+    bool hold;             /* syncs wait while set */
+    int fail;              /* what they return: 0 (then the real fdatasync runs) or an errno */
+    int fail_from;         /* ... from this call on (1: the first); 0: fail from now on */
+    int calls;             /* syncs begun */
+    int waiting;           /* syncs waiting at the gate */
     pthread_t waiters[16]; /* ... on these threads */
     ino_t synced[256];     /* the files (and directory) synced, in order */
     int n_synced;
@@ -60,7 +60,8 @@ static int gate_sync(const pc_spool_sync_seam_t *seam, int fd)
     return err;
 }
 
-static gate the_gate = { .seam = { gate_sync }, .mu = PTHREAD_MUTEX_INITIALIZER,
+static gate the_gate = { .seam = { gate_sync },
+                         .mu = PTHREAD_MUTEX_INITIALIZER,
                          .cond = PTHREAD_COND_INITIALIZER };
 
 static void gate_set(bool hold, int fail)
@@ -227,8 +228,8 @@ Test(spool_sync, concurrent_senders_across_rolls_when_syncs_start_failing)
     static int64_t ids[SENDERS * EACH];
     cr_assert_eq(replayed_ids(s, ids, SENDERS * EACH), ok);
     for (int i = 0; i < ok; i++)
-        cr_assert_eq(ids[i], handed[i], "replayed %d: %lld, handed over %lld", i,
-                     (long long)ids[i], (long long)handed[i]);
+        cr_assert_eq(ids[i], handed[i], "replayed %d: %lld, handed over %lld", i, (long long)ids[i],
+                     (long long)handed[i]);
 }
 
 /* ---- no disk waits at a roll ----------------------------------------------------------- */
@@ -372,7 +373,8 @@ Test(spool_sync, a_release_does_not_wait_for_a_sync_held_at_a_roll)
     cr_assert_eq(atomic_load(&next.res), PULSARC_OK);
     struct stat d;
     cr_assert_eq(stat(dir, &d), 0);
-    cr_assert_eq(synced_of(names, 1, d.st_ino), 2, "accepted before its segment and the "
-                                                   "directory were synced");
+    cr_assert_eq(synced_of(names, 1, d.st_ino), 2,
+                 "accepted before its segment and the "
+                 "directory were synced");
     pc_spool_close(sp);
 }

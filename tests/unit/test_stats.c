@@ -47,12 +47,13 @@ Test(stats, totals_add_up_and_serialise)
     json_t *j = pc_stats_totals_json(a);
     cr_assert_not_null(j);
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "messages"), "acked")), 7);
-    cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "failed_by_result"),
-                                                    "SEND_TIMEOUT")), 4);
-    cr_assert_float_eq(json_real_value(json_object_get(json_object_get(j, "entries"),
-                                                       "compression_ratio")), 3.0, 1e-9);
-    cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "latency_us"), "p50")),
-                 250);
+    cr_assert_eq(json_integer_value(
+                     json_object_get(json_object_get(j, "failed_by_result"), "SEND_TIMEOUT")),
+                 4);
+    cr_assert_float_eq(json_real_value(
+                           json_object_get(json_object_get(j, "entries"), "compression_ratio")),
+                       3.0, 1e-9);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "latency_us"), "p50")), 250);
     cr_assert(json_is_null(json_object_get(json_object_get(j, "batches"), "mean_messages")),
               "no batches: no mean");
     pulsarc_stats_t *s = pc_stats_new(a, j);

@@ -272,8 +272,8 @@ Test(tls, protocols_narrow_but_never_widen)
 {
     pc_tls_settings_t s = trusting(&ca);
     s.protocols = "TLSv1.3";
-    cr_expect_eq(connect_to(s, "localhost", (server_opts_t){ .id = &server,
-                                                              .max_version = TLS1_2_VERSION }),
+    cr_expect_eq(connect_to(s, "localhost",
+                            (server_opts_t){ .id = &server, .max_version = TLS1_2_VERSION }),
                  PULSARC_ERR_TLS_HANDSHAKE);
     pc_tls_ctx_t *ctx = NULL;
     s.protocols = "TLSv1.1";
@@ -385,8 +385,8 @@ Test(tls, client_accepts_pulsar_ssl_urls)
     char *ca_pem = cert_pem(&ca);
     cr_assert_eq(pulsarc_client_config_set_tls_trust_certs_pem(conf, ca_pem), PULSARC_OK);
     pulsarc_client_t *client = NULL;
-    cr_assert_eq(pulsarc_client_new("pulsar+ssl://localhost:6651", conf, &client), PULSARC_OK,
-                 "%s", pulsarc_last_error_detail());
+    cr_assert_eq(pulsarc_client_new("pulsar+ssl://localhost:6651", conf, &client), PULSARC_OK, "%s",
+                 pulsarc_last_error_detail());
     pulsarc_client_destroy(client);
     cr_assert_eq(pulsarc_client_config_set(conf, "tlsTrustCertsFilePath", "/nonexistent.pem"),
                  PULSARC_OK);
@@ -407,7 +407,8 @@ Test(tls, unreadable_files_say_why)
     cr_assert_str_eq(pulsarc_last_error_detail(),
                      "cannot load tlsTrustCertsFilePath '/nonexistent/ca.pem': No such file or "
                      "directory");
-    s = (pc_tls_settings_t){ .allow_insecure = true, .cert_file = "/nonexistent/client.pem",
+    s = (pc_tls_settings_t){ .allow_insecure = true,
+                             .cert_file = "/nonexistent/client.pem",
                              .key_file = "/nonexistent/client.key" };
     cr_assert_eq(pc_tls_ctx_new(&s, &ctx), PULSARC_ERR_TLS_CONFIG);
     cr_assert_str_eq(pulsarc_last_error_detail(),

@@ -85,17 +85,22 @@ Test(topic_name, partition_suffix_follows_java)
     expect_full("persistent://t/ns/my-topic-partition-3", "persistent://t/ns/my-topic-partition-3",
                 3);
     expect_full("my-topic-partition-0", "persistent://public/default/my-topic-partition-0", 0);
-    expect_full("a-partition-1-partition-2", "persistent://public/default/a-partition-1-partition-2",
-                2);
+    expect_full("a-partition-1-partition-2",
+                "persistent://public/default/a-partition-1-partition-2", 2);
     expect_full("topic-partition-2147483647",
                 "persistent://public/default/topic-partition-2147483647", INT32_MAX);
     /* Not partitions, but valid topic names. */
-    const char *not_partitions[] = { "topic-partition-01", "topic-partition--1",
-                                     "topic-partition-+1", "topic-partition-2147483648",
+    const char *not_partitions[] = { "topic-partition-01",
+                                     "topic-partition--1",
+                                     "topic-partition-+1",
+                                     "topic-partition-2147483648",
                                      "topic-partition-99999999999999999999",
-                                     "topic-partition-",  "topic-partition-x",
-                                     "topic-partition-1x", "topic-partition- 1",
-                                     "partition-3",       "topic_partition_3" };
+                                     "topic-partition-",
+                                     "topic-partition-x",
+                                     "topic-partition-1x",
+                                     "topic-partition- 1",
+                                     "partition-3",
+                                     "topic_partition_3" };
     for (size_t i = 0; i < sizeof not_partitions / sizeof not_partitions[0]; i++)
         cr_expect_eq(parse_ok(not_partitions[i]).partition, -1, "%s", not_partitions[i]);
 }

@@ -20,16 +20,16 @@ static const struct {
     const char *name;
     const char *key;
 } mapped_keys[] = {
-    {"authPlugin", "authPlugin"},
-    {"authPluginClassName", "authPlugin"},
-    {"authParams", "authParams"},
-    {"tlsTrustCertsFilePath", "tlsTrustCertsFilePath"},
-    {"tlsAllowInsecureConnection", "tlsAllowInsecureConnection"},
-    {"tlsEnableHostnameVerification", "tlsEnableHostnameVerification"},
-    {"tlsCertificateFilePath", "tlsCertificateFilePath"},
-    {"tlsKeyFilePath", "tlsKeyFilePath"},
-    {"tlsProtocols", "tlsProtocols"},
-    {"tlsCiphers", "tlsCiphers"},
+    { "authPlugin", "authPlugin" },
+    { "authPluginClassName", "authPlugin" },
+    { "authParams", "authParams" },
+    { "tlsTrustCertsFilePath", "tlsTrustCertsFilePath" },
+    { "tlsAllowInsecureConnection", "tlsAllowInsecureConnection" },
+    { "tlsEnableHostnameVerification", "tlsEnableHostnameVerification" },
+    { "tlsCertificateFilePath", "tlsCertificateFilePath" },
+    { "tlsKeyFilePath", "tlsKeyFilePath" },
+    { "tlsProtocols", "tlsProtocols" },
+    { "tlsCiphers", "tlsCiphers" },
 };
 
 /* Keys of Pulsar's stock client.conf that have no pulsarc meaning. Set to their stock
@@ -39,16 +39,16 @@ static const struct {
     const char *stock; /* the value that passes silently besides "" */
     const char *why;
 } ignored_keys[] = {
-    {"useTls", "false", "TLS follows the service URL's scheme (pulsar+ssl://); ignored"},
-    {"tlsTrustStoreType", "JKS", "KeyStore TLS is not supported; ignored"},
-    {"tlsTrustStorePath", "", "KeyStore TLS is not supported; ignored"},
-    {"tlsTrustStorePassword", "", "KeyStore TLS is not supported; ignored"},
-    {"tlsKeyStoreType", "JKS", "KeyStore TLS is not supported; ignored"},
-    {"tlsKeyStorePath", "", "KeyStore TLS is not supported; ignored"},
-    {"tlsKeyStorePassword", "", "KeyStore TLS is not supported; ignored"},
-    {"webserviceTlsProvider", "", "not used by pulsarc; ignored"},
-    {"proxyServiceUrl", "", "connecting through a Pulsar proxy by SNI is not supported; ignored"},
-    {"proxyProtocol", "", "connecting through a Pulsar proxy by SNI is not supported; ignored"},
+    { "useTls", "false", "TLS follows the service URL's scheme (pulsar+ssl://); ignored" },
+    { "tlsTrustStoreType", "JKS", "KeyStore TLS is not supported; ignored" },
+    { "tlsTrustStorePath", "", "KeyStore TLS is not supported; ignored" },
+    { "tlsTrustStorePassword", "", "KeyStore TLS is not supported; ignored" },
+    { "tlsKeyStoreType", "JKS", "KeyStore TLS is not supported; ignored" },
+    { "tlsKeyStorePath", "", "KeyStore TLS is not supported; ignored" },
+    { "tlsKeyStorePassword", "", "KeyStore TLS is not supported; ignored" },
+    { "webserviceTlsProvider", "", "not used by pulsarc; ignored" },
+    { "proxyServiceUrl", "", "connecting through a Pulsar proxy by SNI is not supported; ignored" },
+    { "proxyProtocol", "", "connecting through a Pulsar proxy by SNI is not supported; ignored" },
 };
 
 static void set_err(char *err, size_t err_len, const char *fmt, ...)
@@ -72,8 +72,8 @@ static int set_string(char **slot, const char *value)
 
 static int add_setting(struct client_conf *out, const char *key, const char *value, int line)
 {
-    struct client_conf_setting *grown =
-        realloc(out->settings, (out->n_settings + 1) * sizeof *out->settings);
+    struct client_conf_setting *grown = realloc(out->settings,
+                                                (out->n_settings + 1) * sizeof *out->settings);
     if (!grown)
         return -1;
     out->settings = grown;
@@ -83,7 +83,7 @@ static int add_setting(struct client_conf *out, const char *key, const char *val
         free(v);
         return -1;
     }
-    out->settings[out->n_settings++] = (struct client_conf_setting){k, v, line};
+    out->settings[out->n_settings++] = (struct client_conf_setting){ k, v, line };
     return 0;
 }
 
@@ -134,8 +134,7 @@ static bool is_blank(char c)
 }
 
 /* The natural line at *pos (without its terminator: \n, \r or \r\n). */
-static bool natural_line(const char *text, size_t len, size_t *pos, const char **start,
-                         size_t *n)
+static bool natural_line(const char *text, size_t len, size_t *pos, const char **start, size_t *n)
 {
     if (*pos >= len)
         return false;
@@ -220,7 +219,7 @@ static int unescape(char *s, size_t n)
         if (c == 'u') {
             if (i + 4 >= n) /* fewer than four characters left */
                 return -1;
-            char hex[5] = {0};
+            char hex[5] = { 0 };
             memcpy(hex, s + i + 1, 4);
             char *end;
             unsigned long cp = strtoul(hex, &end, 16);
@@ -286,7 +285,7 @@ int client_conf_parse(const char *text, size_t len, struct client_conf *out,
                       client_conf_warn_fn warn, void *warn_ctx, char *err, size_t err_len)
 {
     memset(out, 0, sizeof *out);
-    struct text_buf b = {0};
+    struct text_buf b = { 0 };
     size_t pos = 0;
     int line_no = 0, rc = 0;
     const char *s;
@@ -320,7 +319,7 @@ static char *read_file(const char *path, size_t *len, char *err, size_t err_len)
         set_err(err, err_len, "cannot open: %s", strerror(errno));
         return NULL;
     }
-    struct text_buf b = {0};
+    struct text_buf b = { 0 };
     char chunk[4096];
     size_t got;
     while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)

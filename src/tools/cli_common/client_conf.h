@@ -25,8 +25,8 @@ struct client_conf_setting {
 };
 
 struct client_conf {
-    char *broker_service_url; /* brokerServiceUrl (or serviceUrl); NULL: not set */
-    char *web_service_url;    /* webServiceUrl; NULL: not set */
+    char *broker_service_url;             /* brokerServiceUrl (or serviceUrl); NULL: not set */
+    char *web_service_url;                /* webServiceUrl; NULL: not set */
     struct client_conf_setting *settings; /* in file order: a later one wins */
     size_t n_settings;
 };
@@ -46,8 +46,7 @@ int client_conf_load(const char *path, struct client_conf *out, client_conf_warn
 /* The service URL the file gives: brokerServiceUrl. NULL when the file gives none; when
  * it gives only webServiceUrl, NULL with the reason in err (HTTP lookup is not
  * supported yet). */
-const char *client_conf_service_url(const struct client_conf *conf, char *err,
-                                    size_t err_len);
+const char *client_conf_service_url(const struct client_conf *conf, char *err, size_t err_len);
 
 void client_conf_free(struct client_conf *conf);
 

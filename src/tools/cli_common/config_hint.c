@@ -59,8 +59,8 @@ static size_t edit_distance(const char *a, const char *b)
         row[0] = i;
         for (size_t j = 1; j <= lb; j++) {
             size_t above = row[j];
-            size_t change = diagonal + (tolower((unsigned char)a[i - 1]) !=
-                                        tolower((unsigned char)b[j - 1]));
+            size_t change = diagonal +
+                            (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
             size_t best = above + 1 < row[j - 1] + 1 ? above + 1 : row[j - 1] + 1;
             row[j] = change < best ? change : best;
             diagonal = above;
@@ -77,7 +77,7 @@ const char *conf_nearest_key(const char *key, enum conf_kind *kind)
     const char *best = NULL;
     size_t limit = len / 3 > 0 ? len / 3 : 1; /* a third of its letters, at least one */
     size_t best_distance = limit + 1;
-    const enum conf_kind kinds[] = {CONF_PRODUCER, CONF_CLIENT};
+    const enum conf_kind kinds[] = { CONF_PRODUCER, CONF_CLIENT };
     for (size_t t = 0; t < 2; t++) {
         const char *k;
         for (size_t i = 0; (k = key_name(kinds[t], i)); i++) {

@@ -207,7 +207,8 @@ static int fill_record(struct walk *w, avro_value_t *dst, avro_schema_t schema, 
     if (matched != json_object_size(j)) {
         const char *key;
         const json_t *v;
-        json_object_foreach((json_t *)j, key, v) {
+        json_object_foreach((json_t *)j, key, v)
+        {
             if (avro_schema_record_field_get_index(schema, key) < 0)
                 return walk_fail(w, "field \"%s\" is not in the schema", key);
         }
@@ -219,7 +220,8 @@ static int fill_array(struct walk *w, avro_value_t *dst, const json_t *j)
 {
     size_t i;
     const json_t *item;
-    json_array_foreach(j, i, item) {
+    json_array_foreach(j, i, item)
+    {
         avro_value_t child;
         if (avro_value_append(dst, &child, NULL) != 0)
             return walk_fail(w, "%s", avro_strerror());
@@ -236,7 +238,8 @@ static int fill_map(struct walk *w, avro_value_t *dst, const json_t *j)
 {
     const char *key;
     const json_t *item;
-    json_object_foreach((json_t *)j, key, item) {
+    json_object_foreach((json_t *)j, key, item)
+    {
         avro_value_t child;
         if (avro_value_add(dst, key, &child, NULL, NULL) != 0)
             return walk_fail(w, "%s", avro_strerror());
@@ -356,12 +359,12 @@ int json_to_avro_convert(struct json_to_avro *conv, const char *json, size_t len
 {
     json_error_t jerr;
     json_t *doc = json_loadb(json, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
-                           &jerr);
+                             &jerr);
     if (!doc) {
         snprintf(err, err_len, "not JSON: %s (column %d)", jerr.text, jerr.column);
         return -1;
     }
-    struct walk w = {.err = err, .err_len = err_len};
+    struct walk w = { .err = err, .err_len = err_len };
     avro_value_reset(&conv->value);
     int rc = fill(&w, &conv->value, doc);
     json_decref(doc);

@@ -13,17 +13,17 @@
 #include "json_to_avro.h"
 
 struct schema_input {
-    pulsarc_schema_t *schema;          /* what the producer registers */
-    const pulsarc_schema_t *value;     /* the value part (schema itself unless KeyValue) */
-    const pulsarc_schema_t *key;       /* the key part of a KeyValue schema, else NULL */
-    struct json_to_avro *value_avro;   /* JSON -> Avro for an AVRO part, when available */
+    pulsarc_schema_t *schema;        /* what the producer registers */
+    const pulsarc_schema_t *value;   /* the value part (schema itself unless KeyValue) */
+    const pulsarc_schema_t *key;     /* the key part of a KeyValue schema, else NULL */
+    struct json_to_avro *value_avro; /* JSON -> Avro for an AVRO part, when available */
     struct json_to_avro *key_avro;
 };
 
 /* "TYPE" or "TYPE:DEFINITION" (pulsar-client's -vs/-ks): the type is copied into
  * type_buf, the definition points into arg. */
-static void split_type_definition(const char *arg, char *type_buf, size_t size,
-                                  const char **type, const char **definition)
+static void split_type_definition(const char *arg, char *type_buf, size_t size, const char **type,
+                                  const char **definition)
 {
     const char *colon = strchr(arg, ':');
     if (!colon) {
@@ -54,8 +54,7 @@ bool schema_flags_set(struct schema_flags *flags, const char *name, const char *
     else if (strcmp(name, SCHEMA_FLAG_KEY_FILE) == 0)
         flags->key_file = arg;
     else if (strcmp(name, SCHEMA_FLAG_VALUE_SCHEMA) == 0)
-        split_type_definition(arg, value_type, sizeof value_type, &flags->type,
-                              &flags->definition);
+        split_type_definition(arg, value_type, sizeof value_type, &flags->type, &flags->definition);
     else if (strcmp(name, SCHEMA_FLAG_KEY_SCHEMA) == 0)
         split_type_definition(arg, key_type, sizeof key_type, &flags->key_type,
                               &flags->key_definition);
@@ -148,7 +147,8 @@ static int build_part(const char *what, const char *type_name, const char *defin
                  "%s: unknown schema type '%s' (bytes, string, json, avro, protobuf, "
                  "protobuf_native, boolean, int8, int16, int32, int64, float, double, date, "
                  "time, timestamp, instant, local_date, local_time, local_date_time, "
-                 "auto_produce; KeyValue: --kv-encoding)", what, type_name);
+                 "auto_produce; KeyValue: --kv-encoding)",
+                 what, type_name);
         return -1;
     }
     char *from_file = NULL;
@@ -219,7 +219,8 @@ int schema_input_new(const struct schema_flags *flags, struct schema_input **out
         return 0;
     }
     if (key_value && flags->name) {
-        snprintf(err, err_len, "--schema-name does not apply to KeyValue schemas (named "
+        snprintf(err, err_len,
+                 "--schema-name does not apply to KeyValue schemas (named "
                  "\"KeyValue\", as the Java client names them)");
         return -1;
     }
@@ -321,8 +322,8 @@ static bool parse_int(const char *text, int64_t min, int64_t max, int64_t *v)
 }
 
 /* Text to a value of a type without a definition, encoded as the Java client does. */
-static int encode_primitive(pulsarc_schema_type type, const char *text, char **out,
-                            size_t *out_len, char *err, size_t err_len)
+static int encode_primitive(pulsarc_schema_type type, const char *text, char **out, size_t *out_len,
+                            char *err, size_t err_len)
 {
     uint8_t buf[16];
     size_t n = 0;
@@ -367,8 +368,10 @@ static int encode_primitive(pulsarc_schema_type type, const char *text, char **o
         break;
     }
     default:
-        snprintf(err, err_len, "%s values cannot be typed as text: give the encoded bytes "
-                 "with -f", type_name);
+        snprintf(err, err_len,
+                 "%s values cannot be typed as text: give the encoded bytes "
+                 "with -f",
+                 type_name);
         return -1;
     }
     if (n == 0) {
@@ -381,8 +384,8 @@ static int encode_primitive(pulsarc_schema_type type, const char *text, char **o
 
 /* Converts text for the value part (key_part false) or the key part of a KeyValue
  * schema into *out (malloc'ed, *out_len bytes). Returns 0, or -1 with the reason in err. */
-static int encode_text(const struct schema_input *in, bool key_part, const char *text,
-                       size_t len, char **out, size_t *out_len, char *err, size_t err_len)
+static int encode_text(const struct schema_input *in, bool key_part, const char *text, size_t len,
+                       char **out, size_t *out_len, char *err, size_t err_len)
 {
     const pulsarc_schema_t *part = key_part ? in->key : in->value;
     pulsarc_schema_type type = pulsarc_schema_get_type(part);
@@ -397,7 +400,8 @@ static int encode_text(const struct schema_input *in, bool key_part, const char 
     case PULSARC_SCHEMA_AVRO: {
         struct json_to_avro *conv = key_part ? in->key_avro : in->value_avro;
         if (!conv) {
-            snprintf(err, err_len, "this build cannot convert JSON to Avro (built without "
+            snprintf(err, err_len,
+                     "this build cannot convert JSON to Avro (built without "
                      "avro-c, libavro-dev): give Avro binary with -f");
             return -1;
         }
@@ -419,17 +423,18 @@ static int encode_text(const struct schema_input *in, bool key_part, const char 
 int schema_input_message(const struct schema_input *in, const char *text, size_t len, bool raw,
                          const char *key, struct schema_message *out, char *err, size_t err_len)
 {
-    *out = (struct schema_message){.data = text, .len = len,
-                                   .key = in->key ? NULL : key,
-                                   .key_len = key && !in->key ? strlen(key) : 0};
+    *out = (struct schema_message){ .data = text,
+                                    .len = len,
+                                    .key = in->key ? NULL : key,
+                                    .key_len = key && !in->key ? strlen(key) : 0 };
     if (!raw) {
         if (encode_text(in, false, text, len, &out->own_data, &out->len, err, err_len) != 0)
             return -1;
         out->data = out->own_data;
     }
     if (in->key && key) {
-        if (encode_text(in, true, key, strlen(key), &out->own_key, &out->key_len, err,
-                        err_len) != 0) {
+        if (encode_text(in, true, key, strlen(key), &out->own_key, &out->key_len, err, err_len) !=
+            0) {
             schema_message_free(out);
             return -1;
         }

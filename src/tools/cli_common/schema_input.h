@@ -46,8 +46,8 @@ struct schema_flags {
 #define SCHEMA_FLAG_KV_ENCODING "kv-encoding"
 #define SCHEMA_FLAG_KEY_TYPE "key-schema-type"
 #define SCHEMA_FLAG_KEY_FILE "key-schema-file"
-#define SCHEMA_FLAG_VALUE_SCHEMA "value-schema"          /* pulsar-client's -vs */
-#define SCHEMA_FLAG_KEY_SCHEMA "key-schema"              /* pulsar-client's -ks */
+#define SCHEMA_FLAG_VALUE_SCHEMA "value-schema"                /* pulsar-client's -vs */
+#define SCHEMA_FLAG_KEY_SCHEMA "key-schema"                    /* pulsar-client's -ks */
 #define SCHEMA_FLAG_KV_ENCODING_TYPE "key-value-encoding-type" /* pulsar-client's -kvet */
 
 /* Records one schema flag (by its long name). Returns false when name is not one. */
@@ -80,8 +80,7 @@ struct schema_message {
 /* Fills out for payload text (len bytes) and key (NUL-terminated, may be NULL). Returns 0,
  * or -1 with the reason in err (out then owns nothing). */
 int schema_input_message(const struct schema_input *in, const char *text, size_t len, bool raw,
-                         const char *key, struct schema_message *out, char *err,
-                         size_t err_len);
+                         const char *key, struct schema_message *out, char *err, size_t err_len);
 void schema_message_free(struct schema_message *msg);
 
 #endif

@@ -8,22 +8,22 @@
 #include <string.h>
 
 const struct security_flag security_flags[] = {
-    {"auth-plugin", "authPlugin", NULL, "PLUGIN",
-     "token | tls | basic | oauth2, or the Java class name"},
-    {"auth-params", "authParams", NULL, "PARAMS",
-     "the plugin's parameters, in Pulsar's formats (never printed)"},
-    {"tls-trust-certs", "tlsTrustCertsFilePath", NULL, "FILE",
-     "PEM file of trusted CAs (default: the system's store)"},
-    {"tlsTrustCertsFilePath", "tlsTrustCertsFilePath", NULL, "FILE",
-     "the same, as pulsar-client spells it"},
-    {"tls-cert", "tlsCertificateFilePath", NULL, "FILE", "client certificate (PEM), for mTLS"},
-    {"tls-key", "tlsKeyFilePath", NULL, "FILE", "its private key (PEM)"},
-    {"tls-allow-insecure", "tlsAllowInsecureConnection", "true", NULL,
-     "accept any server certificate (testing only)"},
-    {"tls-no-hostname-verification", "tlsEnableHostnameVerification", "false", NULL,
-     "accept a certificate issued for another host name"},
-    {"tls-enable-hostname-verification", "tlsEnableHostnameVerification", "true", NULL,
-     "check the host name (already the default)"},
+    { "auth-plugin", "authPlugin", NULL, "PLUGIN",
+      "token | tls | basic | oauth2, or the Java class name" },
+    { "auth-params", "authParams", NULL, "PARAMS",
+      "the plugin's parameters, in Pulsar's formats (never printed)" },
+    { "tls-trust-certs", "tlsTrustCertsFilePath", NULL, "FILE",
+      "PEM file of trusted CAs (default: the system's store)" },
+    { "tlsTrustCertsFilePath", "tlsTrustCertsFilePath", NULL, "FILE",
+      "the same, as pulsar-client spells it" },
+    { "tls-cert", "tlsCertificateFilePath", NULL, "FILE", "client certificate (PEM), for mTLS" },
+    { "tls-key", "tlsKeyFilePath", NULL, "FILE", "its private key (PEM)" },
+    { "tls-allow-insecure", "tlsAllowInsecureConnection", "true", NULL,
+      "accept any server certificate (testing only)" },
+    { "tls-no-hostname-verification", "tlsEnableHostnameVerification", "false", NULL,
+      "accept a certificate issued for another host name" },
+    { "tls-enable-hostname-verification", "tlsEnableHostnameVerification", "true", NULL,
+      "check the host name (already the default)" },
 };
 
 const size_t n_security_flags = sizeof security_flags / sizeof security_flags[0];

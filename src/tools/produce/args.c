@@ -23,22 +23,22 @@ static const struct {
     const char *fixed;
     const char *what;
 } setting_flags[] = {
-    {'z', "compressionType", NULL, "compression"},
-    {OPT_BATCHING, "batchingEnabled", "true", NULL},
-    {OPT_NO_BATCHING, "batchingEnabled", "false", NULL},
-    {OPT_BATCH_MAX_MESSAGES, "batchingMaxMessages", NULL, NULL},
-    {OPT_BATCH_MAX_BYTES, "batchingMaxBytes", NULL, NULL},
-    {OPT_BATCH_DELAY_MS, "batchingMaxPublishDelayMs", NULL, NULL},
-    {OPT_KEY_BASED_BATCHING, "batcherType", "key_based", NULL},
-    {OPT_ROUTING, "messageRoutingMode", NULL, "routing mode"},
-    {OPT_HASHING, "hashingScheme", NULL, "hashing scheme"},
-    {OPT_MAX_PENDING, "maxPendingMessages", NULL, NULL},
-    {'c', "chunkingEnabled", "true", NULL},
-    {OPT_CHUNK_SIZE, "chunkMaxMessageSize", NULL, NULL},
-    {OPT_SEND_TIMEOUT, "sendTimeoutMs", NULL, NULL},
-    {OPT_CRYPTO_FAILURE_ACTION, "cryptoFailureAction", NULL, "crypto failure action"},
-    {OPT_ACCESS_MODE, "accessMode", NULL, "access mode"},
-    {OPT_SPOOL_FSYNC, "spoolFsync", NULL, "spool fsync policy"},
+    { 'z', "compressionType", NULL, "compression" },
+    { OPT_BATCHING, "batchingEnabled", "true", NULL },
+    { OPT_NO_BATCHING, "batchingEnabled", "false", NULL },
+    { OPT_BATCH_MAX_MESSAGES, "batchingMaxMessages", NULL, NULL },
+    { OPT_BATCH_MAX_BYTES, "batchingMaxBytes", NULL, NULL },
+    { OPT_BATCH_DELAY_MS, "batchingMaxPublishDelayMs", NULL, NULL },
+    { OPT_KEY_BASED_BATCHING, "batcherType", "key_based", NULL },
+    { OPT_ROUTING, "messageRoutingMode", NULL, "routing mode" },
+    { OPT_HASHING, "hashingScheme", NULL, "hashing scheme" },
+    { OPT_MAX_PENDING, "maxPendingMessages", NULL, NULL },
+    { 'c', "chunkingEnabled", "true", NULL },
+    { OPT_CHUNK_SIZE, "chunkMaxMessageSize", NULL, NULL },
+    { OPT_SEND_TIMEOUT, "sendTimeoutMs", NULL, NULL },
+    { OPT_CRYPTO_FAILURE_ACTION, "cryptoFailureAction", NULL, "crypto failure action" },
+    { OPT_ACCESS_MODE, "accessMode", NULL, "access mode" },
+    { OPT_SPOOL_FSYNC, "spoolFsync", NULL, "spool fsync policy" },
 };
 
 /* The highest --sequence-id-start: it leaves 2^62 ids after it, so the messages' ids
@@ -74,17 +74,16 @@ static bool parse_rate(const char *s, double *out)
 void add_payload(struct args *a, char *data, size_t len, char *key)
 {
     a->payloads = grow(a->payloads, &a->cap_payloads, a->n_payloads, sizeof *a->payloads);
-    a->payloads[a->n_payloads++] = (struct payload){data, len, key, false, false, 0};
+    a->payloads[a->n_payloads++] = (struct payload){ data, len, key, false, false, 0 };
 }
 
 /* Appends the setting key=value of the flag spelt flag (typed: its argument, if any). */
 static struct flag_setting *push_flag_setting(struct flag_setting_list *list, const char *flag,
-                                              const char *key, const char *value,
-                                              const char *typed)
+                                              const char *key, const char *value, const char *typed)
 {
     list->items = grow(list->items, &list->cap, list->count, sizeof *list->items);
     struct flag_setting *fs = &list->items[list->count++];
-    *fs = (struct flag_setting){key, xmemdup(value, strlen(value)), typed, NULL, ""};
+    *fs = (struct flag_setting){ key, xmemdup(value, strlen(value)), typed, NULL, "" };
     snprintf(fs->flag, sizeof fs->flag, "%s", flag);
     return fs;
 }
@@ -123,7 +122,7 @@ static void add_kv(struct kv_list *list, const char *option, const char *arg)
     memcpy(key, arg, klen);
     key[klen] = '\0';
     list->items = grow(list->items, &list->cap, list->count, sizeof *list->items);
-    list->items[list->count++] = (struct kv){key, eq + 1};
+    list->items[list->count++] = (struct kv){ key, eq + 1 };
 }
 
 static void free_kv_list(struct kv_list *list)
@@ -171,15 +170,15 @@ static void add_file(struct args *a, const char *path)
 static void push_kv(struct kv_list *list, const char *key, const char *value)
 {
     list->items = grow(list->items, &list->cap, list->count, sizeof *list->items);
-    list->items[list->count++] = (struct kv){xmemdup(key, strlen(key)), value};
+    list->items[list->count++] = (struct kv){ xmemdup(key, strlen(key)), value };
 }
 
 /* The options of pulsar-client produce that pulsarc cannot honour: refused rather than
  * silently ignored, since each changes what is stored or who can read it. */
 static _Noreturn void refuse_unsupported(const struct cli_option *o)
 {
-    usage_error("--%s (pulsar-client's -%s) is not supported by pulsarc yet: it needs %s",
-                o->name, o->dash_alias, o->help);
+    usage_error("--%s (pulsar-client's -%s) is not supported by pulsarc yet: it needs %s", o->name,
+                o->dash_alias, o->help);
 }
 
 /* Flags that only record a value in a. Returns false for other ids. */
@@ -446,9 +445,11 @@ static void check_spool_combinations(const struct args *a)
         return;
     if (a->txn_batch)
         usage_error("--txn-batch cannot be combined with %s: a spool resends after a restart, "
-                    "outside any transaction", spool);
+                    "outside any transaction",
+                    spool);
     usage_error("%s cannot be combined with %s: a spool resends a message after a restart "
-                "without its replication clusters or delivery delay", other, spool);
+                "without its replication clusters or delivery delay",
+                other, spool);
 }
 
 /* What no single option can check: the topic and how the options combine. */
@@ -480,12 +481,13 @@ static void check_args(int argc, char **argv, struct args *a)
         usage_error("--disable-replication and --replication-clusters cannot be combined");
     if (a->enc_names.count != a->enc_keys.count)
         usage_error("%zu --encryption-key-name but %zu --encryption-public-key: give them in "
-                    "pairs", a->enc_names.count, a->enc_keys.count);
+                    "pairs",
+                    a->enc_names.count, a->enc_keys.count);
 }
 
 void parse_args(int argc, char **argv, struct args *a)
 {
-    *a = (struct args){.num_produce = 1, .sequence_id_start = -1};
+    *a = (struct args){ .num_produce = 1, .sequence_id_start = -1 };
     expand_dash_aliases(argc, argv, &a->expanded);
     argv = a->expanded.argv;
     int c;

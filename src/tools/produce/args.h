@@ -50,7 +50,7 @@ struct args {
     const char *producer_name;
     const char *separator; /* --separator: splits -m values; NULL: no splitting */
     const char *conf_file;
-    struct client_conf file; /* what --conf-file gave */
+    struct client_conf file;  /* what --conf-file gave */
     struct payload *payloads; /* from -m and -f, in command-line order */
     size_t n_payloads, cap_payloads;
     bool use_stdin;
@@ -70,16 +70,16 @@ struct args {
     struct flag_setting_list security;      /* TLS and authentication flags: client settings */
     struct schema_flags schema;
     struct schema_input *schema_in; /* NULL: no schema (bytes) */
-    struct kv_list enc_names;     /* --encryption-key-name, in order (key only) */
-    struct kv_list enc_keys;      /* --encryption-public-key files, in order (key only) */
+    struct kv_list enc_names;       /* --encryption-key-name, in order (key only) */
+    struct kv_list enc_keys;        /* --encryption-public-key files, in order (key only) */
     const char *memory_limit;
-    const char *listener_name;    /* --listener-name; NULL: the brokers' internal listener */
-    int64_t sequence_id_start;    /* -1: automatic ids */
+    const char *listener_name; /* --listener-name; NULL: the brokers' internal listener */
+    int64_t sequence_id_start; /* -1: automatic ids */
     bool verbose;
-    bool keep_going;              /* --keep-going: failed messages do not stop the run */
-    const char *stats_json;       /* --stats-json FILE; NULL: none */
-    uint64_t txn_batch;           /* --txn-batch N; 0: no transactions */
-    bool txn_abort;               /* --txn-abort */
+    bool keep_going;        /* --keep-going: failed messages do not stop the run */
+    const char *stats_json; /* --stats-json FILE; NULL: none */
+    uint64_t txn_batch;     /* --txn-batch N; 0: no transactions */
+    bool txn_abort;         /* --txn-abort */
 };
 
 /* Parses the command line into a; a usage error ends the process (EXIT_USAGE), --help

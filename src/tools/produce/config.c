@@ -69,7 +69,7 @@ static _Noreturn void config_error(const char *option, enum conf_kind kind, cons
 
 /* A configuration and which one it is. */
 struct target {
-    pulsarc_client_config_t *client;     /* NULL: the producer's */
+    pulsarc_client_config_t *client; /* NULL: the producer's */
     pulsarc_producer_config_t *producer;
 };
 
@@ -141,7 +141,7 @@ pulsarc_client_config_t *make_client_config(const struct args *a)
     pulsarc_client_config_t *conf = pulsarc_client_config_new();
     if (!conf)
         out_of_memory();
-    struct target t = {conf, NULL};
+    struct target t = { conf, NULL };
     /* --verbose, --memory-limit, --listener-name, the file, then the TLS and auth flags:
      * each overrides what came before, and --client-conf overrides them all. */
     if (a->verbose)
@@ -190,25 +190,25 @@ pulsarc_producer_config_t *make_producer_config(const struct args *a, bool *wait
     pulsarc_producer_config_t *conf = pulsarc_producer_config_new();
     if (!conf)
         out_of_memory();
-    struct target t = {NULL, conf};
+    struct target t = { NULL, conf };
     /* CLI defaults first, then the dedicated flags, then --conf: the escape hatch wins.
      * New dedicated flags (--compression, --chunking, ...) become rows here. */
     const struct {
         const char *option, *key, *value;
     } settings[] = {
-        {"default", "blockIfQueueFull", "true"},
-        {"--producer-name", "producerName", a->producer_name},
+        { "default", "blockIfQueueFull", "true" },
+        { "--producer-name", "producerName", a->producer_name },
         /* Line i goes where it went in any earlier run (deduplication is per partition):
          * what makes a rerun of the same input safe on a partitioned topic. */
-        {"--sequence-id-start", "messageRoutingMode",
-         a->sequence_id_start >= 0 ? "sequence_id" : NULL},
+        { "--sequence-id-start", "messageRoutingMode",
+          a->sequence_id_start >= 0 ? "sequence_id" : NULL },
     };
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
         if (settings[i].value) /* else: flag not given, keep the library default */
             apply_setting(t, settings[i].option, settings[i].key, settings[i].value);
     if (a->schema_in) {
-        pulsarc_result res =
-            pulsarc_producer_config_set_schema(conf, schema_input_schema(a->schema_in));
+        pulsarc_result res = pulsarc_producer_config_set_schema(conf,
+                                                                schema_input_schema(a->schema_in));
         if (res != PULSARC_OK)
             refused_now("--schema-type", a->schema.type ? a->schema.type : "bytes", res);
     }

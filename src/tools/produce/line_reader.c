@@ -15,7 +15,7 @@
 struct line_reader {
     char *buf;
     size_t cap;
-    size_t start;   /* the unread bytes are buf[start, start + len) */
+    size_t start; /* the unread bytes are buf[start, start + len) */
     size_t len;
     size_t scanned; /* leading unread bytes known to hold no '\n' */
     bool eof;
@@ -25,7 +25,7 @@ struct line_reader {
 
 static void line_reader_init(struct line_reader *r)
 {
-    *r = (struct line_reader){.buf = xrealloc(NULL, LINE_READER_CHUNK), .cap = LINE_READER_CHUNK};
+    *r = (struct line_reader){ .buf = xrealloc(NULL, LINE_READER_CHUNK), .cap = LINE_READER_CHUNK };
 }
 
 /* Appends what standard input has to the unread bytes, after moving them to the start of
@@ -78,7 +78,7 @@ static bool next_line(struct line_reader *r, char **line, size_t *len)
  * separator's first byte becomes the key's terminator. Other lines are all payload. */
 static struct payload split_line(char *line, size_t len, const char *sep)
 {
-    struct payload p = {line, len, NULL, false, false, 0};
+    struct payload p = { line, len, NULL, false, false, 0 };
     if (!sep)
         return p;
     size_t sep_len = strlen(sep);

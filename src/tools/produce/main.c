@@ -252,7 +252,7 @@ int main(int argc, char **argv)
         .kv_key = schema_input_is_key_value(a.schema_in) ? a.key : NULL,
         .wait_for_room = wait_for_room,
         .null_value = a.null_value,
-        .txn = {.size = a.txn_batch, .abort = a.txn_abort},
+        .txn = { .size = a.txn_batch, .abort = a.txn_abort },
     };
 
     install_signal_handlers();

@@ -25,147 +25,175 @@
 #include "util.h"
 
 static const struct cli_option cli_options[] = {
-    {NULL, 0, 0, NULL, "Connection:", NULL},
-    {"service-url", 'u', required_argument, "URL",
-     "broker service URL (default: brokerServiceUrl of\n--conf-file, else pulsar://localhost:6650)", NULL},
-    {"url", 'u', required_argument, "URL", NULL, NULL},
-    {"conf-file", OPT_CONF_FILE, required_argument, "FILE",
-     "Pulsar's client.conf: service URL, TLS and auth settings\n(the flags override it)", NULL},
-    {"client-conf", OPT_CLIENT_CONF, required_argument, "KEY=VALUE",
-     "client setting, passed to pulsarc_client_config_set\n(repeatable)", NULL},
-    {"listener-name", OPT_LISTENER_NAME, required_argument, "NAME",
-     "the brokers' advertised listener to look up and connect to\n(client setting listenerName)", NULL},
+    { NULL, 0, 0, NULL, "Connection:", NULL },
+    { "service-url", 'u', required_argument, "URL",
+      "broker service URL (default: brokerServiceUrl of\n--conf-file, else "
+      "pulsar://localhost:6650)",
+      NULL },
+    { "url", 'u', required_argument, "URL", NULL, NULL },
+    { "conf-file", OPT_CONF_FILE, required_argument, "FILE",
+      "Pulsar's client.conf: service URL, TLS and auth settings\n(the flags override it)", NULL },
+    { "client-conf", OPT_CLIENT_CONF, required_argument, "KEY=VALUE",
+      "client setting, passed to pulsarc_client_config_set\n(repeatable)", NULL },
+    { "listener-name", OPT_LISTENER_NAME, required_argument, "NAME",
+      "the brokers' advertised listener to look up and connect to\n(client setting listenerName)",
+      NULL },
 
-    {NULL, 0, 0, NULL, "What to send (-m, -f and --stdin combine, in that order; --size stands alone):", NULL},
-    {"messages", 'm', required_argument, "MSG", "one message with this text (repeatable)", NULL},
-    {"separator", 's', required_argument, "SEP",
-     "split every -m value at each SEP into several messages\n(default: no splitting)", NULL},
-    {"files", 'f', required_argument, "FILE", "one message with the bytes of FILE (repeatable)", NULL},
-    {"stdin", OPT_STDIN, no_argument, NULL,
-     "one message per line of standard input, without the\nnewline (empty lines are empty messages)", NULL},
-    {"size", OPT_SIZE, required_argument, "BYTES", "one synthetic message of BYTES random-ish bytes", NULL},
-    {"num-produce", 'n', required_argument, "N", "send the message set N times (default 1)", NULL},
-    {"rate", 'r', required_argument, "R", "at most R messages per second (default 0 = no limit)", NULL},
+    { NULL, 0, 0, NULL,
+      "What to send (-m, -f and --stdin combine, in that order; --size stands alone):", NULL },
+    { "messages", 'm', required_argument, "MSG", "one message with this text (repeatable)", NULL },
+    { "separator", 's', required_argument, "SEP",
+      "split every -m value at each SEP into several messages\n(default: no splitting)", NULL },
+    { "files", 'f', required_argument, "FILE", "one message with the bytes of FILE (repeatable)",
+      NULL },
+    { "stdin", OPT_STDIN, no_argument, NULL,
+      "one message per line of standard input, without the\nnewline (empty lines are empty "
+      "messages)",
+      NULL },
+    { "size", OPT_SIZE, required_argument, "BYTES",
+      "one synthetic message of BYTES random-ish bytes", NULL },
+    { "num-produce", 'n', required_argument, "N", "send the message set N times (default 1)",
+      NULL },
+    { "rate", 'r', required_argument, "R", "at most R messages per second (default 0 = no limit)",
+      NULL },
 
-    {NULL, 0, 0, NULL, "Message metadata:", NULL},
-    {"key", 'k', required_argument, "KEY", "message key (routes to a partition)", NULL},
-    {"key-separator", OPT_KEY_SEPARATOR, required_argument, "SEP",
-     "--stdin lines are KEY<SEP>PAYLOAD: split at the first SEP;\n"
-     "lines without SEP have no key", NULL},
-    {"property", 'p', required_argument, "K=V", "message property (repeatable)", NULL},
-    {"properties", 'p', required_argument, "K=V", NULL, NULL},
-    {"disable-replication", OPT_DISABLE_REPLICATION, no_argument, NULL,
-     "replicate the messages to no other cluster\n(geo-replication; replicate_to __local__)", "dr"},
-    {"replication-clusters", OPT_REPLICATION_CLUSTERS, required_argument, "C1,C2",
-     "replicate the messages only to these clusters", NULL},
-    {"null-value", OPT_NULL_VALUE, no_argument, NULL,
-     "send each message with a null value, its payload dropped\n"
-     "(with a key: a tombstone on a compacted topic)", NULL},
-    {"deliver-after", OPT_DELIVER_AFTER, required_argument, "MS",
-     "deliver each message no earlier than MS after its send\n"
-     "(Shared and Key_Shared subscriptions; never batched)", NULL},
+    { NULL, 0, 0, NULL, "Message metadata:", NULL },
+    { "key", 'k', required_argument, "KEY", "message key (routes to a partition)", NULL },
+    { "key-separator", OPT_KEY_SEPARATOR, required_argument, "SEP",
+      "--stdin lines are KEY<SEP>PAYLOAD: split at the first SEP;\n"
+      "lines without SEP have no key",
+      NULL },
+    { "property", 'p', required_argument, "K=V", "message property (repeatable)", NULL },
+    { "properties", 'p', required_argument, "K=V", NULL, NULL },
+    { "disable-replication", OPT_DISABLE_REPLICATION, no_argument, NULL,
+      "replicate the messages to no other cluster\n(geo-replication; replicate_to __local__)",
+      "dr" },
+    { "replication-clusters", OPT_REPLICATION_CLUSTERS, required_argument, "C1,C2",
+      "replicate the messages only to these clusters", NULL },
+    { "null-value", OPT_NULL_VALUE, no_argument, NULL,
+      "send each message with a null value, its payload dropped\n"
+      "(with a key: a tombstone on a compacted topic)",
+      NULL },
+    { "deliver-after", OPT_DELIVER_AFTER, required_argument, "MS",
+      "deliver each message no earlier than MS after its send\n"
+      "(Shared and Key_Shared subscriptions; never batched)",
+      NULL },
 
-    {NULL, 0, 0, NULL, "Schema (default: bytes, no schema; see docs/cli.md):", NULL},
-    {SCHEMA_FLAG_TYPE, OPT_SCHEMA_FLAG, required_argument, "TYPE",
-     "string | json | avro | int32 | ... | auto_produce; -m and\n"
-     "--stdin text is converted (numbers; JSON to Avro)", NULL},
-    {SCHEMA_FLAG_FILE, OPT_SCHEMA_FLAG, required_argument, "FILE",
-     "the definition: an Avro schema (JSON) for json and avro", NULL},
-    {SCHEMA_FLAG_NAME, OPT_SCHEMA_FLAG, required_argument, "NAME",
-     "the schema's name (default: the Java client's)", NULL},
-    {SCHEMA_FLAG_KV_ENCODING, OPT_SCHEMA_FLAG, required_argument, "ENC",
-     "inline | separated: a KeyValue schema of the key schema\n"
-     "and --schema-type; the message key (-k) is its key", NULL},
-    {SCHEMA_FLAG_KEY_TYPE, OPT_SCHEMA_FLAG, required_argument, "TYPE",
-     "the KeyValue key's schema (default string)", NULL},
-    {SCHEMA_FLAG_KEY_FILE, OPT_SCHEMA_FLAG, required_argument, "FILE",
-     "the KeyValue key's definition", NULL},
-    {SCHEMA_FLAG_VALUE_SCHEMA, OPT_SCHEMA_FLAG, required_argument, "TYPE[:DEF]",
-     "--schema-type with the definition inline", "vs"},
-    {SCHEMA_FLAG_KEY_SCHEMA, OPT_SCHEMA_FLAG, required_argument, "TYPE[:DEF]",
-     "--key-schema-type with the definition inline", "ks"},
-    {SCHEMA_FLAG_KV_ENCODING_TYPE, OPT_SCHEMA_FLAG, required_argument, "ENC",
-     "the same as --kv-encoding", "kvet"},
-    {"key-value-key", 'k', required_argument, "KEY", "the same as -k", "kvk"},
+    { NULL, 0, 0, NULL, "Schema (default: bytes, no schema; see docs/cli.md):", NULL },
+    { SCHEMA_FLAG_TYPE, OPT_SCHEMA_FLAG, required_argument, "TYPE",
+      "string | json | avro | int32 | ... | auto_produce; -m and\n"
+      "--stdin text is converted (numbers; JSON to Avro)",
+      NULL },
+    { SCHEMA_FLAG_FILE, OPT_SCHEMA_FLAG, required_argument, "FILE",
+      "the definition: an Avro schema (JSON) for json and avro", NULL },
+    { SCHEMA_FLAG_NAME, OPT_SCHEMA_FLAG, required_argument, "NAME",
+      "the schema's name (default: the Java client's)", NULL },
+    { SCHEMA_FLAG_KV_ENCODING, OPT_SCHEMA_FLAG, required_argument, "ENC",
+      "inline | separated: a KeyValue schema of the key schema\n"
+      "and --schema-type; the message key (-k) is its key",
+      NULL },
+    { SCHEMA_FLAG_KEY_TYPE, OPT_SCHEMA_FLAG, required_argument, "TYPE",
+      "the KeyValue key's schema (default string)", NULL },
+    { SCHEMA_FLAG_KEY_FILE, OPT_SCHEMA_FLAG, required_argument, "FILE",
+      "the KeyValue key's definition", NULL },
+    { SCHEMA_FLAG_VALUE_SCHEMA, OPT_SCHEMA_FLAG, required_argument, "TYPE[:DEF]",
+      "--schema-type with the definition inline", "vs" },
+    { SCHEMA_FLAG_KEY_SCHEMA, OPT_SCHEMA_FLAG, required_argument, "TYPE[:DEF]",
+      "--key-schema-type with the definition inline", "ks" },
+    { SCHEMA_FLAG_KV_ENCODING_TYPE, OPT_SCHEMA_FLAG, required_argument, "ENC",
+      "the same as --kv-encoding", "kvet" },
+    { "key-value-key", 'k', required_argument, "KEY", "the same as -k", "kvk" },
 
-    {NULL, 0, 0, NULL, "Producer:", NULL},
-    {"producer-name", OPT_PRODUCER_NAME, required_argument, "NAME",
-     "fixed producer name (default: assigned by the broker)", NULL},
-    {"conf", OPT_CONF, required_argument, "KEY=VALUE",
-     "producer setting, passed to pulsarc_producer_config_set\n"
-     "(repeatable; applied after the other flags, so it wins)", NULL},
-    {"access-mode", OPT_ACCESS_MODE, required_argument, "MODE",
-     "shared | exclusive | exclusive_with_fencing |\n"
-     "wait_for_exclusive (who else may publish; default shared)", NULL},
-    {"producer-property", OPT_PRODUCER_PROPERTY, required_argument, "K=V",
-     "producer property, shown in the broker's topic stats\n(repeatable)", NULL},
+    { NULL, 0, 0, NULL, "Producer:", NULL },
+    { "producer-name", OPT_PRODUCER_NAME, required_argument, "NAME",
+      "fixed producer name (default: assigned by the broker)", NULL },
+    { "conf", OPT_CONF, required_argument, "KEY=VALUE",
+      "producer setting, passed to pulsarc_producer_config_set\n"
+      "(repeatable; applied after the other flags, so it wins)",
+      NULL },
+    { "access-mode", OPT_ACCESS_MODE, required_argument, "MODE",
+      "shared | exclusive | exclusive_with_fencing |\n"
+      "wait_for_exclusive (who else may publish; default shared)",
+      NULL },
+    { "producer-property", OPT_PRODUCER_PROPERTY, required_argument, "K=V",
+      "producer property, shown in the broker's topic stats\n(repeatable)", NULL },
 
-    {"compression", 'z', required_argument, "CODEC", "none | lz4 | zlib | zstd | snappy", NULL},
-    {"batching", OPT_BATCHING, no_argument, NULL, "batch messages (the default)", NULL},
-    {"no-batching", OPT_NO_BATCHING, no_argument, NULL, "one message per frame", NULL},
-    {"disable-batching", OPT_NO_BATCHING, no_argument, NULL, "the same (pulsar-client's -db)", "db"},
-    {"batch-max-messages", OPT_BATCH_MAX_MESSAGES, required_argument, "N",
-     "messages per batch (default 1000)", NULL},
-    {"batch-max-bytes", OPT_BATCH_MAX_BYTES, required_argument, "BYTES",
-     "payload bytes per batch (default 131072)", NULL},
-    {"batch-delay-ms", OPT_BATCH_DELAY_MS, required_argument, "MS",
-     "send a batch this long after its first message (default 10)", NULL},
-    {"key-based-batching", OPT_KEY_BASED_BATCHING, no_argument, NULL,
-     "one batch per key (for Key_Shared consumers)", NULL},
-    {"routing", OPT_ROUTING, required_argument, "MODE",
-     "round_robin | single | sequence_id (partitioned topics; '-' may be used for '_')", NULL},
-    {"hashing", OPT_HASHING, required_argument, "SCHEME", "java | murmur3 (key hash)", NULL},
-    {"max-pending", OPT_MAX_PENDING, required_argument, "N",
-     "messages waiting for a receipt (default 1000)", NULL},
-    {"memory-limit", OPT_MEMORY_LIMIT, required_argument, "BYTES",
-     "client-wide pending payload bytes (default 64 MiB)", NULL},
-    {"chunking", 'c', no_argument, NULL,
-     "split messages above the broker's limit into chunks", NULL},
-    {"chunk-size", OPT_CHUNK_SIZE, required_argument, "BYTES",
-     "chunk size (default: the broker's max message size)", NULL},
-    {"send-timeout-ms", OPT_SEND_TIMEOUT, required_argument, "MS",
-     "fail a message without a receipt after MS (default 30000;\n0 = never)", NULL},
-    {"sequence-id-start", OPT_SEQUENCE_ID_START, required_argument, "N",
-     "explicit sequence ids N, N+1, ... (resume deduplication\nwith --producer-name)", NULL},
-    {"spool-dir", OPT_SPOOL_DIR, required_argument, "DIR",
-     "write each message to a crash-safe spool in DIR before it\n"
-     "counts as sent; a rerun with the same DIR and\n"
-     "--producer-name first resends what is left (spoolDir)", NULL},
-    {"spool-fsync", OPT_SPOOL_FSYNC, required_argument, "POLICY",
-     "always | interval | never: when the spool reaches the\ndisk (default interval; spoolFsync)", NULL},
-    {"txn-batch", OPT_TXN_BATCH, required_argument, "N",
-     "send in transactions of N messages, each committed once\n"
-     "N were sent and the last at the end (turns on\n"
-     "enableTransaction; the broker needs\n"
-     "transactionCoordinatorEnabled=true)", NULL},
-    {"txn-abort", OPT_TXN_ABORT, no_argument, NULL,
-     "abort each --txn-batch transaction instead (for testing:\nnone of the messages becomes visible)", NULL},
+    { "compression", 'z', required_argument, "CODEC", "none | lz4 | zlib | zstd | snappy", NULL },
+    { "batching", OPT_BATCHING, no_argument, NULL, "batch messages (the default)", NULL },
+    { "no-batching", OPT_NO_BATCHING, no_argument, NULL, "one message per frame", NULL },
+    { "disable-batching", OPT_NO_BATCHING, no_argument, NULL, "the same (pulsar-client's -db)",
+      "db" },
+    { "batch-max-messages", OPT_BATCH_MAX_MESSAGES, required_argument, "N",
+      "messages per batch (default 1000)", NULL },
+    { "batch-max-bytes", OPT_BATCH_MAX_BYTES, required_argument, "BYTES",
+      "payload bytes per batch (default 131072)", NULL },
+    { "batch-delay-ms", OPT_BATCH_DELAY_MS, required_argument, "MS",
+      "send a batch this long after its first message (default 10)", NULL },
+    { "key-based-batching", OPT_KEY_BASED_BATCHING, no_argument, NULL,
+      "one batch per key (for Key_Shared consumers)", NULL },
+    { "routing", OPT_ROUTING, required_argument, "MODE",
+      "round_robin | single | sequence_id (partitioned topics; '-' may be used for '_')", NULL },
+    { "hashing", OPT_HASHING, required_argument, "SCHEME", "java | murmur3 (key hash)", NULL },
+    { "max-pending", OPT_MAX_PENDING, required_argument, "N",
+      "messages waiting for a receipt (default 1000)", NULL },
+    { "memory-limit", OPT_MEMORY_LIMIT, required_argument, "BYTES",
+      "client-wide pending payload bytes (default 64 MiB)", NULL },
+    { "chunking", 'c', no_argument, NULL, "split messages above the broker's limit into chunks",
+      NULL },
+    { "chunk-size", OPT_CHUNK_SIZE, required_argument, "BYTES",
+      "chunk size (default: the broker's max message size)", NULL },
+    { "send-timeout-ms", OPT_SEND_TIMEOUT, required_argument, "MS",
+      "fail a message without a receipt after MS (default 30000;\n0 = never)", NULL },
+    { "sequence-id-start", OPT_SEQUENCE_ID_START, required_argument, "N",
+      "explicit sequence ids N, N+1, ... (resume deduplication\nwith --producer-name)", NULL },
+    { "spool-dir", OPT_SPOOL_DIR, required_argument, "DIR",
+      "write each message to a crash-safe spool in DIR before it\n"
+      "counts as sent; a rerun with the same DIR and\n"
+      "--producer-name first resends what is left (spoolDir)",
+      NULL },
+    { "spool-fsync", OPT_SPOOL_FSYNC, required_argument, "POLICY",
+      "always | interval | never: when the spool reaches the\ndisk (default interval; spoolFsync)",
+      NULL },
+    { "txn-batch", OPT_TXN_BATCH, required_argument, "N",
+      "send in transactions of N messages, each committed once\n"
+      "N were sent and the last at the end (turns on\n"
+      "enableTransaction; the broker needs\n"
+      "transactionCoordinatorEnabled=true)",
+      NULL },
+    { "txn-abort", OPT_TXN_ABORT, no_argument, NULL,
+      "abort each --txn-batch transaction instead (for testing:\nnone of the messages becomes "
+      "visible)",
+      NULL },
 
-    {NULL, 0, 0, NULL, "End-to-end encryption (RSA public keys; the i-th name goes with the i-th key):", NULL},
-    {"encryption-key-name", OPT_ENC_KEY_NAME, required_argument, "NAME",
-     "encrypt for this key name (repeatable; pulsar-client's -ekn)", "ekn"},
-    {"encryption-public-key", OPT_ENC_PUBLIC_KEY, required_argument, "FILE",
-     "the PEM public key of that name (repeatable)", NULL},
-    {"encryption-key-value", OPT_ENC_KEY_VALUE, required_argument, "URI",
-     "the same as file:///path (pulsar-client's -ekv)", "ekv"},
-    {"crypto-failure-action", OPT_CRYPTO_FAILURE_ACTION, required_argument, "ACTION",
-     "fail (default: a message that cannot be encrypted\nfails) | send (send it unencrypted)", NULL},
+    { NULL, 0, 0, NULL,
+      "End-to-end encryption (RSA public keys; the i-th name goes with the i-th key):", NULL },
+    { "encryption-key-name", OPT_ENC_KEY_NAME, required_argument, "NAME",
+      "encrypt for this key name (repeatable; pulsar-client's -ekn)", "ekn" },
+    { "encryption-public-key", OPT_ENC_PUBLIC_KEY, required_argument, "FILE",
+      "the PEM public key of that name (repeatable)", NULL },
+    { "encryption-key-value", OPT_ENC_KEY_VALUE, required_argument, "URI",
+      "the same as file:///path (pulsar-client's -ekv)", "ekv" },
+    { "crypto-failure-action", OPT_CRYPTO_FAILURE_ACTION, required_argument, "ACTION",
+      "fail (default: a message that cannot be encrypted\nfails) | send (send it unencrypted)",
+      NULL },
 
-    {NULL, 0, 0, NULL, "pulsar-client produce flags for features pulsarc does not have yet (refused):", NULL},
-    {"key-value-key-file", OPT_UNSUPPORTED, required_argument, "FILE",
-     "a KeyValue key from a file", "kvkf"},
+    { NULL, 0, 0, NULL,
+      "pulsar-client produce flags for features pulsarc does not have yet (refused):", NULL },
+    { "key-value-key-file", OPT_UNSUPPORTED, required_argument, "FILE",
+      "a KeyValue key from a file", "kvkf" },
 
-    {NULL, 0, 0, NULL, "Other:", NULL},
-    {"keep-going", OPT_KEEP_GOING, no_argument, NULL,
-     "after a failed message, count it and send on (default:\n"
-     "stop at the first, as pulsar-client does; a failure\n"
-     "every later message would share stops the run anyway)", NULL},
-    {"stats-json", OPT_STATS_JSON, required_argument, "FILE",
-     "write the client's final statistics to FILE as JSON\n(docs/statistics.md)", NULL},
-    {"verbose", OPT_VERBOSE, no_argument, NULL,
-     "debug logging, effective settings and one line per\nmessage id (all on stderr)", NULL},
-    {"version", 'v', no_argument, NULL, "print the version and exit", NULL},
-    {"help", 'h', no_argument, NULL, "show this help and exit", NULL},
+    { NULL, 0, 0, NULL, "Other:", NULL },
+    { "keep-going", OPT_KEEP_GOING, no_argument, NULL,
+      "after a failed message, count it and send on (default:\n"
+      "stop at the first, as pulsar-client does; a failure\n"
+      "every later message would share stops the run anyway)",
+      NULL },
+    { "stats-json", OPT_STATS_JSON, required_argument, "FILE",
+      "write the client's final statistics to FILE as JSON\n(docs/statistics.md)", NULL },
+    { "verbose", OPT_VERBOSE, no_argument, NULL,
+      "debug logging, effective settings and one line per\nmessage id (all on stderr)", NULL },
+    { "version", 'v', no_argument, NULL, "print the version and exit", NULL },
+    { "help", 'h', no_argument, NULL, "show this help and exit", NULL },
 };
 
 #define N_CLI_OPTIONS (sizeof cli_options / sizeof cli_options[0])
@@ -186,13 +214,15 @@ static const struct cli_option *all_options(size_t *count)
     for (size_t i = 0; i < N_CLI_OPTIONS; i++) {
         const struct cli_option *o = &cli_options[i];
         if (!o->name && strcmp(o->help, "Other:") == 0) {
-            table[n++] = (struct cli_option){NULL, 0, 0, NULL,
-                                             "TLS and authentication (override --conf-file):", NULL};
+            table[n++] = (struct cli_option){
+                NULL, 0, 0, NULL, "TLS and authentication (override --conf-file):", NULL
+            };
             for (size_t j = 0; j < n_security_flags && j < MAX_SECURITY_ROWS; j++) {
                 const struct security_flag *f = &security_flags[j];
-                table[n++] = (struct cli_option){f->name, OPT_SECURITY,
-                                                 f->arg ? required_argument : no_argument,
-                                                 f->arg, f->help, NULL};
+                table[n++] = (struct cli_option){
+                    f->name, OPT_SECURITY, f->arg ? required_argument : no_argument,
+                    f->arg,  f->help,      NULL
+                };
             }
         }
         table[n++] = *o;
@@ -242,13 +272,12 @@ static void print_option_help(FILE *out, const struct cli_option *o)
 
 void print_help(FILE *out)
 {
-    fprintf(out,
-            "Usage: " PROG " [OPTIONS] TOPIC\n"
-            "\n"
-            "Publish messages to a Pulsar topic with pulsarc, then print\n"
-            "  sent=N failed=M elapsed=S.SSSs rate=R msg/s throughput=T MB/s\n"
-            "  last-sequence-id=<n> producer-name=<name>\n"
-            "to standard output. The flags of `pulsar-client produce` mean the same here.\n");
+    fprintf(out, "Usage: " PROG " [OPTIONS] TOPIC\n"
+                 "\n"
+                 "Publish messages to a Pulsar topic with pulsarc, then print\n"
+                 "  sent=N failed=M elapsed=S.SSSs rate=R msg/s throughput=T MB/s\n"
+                 "  last-sequence-id=<n> producer-name=<name>\n"
+                 "to standard output. The flags of `pulsar-client produce` mean the same here.\n");
     size_t n;
     const struct cli_option *opts = all_options(&n);
     for (size_t i = 0; i < n; i++) {
@@ -257,16 +286,15 @@ void print_help(FILE *out)
         else if (opts[i].help)
             print_option_help(out, &opts[i]);
     }
-    fprintf(out,
-            "\n"
-            "Defaults that differ from the library's:\n"
-            "  blockIfQueueFull=true   a fast loop waits for room instead of failing with\n"
-            "                          QUEUE_FULL; --conf blockIfQueueFull=false restores\n"
-            "                          the library default (rejected sends count as failed)\n"
-            "\n"
-            "Exit status: 0 every message was persisted; 1 a message failed, could not be\n"
-            "sent or the run was interrupted; 2 usage or configuration error (also a TLS\n"
-            "setting the library refuses when the client starts).\n");
+    fprintf(out, "\n"
+                 "Defaults that differ from the library's:\n"
+                 "  blockIfQueueFull=true   a fast loop waits for room instead of failing with\n"
+                 "                          QUEUE_FULL; --conf blockIfQueueFull=false restores\n"
+                 "                          the library default (rejected sends count as failed)\n"
+                 "\n"
+                 "Exit status: 0 every message was persisted; 1 a message failed, could not be\n"
+                 "sent or the run was interrupted; 2 usage or configuration error (also a TLS\n"
+                 "setting the library refuses when the client starts).\n");
 }
 
 /* The row whose dash_alias is arg (after its '-'), alone or as "alias=value". */
@@ -325,7 +353,7 @@ static bool short_cluster_takes_next(const char *letters)
 void expand_dash_aliases(int argc, char **argv, struct expanded_argv *e)
 {
     char **out = xrealloc(NULL, ((size_t)argc + 1) * sizeof *out);
-    *e = (struct expanded_argv){out, xrealloc(NULL, ((size_t)argc + 1) * sizeof *e->made), 0};
+    *e = (struct expanded_argv){ out, xrealloc(NULL, ((size_t)argc + 1) * sizeof *e->made), 0 };
     bool value_next = false, options_ended = false;
     for (int i = 0; i < argc; i++) {
         char *arg = out[i] = argv[i];
@@ -374,7 +402,7 @@ static void build_getopt_tables(struct option *long_opts, char *short_opts)
         const struct cli_option *o = &opts[i];
         if (!o->name)
             continue;
-        long_opts[nl++] = (struct option){o->name, o->has_arg, NULL, o->id};
+        long_opts[nl++] = (struct option){ o->name, o->has_arg, NULL, o->id };
         if (o->id < 256 && !strchr(short_opts, o->id)) {
             short_opts[ns++] = (char)o->id;
             if (o->has_arg == required_argument)
@@ -382,7 +410,7 @@ static void build_getopt_tables(struct option *long_opts, char *short_opts)
         }
         short_opts[ns] = '\0';
     }
-    long_opts[nl] = (struct option){NULL, 0, NULL, 0};
+    long_opts[nl] = (struct option){ NULL, 0, NULL, 0 };
 }
 
 int next_option(int argc, char **argv, const char **long_name)

@@ -54,11 +54,11 @@ enum long_only_id {
 };
 
 struct cli_option {
-    const char *name; /* long name without "--"; NULL = section heading */
-    int id;           /* the short letter, or a long_only_id */
-    int has_arg;      /* no_argument | required_argument */
-    const char *arg;  /* argument name shown in --help */
-    const char *help; /* may contain '\n' for continuation lines; NULL: not listed */
+    const char *name;       /* long name without "--"; NULL = section heading */
+    int id;                 /* the short letter, or a long_only_id */
+    int has_arg;            /* no_argument | required_argument */
+    const char *arg;        /* argument name shown in --help */
+    const char *help;       /* may contain '\n' for continuation lines; NULL: not listed */
     const char *dash_alias; /* pulsar-client's multi-letter single-dash spelling */
 };
 

@@ -35,16 +35,15 @@ void set_outcome_options(bool verbose, bool keep_going)
     g_keep_going = keep_going;
 }
 
-static void report_failure(uint64_t index, pulsarc_result res, const char *what,
-                           const char *detail)
+static void report_failure(uint64_t index, pulsarc_result res, const char *what, const char *detail)
 {
     uint_fast64_t n = atomic_fetch_add(&stats.reported, 1);
     if (n < MAX_REPORTED_FAILURES || g_verbose) {
         fprintf(stderr, PROG ": message %" PRIu64 " %s: %s [%s]%s%s\n", index, what,
-                pulsarc_strerror(res), pulsarc_result_name(res), detail[0] ? ": " : "",
-                detail);
+                pulsarc_strerror(res), pulsarc_result_name(res), detail[0] ? ": " : "", detail);
     } else if (n == MAX_REPORTED_FAILURES) {
-        fprintf(stderr, PROG ": further failures are counted but not printed (--verbose prints all)\n");
+        fprintf(stderr,
+                PROG ": further failures are counted but not printed (--verbose prints all)\n");
     }
 }
 
@@ -98,8 +97,8 @@ uint64_t count_failures_without_callback(pulsarc_producer_t *producer)
     return n;
 }
 
-void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
-                  const pulsarc_message_id_t *id, void *ctx)
+void on_send_done(pulsarc_producer_t *producer, pulsarc_result res, const pulsarc_message_id_t *id,
+                  void *ctx)
 {
     struct send_ctx *sc = ctx;
     if (res == PULSARC_OK) {
@@ -122,6 +121,6 @@ void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
 
 struct outcome_totals outcome_totals(void)
 {
-    return (struct outcome_totals){atomic_load(&stats.sent), atomic_load(&stats.failed),
-                                   atomic_load(&stats.sent_bytes)};
+    return (struct outcome_totals){ atomic_load(&stats.sent), atomic_load(&stats.failed),
+                                    atomic_load(&stats.sent_bytes) };
 }

@@ -26,8 +26,8 @@ struct send_ctx {
 };
 
 /* The send callback: runs on the loop thread, exactly once per accepted message. */
-void on_send_done(pulsarc_producer_t *producer, pulsarc_result res,
-                  const pulsarc_message_id_t *id, void *ctx);
+void on_send_done(pulsarc_producer_t *producer, pulsarc_result res, const pulsarc_message_id_t *id,
+                  void *ctx);
 
 /* Counts and reports a failed message of producer, and stops the run (stop.h) unless
  * --keep-going lets it go on; what says how it failed ("could not be converted"), detail
@@ -48,7 +48,7 @@ void message_failed(pulsarc_producer_t *producer, uint64_t index, pulsarc_result
 uint64_t count_failures_without_callback(pulsarc_producer_t *producer);
 
 struct outcome_totals {
-    uint64_t sent;       /* persisted */
+    uint64_t sent; /* persisted */
     uint64_t failed;
     uint64_t sent_bytes; /* payload bytes persisted */
 };

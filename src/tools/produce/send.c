@@ -26,7 +26,7 @@ static void pace(struct produce_run *run)
     double now = now_seconds();
     double wait = run->next_due - now;
     if (wait > 0.0) {
-        struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+        struct timespec ts = { (time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9) };
         /* A signal or a stop cuts the sleep short; the caller then sees it. */
         wait_for(-1, &ts);
     } else if (wait < -PACER_MAX_LAG) {
@@ -36,8 +36,8 @@ static void pace(struct produce_run *run)
 }
 
 /* Puts payload p, its key and its sequence id into the builder that suits it. */
-static pulsarc_result build_message(struct produce_run *run, const struct payload *p, uint64_t index,
-                                    pulsarc_message_t **out)
+static pulsarc_result build_message(struct produce_run *run, const struct payload *p,
+                                    uint64_t index, pulsarc_message_t **out)
 {
     pulsarc_message_t *msg = p->key ? run->keyed_msg : run->msg;
     pulsarc_result res;
@@ -93,17 +93,17 @@ static bool send_one(struct produce_run *run, const struct payload *p)
 
     uint64_t index = ++run->attempted;
     /* With a schema, text becomes the bytes it wants (schema_input.h). */
-    struct schema_message enc = {.data = p->data, .len = p->len, .key = p->key};
+    struct schema_message enc = { .data = p->data, .len = p->len, .key = p->key };
     char err[DETAIL_MAX];
-    if (run->schema_in && schema_input_message(run->schema_in, p->data, p->len, p->raw,
-                                               p->key ? p->key : run->kv_key, &enc, err,
-                                               sizeof err) != 0) {
+    if (run->schema_in &&
+        schema_input_message(run->schema_in, p->data, p->len, p->raw, p->key ? p->key : run->kv_key,
+                             &enc, err, sizeof err) != 0) {
         count_failure(run->producer, index, PULSARC_ERR_INVALID_PAYLOAD, "could not be converted",
                       err);
         return !sending_stopped();
     }
-    struct payload converted = {(char *)enc.data, enc.len, (char *)enc.key, false, true,
-                                enc.key_len};
+    struct payload converted = { (char *)enc.data, enc.len, (char *)enc.key, false, true,
+                                 enc.key_len };
     pulsarc_message_t *msg;
     pulsarc_txn_t *txn = NULL;
     bool txn_ok = true;
@@ -114,7 +114,7 @@ static bool send_one(struct produce_run *run, const struct payload *p)
         txn_ok = false; /* reported there: the run stops */
     } else {
         struct send_ctx *sc = xrealloc(NULL, sizeof *sc);
-        *sc = (struct send_ctx){index, enc.len};
+        *sc = (struct send_ctx){ index, enc.len };
         if (!send_when_room(run, txn, msg, sc, &res)) {
             free(sc); /* stopped while waiting for room: not sent, not failed */
         } else if (res != PULSARC_OK) {

@@ -22,16 +22,16 @@ struct produce_run {
                                      --key-separator): the library cannot remove a key
                                      from a builder, so lines without one use msg */
     const char *key_separator;
-    double rate;        /* messages per second; 0 = unpaced */
-    double start;       /* now_seconds() when sending began */
-    double next_due;    /* now_seconds() at which the next message may go */
-    uint64_t attempted; /* send_async calls made */
-    int64_t sequence_id_start; /* -1: automatic ids */
+    double rate;                          /* messages per second; 0 = unpaced */
+    double start;                         /* now_seconds() when sending began */
+    double next_due;                      /* now_seconds() at which the next message may go */
+    uint64_t attempted;                   /* send_async calls made */
+    int64_t sequence_id_start;            /* -1: automatic ids */
     const struct schema_input *schema_in; /* NULL: no schema */
-    const char *kv_key; /* -k: the KeyValue key of messages without their own */
-    bool wait_for_room; /* blockIfQueueFull, done by the tool (room.h): the library's
+    const char *kv_key;                   /* -k: the KeyValue key of messages without their own */
+    bool wait_for_room;   /* blockIfQueueFull, done by the tool (room.h): the library's
                            producer never blocks */
-    bool null_value;    /* --null-value: every message a tombstone */
+    bool null_value;      /* --null-value: every message a tombstone */
     struct txn_batch txn; /* --txn-batch; txn.size 0: none */
 };
 

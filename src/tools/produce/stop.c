@@ -76,8 +76,9 @@ void stop_sending(pulsarc_result res, const char *detail, bool producer_stopped)
         fprintf(stderr, PROG ": producer stopped: %s [%s]%s%s; sending no more messages\n",
                 pulsarc_strerror(res), pulsarc_result_name(res), detail[0] ? ": " : "", detail);
     else
-        fprintf(stderr, PROG ": stopping at the first failed message: %s [%s]; sending no more "
-                        "messages (--keep-going sends on)\n",
+        fprintf(stderr,
+                PROG ": stopping at the first failed message: %s [%s]; sending no more "
+                     "messages (--keep-going sends on)\n",
                 pulsarc_strerror(res), pulsarc_result_name(res));
     wake_main_thread();
 }
@@ -94,8 +95,8 @@ bool was_interrupted(void)
 
 bool wait_for(int fd, const struct timespec *timeout)
 {
-    struct pollfd fds[2] = {{.fd = g_wake_pipe[0], .events = POLLIN},
-                            {.fd = fd, .events = POLLIN}};
+    struct pollfd fds[2] = { { .fd = g_wake_pipe[0], .events = POLLIN },
+                             { .fd = fd, .events = POLLIN } };
     for (;;) {
         int n = ppoll(fds, 2, timeout, NULL);
         if (sending_stopped())

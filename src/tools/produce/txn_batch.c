@@ -10,7 +10,8 @@ static void report(const char *what, uint64_t first, uint64_t last, pulsarc_resu
 {
     char detail[DETAIL_MAX];
     copy_error_detail(detail);
-    fprintf(stderr, PROG ": %s of the transaction of messages %" PRIu64 "..%" PRIu64 ": %s [%s]%s%s\n",
+    fprintf(stderr,
+            PROG ": %s of the transaction of messages %" PRIu64 "..%" PRIu64 ": %s [%s]%s%s\n",
             what, first, last, pulsarc_strerror(res), pulsarc_result_name(res),
             detail[0] ? ": " : "", detail);
 }

@@ -16,13 +16,13 @@
 #define TXN_BATCH_TIMEOUT_MS 60000
 
 struct txn_batch {
-    uint64_t size;          /* N; 0: no transactions */
-    bool abort;             /* --txn-abort */
+    uint64_t size; /* N; 0: no transactions */
+    bool abort;    /* --txn-abort */
     pulsarc_client_t *client;
     pulsarc_producer_t *producer;
-    pulsarc_txn_t *txn;     /* the open transaction, or NULL */
-    uint64_t in_txn;        /* messages accepted into it */
-    uint64_t first_index;   /* the 1-based send index of its first message */
+    pulsarc_txn_t *txn;                  /* the open transaction, or NULL */
+    uint64_t in_txn;                     /* messages accepted into it */
+    uint64_t first_index;                /* the 1-based send index of its first message */
     uint64_t committed, aborted, failed; /* transactions */
 };
 
