@@ -1,5 +1,7 @@
 #include "accept/block_pool.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,7 +15,7 @@ void pc_block_pool_init(pc_block_pool_t *p)
 {
     atomic_init(&p->returned, NULL);
     atomic_init(&p->n_returned, 0);
-    uv_mutex_init(&p->mu);
+    atomic_flag_clear(&p->stash_held);
     p->stash = NULL;
     p->loop_stash = NULL;
     p->loop_thread = NULL;
@@ -42,30 +44,76 @@ void pc_block_pool_destroy(pc_block_pool_t *p)
     free_chain(p->loop_stash);
     p->loop_stash = NULL;
     pc_block_pool_trim(p);
-    uv_mutex_destroy(&p->mu);
 }
 
 static bool on_loop(const pc_block_pool_t *p)
 {
-    if (!p->loop_thread)
-        return false;
-    uv_thread_t self = uv_thread_self();
-    return uv_thread_equal(&self, p->loop_thread);
+    /* uv_thread_t is pthread_t here: asked directly, it costs no call into libuv. */
+    return p->loop_thread && pthread_equal(pthread_self(), *p->loop_thread);
 }
 
-/* A block from *stash, which takes the given-back stack whole when it is empty. */
-static pc_block_t *take(pc_block_pool_t *p, pc_block_t **stash)
+/* The senders' stash is held for a pointer's pop or push at a time, so a spin lock
+ * (one atomic exchange, no system call, no call at all) guards it; a holder preempted
+ * while holding it is waited for by yielding. */
+static void stash_lock(pc_block_pool_t *p)
 {
-    pc_block_t *b = *stash;
-    if (!b && (b = atomic_exchange(&p->returned, NULL))) {
-        /* The chain is ours now: count it off in one step (amortised over its blocks). */
-        size_t n = 0;
-        for (pc_block_t *x = b; x; x = x->next)
-            n++;
-        atomic_fetch_sub(&p->n_returned, n);
+    for (unsigned spins = 0;
+         atomic_flag_test_and_set_explicit(&p->stash_held, memory_order_acquire); spins++) {
+        if (spins >= 64)
+            sched_yield();
     }
+}
+
+static void stash_unlock(pc_block_pool_t *p)
+{
+    atomic_flag_clear_explicit(&p->stash_held, memory_order_release);
+}
+
+/* The given-back stack, taken whole (one exchange, so no ABA) and counted off; *tail is
+ * its last block. NULL when nothing was given back. */
+static pc_block_t *take_returned(pc_block_pool_t *p, pc_block_t **tail)
+{
+    pc_block_t *b = atomic_exchange(&p->returned, NULL);
+    if (!b)
+        return NULL;
+    size_t n = 1;
+    pc_block_t *x = b;
+    for (; x->next; x = x->next)
+        n++;
+    *tail = x;
+    atomic_fetch_sub(&p->n_returned, n); /* amortised over its blocks */
+    return b;
+}
+
+/* A block for the loop thread, from its own stash: no lock. */
+static pc_block_t *take_on_loop(pc_block_pool_t *p)
+{
+    pc_block_t *b = p->loop_stash, *tail;
+    if (!b)
+        b = take_returned(p, &tail);
     if (b)
-        *stash = b->next;
+        p->loop_stash = b->next;
+    return b;
+}
+
+/* A block for any other sender: from the shared stash, which takes the given-back stack
+ * when it is empty (counted outside the lock). */
+static pc_block_t *take_shared(pc_block_pool_t *p)
+{
+    stash_lock(p);
+    pc_block_t *b = p->stash;
+    if (b)
+        p->stash = b->next;
+    stash_unlock(p);
+    if (b)
+        return b;
+    pc_block_t *tail;
+    if (!(b = take_returned(p, &tail)) || !b->next)
+        return b;
+    stash_lock(p); /* the rest joins the stash */
+    tail->next = p->stash;
+    p->stash = b->next;
+    stash_unlock(p);
     return b;
 }
 
@@ -74,14 +122,7 @@ void *pc_block_pool_get(pc_block_pool_t *p, size_t size, bool *pooled)
     *pooled = p && size <= PC_BLOCK_POOL_SIZE;
     if (!*pooled)
         return malloc(size);
-    pc_block_t *b;
-    if (on_loop(p)) {
-        b = take(p, &p->loop_stash); /* the loop thread's own: no lock */
-    } else {
-        uv_mutex_lock(&p->mu);
-        b = take(p, &p->stash);
-        uv_mutex_unlock(&p->mu);
-    }
+    pc_block_t *b = on_loop(p) ? take_on_loop(p) : take_shared(p);
     return b ? (void *)b : malloc(PC_BLOCK_POOL_SIZE);
 }
 

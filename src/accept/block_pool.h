@@ -6,7 +6,8 @@
  * by the next thousand sends: 40-odd page faults per batch. Here small blocks go round
  * instead: any thread gives a block back with one compare-and-swap push onto a lock-free
  * stack; a sender takes the whole stack at once (one exchange, so no ABA) into a stash
- * it shares with other senders under a mutex, and takes blocks from there. The loop
+ * it shares with other senders under a spin lock held for a pointer's pop or push, and
+ * takes blocks from there. The loop
  * thread, when it sends (from callbacks, or everything on the application's own loop),
  * has a stash of its own and takes no lock at all.
  * Blocks up to PC_BLOCK_POOL_SIZE bytes are pooled; at most PC_BLOCK_POOL_MAX wait to be
@@ -44,7 +45,7 @@ typedef struct pc_block_pool {
     /* The loop thread gives back a block per message and a sender takes one per message:
      * on one cache line, each would take the line from the other every time. */
     char apart[64];
-    uv_mutex_t mu; /* senders other than the loop thread: the stash */
+    atomic_flag stash_held; /* senders other than the loop thread: the stash (a spin lock) */
     pc_block_t *stash;
     pc_block_t *loop_stash;         /* the loop thread's own */
     const uv_thread_t *loop_thread; /* NULL: none (every sender shares the stash) */

@@ -140,7 +140,7 @@ static pulsarc_result add_own_clusters(pc_client_clusters_t *cl, pulsarc_client_
     for (size_t i = 0; i < conf->n_failover_clusters; i++) {
         const pc_failover_cluster_t *fc = &conf->failover_clusters[i];
         char *url = strdup(fc->url);
-        pc_cluster_t *c;
+        pc_cluster_t *c = NULL;
         pulsarc_result r = url ? add_cluster(cl, url, "failover cluster", &c)
                                : pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
         if (r != PULSARC_OK)

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "PulsarApi.pb-c.h"
 #include "wire/pb_encode.h"
 
 int pc_batcher_init(pc_batcher_t *b, bool key_based, int max_messages, size_t max_bytes)
@@ -55,6 +54,12 @@ size_t pc_batch_entry_size(const pc_msg_t *m)
     return n;
 }
 
+/* The entry size send_now measured once (pc_msg_t.entry_size), or measured here. */
+static size_t entry_of(const pc_msg_t *m)
+{
+    return m->entry_size ? m->entry_size : pc_batch_entry_size(m);
+}
+
 /* The batch's MessageMetadata repeats its first message's keys. */
 static size_t head_keys_size(const pc_msg_t *m)
 {
@@ -66,7 +71,7 @@ static pc_batch_t *find_batch(const pc_batcher_t *b, const pc_msg_t *msg);
 /* Encoded bytes msg adds to the container: its entry, plus the keys of a batch it opens. */
 static size_t encoded_growth(const pc_batcher_t *b, const pc_msg_t *msg)
 {
-    size_t n = pc_batch_entry_size(msg);
+    size_t n = entry_of(msg);
     if (!find_batch(b, msg))
         n += head_keys_size(msg);
     return n;
@@ -74,7 +79,7 @@ static size_t encoded_growth(const pc_batcher_t *b, const pc_msg_t *msg)
 
 bool pc_batcher_entry_fits(const pc_batcher_t *b, const pc_msg_t *msg)
 {
-    return pc_batch_entry_size(msg) + head_keys_size(msg) <= b->frame_limit;
+    return entry_of(msg) + head_keys_size(msg) <= b->frame_limit;
 }
 
 /* The limits apply to everything the container holds, as in the official clients; the
@@ -146,7 +151,7 @@ int pc_batcher_add(pc_batcher_t *b, pc_msg_t *msg)
     pc_batch_t *x = find_batch(b, msg);
     if (!x && !(x = open_batch(b, msg)))
         return -1;
-    size_t entry = pc_batch_entry_size(msg);
+    size_t entry = entry_of(msg);
     msg->next = NULL;
     if (x->tail)
         x->tail->next = msg;
@@ -183,69 +188,30 @@ int pc_batcher_take(pc_batcher_t *b, pc_batch_t *out)
     return n;
 }
 
-/* Property tables of up to this many entries are built on the stack. */
-#define STACK_PROPS 16
-
 int pc_batch_encode(const pc_batch_t *batch, pc_buf_t *out)
 {
-    size_t max_props = 0;
-    for (const pc_msg_t *m = batch->head; m; m = m->next)
-        if (m->n_props > max_props)
-            max_props = m->n_props;
-    Pulsar__Proto__KeyValue kv_stack[STACK_PROPS], *kvs = kv_stack;
-    Pulsar__Proto__KeyValue *ptr_stack[STACK_PROPS], **ptrs = ptr_stack;
-    int rc = -1;
-    if (max_props > STACK_PROPS) {
-        kvs = malloc(max_props * sizeof *kvs);
-        ptrs = malloc(max_props * sizeof *ptrs);
-        if (!kvs || !ptrs)
-            goto out;
-    }
-    /* One allocation for the whole payload: the batch's encoded size is a bound. */
+    /* One allocation for the whole payload: the batch's encoded size is a bound on what
+     * each entry writes (pc_batch_entry_size), so the entries are written in place. */
     if (pc_buf_reserve(out, batch->encoded) != 0)
-        goto out;
+        return -1;
     for (const pc_msg_t *m = batch->head; m; m = m->next) {
-        Pulsar__Proto__SingleMessageMetadata smm = PULSAR__PROTO__SINGLE_MESSAGE_METADATA__INIT;
-        for (size_t i = 0; i < m->n_props; i++) {
-            pulsar__proto__key_value__init(&kvs[i]);
-            kvs[i].key = m->props[i].key;
-            kvs[i].value = m->props[i].value;
-            ptrs[i] = &kvs[i];
-        }
-        smm.n_properties = m->n_props;
-        smm.properties = ptrs;
-        smm.partition_key = (char *)m->key;
-        smm.has_partition_key_b64_encoded = m->key_b64;
-        smm.partition_key_b64_encoded = m->key_b64;
-        smm.has_null_partition_key = m->null_key;
-        smm.null_partition_key = m->null_key;
-        smm.has_null_value = m->null_value;
-        smm.null_value = m->null_value;
-        smm.payload_size = (int32_t)m->payload_len;
-        if (m->event_time) {
-            smm.has_event_time = 1;
-            smm.event_time = m->event_time;
-        }
-        if (m->ordering_key) {
-            smm.has_ordering_key = 1;
-            smm.ordering_key.data = (uint8_t *)m->ordering_key;
-            smm.ordering_key.len = m->ordering_key_len;
-        }
-        smm.has_sequence_id = 1;
-        smm.sequence_id = (uint64_t)m->sequence_id;
-        size_t size = pc_pb_single_message_metadata_size(&smm);
-        if (pc_buf_reserve(out, 4 + size + m->payload_len) != 0)
-            goto out;
-        pc_buf_put_u32be(out, (uint32_t)size);
-        pc_pb_single_message_metadata_pack(&smm, out->data + out->len);
-        out->len += size;
-        pc_buf_append(out, m->payload, m->payload_len);
+        uint8_t *at = out->data + out->len;
+        pc_pb_entry_t e = { .props = m->props,
+                            .n_props = m->n_props,
+                            .key = m->key,
+                            .ordering_key = m->ordering_key,
+                            .ordering_key_len = m->ordering_key_len,
+                            .event_time = m->event_time,
+                            .sequence_id = (uint64_t)m->sequence_id,
+                            .payload_size = (int32_t)m->payload_len,
+                            .key_b64 = m->key_b64,
+                            .null_key = m->null_key,
+                            .null_value = m->null_value };
+        size_t size = pc_pb_entry_metadata_write(&e, at + 4);
+        pc_write_u32be(at, (uint32_t)size);
+        if (m->payload_len)
+            memcpy(at + 4 + size, m->payload, m->payload_len);
+        out->len += 4 + size + m->payload_len;
     }
-    rc = 0;
-out:
-    if (kvs != kv_stack)
-        free(kvs);
-    if (ptrs != ptr_stack)
-        free(ptrs);
-    return rc;
+    return 0;
 }

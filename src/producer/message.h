@@ -10,12 +10,8 @@
 #include <stdint.h>
 
 #include "pulsarc/pulsarc.h"
+#include "wire/property.h"
 #include "wire/txn_ids.h"
-
-typedef struct pc_property {
-    char *key;
-    char *value;
-} pc_property_t;
 
 typedef struct pc_msg {
     struct pc_msg *next; /* producer-side queues (batches, ops) */
@@ -46,6 +42,8 @@ typedef struct pc_msg {
                                        for the latency statistics; 0: not stamped */
     struct pc_sealed *sealed;          /* encrypted before the hand-over (producer/sealed.h):
                                        sent as it is; owned, freed with the message */
+    size_t entry_size;                 /* loop thread: its batch entry's bound
+                                       (pc_batch_entry_size), measured once; 0: not yet */
     bool batched;                      /* its send plan's (plan.h), made by the layer that
                                        accepted it: into a batch container, when its entry
                                        fits the connection's frame */

@@ -228,6 +228,8 @@ static void add_to_batch(pc_pp_t *pp, pc_msg_t *msg)
 
 static void send_now(pc_pp_t *pp, pc_msg_t *msg)
 {
+    if (msg->batched)
+        msg->entry_size = pc_batch_entry_size(msg); /* once: the batcher reads it thrice */
     bool batch = batchable(pp, msg);
     /* Explicit ids come from the application (deduplication across restarts); automatic
      * ids continue after the highest id seen so far. */
@@ -331,7 +333,10 @@ void pc_pp_send(pc_pp_t *pp, pc_msg_t *msg)
         pc_pp_fail_message(pp, msg, PULSARC_ERR_ALREADY_CLOSED, "producer is closed");
         return;
     }
-    if (!pc_pp_schema_slot_of(pp, msg)) {
+    /* A message without a schema of its own has the producer's: no lookup. */
+    if (!msg->schema)
+        msg->schema_slot = &pp->own_schema;
+    else if (!pc_pp_schema_slot_of(pp, msg)) {
         pc_pp_fail_message(pp, msg, PULSARC_ERR_NO_MEMORY, "out of memory");
         return;
     }

@@ -13,13 +13,18 @@ typedef struct sink {
 
 enum { WT_VARINT = 0, WT_LEN = 2 };
 
+/* Bytes of v as a varint, 1 to 10, without a loop: 7 bits a byte, of the bits v needs
+ * (at least one): (bits * 9 + 64) / 64 is ceil(bits / 7) for every bits in 1..64. */
+static inline size_t varint_size(uint64_t v)
+{
+    unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+    return (bits * 9u + 64u) >> 6;
+}
+
 static inline void put_varint(sink *s, uint64_t v)
 {
     if (!s->p) {
-        do {
-            s->n++;
-            v >>= 7;
-        } while (v);
+        s->n += varint_size(v);
         return;
     }
     uint8_t *o = s->p + s->n;
@@ -257,43 +262,38 @@ size_t pc_pb_message_metadata_pack(const Pulsar__Proto__MessageMetadata *m, uint
     return s.n;
 }
 
-static void single_message_metadata(sink *s, const Pulsar__Proto__SingleMessageMetadata *m)
+/* A KeyValue's length: its key (field 1) and value (field 2), each a one-byte tag, a
+ * length and the bytes. */
+static inline size_t pair_size(size_t kl, size_t vl)
 {
-    put_props(s, 1, m->properties, m->n_properties);
-    if (m->partition_key)
-        put_str(s, 2, m->partition_key);
-    put_i32(s, 3, m->payload_size);
-    if (m->has_compacted_out)
-        put_bool(s, 4, m->compacted_out);
-    if (m->has_event_time)
-        put_u64(s, 5, m->event_time);
-    if (m->has_partition_key_b64_encoded)
-        put_bool(s, 6, m->partition_key_b64_encoded);
-    if (m->has_ordering_key)
-        put_len(s, 7, m->ordering_key.data, m->ordering_key.len);
-    if (m->has_sequence_id)
-        put_u64(s, 8, m->sequence_id);
-    if (m->has_null_value)
-        put_bool(s, 9, m->null_value);
-    if (m->has_null_partition_key)
-        put_bool(s, 10, m->null_partition_key);
+    return 2 + varint_size(kl) + kl + varint_size(vl) + vl;
 }
 
-size_t pc_pb_single_message_metadata_size(const Pulsar__Proto__SingleMessageMetadata *m)
+size_t pc_pb_entry_metadata_write(const pc_pb_entry_t *e, uint8_t *out)
 {
-    if (has_unknown(&m->base))
-        return protobuf_c_message_get_packed_size(&m->base);
-    sink s = { NULL, 0 };
-    single_message_metadata(&s, m);
-    return s.n;
-}
-
-size_t pc_pb_single_message_metadata_pack(const Pulsar__Proto__SingleMessageMetadata *m,
-                                          uint8_t *out)
-{
-    if (has_unknown(&m->base))
-        return protobuf_c_message_pack(&m->base, out);
     sink s = { out, 0 };
-    single_message_metadata(&s, m);
+    for (size_t i = 0; i < e->n_props; i++) {
+        const char *k = e->props[i].key ? e->props[i].key : "";
+        const char *v = e->props[i].value ? e->props[i].value : "";
+        size_t kl = strlen(k), vl = strlen(v);
+        put_tag(&s, 1, WT_LEN);
+        put_varint(&s, pair_size(kl, vl));
+        put_len(&s, 1, k, kl);
+        put_len(&s, 2, v, vl);
+    }
+    if (e->key)
+        put_str(&s, 2, e->key);
+    put_i32(&s, 3, e->payload_size);
+    if (e->event_time)
+        put_u64(&s, 5, e->event_time);
+    if (e->key_b64)
+        put_bool(&s, 6, 1);
+    if (e->ordering_key)
+        put_len(&s, 7, e->ordering_key, e->ordering_key_len);
+    put_u64(&s, 8, e->sequence_id);
+    if (e->null_value)
+        put_bool(&s, 9, 1);
+    if (e->null_key)
+        put_bool(&s, 10, 1);
     return s.n;
 }

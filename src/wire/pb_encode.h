@@ -3,7 +3,9 @@
  *
  * protobuf-c's generic packer walks each message's descriptor table twice (size, then
  * pack) and was a third of the CPU per unbatched message. These encoders write the same
- * fields straight from the same structs. Their output is byte-identical to protobuf-c's
+ * fields straight from the same structs (a batch entry's from the message's own fields,
+ * in one pass, without a struct or a size pass in between). Their output is
+ * byte-identical to protobuf-c's
  * (fields in number order, proto2 presence rules: a string or message when its pointer is
  * set, any other optional field when its has_ flag is); tests/unit/test_pb_encode.c
  * compares the two over many field combinations. Sub-messages that are rare on the hot
@@ -12,10 +14,12 @@
 #ifndef PC_PB_ENCODE_H
 #define PC_PB_ENCODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "PulsarApi.pb-c.h"
+#include "wire/property.h"
 
 /* Encoded size of a BaseCommand of type SEND whose only other field is send. */
 size_t pc_pb_send_command_size(const Pulsar__Proto__CommandSend *send);
@@ -25,8 +29,21 @@ size_t pc_pb_send_command_pack(const Pulsar__Proto__CommandSend *send, uint8_t *
 size_t pc_pb_message_metadata_size(const Pulsar__Proto__MessageMetadata *m);
 size_t pc_pb_message_metadata_pack(const Pulsar__Proto__MessageMetadata *m, uint8_t *out);
 
-size_t pc_pb_single_message_metadata_size(const Pulsar__Proto__SingleMessageMetadata *m);
-size_t pc_pb_single_message_metadata_pack(const Pulsar__Proto__SingleMessageMetadata *m,
-                                          uint8_t *out);
+/* A batch entry's SingleMessageMetadata, from the fields a producer's message has. */
+typedef struct pc_pb_entry {
+    const pc_property_t *props;
+    size_t n_props;
+    const char *key;             /* NULL: none */
+    const uint8_t *ordering_key; /* NULL: none */
+    size_t ordering_key_len;
+    uint64_t event_time; /* 0: none */
+    uint64_t sequence_id;
+    int32_t payload_size;
+    bool key_b64, null_key, null_value; /* written only when set, as the producer does */
+} pc_pb_entry_t;
 
+/* Write e's SingleMessageMetadata to out in one pass and return its length. The caller
+ * makes room for a bound: 4 + the payload + this is at most pc_batch_entry_size()
+ * (producer/batch.h), which the batch reserved. */
+size_t pc_pb_entry_metadata_write(const pc_pb_entry_t *e, uint8_t *out);
 #endif

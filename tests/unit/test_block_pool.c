@@ -1,6 +1,8 @@
 /* The recycled memory for accepted sends (accept/block_pool.c). */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "accept/block_pool.h"
 
@@ -68,10 +70,12 @@ static pthread_barrier_t pool_locked, pool_done;
 /* Holds the senders' lock of held_pool from another thread until the test is done. */
 static void *hold_pool_lock(void *arg)
 {
-    uv_mutex_lock(&held_pool.mu);
+    (void)arg;
+    while (atomic_flag_test_and_set(&held_pool.stash_held))
+        ;
     pthread_barrier_wait(&pool_locked);
     pthread_barrier_wait(&pool_done);
-    uv_mutex_unlock(&held_pool.mu);
+    atomic_flag_clear(&held_pool.stash_held);
     return NULL;
 }
 
@@ -106,4 +110,47 @@ Test(block_pool, the_loop_thread_takes_blocks_without_the_lock)
     pc_block_pool_destroy(&held_pool);
     pthread_barrier_destroy(&pool_locked);
     pthread_barrier_destroy(&pool_done);
+}
+
+/* ---- senders on several threads --------------------------------------------------------- */
+
+#define SENDERS 4
+#define ROUNDS 2000
+#define HELD 64
+
+static pc_block_pool_t shared_pool;
+
+/* Takes HELD blocks at a time, fills each with its own mark, checks no other thread wrote
+ * into them while it held them, and gives them back (as the loop thread does, from any
+ * thread): a block handed to two senders at once would show another mark. */
+static void *sender(void *arg)
+{
+    uintptr_t mark = (uintptr_t)arg;
+    void *held[HELD];
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < HELD; i++) {
+            bool pooled;
+            held[i] = pc_block_pool_get(&shared_pool, 64, &pooled);
+            cr_assert(held[i] && pooled);
+            memset(held[i], (int)mark, 64);
+        }
+        for (int i = 0; i < HELD; i++) {
+            const unsigned char *b = held[i];
+            for (int k = 0; k < 64; k++)
+                cr_assert_eq(b[k], (unsigned char)mark, "a block was handed out twice");
+            pc_block_pool_put(&shared_pool, held[i]);
+        }
+    }
+    return NULL;
+}
+
+Test(block_pool, senders_on_several_threads_never_share_a_block)
+{
+    pc_block_pool_init(&shared_pool);
+    pthread_t th[SENDERS];
+    for (uintptr_t i = 0; i < SENDERS; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, sender, (void *)(i + 1)), 0);
+    for (int i = 0; i < SENDERS; i++)
+        pthread_join(th[i], NULL);
+    pc_block_pool_destroy(&shared_pool);
 }

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Instructions per message of pulsarc's send path, under callgrind (see bench/instructions).
+
+Each case runs pulsarc-perf against its own pulsarc-null-broker (a broker that
+acknowledges at once, so only the client works) under `valgrind --tool=callgrind` and
+divides two counts by the messages sent:
+
+- process: every instruction the pulsarc-perf process ran, start-up, the tool's own loop
+  and the C library included (the figure the issues quote);
+- library: the instructions of functions compiled from src/ (pulsarc itself, inlined
+  code counted where it was inlined), which needs a build with debug information.
+
+Instruction counts do not depend on the machine's load the way times do, so a budget can
+hold them in CI: with --check, a case fails when it exceeds its budget by more than the
+tolerance.
+"""
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Case:
+    key: str
+    title: str
+    messages: int
+    perf_args: list
+    broker_args: list = field(default_factory=list)
+
+
+CASES = [
+    Case("b100", "100 B batched", 400_000, ["-s", "100", "--batching"]),
+    Case("u100", "100 B unbatched", 200_000, ["-s", "100", "--no-batching"]),
+    Case("lz4", "1 KiB lz4 batched", 200_000, ["-s", "1024", "--batching", "-z", "lz4"]),
+    # One producer per topic on one connection: per-producer costs (timers, batches,
+    # writes) show here.
+    Case("t100", "100 B batched, 100 topics", 400_000,
+         ["-s", "100", "--batching", "--topics", "100"]),
+    # The null broker says every topic has 1000 partitions.
+    Case("p1000", "100 B batched, 1000 partitions", 400_000, ["-s", "100", "--batching"],
+         ["--partitions", "1000"]),
+]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(path, proc, timeout_s=10):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the null broker ended: {open(path).read()}")
+        if "listening" in open(path).read():
+            return
+        time.sleep(0.05)
+    raise RuntimeError("the null broker did not start")
+
+
+def annotate_totals(out_file):
+    """(whole process, functions from src/) in instructions."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--auto=no", "--threshold=100", out_file],
+                          check=True, capture_output=True, text=True).stdout
+    total = library = 0
+    for line in text.splitlines():
+        m = re.match(r"^\s*([\d,]+)\s+(?:\([\s\d.%]+\)\s+)?(\S.*)$", line)
+        if not m:
+            continue
+        count = int(m.group(1).replace(",", ""))
+        where = m.group(2)
+        if "PROGRAM TOTALS" in where:
+            total = count
+            continue
+        path = where.split(":", 1)[0]
+        if path.startswith("src/") or "/src/" in path and "/bench/" not in path:
+            library += count
+    return total, library
+
+
+def perf_flags(bin_dir):
+    """What this pulsarc-perf takes beyond the case's flags: no periodic rate lines when it
+    knows --stats-interval (older builds, measured for a comparison, do not)."""
+    usage = subprocess.run([os.path.join(bin_dir, "pulsarc-perf"), "--help"],
+                           capture_output=True, text=True)
+    return ["--stats-interval", "0"] if "--stats-interval" in usage.stdout + usage.stderr else []
+
+
+def run_case(case, bin_dir, workdir, keep):
+    port = free_port()
+    log = os.path.join(workdir, f"{case.key}.nullbroker.log")
+    with open(log, "w") as out:
+        broker = subprocess.Popen([os.path.join(bin_dir, "pulsarc-null-broker"), "-p", str(port)]
+                                  + case.broker_args, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_listening(log, broker)
+        cg_out = os.path.join(workdir, f"{case.key}.callgrind.out")
+        perf_log = os.path.join(workdir, f"{case.key}.perf.log")
+        argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg_out}",
+                os.path.join(bin_dir, "pulsarc-perf"), "-u", f"pulsar://127.0.0.1:{port}",
+                "-t", f"persistent://public/default/instr-{case.key}", "-n",
+                str(case.messages)] + perf_flags(bin_dir) + case.perf_args
+        with open(perf_log, "w") as out:
+            rc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT).returncode
+        if rc != 0:
+            raise RuntimeError(f"{case.key}: pulsarc-perf exited {rc}; see {perf_log}")
+        sent = re.search(r"^RESULT .*?\bmsgs=(\d+)", open(perf_log).read(), re.M)
+        messages = int(sent.group(1)) if sent else case.messages
+        total, library = annotate_totals(cg_out)
+        if not keep:
+            os.unlink(cg_out)
+        return total / messages, library / messages
+    finally:
+        broker.terminate()
+        broker.wait()
+
+
+def read_budget(path):
+    budget = {}
+    for line in open(path):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        key, process, library = line.split()
+        budget[key] = (float(process), float(library))
+    return budget
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin-dir", required=True)
+    ap.add_argument("--cases", default=",".join(c.key for c in CASES))
+    ap.add_argument("--budget", help="the limits file (bench/instructions.budget)")
+    ap.add_argument("--check", action="store_true", help="fail a case above its budget")
+    ap.add_argument("--tolerance", type=float, default=5.0, help="percent (default 5)")
+    ap.add_argument("--keep", metavar="DIR", help="keep the callgrind files in DIR")
+    args = ap.parse_args()
+
+    wanted = args.cases.split(",")
+    unknown = set(wanted) - {c.key for c in CASES}
+    if unknown:
+        ap.error(f"unknown cases: {', '.join(sorted(unknown))}")
+    budget = read_budget(args.budget) if args.budget else {}
+    workdir = args.keep or tempfile.mkdtemp(prefix="pulsarc-instructions-")
+    os.makedirs(workdir, exist_ok=True)
+
+    print(f"{'case':<8} {'messages':>9} {'process/msg':>12} {'library/msg':>12}  budget (process, library)")
+    failed = passed = 0
+    for case in [c for c in CASES if c.key in wanted]:
+        process, library = run_case(case, args.bin_dir, workdir, bool(args.keep))
+        verdict = ""
+        if case.key in budget:
+            limit_p, limit_l = budget[case.key]
+            over = [what for what, got, limit in (("process", process, limit_p),
+                                                  ("library", library, limit_l))
+                    if got > limit * (1 + args.tolerance / 100)]
+            verdict = f"{limit_p:.0f}, {limit_l:.0f}"
+            if over:
+                verdict += f"  OVER ({', '.join(over)} more than {args.tolerance:g} % above)"
+                failed += 1
+            else:
+                passed += 1
+        elif args.check:
+            verdict = "no budget"
+            failed += 1
+        print(f"{case.key:<8} {case.messages:>9} {process:>12.0f} {library:>12.0f}  {verdict}",
+              flush=True)
+    if args.check:
+        print(f"INSTRUCTIONS {passed} passed, {failed} failed")
+        sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
