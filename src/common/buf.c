@@ -8,11 +8,21 @@ void pc_buf_init(pc_buf_t *b)
     b->data = NULL;
     b->len = 0;
     b->cap = 0;
+    b->fixed = false;
+}
+
+void pc_buf_init_fixed(pc_buf_t *b, uint8_t *space, size_t cap)
+{
+    b->data = space;
+    b->len = 0;
+    b->cap = cap;
+    b->fixed = true;
 }
 
 void pc_buf_free(pc_buf_t *b)
 {
-    free(b->data);
+    if (!b->fixed && b->data) /* most buffers freed on the send path were never used */
+        free(b->data);
     pc_buf_init(b);
 }
 
@@ -26,11 +36,14 @@ int pc_buf_reserve(pc_buf_t *b, size_t extra)
     size_t cap = b->cap ? b->cap : 64;
     while (cap < need)
         cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    uint8_t *p = realloc(b->data, cap);
+    uint8_t *p = b->fixed ? malloc(cap) : realloc(b->data, cap);
     if (!p)
         return -1;
+    if (b->fixed && b->len)
+        memcpy(p, b->data, b->len);
     b->data = p;
     b->cap = cap;
+    b->fixed = false;
     return 0;
 }
 
@@ -64,6 +77,8 @@ void pc_buf_consume(pc_buf_t *b, size_t n)
 
 uint8_t *pc_buf_detach(pc_buf_t *b, size_t *len)
 {
+    if (b->fixed && pc_buf_reserve(b, b->cap - b->len + 1) != 0) /* onto the heap first */
+        return NULL;
     uint8_t *p = b->data;
     if (len)
         *len = b->len;

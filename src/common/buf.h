@@ -2,6 +2,7 @@
 #ifndef PC_BUF_H
 #define PC_BUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -9,9 +10,14 @@ typedef struct pc_buf {
     uint8_t *data;
     size_t len;
     size_t cap;
+    bool fixed; /* data is the owner's storage (pc_buf_init_fixed): never realloc'ed or
+                   freed; growing past it moves the bytes to the heap */
 } pc_buf_t;
 
 void pc_buf_init(pc_buf_t *b);
+/* Start in the owner's cap bytes at space (e.g. inside the struct that holds the buffer),
+ * so that a small buffer costs no allocation. */
+void pc_buf_init_fixed(pc_buf_t *b, uint8_t *space, size_t cap);
 void pc_buf_free(pc_buf_t *b);
 /* Make room for `extra` more bytes. Returns 0, or -1 when out of memory. */
 int pc_buf_reserve(pc_buf_t *b, size_t extra);

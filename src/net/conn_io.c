@@ -31,15 +31,38 @@ static void free_owned(const write_item_t *it)
     free(it->owned);
 }
 
-void pc_conn_finish_items(out_queue_t *q, int status)
+/* The items hear how their write went and let go of what they own; the arrays stay. */
+static void finish_items_only(out_queue_t *q, int status)
 {
     for (size_t i = 0; i < q->n_items; i++) {
         if (q->items[i].done)
             q->items[i].done(q->items[i].ctx, status);
         free_owned(&q->items[i]);
     }
+    q->n_items = q->n_bufs = 0;
+}
+
+void pc_conn_finish_items(out_queue_t *q, int status)
+{
+    finish_items_only(q, status);
     free(q->items);
     free(q->bufs);
+    memset(q, 0, sizeof *q);
+}
+
+/* A finished write's arrays, kept as the connection's spare unless it has one (or they
+ * grew large for a burst): the next turn's queue starts with them instead of growing
+ * new arrays from 16 entries, a realloc at each doubling, every turn. */
+#define SPARE_MAX_BUFS 4096
+
+static void keep_arrays(pc_conn_t *c, out_queue_t *q)
+{
+    if (!c->spare.bufs && q->cap_bufs <= SPARE_MAX_BUFS) {
+        c->spare = *q;
+    } else {
+        free(q->items);
+        free(q->bufs);
+    }
     memset(q, 0, sizeof *q);
 }
 
@@ -48,7 +71,8 @@ static void on_write(uv_write_t *req, int status)
     write_req_t *w = (write_req_t *)req;
     pc_conn_t *c = w->conn;
     c->busy_requests--;
-    pc_conn_finish_items(&w->q, status);
+    finish_items_only(&w->q, status);
+    keep_arrays(c, &w->q);
     free(w);
     if (status < 0 && status != UV_ECANCELED)
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(status));
@@ -258,6 +282,10 @@ static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_d
                       void *ctx, uint8_t *owned, bool wipe)
 {
     out_queue_t *q = &c->out;
+    if (!q->bufs && c->spare.bufs) {
+        *q = c->spare;
+        memset(&c->spare, 0, sizeof c->spare);
+    }
     if (c->state == PC_CONN_CLOSED || c->state == PC_CONN_CONNECTING ||
         grow_array((void **)&q->bufs, &q->cap_bufs, q->n_bufs + n, sizeof *q->bufs) != 0 ||
         grow_array((void **)&q->items, &q->cap_items, q->n_items + 1, sizeof *q->items) != 0) {

@@ -20,6 +20,8 @@ void pc_conn_maybe_free(pc_conn_t *c)
     if (c->state != PC_CONN_CLOSED || c->live_handles > 0 || c->busy_requests > 0)
         return;
     pc_frame_reader_free(&c->reader);
+    free(c->spare.bufs);
+    free(c->spare.items);
     free(c->rbuf);
     pc_tls_session_free(c->tls);
     free(c->challenge);

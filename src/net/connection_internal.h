@@ -79,6 +79,7 @@ struct pc_conn {
     uv_timer_t timer;
     uv_idle_t flusher; /* runs the coalesced write at the start of the next loop turn */
     out_queue_t out;
+    out_queue_t spare; /* a finished write's arrays (empty), for the next turn's queue */
     uv_getaddrinfo_t gai;
     uv_connect_t connect_req;
     pc_tls_session_t *tls; /* NULL: plain TCP */

@@ -1,17 +1,26 @@
 #include "producer/op.h"
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 pc_op_t *pc_op_new(void)
 {
-    pc_op_t *op = calloc(1, sizeof *op);
+    pc_op_t *op = malloc(sizeof *op);
     if (op) {
-        pc_buf_init(&op->head);
+        memset(op, 0, offsetof(pc_op_t, head_space)); /* the head's space needs no zeros */
+        pc_buf_init_fixed(&op->head, op->head_space, sizeof op->head_space);
         pc_buf_init(&op->owned);
         op->chunk_id = -1;
         op->num_messages = 1;
     }
     return op;
+}
+
+void pc_op_clear_head(pc_op_t *op)
+{
+    pc_buf_free(&op->head);
+    pc_buf_init_fixed(&op->head, op->head_space, sizeof op->head_space);
 }
 
 static void op_free(pc_op_t *op)

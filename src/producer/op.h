@@ -18,6 +18,10 @@ typedef struct pc_shared_payload {
     pc_msg_t *msg;
 } pc_shared_payload_t;
 
+/* Bytes of frame head an op holds in itself: the command, checksum and metadata of an
+ * entry whose metadata carries no key, few properties and no encryption key list. */
+#define PC_OP_HEAD_SPACE 160
+
 typedef struct pc_op {
     struct pc_op *next;
     uint64_t index; /* position in this producer's op stream (flush targets) */
@@ -51,9 +55,14 @@ typedef struct pc_op {
     uint64_t created_ms;         /* monotonic, for the send timeout */
     int writes_in_flight;        /* memory stays until no write uses it */
     bool done;
+    /* Where head starts: a frame's bytes up to its payload fit here unless its metadata
+     * is large (keys, properties, encryption keys), so most ops allocate nothing more. */
+    uint8_t head_space[PC_OP_HEAD_SPACE];
 } pc_op_t;
 
 pc_op_t *pc_op_new(void);
+/* Empty the op's head for another encoding, back in its own space. */
+void pc_op_clear_head(pc_op_t *op);
 /* The op has completed: free it (and the messages it owns) now, or once its last write
  * finishes, since a write may still read the payload. */
 void pc_op_release(pc_op_t *op);

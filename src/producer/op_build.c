@@ -33,6 +33,8 @@ int pc_ob_kv_fill(pc_ob_kv_t *a, const pc_msg_t *m)
 
 void pc_ob_kv_free(pc_ob_kv_t *a)
 {
+    if (!a->kvs && !a->ptrs)
+        return; /* the common message without properties allocated none */
     free(a->kvs);
     free(a->ptrs);
 }
@@ -105,7 +107,7 @@ int pc_ob_seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta, co
 }
 
 int pc_ob_encode_head(const pc_op_params_t *p, pc_op_t *op,
-                      const Pulsar__Proto__MessageMetadata *meta, bool is_chunk)
+                      const Pulsar__Proto__MessageMetadata *meta, size_t meta_size, bool is_chunk)
 {
     Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
     send.producer_id = p->producer_id;
@@ -126,9 +128,10 @@ int pc_ob_encode_head(const pc_op_params_t *p, pc_op_t *op,
         send.is_chunk = 1;
     }
     if (op->has_payload_crc)
-        return pc_frame_encode_send_head_crc(&op->head, &send, meta, op->payload_len,
+        return pc_frame_encode_send_head_crc(&op->head, &send, meta, meta_size, op->payload_len,
                                              op->payload_crc);
-    return pc_frame_encode_send_head(&op->head, &send, meta, op->payload, op->payload_len);
+    return pc_frame_encode_send_head(&op->head, &send, meta, meta_size, op->payload,
+                                     op->payload_len);
 }
 
 /* Compress into out when a codec is set; data and len then describe the result. */
@@ -220,7 +223,7 @@ static pulsarc_result build_chunks(const pc_op_params_t *p, pc_msg_t *msg,
         else
             head = op;
         tail = op;
-        if (pc_ob_encode_head(p, op, meta, true) != 0)
+        if (pc_ob_encode_head(p, op, meta, 0, true) != 0) /* chunk fields changed meta */
             goto fail;
     }
     *first = head;
@@ -282,8 +285,9 @@ pulsarc_result pc_ob_plan_frames(const pc_op_params_t *p, size_t meta_size, size
 /* One op for the whole message; it takes the compressed bytes, if any, or the
  * ciphertext. */
 static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
-                                   Pulsar__Proto__MessageMetadata *meta, pc_buf_t *compressed,
-                                   const uint8_t *data, size_t len, pc_op_t **out)
+                                   Pulsar__Proto__MessageMetadata *meta, size_t meta_size,
+                                   pc_buf_t *compressed, const uint8_t *data, size_t len,
+                                   pc_op_t **out)
 {
     pc_op_t *op = pc_op_new();
     if (!op)
@@ -307,7 +311,8 @@ static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
         op->has_payload_crc = true;
         op->payload_crc = pc_crc32c_range(msg->block_crcs, data, len, 0, len);
     }
-    if (pc_ob_encode_head(p, op, meta, false) != 0) {
+    /* Sealing wrote the IV's bytes into meta, not its size: meta_size still holds. */
+    if (pc_ob_encode_head(p, op, meta, meta_size, false) != 0) {
         pc_op_release(op);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");
     }
@@ -366,7 +371,8 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
     pc_ob_fill_encryption(&meta, p, iv);
     size_t chunk_size = 0;
     bool split = false;
-    res = pc_ob_plan_frames(p, pc_pb_message_metadata_size(&meta), len, &chunk_size, &split);
+    size_t meta_size = pc_pb_message_metadata_size(&meta);
+    res = pc_ob_plan_frames(p, meta_size, len, &chunk_size, &split);
     if (res != PULSARC_OK)
         goto out;
     if (split) {
@@ -385,7 +391,7 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
         pc_shared_payload_unref(sh); /* the chunk ops hold their own references */
         goto out;
     }
-    res = build_single(p, msg, &meta, &compressed, data, len, first);
+    res = build_single(p, msg, &meta, meta_size, &compressed, data, len, first);
     if (res == PULSARC_OK)
         *last = *first;
 out:

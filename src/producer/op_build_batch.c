@@ -38,7 +38,7 @@ static pulsarc_result finish_batch(const pc_op_params_t *p, pc_op_t *op, const p
     meta.has_highest_sequence_id = 1;
     meta.highest_sequence_id = op->highest_sequence_id;
     pc_ob_fill_encryption(&meta, p, iv);
-    pc_buf_free(&op->head);
+    pc_op_clear_head(op);
     pc_buf_free(&op->owned);
     if (p->enc) {
         /* Serialised, compressed, then encrypted once: one IV per batch. */
@@ -53,7 +53,7 @@ static pulsarc_result finish_batch(const pc_op_params_t *p, pc_op_t *op, const p
     op->payload = op->owned.data;
     op->payload_len = op->owned.len;
     op->raw_len = uncompressed;
-    if (pc_ob_encode_head(p, op, &meta, false) != 0)
+    if (pc_ob_encode_head(p, op, &meta, 0, false) != 0)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory building a batch");
     return PULSARC_OK;
 }

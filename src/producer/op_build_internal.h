@@ -47,9 +47,10 @@ void pc_ob_fill_encryption(Pulsar__Proto__MessageMetadata *meta, const pc_op_par
  * ciphertext and tag to out. 0 or -1. */
 int pc_ob_seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta, const uint8_t *data,
                size_t len, pc_buf_t *out);
-/* Encode the SEND frame's head (command, metadata) of op into op->head. 0 or -1. */
+/* Encode the SEND frame's head (command, metadata) of op into op->head. meta_size: meta's
+ * encoded size if measured already and meta unchanged since, else 0. 0 or -1. */
 int pc_ob_encode_head(const pc_op_params_t *p, pc_op_t *op,
-                      const Pulsar__Proto__MessageMetadata *meta, bool is_chunk);
+                      const Pulsar__Proto__MessageMetadata *meta, size_t meta_size, bool is_chunk);
 /* Whether a payload of len bytes beside metadata of meta_size bytes goes whole or in
  * chunks (*split; of *chunk_size bytes before encryption), or MESSAGE_TOO_BIG. */
 pulsarc_result pc_ob_plan_frames(const pc_op_params_t *p, size_t meta_size, size_t len,

@@ -85,7 +85,7 @@ static pulsarc_result build_pieces(const pc_op_params_t *p, pc_msg_t *msg,
         else
             head = op;
         tail = op;
-        if (pc_ob_encode_head(p, op, meta, sh != NULL) != 0) {
+        if (pc_ob_encode_head(p, op, meta, 0, sh != NULL) != 0) {
             pc_ob_release_chain(head);
             return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");
         }

@@ -145,9 +145,11 @@ static bool assign_ids_at_flush(pc_pp_t *pp, pc_batch_t *b)
 /* Send the open batches, oldest first. */
 void pc_pp_flush_batches(pc_pp_t *pp)
 {
-    uv_timer_stop(&pp->batch_timer);
+    /* Nothing open, nothing to stop: the timer starts with a batch's first message (one
+     * left running by a failure that took the batches only finds them empty). */
     if (pc_batcher_empty(&pp->batcher))
         return;
+    uv_timer_stop(&pp->batch_timer);
     pc_op_params_t p;
     op_params(pp, &p);
     int n = take_batches(pp);

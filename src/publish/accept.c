@@ -74,7 +74,8 @@ static pc_send_t *route_and_admit(pulsarc_producer_t *p, pulsarc_message_t *msg,
                                      known_crcs, res);
     if (borrowed)
         pc_interceptors_borrow_end(msg, caller, s != NULL);
-    free(known_crcs);
+    if (known_crcs)
+        free(known_crcs);
     if (s)
         s->partition = partition;
     return s;

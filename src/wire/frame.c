@@ -47,12 +47,13 @@ int pc_frame_encode_command(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd
  * payload_crc is the payload's CRC already. */
 static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
                                const Pulsar__Proto__CommandSend *send,
-                               const Pulsar__Proto__MessageMetadata *meta, const uint8_t *payload,
-                               size_t payload_len, uint32_t payload_crc)
+                               const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
+                               const uint8_t *payload, size_t payload_len, uint32_t payload_crc)
 {
     size_t cmd_len = send ? pc_pb_send_command_size(send)
                           : pulsar__proto__base_command__get_packed_size(cmd);
-    size_t meta_len = pc_pb_message_metadata_size(meta);
+    if (!meta_len)
+        meta_len = pc_pb_message_metadata_size(meta);
     if (meta_len > UINT32_MAX)
         return -1;
     /* Sums checked piecewise so no size_t wrap can sneak past the u32 check. */
@@ -93,29 +94,30 @@ int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand
                                  size_t payload_len)
 {
     static const uint8_t none[1];
-    return encode_payload_head(out, cmd, NULL, meta, payload ? payload : none, payload_len, 0);
+    return encode_payload_head(out, cmd, NULL, meta, 0, payload ? payload : none, payload_len, 0);
 }
 
 int pc_frame_encode_payload_head_crc(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
                                      const Pulsar__Proto__MessageMetadata *meta, size_t payload_len,
                                      uint32_t payload_crc)
 {
-    return encode_payload_head(out, cmd, NULL, meta, NULL, payload_len, payload_crc);
+    return encode_payload_head(out, cmd, NULL, meta, 0, NULL, payload_len, payload_crc);
 }
 
 int pc_frame_encode_send_head(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
-                              const Pulsar__Proto__MessageMetadata *meta, const uint8_t *payload,
-                              size_t payload_len)
+                              const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
+                              const uint8_t *payload, size_t payload_len)
 {
     static const uint8_t none[1];
-    return encode_payload_head(out, NULL, send, meta, payload ? payload : none, payload_len, 0);
+    return encode_payload_head(out, NULL, send, meta, meta_len, payload ? payload : none,
+                               payload_len, 0);
 }
 
 int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
-                                  const Pulsar__Proto__MessageMetadata *meta, size_t payload_len,
-                                  uint32_t payload_crc)
+                                  const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
+                                  size_t payload_len, uint32_t payload_crc)
 {
-    return encode_payload_head(out, NULL, send, meta, NULL, payload_len, payload_crc);
+    return encode_payload_head(out, NULL, send, meta, meta_len, NULL, payload_len, payload_crc);
 }
 
 pc_peer_kind_t pc_frame_peer_kind(const uint8_t *p, size_t n)

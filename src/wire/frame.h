@@ -40,13 +40,15 @@ int pc_frame_encode_payload_head_crc(pc_buf_t *out, const Pulsar__Proto__BaseCom
                                      uint32_t payload_crc);
 
 /* The same two for a SEND command (what producers write), encoded by hand from send
- * (wire/pb_encode.h) instead of through a BaseCommand. */
+ * (wire/pb_encode.h) instead of through a BaseCommand. meta_len is meta's encoded size
+ * when the caller measured it already (exactly: pc_pb_message_metadata_size of this
+ * meta, unchanged since), or 0 to have it measured here. */
 int pc_frame_encode_send_head(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
-                              const Pulsar__Proto__MessageMetadata *meta, const uint8_t *payload,
-                              size_t payload_len);
+                              const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
+                              const uint8_t *payload, size_t payload_len);
 int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
-                                  const Pulsar__Proto__MessageMetadata *meta, size_t payload_len,
-                                  uint32_t payload_crc);
+                                  const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
+                                  size_t payload_len, uint32_t payload_crc);
 
 /* One decoded frame. Pointers point into the reader's buffer and are valid until the
  * next call to pc_frame_reader_feed or pc_frame_reader_next. */

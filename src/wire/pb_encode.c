@@ -152,13 +152,20 @@ static size_t base_send_pack(const Pulsar__Proto__CommandSend *send, uint8_t *ou
     return pulsar__proto__base_command__pack(&cmd, out);
 }
 
-static void send_command(sink *s, const Pulsar__Proto__CommandSend *c)
+/* The SEND command's own fields' length (one counting pass). */
+static size_t send_fields_size(const Pulsar__Proto__CommandSend *c)
 {
     sink probe = { NULL, 0 };
     send_fields(&probe, c);
+    return probe.n;
+}
+
+/* BaseCommand's type (field 1), then the SEND (field 6) of inner bytes. */
+static void send_command(sink *s, const Pulsar__Proto__CommandSend *c, size_t inner)
+{
     put_i32(s, 1, PULSAR__PROTO__BASE_COMMAND__TYPE__SEND);
     put_tag(s, 6, WT_LEN);
-    put_varint(s, probe.n);
+    put_varint(s, inner);
     send_fields(s, c);
 }
 
@@ -166,9 +173,9 @@ size_t pc_pb_send_command_size(const Pulsar__Proto__CommandSend *send)
 {
     if (send->base.n_unknown_fields)
         return base_send_size(send);
-    sink s = { NULL, 0 };
-    send_command(&s, send);
-    return s.n;
+    size_t inner = send_fields_size(send);
+    /* type's tag and value, send's tag: one byte each */
+    return 3 + varint_size(inner) + inner;
 }
 
 size_t pc_pb_send_command_pack(const Pulsar__Proto__CommandSend *send, uint8_t *out)
@@ -176,7 +183,7 @@ size_t pc_pb_send_command_pack(const Pulsar__Proto__CommandSend *send, uint8_t *
     if (send->base.n_unknown_fields)
         return base_send_pack(send, out);
     sink s = { out, 0 };
-    send_command(&s, send);
+    send_command(&s, send, send_fields_size(send));
     return s.n;
 }
 

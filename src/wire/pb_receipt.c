@@ -9,6 +9,10 @@ typedef struct reader {
 /* A varint of at most 10 bytes whose value fits 64 bits; false otherwise. */
 static bool get_varint(reader *r, uint64_t *v)
 {
+    if (r->p < r->end && *r->p < 0x80) { /* one byte: most fields of a receipt */
+        *v = *r->p++;
+        return true;
+    }
     uint64_t x = 0;
     for (int shift = 0; shift < 70 && r->p < r->end; shift += 7) {
         uint8_t b = *r->p++;

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wire/crc32c.h"
@@ -556,4 +557,32 @@ Test(frame, a_wrong_ports_first_bytes_are_named)
             pc_frame_reader_free(&r);
         }
     }
+}
+
+/* A buffer that starts in its owner's space moves to the heap when it outgrows it, with
+ * its bytes; freeing it leaves the owner's space alone; detaching hands out heap memory. */
+Test(frame, a_fixed_buffer_moves_to_the_heap_when_it_grows)
+{
+    uint8_t space[8];
+    pc_buf_t b;
+    pc_buf_init_fixed(&b, space, sizeof space);
+    cr_assert_eq(pc_buf_append(&b, "abcdefgh", 8), 0);
+    cr_assert_eq(b.data, space, "8 bytes fit the owner's space");
+    cr_assert_eq(pc_buf_append(&b, "ij", 2), 0);
+    cr_assert_neq(b.data, space);
+    cr_assert(!b.fixed);
+    cr_assert_eq(b.len, 10);
+    cr_assert_arr_eq(b.data, "abcdefghij", 10);
+    pc_buf_free(&b); /* the heap copy (ASan would report a leak, or a free of space) */
+
+    pc_buf_init_fixed(&b, space, sizeof space);
+    cr_assert_eq(pc_buf_append(&b, "xyz", 3), 0);
+    size_t len;
+    uint8_t *d = pc_buf_detach(&b, &len);
+    cr_assert(d && d != space);
+    cr_assert_eq(len, 3);
+    cr_assert_arr_eq(d, "xyz", 3);
+    free(d);
+    pc_buf_init_fixed(&b, space, sizeof space);
+    pc_buf_free(&b);
 }
