@@ -24,7 +24,7 @@ static uint8_t *begin_frame(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd
     uint8_t *p = out->data + out->len;
     pc_write_u32be(p, (uint32_t)total);
     pc_write_u32be(p + 4, (uint32_t)cmd_len);
-    size_t n = send ? pc_pb_send_command_pack(send, p + 8)
+    size_t n = send ? pc_pb_send_command_pack(send, cmd_len, p + 8)
                     : pulsar__proto__base_command__pack(cmd, p + 8);
     if (n != cmd_len)
         return NULL;

@@ -178,12 +178,15 @@ size_t pc_pb_send_command_size(const Pulsar__Proto__CommandSend *send)
     return 3 + varint_size(inner) + inner;
 }
 
-size_t pc_pb_send_command_pack(const Pulsar__Proto__CommandSend *send, uint8_t *out)
+size_t pc_pb_send_command_pack(const Pulsar__Proto__CommandSend *send, size_t size, uint8_t *out)
 {
     if (send->base.n_unknown_fields)
         return base_send_pack(send, out);
+    /* A SEND's own fields take under 128 bytes but with a message id: then their length
+     * is one byte and the size tells it, without counting them again. */
+    size_t inner = size >= 4 && size - 4 < 128 ? size - 4 : send_fields_size(send);
     sink s = { out, 0 };
-    send_command(&s, send, send_fields_size(send));
+    send_command(&s, send, inner);
     return s.n;
 }
 

@@ -23,8 +23,9 @@
 
 /* Encoded size of a BaseCommand of type SEND whose only other field is send. */
 size_t pc_pb_send_command_size(const Pulsar__Proto__CommandSend *send);
-/* Write it to out (room: pc_pb_send_command_size bytes). Returns the bytes written. */
-size_t pc_pb_send_command_pack(const Pulsar__Proto__CommandSend *send, uint8_t *out);
+/* Write it to out (room: size bytes, what pc_pb_send_command_size returned for send; 0
+ * to have it measured again). Returns the bytes written. */
+size_t pc_pb_send_command_pack(const Pulsar__Proto__CommandSend *send, size_t size, uint8_t *out);
 
 size_t pc_pb_message_metadata_size(const Pulsar__Proto__MessageMetadata *m);
 size_t pc_pb_message_metadata_pack(const Pulsar__Proto__MessageMetadata *m, uint8_t *out);

@@ -103,9 +103,10 @@ static size_t pack_meta(const void *m, uint8_t *out)
     return pc_pb_message_metadata_pack(m, out);
 }
 
+/* With the size the caller measured, or 0 (measured again). */
 static size_t pack_send(const void *s, uint8_t *out)
 {
-    return pc_pb_send_command_pack(s, out);
+    return pc_pb_send_command_pack(s, coin() ? pc_pb_send_command_size(s) : 0, out);
 }
 
 /* A batch entry's metadata, written from a message's fields, against protobuf-c packing
