@@ -54,7 +54,8 @@ static void loop_main(void *arg)
 /* ---- driven by the application's loop ---------------------------------------------- */
 
 /* One turn of the client's loop with SIGPIPE blocked, as on a thread of its own; the
- * application's signal mask is left as it was. */
+ * application's signal mask is left as it was, or as its callbacks changed it during the
+ * turn: only the blocking of SIGPIPE is undone. */
 static void run_turn(uv_loop_t *loop)
 {
     sigset_t pipe_set, before;
@@ -71,7 +72,7 @@ static void run_turn(uv_loop_t *loop)
         static const struct timespec at_once = { 0, 0 };
         sigtimedwait(&pipe_set, NULL, &at_once);
     }
-    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    pthread_sigmask(SIG_UNBLOCK, &pipe_set, NULL);
 }
 
 /* Whether anything but the wake-up keeps the client's loop alive: an operation in flight, a

@@ -535,6 +535,42 @@ Test(client_own_loop, sigpipe_while_the_client_runs_does_not_kill_the_applicatio
     h_finish();
 }
 
+static void unblock_sigusr2(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer_t *p,
+                            void *ctx)
+{
+    /* The application changes its own mask from a callback (as a program that blocks its
+     * signals until its producer exists does). */
+    sigset_t usr2;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    pthread_sigmask(SIG_UNBLOCK, &usr2, NULL);
+    on_created(c, res, p, ctx);
+}
+
+/* pulsarc blocks SIGPIPE for its turn and unblocks only that: a change the application
+ * made to its mask from a callback during the turn stays (before the fix the whole mask
+ * from before the turn came back, and SIGUSR2 was blocked again). */
+Test(client_own_loop, a_mask_change_made_in_a_callback_stays)
+{
+    sigset_t usr2, mask;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &usr2, NULL);
+    app_start(true);
+    pulsarc_client_t *c = app_client(NULL);
+    creation_t cr = { 0 };
+    cr_assert_eq(pulsarc_client_create_producer_async(c, H_TOPIC, NULL, unblock_sigusr2, &cr),
+                 PULSARC_OK);
+    cr_assert(run_until(flag_set, &cr.done), "the creation never answered");
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
+    cr_assert_not(sigismember(&mask, SIGUSR2), "the callback's unblocking was undone");
+    cr_assert_not(sigismember(&mask, SIGPIPE), "SIGPIPE left blocked");
+    close_on_loop(c);
+    pulsarc_producer_free(cr.producer);
+    app_finish(true);
+    h_finish();
+}
+
 /* ---- the same calls with a thread of the client's own ----------------------------------- */
 
 static _Atomic int thread_created = 1000, thread_closed = 1000;
