@@ -282,11 +282,14 @@ static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_d
                       void *ctx, uint8_t *owned, bool wipe)
 {
     out_queue_t *q = &c->out;
-    if (!q->bufs && c->spare.bufs) {
+    /* The spare arrays move to the queue only on a connection that writes: a closed one
+     * frees its spare but never again its queue. */
+    bool writes = c->state != PC_CONN_CLOSED && c->state != PC_CONN_CONNECTING;
+    if (writes && !q->bufs && c->spare.bufs) {
         *q = c->spare;
         memset(&c->spare, 0, sizeof c->spare);
     }
-    if (c->state == PC_CONN_CLOSED || c->state == PC_CONN_CONNECTING ||
+    if (!writes ||
         grow_array((void **)&q->bufs, &q->cap_bufs, q->n_bufs + n, sizeof *q->bufs) != 0 ||
         grow_array((void **)&q->items, &q->cap_items, q->n_items + 1, sizeof *q->items) != 0) {
         write_item_t dropped = { .owned = owned, .bytes = owned ? bufs[0].len : 0, .wipe = wipe };
