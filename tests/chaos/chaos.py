@@ -224,19 +224,54 @@ class Run:
                             streams[(cluster, ti, p)] = msgs
                             notes += n
                 drain = spool_drain_ok(wl) if name == "spool" else True
-                res = verify.verify_workload(wl, log, streams, notes, drain)
+                explain = None
+                if name == "txn":
+                    def explain(lost, log=log, wl=wl):
+                        evidence = verify.broker_txn_evidence(self.rig.broker_logs())
+                        return verify.explain_txn_losses(lost, log, wl.topics, self.rig.entry_headers, evidence)
+                res = verify.verify_workload(wl, log, streams, notes, drain, explain)
                 if name == "chunked":
                     res["entries_stored"] = self.entries(wl.topics[0])
                 results[name] = res
                 self.say(f"{name}: acknowledged {res['acknowledged']}, read back {res['read_back']}, "
                          f"lost {res['lost']}, duplicated {res['duplicated']}, out of order "
-                         f"{res['out_of_order']}" + ("" if all(res["checks"].values()) else
+                         f"{res['out_of_order']}" +
+                         (f", committed then aborted by the broker {res['aborted_by_broker']}"
+                          if res["aborted_by_broker"] else "") +
+                         ("" if all(res["checks"].values()) else
                                                      "; FAILED: " + ", ".join(k for k, v in res["checks"].items() if not v)))
         finally:
             rig_client.close()
             sa_client.close()
         self.timings["verify_s"] = round(time.monotonic() - t, 1)
+        self.keep_broker_evidence()
         return results
+
+    def keep_broker_evidence(self, limit: int = 20000) -> None:
+        """The brokers' warnings and errors about the run's namespace (with the exception
+        line after an error), kept in the run directory: the rig's logs go at its next
+        clean start."""
+        out = self.dir / "broker-evidence.txt"
+        n = 0
+        with open(out, "w") as f:
+            for path in self.rig.broker_logs():
+                try:
+                    lines = open(path, errors="replace")
+                except OSError:
+                    continue
+                with lines:
+                    follow = False
+                    for line in lines:
+                        if follow and not line[:4].isdigit():
+                            f.write(f"{path.name}: {line}")
+                            n += 1
+                        follow = False
+                        if self.ns in line and (" ERROR " in line or " WARN " in line):
+                            f.write(f"{path.name}: {line}")
+                            n += 1
+                            follow = " ERROR " in line
+                        if n >= limit:
+                            return
 
     def entries(self, topic: str):
         try:
@@ -267,7 +302,7 @@ class Run:
         checks["the harness ran without error"] = not self.harness_errors
         totals = {k: sum(r[k] for r in results.values()) for k in
                   ("sent", "acknowledged", "read_back", "lost", "duplicated", "duplicate_copies",
-                   "out_of_order", "in_both_clusters")}
+                   "out_of_order", "in_both_clusters", "aborted_by_broker")}
         totals["failed_by_error"] = {}
         for r in results.values():
             for e, n in r["failed_by_error"].items():
@@ -300,7 +335,8 @@ class Run:
         print(f"chaos seed={self.seed} duration={self.a.duration}s faults={totals['faults']} ({fault_summary}) "
               f"acknowledged={totals['acknowledged']} read={totals['read_back']} lost={totals['lost']} "
               f"duplicated={totals['duplicated']} out_of_order={totals['out_of_order']} "
-              f"crashed={totals['crashed']} in_both_clusters={totals['in_both_clusters']}: {verdict}, "
+              f"crashed={totals['crashed']} in_both_clusters={totals['in_both_clusters']} "
+              f"aborted_by_broker={totals['aborted_by_broker']}: {verdict}, "
               f"{passed} checks passed, {failed} failed; report {self.report_path}", flush=True)
         if failed:
             self.say("failed checks: " + "; ".join(report["checks"]["failed_names"]))

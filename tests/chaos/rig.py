@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,6 +142,28 @@ class Rig:
             except OSError as e:
                 last = e
         raise RigError(f"{method} {path}: no broker of the rig answered ({last})")
+
+    def entry_headers(self, topic: str, ledger: int, entry: int) -> dict | None:
+        """The headers the admin API gives for one stored entry (the transaction id and
+        whether the topic counts it aborted, among others); None when it cannot be had.
+        The broker that does not own the topic redirects to the one that does."""
+        url = self.admin_url(self.brokers[0]) + "/admin/v2/" + ph.topic_rest_path(topic) + \
+            f"/ledger/{ledger}/entry/{entry}"
+        for _ in range(5):
+            try:
+                with ch._opener.open(urllib.request.Request(url), timeout=30) as resp:
+                    return {k.lower(): v for k, v in resp.headers.items()}
+            except urllib.error.HTTPError as e:
+                if e.code in (301, 302, 307, 308) and e.headers.get("Location"):
+                    url = urllib.parse.urljoin(url, e.headers["Location"])
+                    continue
+                return None
+            except OSError:
+                return None
+        return None
+
+    def broker_logs(self) -> list[Path]:
+        return [self.cluster_dir / f"broker{n}" / f"broker{n}.log" for n in self.brokers]
 
     @staticmethod
     def standalone_admin(method: str, path: str, body=None, timeout_s: float = 30):

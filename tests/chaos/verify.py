@@ -247,6 +247,78 @@ def read_stream(client: "pulsar.Client", topic: str, workload: str, crypto=None,
 
 
 # --------------------------------------------------------------------------------------
+# A known broker defect: a committed transaction aborted on one of its topics
+# --------------------------------------------------------------------------------------
+#
+# Pulsar 4.0.8's transaction coordinator sends the commit to each topic of a transaction
+# (END_TXN_ON_PARTITION) through its TransactionBufferHandlerImpl, which looks the topic up
+# first. When that lookup fails with BrokerMetadataException, as it does while the topic's
+# bundle is being unloaded ("Namespace bundle ... is being unloaded"), the handler logs
+# "endTxn error topic: [T]" and completes the request as if it had succeeded (meant for a
+# deleted topic, apache/pulsar#11304). The coordinator then reports the commit done, and
+# the topic, which never got it, aborts the transaction when the coordinator's low water
+# mark passes it ("Successes to abort low water mark for txn [(m,l)], topic [T]"): the
+# client was told "committed", part of the transaction is never visible. Seen in the
+# chaos run with seed 29 (a bundle unload during a commit). Such messages are counted
+# apart ("aborted by the broker"), and only when both broker lines are there.
+
+LWM_ABORT = re.compile(r"^(\S+) .*Successes to abort low water mark for txn \[\((\d+),(\d+)\)\], "
+                       r"topic \[(\S+)\]")
+ENDTXN_ERROR = re.compile(r"^(\S+) .*TransactionBufferHandlerImpl - endTxn error topic: \[(\S+)\]")
+
+
+def broker_txn_evidence(logs) -> tuple[dict, dict]:
+    """From the brokers' logs: {(most, least, topic): time} of low-water-mark aborts, and
+    {topic: [time]} of commits the coordinator's handler gave up on a BrokerMetadataException."""
+    aborts, gave_up = {}, defaultdict(list)
+    for path in logs:
+        try:
+            f = open(path, errors="replace")
+        except OSError:
+            continue
+        with f:
+            pending = None
+            for line in f:
+                if pending is not None:
+                    if "BrokerMetadataException" in line:
+                        gave_up[pending[1]].append(pending[0])
+                    pending = None
+                if "endTxn error topic" in line:
+                    m = ENDTXN_ERROR.match(line)
+                    if m:
+                        pending = (m[1], m[2])
+                        if "BrokerMetadataException" in line:
+                            gave_up[m[2]].append(m[1])
+                            pending = None
+                elif "abort low water mark" in line:
+                    m = LWM_ABORT.match(line)
+                    if m:
+                        aborts[(int(m[2]), int(m[3]), m[4])] = m[1]
+    return aborts, gave_up
+
+
+def explain_txn_losses(lost: list[int], log: "Log", topics: list[str], entry_headers, evidence) -> dict:
+    """{counter: why} for the lost messages of committed transactions that the broker's
+    own logs show it aborted after its coordinator gave up the commit on that topic."""
+    aborts, gave_up = evidence
+    out = {}
+    for c in lost:
+        ev = log.counters.get(c)
+        if ev is None or ev.txn is None or not ev.ok or ev.ok[0][0] < 0:
+            continue
+        topic = topics[ev.topic]
+        h = entry_headers(topic, ev.ok[0][0], ev.ok[0][1])
+        if not h or h.get("x-pulsar-txn-aborted") != "true":
+            continue
+        txn = (int(h.get("x-pulsar-txnid-most-bits", -1)), int(h.get("x-pulsar-txnid-least-bits", -1)))
+        at = aborts.get((*txn, topic))
+        if at and any(t <= at for t in gave_up.get(topic, [])):
+            out[c] = {"txn": list(txn), "topic": topic, "low_water_mark_abort": at,
+                      "commit_given_up": [t for t in gave_up[topic] if t <= at][-1]}
+    return out
+
+
+# --------------------------------------------------------------------------------------
 # The verdict of one workload
 # --------------------------------------------------------------------------------------
 
@@ -255,7 +327,7 @@ def examples(cs) -> list:
 
 
 def verify_workload(wl, log: Log, streams: dict[tuple, list[Stored]], read_notes: list[str],
-                    spool_drained: bool) -> dict:
+                    spool_drained: bool, explain=None) -> dict:
     """streams: (cluster, topic index, partition) -> what was read there, in order."""
     name = wl.name
     killed = {i.k for i in wl.incarnations if i.killed}
@@ -364,10 +436,15 @@ def verify_workload(wl, log: Log, streams: dict[tuple, list[Stored]], read_notes
     for cl in copies.values():
         total.update(cl)
     lost = sorted(c for c in must if total[c] == 0)
+    broker_aborted = explain(lost) if (explain and lost) else {}
+    lost = [c for c in lost if c not in broker_aborted]
     dup = sorted({c for cl in copies.values() for c, n in cl.items() if n > 1})
     dup_extra = sum(n - 1 for cl in copies.values() for n in cl.values() if n > 1)
     unexpected = sorted(c for c in total if c in never)
     unknown = sorted(c for c in total if c not in log.counters)
+    if broker_aborted:
+        findings["committed, then aborted by the broker (Pulsar's coordinator gave the commit up)"] = \
+            [{"counter": c, **why} for c, why in sorted(broker_aborted.items())]
     for key, acked in groups:
         stored = [c for c in acked if total[c]]
         if stored and len(stored) != len(acked):
@@ -447,6 +524,7 @@ def verify_workload(wl, log: Log, streams: dict[tuple, list[Stored]], read_notes
         "must_be_stored": len(must),
         "read_back": read_back, "distinct_read_back": len(total),
         "lost": len(lost), "lost_counters": examples(lost),
+        "aborted_by_broker": len(broker_aborted), "aborted_by_broker_counters": examples(broker_aborted),
         "duplicated": len(dup), "duplicate_copies": dup_extra, "duplicated_counters": examples(dup),
         "out_of_order": ooo, "out_of_order_examples": ooo_examples[:EXAMPLES],
         "in_both_clusters": len(in_both), "in_both_clusters_counters": examples(in_both),
