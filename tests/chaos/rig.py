@@ -77,7 +77,10 @@ class Rig:
             self.log("starting the cluster rig (scripts/cluster start --transactions)")
             self.started_cluster = True
         # On a running rig without transactions this restarts its brokers one at a time.
-        cluster("start", "--transactions", timeout_s=900)
+        out = cluster("start", "--transactions", timeout_s=900)
+        for line in (out.stdout + out.stderr).splitlines():
+            if "restarting broker" in line or "ready in" in line:
+                self.log("scripts/cluster: " + line.split("] ", 1)[-1])
         self.env = dict(re.findall(r"^export ([A-Z0-9_]+)=(.*)$", cluster("env").stdout, re.M))
         if self.env.get("PULSAR_CLUSTER_TRANSACTIONS") != "true":
             raise RigError("the cluster rig runs without the transaction coordinator")
