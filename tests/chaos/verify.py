@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import pulsar
 
+import rig  # noqa: F401 - first: it puts tests/interop on sys.path
 import pulsar_helpers as ph
 
 NAMED = re.compile(r"^[A-Z][A-Z0-9_]+$")
@@ -93,6 +94,7 @@ class Inc:
     created: bool = False
     flush: str | None = None
     end: tuple | None = None          # (accepted, ok, failed)
+    counted: list[int] = field(default_factory=lambda: [0, 0, 0])   # the same, from the lines
 
 
 @dataclass
@@ -159,18 +161,24 @@ def parse_log(path) -> Log:
                         ev.txn = (inc, int(opts["txn"]))
                         ev.topic = int(opts.get("topic", 0))
                         log.txns.setdefault(ev.txn, Txn(ev.txn)).counters.append(c)
-                elif kind == "accepted":
+                if kind in ("accepted", "ok", "failed"):
+                    cur.counted[("accepted", "ok", "failed").index(kind)] += 1
+                if kind == "accepted":
                     ev.accepted += 1
                 elif kind == "refused":
                     ev.refused.append(w[2])
                 elif kind == "ok":
                     ev.ok.append(tuple(int(x) for x in w[2].split(":")))
-                else:
+                elif kind == "failed":
                     ev.failed.append(w[2] if len(w) > 2 else "")
             else:
                 log.problems.append(f"line {no}: unknown event: {' '.join(w)[:120]}")
         except (IndexError, ValueError):
             log.problems.append(f"line {no}: malformed: {b[:120]!r}")
+    for i in log.incs:
+        if i.end is not None and tuple(i.counted) != i.end:
+            log.problems.append(f"incarnation {i.k} (pid {i.pid}): its end line says accepted/ok/failed "
+                                f"{i.end}, its lines {tuple(i.counted)}")
     return log
 
 
