@@ -131,11 +131,13 @@ class Workload:
         one on the same spool and name after pause_s. Returns (killed pid, new --from)."""
         inc = self.current
         assert inc is not None
-        inc.killed = True
-        try:
-            inc.proc.send_signal(signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        # One that ended by itself meanwhile keeps its own exit: a crash stays a crash.
+        if inc.proc.poll() is None:
+            inc.killed = True
+            try:
+                inc.proc.send_signal(signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         inc.proc.wait()
         self.poll()
         time.sleep(pause_s)
