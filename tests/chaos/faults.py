@@ -291,7 +291,9 @@ class Scheduler:
         rec.detail.append(f"restarted in {self.start_broker(broker):.1f} s")
 
     def do_bundle_unload(self, rec: Record) -> None:
-        for attempt in range(3):
+        # A broker being restarted refuses, or its bundles have no owner yet (412): again
+        # every 5 s, for a minute, as an operator would.
+        for attempt in range(12):
             try:
                 self.rig.rig_admin("PUT", f"/admin/v2/namespaces/{self.namespace}/unload", timeout_s=60)
                 rec.detail.append(f"unloaded (attempt {attempt + 1})")
