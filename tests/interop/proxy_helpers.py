@@ -184,6 +184,15 @@ class FaultProxy:
     def schedule_off(self) -> None:
         self.command("schedule-off")
 
+    def down(self) -> int:
+        """The target as a dead host: the faulted listeners stop listening (connecting is
+        refused) and their matching connections are cut; returns how many were cut."""
+        return self.command("down")["cut"]
+
+    def up(self) -> None:
+        """Listen again on the same addresses after down()."""
+        self.command("up")
+
     def set_filter(self, text: str | None) -> None:
         """Faults hit only connections whose client version contains text ('!text':
         does not contain it); None = every connection."""

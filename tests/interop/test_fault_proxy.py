@@ -374,6 +374,38 @@ def test_local_throttle_paces_both_directions(echo_proxy):
     assert proxy.stats()["faults"]["throttle"] == 0
 
 
+def test_local_down_refuses_new_connections_drops_open_ones_and_up_accepts(echo_proxy):
+    proxy, addr = echo_proxy
+    with socket.create_connection(addr) as s:
+        s.sendall(b"ping")
+        assert recv_exactly(s, 4) == b"ping"
+        assert proxy.down() == 1
+        s.settimeout(10)
+        try:
+            assert s.recv(1) == b"", "the open connection is dropped"
+        except ConnectionResetError:
+            pass
+    # What a failover client's probe sees of a dead cluster: the connect itself fails.
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(addr, timeout=5).close()
+    st = proxy.stats()
+    assert st["faults"]["down"] and st["open"] == 0
+    assert st["recent_cuts"][-1]["reason"] == "down"
+    proxy.ping()  # the control port stays up
+
+    proxy.up()
+    assert not proxy.stats()["faults"]["down"]
+    with socket.create_connection(addr, timeout=5) as s:  # the same port again
+        s.sendall(b"again")
+        assert recv_exactly(s, 5) == b"again"
+    # reset brings a proxy that is down up too.
+    proxy.down()
+    proxy.reset()
+    with socket.create_connection(addr, timeout=5) as s:
+        s.sendall(b"after reset")
+        assert recv_exactly(s, 11) == b"after reset"
+
+
 def test_control_rejects_bad_commands(echo_proxy):
     proxy, _ = echo_proxy
     for bad in ("bogus", "throttle", "throttle -1", "cut-after", "schedule-cuts 2 1",

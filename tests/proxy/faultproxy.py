@@ -35,6 +35,11 @@ filter, see `filter`):
     schedule-cuts MIN_S MAX_S [rst|fin]
                               cut all connections at random intervals in [MIN_S, MAX_S]
     schedule-off              stop the schedule
+    down                      the target as a dead host looks: every fault-enabled listener
+                              stops listening (new connections are refused) and the open
+                              connections that match the filter are cut (rst); the
+                              control port stays up
+    up                        listen again on the same addresses
     filter TEXT | filter !TEXT | filter off
                               faults only hit connections whose Pulsar client version
                               (sniffed from the CONNECT command) contains TEXT, or does
@@ -42,7 +47,8 @@ filter, see `filter`):
                               for cut-after also only sees matching connections.
     stats                     counters (see Proxy.stats) and the open connections
     reset                     all faults off (stall released, throttle, cut-after and
-                              schedule cleared, filter back to --filter), counters zeroed
+                              schedule cleared, listening again after `down`, filter back
+                              to --filter), counters zeroed
     shutdown                  stop the proxy
 """
 
@@ -233,6 +239,7 @@ class Proxy:
         self.schedule: tuple[float, float, str] | None = None
         self.schedule_task: asyncio.Task | None = None
         self.filter = default_filter
+        self.down = False                # `down`: not listening, as a dead host
         self.stopped = asyncio.Event()
         self.zero()
 
@@ -284,6 +291,12 @@ class Proxy:
             lst.upstream_failures += 1
             log(f"{lst.name}: cannot reach {fmt_addr(lst.target)} for {fmt_addr(peer)}: {e!r}")
             client_w.transport.abort()
+            return
+        if self.down and lst.faults:
+            # Accepted just before `down` closed the listener: a dead host would not
+            # have answered it either.
+            client_w.transport.abort()
+            up_w.transport.abort()
             return
         for w in (client_w, up_w):
             sock = w.get_extra_info("socket")
@@ -403,6 +416,32 @@ class Proxy:
         self.schedule_task = None
         self.schedule = None
 
+    # -- down / up ---------------------------------------------------------------------
+    async def listen(self, lst: Listener) -> asyncio.AbstractServer:
+        return await asyncio.start_server(
+            lambda r, w, lst=lst: self.handle(lst, r, w), *lst.listen, backlog=1024)
+
+    def go_down(self) -> int:
+        """Stop listening on every fault-enabled listener (connecting is refused, as to a
+        host whose service died) and cut the open connections the filter selects."""
+        for lst in self.listeners:
+            if lst.faults and lst.server is not None:
+                lst.server.close()
+                lst.server = None
+        self.down = True
+        n = self.cut("rst", "down")
+        log("down: not listening")
+        return n
+
+    async def go_up(self) -> None:
+        """Listen again on the addresses of before (the port stays what it was)."""
+        for lst in self.listeners:
+            if lst.faults and lst.server is None:
+                lst.server = await self.listen(lst)
+        if self.down:
+            log("up: listening again")
+        self.down = False
+
     def reset(self):
         self.schedule_off()
         self.running.set()
@@ -429,6 +468,7 @@ class Proxy:
             "throttle_wait_s": round(self.throttle_wait_s, 3),
             "since_reset_s": round(time.monotonic() - self.t_reset, 3),
             "faults": {"stalled": not self.running.is_set(), "throttle": self.throttle,
+                       "down": self.down,
                        "cut_after": self.cut_after, "filter": self.filter,
                        "schedule": list(self.schedule) if self.schedule else None},
             "listeners": [lst.to_dict(open_by[lst.name]) for lst in self.listeners],
@@ -438,7 +478,7 @@ class Proxy:
             "recent_cuts": self.recent_cuts,
         }
 
-    def command(self, line: str) -> dict:
+    async def command(self, line: str) -> dict:
         words = line.split()
         if not words:
             return {"ok": False, "error": "empty command"}
@@ -506,7 +546,13 @@ class Proxy:
             return {"ok": True, "filter": self.filter}
         if cmd == "stats":
             return {"ok": True, **self.stats()}
+        if cmd == "down":
+            return {"ok": True, "cut": self.go_down()}
+        if cmd == "up":
+            await self.go_up()
+            return {"ok": True, "down": False}
         if cmd == "reset":
+            await self.go_up()
             self.reset()
             log("reset")
             return {"ok": True}
@@ -521,8 +567,8 @@ class Proxy:
         try:
             while line := await r.readline():
                 try:
-                    reply = self.command(line.decode("utf-8", "replace").strip())
-                except (ValueError, IndexError) as e:
+                    reply = await self.command(line.decode("utf-8", "replace").strip())
+                except (ValueError, IndexError, OSError) as e:
                     reply = {"ok": False, "error": str(e)}
                 w.write(json.dumps(reply).encode() + b"\n")
                 await w.drain()
@@ -534,8 +580,8 @@ class Proxy:
     # -- life cycle ----------------------------------------------------------------------
     async def run(self, control_addr) -> None:
         for lst in self.listeners:
-            lst.server = await asyncio.start_server(
-                lambda r, w, lst=lst: self.handle(lst, r, w), *lst.listen, backlog=1024)
+            lst.server = await self.listen(lst)
+            # Port 0 becomes the port chosen, which `up` listens on again.
             lst.listen = lst.server.sockets[0].getsockname()[:2]
         ready = {"listeners": [{"listen": fmt_addr(lst.listen), "target": fmt_addr(lst.target),
                                 "faults": lst.faults} for lst in self.listeners]}
@@ -555,7 +601,8 @@ class Proxy:
         log("shutting down")
         self.schedule_off()
         for srv in [lst.server for lst in self.listeners] + ([ctl] if ctl else []):
-            srv.close()
+            if srv is not None:
+                srv.close()
         for c in list(self.conns.values()):
             c.abort("fin")
         await asyncio.sleep(0.1)
