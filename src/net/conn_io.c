@@ -123,8 +123,9 @@ static void send_tls_output(pc_conn_t *c)
  * goes to libuv as one write, and stops while TLS_AHEAD bytes of ciphertext are still
  * unwritten: what waits for the socket stays plaintext (which its owners hold anyway),
  * so a burst of large messages costs no second copy of itself in ciphertext. A
- * write's completion pumps again. One block is kept for the next part: a fresh block of
- * this size would be mapped and faulted in anew.
+ * write's completion pumps again. A block is as large as the part needs; full-size ones
+ * are kept for the next parts (TLS_SPARES of them, as many as can be in flight), since
+ * a fresh block of this size is memory the kernel must map and fault in anew.
  *
  * Records carry up to 16 KiB of plaintext. Small frames are gathered (copied) into full
  * records, since one record per frame would cost a header, a tag and an SSL_write each;
@@ -136,6 +137,7 @@ static void send_tls_output(pc_conn_t *c)
 #define TLS_AHEAD (512 * 1024)
 /* A part's records and their headers and tags (at most 29 bytes each), with room. */
 #define TLS_BLOCK (TLS_PART + 8 * 1024)
+#define TLS_SPARES 3
 
 typedef struct cipher_write {
     uv_write_t req;
@@ -147,13 +149,27 @@ static void tls_pump(pc_conn_t *c);
 
 static void keep_or_free_block(pc_conn_t *c, pc_tls_out_t *out)
 {
-    if (!c->tls_spare.data && out->cap == TLS_BLOCK && c->state != PC_CONN_CLOSED) {
-        c->tls_spare = *out;
-        c->tls_spare.len = 0;
+    if (out->cap == TLS_BLOCK && c->n_tls_spares < TLS_SPARES && c->state != PC_CONN_CLOSED) {
+        out->len = 0;
+        c->tls_spares[c->n_tls_spares++] = *out;
     } else {
         free(out->data);
     }
     *out = (pc_tls_out_t){ 0 };
+}
+
+/* A block for the next part: a kept one when the part fills it, else one of its size. */
+static pc_tls_out_t take_block(pc_conn_t *c)
+{
+    size_t want = c->tls_plain_bytes < TLS_PART ? c->tls_plain_bytes : TLS_PART;
+    if (want == TLS_PART && c->n_tls_spares > 0)
+        return c->tls_spares[--c->n_tls_spares];
+    /* Each record adds at most 29 bytes (header, explicit nonce or type, tag); a key update
+     * answer may go first. */
+    size_t cap = want == TLS_PART ? TLS_BLOCK : want + (want / TLS_RECORD + 2) * 64 + 512;
+    pc_tls_out_t out = { .data = malloc(cap) };
+    out.cap = out.data ? cap : 0;
+    return out;
 }
 
 static void on_cipher_written(uv_write_t *req, int status)
@@ -248,6 +264,7 @@ static int encrypt_part(pc_conn_t *c, pc_tls_out_t *out)
         }
         taken += n;
         c->tls_off += n;
+        c->tls_plain_bytes -= n;
         if (c->tls_off == q->bufs[c->tls_buf].len) {
             c->tls_buf++;
             c->tls_off = 0;
@@ -266,12 +283,7 @@ static void tls_pump(pc_conn_t *c)
 {
     out_queue_t *q = &c->tls_plain;
     while (c->state != PC_CONN_CLOSED && c->tls_item < q->n_items && c->tls_in_flight < TLS_AHEAD) {
-        pc_tls_out_t out = c->tls_spare;
-        c->tls_spare = (pc_tls_out_t){ 0 };
-        if (!out.data) {
-            out.data = malloc(TLS_BLOCK);
-            out.cap = out.data ? TLS_BLOCK : 0;
-        }
+        pc_tls_out_t out = take_block(c);
         if (!out.data || encrypt_part(c, &out) != 0) {
             free(out.data);
             if (c->state == PC_CONN_CLOSED)
@@ -298,6 +310,7 @@ static void tls_pump(pc_conn_t *c)
     if (c->state != PC_CONN_CLOSED && c->tls_item == q->n_items) {
         q->n_items = q->n_bufs = 0;
         c->tls_item = c->tls_buf = c->tls_off = c->tls_item_end = 0;
+        c->tls_plain_bytes = 0;
     }
 }
 
@@ -312,6 +325,8 @@ static int join_tls_plain(pc_conn_t *c)
         return -1;
     if (dst->n_items == 0)
         c->tls_item_end = src->n_items ? src->items[0].n_bufs : 0;
+    for (size_t i = 0; i < src->n_items; i++)
+        c->tls_plain_bytes += src->items[i].bytes;
     memcpy(dst->bufs + dst->n_bufs, src->bufs, src->n_bufs * sizeof *src->bufs);
     memcpy(dst->items + dst->n_items, src->items, src->n_items * sizeof *src->items);
     dst->n_bufs += src->n_bufs;
@@ -332,8 +347,9 @@ void pc_conn_tls_drop_plain(pc_conn_t *c)
     free(q->bufs);
     memset(q, 0, sizeof *q);
     c->tls_item = c->tls_buf = c->tls_off = c->tls_item_end = 0;
-    free(c->tls_spare.data);
-    c->tls_spare = (pc_tls_out_t){ 0 };
+    c->tls_plain_bytes = 0;
+    while (c->n_tls_spares > 0)
+        free(c->tls_spares[--c->n_tls_spares].data);
 }
 
 /* A write request holds every buffer in it until its last byte is written, and the

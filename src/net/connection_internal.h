@@ -87,10 +87,12 @@ struct pc_conn {
      * (conn_io.c, "The TLS write path"). */
     out_queue_t tls_plain;
     size_t tls_item, tls_buf, tls_off, tls_item_end;
-    size_t tls_in_flight;   /* ciphertext handed to libuv and not yet written */
-    pc_tls_out_t tls_spare; /* a ciphertext block kept for the next part */
-    int live_handles;       /* handles not yet closed; the struct is freed at zero */
-    int busy_requests;      /* getaddrinfo/connect/write in flight */
+    size_t tls_plain_bytes;     /* of tls_plain, not yet encrypted */
+    size_t tls_in_flight;       /* ciphertext handed to libuv and not yet written */
+    pc_tls_out_t tls_spares[3]; /* full-size ciphertext blocks kept for the next parts */
+    int n_tls_spares;
+    int live_handles;  /* handles not yet closed; the struct is freed at zero */
+    int busy_requests; /* getaddrinfo/connect/write in flight */
 
     /* The first bytes the peer sent (ciphertext on a TLS connection), to name a peer that
      * is no broker's binary port: an HTTP server, a TLS port dialled with pulsar://
