@@ -38,6 +38,10 @@ typedef struct pc_tls_settings {
     /* Keep the sessions brokers hand out and offer one (once) when connecting to the same
      * host and port again: a reconnect then skips the certificate exchange and checks. */
     bool session_resumption;
+    /* Connections the client keeps to one broker (connectionsPerBroker; 0 counts as 1):
+     * after a drop each needs a session of its own to resume, so the cache keeps as many
+     * per host and port (at least 8). */
+    unsigned connections_per_peer;
 } pc_tls_settings_t;
 
 typedef struct pc_tls_ctx pc_tls_ctx_t;

@@ -297,7 +297,9 @@ pulsarc_result pc_tls_ctx_new(const pc_tls_settings_t *s, pc_tls_ctx_t **out)
     if (s->session_resumption) {
         /* OpenSSL hands each new session to the callback and keeps none itself: a client
          * must choose what to offer, and we offer by host and port (tls_cache.c). */
-        if (!(t->cache = pc_tls_cache_new(PC_TLS_SESSIONS, PC_TLS_PER_PEER))) {
+        t->cache_per_peer = s->connections_per_peer > PC_TLS_PER_PEER ? s->connections_per_peer
+                                                                      : PC_TLS_PER_PEER;
+        if (!(t->cache = pc_tls_cache_new(PC_TLS_PEERS * t->cache_per_peer, t->cache_per_peer))) {
             pc_tls_ctx_free(t);
             return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
         }
@@ -321,7 +323,8 @@ pulsarc_result pc_tls_ctx_share(const pc_tls_ctx_t *ctx, pc_tls_ctx_t **out)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     *t = *ctx;
     t->cache = NULL;
-    if (ctx->cache && !(t->cache = pc_tls_cache_new(PC_TLS_SESSIONS, PC_TLS_PER_PEER))) {
+    if (ctx->cache &&
+        !(t->cache = pc_tls_cache_new(PC_TLS_PEERS * ctx->cache_per_peer, ctx->cache_per_peer))) {
         free(t);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }

@@ -11,11 +11,12 @@
 
 #include "pulsarc/pulsarc.h"
 
-/* Sessions kept for resumption (tls_cache.c): per host and port, up to PC_TLS_PER_PEER
- * (enough for several connections to one broker reconnecting at once) and up to
- * PC_TLS_SESSIONS in all. A host name of PC_TLS_HOST_MAX bytes or more is never cached. */
-#define PC_TLS_SESSIONS 64
+/* Sessions kept for resumption (tls_cache.c): per host and port, as many as the client
+ * keeps connections to one broker (each reconnecting connection offers one of its own),
+ * at least PC_TLS_PER_PEER; in all, PC_TLS_PEERS times that (64 with the defaults). A host
+ * name of PC_TLS_HOST_MAX bytes or more is never cached. */
 #define PC_TLS_PER_PEER 8
+#define PC_TLS_PEERS 8
 #define PC_TLS_HOST_MAX 256
 
 typedef struct pc_tls_cache pc_tls_cache_t;
@@ -38,6 +39,7 @@ struct pc_tls_ctx {
     bool verify_peer;      /* false only with allow_insecure */
     bool verify_hostname;  /* meaningful only when verify_peer */
     pc_tls_cache_t *cache; /* sessions to resume; NULL: resumption is off */
+    size_t cache_per_peer; /* its bound per host and port, for a shared handle's own cache */
 };
 
 /* OpenSSL's new-session callback (SSL_CTX_sess_set_new_cb) of a context with a cache: the

@@ -635,7 +635,7 @@ static unsigned session_number(const SSL_SESSION *s)
 
 Test(tls, cache_bounds_per_peer_and_in_all)
 {
-    pc_tls_cache_t *c = pc_tls_cache_new(PC_TLS_SESSIONS, PC_TLS_PER_PEER);
+    pc_tls_cache_t *c = pc_tls_cache_new(PC_TLS_PEERS * PC_TLS_PER_PEER, PC_TLS_PER_PEER);
     cr_assert_not_null(c);
     /* One peer: only its newest PC_TLS_PER_PEER stay, taken newest first, each once. */
     for (unsigned i = 0; i < 3 * PC_TLS_PER_PEER; i++)
@@ -649,17 +649,17 @@ Test(tls, cache_bounds_per_peer_and_in_all)
     }
     cr_expect_null(pc_tls_cache_take(c, "a.example", 6651), "each one once");
 
-    /* Many peers (a broker names the hosts): never more than PC_TLS_SESSIONS, the oldest
+    /* Many peers (a broker names the hosts): never more than PC_TLS_PEERS * PC_TLS_PER_PEER, the oldest
      * going first. */
     char host[32];
-    for (unsigned i = 0; i < 4 * PC_TLS_SESSIONS; i++) {
+    for (unsigned i = 0; i < 4 * PC_TLS_PEERS * PC_TLS_PER_PEER; i++) {
         snprintf(host, sizeof host, "broker-%u.example", i);
         pc_tls_cache_put(c, host, 6651, fake_session(i, 0, 300));
-        cr_assert_leq(pc_tls_cache_count(c, NULL, 0), PC_TLS_SESSIONS);
+        cr_assert_leq(pc_tls_cache_count(c, NULL, 0), PC_TLS_PEERS * PC_TLS_PER_PEER);
     }
-    cr_expect_eq(pc_tls_cache_count(c, NULL, 0), PC_TLS_SESSIONS);
+    cr_expect_eq(pc_tls_cache_count(c, NULL, 0), PC_TLS_PEERS * PC_TLS_PER_PEER);
     cr_expect_null(pc_tls_cache_take(c, "broker-0.example", 6651), "the oldest went");
-    snprintf(host, sizeof host, "broker-%u.example", 4 * PC_TLS_SESSIONS - 1);
+    snprintf(host, sizeof host, "broker-%u.example", 4 * PC_TLS_PEERS * PC_TLS_PER_PEER - 1);
     SSL_SESSION *s = pc_tls_cache_take(c, host, 6651);
     cr_expect_not_null(s, "the newest stayed");
     SSL_SESSION_free(s);
@@ -668,7 +668,7 @@ Test(tls, cache_bounds_per_peer_and_in_all)
 
 Test(tls, cache_drops_expired_and_keeps_no_cut_names)
 {
-    pc_tls_cache_t *c = pc_tls_cache_new(PC_TLS_SESSIONS, PC_TLS_PER_PEER);
+    pc_tls_cache_t *c = pc_tls_cache_new(PC_TLS_PEERS * PC_TLS_PER_PEER, PC_TLS_PER_PEER);
     pc_tls_cache_put(c, "a.example", 6651, fake_session(1, 400, 300));
     cr_expect_null(pc_tls_cache_take(c, "a.example", 6651), "expired: not offered");
     cr_expect_eq(pc_tls_cache_count(c, NULL, 0), 0, "and dropped");
@@ -680,4 +680,33 @@ Test(tls, cache_drops_expired_and_keeps_no_cut_names)
     cr_expect_eq(pc_tls_cache_count(c, NULL, 0), 0, "a name too long to key by is not kept");
     cr_expect_null(pc_tls_cache_take(c, long_name, 6651));
     pc_tls_cache_free(c);
+}
+
+/* Every connection to one broker needs a session of its own to resume at once: with
+ * connectionsPerBroker above the default bound, the cache keeps that many per peer. */
+Test(tls, cache_keeps_a_session_per_connection_to_a_broker)
+{
+    pc_tls_settings_t s = resuming(&ca);
+    s.connections_per_peer = 3 * PC_TLS_PER_PEER;
+    pc_tls_ctx_t *ctx = new_ctx(s), *shared = NULL;
+    cr_assert_eq(pc_tls_ctx_share(ctx, &shared), PULSARC_OK);
+    pc_tls_ctx_t *both[] = { ctx, shared };
+    for (int k = 0; k < 2; k++) {
+        for (unsigned i = 0; i < 4 * PC_TLS_PER_PEER; i++)
+            pc_tls_cache_put(both[k]->cache, "a.example", 6651, fake_session(i, 0, 300));
+        cr_expect_eq(pc_tls_cache_count(both[k]->cache, "a.example", 6651), 3 * PC_TLS_PER_PEER);
+    }
+    pc_tls_ctx_free(shared);
+    pc_tls_ctx_free(ctx);
+
+    /* Through the configuration. */
+    pulsarc_client_config_t *conf = pulsarc_client_config_new();
+    cr_assert_eq(pulsarc_client_config_set(conf, "connectionsPerBroker", "100"), PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(conf, "tlsAllowInsecureConnection", "true"), PULSARC_OK);
+    pc_service_url_t url;
+    cr_assert_eq(pc_service_url_parse("pulsar+ssl://localhost:6651", &url, NULL, 0), 0);
+    cr_assert_eq(pc_client_tls_new(conf, &url, &ctx), PULSARC_OK);
+    cr_expect_eq(ctx->cache_per_peer, 100);
+    pc_client_tls_free(ctx);
+    pulsarc_client_config_free(conf);
 }
