@@ -196,6 +196,14 @@ int pc_tls_on_new_session(SSL *ssl, SSL_SESSION *session)
     pc_tls_session_t *s = SSL_get_app_data(ssl);
     if (!s || !s->ctx->cache || !s->cacheable || s->result != PULSARC_OK)
         return 0;
+    /* The broker chooses a ticket's size (up to 64 KiB) and how many it sends: a ticket
+     * beyond what any broker needs is not kept, so the cache's bound in sessions is one
+     * in memory too. */
+    const unsigned char *ticket;
+    size_t ticket_len;
+    SSL_SESSION_get0_ticket(session, &ticket, &ticket_len);
+    if (ticket_len > PC_TLS_TICKET_MAX)
+        return 0;
     SSL_SESSION *copy = SSL_SESSION_dup(session);
     if (!copy)
         return 0; /* out of memory: this one is not kept */

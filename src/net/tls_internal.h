@@ -18,6 +18,10 @@
 #define PC_TLS_PER_PEER 8
 #define PC_TLS_PEERS 8
 #define PC_TLS_HOST_MAX 256
+/* The largest ticket kept (a Pulsar broker's are about 200 bytes, 2 KiB with a client
+ * certificate in them); larger ones are dropped, and the connection that got them makes a
+ * full handshake next time. */
+#define PC_TLS_TICKET_MAX (16 * 1024)
 
 typedef struct pc_tls_cache pc_tls_cache_t;
 

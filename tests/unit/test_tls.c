@@ -710,3 +710,29 @@ Test(tls, cache_keeps_a_session_per_connection_to_a_broker)
     pc_client_tls_free(ctx);
     pulsarc_client_config_free(conf);
 }
+
+/* A broker decides how large its tickets are: one beyond PC_TLS_TICKET_MAX is not kept. */
+static int pad_session(SSL *ssl, void *arg)
+{
+    (void)arg;
+    /* Application data the server stores in its tickets makes them as large as it likes. */
+    static unsigned char filler[PC_TLS_TICKET_MAX];
+    return SSL_SESSION_set1_ticket_appdata(SSL_get_session(ssl), filler, sizeof filler);
+}
+
+Test(tls, oversized_tickets_are_not_kept)
+{
+    SSL_CTX *srv = new_server_ctx((server_opts_t){ .id = &server });
+    SSL_CTX_set_session_ticket_cb(srv, pad_session, NULL, NULL);
+    pc_tls_ctx_t *ctx = new_ctx(resuming(&ca));
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    cr_expect_eq(pc_tls_cache_count(ctx->cache, "localhost", 6651), 0);
+    cr_expect_not(connect_on(ctx, "localhost", srv).client_resumed);
+
+    /* The same server with tickets of the usual size: kept. */
+    SSL_CTX_set_session_ticket_cb(srv, NULL, NULL, NULL);
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    cr_expect_gt(pc_tls_cache_count(ctx->cache, "localhost", 6651), 0);
+    SSL_CTX_free(srv);
+    pc_tls_ctx_free(ctx);
+}
