@@ -124,7 +124,7 @@ static void send_tls_output(pc_conn_t *c)
  * unwritten: what waits for the socket stays plaintext (which its owners hold anyway),
  * so a burst of large messages costs no second copy of itself in ciphertext. A
  * write's completion pumps again. A block is as large as the part needs; full-size ones
- * are kept for the next parts (TLS_SPARES of them, as many as can be in flight), since
+ * are kept for the next parts (CONN_TLS_SPARES of them, as many as can be in flight), since
  * a fresh block of this size is memory the kernel must map and fault in anew.
  *
  * Records carry up to 16 KiB of plaintext. Small frames are gathered (copied) into full
@@ -137,7 +137,6 @@ static void send_tls_output(pc_conn_t *c)
 #define TLS_AHEAD (512 * 1024)
 /* A part's records and their headers and tags (at most 29 bytes each), with room. */
 #define TLS_BLOCK (TLS_PART + 8 * 1024)
-#define TLS_SPARES 3
 
 typedef struct cipher_write {
     uv_write_t req;
@@ -149,7 +148,7 @@ static void tls_pump(pc_conn_t *c);
 
 static void keep_or_free_block(pc_conn_t *c, pc_tls_out_t *out)
 {
-    if (out->cap == TLS_BLOCK && c->n_tls_spares < TLS_SPARES && c->state != PC_CONN_CLOSED) {
+    if (out->cap == TLS_BLOCK && c->n_tls_spares < CONN_TLS_SPARES && c->state != PC_CONN_CLOSED) {
         out->len = 0;
         c->tls_spares[c->n_tls_spares++] = *out;
     } else {

@@ -25,6 +25,9 @@
  * doubled after a read that filled it, so a burst still takes few reads. */
 #define READ_BUF_MIN (4 * 1024)
 #define READ_BUF_MAX (64 * 1024)
+/* TLS: full-size ciphertext blocks a connection keeps for reuse, as many as can be in
+ * flight (conn_io.c, "The TLS write path"). */
+#define CONN_TLS_SPARES 3
 
 typedef struct request {
     struct request *next;
@@ -87,9 +90,9 @@ struct pc_conn {
      * (conn_io.c, "The TLS write path"). */
     out_queue_t tls_plain;
     size_t tls_item, tls_buf, tls_off, tls_item_end;
-    size_t tls_plain_bytes;     /* of tls_plain, not yet encrypted */
-    size_t tls_in_flight;       /* ciphertext handed to libuv and not yet written */
-    pc_tls_out_t tls_spares[3]; /* full-size ciphertext blocks kept for the next parts */
+    size_t tls_plain_bytes;                   /* of tls_plain, not yet encrypted */
+    size_t tls_in_flight;                     /* ciphertext handed to libuv and not yet written */
+    pc_tls_out_t tls_spares[CONN_TLS_SPARES]; /* full-size blocks kept for the next parts */
     int n_tls_spares;
     int live_handles;  /* handles not yet closed; the struct is freed at zero */
     int busy_requests; /* getaddrinfo/connect/write in flight */

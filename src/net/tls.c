@@ -9,9 +9,9 @@
 #include <arpa/inet.h>
 #include <limits.h>
 #include <openssl/err.h>
+#include <openssl/x509v3.h>
 #include <pthread.h>
 #include <stdint.h>
-#include <openssl/x509v3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
