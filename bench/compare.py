@@ -11,6 +11,11 @@ for every client, outside the client:
 - CPU is the client process's user + system time (its whole process tree, from /proc)
   between the same two instants;
 - peak RSS is the client's VmHWM;
+- TLS cases run against the null broker serving TLS (pulsar+ssl://, a certificate made
+  by bench/compare for the run), each client verifying it against the run's CA; before
+  each of their rounds `openssl speed -evp aes-128-gcm` (16 KiB blocks, one process, so
+  one core) measures the scale a 1 MiB TLS run is read against, as loopback TCP is for
+  clear text;
 - creation time (null broker) is from the client's first CONNECT to the broker's answer
   to the last of its producers' PRODUCER commands;
 - latency (send -> receipt) is what each tool reports itself; the tools differ in how
@@ -46,6 +51,7 @@ class Case:
     peers: bool = True  # False: pulsarc only
     topics: int = 1  # more than one: TOPIC-0 .. TOPIC-(n-1), one producer each
     partitions: int = 0  # null broker: every topic has this many partitions
+    tls: bool = False  # pulsar+ssl:// to a null broker serving TLS
 
 
 CASES = [
@@ -68,6 +74,11 @@ CASES = [
     # memoryLimitBytes (64 MiB) is what bounds the messages in flight: peak RSS against it.
     Case("p1000", "100 B batched, 1000 partitions", 100, True, partitions=1000,
          targets=("null",)),
+    # Over TLS: the null broker serves TLS, so the client's encryption is what is measured.
+    # The real standalone broker speaks clear text only.
+    Case("tb100", "100 B batched, TLS", 100, True, tls=True, targets=("null",)),
+    Case("tb1k", "1 KiB batched, TLS", 1024, True, tls=True, targets=("null",)),
+    Case("tm1", "1 MiB, TLS", MIB, False, tls=True, targets=("null",)),
 ]
 MEMORY_LIMIT_MIB = 64  # every client's memory limit (pulsarc's default)
 
@@ -85,6 +96,8 @@ class Tool:
     marker = ""  # footnote on its latency columns
     min_life_s = 0.0  # how long its first run of a case must last to print its latency
     extra_warmup_s = 0.0  # on top of --warmup
+
+    trust = None  # the run's CA (PEM) for TLS cases; set by main
 
     def __init__(self, path):
         self.path = path
@@ -127,6 +140,8 @@ class Pulsarc(Tool):
             a.append("--zero-copy")
         if case.topics > 1:
             a += ["--topics", str(case.topics)]
+        if case.tls:
+            a += ["--tls-trust-certs", self.trust]  # the host name is checked too (default)
         return a
 
     def latency(self, out, window):
@@ -139,6 +154,11 @@ class Java(Tool):
     # The JIT compiler is still at work in the first seconds: without more warm-up the
     # Java tool is measured before it reaches its steady rate.
     extra_warmup_s = 3.0
+
+    def skip_reason(self, case):
+        if case.tls:
+            return "TLS cases compare pulsarc with the C++ client"
+        return super().skip_reason(case)
 
     def argv(self, case, url, topic):
         # -r must be positive: a rate no run reaches stands for "unlimited". -ml: the
@@ -175,6 +195,8 @@ class Go(Tool):
             return "the Go perf tool has no chunking switch"
         if case.topics > 1:
             return "the Go perf tool produces to one topic"
+        if case.tls:
+            return "TLS cases compare pulsarc with the C++ client"
         return super().skip_reason(case)
 
     def argv(self, case, url, topic):
@@ -210,6 +232,11 @@ class Cpp(Tool):
             a += ["--batching-enabled", "false"]
         if case.topics > 1:
             a += ["-t", str(case.topics)]  # topic-0 .. topic-(n-1), one thread each
+        if case.tls:
+            # It accepts any certificate unless told otherwise (--allow-insecure defaults
+            # to true); like pulsarc it verifies against the run's CA. It does not check
+            # the host name (its tlsValidateHostname defaults to false).
+            a += ["--trust-cert-file", self.trust, "--allow-insecure", "false"]
         return a + [topic]
 
     def latency(self, out, window):
@@ -270,14 +297,17 @@ def peak_rss_mib(pid):
 # ---- counting at the broker ------------------------------------------------------------
 
 class NullBroker:
-    def __init__(self, binary, logdir, tag, partitions=0):
+    def __init__(self, binary, logdir, tag, partitions=0, tls=None):
+        """tls: (certificate file, key file) to serve TLS."""
         self.port = free_port()
         self.out_path = os.path.join(logdir, f"{tag}.nullbroker.log")
         self.out = open(self.out_path, "w")
-        self.proc = subprocess.Popen([binary, "-p", str(self.port), "--partitions", str(partitions)],
-                                     stdout=self.out, stderr=subprocess.STDOUT)
+        argv = [binary, "-p", str(self.port), "--partitions", str(partitions)]
+        if tls:
+            argv += ["--tls-cert", tls[0], "--tls-key", tls[1]]
+        self.proc = subprocess.Popen(argv, stdout=self.out, stderr=subprocess.STDOUT)
         wait_for(lambda: "listening" in read(self.out_path), 10, "null broker start")
-        self.url = f"pulsar://127.0.0.1:{self.port}"
+        self.url = f"{'pulsar+ssl' if tls else 'pulsar'}://127.0.0.1:{self.port}"
 
     def sample(self):
         """(messages, payload bytes) so far."""
@@ -368,8 +398,9 @@ def logical(case, msgs, nbytes):
 def run_one(args, tool, case, target, rep, seq):
     tag = f"{seq:03d}-{target}-{case.key}-{tool.name.replace(' ', '-')}-{rep}"
     topic = f"persistent://public/default/compare-{os.getpid()}-{tag}"
-    broker = (NullBroker(args.null_broker, args.logdir, tag, case.partitions) if target == "null"
-              else RealBroker(args.broker_url, args.admin_url, topic, case.topics))
+    tls = (args.tls_cert, args.tls_key) if case.tls else None
+    broker = (NullBroker(args.null_broker, args.logdir, tag, case.partitions, tls)
+              if target == "null" else RealBroker(args.broker_url, args.admin_url, topic, case.topics))
     out_path = os.path.join(args.logdir, f"{tag}.log")
     res = {"target": target, "case": case.key, "tool": tool.name, "rep": rep, "log": out_path}
     proc = None
@@ -406,6 +437,8 @@ def run_one(args, tool, case, target, rep, seq):
         res.update(ok=True, msg_s=rate, mib_s=rate * case.size / MIB, cpu_s=c1 - c0,
                    cpu_s_per_m=(c1 - c0) / (rate * dt) * 1e6 if rate else None,
                    p50_ms=p50, p99_ms=p99, rss_mib=rss, seconds=dt, create_s=created)
+        if case.tls:
+            res["tls"] = getattr(broker, "last", {}).get("tls_last")
     except (RuntimeError, OSError) as e:
         res.update(ok=False, error=str(e))
     finally:  # also on Ctrl-C: leave no client or null broker behind
@@ -433,6 +466,16 @@ def run_loopback(args):
     return float(re.search(r"mib_per_s=([\d.]+)", out).group(1))
 
 
+def run_openssl_speed(args, cipher="aes-128-gcm"):
+    """MiB/s of one core encrypting 16 KiB blocks with cipher (openssl speed -evp)."""
+    out = subprocess.run(["openssl", "speed", "-evp", cipher, "-bytes", "16384", "-seconds",
+                          str(max(1, round(args.duration)))], capture_output=True, text=True,
+                         check=True).stdout
+    # The last line: "AES-128-GCM    4288603.02k", in thousands of bytes per second.
+    m = re.search(r"^\S+\s+([\d.]+)k\s*$", out.strip().splitlines()[-1])
+    return float(m.group(1)) * 1000 / MIB
+
+
 # ---- the table -------------------------------------------------------------------------
 
 def med(rows, key):
@@ -444,12 +487,24 @@ def fmt(v, spec):
     return "—" if v is None else format(v, spec)
 
 
-def summarize(results, loopback, cases, targets, tools):
+def summarize(results, loopback, cases, targets, tools, aes=None):
     lines = []
     lb = statistics.median(loopback) if loopback else None
     if lb:
         lines.append(f"Loopback TCP, 1 MiB writes: {lb:,.0f} MiB/s "
                      f"(median of {len(loopback)}: {', '.join(f'{x:,.0f}' for x in loopback)})")
+        lines.append("")
+    aes = aes or {}
+    scale = statistics.median(aes["aes-128-gcm"]) if aes.get("aes-128-gcm") else None
+    for cipher, vals in aes.items():
+        if vals:
+            lines.append(f"openssl speed -evp {cipher}, 16 KiB blocks, one core: "
+                         f"{statistics.median(vals):,.0f} MiB/s (median of {len(vals)}: "
+                         f"{', '.join(f'{x:,.0f}' for x in vals)})")
+    ciphers = sorted({r["tls"] for r in results if r.get("tls")})
+    if ciphers:
+        lines.append(f"Negotiated with the TLS null broker: {', '.join(ciphers)}")
+    if aes:
         lines.append("")
     hdr = ("| broker | case | client | msg/s | MiB/s | CPU s / M msgs | p50 ms | p99 ms "
            "| peak RSS MiB | created in s | runs ok | pulsarc ÷ this | % of loopback |")
@@ -483,6 +538,8 @@ def summarize(results, loopback, cases, targets, tools):
                 pct = ""
                 if lb and target == "null" and case.size >= MIB and m["mib_s"]:
                     pct = f"{100 * m['mib_s'] / lb:.0f} %"
+                if case.tls and scale and case.size >= MIB and m["mib_s"]:
+                    pct += f"{' / ' if pct else ''}{100 * m['mib_s'] / scale:.0f} % of AES-128-GCM"
                 p50 = fmt(m["p50_ms"], ".2f") + m["marker"]
                 lines.append(
                     f"| {target} | {case.title} | {name} | {fmt(m['msg_s'], ',.0f')} "
@@ -509,10 +566,10 @@ def summarize(results, loopback, cases, targets, tools):
     if "‡" in markers:
         lines.append("‡ go prints latency only every 10 s: from the first run of each case, its "
                      "first 10 s (start-up included).")
-    return "\n".join(lines), summary, lb
+    return "\n".join(lines), summary, lb, scale
 
 
-def check_targets(summary, lb):
+def check_targets(summary, lb, scale=None):
     """The issue's targets, each with the measured value and met / not met."""
     def get(target, case, tool, key):
         return summary.get((target, case), {}).get(tool, {}).get(key)
@@ -553,6 +610,20 @@ def check_targets(summary, lb):
     p99 = get("null", "b100r1k", "pulsarc", "p99_ms")
     verdict(f"p99 ≤ batch delay + 0.5 ms ({BATCH_DELAY_MS + 0.5} ms) at 1 k msg/s",
             None if p99 is None else p99 <= BATCH_DELAY_MS + 0.5, f"p99 {fmt(p99, '.2f')} ms")
+    for case in ("tb100", "tb1k"):
+        pc, cpp = get("null", case, "pulsarc", "msg_s"), get("null", case, "cpp", "msg_s")
+        verdict(f"TLS {case} ≥ 4x the C++ client", None if not (pc and cpp) else pc >= 4 * cpp,
+                f"{pc / cpp:.2f}x" if pc and cpp else "C++ peer not run")
+    for tool in ("pulsarc", "pulsarc zero-copy"):
+        v = get("null", "tm1", tool, "mib_s")
+        label = tool.replace("pulsarc", "").strip() or "copy"
+        verdict(f"TLS 1 MiB ({label}) ≥ 70 % of openssl speed -evp aes-128-gcm",
+                None if v is None or not scale else v >= 0.7 * scale,
+                f"{100 * v / scale:.0f} % ({v:,.0f} of {scale:,.0f} MiB/s)" if v and scale else "—")
+        cpp = get("null", "tm1", "cpp", "mib_s")
+        verdict(f"TLS 1 MiB ({label}) ahead of the C++ client",
+                None if not (v and cpp) else v > cpp,
+                f"{v / cpp:.2f}x" if v and cpp else "C++ peer not run")
     for case in ("b100", "b1k"):
         pc = get("broker", case, "pulsarc", "msg_s")
         for peer in ("java", "go"):
@@ -581,6 +652,8 @@ def main():
     ap.add_argument("--admin-url", default="http://127.0.0.1:8080")
     ap.add_argument("--start-timeout", type=float, default=60.0)
     ap.add_argument("--out", required=True, help="directory for logs and results")
+    ap.add_argument("--tls-dir", help="ca.cert.pem, broker.cert.pem and broker.key.pem for the "
+                    "TLS cases (bench/compare makes them)")
     args = ap.parse_args()
 
     args.null_broker = os.path.join(args.bin_dir, "pulsarc-null-broker")
@@ -588,6 +661,10 @@ def main():
     perf = os.path.join(args.bin_dir, "pulsarc-perf")
     args.logdir = os.path.join(args.out, "logs")
     os.makedirs(args.logdir, exist_ok=True)
+    if args.tls_dir:
+        Tool.trust = os.path.join(args.tls_dir, "ca.cert.pem")
+        args.tls_cert = os.path.join(args.tls_dir, "broker.cert.pem")
+        args.tls_key = os.path.join(args.tls_dir, "broker.key.pem")
 
     wanted = args.clients.split(",")
     tools = []
@@ -611,12 +688,19 @@ def main():
         cases = [Case(**{**c.__dict__, "targets": tuple(targets)}) for c in CASES if c.key in keys]
     else:
         cases = CASES
+    if any(c.tls for c in cases) and not args.tls_dir:
+        sys.exit("TLS cases need --tls-dir")
 
     plan, told = [], set()
     for target in targets:
         for rep in range(1, args.reps + 1):
             for case in cases:
                 if target not in case.targets:
+                    continue
+                if case.tls and target != "null":
+                    if (case.key, target) not in told:
+                        print(f"skipping {case.title} on the {target} broker: it speaks clear text")
+                        told.add((case.key, target))
                     continue
                 for tool in tools:
                     reason = tool.skip_reason(case)
@@ -630,6 +714,7 @@ def main():
           f"logs in {args.logdir}", flush=True)
 
     results, loopback = [], []
+    aes = {"aes-128-gcm": [], "aes-256-gcm": []}
     jsonl = open(os.path.join(args.out, "runs.jsonl"), "w")
     last_group = None
     for seq, (tool, case, target, rep) in enumerate(plan, 1):
@@ -638,6 +723,13 @@ def main():
         if target == "null" and case.size >= MIB and (case.key, rep) != last_group:
             loopback.append(run_loopback(args))
             print(f"[{seq:3d}/{len(plan)}] loopback: {loopback[-1]:,.0f} MiB/s", flush=True)
+        # And the cipher's speed before each round of a TLS case: AES-128-GCM is the
+        # issue's scale; AES-256-GCM is what OpenSSL's defaults negotiate (both ends).
+        if case.tls and (case.key, rep) != last_group:
+            for cipher in aes:
+                aes[cipher].append(run_openssl_speed(args, cipher))
+                print(f"[{seq:3d}/{len(plan)}] openssl speed -evp {cipher}: "
+                      f"{aes[cipher][-1]:,.0f} MiB/s", flush=True)
         last_group = (case.key, rep)
         r = run_one(args, tool, case, target, rep, seq)
         results.append(r)
@@ -654,9 +746,10 @@ def main():
             print(f"[{seq:3d}/{len(plan)}] {target:6s} {case.title:27s} {tool.name:18s} "
                   f"FAILED: {r['error']} (log {r['log']})", flush=True)
 
-    table, summary, lb = summarize(results, loopback, cases, targets, tools)
-    report = (f"{table}\n\nTargets from issue 12 (null broker unless said):\n"
-              f"{check_targets(summary, lb)}\n")
+    table, summary, lb, scale = summarize(results, loopback, cases, targets, tools,
+                                          aes if any(aes.values()) else None)
+    report = (f"{table}\n\nTargets from issues 12 and 30 (null broker unless said):\n"
+              f"{check_targets(summary, lb, scale)}\n")
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write(report)
     print()

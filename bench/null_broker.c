@@ -3,12 +3,18 @@
  * alone.
  *
  *   pulsarc-null-broker [-p PORT] [-b ADDR] [--partitions N] [--max-message-size BYTES]
- *                       [--verify-checksum] [-i SECONDS] [-v]
+ *                       [--verify-checksum] [--tls-cert FILE --tls-key FILE] [-i SECONDS] [-v]
  *
  * It speaks just enough of the binary protocol for a producer: CONNECT, PARTITIONED_METADATA,
  * LOOKUP (always "connect to me"), PRODUCER, CLOSE_PRODUCER, PING, and SEND, which it
  * acknowledges at once. It prints its counters on SIGINT/SIGTERM and exits 0; on SIGUSR1
- * it prints one NULLBROKER line and goes on (bench/compare samples it that way).
+ * it prints one NULLBROKER line and goes on (bench/compare samples it that way); on SIGUSR2
+ * it closes every connection and goes on listening, as if it had restarted (with TLS, it
+ * keeps its ticket keys, so clients may resume their sessions).
+ *
+ * With --tls-cert and --tls-key the port speaks TLS only (OpenSSL over the socket,
+ * read-ahead on, so a record costs no extra recv), and LOOKUP names it as
+ * brokerServiceUrlTls: a TLS client is measured alone, as a plain one is.
  *
  * Why it looks the way it does: the broker must cost far less than the client it measures,
  * so it is one thread on level-triggered epoll, parses frames in place in its receive
@@ -20,8 +26,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <signal.h>
 #include <stdalign.h>
 #include <stdbool.h>
@@ -57,8 +66,10 @@ typedef struct options {
     int32_t max_message_size;
     uint32_t partitions;
     bool verify_checksum;
-    unsigned interval_s; /* print counters this often; 0 = only at exit */
-    bool verbose;        /* log every non-SEND command */
+    unsigned interval_s;  /* print counters this often; 0 = only at exit */
+    bool verbose;         /* log every non-SEND command */
+    const char *tls_cert; /* PEM certificate chain: the port speaks TLS */
+    const char *tls_key;  /* its private key, PEM */
 } options_t;
 
 typedef struct counters {
@@ -69,6 +80,7 @@ typedef struct counters {
     uint64_t connects, partition_lookups, lookups, producers, close_producers, pings;
     uint64_t checksums_checked, checksum_mismatches;
     uint64_t unknown_commands, protocol_errors;
+    uint64_t tls_handshakes, tls_resumed, tls_failures; /* finished, of which resumed; refused */
 } counters_t;
 
 /* protobuf-c allocator over a fixed block, reset after every frame: commands are small,
@@ -88,18 +100,25 @@ typedef struct conn {
     size_t out_pos;   /* bytes of out already written */
     bool out_blocked; /* waiting for EPOLLOUT; reading is paused meanwhile */
     bool dead;
+    SSL *ssl;                 /* NULL: clear text */
+    bool tls_ready;           /* the handshake finished */
+    struct conn *prev, *next; /* every open connection, for SIGUSR2 */
 } conn_t;
 
 typedef struct broker {
     options_t opt;
     int epfd, lfd;
-    int sigfd; /* SIGINT/SIGTERM/SIGUSR1 arrive here as events, not as handlers */
+    int sigfd; /* SIGINT/SIGTERM/SIGUSR1/SIGUSR2 arrive here as events, not as handlers */
     bool stop;
+    SSL_CTX *tls; /* NULL: clear text */
+    conn_t *conns;
+    bool drop; /* SIGUSR2 came: close every connection */
     char self_url[96];
     size_t max_frame;
     uint64_t next_conn_id;
     uint64_t next_entry;
     uint64_t next_producer_name;
+    char tls_last[96];      /* protocol:cipher of the latest TLS handshake */
     double first_connect_s; /* mono_s() of the first CONNECT answered */
     double last_producer_s; /* and of the latest PRODUCER: the producers' creation time */
     counters_t n;
@@ -163,15 +182,35 @@ static void set_events(broker_t *b, conn_t *c, uint32_t events)
         c->dead = true;
 }
 
+/* Hand the kernel (through TLS when the port speaks it) what fits of buf. Returns the bytes
+ * taken, 0 when the socket is full, or -1 when the connection is broken. */
+static ssize_t conn_send(conn_t *c, const uint8_t *buf, size_t len)
+{
+    if (!c->ssl) {
+        for (;;) {
+            ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                return 0;
+            return n;
+        }
+    }
+    ERR_clear_error();
+    int n = SSL_write(c->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
+    if (n > 0)
+        return n;
+    int err = SSL_get_error(c->ssl, n);
+    return err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ ? 0 : -1;
+}
+
 /* Write what is queued. While the kernel will not take more, stop reading: the client
  * then blocks on its own socket instead of this broker buffering without bound. */
 static void flush_out(broker_t *b, conn_t *c)
 {
     while (c->out_pos < c->out.len) {
-        ssize_t n = send(c->fd, c->out.data + c->out_pos, c->out.len - c->out_pos, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        ssize_t n = conn_send(c, c->out.data + c->out_pos, c->out.len - c->out_pos);
+        if (n == 0) {
             if (!c->out_blocked) {
                 c->out_blocked = true;
                 set_events(b, c, EPOLLOUT);
@@ -217,7 +256,9 @@ static void handle_partitioned_metadata(broker_t *b, conn_t *c,
 static void handle_lookup(broker_t *b, conn_t *c, const Pulsar__Proto__CommandLookupTopic *in)
 {
     b->n.lookups++;
-    queued(c, bc_lookup_connect(&c->out, in->request_id, b->self_url, NULL, false));
+    /* A TLS port is named as such; clients then choose brokerServiceUrlTls. */
+    queued(c, bc_lookup_connect(&c->out, in->request_id, b->tls ? NULL : b->self_url,
+                                b->tls ? b->self_url : NULL, false));
 }
 
 static void handle_producer(broker_t *b, conn_t *c, const Pulsar__Proto__CommandProducer *in)
@@ -423,18 +464,86 @@ static void parse_frames(broker_t *b, conn_t *c)
         c->dead = true;
 }
 
+/* The TLS handshake, step by step as the client's flights arrive. True once it is done. */
+static bool tls_handshake(broker_t *b, conn_t *c)
+{
+    ERR_clear_error();
+    int rc = SSL_do_handshake(c->ssl);
+    if (rc == 1) {
+        c->tls_ready = true;
+        b->n.tls_handshakes++;
+        snprintf(b->tls_last, sizeof b->tls_last, "%s:%s", SSL_get_version(c->ssl),
+                 SSL_get_cipher_name(c->ssl));
+        if (SSL_session_reused(c->ssl))
+            b->n.tls_resumed++;
+        if (b->opt.verbose)
+            fprintf(stderr, "conn %" PRIu64 ": %s %s%s\n", c->id, SSL_get_version(c->ssl),
+                    SSL_get_cipher_name(c->ssl), SSL_session_reused(c->ssl) ? " (resumed)" : "");
+        return true;
+    }
+    int err = SSL_get_error(c->ssl, rc);
+    if (err == SSL_ERROR_WANT_READ)
+        return false;
+    if (err == SSL_ERROR_WANT_WRITE) {
+        /* Our flight did not fit the socket: go on when it drains (on_event). */
+        c->out_blocked = true;
+        set_events(b, c, EPOLLOUT);
+        return false;
+    }
+    b->n.tls_failures++;
+    if (b->opt.verbose) {
+        char why[256];
+        ERR_error_string_n(ERR_peek_error(), why, sizeof why);
+        fprintf(stderr, "conn %" PRIu64 ": TLS handshake failed: %s\n", c->id, why);
+    }
+    c->dead = true;
+    return false;
+}
+
+/* Bytes from the client into buf: what recv gives, or TLS plaintext (one record at most).
+ * Returns the bytes, 0 when nothing is there for now, -1 when the connection ended. */
+static ssize_t conn_recv(conn_t *c, uint8_t *buf, size_t len)
+{
+    if (!c->ssl) {
+        for (;;) {
+            ssize_t n = recv(c->fd, buf, len, 0);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                return 0;
+            return n > 0 ? n : -1; /* 0: the peer closed */
+        }
+    }
+    ERR_clear_error();
+    int n = SSL_read(c->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
+    if (n > 0)
+        return n;
+    int err = SSL_get_error(c->ssl, n);
+    return err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE ? 0 : -1;
+}
+
 /* Read what the socket has (a bounded number of times, so one busy client cannot starve
- * another), answering frames as they complete; then write all answers at once. */
+ * another), answering frames as they complete; then write all answers at once. Over TLS
+ * every read is one record at most, and OpenSSL may hold records it has read ahead where
+ * epoll cannot see them: it reads until OpenSSL wants more from the socket, writing the
+ * answers every 16 records so that receipts keep flowing. */
 static void on_readable(broker_t *b, conn_t *c)
 {
-    for (int round = 0; round < 16 && !c->dead; round++) {
+    if (c->ssl && !c->tls_ready && !tls_handshake(b, c))
+        return;
+    for (int round = 0; !c->dead; round++) {
+        if (round > 0 && round % 16 == 0) {
+            if (!c->ssl)
+                break;
+            flush_out(b, c);
+            if (c->out_blocked || c->dead)
+                return; /* on_event reads on once the answers are out */
+        }
         size_t space = c->in_cap - c->in_len;
-        ssize_t n = recv(c->fd, c->in + c->in_len, space, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        ssize_t n = conn_recv(c, c->in + c->in_len, space);
+        if (n == 0)
             break;
-        if (n <= 0) {
+        if (n < 0) {
             c->dead = true; /* peer closed, or a real error */
             break;
         }
@@ -444,7 +553,7 @@ static void on_readable(broker_t *b, conn_t *c)
         parse_frames(b, c);
         /* A short read means the socket is drained: skip the read that would say EAGAIN
          * (epoll is level-triggered, so nothing is lost). */
-        if ((size_t)n < space)
+        if (!c->ssl && (size_t)n < space)
             break;
     }
     if (!c->dead)
@@ -456,7 +565,14 @@ static void on_readable(broker_t *b, conn_t *c)
 static void conn_close(broker_t *b, conn_t *c)
 {
     epoll_ctl(b->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    SSL_free(c->ssl);
     close(c->fd);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        b->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
     free(c->in);
     pc_buf_free(&c->out);
     free(c);
@@ -484,14 +600,28 @@ static void accept_all(broker_t *b)
         c->fd = fd;
         c->id = ++b->next_conn_id;
         pc_buf_init(&c->out);
-        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
-        if (epoll_ctl(b->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-            perror("epoll_ctl");
+        if (b->tls && (!(c->ssl = SSL_new(b->tls)) || SSL_set_fd(c->ssl, fd) != 1)) {
+            SSL_free(c->ssl);
             free(c->in);
             free(c);
             close(fd);
             continue;
         }
+        if (c->ssl)
+            SSL_set_accept_state(c->ssl);
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+        if (epoll_ctl(b->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            perror("epoll_ctl");
+            SSL_free(c->ssl);
+            free(c->in);
+            free(c);
+            close(fd);
+            continue;
+        }
+        c->next = b->conns;
+        if (b->conns)
+            b->conns->prev = c;
+        b->conns = c;
         b->n.connections++;
         if (b->opt.verbose)
             fprintf(stderr, "conn %" PRIu64 ": accepted\n", c->id);
@@ -520,9 +650,46 @@ static int listen_on(broker_t *b)
     if (b->opt.advertised_url)
         snprintf(b->self_url, sizeof b->self_url, "%s", b->opt.advertised_url);
     else
-        snprintf(b->self_url, sizeof b->self_url, "pulsar://%s:%u", b->opt.bind_addr,
-                 (unsigned)b->opt.port);
+        snprintf(b->self_url, sizeof b->self_url, "%s://%s:%u", b->tls ? "pulsar+ssl" : "pulsar",
+                 b->opt.bind_addr, (unsigned)b->opt.port);
     return 0;
+}
+
+/* The server side of TLS: the certificate chain and key of --tls-cert / --tls-key,
+ * TLS 1.2 or newer, OpenSSL's defaults otherwise (session tickets included). Read-ahead
+ * takes several records per recv instead of a header and a body each. */
+static int tls_setup(broker_t *b)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx || SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+        SSL_CTX_use_certificate_chain_file(ctx, b->opt.tls_cert) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx, b->opt.tls_key, SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1) {
+        char why[256];
+        ERR_error_string_n(ERR_peek_last_error(), why, sizeof why);
+        fprintf(stderr, "TLS set-up with %s and %s failed: %s\n", b->opt.tls_cert, b->opt.tls_key,
+                why);
+        SSL_CTX_free(ctx);
+        return -1;
+    }
+    SSL_CTX_set_read_ahead(ctx, 1);
+    SSL_CTX_set_default_read_buffer_len(ctx, 64 * 1024);
+    /* Replies stay in c->out while the socket is full and may move when it grows. */
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    b->tls = ctx;
+    return 0;
+}
+
+/* SIGUSR2: every connection goes, as when a broker restarts; the listener stays. */
+static void drop_all(broker_t *b)
+{
+    unsigned n = 0;
+    while (b->conns) {
+        conn_close(b, b->conns);
+        n++;
+    }
+    printf("null-broker: closed %u connections (SIGUSR2)\n", n);
+    fflush(stdout);
 }
 
 /* ---- reporting ---------------------------------------------------------------------- */
@@ -554,9 +721,11 @@ static void print_summary(const broker_t *b)
     printf("NULLBROKER connections=%" PRIu64 " sends=%" PRIu64 " msgs=%" PRIu64
            " payload_bytes=%" PRIu64 " checksum_mismatches=%" PRIu64 " protocol_errors=%" PRIu64
            " producers=%" PRIu64 " first_connect_mono_s=%.6f last_producer_mono_s=%.6f"
-           " cpu_s=%.2f mono_s=%.6f\n",
+           " tls_handshakes=%" PRIu64 " tls_resumed=%" PRIu64 " tls_last=%s cpu_s=%.2f"
+           " mono_s=%.6f\n",
            n->connections, n->sends, n->messages, n->payload_bytes, n->checksum_mismatches,
-           n->protocol_errors, n->producers, b->first_connect_s, b->last_producer_s, cpu_seconds(),
+           n->protocol_errors, n->producers, b->first_connect_s, b->last_producer_s,
+           n->tls_handshakes, n->tls_resumed, b->tls_last[0] ? b->tls_last : "-", cpu_seconds(),
            mono_s());
     fflush(stdout);
 }
@@ -585,6 +754,9 @@ static void print_counters(const broker_t *b, double elapsed)
                n->checksum_mismatches);
     else
         printf("  checksums         not checked (--verify-checksum)\n");
+    if (b->tls)
+        printf("  TLS handshakes    %" PRIu64 " (resumed %" PRIu64 ", failed %" PRIu64 ")\n",
+               n->tls_handshakes, n->tls_resumed, n->tls_failures);
     printf("  unknown commands  %" PRIu64 "\n", n->unknown_commands);
     printf("  protocol errors   %" PRIu64 "\n", n->protocol_errors);
     print_summary(b);
@@ -606,16 +778,28 @@ static void on_event(broker_t *b, const struct epoll_event *ev)
         if (read(b->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
             if (si.ssi_signo == SIGUSR1)
                 print_summary(b);
+            else if (si.ssi_signo == SIGUSR2)
+                b->drop = true; /* after this batch of events, which may name them */
             else
                 b->stop = true;
         }
         return;
     }
     conn_t *c = ev->data.ptr;
-    if (ev->events & EPOLLOUT)
-        flush_out(b, c);
-    else if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+    if (ev->events & EPOLLOUT) {
+        if (c->ssl && !c->tls_ready) {
+            c->out_blocked = false;
+            set_events(b, c, EPOLLIN);
+            on_readable(b, c); /* the handshake goes on */
+        } else {
+            flush_out(b, c);
+            /* Records OpenSSL read ahead while reading was paused wake no epoll. */
+            if (!c->dead && !c->out_blocked && c->ssl && SSL_has_pending(c->ssl))
+                on_readable(b, c);
+        }
+    } else if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
         on_readable(b, c);
+    }
     if (c->dead) {
         if (b->opt.verbose)
             fprintf(stderr, "conn %" PRIu64 ": closed\n", c->id);
@@ -643,6 +827,10 @@ static int run(broker_t *b)
          * later entry in evs can point at a freed connection. */
         for (int i = 0; i < n; i++)
             on_event(b, &evs[i]);
+        if (b->drop) {
+            drop_all(b);
+            b->drop = false;
+        }
         double now = mono_s();
         if (b->opt.interval_s && now - last >= b->opt.interval_s) {
             print_interval(b, &prev, now - last);
@@ -666,6 +854,8 @@ static void usage(FILE *f, const char *prog)
             "      --partitions N          partitions reported for every topic (default 0)\n"
             "      --max-message-size B    max_message_size sent in CONNECTED (default 5242880)\n"
             "      --verify-checksum       check every payload frame's CRC32C, count mismatches\n"
+            "      --tls-cert FILE         serve TLS with this PEM certificate chain ...\n"
+            "      --tls-key FILE          ... and this PEM private key (both or neither)\n"
             "  -i, --interval SECONDS      print rates this often (default 0 = only at exit)\n"
             "  -v, --verbose               log connections and every command except SEND\n"
             "  -h, --help\n",
@@ -685,7 +875,14 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 
 static int parse_args(int argc, char **argv, options_t *o)
 {
-    enum { OPT_PARTITIONS = 256, OPT_MAX_SIZE, OPT_VERIFY, OPT_ADVERTISED };
+    enum {
+        OPT_PARTITIONS = 256,
+        OPT_MAX_SIZE,
+        OPT_VERIFY,
+        OPT_ADVERTISED,
+        OPT_TLS_CERT,
+        OPT_TLS_KEY
+    };
     static const struct option longs[] = {
         { "port", required_argument, NULL, 'p' },
         { "bind", required_argument, NULL, 'b' },
@@ -693,6 +890,8 @@ static int parse_args(int argc, char **argv, options_t *o)
         { "partitions", required_argument, NULL, OPT_PARTITIONS },
         { "max-message-size", required_argument, NULL, OPT_MAX_SIZE },
         { "verify-checksum", no_argument, NULL, OPT_VERIFY },
+        { "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+        { "tls-key", required_argument, NULL, OPT_TLS_KEY },
         { "interval", required_argument, NULL, 'i' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
@@ -729,6 +928,12 @@ static int parse_args(int argc, char **argv, options_t *o)
         case OPT_VERIFY:
             o->verify_checksum = true;
             break;
+        case OPT_TLS_CERT:
+            o->tls_cert = optarg;
+            break;
+        case OPT_TLS_KEY:
+            o->tls_key = optarg;
+            break;
         case 'i':
             if (parse_uint(optarg, 3600, &v) != 0)
                 goto bad;
@@ -747,6 +952,10 @@ static int parse_args(int argc, char **argv, options_t *o)
     }
     if (optind != argc) {
         usage(stderr, argv[0]);
+        return -1;
+    }
+    if (!o->tls_cert != !o->tls_key) {
+        fprintf(stderr, "%s: --tls-cert and --tls-key go together\n", argv[0]);
         return -1;
     }
     return 0;
@@ -777,14 +986,17 @@ int main(int argc, char **argv)
 
     /* A signal becomes an ordinary event: no handler, no race with going to sleep, and
      * it works under valgrind, which delays signals during epoll_pwait. */
-    sigset_t stop_signals; /* and SIGUSR1, which only prints */
+    sigset_t stop_signals; /* and SIGUSR1, which only prints, and SIGUSR2 */
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
     sigaddset(&stop_signals, SIGUSR1);
+    sigaddset(&stop_signals, SIGUSR2);
     sigprocmask(SIG_BLOCK, &stop_signals, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    if (b.opt.tls_cert && tls_setup(&b) != 0)
+        return 1;
     if (listen_on(&b) != 0)
         return 1;
     b.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -797,11 +1009,15 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("pulsarc-null-broker listening on %s:%u, advertising %s (partitions %u, "
-           "max_message_size %d%s)\n",
+           "max_message_size %d%s%s)\n",
            b.opt.bind_addr, (unsigned)b.opt.port, b.self_url, b.opt.partitions,
-           b.opt.max_message_size, b.opt.verify_checksum ? ", verifying checksums" : "");
+           b.opt.max_message_size, b.opt.verify_checksum ? ", verifying checksums" : "",
+           b.tls ? ", TLS" : "");
     fflush(stdout);
     int rc = run(&b);
+    while (b.conns)
+        conn_close(&b, b.conns);
+    SSL_CTX_free(b.tls);
     close(b.lfd);
     close(b.sigfd);
     close(b.epfd);

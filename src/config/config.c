@@ -94,6 +94,11 @@ static const conf_row client_rows[] = {
     { "tlsEnableHostnameVerification", T_BOOL, CC(tls_hostname_verification), 0, 1, "true", NULL,
       "The broker's certificate must name the host connected to (the official clients "
       "default to false)." },
+    { "tlsEnableSessionResumption", T_BOOL, CC(tls_session_resumption), 0, 1, "true", NULL,
+      "Keep the TLS sessions brokers hand out (per host and port, one for each of "
+      "connectionsPerBroker, at least 8) and resume one when reconnecting, each TLS 1.3 "
+      "ticket once: a reconnect skips the certificate exchange and checks. The host name "
+      "must match as on a full handshake." },
     { "tlsCertificateFilePath", T_STR, CC(tls_cert_file), 1, 4096, NULL, NULL,
       "The client certificate (PEM), for mTLS." },
     { "tlsKeyFilePath", T_STR, CC(tls_key_file), 1, 4096, NULL, NULL,

@@ -50,6 +50,7 @@ struct pulsarc_client_config {
     char *tls_trust_certs_file;     /* NULL: the system's trust store */
     bool tls_allow_insecure;        /* accept any certificate (off) */
     bool tls_hostname_verification; /* on by default, unlike the official clients */
+    bool tls_session_resumption;    /* resume sessions on reconnect (on) */
     char *tls_cert_file;            /* client certificate and key, for mTLS */
     char *tls_key_file;
     char *tls_protocols; /* e.g. "TLSv1.2,TLSv1.3"; NULL: TLS 1.2 and newer */

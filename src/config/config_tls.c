@@ -33,6 +33,8 @@ static void tls_settings(const pulsarc_client_config_t *c, pc_tls_settings_t *s)
         .ciphers = c->tls_ciphers,
         .allow_insecure = c->tls_allow_insecure,
         .verify_hostname = c->tls_hostname_verification,
+        .session_resumption = c->tls_session_resumption,
+        .connections_per_peer = (unsigned)c->connections_per_broker,
     };
 }
 

@@ -142,50 +142,237 @@ static void send_tls_output(pc_conn_t *c)
     start_write(c, &q);
 }
 
-/* Replace the queue's plaintext buffers by their encryption, gathered into records of up
- * to 16 KiB (one record per small frame would cost a header and a MAC each). The items
- * keep their callbacks and owned plaintext; one more item owns the ciphertext. */
-static int encrypt_queue(pc_conn_t *c, out_queue_t *q)
+/* The TLS write path. Everything a loop turn queued joins c->tls_plain; the pump encrypts
+ * it in parts of TLS_PART plaintext bytes, each into a ciphertext block of its own that
+ * goes to libuv as one write, and stops while TLS_AHEAD bytes of ciphertext are still
+ * unwritten: what waits for the socket stays plaintext (which its owners hold anyway),
+ * so a burst of large messages costs no second copy of itself in ciphertext. A
+ * write's completion pumps again. A block is as large as the part needs; full-size ones
+ * are kept for the next parts (CONN_TLS_SPARES of them, as many as can be in flight), since
+ * a fresh block of this size is memory the kernel must map and fault in anew.
+ *
+ * Records carry up to 16 KiB of plaintext. Small frames are gathered (copied) into full
+ * records, since one record per frame would cost a header, a tag and an SSL_write each;
+ * a large buffer is encrypted where it lies, in whole records, with only its edges
+ * gathered. An item's callback runs once its last byte is encrypted: its memory is no
+ * longer needed then. */
+#define TLS_RECORD 16384
+#define TLS_PART (256 * 1024)
+#define TLS_AHEAD (512 * 1024)
+/* A part's records and their headers and tags (at most 29 bytes each), with room. */
+#define TLS_BLOCK (TLS_PART + 8 * 1024)
+
+typedef struct cipher_write {
+    uv_write_t req;
+    pc_conn_t *conn;
+    pc_tls_out_t out;
+} cipher_write_t;
+
+static void tls_pump(pc_conn_t *c);
+
+static void keep_or_free_block(pc_conn_t *c, pc_tls_out_t *out)
 {
-    uint8_t chunk[16384];
-    size_t used = 0;
-    for (size_t i = 0; i < q->n_bufs; i++) {
-        const uint8_t *p = (const uint8_t *)q->bufs[i].base;
-        size_t left = q->bufs[i].len;
-        while (left > 0) {
-            size_t n = left < sizeof chunk - used ? left : sizeof chunk - used;
+    if (out->cap == TLS_BLOCK && c->n_tls_spares < CONN_TLS_SPARES && c->state != PC_CONN_CLOSED) {
+        out->len = 0;
+        c->tls_spares[c->n_tls_spares++] = *out;
+    } else {
+        free(out->data);
+    }
+    *out = (pc_tls_out_t){ 0 };
+}
+
+/* A block for the next part: a kept one when the part fills it, else one of its size. */
+static pc_tls_out_t take_block(pc_conn_t *c)
+{
+    size_t want = c->tls_plain_bytes < TLS_PART ? c->tls_plain_bytes : TLS_PART;
+    if (want == TLS_PART && c->n_tls_spares > 0)
+        return c->tls_spares[--c->n_tls_spares];
+    /* Each record adds at most 29 bytes (header, explicit nonce or type, tag); a key update
+     * answer may go first. */
+    size_t cap = want == TLS_PART ? TLS_BLOCK : want + (want / TLS_RECORD + 2) * 64 + 512;
+    pc_tls_out_t out = { .data = malloc(cap) };
+    out.cap = out.data ? cap : 0;
+    return out;
+}
+
+static void on_cipher_written(uv_write_t *req, int status)
+{
+    cipher_write_t *w = (cipher_write_t *)req;
+    pc_conn_t *c = w->conn;
+    c->busy_requests--;
+    c->tls_in_flight -= w->out.len;
+    keep_or_free_block(c, &w->out);
+    free(w);
+    if (status < 0 && status != UV_ECANCELED) {
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(status));
+        return;
+    }
+    if (c->state != PC_CONN_CLOSED)
+        tls_pump(c);
+    pc_conn_maybe_free(c);
+}
+
+/* Hand one block of ciphertext to libuv (it owns the block from here). */
+static void start_cipher_write(pc_conn_t *c, pc_tls_out_t *out)
+{
+    cipher_write_t *w = malloc(sizeof *w);
+    if (!w) {
+        free(out->data);
+        pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for a write");
+        return;
+    }
+    w->conn = c;
+    w->out = *out;
+    *out = (pc_tls_out_t){ 0 };
+    uv_buf_t buf = uv_buf_init((char *)w->out.data, (unsigned)w->out.len);
+    int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_cipher_written);
+    if (rc != 0) {
+        free(w->out.data);
+        free(w);
+        pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, uv_strerror(rc));
+        return;
+    }
+    c->busy_requests++;
+    c->tls_in_flight += w->out.len;
+}
+
+/* The next item of tls_plain is encrypted to its end: tell its owner. Returns false when
+ * that closed the connection (which then finished the rest of the queue). */
+static bool finish_encrypted_item(pc_conn_t *c)
+{
+    write_item_t it = c->tls_plain.items[c->tls_item];
+    c->tls_item++;
+    c->tls_off = 0;
+    if (it.done)
+        it.done(it.ctx, 0);
+    free_owned(&it);
+    return c->state != PC_CONN_CLOSED;
+}
+
+/* Encrypt up to TLS_PART bytes of tls_plain into out, from where the last part stopped. */
+static int encrypt_part(pc_conn_t *c, pc_tls_out_t *out)
+{
+    out_queue_t *q = &c->tls_plain;
+    uint8_t chunk[TLS_RECORD];
+    size_t used = 0, taken = 0;
+    bool wipe = false;
+    int rc = 0;
+    while (rc == 0 && c->tls_item < q->n_items && taken < TLS_PART) {
+        write_item_t *it = &q->items[c->tls_item];
+        wipe |= it->wipe;
+        if (c->tls_buf == c->tls_item_end) { /* every buffer of the item is encrypted */
+            if (!finish_encrypted_item(c))
+                return -1;
+            if (c->tls_item < q->n_items)
+                c->tls_item_end += q->items[c->tls_item].n_bufs;
+            continue;
+        }
+        const uint8_t *p = (const uint8_t *)q->bufs[c->tls_buf].base + c->tls_off;
+        size_t left = q->bufs[c->tls_buf].len - c->tls_off;
+        if (left > TLS_PART - taken)
+            left = TLS_PART - taken;
+        size_t n;
+        size_t whole = left / TLS_RECORD * TLS_RECORD;
+        if (used == 0 && whole > 0) {
+            n = whole; /* whole records, straight from the caller's memory */
+            rc = pc_tls_write_to(c->tls, p, n, out);
+        } else {
+            n = left < TLS_RECORD - used ? left : TLS_RECORD - used;
             memcpy(chunk + used, p, n);
             used += n;
-            p += n;
-            left -= n;
-            if (used == sizeof chunk && pc_tls_write(c->tls, chunk, used) != 0) {
-                OPENSSL_cleanse(chunk, sizeof chunk);
-                return -1;
+            if (used == TLS_RECORD) {
+                rc = pc_tls_write_to(c->tls, chunk, used, out);
+                used = 0;
             }
-            used = used == sizeof chunk ? 0 : used;
+        }
+        taken += n;
+        c->tls_off += n;
+        c->tls_plain_bytes -= n;
+        if (c->tls_off == q->bufs[c->tls_buf].len) {
+            c->tls_buf++;
+            c->tls_off = 0;
         }
     }
-    int rc = used > 0 ? pc_tls_write(c->tls, chunk, used) : 0;
+    if (rc == 0 && used > 0)
+        rc = pc_tls_write_to(c->tls, chunk, used, out);
     /* Credentials (CONNECT, AUTH_RESPONSE) passed through the stack copy: wipe it. */
-    for (size_t i = 0; i < q->n_items; i++) {
-        if (q->items[i].wipe) {
-            OPENSSL_cleanse(chunk, sizeof chunk);
-            break;
+    if (wipe)
+        OPENSSL_cleanse(chunk, sizeof chunk);
+    return rc;
+}
+
+/* Encrypt and write while the socket keeps up (see above). */
+static void tls_pump(pc_conn_t *c)
+{
+    out_queue_t *q = &c->tls_plain;
+    while (c->state != PC_CONN_CLOSED && c->tls_item < q->n_items && c->tls_in_flight < TLS_AHEAD) {
+        pc_tls_out_t out = take_block(c);
+        if (!out.data || encrypt_part(c, &out) != 0) {
+            free(out.data);
+            if (c->state == PC_CONN_CLOSED)
+                return;
+            pulsarc_result why = pc_tls_result(c->tls);
+            pc_conn_close(c, why != PULSARC_OK ? why : PULSARC_ERR_NO_MEMORY,
+                          why != PULSARC_OK ? pc_tls_detail(c->tls) : "no memory for TLS output");
+            return;
         }
+        if (out.len > 0)
+            start_cipher_write(c, &out);
+        else
+            keep_or_free_block(c, &out);
     }
-    if (rc != 0)
-        return -1;
-    size_t len;
-    uint8_t *cipher = pc_tls_take_output(c->tls, &len);
-    if (!cipher ||
-        grow_array((void **)&q->items, &q->cap_items, q->n_items + 1, sizeof *q->items) != 0) {
-        free(cipher);
-        return -1;
+    /* Everything encrypted (the last items may have had no bytes left to encrypt):
+     * the arrays serve the next turn's queue. */
+    while (c->state != PC_CONN_CLOSED && c->tls_item < q->n_items &&
+           c->tls_buf == c->tls_item_end) {
+        if (!finish_encrypted_item(c))
+            return;
+        if (c->tls_item < q->n_items)
+            c->tls_item_end += q->items[c->tls_item].n_bufs;
     }
-    q->items[q->n_items++] = (write_item_t){ NULL, NULL, cipher, 0, 0, false };
-    q->bufs[0] = uv_buf_init((char *)cipher, (unsigned)len);
-    q->n_bufs = 1;
+    if (c->state != PC_CONN_CLOSED && c->tls_item == q->n_items) {
+        q->n_items = q->n_bufs = 0;
+        c->tls_item = c->tls_buf = c->tls_off = c->tls_item_end = 0;
+        c->tls_plain_bytes = 0;
+    }
+}
+
+/* Move the turn's queue behind what still waits for encryption. */
+static int join_tls_plain(pc_conn_t *c)
+{
+    out_queue_t *dst = &c->tls_plain, *src = &c->out;
+    if (grow_array((void **)&dst->bufs, &dst->cap_bufs, dst->n_bufs + src->n_bufs,
+                   sizeof *dst->bufs) != 0 ||
+        grow_array((void **)&dst->items, &dst->cap_items, dst->n_items + src->n_items,
+                   sizeof *dst->items) != 0)
+        return -1;
+    if (dst->n_items == 0)
+        c->tls_item_end = src->n_items ? src->items[0].n_bufs : 0;
+    for (size_t i = 0; i < src->n_items; i++)
+        c->tls_plain_bytes += src->items[i].bytes;
+    memcpy(dst->bufs + dst->n_bufs, src->bufs, src->n_bufs * sizeof *src->bufs);
+    memcpy(dst->items + dst->n_items, src->items, src->n_items * sizeof *src->items);
+    dst->n_bufs += src->n_bufs;
+    dst->n_items += src->n_items;
+    src->n_bufs = src->n_items = 0; /* its arrays serve the next turn */
     return 0;
+}
+
+void pc_conn_tls_drop_plain(pc_conn_t *c)
+{
+    out_queue_t *q = &c->tls_plain;
+    for (size_t i = c->tls_item; i < q->n_items; i++) {
+        if (q->items[i].done)
+            q->items[i].done(q->items[i].ctx, UV_ECANCELED);
+        free_owned(&q->items[i]);
+    }
+    free(q->items);
+    free(q->bufs);
+    memset(q, 0, sizeof *q);
+    c->tls_item = c->tls_buf = c->tls_off = c->tls_item_end = 0;
+    c->tls_plain_bytes = 0;
+    while (c->n_tls_spares > 0)
+        free(c->tls_spares[--c->n_tls_spares].data);
 }
 
 /* A write request holds every buffer in it until its last byte is written, and the
@@ -262,18 +449,17 @@ static void flush_out(uv_idle_t *h)
     uv_idle_stop(h);
     if (c->out.n_bufs == 0 || c->state == PC_CONN_CLOSED)
         return;
-    if (c->tls && encrypt_queue(c, &c->out) != 0) {
-        pulsarc_result why = pc_tls_result(c->tls);
-        pc_conn_close(c, why != PULSARC_OK ? why : PULSARC_ERR_NO_MEMORY,
-                      why != PULSARC_OK ? pc_tls_detail(c->tls) : "no memory for TLS output");
-        return;
-    }
-    /* TLS writes its one buffer of ciphertext; plain connections write the callers'
-     * buffers as they are (zero copy), in parts. */
-    if (c->tls)
-        start_write(c, &c->out);
-    else
+    /* TLS encrypts as the socket takes it; plain connections write the callers' buffers
+     * as they are (zero copy), in parts. */
+    if (c->tls) {
+        if (join_tls_plain(c) != 0) {
+            pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for a write");
+            return;
+        }
+        tls_pump(c);
+    } else {
         write_in_parts(c, &c->out);
+    }
 }
 
 /* Queue buffers for the next coalesced write: the frames produced in one loop turn (a
@@ -484,7 +670,8 @@ static void advance_tls_handshake(pc_conn_t *c)
     if (st == PC_TLS_FAILED) {
         close_tls_failed(c);
     } else if (st == PC_TLS_DONE) {
-        PC_DEBUG(c->rt->log, "TLS established with %s:%d", c->physical.host, c->physical.port);
+        PC_DEBUG(c->rt->log, "TLS established with %s:%d%s", c->physical.host, c->physical.port,
+                 pc_tls_resumed(c->tls) ? " (session resumed)" : "");
         pc_conn_send_connect(c);
     }
 }
@@ -563,7 +750,7 @@ void pc_conn_start_handshake(pc_conn_t *c)
         pc_conn_send_connect(c);
         return;
     }
-    c->tls = pc_tls_session_new(c->tls_ctx, c->physical.host);
+    c->tls = pc_tls_session_new(c->tls_ctx, c->physical.host, (uint16_t)c->physical.port);
     if (!c->tls) {
         pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for a TLS session");
         return;

@@ -80,6 +80,7 @@ void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
     uv_close((uv_handle_t *)&c->flusher, on_handle_closed);
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
     pc_conn_finish_items(&c->out, UV_ECANCELED); /* queued, never written */
+    pc_conn_tls_drop_plain(c);                   /* the same, waiting for encryption */
     uv_cancel((uv_req_t *)&c->gai);              /* harmless when no lookup is running */
 
     ready_waiter_t *w = c->waiters;

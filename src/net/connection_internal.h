@@ -25,6 +25,9 @@
  * doubled after a read that filled it, so a burst still takes few reads. */
 #define READ_BUF_MIN (4 * 1024)
 #define READ_BUF_MAX (64 * 1024)
+/* TLS: full-size ciphertext blocks a connection keeps for reuse, as many as can be in
+ * flight (conn_io.c, "The TLS write path"). */
+#define CONN_TLS_SPARES 3
 
 typedef struct request {
     struct request *next;
@@ -83,8 +86,17 @@ struct pc_conn {
     uv_getaddrinfo_t gai;
     uv_connect_t connect_req;
     pc_tls_session_t *tls; /* NULL: plain TCP */
-    int live_handles;      /* handles not yet closed; the struct is freed at zero */
-    int busy_requests;     /* getaddrinfo/connect/write in flight */
+    /* TLS: the plaintext queued and not yet encrypted, in order, and where encryption
+     * stands in it: item, buffer, offset in the buffer, the item's end in bufs
+     * (conn_io.c, "The TLS write path"). */
+    out_queue_t tls_plain;
+    size_t tls_item, tls_buf, tls_off, tls_item_end;
+    size_t tls_plain_bytes;                   /* of tls_plain, not yet encrypted */
+    size_t tls_in_flight;                     /* ciphertext handed to libuv and not yet written */
+    pc_tls_out_t tls_spares[CONN_TLS_SPARES]; /* full-size blocks kept for the next parts */
+    int n_tls_spares;
+    int live_handles;  /* handles not yet closed; the struct is freed at zero */
+    int busy_requests; /* getaddrinfo/connect/write in flight */
 
     /* The first bytes the peer sent (ciphertext on a TLS connection), to name a peer that
      * is no broker's binary port: an HTTP server, a TLS port dialled with pulsar://
@@ -133,6 +145,9 @@ void pc_conn_update_ref(pc_conn_t *c);
 void pc_conn_finish_items(out_queue_t *q, int status);
 /* The socket is connected: start reading, then TLS (if any) and CONNECT. */
 void pc_conn_start_handshake(pc_conn_t *c);
+/* The connection closed: the plaintext TLS had not yet encrypted is cancelled (its items
+ * hear UV_ECANCELED) and the kept ciphertext block freed. */
+void pc_conn_tls_drop_plain(pc_conn_t *c);
 
 /* conn_handshake.c */
 void pc_conn_send_connect(pc_conn_t *c);

@@ -35,6 +35,13 @@ typedef struct pc_tls_settings {
     const char *ciphers;   /* comma or colon separated; OpenSSL or IANA names */
     bool allow_insecure;   /* accept any certificate: no verification at all */
     bool verify_hostname;  /* the certificate must name the host connected to */
+    /* Keep the sessions brokers hand out and offer one (once) when connecting to the same
+     * host and port again: a reconnect then skips the certificate exchange and checks. */
+    bool session_resumption;
+    /* Connections the client keeps to one broker (connectionsPerBroker; 0 counts as 1):
+     * after a drop each needs a session of its own to resume, so the cache keeps as many
+     * per host and port (at least 8). */
+    unsigned connections_per_peer;
 } pc_tls_settings_t;
 
 typedef struct pc_tls_ctx pc_tls_ctx_t;
@@ -45,7 +52,9 @@ typedef struct pc_tls_session pc_tls_session_t;
  * the detail set (pc_set_detail). */
 pulsarc_result pc_tls_ctx_new(const pc_tls_settings_t *s, pc_tls_ctx_t **out);
 /* Another handle on the same context (OpenSSL's is reference counted), freed on its own
- * with pc_tls_ctx_free. PULSARC_OK, or PULSARC_ERR_NO_MEMORY with the detail set. */
+ * with pc_tls_ctx_free. It has a session cache of its own (empty), so that what one
+ * holder's connections learn never reaches another's. PULSARC_OK, or
+ * PULSARC_ERR_NO_MEMORY with the detail set. */
 pulsarc_result pc_tls_ctx_share(const pc_tls_ctx_t *ctx, pc_tls_ctx_t **out);
 void pc_tls_ctx_free(pc_tls_ctx_t *ctx);
 
@@ -55,15 +64,19 @@ typedef enum pc_tls_status {
     PC_TLS_FAILED,    /* see pc_tls_result / pc_tls_detail */
 } pc_tls_status_t;
 
-/* A client session towards host (a name, or an IP literal checked as an address). The
- * context must outlive the session. NULL when out of memory. */
-pc_tls_session_t *pc_tls_session_new(pc_tls_ctx_t *ctx, const char *host);
+/* A client session towards host:port (host a name, or an IP literal checked as an
+ * address). With session resumption on, it offers a session the context kept for that
+ * host and port, if any (the handshake then says whether the broker took it). The context
+ * must outlive the session. NULL when out of memory. */
+pc_tls_session_t *pc_tls_session_new(pc_tls_ctx_t *ctx, const char *host, uint16_t port);
 void pc_tls_session_free(pc_tls_session_t *s);
 
 /* Advance the handshake (the first call produces the ClientHello). Only PC_TLS_DONE
  * means the certificate and host name checks have passed. */
 pc_tls_status_t pc_tls_handshake(pc_tls_session_t *s);
 bool pc_tls_established(const pc_tls_session_t *s);
+/* The handshake resumed an earlier session (no certificate was exchanged). */
+bool pc_tls_resumed(const pc_tls_session_t *s);
 
 /* Ciphertext read from the socket. Returns 0, or -1 when out of memory. */
 int pc_tls_feed(pc_tls_session_t *s, const uint8_t *data, size_t len);
@@ -72,6 +85,19 @@ int pc_tls_feed(pc_tls_session_t *s, const uint8_t *data, size_t len);
 long pc_tls_read(pc_tls_session_t *s, uint8_t *out, size_t cap);
 /* Encrypt plaintext (after the handshake). Returns 0 or -1 (failed). */
 int pc_tls_write(pc_tls_session_t *s, const uint8_t *data, size_t len);
+
+/* A malloc'ed buffer ciphertext is appended to: len bytes used of cap; grown with realloc
+ * when the records do not fit. */
+typedef struct pc_tls_out {
+    uint8_t *data;
+    size_t len, cap;
+} pc_tls_out_t;
+
+/* pc_tls_write, with the records appended to the caller's out instead of the session's own
+ * output (whatever the session had made before goes first, so the order holds). Lets the
+ * caller keep and reuse the buffers ciphertext goes into. 0, or -1 (failed: see
+ * pc_tls_result; out keeps what it had, perhaps grown). */
+int pc_tls_write_to(pc_tls_session_t *s, const uint8_t *data, size_t len, pc_tls_out_t *out);
 
 /* Ciphertext ready to go to the socket (handshake messages, encrypted records, alerts):
  * a malloc'ed buffer the caller frees, or NULL with *len 0 when there is none. */

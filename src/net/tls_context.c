@@ -294,6 +294,23 @@ pulsarc_result pc_tls_ctx_new(const pc_tls_settings_t *s, pc_tls_ctx_t **out)
     }
     t->verify_peer = !s->allow_insecure;
     t->verify_hostname = t->verify_peer && s->verify_hostname;
+    if (s->session_resumption) {
+        /* OpenSSL hands each new session to the callback and keeps none itself: a client
+         * must choose what to offer, and we offer by host and port (tls_cache.c). */
+        t->cache_per_peer = s->connections_per_peer > PC_TLS_PER_PEER ? s->connections_per_peer
+                                                                      : PC_TLS_PER_PEER;
+        if (!(t->cache = pc_tls_cache_new(PC_TLS_PEERS * t->cache_per_peer, t->cache_per_peer))) {
+            pc_tls_ctx_free(t);
+            return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+        }
+        SSL_CTX_set_session_cache_mode(t->ssl_ctx,
+                                       SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+        SSL_CTX_sess_set_new_cb(t->ssl_ctx, pc_tls_on_new_session);
+    } else {
+        /* No ticket is asked for (TLS 1.2), none is kept. */
+        SSL_CTX_set_session_cache_mode(t->ssl_ctx, SSL_SESS_CACHE_OFF);
+        SSL_CTX_set_options(t->ssl_ctx, SSL_OP_NO_TICKET);
+    }
     *out = t;
     return PULSARC_OK;
 }
@@ -305,6 +322,12 @@ pulsarc_result pc_tls_ctx_share(const pc_tls_ctx_t *ctx, pc_tls_ctx_t **out)
     if (!t)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     *t = *ctx;
+    t->cache = NULL;
+    if (ctx->cache &&
+        !(t->cache = pc_tls_cache_new(PC_TLS_PEERS * ctx->cache_per_peer, ctx->cache_per_peer))) {
+        free(t);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
     SSL_CTX_up_ref(t->ssl_ctx);
     *out = t;
     return PULSARC_OK;
@@ -315,5 +338,6 @@ void pc_tls_ctx_free(pc_tls_ctx_t *ctx)
     if (!ctx)
         return;
     SSL_CTX_free(ctx->ssl_ctx); /* sessions still alive hold their own reference */
+    pc_tls_cache_free(ctx->cache);
     free(ctx);
 }

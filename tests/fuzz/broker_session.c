@@ -344,7 +344,9 @@ static void make_client_conf(void)
          * more than a session: built once, as the configuration would build it, and
          * shared by every input's client. */
         static pc_tls_ctx_t *tls_ctx;
-        const pc_tls_settings_t tls = { .trust_pem = options.trust_pem, .verify_hostname = true };
+        const pc_tls_settings_t tls = { .trust_pem = options.trust_pem,
+                                        .verify_hostname = true,
+                                        .session_resumption = true };
         CHECK(pc_tls_ctx_new(&tls, &tls_ctx) == PULSARC_OK, "the test CA does not load");
         pc_client_config_set_tls_ctx(client_conf, tls_ctx);
     }

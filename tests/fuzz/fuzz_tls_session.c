@@ -86,18 +86,24 @@ static char *cert_pem(const ident_t *id)
     return s;
 }
 
-/* Kept for the life of the process: the trust PEM and the broker's two contexts. */
+/* Kept for the life of the process: the trust PEM and the broker's four contexts. A
+ * context's ticket keys and session ids outlive an input, but the client's cache does not
+ * (each input's client has its own), so an input only resumes sessions it made itself. */
 static char *ca_pem;
-static SSL_CTX *server_ctx[2]; /* [0] up to TLS 1.3, [1] at most TLS 1.2 */
+static SSL_CTX *server_ctx[2][2]; /* [TLS 1.2 only][no resumption] */
 
-static SSL_CTX *new_server_ctx(const ident_t *id, int max_version)
+static SSL_CTX *new_server_ctx(const ident_t *id, int max_version, bool resumption)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     CHECK(ctx && SSL_CTX_use_certificate(ctx, id->cert) == 1 &&
               SSL_CTX_use_PrivateKey(ctx, id->key) == 1 &&
               SSL_CTX_set_max_proto_version(ctx, max_version) == 1 &&
-              SSL_CTX_set_num_tickets(ctx, 0) == 1,
+              SSL_CTX_set_num_tickets(ctx, resumption ? 2 : 0) == 1,
           "cannot make the broker's TLS context");
+    if (!resumption) {
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    }
     return ctx;
 }
 
@@ -106,8 +112,10 @@ static void make_pki(void)
     ident_t ca = make_ident("pulsarc fuzz CA", NULL, NULL);
     ident_t server = make_ident("localhost", &ca, "DNS:localhost");
     ca_pem = cert_pem(&ca);
-    server_ctx[0] = new_server_ctx(&server, TLS1_3_VERSION);
-    server_ctx[1] = new_server_ctx(&server, TLS1_2_VERSION);
+    for (int no_resumption = 0; no_resumption < 2; no_resumption++) {
+        server_ctx[0][no_resumption] = new_server_ctx(&server, TLS1_3_VERSION, !no_resumption);
+        server_ctx[1][no_resumption] = new_server_ctx(&server, TLS1_2_VERSION, !no_resumption);
+    }
     /* The contexts hold their own references. */
     X509_free(ca.cert);
     EVP_PKEY_free(ca.key);
@@ -404,7 +412,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t t0 = bs_next_byte(&in), t1 = bs_next_byte(&in);
     memset(&tb, 0, sizeof tb);
     tb.tls12 = t0 & 1;
-    tb.ctx = server_ctx[tb.tls12];
+    tb.ctx = server_ctx[tb.tls12][(t0 >> 4) & 1];
     tb.fault = (ts_fault_t)((t0 >> 1) & 3);
     tb.fault_every = (t0 >> 3) & 1;
     tb.fault_len = (size_t)t1 * 8;

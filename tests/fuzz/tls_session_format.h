@@ -9,6 +9,10 @@
  *   bit 0     the broker speaks at most TLS 1.2 (else 1.3)
  *   bits 1-2  a fault in the broker's handshake (ts_fault_t)
  *   bit 3     the fault hits every connection (else only the first one)
+ *   bit 4     the broker resumes no session (no tickets, no session ids): every
+ *             connection of the input is a full handshake. Else it hands out sessions
+ *             as OpenSSL does by default (TLS 1.3: two tickets after a full handshake),
+ *             and a reconnect within the input resumes what the client kept
  * TLS setup byte 1: the fault's length (bytes of the broker's flight before a cut, or of
  *   garbage), times 8. */
 #ifndef PC_FUZZ_TLS_SESSION_FORMAT_H

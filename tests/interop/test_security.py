@@ -480,3 +480,83 @@ def test_fault_proxy_cuts_tls_mid_handshake_and_mid_frame(secure_broker, reader_
     assert_read_back(reader_client, topic, count)
     assert_no_secret(proc, ph.read_secret(env["producer_token_file"]))
 
+
+
+# --------------------------------------------------------------------------------------
+# TLS session resumption and large records
+# --------------------------------------------------------------------------------------
+
+ESTABLISHED_RE = re.compile(r"TLS established with (\S+)( \(session resumed\))?")
+
+
+def tls_handshakes(text: str) -> list[bool]:
+    """One entry per TLS handshake in pulsarc's debug log: whether it resumed a session."""
+    return [bool(m.group(2)) for m in ESTABLISHED_RE.finditer(text)]
+
+
+@pytest.mark.parametrize("resumption", ["true", "false"])
+def test_reconnect_resumes_the_tls_session(secure_broker, reader_client, unique_topic, tmp_path,
+                                           resumption):
+    """The fault proxy in front of the TLS port cuts every connection twice while pulsarc
+    sends at a steady rate; pulsarc reconnects to the same host and port (through the
+    proxy: TLS runs end to end). With tlsEnableSessionResumption (the default) each
+    reconnect resumes a session the broker handed out before; switched off, every
+    connection is a full handshake. Every message is read back either way."""
+    from proxy_helpers import FaultProxy
+
+    env = secure_broker
+    topic = unique_topic()
+    count, rate = 80, 20
+    with FaultProxy.start([("127.0.0.1:0", f"localhost:{env['tls_port']}")],
+                          log_path=tmp_path / "proxy.log") as proxy:
+        port = proxy.listen_addresses[0][1]
+        cutter_error: list[BaseException] = []
+
+        def cut_twice():
+            try:
+                for _ in range(2):
+                    # After the producer has registered and sent a while on its connections.
+                    time.sleep(1.2)
+                    proxy.cut("rst")
+            except BaseException as e:  # noqa: BLE001 - reported below
+                cutter_error.append(e)
+
+        cutter = threading.Thread(target=cut_twice, daemon=True)
+        cutter.start()
+        proc, _ = produce(f"pulsar+ssl://localhost:{port}", topic, count,
+                          *tls_conf(env, f"tlsEnableSessionResumption={resumption}",
+                                    "initialBackoffIntervalMs=50"),
+                          *token_auth(env["producer_token_file"]), "--rate", str(rate),
+                          mode="async", check=False)
+        cutter.join()
+        st = proxy.stats()
+    text = output(proc)
+    diag = f"proxy cuts {st['cuts']}\n--- pulsarc (exit {proc.returncode}) ---\n{text[-5000:]}"
+    assert not cutter_error, f"cutting failed: {cutter_error[0]}\n{diag}"
+    assert proc.returncode == 0 and f"sent={count} failed=0" in proc.stdout.decode(), diag
+    assert st["cuts"] >= 2, diag
+    handshakes = tls_handshakes(text)
+    assert len(handshakes) >= 3, f"expected a handshake before and after each cut\n{diag}"
+    assert not handshakes[0], "the first connection cannot resume anything"
+    if resumption == "true":
+        assert any(handshakes[1:]), f"no reconnect resumed its session: {handshakes}\n{diag}"
+    else:
+        assert not any(handshakes), f"a session was resumed with resumption off\n{diag}"
+    assert_read_back(reader_client, topic, count)
+
+
+def test_large_messages_over_tls(secure_broker, reader_client, unique_topic):
+    """Payloads up to 1.5 MiB, batched and not, through the TLS write path: frames larger
+    than one TLS record and than one 256 KiB part of encryption, mixed with small ones,
+    arrive whole and in order."""
+    env = secure_broker
+    for batching in ("true", "false"):
+        topic = unique_topic()
+        count = 24
+        proc, _ = produce(env["tls_url"], topic, count, *tls_conf(env),
+                          *token_auth(env["producer_token_file"]), "--max-size", "1572864",
+                          "--conf", f"batchingEnabled={batching}", mode="async")
+        assert f"sent={count} failed=0" in proc.stdout.decode(), output(proc)[-3000:]
+        got = ph.read_messages(topic, count, timeout_s=60, to_end=True, client=reader_client)
+        want = gen_messages(count, max_size=1572864)
+        assert [m["data"] for m in got] == [w["data"] for w in want]

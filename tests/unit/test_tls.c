@@ -6,12 +6,15 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../support/test_pki.h"
 #include "config/config.h"
 #include "net/tls.h"
+#include "net/tls_internal.h"
 
 static ident_t ca, other_ca, server, expired, self_signed, client_id;
 
@@ -42,7 +45,7 @@ typedef struct server_opts {
     int max_version; /* 0: OpenSSL's default */
 } server_opts_t;
 
-static SSL *new_server(server_opts_t o)
+static SSL_CTX *new_server_ctx(server_opts_t o)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     cr_assert(SSL_CTX_use_certificate(ctx, o.id->cert) == 1);
@@ -56,11 +59,25 @@ static SSL *new_server(server_opts_t o)
         SSL_CTX_set_min_proto_version(ctx, 0);
         SSL_CTX_set_max_proto_version(ctx, o.max_version);
     }
+    return ctx;
+}
+
+/* A server connection on ctx: connections on one context share its ticket keys and
+ * session cache, as a broker's do, so they can resume each other's sessions. */
+static SSL *server_on(SSL_CTX *ctx)
+{
     SSL *ssl = SSL_new(ctx);
-    SSL_CTX_free(ctx);
     SSL_set_bio(ssl, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
     BIO_set_mem_eof_return(SSL_get_rbio(ssl), -1);
     SSL_set_accept_state(ssl);
+    return ssl;
+}
+
+static SSL *new_server(server_opts_t o)
+{
+    SSL_CTX *ctx = new_server_ctx(o);
+    SSL *ssl = server_on(ctx);
+    SSL_CTX_free(ctx);
     return ssl;
 }
 
@@ -112,7 +129,7 @@ static pulsarc_result handshake(pc_tls_session_t *cl, SSL *srv)
 static pulsarc_result connect_to(pc_tls_settings_t s, const char *host, server_opts_t o)
 {
     pc_tls_ctx_t *ctx = new_ctx(s);
-    pc_tls_session_t *cl = pc_tls_session_new(ctx, host);
+    pc_tls_session_t *cl = pc_tls_session_new(ctx, host, 6651);
     cr_assert_not_null(cl);
     SSL *srv = new_server(o);
     pulsarc_result r = handshake(cl, srv);
@@ -137,7 +154,7 @@ static pc_tls_settings_t trusting(const ident_t *trusted)
 Test(tls, handshake_and_data_with_the_right_ca)
 {
     pc_tls_ctx_t *ctx = new_ctx(trusting(&ca));
-    pc_tls_session_t *cl = pc_tls_session_new(ctx, "localhost");
+    pc_tls_session_t *cl = pc_tls_session_new(ctx, "localhost", 6651);
     SSL *srv = new_server((server_opts_t){ .id = &server });
     cr_assert_eq(handshake(cl, srv), PULSARC_OK, "%s", pc_tls_detail(cl));
     cr_assert(pc_tls_established(cl));
@@ -197,7 +214,7 @@ Test(tls, hostname_mismatch_and_switching_it_off)
 Test(tls, hostname_detail_names_the_host)
 {
     pc_tls_ctx_t *ctx = new_ctx(trusting(&ca));
-    pc_tls_session_t *cl = pc_tls_session_new(ctx, "broker.example.com");
+    pc_tls_session_t *cl = pc_tls_session_new(ctx, "broker.example.com", 6651);
     SSL *srv = new_server((server_opts_t){ .id = &server });
     cr_assert_eq(handshake(cl, srv), PULSARC_ERR_TLS_HOSTNAME);
     cr_expect(strstr(pc_tls_detail(cl), "broker.example.com") != NULL, "%s", pc_tls_detail(cl));
@@ -244,7 +261,7 @@ Test(tls, client_certificate_from_memory)
 Test(tls, plain_text_peer)
 {
     pc_tls_ctx_t *ctx = new_ctx(trusting(&ca));
-    pc_tls_session_t *cl = pc_tls_session_new(ctx, "localhost");
+    pc_tls_session_t *cl = pc_tls_session_new(ctx, "localhost", 6651);
     cr_assert_eq(pc_tls_handshake(cl), PC_TLS_WANT_MORE);
     static const uint8_t frame[] = { 0, 0, 0, 12, 0, 0, 0, 8, 8, 3, 'x', 'y', 'z', 'w', 0, 0 };
     cr_assert_eq(pc_tls_feed(cl, frame, sizeof frame), 0);
@@ -254,7 +271,7 @@ Test(tls, plain_text_peer)
     pc_tls_session_free(cl);
 
     /* A peer that hangs up on the ClientHello. */
-    cl = pc_tls_session_new(ctx, "localhost");
+    cl = pc_tls_session_new(ctx, "localhost", 6651);
     cr_assert_eq(pc_tls_handshake(cl), PC_TLS_WANT_MORE);
     pc_tls_fail_eof(cl);
     cr_expect_eq(pc_tls_result(cl), PULSARC_ERR_TLS_HANDSHAKE);
@@ -415,4 +432,307 @@ Test(tls, unreadable_files_say_why)
                      "cannot load tlsCertificateFilePath '/nonexistent/client.pem': No such file "
                      "or directory");
     cr_assert_null(ctx);
+}
+
+/* ---- session resumption -------------------------------------------------------- */
+
+/* One connection from ctx to host on the server context srv_ctx, and what the broker
+ * made of it: the result, and whether the server resumed a session. The client reads once
+ * after the handshake, which takes in TLS 1.3 tickets. */
+typedef struct outcome {
+    pulsarc_result result;
+    bool client_resumed, server_resumed;
+} outcome_t;
+
+static outcome_t connect_on(pc_tls_ctx_t *ctx, const char *host, SSL_CTX *srv_ctx)
+{
+    pc_tls_session_t *cl = pc_tls_session_new(ctx, host, 6651);
+    cr_assert_not_null(cl);
+    SSL *srv = server_on(srv_ctx);
+    outcome_t o = { .result = handshake(cl, srv) };
+    if (o.result != PULSARC_OK)
+        cr_log_info("%s: %s", pulsarc_result_name(o.result), pc_tls_detail(cl));
+    o.client_resumed = pc_tls_resumed(cl);
+    o.server_resumed = SSL_session_reused(srv) == 1;
+    SSL_free(srv);
+    pc_tls_session_free(cl);
+    return o;
+}
+
+static pc_tls_settings_t resuming(const ident_t *trusted)
+{
+    pc_tls_settings_t s = trusting(trusted);
+    s.session_resumption = true;
+    return s;
+}
+
+Test(tls, reconnect_resumes_the_session)
+{
+    SSL_CTX *srv = new_server_ctx((server_opts_t){ .id = &server });
+    pc_tls_ctx_t *ctx = new_ctx(resuming(&ca));
+    outcome_t first = connect_on(ctx, "localhost", srv);
+    cr_assert_eq(first.result, PULSARC_OK);
+    cr_expect_not(first.client_resumed, "nothing to resume yet");
+    size_t tickets = pc_tls_cache_count(ctx->cache, "localhost", 6651);
+    cr_assert_gt(tickets, 0, "the broker's TLS 1.3 tickets are kept");
+
+    outcome_t second = connect_on(ctx, "localhost", srv);
+    cr_assert_eq(second.result, PULSARC_OK);
+    cr_expect(second.client_resumed && second.server_resumed, "the second connect resumes");
+    cr_expect(pc_tls_cache_count(ctx->cache, "localhost", 6651) > 0,
+              "the resumed connection brought a fresh ticket");
+    SSL_CTX_free(srv);
+    pc_tls_ctx_free(ctx);
+}
+
+/* A ticket is taken out of the cache to be offered: connecting uses one up, and with none
+ * left the next connection makes a full handshake. */
+Test(tls, each_ticket_is_offered_once)
+{
+    SSL_CTX *srv = new_server_ctx((server_opts_t){ .id = &server });
+    SSL_CTX_set_num_tickets(srv, 1);
+    pc_tls_ctx_t *ctx = new_ctx(resuming(&ca));
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    cr_assert_eq(pc_tls_cache_count(ctx->cache, "localhost", 6651), 1);
+
+    pc_tls_session_t *cl = pc_tls_session_new(ctx, "localhost", 6651);
+    cr_expect_eq(pc_tls_cache_count(ctx->cache, "localhost", 6651), 0, "taken when offered");
+    pc_tls_session_free(cl); /* never connected: its ticket is gone with it */
+
+    outcome_t o = connect_on(ctx, "localhost", srv);
+    cr_assert_eq(o.result, PULSARC_OK);
+    cr_expect_not(o.client_resumed, "no ticket was left to offer");
+    SSL_CTX_set_num_tickets(srv, 0);
+    o = connect_on(ctx, "localhost", srv);
+    cr_expect(o.client_resumed, "the full handshake's ticket");
+    o = connect_on(ctx, "localhost", srv);
+    cr_expect_not(o.client_resumed, "the broker sent no new ticket, and none is reused");
+    SSL_CTX_free(srv);
+    pc_tls_ctx_free(ctx);
+}
+
+Test(tls, no_resumption_when_switched_off)
+{
+    SSL_CTX *srv = new_server_ctx((server_opts_t){ .id = &server });
+    pc_tls_ctx_t *ctx = new_ctx(trusting(&ca)); /* session_resumption false */
+    cr_expect_null(ctx->cache);
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    outcome_t o = connect_on(ctx, "localhost", srv);
+    cr_assert_eq(o.result, PULSARC_OK);
+    cr_expect_not(o.client_resumed || o.server_resumed);
+    SSL_CTX_free(srv);
+    pc_tls_ctx_free(ctx);
+
+    /* Through the configuration: the key turns it off. */
+    pulsarc_client_config_t *conf = pulsarc_client_config_new();
+    cr_assert_eq(pulsarc_client_config_set(conf, "tlsEnableSessionResumption", "false"),
+                 PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(conf, "tlsAllowInsecureConnection", "true"), PULSARC_OK);
+    pc_service_url_t url;
+    cr_assert_eq(pc_service_url_parse("pulsar+ssl://localhost:6651", &url, NULL, 0), 0);
+    cr_assert_eq(pc_client_tls_new(conf, &url, &ctx), PULSARC_OK);
+    cr_expect_null(ctx->cache);
+    pc_client_tls_free(ctx);
+    cr_assert_eq(pulsarc_client_config_set(conf, "tlsEnableSessionResumption", "true"), PULSARC_OK);
+    cr_assert_eq(pc_client_tls_new(conf, &url, &ctx), PULSARC_OK);
+    cr_expect_not_null(ctx->cache, "on by default");
+    pc_client_tls_free(ctx);
+    pulsarc_client_config_free(conf);
+}
+
+/* Sessions are kept per host name and port as given: a session made with "localhost" is
+ * never offered to "127.0.0.1", though one certificate names both. */
+Test(tls, sessions_stay_with_their_host_name)
+{
+    SSL_CTX *srv = new_server_ctx((server_opts_t){ .id = &server });
+    pc_tls_ctx_t *ctx = new_ctx(resuming(&ca));
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    outcome_t o = connect_on(ctx, "127.0.0.1", srv);
+    cr_assert_eq(o.result, PULSARC_OK);
+    cr_expect_not(o.client_resumed, "another host name");
+    cr_expect_eq(pc_tls_cache_count(ctx->cache, "localhost", 6652), 0, "nor another port");
+    cr_expect(connect_on(ctx, "localhost", srv).client_resumed);
+    cr_expect(connect_on(ctx, "127.0.0.1", srv).client_resumed, "its own, from its first");
+    SSL_CTX_free(srv);
+    pc_tls_ctx_free(ctx);
+}
+
+/* Should a session reach another host's connection, resuming it must not pass for that
+ * host's certificate check: the server takes the ticket (it does not care for the name),
+ * and the client refuses the handshake as it would refuse the certificate. */
+Test(tls, a_session_resumed_for_another_name_fails)
+{
+    SSL_CTX *srv = new_server_ctx((server_opts_t){ .id = &server });
+    pc_tls_ctx_t *ctx = new_ctx(resuming(&ca));
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    SSL_SESSION *made = pc_tls_cache_take(ctx->cache, "localhost", 6651);
+    cr_assert_not_null(made);
+    pc_tls_cache_put(ctx->cache, "broker.example.com", 6651, made);
+
+    outcome_t o = connect_on(ctx, "broker.example.com", srv);
+    cr_expect(o.server_resumed, "the server resumed: only the client's own check is left");
+    cr_expect_eq(o.result, PULSARC_ERR_TLS_HOSTNAME);
+    cr_expect_eq(pc_tls_cache_count(ctx->cache, "broker.example.com", 6651), 0,
+                 "nothing kept from the refused connection");
+    SSL_CTX_free(srv);
+    pc_tls_ctx_free(ctx);
+}
+
+/* TLS 1.2 sessions are the server's to renew and may be resumed again. */
+Test(tls, tls12_session_resumes_again)
+{
+    SSL_CTX *srv = new_server_ctx((server_opts_t){ .id = &server, .max_version = TLS1_2_VERSION });
+    pc_tls_ctx_t *ctx = new_ctx(resuming(&ca));
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    for (int i = 0; i < 3; i++) {
+        outcome_t o = connect_on(ctx, "localhost", srv);
+        cr_assert_eq(o.result, PULSARC_OK);
+        cr_expect(o.client_resumed && o.server_resumed, "reconnect %d resumes", i + 1);
+    }
+    cr_expect_eq(pc_tls_cache_count(ctx->cache, "localhost", 6651), 1);
+    SSL_CTX_free(srv);
+    pc_tls_ctx_free(ctx);
+}
+
+/* A shared handle starts with a cache of its own: one client's sessions never reach
+ * another's. */
+Test(tls, a_shared_context_has_its_own_cache)
+{
+    SSL_CTX *srv = new_server_ctx((server_opts_t){ .id = &server });
+    pc_tls_ctx_t *ctx = new_ctx(resuming(&ca)), *other = NULL;
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    cr_assert_eq(pc_tls_ctx_share(ctx, &other), PULSARC_OK);
+    cr_assert_not_null(other->cache);
+    cr_expect_neq(other->cache, ctx->cache);
+    cr_expect_not(connect_on(other, "localhost", srv).client_resumed);
+    cr_expect(connect_on(ctx, "localhost", srv).client_resumed);
+    pc_tls_ctx_free(other);
+    SSL_CTX_free(srv);
+    pc_tls_ctx_free(ctx);
+}
+
+/* ---- the cache's bounds ----------------------------------------------------------- */
+
+static SSL_SESSION *fake_session(unsigned id, long age_s, long timeout_s)
+{
+    SSL_SESSION *s = SSL_SESSION_new();
+    cr_assert_not_null(s);
+    unsigned char sid[4] = { (unsigned char)(id >> 24), (unsigned char)(id >> 16),
+                             (unsigned char)(id >> 8), (unsigned char)id };
+    cr_assert_eq(SSL_SESSION_set1_id(s, sid, sizeof sid), 1);
+    SSL_SESSION_set_time(s, (long)time(NULL) - age_s);
+    SSL_SESSION_set_timeout(s, timeout_s);
+    return s;
+}
+
+static unsigned session_number(const SSL_SESSION *s)
+{
+    unsigned len;
+    const unsigned char *sid = SSL_SESSION_get_id(s, &len);
+    cr_assert_eq(len, 4);
+    return (unsigned)sid[0] << 24 | (unsigned)sid[1] << 16 | (unsigned)sid[2] << 8 | sid[3];
+}
+
+Test(tls, cache_bounds_per_peer_and_in_all)
+{
+    pc_tls_cache_t *c = pc_tls_cache_new(PC_TLS_PEERS * PC_TLS_PER_PEER, PC_TLS_PER_PEER);
+    cr_assert_not_null(c);
+    /* One peer: only its newest PC_TLS_PER_PEER stay, taken newest first, each once. */
+    for (unsigned i = 0; i < 3 * PC_TLS_PER_PEER; i++)
+        pc_tls_cache_put(c, "a.example", 6651, fake_session(i, 0, 300));
+    cr_expect_eq(pc_tls_cache_count(c, "a.example", 6651), PC_TLS_PER_PEER);
+    for (unsigned i = 0; i < PC_TLS_PER_PEER; i++) {
+        SSL_SESSION *s = pc_tls_cache_take(c, "a.example", 6651);
+        cr_assert_not_null(s);
+        cr_expect_eq(session_number(s), 3 * PC_TLS_PER_PEER - 1 - i);
+        SSL_SESSION_free(s);
+    }
+    cr_expect_null(pc_tls_cache_take(c, "a.example", 6651), "each one once");
+
+    /* Many peers (a broker names the hosts): never more than PC_TLS_PEERS * PC_TLS_PER_PEER, the oldest
+     * going first. */
+    char host[32];
+    for (unsigned i = 0; i < 4 * PC_TLS_PEERS * PC_TLS_PER_PEER; i++) {
+        snprintf(host, sizeof host, "broker-%u.example", i);
+        pc_tls_cache_put(c, host, 6651, fake_session(i, 0, 300));
+        cr_assert_leq(pc_tls_cache_count(c, NULL, 0), PC_TLS_PEERS * PC_TLS_PER_PEER);
+    }
+    cr_expect_eq(pc_tls_cache_count(c, NULL, 0), PC_TLS_PEERS * PC_TLS_PER_PEER);
+    cr_expect_null(pc_tls_cache_take(c, "broker-0.example", 6651), "the oldest went");
+    snprintf(host, sizeof host, "broker-%u.example", 4 * PC_TLS_PEERS * PC_TLS_PER_PEER - 1);
+    SSL_SESSION *s = pc_tls_cache_take(c, host, 6651);
+    cr_expect_not_null(s, "the newest stayed");
+    SSL_SESSION_free(s);
+    pc_tls_cache_free(c);
+}
+
+Test(tls, cache_drops_expired_and_keeps_no_cut_names)
+{
+    pc_tls_cache_t *c = pc_tls_cache_new(PC_TLS_PEERS * PC_TLS_PER_PEER, PC_TLS_PER_PEER);
+    pc_tls_cache_put(c, "a.example", 6651, fake_session(1, 400, 300));
+    cr_expect_null(pc_tls_cache_take(c, "a.example", 6651), "expired: not offered");
+    cr_expect_eq(pc_tls_cache_count(c, NULL, 0), 0, "and dropped");
+
+    char long_name[PC_TLS_HOST_MAX + 8];
+    memset(long_name, 'a', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    pc_tls_cache_put(c, long_name, 6651, fake_session(2, 0, 300));
+    cr_expect_eq(pc_tls_cache_count(c, NULL, 0), 0, "a name too long to key by is not kept");
+    cr_expect_null(pc_tls_cache_take(c, long_name, 6651));
+    pc_tls_cache_free(c);
+}
+
+/* Every connection to one broker needs a session of its own to resume at once: with
+ * connectionsPerBroker above the default bound, the cache keeps that many per peer. */
+Test(tls, cache_keeps_a_session_per_connection_to_a_broker)
+{
+    pc_tls_settings_t s = resuming(&ca);
+    s.connections_per_peer = 3 * PC_TLS_PER_PEER;
+    pc_tls_ctx_t *ctx = new_ctx(s), *shared = NULL;
+    cr_assert_eq(pc_tls_ctx_share(ctx, &shared), PULSARC_OK);
+    pc_tls_ctx_t *both[] = { ctx, shared };
+    for (int k = 0; k < 2; k++) {
+        for (unsigned i = 0; i < 4 * PC_TLS_PER_PEER; i++)
+            pc_tls_cache_put(both[k]->cache, "a.example", 6651, fake_session(i, 0, 300));
+        cr_expect_eq(pc_tls_cache_count(both[k]->cache, "a.example", 6651), 3 * PC_TLS_PER_PEER);
+    }
+    pc_tls_ctx_free(shared);
+    pc_tls_ctx_free(ctx);
+
+    /* Through the configuration. */
+    pulsarc_client_config_t *conf = pulsarc_client_config_new();
+    cr_assert_eq(pulsarc_client_config_set(conf, "connectionsPerBroker", "100"), PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(conf, "tlsAllowInsecureConnection", "true"), PULSARC_OK);
+    pc_service_url_t url;
+    cr_assert_eq(pc_service_url_parse("pulsar+ssl://localhost:6651", &url, NULL, 0), 0);
+    cr_assert_eq(pc_client_tls_new(conf, &url, &ctx), PULSARC_OK);
+    cr_expect_eq(ctx->cache_per_peer, 100);
+    pc_client_tls_free(ctx);
+    pulsarc_client_config_free(conf);
+}
+
+/* A broker decides how large its tickets are: one beyond PC_TLS_TICKET_MAX is not kept. */
+static int pad_session(SSL *ssl, void *arg)
+{
+    (void)arg;
+    /* Application data the server stores in its tickets makes them as large as it likes. */
+    static unsigned char filler[PC_TLS_TICKET_MAX];
+    return SSL_SESSION_set1_ticket_appdata(SSL_get_session(ssl), filler, sizeof filler);
+}
+
+Test(tls, oversized_tickets_are_not_kept)
+{
+    SSL_CTX *srv = new_server_ctx((server_opts_t){ .id = &server });
+    SSL_CTX_set_session_ticket_cb(srv, pad_session, NULL, NULL);
+    pc_tls_ctx_t *ctx = new_ctx(resuming(&ca));
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    cr_expect_eq(pc_tls_cache_count(ctx->cache, "localhost", 6651), 0);
+    cr_expect_not(connect_on(ctx, "localhost", srv).client_resumed);
+
+    /* The same server with tickets of the usual size: kept. */
+    SSL_CTX_set_session_ticket_cb(srv, NULL, NULL, NULL);
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    cr_expect_gt(pc_tls_cache_count(ctx->cache, "localhost", 6651), 0);
+    SSL_CTX_free(srv);
+    pc_tls_ctx_free(ctx);
 }
