@@ -38,8 +38,8 @@ pulsar_authentication_t *pulsar_authentication_token_create(const char *token)
     return make(PC_COMPAT_AUTH_TOKEN, NULL, token ? token : "");
 }
 
-pulsar_authentication_t *pulsar_authentication_token_create_with_supplier(token_supplier tokenSupplier,
-                                                                          void *ctx)
+pulsar_authentication_t *
+pulsar_authentication_token_create_with_supplier(token_supplier tokenSupplier, void *ctx)
 {
     pulsar_authentication_t *auth = make(PC_COMPAT_AUTH_SUPPLIER, NULL, NULL);
     if (auth) {

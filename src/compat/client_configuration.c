@@ -106,8 +106,8 @@ int pulsar_client_configuration_get_concurrent_lookup_request(pulsar_client_conf
     return conf ? conf->lookup_concurrency : 50000;
 }
 
-void pulsar_client_configuration_set_logger(pulsar_client_configuration_t *conf, pulsar_logger logger,
-                                            void *ctx)
+void pulsar_client_configuration_set_logger(pulsar_client_configuration_t *conf,
+                                            pulsar_logger logger, void *ctx)
 {
     if (conf)
         conf->logger = (pc_compat_logger){ .set = 1, .log = logger, .ctx = ctx };
@@ -117,9 +117,10 @@ void pulsar_client_configuration_set_logger_t(pulsar_client_configuration_t *con
                                               pulsar_logger_t logger)
 {
     if (conf)
-        conf->logger = (pc_compat_logger){
-            .set = 1, .is_enabled = logger.is_enabled, .log = logger.log, .ctx = logger.ctx
-        };
+        conf->logger = (pc_compat_logger){ .set = 1,
+                                           .is_enabled = logger.is_enabled,
+                                           .log = logger.log,
+                                           .ctx = logger.ctx };
 }
 
 void pulsar_client_configuration_set_tls_trust_certs_file_path(pulsar_client_configuration_t *conf,
@@ -143,8 +144,8 @@ void pulsar_client_configuration_set_tls_private_key_file_path(pulsar_client_con
         pc_compat_set_str(&conf->key, private_key_file_path);
 }
 
-const char *pulsar_client_configuration_get_tls_private_key_file_path(
-    pulsar_client_configuration_t *conf)
+const char *
+pulsar_client_configuration_get_tls_private_key_file_path(pulsar_client_configuration_t *conf)
 {
     return conf && conf->key ? conf->key : "";
 }
@@ -156,13 +157,14 @@ void pulsar_client_configuration_set_tls_certificate_file_path(pulsar_client_con
         pc_compat_set_str(&conf->cert, certificateFilePath);
 }
 
-const char *pulsar_client_configuration_get_tls_certificate_file_path(
-    pulsar_client_configuration_t *conf)
+const char *
+pulsar_client_configuration_get_tls_certificate_file_path(pulsar_client_configuration_t *conf)
 {
     return conf && conf->cert ? conf->cert : "";
 }
 
-int pulsar_client_configuration_is_tls_allow_insecure_connection(pulsar_client_configuration_t *conf)
+int pulsar_client_configuration_is_tls_allow_insecure_connection(
+    pulsar_client_configuration_t *conf)
 {
     return conf ? conf->allow_insecure : 0;
 }
@@ -174,8 +176,8 @@ void pulsar_client_configuration_set_stats_interval_in_seconds(pulsar_client_con
         conf->stats_interval_s = interval;
 }
 
-unsigned int pulsar_client_configuration_get_stats_interval_in_seconds(
-    pulsar_client_configuration_t *conf)
+unsigned int
+pulsar_client_configuration_get_stats_interval_in_seconds(pulsar_client_configuration_t *conf)
 {
     return conf ? conf->stats_interval_s : 600;
 }
@@ -204,15 +206,15 @@ const char *pulsar_client_configuration_get_listener_name(pulsar_client_configur
     return conf && conf->listener ? conf->listener : "";
 }
 
-void pulsar_client_configuration_set_partitions_update_interval(pulsar_client_configuration_t *conf,
-                                                                const unsigned int intervalInSeconds)
+void pulsar_client_configuration_set_partitions_update_interval(
+    pulsar_client_configuration_t *conf, const unsigned int intervalInSeconds)
 {
     if (conf)
         conf->partitions_update_s = intervalInSeconds;
 }
 
-unsigned int pulsar_client_configuration_get_partitions_update_interval(
-    pulsar_client_configuration_t *conf)
+unsigned int
+pulsar_client_configuration_get_partitions_update_interval(pulsar_client_configuration_t *conf)
 {
     return conf ? conf->partitions_update_s : 60;
 }
@@ -224,8 +226,8 @@ void pulsar_client_configuration_set_keep_alive_interval_in_seconds(
         conf->keepalive_s = keepAliveIntervalInSeconds;
 }
 
-unsigned int pulsar_client_configuration_get_keep_alive_interval_in_seconds(
-    pulsar_client_configuration_t *conf)
+unsigned int
+pulsar_client_configuration_get_keep_alive_interval_in_seconds(pulsar_client_configuration_t *conf)
 {
     return conf ? conf->keepalive_s : 30;
 }
@@ -281,7 +283,8 @@ pulsarc_result pc_compat_client_config(const pulsar_client_configuration_t *conf
     pulsarc_client_config_t *c = pulsarc_client_config_new();
     pulsarc_result res = c ? PULSARC_OK : PULSARC_ERR_NO_MEMORY;
     if (res == PULSARC_OK)
-        res = set_num(c, "operationTimeoutMs", (unsigned long long)conf->operation_timeout_s * 1000);
+        res = set_num(c, "operationTimeoutMs",
+                      (unsigned long long)conf->operation_timeout_s * 1000);
     if (res == PULSARC_OK)
         res = set_num(c, "memoryLimitBytes", conf->memory_limit);
     if (res == PULSARC_OK)

@@ -107,8 +107,8 @@ typedef struct pc_compat_logger {
 } pc_compat_logger;
 
 /* Installs logger (a copy the client owns, *owned) in a pulsarc configuration. */
-pulsarc_result pc_compat_logger_apply(const pc_compat_logger *logger,
-                                      pulsarc_client_config_t *conf, pc_compat_logger **owned);
+pulsarc_result pc_compat_logger_apply(const pc_compat_logger *logger, pulsarc_client_config_t *conf,
+                                      pc_compat_logger **owned);
 
 /* ---- client configuration and client (client_configuration.c, client.c) ---------------- */
 

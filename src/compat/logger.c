@@ -16,8 +16,8 @@ static void forward(pulsarc_log_level level, const char *file, int line, const c
     pc_compat_leave_callback();
 }
 
-pulsarc_result pc_compat_logger_apply(const pc_compat_logger *logger,
-                                      pulsarc_client_config_t *conf, pc_compat_logger **owned)
+pulsarc_result pc_compat_logger_apply(const pc_compat_logger *logger, pulsarc_client_config_t *conf,
+                                      pc_compat_logger **owned)
 {
     *owned = NULL;
     if (!logger->set)
@@ -31,8 +31,8 @@ pulsarc_result pc_compat_logger_apply(const pc_compat_logger *logger,
         return PULSARC_ERR_NO_MEMORY;
     *copy = *logger;
     /* Let every line through to forward(), which asks is_enabled (or keeps INFO and up). */
-    pulsarc_result res =
-        pulsarc_client_config_set(conf, "logLevel", logger->is_enabled ? "debug" : "info");
+    pulsarc_result res = pulsarc_client_config_set(conf, "logLevel",
+                                                   logger->is_enabled ? "debug" : "info");
     if (res != PULSARC_OK) {
         free(copy);
         return res;

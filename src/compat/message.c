@@ -343,8 +343,7 @@ pulsarc_result pc_compat_message_build(pulsar_message_t *msg)
     if (res == PULSARC_OK && msg->ordering_key)
         res = pulsarc_message_set_ordering_key(m, msg->ordering_key, strlen(msg->ordering_key));
     for (size_t i = 0; res == PULSARC_OK && msg->properties && i < msg->properties->n; i++)
-        res = pulsarc_message_set_property(m, msg->properties->keys[i],
-                                           msg->properties->values[i]);
+        res = pulsarc_message_set_property(m, msg->properties->keys[i], msg->properties->values[i]);
     if (res == PULSARC_OK && msg->event_time)
         res = pulsarc_message_set_event_time(m, msg->event_time);
     if (res == PULSARC_OK && msg->sequence_id >= 0)

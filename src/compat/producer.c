@@ -88,8 +88,8 @@ void pulsar_producer_send_async(pulsar_producer_t *producer, pulsar_message_t *m
             call->cb = callback;
             call->ctx = ctx;
             pc_compat_set_sending(msg);
-            pulsarc_result res = pulsarc_producer_send_async(producer->producer, msg->built,
-                                                             sent, call);
+            pulsarc_result res = pulsarc_producer_send_async(producer->producer, msg->built, sent,
+                                                             call);
             pc_compat_set_sending(NULL);
             if (res == PULSARC_OK) {
                 atomic_store(&msg->sent, 1);
@@ -142,8 +142,9 @@ static void start(pulsar_producer_t *producer, int close, pulsar_result_callback
         if (call) {
             call->cb = callback;
             call->ctx = ctx;
-            pulsarc_result res = close ? pulsarc_producer_close_async(producer->producer, done, call)
-                                       : pulsarc_producer_flush_async(producer->producer, done, call);
+            pulsarc_result res = close
+                                     ? pulsarc_producer_close_async(producer->producer, done, call)
+                                     : pulsarc_producer_flush_async(producer->producer, done, call);
             if (res == PULSARC_OK)
                 return;
             free(call);

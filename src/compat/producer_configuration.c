@@ -87,8 +87,8 @@ void pulsar_producer_configuration_set_compression_type(pulsar_producer_configur
         conf->compression = compressionType;
 }
 
-pulsar_compression_type pulsar_producer_configuration_get_compression_type(
-    pulsar_producer_configuration_t *conf)
+pulsar_compression_type
+pulsar_producer_configuration_get_compression_type(pulsar_producer_configuration_t *conf)
 {
     return conf ? conf->compression : pulsar_CompressionNone;
 }
@@ -137,15 +137,15 @@ int pulsar_producer_configuration_get_max_pending_messages_across_partitions(
     return conf ? conf->max_pending_across : 50000;
 }
 
-void pulsar_producer_configuration_set_partitions_routing_mode(pulsar_producer_configuration_t *conf,
-                                                               pulsar_partitions_routing_mode mode)
+void pulsar_producer_configuration_set_partitions_routing_mode(
+    pulsar_producer_configuration_t *conf, pulsar_partitions_routing_mode mode)
 {
     if (conf && mode >= pulsar_UseSinglePartition && mode <= pulsar_CustomPartition)
         conf->routing = mode;
 }
 
-pulsar_partitions_routing_mode pulsar_producer_configuration_get_partitions_routing_mode(
-    pulsar_producer_configuration_t *conf)
+pulsar_partitions_routing_mode
+pulsar_producer_configuration_get_partitions_routing_mode(pulsar_producer_configuration_t *conf)
 {
     return conf ? conf->routing : pulsar_RoundRobinDistribution;
 }
@@ -168,8 +168,8 @@ void pulsar_producer_configuration_set_hashing_scheme(pulsar_producer_configurat
         conf->hashing = scheme;
 }
 
-pulsar_hashing_scheme pulsar_producer_configuration_get_hashing_scheme(
-    pulsar_producer_configuration_t *conf)
+pulsar_hashing_scheme
+pulsar_producer_configuration_get_hashing_scheme(pulsar_producer_configuration_t *conf)
 {
     return conf ? conf->hashing : pulsar_BoostHash;
 }
@@ -219,8 +219,8 @@ void pulsar_producer_configuration_set_batching_max_messages(pulsar_producer_con
         conf->batch_messages = batchingMaxMessages;
 }
 
-unsigned int pulsar_producer_configuration_get_batching_max_messages(
-    pulsar_producer_configuration_t *conf)
+unsigned int
+pulsar_producer_configuration_get_batching_max_messages(pulsar_producer_configuration_t *conf)
 {
     return conf ? conf->batch_messages : 1000;
 }
@@ -275,8 +275,8 @@ void pulsar_producer_configuration_set_default_crypto_key_reader(
         pc_compat_set_str(&conf->public_key_path, public_key_path);
 }
 
-pulsar_producer_crypto_failure_action pulsar_producer_configuration_get_crypto_failure_action(
-    pulsar_producer_configuration_t *conf)
+pulsar_producer_crypto_failure_action
+pulsar_producer_configuration_get_crypto_failure_action(pulsar_producer_configuration_t *conf)
 {
     return conf ? conf->crypto_failure : pulsar_ProducerFail;
 }
@@ -285,8 +285,8 @@ void pulsar_producer_configuration_set_crypto_failure_action(
     pulsar_producer_configuration_t *conf,
     pulsar_producer_crypto_failure_action cryptoFailureAction)
 {
-    if (conf && (cryptoFailureAction == pulsar_ProducerFail ||
-                 cryptoFailureAction == pulsar_ProducerSend))
+    if (conf &&
+        (cryptoFailureAction == pulsar_ProducerFail || cryptoFailureAction == pulsar_ProducerSend))
         conf->crypto_failure = cryptoFailureAction;
 }
 
@@ -315,8 +315,8 @@ int pulsar_producer_configuration_is_chunking_enabled(pulsar_producer_configurat
     return conf ? conf->chunking : 0;
 }
 
-pulsar_producer_access_mode pulsar_producer_configuration_get_access_mode(
-    pulsar_producer_configuration_t *conf)
+pulsar_producer_access_mode
+pulsar_producer_configuration_get_access_mode(pulsar_producer_configuration_t *conf)
 {
     return conf ? conf->access_mode : pulsar_ProducerAccessModeShared;
 }
@@ -396,15 +396,15 @@ static pulsarc_result apply_schema(const pulsar_producer_configuration_t *conf,
     }
     pulsarc_schema_t *schema = NULL;
     const char *def = conf->schema_definition ? conf->schema_definition : "";
-    pulsarc_result res =
-        type == PULSARC_SCHEMA_AUTO_PRODUCE
-            ? pulsarc_schema_new_primitive(type, &schema)
-            : pulsarc_schema_new(type, conf->schema_name && *conf->schema_name ? conf->schema_name
-                                                                               : NULL,
-                                 def, strlen(def), &schema);
-    for (size_t i = 0; res == PULSARC_OK && conf->schema_properties &&
-                       i < conf->schema_properties->n;
-         i++)
+    pulsarc_result res = type == PULSARC_SCHEMA_AUTO_PRODUCE
+                             ? pulsarc_schema_new_primitive(type, &schema)
+                             : pulsarc_schema_new(type,
+                                                  conf->schema_name && *conf->schema_name
+                                                      ? conf->schema_name
+                                                      : NULL,
+                                                  def, strlen(def), &schema);
+    for (size_t i = 0;
+         res == PULSARC_OK && conf->schema_properties && i < conf->schema_properties->n; i++)
         res = pulsarc_schema_set_property(schema, conf->schema_properties->keys[i],
                                           conf->schema_properties->values[i]);
     if (res == PULSARC_OK)
@@ -415,8 +415,7 @@ static pulsarc_result apply_schema(const pulsar_producer_configuration_t *conf,
 
 pulsarc_result pc_compat_producer_config(const pulsar_producer_configuration_t *conf,
                                          const pulsar_client_t *client,
-                                         pulsarc_producer_config_t **out,
-                                         pc_compat_router **router)
+                                         pulsarc_producer_config_t **out, pc_compat_router **router)
 {
     static const char *const codecs[] = { "none", "lz4", "zlib", "zstd", "snappy" };
     static const char *const access[] = { "shared", "exclusive", "wait_for_exclusive",
@@ -458,7 +457,7 @@ pulsarc_result pc_compat_producer_config(const pulsar_producer_configuration_t *
     if (res == PULSARC_OK)
         res = pulsarc_producer_config_set(c, "cryptoFailureAction",
                                           conf->crypto_failure == pulsar_ProducerSend ? "send"
-                                                                                       : "fail");
+                                                                                      : "fail");
     if (res == PULSARC_OK)
         res = pulsarc_producer_config_set(c, "hashingScheme",
                                           conf->hashing == pulsar_Murmur3_32Hash ? "murmur3"
@@ -467,8 +466,9 @@ pulsarc_result pc_compat_producer_config(const pulsar_producer_configuration_t *
                                               : boost_scheme());
     if (res == PULSARC_OK && conf->routing != pulsar_CustomPartition)
         res = pulsarc_producer_config_set(c, "messageRoutingMode",
-                                          conf->routing == pulsar_UseSinglePartition ? "single"
-                                                                                     : "round_robin");
+                                          conf->routing == pulsar_UseSinglePartition
+                                              ? "single"
+                                              : "round_robin");
     if (res == PULSARC_OK && conf->routing == pulsar_CustomPartition) {
         if (!conf->router) {
             res = PULSARC_ERR_INVALID_CONFIG; /* custom routing without a router */
@@ -492,7 +492,8 @@ pulsarc_result pc_compat_producer_config(const pulsar_producer_configuration_t *
         res = apply_schema(conf, c);
     /* As libpulsar: messages are encrypted only with both key names and a key reader. */
     if (res == PULSARC_OK && conf->public_key_path)
-        for (int i = 0; res == PULSARC_OK && i < pulsar_string_list_size(conf->encryption_keys); i++)
+        for (int i = 0; res == PULSARC_OK && i < pulsar_string_list_size(conf->encryption_keys);
+             i++)
             res = pulsarc_producer_config_add_encryption_key_file(
                 c, pulsar_string_list_get(conf->encryption_keys, i), conf->public_key_path);
     for (size_t i = 0; res == PULSARC_OK && i < conf->extra.n; i++)

@@ -124,8 +124,7 @@ Test(compat_producer_conf, defaults_are_libpulsars)
     cr_expect_eq(pulsar_producer_is_encryption_enabled(p), 0);
     cr_expect_eq(pulsar_producer_configuration_get_crypto_failure_action(p), pulsar_ProducerFail);
     cr_expect_eq(pulsar_producer_configuration_is_chunking_enabled(p), 0);
-    cr_expect_eq(pulsar_producer_configuration_get_access_mode(p),
-                 pulsar_ProducerAccessModeShared);
+    cr_expect_eq(pulsar_producer_configuration_get_access_mode(p), pulsar_ProducerAccessModeShared);
     pulsar_producer_configuration_free(p);
     pulsar_producer_configuration_free(NULL);
 }

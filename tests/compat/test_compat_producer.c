@@ -208,7 +208,7 @@ Test(compat_producer, a_refused_send_is_reported_through_its_callback)
 static const struct {
     const char *key;
     int partition;
-} keyed[] = { { "a", 12 },     { "ab", 6 },      { "abc", 13 },         { "user-42", 4 },
+} keyed[] = { { "a", 12 },    { "ab", 6 },      { "abc", 13 },        { "user-42", 4 },
               { "key-0", 2 }, { "compat", 11 }, { "hello world", 12 } };
 
 /* The partition each key's send landed on, among 16 (keyless: key NULL). */

@@ -31,19 +31,19 @@ PULSAR_PUBLIC pulsar_authentication_t *pulsar_authentication_tls_create(const ch
 PULSAR_PUBLIC pulsar_authentication_t *pulsar_authentication_token_create(const char *token);
 /** A token from tokenSupplier(ctx), asked on each connect and challenge (on the client's
  * loop thread: keep it quick). */
-PULSAR_PUBLIC pulsar_authentication_t *pulsar_authentication_token_create_with_supplier(
-    token_supplier tokenSupplier, void *ctx);
+PULSAR_PUBLIC pulsar_authentication_t *
+pulsar_authentication_token_create_with_supplier(token_supplier tokenSupplier, void *ctx);
 /** User and password (method "basic"). */
 PULSAR_PUBLIC pulsar_authentication_t *pulsar_authentication_basic_create(const char *username,
                                                                           const char *password);
 /** Not provided by pulsarc-compat: declared so that a program using it fails to link with
  * this name. */
-PULSAR_PUBLIC pulsar_authentication_t *pulsar_authentication_athenz_create(
-    const char *authParamsString);
+PULSAR_PUBLIC pulsar_authentication_t *
+pulsar_authentication_athenz_create(const char *authParamsString);
 /** OAuth2 client credentials: the JSON parameters libpulsar takes (issuer_url,
  * private_key or client_id and client_secret, audience, scope). */
-PULSAR_PUBLIC pulsar_authentication_t *pulsar_authentication_oauth2_create(
-    const char *authParamsString);
+PULSAR_PUBLIC pulsar_authentication_t *
+pulsar_authentication_oauth2_create(const char *authParamsString);
 /** Frees it, wiping its secrets (NULL: nothing). */
 PULSAR_PUBLIC void pulsar_authentication_free(pulsar_authentication_t *authentication);
 

@@ -49,12 +49,13 @@ typedef void (*pulsar_get_partitions_callback)(pulsar_result result,
  * with conf (NULL: the defaults; copied). Never NULL but when out of memory: a URL or
  * setting pulsarc refuses makes every producer creation fail with the matching result
  * (pulsar_result_InvalidUrl, pulsar_result_InvalidConfiguration). */
-PULSAR_PUBLIC pulsar_client_t *pulsar_client_create(
-    const char *serviceUrl, const pulsar_client_configuration_t *clientConfiguration);
+PULSAR_PUBLIC pulsar_client_t *
+pulsar_client_create(const char *serviceUrl,
+                     const pulsar_client_configuration_t *clientConfiguration);
 /** Creates a producer on topic with conf (NULL: the defaults) and waits for it. */
-PULSAR_PUBLIC pulsar_result pulsar_client_create_producer(pulsar_client_t *client, const char *topic,
-                                                          const pulsar_producer_configuration_t *conf,
-                                                          pulsar_producer_t **producer);
+PULSAR_PUBLIC pulsar_result pulsar_client_create_producer(
+    pulsar_client_t *client, const char *topic, const pulsar_producer_configuration_t *conf,
+    pulsar_producer_t **producer);
 /** The same without waiting: callback gets the outcome once (on the calling thread when
  * the creation cannot start, on the client's loop thread otherwise). */
 PULSAR_PUBLIC void pulsar_client_create_producer_async(pulsar_client_t *client, const char *topic,
@@ -124,8 +125,8 @@ PULSAR_PUBLIC void pulsar_client_get_topic_partitions_async(pulsar_client_t *cli
  * pulsar_producer_free. */
 PULSAR_PUBLIC pulsar_result pulsar_client_close(pulsar_client_t *client);
 /** The same without waiting; callback (may be NULL) gets the outcome. */
-PULSAR_PUBLIC void pulsar_client_close_async(pulsar_client_t *client, pulsar_close_callback callback,
-                                             void *ctx);
+PULSAR_PUBLIC void pulsar_client_close_async(pulsar_client_t *client,
+                                             pulsar_close_callback callback, void *ctx);
 /** Closes the client if open, and frees it (NULL: nothing). */
 PULSAR_PUBLIC void pulsar_client_free(pulsar_client_t *client);
 

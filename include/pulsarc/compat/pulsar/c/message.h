@@ -67,8 +67,7 @@ PULSAR_PUBLIC pulsar_string_map_t *pulsar_message_get_properties(pulsar_message_
 /** 1 when the property is set. */
 PULSAR_PUBLIC int pulsar_message_has_property(pulsar_message_t *message, const char *name);
 /** The property's value, "" when unset. */
-PULSAR_PUBLIC const char *pulsar_message_get_property(pulsar_message_t *message,
-                                                      const char *name);
+PULSAR_PUBLIC const char *pulsar_message_get_property(pulsar_message_t *message, const char *name);
 /** The payload (NULL when none). */
 PULSAR_PUBLIC const void *pulsar_message_get_data(pulsar_message_t *message);
 /** The payload's length. */

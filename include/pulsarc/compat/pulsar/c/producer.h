@@ -35,7 +35,8 @@ PULSAR_PUBLIC const char *pulsar_producer_get_topic(pulsar_producer_t *producer)
 /** The producer's name (set, or given by the broker); valid until pulsar_producer_free. */
 PULSAR_PUBLIC const char *pulsar_producer_get_producer_name(pulsar_producer_t *producer);
 /** Sends msg and waits for the broker's receipt (or the send timeout). */
-PULSAR_PUBLIC pulsar_result pulsar_producer_send(pulsar_producer_t *producer, pulsar_message_t *msg);
+PULSAR_PUBLIC pulsar_result pulsar_producer_send(pulsar_producer_t *producer,
+                                                 pulsar_message_t *msg);
 /** Sends msg without waiting; callback (may be NULL) gets the outcome (see the file's
  * comment). msg may be freed or reused for reading once this returns. */
 PULSAR_PUBLIC void pulsar_producer_send_async(pulsar_producer_t *producer, pulsar_message_t *msg,
