@@ -83,7 +83,8 @@ int main(int argc, char **argv)
     }
     char *keys[1024];
     int nkeys = 0;
-    for (char *k = key_list ? strtok(key_list, ",") : NULL; k && nkeys < 1024; k = strtok(NULL, ","))
+    for (char *k = key_list ? strtok(key_list, ",") : NULL; k && nkeys < 1024;
+         k = strtok(NULL, ","))
         keys[nkeys++] = k;
     if (key_list)
         count = nkeys;
