@@ -524,6 +524,16 @@ pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *con
     return PULSARC_OK;
 }
 
+pulsarc_result pulsarc_producer_config_set_room_cb(pulsarc_producer_config_t *conf,
+                                                   pulsarc_room_cb cb, void *ctx)
+{
+    if (!conf)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config must not be NULL");
+    conf->room_cb = cb;
+    conf->room_ctx = cb ? ctx : NULL;
+    return PULSARC_OK;
+}
+
 pulsarc_result pulsarc_producer_config_set_property(pulsarc_producer_config_t *conf,
                                                     const char *key, const char *value)
 {
