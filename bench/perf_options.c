@@ -42,10 +42,6 @@ enum {
     OPT_KEY_MODE,
     OPT_ACCESS_MODE,
     OPT_PRODUCER_NAME,
-    OPT_TXN,
-    OPT_TXN_MESSAGES,
-    OPT_TXN_ABORT,
-    OPT_TXN_TIMEOUT,
     OPT_MEMORY_LIMIT,
     OPT_SEND_TIMEOUT,
     OPT_SEPARATOR,
@@ -94,9 +90,7 @@ void perf_options_usage(FILE *f, const char *prog)
             "  -am, --access-mode MODE   Shared, Exclusive, ExclusiveWithFencing or\n"
             "                            WaitForExclusive (default Shared)\n"
             "  -pn, --producer-name NAME producer k is named NAME-k\n"
-            "  -txn, --txn-enable        send in transactions of -nmt messages (default 50)\n"
-            "  -nmt N, -abort, -tto S    messages per transaction, abort instead of commit,\n"
-            "                            transaction timeout (default 10 s)\n"
+
             "  -set, --set-event-time    give each message the time as its event time\n"
             "  -ef, --exit-on-failure    stop at the first failed message\n"
             "  -u, --service-url URL     (default pulsar://127.0.0.1:6650)\n"
@@ -113,6 +107,7 @@ void perf_options_usage(FILE *f, const char *prog)
             "  --tls-enable-hostname-verification   as pulsar-perf's\n"
             "  -threads, -ioThreads, -lt, -i, -bw, -mlr, --warmup-time: accepted; one thread\n"
             "                            sends here, and they change nothing\n"
+            "  -f, -e, -fp, -fc, -txn, -nmt, -abort, -tto: refused, with the reason\n"
             "pulsarc-perf's own:\n"
             "      --conf key=value      producer setting, repeatable (e.g. compressionType=lz4)\n"
             "      --client-conf k=v     client setting, repeatable (e.g. memoryLimitBytes=0)\n"
@@ -356,13 +351,6 @@ static const struct option base_options[] = {
     { "access-mode", required_argument, NULL, OPT_ACCESS_MODE },
     { "pn", required_argument, NULL, OPT_PRODUCER_NAME },
     { "producer-name", required_argument, NULL, OPT_PRODUCER_NAME },
-    { "txn", no_argument, NULL, OPT_TXN },
-    { "txn-enable", no_argument, NULL, OPT_TXN },
-    { "nmt", required_argument, NULL, OPT_TXN_MESSAGES },
-    { "numMessage-perTransaction", required_argument, NULL, OPT_TXN_MESSAGES },
-    { "abort", no_argument, NULL, OPT_TXN_ABORT },
-    { "tto", required_argument, NULL, OPT_TXN_TIMEOUT },
-    { "txn-timeout", required_argument, NULL, OPT_TXN_TIMEOUT },
     { "au", required_argument, NULL, OPT_ADMIN_URL },
     { "admin-url", required_argument, NULL, OPT_ADMIN_URL },
     { "np", required_argument, NULL, OPT_PARTITIONS },
@@ -416,6 +404,15 @@ static const struct {
     { "-e", "the delimiter of -f's payload file" },
     { "-fp", "payload formatting needs -f" },
     { "-fc", "payload formatting needs -f" },
+    { "-txn", "pulsarc-perf does not send in transactions (pulsarc-produce --txn-batch N "
+              "does, and --txn-abort aborts them)" },
+    { "--txn-enable", "pulsarc-perf does not send in transactions (pulsarc-produce "
+                      "--txn-batch N does)" },
+    { "-nmt", "it goes with -txn, which pulsarc-perf does not support" },
+    { "-abort", "it goes with -txn, which pulsarc-perf does not support" },
+    { "-tto", "it goes with -txn, which pulsarc-perf does not support" },
+    { "--numMessage-perTransaction", "it goes with -txn, which pulsarc-perf does not support" },
+    { "--txn-timeout", "it goes with -txn, which pulsarc-perf does not support" },
 };
 
 int perf_options_parse(int argc, char **argv, options_t *o)
@@ -429,8 +426,6 @@ int perf_options_parse(int argc, char **argv, options_t *o)
     o->partitions = -1;
     o->stats_interval_s = 1;
     o->separator = "-";
-    o->txn_messages = 50;
-    o->txn_timeout_s = 10;
 
     static struct option longs[sizeof base_options / sizeof base_options[0] + 32];
     size_t nl = sizeof base_options / sizeof base_options[0];
@@ -451,7 +446,8 @@ int perf_options_parse(int argc, char **argv, options_t *o)
     }
     for (int a = first; a < argc; a++)
         for (size_t u = 0; u < sizeof unsupported / sizeof unsupported[0]; u++)
-            if (!strcmp(argv[a], unsupported[u].flag)) {
+            if (!strncmp(argv[a], unsupported[u].flag, strcspn(argv[a], "=")) &&
+                strlen(unsupported[u].flag) == strcspn(argv[a], "=")) {
                 fprintf(stderr, "%s: %s is not supported: %s\n", prog, argv[a], unsupported[u].why);
                 return -1;
             }
@@ -630,22 +626,6 @@ int perf_options_parse(int argc, char **argv, options_t *o)
             if (!*optarg)
                 goto bad;
             o->producer_name = optarg;
-            break;
-        case OPT_TXN:
-            o->txn = true;
-            break;
-        case OPT_TXN_MESSAGES:
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > UINT32_MAX)
-                goto bad;
-            o->txn_messages = (uint32_t)v;
-            break;
-        case OPT_TXN_ABORT:
-            o->txn_abort = true;
-            break;
-        case OPT_TXN_TIMEOUT:
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > 2147483)
-                goto bad;
-            o->txn_timeout_s = v;
             break;
         case OPT_ADMIN_URL:
             o->admin_url = optarg;

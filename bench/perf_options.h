@@ -2,9 +2,10 @@
  * pulsarc-perf's command line: pulsar-perf produce's flags with their meanings and
  * defaults (topics as arguments, -t topics, -n producers per topic, -m messages, -r rate,
  * -s size, -o max pending, -time, -d / -dr delays, -b / -bm / -bb / -db batching, -z, -ch,
- * -k / -v encryption, -mk keys, -am, -pn, -txn / -nmt / -abort / -tto, ...; an optional
- * leading "produce"), and pulsarc-perf's own long options (--conf, --zero-copy, ...).
- * Every refusal names the argument that is wrong.
+ * -k / -v encryption, -mk keys, -am, -pn, ...; an optional leading "produce"), and
+ * pulsarc-perf's own long options (--conf, --zero-copy, ...). Every refusal names the
+ * argument that is wrong; the few pulsar-perf flags it lacks (-f, -txn, ...) are refused
+ * with the reason.
  */
 #ifndef PULSARC_PERF_OPTIONS_H
 #define PULSARC_PERF_OPTIONS_H
@@ -64,10 +65,6 @@ typedef struct options {
     bool exit_on_failure;              /* -ef */
     const char *producer_name;         /* -pn: producer k is named NAME<separator>k */
     const char *separator;             /* between a topic and its number, and in names */
-    bool txn;                          /* -txn */
-    uint32_t txn_messages;             /* -nmt: messages per transaction */
-    bool txn_abort;                    /* -abort */
-    uint64_t txn_timeout_s;            /* -tto */
     conf_list_t producer_conf;         /* applied in command-line order, after the defaults */
     conf_list_t encrypt;               /* key name -> PEM public key file */
     conf_list_t client_conf;

@@ -4,7 +4,7 @@
  *   pulsarc-perf [produce] [-u URL] [-t N] [-n N] [-m N] [-time S] [-r MSG_PER_S] [-s BYTES]
  *                [-o MAX_PENDING] [-z CODEC] [-b MS] [-bm N] [-bb N] [-db] [-ch] [-d S]
  *                [-dr MIN,MAX] [-k NAME -v FILE] [-mk MODE] [-am MODE] [-pn NAME]
- *                [-txn [-nmt N] [-abort] [-tto S]] [-np N] ... [pulsarc-perf's own
+ *                [-np N] ... [pulsarc-perf's own
  *                --conf k=v, --zero-copy, ...] [TOPIC...]
  *
  * (perf_options.c has every flag.) One thread sends with pulsarc_producer_send_async
@@ -226,6 +226,55 @@ static void print_error(const char *what, pulsarc_result res)
 }
 
 /* Defaults first, then the user's settings in command-line order, so later ones win. */
+/* A small generator for -mk random and -dr (xorshift64*). */
+static uint64_t next_random(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545f4914f6cdd1du;
+}
+
+/* What pulsar-perf sets on each message beyond its payload, a key (-mk), a random delay
+ * (-dr), the event time (-set): an interceptor's before_send, on the sending thread, so
+ * that the send loop stays the same whether they are asked for or not (the library's
+ * send path, inlined into it, is what bench/instructions counts). n counts the messages. */
+typedef struct extras {
+    const options_t *o;
+    uint64_t n, rng;
+} extras_t;
+
+static pulsarc_result per_message(pulsarc_producer_t *producer, pulsarc_message_t *msg, void *ctx)
+{
+    (void)producer;
+    extras_t *x = ctx;
+    const options_t *o = x->o;
+    pulsarc_result res = PULSARC_OK;
+    uint64_t n = x->n++; /* one sending thread */
+    if (o->key_mode != PERF_KEYS_NONE) {
+        char key[24];
+        if (o->key_mode == PERF_KEYS_AUTO_INCREMENT)
+            snprintf(key, sizeof key, "%" PRIu64, n);
+        else /* pulsar-perf's: a random int, as text */
+            snprintf(key, sizeof key, "%" PRId32, (int32_t)(uint32_t)next_random(&x->rng));
+        res = pulsarc_message_set_key(msg, key);
+    }
+    if (res == PULSARC_OK && o->delay_range) {
+        uint64_t span = o->delay_max_s - o->delay_min_s;
+        uint64_t s = o->delay_min_s + next_random(&x->rng) % span;
+        res = pulsarc_message_set_deliver_after(msg, s * 1000);
+    }
+    if (res == PULSARC_OK && o->event_time) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        res = pulsarc_message_set_event_time(msg, (uint64_t)ts.tv_sec * 1000u +
+                                                      (uint64_t)ts.tv_nsec / 1000000u);
+    }
+    return res;
+}
+
+static extras_t g_extras;
+
 /* Producer `index`'s name with -pn (NAME, the separator, the index), else none. */
 static int build_producer_conf_for(const options_t *o, size_t index,
                                    pulsarc_producer_config_t **out);
@@ -287,6 +336,18 @@ static int build_producer_conf_for(const options_t *o, size_t index,
             return -1;
         }
     }
+    if (o->key_mode != PERF_KEYS_NONE || o->delay_range || o->event_time) {
+        static const pulsarc_interceptor_t extras = { .before_send = per_message };
+        g_extras.o = o;
+        g_extras.rng = 0x9e3779b97f4a7c15u;
+        pulsarc_result res = pulsarc_producer_config_add_interceptor(conf, &extras, sizeof extras,
+                                                                     &g_extras);
+        if (res != PULSARC_OK) {
+            print_error("-mk, -dr, -set", res);
+            pulsarc_producer_config_free(conf);
+            return -1;
+        }
+    }
     if (o->producer_name) {
         char name[300];
         snprintf(name, sizeof name, "%s%s%zu", o->producer_name, o->separator, index);
@@ -310,10 +371,7 @@ static int build_client_conf(const options_t *o, pulsarc_client_config_t **out)
     conf_list_t file = { .n = 0 };
     for (size_t i = 0; i < o->file.n_settings; i++)
         perf_conf_add(&file, o->file.settings[i].key, o->file.settings[i].value);
-    conf_list_t txn = { .n = 0 };
-    if (o->txn)
-        perf_conf_add(&txn, "enableTransaction", "true");
-    const conf_list_t *lists[] = { &file, &txn, &o->security, &o->client_conf };
+    const conf_list_t *lists[] = { &file, &o->security, &o->client_conf };
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         for (int i = 0; i < lists[l]->n; i++) {
             const conf_kv_t *kv = &lists[l]->v[i];
@@ -436,89 +494,11 @@ static uint64_t latency_stride(const options_t *o)
     return o->rate > 0 && o->rate < 100000 ? 1 : 8;
 }
 
-/* -txn: transactions ended (committed or aborted as asked) and those that failed. */
-static atomic_uint_fast64_t g_txn_ended, g_txn_failed;
-
-static void on_txn_end(pulsarc_txn_t *txn, pulsarc_result res, void *ctx)
-{
-    (void)txn;
-    (void)ctx;
-    if (res == PULSARC_OK) {
-        atomic_fetch_add(&g_txn_ended, 1);
-        return;
-    }
-    if (atomic_fetch_add(&g_txn_failed, 1) < MAX_ERROR_REPORTS)
-        fprintf(stderr, "transaction end failed: %s: %s\n", pulsarc_result_name(res),
-                pulsarc_last_error_detail());
-}
-
-/* Ends txn as -abort says, without waiting (wait: and waits), and lets it go. */
-static void end_txn(const options_t *o, pulsarc_txn_t *txn, bool wait)
-{
-    if (wait) {
-        pulsarc_result res = o->txn_abort ? pulsarc_txn_abort(txn) : pulsarc_txn_commit(txn);
-        on_txn_end(txn, res, NULL);
-    } else {
-        pulsarc_result res = o->txn_abort ? pulsarc_txn_abort_async(txn, on_txn_end, NULL)
-                                          : pulsarc_txn_commit_async(txn, on_txn_end, NULL);
-        if (res != PULSARC_OK)
-            on_txn_end(txn, res, NULL);
-    }
-    pulsarc_txn_free(txn);
-}
-
-/* A small generator for -mk random and -dr (xorshift64*). */
-static uint64_t next_random(uint64_t *x)
-{
-    *x ^= *x >> 12;
-    *x ^= *x << 25;
-    *x ^= *x >> 27;
-    return *x * 0x2545f4914f6cdd1du;
-}
-
-/* What pulsar-perf sets on each message beyond its payload: a key (-mk), a random delay
- * (-dr), the event time (-set). n is the message's number in the run. */
-static pulsarc_result per_message(const options_t *o, pulsarc_message_t *msg, uint64_t n,
-                                  uint64_t *rng)
-{
-    pulsarc_result res = PULSARC_OK;
-    if (o->key_mode != PERF_KEYS_NONE) {
-        char key[24];
-        if (o->key_mode == PERF_KEYS_AUTO_INCREMENT)
-            snprintf(key, sizeof key, "%" PRIu64, n);
-        else /* pulsar-perf's: a random int, as text */
-            snprintf(key, sizeof key, "%" PRId32, (int32_t)(uint32_t)next_random(rng));
-        res = pulsarc_message_set_key(msg, key);
-    }
-    if (res == PULSARC_OK && o->delay_range) {
-        uint64_t span = o->delay_max_s - o->delay_min_s;
-        uint64_t s = o->delay_min_s + next_random(rng) % span;
-        res = pulsarc_message_set_deliver_after(msg, s * 1000);
-    }
-    if (res == PULSARC_OK && o->event_time) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        res = pulsarc_message_set_event_time(msg, (uint64_t)ts.tv_sec * 1000u +
-                                                      (uint64_t)ts.tv_nsec / 1000000u);
-    }
-    return res;
-}
-
 /* Send until the count, the duration or a signal says stop, to each producer in turn (as
  * pulsar-perf does with one thread). Returns messages accepted. */
-static uint64_t send_loop(const options_t *o, pulsarc_client_t *client, const producer_set_t *ps,
-                          pulsarc_message_t *msg, const uint8_t *payload, size_t len,
-                          uint64_t start, run_result_t *rr)
+static uint64_t send_loop(const options_t *o, const producer_set_t *ps, pulsarc_message_t *msg,
+                          const uint8_t *payload, size_t len, uint64_t start, run_result_t *rr)
 {
-    bool extras = o->key_mode != PERF_KEYS_NONE || o->delay_range || o->event_time;
-    bool slow = extras || o->txn;
-    uint64_t rng = 0x9e3779b97f4a7c15u ^ start;
-    pulsarc_txn_t *txn = NULL;
-    uint32_t in_txn = 0;
-    if (o->delay_s > 0 && pulsarc_message_set_deliver_after(msg, o->delay_s * 1000) != PULSARC_OK) {
-        print_error("-d", PULSARC_ERR_INVALID_ARGUMENT);
-        return 0;
-    }
     uint64_t end = o->duration_s > 0 ? start + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
     uint64_t stride = latency_stride(o);
     uint64_t sent = 0, until_timed = 0;
@@ -548,27 +528,8 @@ static uint64_t send_loop(const options_t *o, pulsarc_client_t *client, const pr
             pulsarc_message_set_payload(msg, this_payload, len); /* copied by the send */
         pulsarc_producer_t *producer = ps->v[next];
         next = next + 1 == ps->n ? 0 : next + 1;
-        void *ctx = (void *)(uintptr_t)(timed ? now : 0);
-        pulsarc_result res;
-        if (!slow) {
-            res = pulsarc_producer_send_async(producer, msg, on_sent, ctx);
-        } else { /* -mk, -dr, -set, -txn: kept off the plain path */
-            res = extras ? per_message(o, msg, sent, &rng) : PULSARC_OK;
-            if (res == PULSARC_OK && o->txn && !txn) {
-                res = pulsarc_txn_begin(client, o->txn_timeout_s * 1000, &txn);
-                if (res != PULSARC_OK)
-                    print_error("begin a transaction", res);
-            }
-            if (res == PULSARC_OK && txn)
-                res = pulsarc_producer_send_txn_async(producer, txn, msg, on_sent, ctx);
-            else if (res == PULSARC_OK)
-                res = pulsarc_producer_send_async(producer, msg, on_sent, ctx);
-            if (res == PULSARC_OK && txn && ++in_txn == o->txn_messages) {
-                end_txn(o, txn, false);
-                txn = NULL;
-                in_txn = 0;
-            }
-        }
+        pulsarc_result res = pulsarc_producer_send_async(producer, msg, on_sent,
+                                                         (void *)(uintptr_t)(timed ? now : 0));
         if (res != PULSARC_OK) {
             /* With blockIfQueueFull a refusal is not back-pressure but a real error
              * (closed, too big, ...): it would repeat for every message. */
@@ -579,8 +540,6 @@ static uint64_t send_loop(const options_t *o, pulsarc_client_t *client, const pr
         sent++;
         atomic_store_explicit(&g_stats.sent, sent, memory_order_relaxed);
     }
-    if (txn)
-        end_txn(o, txn, true);
     return sent;
 }
 
@@ -711,6 +670,13 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
            (unsigned)o->topics, o->topics == 1 ? "" : "s", rr.create_s);
     fflush(stdout);
     pulsarc_message_t *msg = pulsarc_message_new();
+    /* -d: every send of the builder is delivered that much later than it is made. */
+    if (msg && o->delay_s > 0 &&
+        pulsarc_message_set_deliver_after(msg, o->delay_s * 1000) != PULSARC_OK) {
+        print_error("-d", PULSARC_ERR_INVALID_ARGUMENT);
+        pulsarc_message_free(msg);
+        msg = NULL;
+    }
     if (!msg || (!o->zero_copy && pulsarc_message_set_payload(msg, payload, len) != PULSARC_OK)) {
         fprintf(stderr, "out of memory\n");
         perf_close_all(&ps, print_error);
@@ -724,7 +690,7 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
     reporter_t rep;
     bool reporting = o->stats_interval_s > 0 &&
                      reporter_start(&rep, &ps, start, o->stats_interval_s) == 0;
-    uint64_t accepted = send_loop(o, client, &ps, msg, payload, len, start, &rr);
+    uint64_t accepted = send_loop(o, &ps, msg, payload, len, start, &rr);
     /* Every accepted message is counted only once its callback ran. */
     perf_flush_all(&ps, print_error);
     rr.elapsed_s = (double)(now_ns() - start) / 1e9;
@@ -740,18 +706,11 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
     pulsarc_message_free(msg);
 
     print_results(o, &rr, accepted);
-    if (o->txn)
-        printf("transactions  %" PRIu64 " %s, %" PRIu64 " failed (%u messages each)\n",
-               (uint64_t)atomic_load(&g_txn_ended), o->txn_abort ? "aborted" : "committed",
-               (uint64_t)atomic_load(&g_txn_failed), (unsigned)o->txn_messages);
     if (lib_stats)
         print_stats_snapshot(stdout, lib_stats);
     pulsarc_stats_free(lib_stats);
     uint64_t acked = atomic_load(&g_stats.acked);
-    return acked == accepted && rr.rejected == 0 && atomic_load(&g_stats.failed) == 0 &&
-                   atomic_load(&g_txn_failed) == 0
-               ? 0
-               : 1;
+    return acked == accepted && rr.rejected == 0 && atomic_load(&g_stats.failed) == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)

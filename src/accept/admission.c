@@ -63,7 +63,7 @@ static bool has_room(const pc_admission_t *a, const pc_permits_t *pm)
 /* After a loop turn that released room: each watching producer that has room again hears
  * of it once; the others keep watching. A callback may send and be refused again, which
  * watches anew. */
-static void tell_watchers(pc_admission_t *a)
+static __attribute__((noinline)) void tell_watchers(pc_admission_t *a)
 {
     pc_permits_t *list = a->watching, *keep = NULL;
     a->watching = NULL;
@@ -198,6 +198,17 @@ static pulsarc_result no_room(const pc_admission_t *a, bool room, int64_t max_pe
                            (long long)a->memory_limit);
 }
 
+/* The loop thread's refusal; its producer hears when room comes back (pulsarc_room_cb)
+ * when it has the callback. Out of line: pc_admit, inlined into the send path, stays as it
+ * was without room callbacks. */
+static __attribute__((noinline)) pulsarc_result
+refuse_on_loop(pc_admission_t *a, pc_permits_t *pm, bool room, int64_t max_pending, int64_t bytes)
+{
+    if (pm->room)
+        watch(a, pm, max_pending, bytes);
+    return no_room(a, room, max_pending);
+}
+
 pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending, size_t bytes,
                         bool block)
 {
@@ -209,11 +220,8 @@ pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending
     /* The loop thread never waits (it is what makes room), so it needs neither the lock
      * nor the count of waiters: a send there, on the application's own loop too, stays
      * free of locks when it is refused. */
-    if (on_loop(a)) {
-        if (pm->room) /* its producer hears when room comes back (pulsarc_room_cb) */
-            watch(a, pm, max_pending, (int64_t)bytes);
-        return no_room(a, room, max_pending);
-    }
+    if (on_loop(a))
+        return refuse_on_loop(a, pm, room, max_pending, (int64_t)bytes);
     uv_mutex_lock(&a->mu);
     /* Counted before the check, so a release that races the check sees a waiter. */
     atomic_fetch_add(&a->interest, 1);
@@ -239,12 +247,13 @@ pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending
     return res;
 }
 
-/* A batch's release, or one off the loop thread, while producers watch for room: waiting
- * senders are woken now, the watchers after the loop turn (a release on another thread
- * tells them at the next one on the loop). */
-static void release_watched(pc_admission_t *a, int_fast64_t interest)
+/* A batch's release, or one off the loop thread, while senders wait or producers watch:
+ * waiting senders are woken now, the watchers after the loop turn (a release on another
+ * thread tells them at the next one on the loop). Out of line, so that the release stays
+ * as small as it was, where it is inlined into the completion of every message. */
+static __attribute__((noinline)) void release_slow(pc_admission_t *a, int_fast64_t interest)
 {
-    if (on_loop(a) && a->deferring)
+    if (interest >= PC_ADMISSION_WATCHER && on_loop(a) && a->deferring)
         a->freed = true;
     if (interest & PC_ADMISSION_WAITERS)
         wake(a);
@@ -265,10 +274,8 @@ void pc_admission_release(pc_admission_t *a, pc_permits_t *pm, int64_t messages,
     bool many = messages > 1;
     if (!many && on_loop(a) && a->deferring) /* the loop's own fields: read there only */
         a->freed = true;
-    else if (interest < PC_ADMISSION_WATCHER) /* senders wait, nobody watches */
-        wake(a);
     else
-        release_watched(a, interest);
+        release_slow(a, interest);
 }
 
 void pc_admission_close(pc_admission_t *a, pc_permits_t *pm)
