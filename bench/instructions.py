@@ -85,12 +85,22 @@ def annotate_totals(out_file):
     return total, library
 
 
-def perf_flags(bin_dir):
-    """What this pulsarc-perf takes beyond the case's flags: no periodic rate lines when it
-    knows --stats-interval (older builds, measured for a comparison, do not)."""
-    usage = subprocess.run([os.path.join(bin_dir, "pulsarc-perf"), "--help"],
-                           capture_output=True, text=True)
-    return ["--stats-interval", "0"] if "--stats-interval" in usage.stdout + usage.stderr else []
+def perf_argv(bin_dir, url, topic, messages):
+    """pulsarc-perf's command line for a case, before the case's own flags. Since issue 31
+    it takes pulsar-perf produce's flags (topic as an argument, -m the count) and defaults
+    (100 msg/s, no pending limit, batching 1 ms / 4 MiB, no send timeout): the flags here
+    keep the configuration every budget was measured with (as fast as possible, 1000
+    pending, batching 10 ms / 128 KiB / 1000, send timeout 30 s). Older builds, measured
+    for a comparison, take -t TOPIC -n COUNT; some do not know --stats-interval (no
+    periodic rate lines)."""
+    perf = os.path.join(bin_dir, "pulsarc-perf")
+    usage = subprocess.run([perf, "--help"], capture_output=True, text=True)
+    text = usage.stdout + usage.stderr
+    quiet = ["--stats-interval", "0"] if "--stats-interval" in text else []
+    if "--num-messages" in text:
+        return [perf, "-u", url, topic, "-m", str(messages), "-r", "0", "-o", "1000",
+                "-b", "10", "-bb", "131072", "-bm", "1000", "--send-timeout", "30"] + quiet
+    return [perf, "-u", url, "-t", topic, "-n", str(messages)] + quiet
 
 
 def run_case(case, bin_dir, workdir, keep):
@@ -103,10 +113,10 @@ def run_case(case, bin_dir, workdir, keep):
         wait_listening(log, broker)
         cg_out = os.path.join(workdir, f"{case.key}.callgrind.out")
         perf_log = os.path.join(workdir, f"{case.key}.perf.log")
-        argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg_out}",
-                os.path.join(bin_dir, "pulsarc-perf"), "-u", f"pulsar://127.0.0.1:{port}",
-                "-t", f"persistent://public/default/instr-{case.key}", "-n",
-                str(case.messages)] + perf_flags(bin_dir) + case.perf_args
+        argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg_out}"] + \
+            perf_argv(bin_dir, f"pulsar://127.0.0.1:{port}",
+                      f"persistent://public/default/instr-{case.key}", case.messages) + \
+            case.perf_args
         with open(perf_log, "w") as out:
             rc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT).returncode
         if rc != 0:

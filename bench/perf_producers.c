@@ -8,23 +8,13 @@
 
 #include "perf_admin.h"
 
-int perf_topic_name(const char *base, uint32_t n, uint32_t i, char *out, size_t out_len)
-{
-    int len = n == 1 ? snprintf(out, out_len, "%s", base)
-                     : snprintf(out, out_len, "%s-%u", base, (unsigned)i);
-    return len >= 0 && (size_t)len < out_len ? 0 : -1;
-}
-
-int perf_create_partitioned_topics(const char *admin_url, const char *base, uint32_t n,
+int perf_create_partitioned_topics(const char *admin_url, char *const *topics, uint32_t n,
                                    int partitions)
 {
     uint32_t created = 0, existed = 0;
     for (uint32_t i = 0; i < n; i++) {
-        char topic[512], err[1024];
-        if (perf_topic_name(base, n, i, topic, sizeof topic) != 0) {
-            fprintf(stderr, "topic name too long: %s\n", base);
-            return -1;
-        }
+        const char *topic = topics[i];
+        char err[1024];
         perf_admin_outcome_t r = perf_admin_create_partitioned(admin_url, topic, partitions, err,
                                                                sizeof err);
         if (r == PERF_ADMIN_FAILED) {
@@ -47,7 +37,9 @@ int perf_create_partitioned_topics(const char *admin_url, const char *base, uint
 typedef struct creation {
     pulsarc_client_t *client;
     const pulsarc_producer_config_t *conf;
-    const char *base;
+    perf_conf_fn per_producer;
+    void *per_producer_ctx;
+    char *const *topics;
     uint32_t n_topics, per_topic;
     const volatile sig_atomic_t *stop;
     perf_error_fn err;
@@ -65,11 +57,13 @@ static void *create_some(void *arg)
         size_t i = atomic_fetch_add(&c->next, 1);
         if (i >= c->n)
             break;
-        char topic[512];
-        uint32_t t = (uint32_t)(i / c->per_topic);
-        pulsarc_result res = PULSARC_ERR_INVALID_ARGUMENT;
-        if (perf_topic_name(c->base, c->n_topics, t, topic, sizeof topic) == 0)
-            res = pulsarc_client_create_producer(c->client, topic, c->conf, &c->v[i]);
+        const char *topic = c->topics[i / c->per_topic];
+        pulsarc_producer_config_t *own = c->per_producer ? c->per_producer(i, c->per_producer_ctx)
+                                                         : NULL;
+        pulsarc_result res = PULSARC_ERR_INVALID_CONFIG;
+        if (own || !c->per_producer)
+            res = pulsarc_client_create_producer(c->client, topic, own ? own : c->conf, &c->v[i]);
+        pulsarc_producer_config_free(own);
         if (res != PULSARC_OK) {
             c->v[i] = NULL;
             pthread_mutex_lock(&c->err_mu);
@@ -86,12 +80,15 @@ static void *create_some(void *arg)
 }
 
 int perf_create_producers(pulsarc_client_t *client, const pulsarc_producer_config_t *conf,
-                          const char *base, uint32_t n, uint32_t per_topic, int threads,
+                          perf_conf_fn per_producer, void *per_producer_ctx, char *const *topics,
+                          uint32_t n, uint32_t per_topic, int threads,
                           const volatile sig_atomic_t *stop, perf_error_fn err, producer_set_t *out)
 {
     creation_t c = { .client = client,
                      .conf = conf,
-                     .base = base,
+                     .per_producer = per_producer,
+                     .per_producer_ctx = per_producer_ctx,
+                     .topics = topics,
                      .n_topics = n,
                      .per_topic = per_topic,
                      .stop = stop,

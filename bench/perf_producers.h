@@ -1,7 +1,6 @@
 /*
- * pulsarc-perf's topics and producers: the topic names pulsar-perf would use, the
- * partitioned topics created beforehand (admin REST), and the producers, created by a few
- * threads at once, flushed and closed together.
+ * pulsarc-perf's topics and producers: the partitioned topics created beforehand (admin
+ * REST), and the producers, created by a few threads at once, flushed and closed together.
  */
 #ifndef PULSARC_PERF_PRODUCERS_H
 #define PULSARC_PERF_PRODUCERS_H
@@ -22,21 +21,23 @@ typedef struct producer_set {
     size_t n;
 } producer_set_t;
 
-/* Topic i of n: the base name itself when n is 1, else "base-i", as pulsar-perf names
- * them. Returns 0, or -1 when it does not fit. */
-int perf_topic_name(const char *base, uint32_t n, uint32_t i, char *out, size_t out_len);
-
-/* Create topics 0..n-1 as partitioned topics of `partitions` partitions through the admin
+/* Create the n topics as partitioned topics of `partitions` partitions through the admin
  * API, one after the other; one that exists with that count is kept. Prints what it did.
  * Returns 0, or -1 after printing why. */
-int perf_create_partitioned_topics(const char *admin_url, const char *base, uint32_t n,
+int perf_create_partitioned_topics(const char *admin_url, char *const *topics, uint32_t n,
                                    int partitions);
 
-/* Create per_topic producers on each of n topics with up to `threads` threads. Stops early
- * at the first failure (reported through err) or when *stop is set. Returns 0 with every
+/* The configuration of producer `index` (a new one, which the caller frees), or NULL after
+ * reporting why; for producers that differ (their names). Called from several threads. */
+typedef pulsarc_producer_config_t *(*perf_conf_fn)(size_t index, void *ctx);
+
+/* Create per_topic producers on each of the n topics with up to `threads` threads, with
+ * conf, or with per_producer's configuration when that is not NULL. Stops early at the
+ * first failure (reported through err) or when *stop is set. Returns 0 with every
  * producer in out, else -1 with none left open. */
 int perf_create_producers(pulsarc_client_t *client, const pulsarc_producer_config_t *conf,
-                          const char *base, uint32_t n, uint32_t per_topic, int threads,
+                          perf_conf_fn per_producer, void *per_producer_ctx, char *const *topics,
+                          uint32_t n, uint32_t per_topic, int threads,
                           const volatile sig_atomic_t *stop, perf_error_fn err,
                           producer_set_t *out);
 

@@ -1,24 +1,23 @@
 /*
- * pulsarc-perf — producer throughput and latency.
+ * pulsarc-perf — producer throughput and latency, with pulsar-perf produce's flags.
  *
- *   pulsarc-perf [-u URL] [-t TOPIC] [-s BYTES] [-r MSG_PER_S] [-d SECONDS | -n MESSAGES]
- *                [-m MAX_PENDING] [--conf key=value]... [--client-conf key=value]...
- *                [--batching | --no-batching] [-z CODEC] [--zero-copy] [--payload-file F]
- *                [--encrypt NAME=PUBLIC_KEY_FILE]... [--latency-every N]
- *                [--topics N] [--producers N] [--partitions N [--admin-url URL]]
- *                [--stats-interval S] [--histogram-file F]
+ *   pulsarc-perf [produce] [-u URL] [-t N] [-n N] [-m N] [-time S] [-r MSG_PER_S] [-s BYTES]
+ *                [-o MAX_PENDING] [-z CODEC] [-b MS] [-bm N] [-bb N] [-db] [-ch] [-d S]
+ *                [-dr MIN,MAX] [-k NAME -v FILE] [-mk MODE] [-am MODE] [-pn NAME]
+ *                [-np N] ... [pulsarc-perf's own
+ *                --conf k=v, --zero-copy, ...] [TOPIC...]
  *
- * One thread sends with pulsarc_producer_send_async (blockIfQueueFull=true, so the
- * library's maxPendingMessages is the only window), to each producer in turn: N topics
- * (named as pulsar-perf names them: TOPIC-0 .. TOPIC-(N-1)), M producers on each, created
- * beforehand by a few threads at once; with --partitions the topics are first created as
- * partitioned topics through the admin REST API. The callback, on the client's loop
- * thread, records send->callback latency in a log-linear histogram. A reporter thread
- * prints a line every --stats-interval seconds; the end of the run prints totals, latency
- * percentiles, CPU and memory, and one machine-readable RESULT line. See bench/README.md.
+ * (perf_options.c has every flag.) One thread sends with pulsarc_producer_send_async
+ * (blockIfQueueFull=true, so -o and the client's memory limit are the only windows), to
+ * each producer in turn: N topics (named as pulsar-perf names them: TOPIC-0 .. TOPIC-(N-1)
+ * when one TOPIC is given with -t N), -n producers on each, created beforehand by a few
+ * threads at once; with -np the topics are first created as partitioned topics through the
+ * admin REST API. The callback, on the client's loop thread, records send->callback
+ * latency in a log-linear histogram. A reporter thread prints a line every
+ * --stats-interval seconds; the end of the run prints totals, latency percentiles, CPU and
+ * memory, and one machine-readable RESULT line. See bench/README.md.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -38,58 +37,18 @@
 #include "cli_common/security_flags.h"
 #include "perf_admin.h"
 #include "perf_histogram.h"
+#include "perf_options.h"
 #include "perf_producers.h"
 
 /* The send timestamp travels to the callback in its ctx pointer: no per-message memory. */
 _Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t),
                "pulsarc-perf keeps a 64-bit timestamp in the callback's ctx pointer");
 
-#define MAX_CONF 64
 #define MAX_ERROR_REPORTS 5
 #define MIB (1024.0 * 1024.0)
-/* Topics x producers per topic; each producer is a handle, its partitions, connections'
- * listeners: enough for any machine this runs on. */
-#define MAX_PRODUCERS 100000
 /* Producers are created by up to this many threads at once (creation blocks on round
  * trips to the broker: lookup, partition metadata, registration). */
 #define CREATE_THREADS 8
-
-/* ---- options ------------------------------------------------------------------------- */
-
-typedef struct conf_kv {
-    char key[64];
-    const char *value;
-} conf_kv_t;
-
-typedef struct conf_list {
-    conf_kv_t v[MAX_CONF];
-    int n;
-} conf_list_t;
-
-typedef struct options {
-    const char *service_url;
-    char topic[256];
-    size_t size;
-    double rate;       /* messages per second; 0 = as fast as possible */
-    double duration_s; /* 0 = no time limit */
-    uint64_t messages; /* 0 = no count limit */
-    const char *payload_file;
-    bool zero_copy;
-    uint64_t payloads;       /* distinct payload buffers sent in turn */
-    uint64_t latency_every;  /* time every Nth message; 0 = not given (see latency_stride) */
-    uint32_t topics;         /* --topics: names get -0 .. -(N-1) when more than one */
-    uint32_t producers;      /* --producers: per topic */
-    int partitions;          /* --partitions: create partitioned topics; -1 = not given */
-    const char *admin_url;   /* where to create them; NULL: see admin_url() */
-    double stats_interval_s; /* the periodic line; 0 = none */
-    const char *histogram_file;
-    conf_list_t producer_conf; /* applied in command-line order, after the defaults */
-    conf_list_t encrypt;       /* --encrypt: key name -> PEM public key file */
-    conf_list_t client_conf;
-    conf_list_t security;    /* --auth-plugin, --tls-*: client settings */
-    const char *conf_file;   /* Pulsar's client.conf */
-    struct client_conf file; /* what it gave */
-} options_t;
 
 /* ---- shared state -------------------------------------------------------------------- */
 
@@ -103,6 +62,7 @@ typedef struct stats {
 
 static stats_t g_stats;
 static volatile sig_atomic_t g_stop;
+static bool g_exit_on_failure; /* -ef: the first failed message stops the run */
 
 static void on_signal(int sig)
 {
@@ -149,6 +109,8 @@ static void on_sent(pulsarc_producer_t *producer, pulsarc_result res,
     (void)id;
     uint64_t sent_at = (uint64_t)(uintptr_t)ctx;
     if (res != PULSARC_OK) {
+        if (g_exit_on_failure)
+            g_stop = 1;
         uint64_t n = atomic_fetch_add_explicit(&g_stats.failed, 1, memory_order_relaxed);
         if (n < MAX_ERROR_REPORTS)
             fprintf(stderr, "send failed: %s: %s\n", pulsarc_result_name(res),
@@ -254,314 +216,6 @@ static void reporter_stop(reporter_t *r)
     pthread_mutex_destroy(&r->mu);
 }
 
-/* ---- option parsing ------------------------------------------------------------------ */
-
-static void usage(FILE *f, const char *prog)
-{
-    fprintf(f,
-            "usage: %s [options]\n"
-            "  -u, --service-url URL     default pulsar://127.0.0.1:6650\n"
-            "  -t, --topic TOPIC         default persistent://public/default/pulsarc-perf-<pid>\n"
-            "  -s, --size BYTES          payload size (default 100)\n"
-            "  -r, --rate MSG_PER_S      target send rate; 0 = as fast as possible (default 0)\n"
-            "  -d, --duration SECONDS    how long to send (default 10; with -n only if given)\n"
-            "  -n, --messages N          how many messages to send\n"
-            "  -m, --max-pending N       maxPendingMessages (default 1000; blockIfQueueFull=true)\n"
-            "      --conf key=value      producer setting, repeatable (e.g. compressionType=lz4)\n"
-            "      --client-conf k=v     client setting, repeatable (e.g. memoryLimitBytes=0)\n"
-            "      --batching            same as --conf batchingEnabled=true\n"
-            "      --no-batching         same as --conf batchingEnabled=false\n"
-            "  -z, --compression CODEC   same as --conf compressionType=CODEC\n"
-            "      --zero-copy           hand the payload over borrowed instead of copied\n"
-            "      --payload-file FILE   send this file's bytes as every payload (overrides -s)\n"
-            "      --payloads N          send N distinct buffers in turn, so\n"
-            "                            payloads larger than the caches come from memory, as\n"
-            "                            an application's would (default 1: always the same)\n"
-            "      --topics N            produce to N topics: TOPIC-0 .. TOPIC-(N-1) (default 1:\n"
-            "                            TOPIC itself)\n"
-            "      --producers N         producers per topic (default 1); -m is per producer\n"
-            "      --partitions N        first create each topic as a partitioned topic of N\n"
-            "                            partitions (admin REST API; one that exists with N\n"
-            "                            is used as it is); 0: create nothing\n"
-            "      --admin-url URL       admin API for --partitions (default: webServiceUrl of\n"
-            "                            --conf-file, an http(s) -u, else http://localhost:8080)\n"
-            "      --stats-interval S    print the rates every S seconds (default 1; 0: never)\n"
-            "      --histogram-file F    write the latency percentile distribution to F\n"
-            "                            (HdrHistogram's text layout, milliseconds)\n"
-            "      --encrypt NAME=FILE   encrypt for key NAME with the RSA public key in PEM\n"
-            "                            FILE (repeatable)\n"
-            "      --latency-every N     time every Nth message (default 8; 1 below -r 100000)\n"
-            "      --spool-dir DIR       same as --conf spoolDir=DIR (needs --conf producerName=)\n"
-            "      --spool-fsync POLICY  same as --conf spoolFsync=POLICY (always|interval|never)\n"
-            "      --conf-file FILE      Pulsar's client.conf: service URL, TLS and auth\n"
-            "                            settings (the flags override it)\n",
-            prog);
-    for (size_t i = 0; i < n_security_flags; i++) {
-        char left[64];
-        snprintf(left, sizeof left, "--%s%s%s", security_flags[i].name,
-                 security_flags[i].arg ? " " : "",
-                 security_flags[i].arg ? security_flags[i].arg : "");
-        fprintf(f, "      %-22s%s%s\n", left,
-                strlen(left) > 21 ? "\n                            " : "", security_flags[i].help);
-    }
-    fprintf(f, "  -h, --help\n");
-}
-
-static int conf_add_n(conf_list_t *l, const char *key, size_t key_len, const char *value)
-{
-    if (l->n == MAX_CONF || key_len == 0 || key_len >= sizeof l->v[0].key)
-        return -1;
-    memcpy(l->v[l->n].key, key, key_len);
-    l->v[l->n].key[key_len] = '\0';
-    l->v[l->n].value = value;
-    l->n++;
-    return 0;
-}
-
-static int conf_add(conf_list_t *l, const char *key, const char *value)
-{
-    return conf_add_n(l, key, strlen(key), value);
-}
-
-/* "key=value" from the command line; value points into argv. */
-static int conf_add_pair(conf_list_t *l, const char *pair)
-{
-    const char *eq = strchr(pair, '=');
-    return eq ? conf_add_n(l, pair, (size_t)(eq - pair), eq + 1) : -1;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-')
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_args(int argc, char **argv, options_t *o)
-{
-    enum {
-        OPT_CONF = 256,
-        OPT_CLIENT_CONF,
-        OPT_BATCHING,
-        OPT_NO_BATCHING,
-        OPT_ZERO_COPY,
-        OPT_PAYLOAD_FILE,
-        OPT_PARTITIONS,
-        OPT_CONF_FILE,
-        OPT_SECURITY,
-        OPT_ENCRYPT,
-        OPT_LATENCY_EVERY,
-        OPT_PAYLOADS,
-        OPT_TOPICS,
-        OPT_PRODUCERS,
-        OPT_ADMIN_URL,
-        OPT_STATS_INTERVAL,
-        OPT_HISTOGRAM_FILE,
-        OPT_SPOOL_DIR,
-        OPT_SPOOL_FSYNC
-    };
-    static struct option longs[48] = {
-        { "service-url", required_argument, NULL, 'u' },
-        { "topic", required_argument, NULL, 't' },
-        { "size", required_argument, NULL, 's' },
-        { "rate", required_argument, NULL, 'r' },
-        { "duration", required_argument, NULL, 'd' },
-        { "messages", required_argument, NULL, 'n' },
-        { "max-pending", required_argument, NULL, 'm' },
-        { "conf", required_argument, NULL, OPT_CONF },
-        { "client-conf", required_argument, NULL, OPT_CLIENT_CONF },
-        { "batching", no_argument, NULL, OPT_BATCHING },
-        { "no-batching", no_argument, NULL, OPT_NO_BATCHING },
-        { "compression", required_argument, NULL, 'z' },
-        { "zero-copy", no_argument, NULL, OPT_ZERO_COPY },
-        { "payload-file", required_argument, NULL, OPT_PAYLOAD_FILE },
-        { "partitions", required_argument, NULL, OPT_PARTITIONS },
-        { "help", no_argument, NULL, 'h' },
-        { "conf-file", required_argument, NULL, OPT_CONF_FILE },
-        { "encrypt", required_argument, NULL, OPT_ENCRYPT },
-        { "latency-every", required_argument, NULL, OPT_LATENCY_EVERY },
-        { "payloads", required_argument, NULL, OPT_PAYLOADS },
-        { "topics", required_argument, NULL, OPT_TOPICS },
-        { "producers", required_argument, NULL, OPT_PRODUCERS },
-        { "admin-url", required_argument, NULL, OPT_ADMIN_URL },
-        { "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
-        { "histogram-file", required_argument, NULL, OPT_HISTOGRAM_FILE },
-        { "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
-        { "spool-fsync", required_argument, NULL, OPT_SPOOL_FSYNC },
-    };
-    /* The shared TLS and authentication flags (security_flags.c) follow; the long name
-     * tells them apart. */
-    size_t nl = 0;
-    while (longs[nl].name)
-        nl++;
-    for (size_t i = 0; i < n_security_flags && nl + 1 < sizeof longs / sizeof longs[0]; i++)
-        longs[nl++] = (struct option){ security_flags[i].name,
-                                       security_flags[i].arg ? required_argument : no_argument,
-                                       NULL, OPT_SECURITY };
-    bool duration_given = false;
-    uint64_t v;
-    int ch;
-    int idx = -1;
-    while ((idx = -1, ch = getopt_long(argc, argv, "u:t:s:r:d:n:m:z:h", longs, &idx)) != -1) {
-        switch (ch) {
-        case 'u':
-            o->service_url = optarg;
-            break;
-        case 't':
-            if (strlen(optarg) >= sizeof o->topic)
-                goto bad;
-            strcpy(o->topic, optarg);
-            break;
-        case 's':
-            if (parse_u64(optarg, &v) != 0 || v > SIZE_MAX / 2)
-                goto bad;
-            o->size = (size_t)v;
-            break;
-        case 'r':
-            if (parse_double(optarg, &o->rate) != 0)
-                goto bad;
-            break;
-        case 'd':
-            if (parse_double(optarg, &o->duration_s) != 0)
-                goto bad;
-            duration_given = true;
-            break;
-        case 'n':
-            if (parse_u64(optarg, &o->messages) != 0 || o->messages == 0)
-                goto bad;
-            break;
-        case 'm':
-            if (conf_add(&o->producer_conf, "maxPendingMessages", optarg) != 0)
-                goto bad;
-            break;
-        case OPT_CONF:
-            if (conf_add_pair(&o->producer_conf, optarg) != 0)
-                goto bad;
-            break;
-        case OPT_CLIENT_CONF:
-            if (conf_add_pair(&o->client_conf, optarg) != 0)
-                goto bad;
-            break;
-        case OPT_BATCHING:
-        case OPT_NO_BATCHING:
-            if (conf_add(&o->producer_conf, "batchingEnabled",
-                         ch == OPT_BATCHING ? "true" : "false") != 0)
-                goto bad;
-            break;
-        case 'z':
-            if (conf_add(&o->producer_conf, "compressionType", optarg) != 0)
-                goto bad;
-            break;
-        case OPT_ZERO_COPY:
-            o->zero_copy = true;
-            break;
-        case OPT_LATENCY_EVERY:
-            if (parse_u64(optarg, &o->latency_every) != 0 || o->latency_every == 0)
-                goto bad;
-            break;
-        case OPT_PAYLOAD_FILE:
-            o->payload_file = optarg;
-            break;
-        case OPT_SPOOL_DIR:
-        case OPT_SPOOL_FSYNC:
-            if (conf_add(&o->producer_conf, ch == OPT_SPOOL_DIR ? "spoolDir" : "spoolFsync",
-                         optarg) != 0)
-                goto bad;
-            break;
-        case OPT_PAYLOADS:
-            if (parse_u64(optarg, &o->payloads) != 0 || o->payloads == 0 || o->payloads > 4096)
-                goto bad;
-            break;
-        case OPT_PARTITIONS:
-            if (parse_u64(optarg, &v) != 0 || v > 100000)
-                goto bad;
-            o->partitions = (int)v;
-            break;
-        case OPT_TOPICS:
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > MAX_PRODUCERS)
-                goto bad;
-            o->topics = (uint32_t)v;
-            break;
-        case OPT_PRODUCERS:
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > MAX_PRODUCERS)
-                goto bad;
-            o->producers = (uint32_t)v;
-            break;
-        case OPT_ADMIN_URL:
-            o->admin_url = optarg;
-            break;
-        case OPT_STATS_INTERVAL:
-            if (parse_double(optarg, &o->stats_interval_s) != 0)
-                goto bad;
-            break;
-        case OPT_HISTOGRAM_FILE:
-            o->histogram_file = optarg;
-            break;
-        case OPT_CONF_FILE:
-            o->conf_file = optarg;
-            break;
-        case OPT_ENCRYPT:
-            if (conf_add_pair(&o->encrypt, optarg) != 0)
-                goto bad;
-            break;
-        case OPT_SECURITY: {
-            const struct security_flag *f = security_flag_find(longs[idx].name);
-            if (conf_add(&o->security, f->key, f->fixed ? f->fixed : optarg) != 0)
-                goto bad;
-            break;
-        }
-        case 'h':
-            usage(stdout, argv[0]);
-            exit(0);
-        default:
-            usage(stderr, argv[0]);
-            return -1;
-        }
-    }
-    if (optind != argc) {
-        usage(stderr, argv[0]);
-        return -1;
-    }
-    if (o->payloads > 1 && o->payload_file) {
-        fprintf(stderr, "%s: --payloads and --payload-file do not go together\n", argv[0]);
-        return -1;
-    }
-    if ((uint64_t)o->topics * o->producers > MAX_PRODUCERS) {
-        fprintf(stderr, "%s: --topics x --producers is above %d producers\n", argv[0],
-                MAX_PRODUCERS);
-        return -1;
-    }
-    /* -n alone means "this many, however long it takes". */
-    if (o->messages && !duration_given)
-        o->duration_s = 0;
-    return 0;
-bad:
-    /* getopt_long sets idx only for long options. A setting is not repeated: it may be a
-     * secret typed with another separator (--client-conf authParams:token:...). */
-    if (ch == OPT_CONF || ch == OPT_CLIENT_CONF)
-        fprintf(stderr, "%s: --%s expects KEY=VALUE\n", argv[0], longs[idx].name);
-    else if (idx >= 0)
-        fprintf(stderr, "%s: bad value for --%s: \"%s\"\n", argv[0], longs[idx].name, optarg);
-    else
-        fprintf(stderr, "%s: bad value for -%c: \"%s\"\n", argv[0], ch, optarg);
-    return -1;
-}
-
 /* ---- setup --------------------------------------------------------------------------- */
 
 static void print_error(const char *what, pulsarc_result res)
@@ -572,14 +226,84 @@ static void print_error(const char *what, pulsarc_result res)
 }
 
 /* Defaults first, then the user's settings in command-line order, so later ones win. */
+/* A small generator for -mk random and -dr (xorshift64*). */
+static uint64_t next_random(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545f4914f6cdd1du;
+}
+
+/* What pulsar-perf sets on each message beyond its payload, a key (-mk), a random delay
+ * (-dr), the event time (-set): an interceptor's before_send, on the sending thread, so
+ * that the send loop stays the same whether they are asked for or not (the library's
+ * send path, inlined into it, is what bench/instructions counts). n counts the messages. */
+typedef struct extras {
+    const options_t *o;
+    uint64_t n, rng;
+} extras_t;
+
+static pulsarc_result per_message(pulsarc_producer_t *producer, pulsarc_message_t *msg, void *ctx)
+{
+    (void)producer;
+    extras_t *x = ctx;
+    const options_t *o = x->o;
+    pulsarc_result res = PULSARC_OK;
+    uint64_t n = x->n++; /* one sending thread */
+    if (o->key_mode != PERF_KEYS_NONE) {
+        char key[24];
+        if (o->key_mode == PERF_KEYS_AUTO_INCREMENT)
+            snprintf(key, sizeof key, "%" PRIu64, n);
+        else /* pulsar-perf's: a random int, as text */
+            snprintf(key, sizeof key, "%" PRId32, (int32_t)(uint32_t)next_random(&x->rng));
+        res = pulsarc_message_set_key(msg, key);
+    }
+    if (res == PULSARC_OK && o->delay_range) {
+        uint64_t span = o->delay_max_s - o->delay_min_s;
+        uint64_t s = o->delay_min_s + next_random(&x->rng) % span;
+        res = pulsarc_message_set_deliver_after(msg, s * 1000);
+    }
+    if (res == PULSARC_OK && o->event_time) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        res = pulsarc_message_set_event_time(msg, (uint64_t)ts.tv_sec * 1000u +
+                                                      (uint64_t)ts.tv_nsec / 1000000u);
+    }
+    return res;
+}
+
+static extras_t g_extras;
+
+/* Producer `index`'s name with -pn (NAME, the separator, the index), else none. */
+static int build_producer_conf_for(const options_t *o, size_t index,
+                                   pulsarc_producer_config_t **out);
+
 static int build_producer_conf(const options_t *o, pulsarc_producer_config_t **out)
+{
+    return build_producer_conf_for(o, 0, out);
+}
+
+/* perf_create_producers' per-producer configuration, with -pn. */
+static pulsarc_producer_config_t *producer_conf_at(size_t index, void *ctx)
+{
+    pulsarc_producer_config_t *conf = NULL;
+    return build_producer_conf_for(ctx, index, &conf) == 0 ? conf : NULL;
+}
+
+static int build_producer_conf_for(const options_t *o, size_t index,
+                                   pulsarc_producer_config_t **out)
 {
     pulsarc_producer_config_t *conf = pulsarc_producer_config_new();
     if (!conf)
         return -1;
+    /* pulsar-perf produce's defaults (its producer's: -o 0, -p 0, -b 1 ms, -bm 1000,
+     * -bb 4 MiB, --send-timeout 0, blocking when full), then the flags in order. */
     static const conf_kv_t defaults[] = {
-        { "maxPendingMessages", "1000" },
-        { "blockIfQueueFull", "true" },
+        { "maxPendingMessages", "0" },     { "maxPendingMessagesAcrossPartitions", "0" },
+        { "blockIfQueueFull", "true" },    { "batchingMaxPublishDelayMs", "1" },
+        { "batchingMaxMessages", "1000" }, { "batchingMaxBytes", "4194304" },
+        { "sendTimeoutMs", "0" },
     };
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
         pulsarc_result res = pulsarc_producer_config_set(conf, defaults[i].key, defaults[i].value);
@@ -612,6 +336,28 @@ static int build_producer_conf(const options_t *o, pulsarc_producer_config_t **o
             return -1;
         }
     }
+    if (o->key_mode != PERF_KEYS_NONE || o->delay_range || o->event_time) {
+        static const pulsarc_interceptor_t extras = { .before_send = per_message };
+        g_extras.o = o;
+        g_extras.rng = 0x9e3779b97f4a7c15u;
+        pulsarc_result res = pulsarc_producer_config_add_interceptor(conf, &extras, sizeof extras,
+                                                                     &g_extras);
+        if (res != PULSARC_OK) {
+            print_error("-mk, -dr, -set", res);
+            pulsarc_producer_config_free(conf);
+            return -1;
+        }
+    }
+    if (o->producer_name) {
+        char name[300];
+        snprintf(name, sizeof name, "%s%s%zu", o->producer_name, o->separator, index);
+        pulsarc_result res = pulsarc_producer_config_set(conf, "producerName", name);
+        if (res != PULSARC_OK) {
+            print_error("-pn", res);
+            pulsarc_producer_config_free(conf);
+            return -1;
+        }
+    }
     *out = conf;
     return 0;
 }
@@ -624,7 +370,7 @@ static int build_client_conf(const options_t *o, pulsarc_client_config_t **out)
     /* The file first, then the TLS and auth flags, then --client-conf: later wins. */
     conf_list_t file = { .n = 0 };
     for (size_t i = 0; i < o->file.n_settings; i++)
-        conf_add(&file, o->file.settings[i].key, o->file.settings[i].value);
+        perf_conf_add(&file, o->file.settings[i].key, o->file.settings[i].value);
     const conf_list_t *lists[] = { &file, &o->security, &o->client_conf };
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         for (int i = 0; i < lists[l]->n; i++) {
@@ -874,9 +620,10 @@ static void print_header(const options_t *o, const pulsarc_producer_config_t *pc
     for (size_t i = 0; i < n; i++) /* one line: "k=v k=v ..." */
         if (conf[i] == '\n')
             conf[i] = ' ';
-    printf("pulsarc-perf %s -> %s topic %s", PULSARC_VERSION_STRING, o->service_url, o->topic);
+    printf("pulsarc-perf %s -> %s topic %s", PULSARC_VERSION_STRING, o->service_url,
+           o->topic_names[0]);
     if (o->topics > 1)
-        printf("-0 .. %s-%u", o->topic, (unsigned)o->topics - 1);
+        printf(" .. %s", o->topic_names[o->topics - 1]);
     if (o->producers > 1)
         printf(", %u producers each", (unsigned)o->producers);
     if (o->partitions > 0)
@@ -914,14 +661,22 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
 {
     producer_set_t ps;
     uint64_t t0 = now_ns();
-    if (perf_create_producers(client, pconf, o->topic, o->topics, o->producers, CREATE_THREADS,
-                              &g_stop, print_error, &ps) != 0)
+    if (perf_create_producers(client, pconf, o->producer_name ? producer_conf_at : NULL, (void *)o,
+                              o->topic_names, o->topics, o->producers, CREATE_THREADS, &g_stop,
+                              print_error, &ps) != 0)
         return 1;
     run_result_t rr = { .create_s = (double)(now_ns() - t0) / 1e9 };
     printf("  %zu producer%s on %u topic%s created in %.3f s\n", ps.n, ps.n == 1 ? "" : "s",
            (unsigned)o->topics, o->topics == 1 ? "" : "s", rr.create_s);
     fflush(stdout);
     pulsarc_message_t *msg = pulsarc_message_new();
+    /* -d: every send of the builder is delivered that much later than it is made. */
+    if (msg && o->delay_s > 0 &&
+        pulsarc_message_set_deliver_after(msg, o->delay_s * 1000) != PULSARC_OK) {
+        print_error("-d", PULSARC_ERR_INVALID_ARGUMENT);
+        pulsarc_message_free(msg);
+        msg = NULL;
+    }
     if (!msg || (!o->zero_copy && pulsarc_message_set_payload(msg, payload, len) != PULSARC_OK)) {
         fprintf(stderr, "out of memory\n");
         perf_close_all(&ps, print_error);
@@ -961,17 +716,13 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
 int main(int argc, char **argv)
 {
     /* The service URL comes from load_conf_file when not given. */
-    static options_t o = { .size = 100,
-                           .duration_s = 10,
-                           .payloads = 1,
-                           .topics = 1,
-                           .producers = 1,
-                           .partitions = -1,
-                           .stats_interval_s = 1 };
-    snprintf(o.topic, sizeof o.topic, "persistent://public/default/pulsarc-perf-%ld",
-             (long)getpid());
-    if (parse_args(argc, argv, &o) != 0 || load_conf_file(&o) != 0)
-        return 2;
+    static options_t o;
+    int parsed = perf_options_parse(argc, argv, &o);
+    if (parsed != 0 || load_conf_file(&o) != 0) {
+        perf_options_free(&o);
+        return parsed == 1 ? 0 : 2;
+    }
+    g_exit_on_failure = o.exit_on_failure;
 
     pulsarc_producer_config_t *pconf = NULL;
     pulsarc_client_config_t *cconf = NULL;
@@ -1007,8 +758,8 @@ int main(int argc, char **argv)
     int rc = 1;
     if (perf_admin_init() != 0) {
         fprintf(stderr, "curl_global_init failed\n");
-    } else if (o.partitions > 0 && perf_create_partitioned_topics(admin_url(&o), o.topic, o.topics,
-                                                                  o.partitions) != 0) {
+    } else if (o.partitions > 0 && perf_create_partitioned_topics(admin_url(&o), o.topic_names,
+                                                                  o.topics, o.partitions) != 0) {
         rc = 2;
     } else {
         pulsarc_client_t *client = NULL;
@@ -1032,5 +783,6 @@ int main(int argc, char **argv)
     pulsarc_client_config_free(cconf);
     free(payload);
     client_conf_free(&o.file);
+    perf_options_free(&o);
     return rc;
 }

@@ -18,7 +18,7 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "C producer library for Apache Pulsar")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL lib dev tools)
+set(CPACK_COMPONENTS_ALL lib dev tools compat)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
@@ -53,5 +53,20 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION "Command-line producer and benchmark for Apache Pulsar
  pulsarc-produce sends messages from its arguments or standard input; pulsarc-perf
  measures publish throughput and latency.")
+
+# pulsarc-compat (libpulsar's C API on pulsarc): the shared and static library, its headers
+# under include/pulsarc/compat/ and pulsarc-compat.pc, in one package. Its library links
+# libpulsarc.so.0, which dpkg-shlibdeps cannot place before libpulsarc0 is installed: the
+# dependencies are named here instead (libpulsarc-dev for pulsarc.pc, which
+# pulsarc-compat.pc requires).
+set(CPACK_DEBIAN_COMPAT_PACKAGE_NAME libpulsarc-compat-dev)
+set(CPACK_DEBIAN_COMPAT_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_COMPAT_PACKAGE_SHLIBDEPS OFF)
+set(CPACK_DEBIAN_COMPAT_PACKAGE_DEPENDS
+    "${CPACK_DEBIAN_LIB_PACKAGE_NAME} (= ${PULSARC_DEB_VERSION}), libpulsarc-dev (= ${PULSARC_DEB_VERSION}), libc6")
+set(CPACK_COMPONENT_COMPAT_DESCRIPTION "libpulsar's C API (producer side) on pulsarc
+ pulsarc-compat builds programs written against libpulsar's C API (pulsar/c/*.h) on
+ pulsarc: libpulsarc-compat.so, its headers (under /usr/include/pulsarc/compat, so that
+ they never clash with libpulsar's) and pulsarc-compat.pc. Producers only.")
 
 include(CPack)

@@ -15,8 +15,11 @@
  * It shows:
  *   - pulsarc_client_new_on_loop and pulsarc_client_create_producer_async;
  *   - pulsarc_producer_send_async from the application's own callbacks, where it never
- *     blocks: a full queue returns PULSARC_ERR_QUEUE_FULL at once, whatever
- *     blockIfQueueFull says (here the line is then not published, and the peer is told);
+ *     blocks: a full queue returns PULSARC_ERR_QUEUE_FULL at once (the memory limit:
+ *     PULSARC_ERR_MEMORY_LIMIT), whatever blockIfQueueFull says. Here the line is then
+ *     held, in order, and the room callback (pulsarc_producer_config_set_room_cb) sends
+ *     what is held once receipts have made room; when too much is held, the peer is told
+ *     its line was not published;
  *   - send callbacks on the same thread as the server's: plain counters, no locks;
  *   - the shutdown: pulsarc_producer_close_async, then pulsarc_client_close_async, then
  *     pulsarc_client_destroy in its callback; uv_loop_close then returns 0.
@@ -41,6 +44,7 @@
 #include <pulsarc/pulsarc_uv.h>
 
 #define MAX_LINE 1024
+#define MAX_HELD 64 /* lines refused for want of room, sent by the room callback */
 
 struct conn;
 
@@ -59,6 +63,11 @@ struct app {
     bool stopping;
     bool not_created; /* the producer could not be created */
     long ticks, accepted, published, failed, refused;
+    struct held {
+        size_t len;
+        char data[MAX_LINE];
+    } held[MAX_HELD]; /* a ring: held[first] is the oldest */
+    size_t first, n_held;
 };
 
 struct conn {
@@ -106,6 +115,36 @@ static bool publish(struct app *a, const char *data, size_t len)
     return false;
 }
 
+/* A line to publish: at once, or after the lines held before it. False when it was
+ * neither published nor held (too many held already). */
+static bool publish_line(struct app *a, const char *data, size_t len)
+{
+    if (a->n_held == 0 && publish(a, data, len))
+        return true;
+    if (a->n_held == MAX_HELD || !a->producer || a->stopping)
+        return false;
+    struct held *h = &a->held[(a->first + a->n_held++) % MAX_HELD];
+    memcpy(h->data, data, len);
+    h->len = len;
+    return true;
+}
+
+/* The room callback: a send here was refused for want of room, and receipts have made
+ * some. Send the held lines, oldest first, until one is refused again (which arms this
+ * callback again). */
+static void on_room(pulsarc_producer_t *producer, void *ctx)
+{
+    (void)producer;
+    struct app *a = ctx;
+    while (a->n_held > 0) {
+        struct held *h = &a->held[a->first];
+        if (!publish(a, h->data, h->len))
+            return;
+        a->first = (a->first + 1) % MAX_HELD;
+        a->n_held--;
+    }
+}
+
 /* ---- the echo server ------------------------------------------------------------------- */
 
 static void free_conn(uv_handle_t *h)
@@ -151,7 +190,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 /* A complete line (or MAX_LINE bytes of one): publish it, tell the peer if it was not. */
 static void line_done(struct conn *c)
 {
-    if (!publish(c->app, c->line, c->len)) {
+    if (!publish_line(c->app, c->line, c->len)) {
         static const char busy[] = "(not published: the producer's queue is full)\n";
         reply(c, busy, sizeof busy - 1);
     }
@@ -210,7 +249,8 @@ static void on_tick(uv_timer_t *t)
     struct app *a = t->data;
     char text[32];
     int len = snprintf(text, sizeof text, "tick %ld", a->ticks);
-    if (publish(a, text, (size_t)len))
+    /* A tick is not held: the next one comes in a second. */
+    if (a->n_held == 0 && publish(a, text, (size_t)len))
         a->ticks++;
 }
 
@@ -328,7 +368,13 @@ int main(int argc, char **argv)
     a.sigint.data = a.sigterm.data = &a;
     uv_signal_start(&a.sigint, on_signal, SIGINT);
     uv_signal_start(&a.sigterm, on_signal, SIGTERM);
-    res = pulsarc_client_create_producer_async(a.client, topic, NULL, on_created, &a);
+    /* The room callback tells when a producer that refused a send on this loop has room
+     * again. */
+    pulsarc_producer_config_t *conf = pulsarc_producer_config_new();
+    res = conf ? pulsarc_producer_config_set_room_cb(conf, on_room, &a) : PULSARC_ERR_NO_MEMORY;
+    if (res == PULSARC_OK)
+        res = pulsarc_client_create_producer_async(a.client, topic, conf, on_created, &a);
+    pulsarc_producer_config_free(conf);
     if (res != PULSARC_OK) {
         const char *description = pulsarc_strerror(res);
         fprintf(stderr, "create_producer: %s: %s\n", description, pulsarc_last_error_detail());
@@ -340,7 +386,8 @@ int main(int argc, char **argv)
 
     int rc = uv_loop_close(&a.loop);
     pulsarc_message_free(a.msg);
-    printf("published=%ld failed=%ld refused=%ld ticks=%ld connections=%ld loop_close=%d\n",
-           a.published, a.failed, a.refused, a.ticks, a.accepted, rc);
+    printf("published=%ld failed=%ld refused=%ld held=%zu ticks=%ld connections=%ld "
+           "loop_close=%d\n",
+           a.published, a.failed, a.refused, a.n_held, a.ticks, a.accepted, rc);
     return rc == 0 && a.failed == 0 && !a.not_created ? 0 : 1;
 }

@@ -942,6 +942,24 @@ PULSARC_API pulsarc_result pulsarc_client_create_producer_async(
 PULSARC_API pulsarc_result pulsarc_producer_send_async(pulsarc_producer_t *producer,
                                                        pulsarc_message_t *msg, pulsarc_send_cb cb,
                                                        void *ctx);
+/** Called once, on the loop thread, when a producer that refused a send made on the loop
+ * thread with PULSARC_ERR_QUEUE_FULL or PULSARC_ERR_MEMORY_LIMIT has room again: at the
+ * end of the loop turn in which receipts (or failures) gave back a permit of this
+ * producer and enough of the client's memory for a message the size of the refused one
+ * (memory another producer of the client gave back counts too). Until the next such
+ * refusal it is not called again; a send made inside it that is refused again arms it
+ * again. Not called for a producer that is closing or freed, nor once the client closes.
+ * On the application's own loop (pulsarc_client_new_on_loop), where a send never waits,
+ * this is the signal to send what was refused. Sends refused on other threads do not arm
+ * it (they can wait: blockIfQueueFull). producer is the handle the send was made on. */
+typedef void (*pulsarc_room_cb)(pulsarc_producer_t *producer, void *ctx);
+
+/** Sets the room callback of producers made with conf (see pulsarc_room_cb); cb NULL
+ * removes it. ctx must stay valid while those producers exist. Without one, a refusal
+ * costs nothing more than before. PULSARC_ERR_INVALID_ARGUMENT for a NULL conf. */
+PULSARC_API pulsarc_result pulsarc_producer_config_set_room_cb(pulsarc_producer_config_t *conf,
+                                                               pulsarc_room_cb cb, void *ctx);
+
 /** Sends and waits for the receipt. id_out (may be NULL) receives the message id, to be
  * freed with pulsarc_message_id_free. */
 PULSARC_API pulsarc_result pulsarc_producer_send(pulsarc_producer_t *producer,

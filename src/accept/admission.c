@@ -15,6 +15,79 @@ static void wake(pc_admission_t *a)
     uv_mutex_unlock(&a->mu);
 }
 
+/* ---- room callbacks: loop thread only ----------------------------------------------- */
+
+/* A send on the loop thread found no room: tell pm's producer when there is some again. */
+static void watch(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending, int64_t bytes)
+{
+    pm->watched_max_pending = max_pending;
+    pm->watched_bytes = bytes;
+    if (pm->watched)
+        return;
+    pm->watched = true;
+    pm->next_watched = a->watching;
+    a->watching = pm;
+    atomic_fetch_add(&a->interest, PC_ADMISSION_WATCHER);
+}
+
+static void stop_watching(pc_admission_t *a, pc_permits_t *pm)
+{
+    pm->watched = false;
+    pm->next_watched = NULL;
+    atomic_fetch_sub(&a->interest, PC_ADMISSION_WATCHER);
+}
+
+void pc_admission_unwatch(pc_admission_t *a, pc_permits_t *pm)
+{
+    if (!pm->watched)
+        return;
+    for (pc_permits_t **at = &a->watching; *at; at = &(*at)->next_watched) {
+        if (*at == pm) {
+            *at = pm->next_watched;
+            break;
+        }
+    }
+    stop_watching(a, pm);
+}
+
+/* Whether the send a watched producer refused would now find room. */
+static bool has_room(const pc_admission_t *a, const pc_permits_t *pm)
+{
+    int64_t max = pm->watched_max_pending;
+    if (max > 0 && atomic_load(&pm->pending) >= max)
+        return false;
+    int64_t used = atomic_load(&a->memory_used);
+    return a->memory_limit == 0 || used + pm->watched_bytes <= a->memory_limit || used == 0;
+}
+
+/* After a loop turn that released room: each watching producer that has room again hears
+ * of it once; the others keep watching. A callback may send and be refused again, which
+ * watches anew. */
+static __attribute__((noinline)) void tell_watchers(pc_admission_t *a)
+{
+    pc_permits_t *list = a->watching, *keep = NULL;
+    a->watching = NULL;
+    while (list) {
+        pc_permits_t *pm = list;
+        list = pm->next_watched;
+        if (atomic_load(&pm->closed)) {
+            stop_watching(a, pm); /* a closing producer takes no more sends */
+        } else if (has_room(a, pm)) {
+            stop_watching(a, pm);
+            pm->room(pm->room_owner);
+        } else {
+            pm->next_watched = keep;
+            keep = pm;
+        }
+    }
+    while (keep) { /* back in front of any the callbacks watched anew */
+        pc_permits_t *pm = keep;
+        keep = pm->next_watched;
+        pm->next_watched = a->watching;
+        a->watching = pm;
+    }
+}
+
 static void on_check(uv_check_t *h)
 {
     pc_admission_t *a = h->data;
@@ -22,13 +95,16 @@ static void on_check(uv_check_t *h)
         return;
     a->freed = false;
     wake(a);
+    if (a->watching)
+        tell_watchers(a);
 }
 
 void pc_admission_init(pc_admission_t *a, uv_loop_t *loop, const uv_thread_t *loop_thread,
                        int64_t memory_limit)
 {
     atomic_init(&a->memory_used, 0);
-    atomic_init(&a->waiters, 0);
+    atomic_init(&a->interest, 0);
+    a->watching = NULL;
     a->memory_limit = memory_limit;
     a->loop_thread = loop_thread;
     a->freed = false;
@@ -43,6 +119,12 @@ void pc_admission_init(pc_admission_t *a, uv_loop_t *loop, const uv_thread_t *lo
 
 void pc_admission_stop_deferring(pc_admission_t *a)
 {
+    /* The client is closing: no room callback runs from now on. */
+    while (a->watching) {
+        pc_permits_t *pm = a->watching;
+        a->watching = pm->next_watched;
+        stop_watching(a, pm);
+    }
     a->deferring = false;
     uv_close((uv_handle_t *)&a->check, NULL);
     if (a->freed)
@@ -53,7 +135,7 @@ void pc_admission_stop_deferring(pc_admission_t *a)
 void pc_admission_wait_empty(pc_admission_t *a)
 {
     uv_mutex_lock(&a->mu);
-    while (atomic_load(&a->waiters) > 0)
+    while ((atomic_load(&a->interest) & PC_ADMISSION_WAITERS) > 0)
         uv_cond_wait(&a->cond, &a->mu);
     uv_mutex_unlock(&a->mu);
 }
@@ -76,6 +158,10 @@ void pc_permits_init(pc_permits_t *pm)
 {
     atomic_init(&pm->pending, 0);
     atomic_init(&pm->closed, false);
+    pm->room = NULL;
+    pm->room_owner = NULL;
+    pm->watched = false;
+    pm->next_watched = NULL;
 }
 
 /* Take a permit and the memory if both are free, or neither. Compare-and-swap, so the
@@ -112,6 +198,17 @@ static pulsarc_result no_room(const pc_admission_t *a, bool room, int64_t max_pe
                            (long long)a->memory_limit);
 }
 
+/* The loop thread's refusal; its producer hears when room comes back (pulsarc_room_cb)
+ * when it has the callback. Out of line: pc_admit, inlined into the send path, stays as it
+ * was without room callbacks. */
+static __attribute__((noinline)) pulsarc_result
+refuse_on_loop(pc_admission_t *a, pc_permits_t *pm, bool room, int64_t max_pending, int64_t bytes)
+{
+    if (pm->room)
+        watch(a, pm, max_pending, bytes);
+    return no_room(a, room, max_pending);
+}
+
 pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending, size_t bytes,
                         bool block)
 {
@@ -124,10 +221,10 @@ pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending
      * nor the count of waiters: a send there, on the application's own loop too, stays
      * free of locks when it is refused. */
     if (on_loop(a))
-        return no_room(a, room, max_pending);
+        return refuse_on_loop(a, pm, room, max_pending, (int64_t)bytes);
     uv_mutex_lock(&a->mu);
     /* Counted before the check, so a release that races the check sees a waiter. */
-    atomic_fetch_add(&a->waiters, 1);
+    atomic_fetch_add(&a->interest, 1);
     pulsarc_result res = PULSARC_OK;
     for (;;) {
         if (atomic_load(&pm->closed)) {
@@ -142,7 +239,7 @@ pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending
         }
         uv_cond_wait(&a->cond, &a->mu);
     }
-    atomic_fetch_sub(&a->waiters, 1);
+    atomic_fetch_sub(&a->interest, 1);
     /* A closing producer woke us: destroy may be waiting for the last sender to leave. */
     if (res == PULSARC_ERR_ALREADY_CLOSED)
         uv_cond_broadcast(&a->cond);
@@ -150,21 +247,35 @@ pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending
     return res;
 }
 
+/* A batch's release, or one off the loop thread, while senders wait or producers watch:
+ * waiting senders are woken now, the watchers after the loop turn (a release on another
+ * thread tells them at the next one on the loop). Out of line, so that the release stays
+ * as small as it was, where it is inlined into the completion of every message. */
+static __attribute__((noinline)) void release_slow(pc_admission_t *a, int_fast64_t interest)
+{
+    if (interest >= PC_ADMISSION_WATCHER && on_loop(a) && a->deferring)
+        a->freed = true;
+    if (interest & PC_ADMISSION_WAITERS)
+        wake(a);
+}
+
 void pc_admission_release(pc_admission_t *a, pc_permits_t *pm, int64_t messages, size_t bytes)
 {
     atomic_fetch_sub(&pm->pending, messages);
     atomic_fetch_sub(&a->memory_used, (int64_t)bytes);
-    /* The lock and the wake-up are only needed when somebody is admitting right now. A
-     * whole batch wakes them at once, so they send again while the loop thread runs the
-     * batch's callbacks; a single message's release on the loop thread leaves it to the
-     * check handle, once the loop turn's I/O is done. */
-    if (atomic_load(&a->waiters) == 0)
+    /* The lock and the wake-up are only needed when somebody is admitting right now, or
+     * a producer watches for room. A whole batch wakes waiting senders at once, so they
+     * send again while the loop thread runs the batch's callbacks; a single message's
+     * release on the loop thread leaves it to the check handle, once the loop turn's I/O
+     * is done, which also tells watching producers. */
+    int_fast64_t interest = atomic_load(&a->interest);
+    if (interest == 0)
         return;
     bool many = messages > 1;
     if (!many && on_loop(a) && a->deferring) /* the loop's own fields: read there only */
         a->freed = true;
     else
-        wake(a);
+        release_slow(a, interest);
 }
 
 void pc_admission_close(pc_admission_t *a, pc_permits_t *pm)

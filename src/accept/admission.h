@@ -18,24 +18,42 @@
 
 #include "pulsarc/pulsarc.h"
 
+typedef struct pc_permits pc_permits_t;
+
+/* pc_admission_t.interest counts two kinds of interest in released room in one word, so
+ * that a release checks one atomic whatever is watching: the threads inside the slow path
+ * of pc_admit (the low 32 bits), and PC_ADMISSION_WATCHER for each producer with a room
+ * callback that a send on the loop thread found full (pulsarc_room_cb). */
+#define PC_ADMISSION_WATCHER ((int_fast64_t)1 << 32)
+#define PC_ADMISSION_WAITERS ((int_fast64_t)0xffffffff)
+
 /* The client's, shared by its producers. */
 typedef struct pc_admission {
     atomic_int_fast64_t memory_used;
-    int64_t memory_limit; /* memoryLimitBytes; 0: none */
-    atomic_int waiters;   /* threads inside the slow path of pc_admit */
+    int64_t memory_limit;         /* memoryLimitBytes; 0: none */
+    atomic_int_fast64_t interest; /* waiting threads + watching producers, see above */
     uv_mutex_t mu;
     uv_cond_t cond;   /* signalled when memory or permits are released */
     uv_check_t check; /* after each loop turn's I/O: wake waiting senders once */
-    bool freed;       /* loop thread: released this turn while senders waited */
+    bool freed;       /* loop thread: released this turn while senders waited or watched */
     bool deferring;   /* loop thread: the check handle still runs */
     const uv_thread_t *loop_thread;
+    pc_permits_t *watching; /* loop thread: the producers waiting to hear of room */
 } pc_admission_t;
 
 /* One producer's. */
-typedef struct pc_permits {
+struct pc_permits {
     _Atomic int_fast64_t pending; /* accepted, callback not yet run */
     atomic_bool closed;           /* the producer is closing: every send is refused */
-} pc_permits_t;
+    /* The room callback (pulsarc_room_cb): set before the first send and never changed;
+     * NULL: none, and a refusal costs nothing more. */
+    void (*room)(void *owner);
+    void *room_owner;
+    /* Loop thread only: armed by a refusal there, until room comes back. */
+    bool watched;
+    pc_permits_t *next_watched;
+    int64_t watched_max_pending, watched_bytes; /* what the refused send needed */
+};
 
 /* The check handle runs on loop, which loop_thread (filled in later is fine) runs. */
 void pc_admission_init(pc_admission_t *a, uv_loop_t *loop, const uv_thread_t *loop_thread,
@@ -65,5 +83,7 @@ pulsarc_result pc_admit(pc_admission_t *a, pc_permits_t *pm, int64_t max_pending
 void pc_admission_release(pc_admission_t *a, pc_permits_t *pm, int64_t messages, size_t bytes);
 /* The producer is closing: refuse every later send, and wake the blocked ones to say so. */
 void pc_admission_close(pc_admission_t *a, pc_permits_t *pm);
+/* Loop thread: forget pm's watch for room (its producer goes away). */
+void pc_admission_unwatch(pc_admission_t *a, pc_permits_t *pm);
 
 #endif

@@ -39,7 +39,9 @@ static const char *const codecs[] = { "none", "lz4", "zlib", "zstd", "snappy", N
 static const char *const batchers[] = { "default", "key_based", NULL };
 static const char *const routing_modes[] = { "round_robin", "single", "custom", "sequence_id",
                                              NULL };
-static const char *const hashings[] = { "java", "murmur3", NULL };
+/* In pc_hash_scheme's order (routing/router.h). */
+static const char *const hashings[] = { "java",       "murmur3",          "boost", "boost_1_81",
+                                        "boost_1_80", "boost_1_80_arm64", NULL };
 static const char *const crypto_actions[] = { "fail", "send", NULL };
 static const char *const proxy_protocols[] = { "none", "SNI", NULL };
 static const char *const access_modes[] = { "shared", "exclusive", "exclusive_with_fencing",
@@ -177,9 +179,13 @@ static const conf_row producer_rows[] = {
       "partition count, id mod the count without batching, so that a rerun sending the same "
       "ids puts each message where the first run did, as per-partition deduplication needs; "
       "one without an id goes round robin)." },
-    { "hashingScheme", T_ENUM, PC(hashing), 0, 1, "java", hashings,
+    { "hashingScheme", T_ENUM, PC(hashing), 0, 5, "java", hashings,
       "The hash that maps a key to its partition: java (String.hashCode, as the Java "
-      "client) or murmur3." },
+      "client), murmur3, or the C++ client's BoostHash (boost::hash of a 64-bit build) as "
+      "the Boost it was built with computes it: boost (Boost 1.82 and later: libpulsar's "
+      "packages from 3.5.0 on), boost_1_81, boost_1_80 (Boost 1.56 to 1.80 on x86-64: "
+      "libpulsar's packages up to 3.4, or libpulsar built with Debian 12's Boost 1.74) or "
+      "boost_1_80_arm64 (the same where char is unsigned, as on Linux on arm64)." },
     { "maxPendingMessagesAcrossPartitions", T_INT, PC(max_pending_across_partitions), 0, INT32_MAX,
       "0", NULL, "A limit over all partitions together; 0 = none." },
     { "lazyStartPartitionedProducers", T_BOOL, PC(lazy_start), 0, 1, "false", NULL,
@@ -520,6 +526,16 @@ pulsarc_result pulsarc_producer_config_set_router(pulsarc_producer_config_t *con
     conf->router = cb;
     conf->router_ctx = ctx;
     conf->routing_mode = PC_ROUTE_CUSTOM;
+    return PULSARC_OK;
+}
+
+pulsarc_result pulsarc_producer_config_set_room_cb(pulsarc_producer_config_t *conf,
+                                                   pulsarc_room_cb cb, void *ctx)
+{
+    if (!conf)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config must not be NULL");
+    conf->room_cb = cb;
+    conf->room_ctx = cb ? ctx : NULL;
     return PULSARC_OK;
 }
 

@@ -115,6 +115,9 @@ struct pulsarc_producer_config {
     /* Set with pulsarc_producer_config_set_router. */
     pulsarc_router_cb router;
     void *router_ctx;
+    /* Set with pulsarc_producer_config_set_room_cb; NULL: none. */
+    pulsarc_room_cb room_cb;
+    void *room_ctx;
     /* Set with pulsarc_producer_config_set_schema: a reference, or NULL (BYTES). */
     pulsarc_schema_t *schema;
     /* End-to-end encryption: the names (a table row), and where their public keys come

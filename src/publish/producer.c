@@ -10,6 +10,7 @@
 static void unlink_and_free(pulsarc_producer_t *p)
 {
     pulsarc_client_t *c = p->client;
+    pc_producer_room_forget(p);
     if (p->listed) {
         pc_client_forget_shutdown(c, &p->on_shutdown);
         pc_producer_stats_leave(p);
@@ -162,6 +163,7 @@ void pc_producer_shutdown(pc_shutdown_hook_t *hook)
     /* A handle the user freed already goes with its close (on_closed); the others stay
      * the user's, detached from the client. */
     bool users = !p->free_requested;
+    pc_producer_room_forget(p);
     pc_producer_stats_leave(p);
     p->listed = false;
     begin_closing(p);

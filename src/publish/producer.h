@@ -103,6 +103,12 @@ struct pulsarc_producer {
 pulsarc_result pc_producer_check_attached(const pulsarc_producer_t *p);
 /* Free the handle's memory (its partition producers included). */
 void pc_producer_release(pulsarc_producer_t *p);
+
+/* room.c: the room callback (pulsarc_room_cb). At creation, after pc_permits_init: give
+ * admission the producer's callback, if it has one. Loop thread, when the producer goes
+ * away: forget a watch for room in progress. */
+void pc_producer_room_init(pulsarc_producer_t *p);
+void pc_producer_room_forget(pulsarc_producer_t *p);
 /* Post a task of the handle's (send, flush, close, free): with a spool, in the one order
  * of all threads (pc_client_post_in_order), so that a flush posted after a send from the
  * loop thread covers it. Any thread. */

@@ -376,6 +376,7 @@ static pulsarc_producer_t *new_handle(pulsarc_client_t *c, const char *topic,
     p->rules = pc_pp_plan_rules(&pp);
     atomic_init(&p->state, P_OPEN);
     pc_permits_init(&p->permits);
+    pc_producer_room_init(p);
     atomic_init(&p->max_message_size, PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE);
     atomic_init(&p->name, NULL);
     atomic_init(&p->last_sequence_id, -1);

@@ -15,8 +15,21 @@ void pc_router_init(pc_router_t *r, const pc_router_settings_t *set)
 
 int32_t pc_router_hash(const pc_router_t *r, const char *key, size_t len)
 {
-    return r->set.hashing == PC_HASH_MURMUR3_32 ? pc_hash_murmur3_32(key, len)
-                                                : pc_hash_java_string(key, len);
+    switch (r->set.hashing) {
+    case PC_HASH_MURMUR3_32:
+        return pc_hash_murmur3_32(key, len);
+    case PC_HASH_BOOST:
+        return pc_hash_boost(PC_BOOST_1_82, key, len);
+    case PC_HASH_BOOST_1_81:
+        return pc_hash_boost(PC_BOOST_1_81, key, len);
+    case PC_HASH_BOOST_1_80:
+        return pc_hash_boost(PC_BOOST_1_80, key, len);
+    case PC_HASH_BOOST_1_80_ARM:
+        return pc_hash_boost(PC_BOOST_1_80_UNSIGNED_CHAR, key, len);
+    case PC_HASH_JAVA_STRING:
+    default:
+        return pc_hash_java_string(key, len);
+    }
 }
 
 int pc_router_choose(pc_router_t *r, const pc_route_view_t *m, int n)

@@ -20,6 +20,11 @@ typedef enum pc_routing_mode {
 typedef enum pc_hash_scheme {
     PC_HASH_JAVA_STRING = 0, /* Java's String.hashCode, the Java client's default */
     PC_HASH_MURMUR3_32 = 1,
+    /* boost::hash<std::string>, the C++ client's BoostHash, by Boost release (hash.h) */
+    PC_HASH_BOOST = 2,          /* Boost 1.82 and later */
+    PC_HASH_BOOST_1_81 = 3,     /* Boost 1.81 */
+    PC_HASH_BOOST_1_80 = 4,     /* Boost 1.56 .. 1.80, char signed (x86-64) */
+    PC_HASH_BOOST_1_80_ARM = 5, /* Boost 1.56 .. 1.80, char unsigned (Linux on arm64) */
 } pc_hash_scheme;
 
 typedef struct pc_router_settings {

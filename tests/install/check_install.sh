@@ -31,6 +31,23 @@ if [[ -n "$stray" ]]; then
   echo "$stray" >&2
   exit 1
 fi
+# pulsarc-compat exports libpulsar's names (pulsar_*) and its own additions
+# (pulsarc_compat_*); its static archive's internals are pc_compat_*.
+stray="$( { nm -D --defined-only "$(find "$prefix" -name 'libpulsarc-compat.so' | head -n1)" |
+            awk '{print $3}' | grep -Ev '^(pulsar_|pulsarc_compat_)' || true
+          nm -g --defined-only "$(find "$prefix" -name 'libpulsarc-compat.a' | head -n1)" 2>/dev/null |
+            awk 'NF == 3 {print $3}' | grep -Ev '^(pulsar_|pulsarc_compat_|pc_compat_)' || true; } |
+          sort -u)"
+if [[ -n "$stray" ]]; then
+  echo "install check failed: pulsarc-compat defines names outside its prefixes:" >&2
+  echo "$stray" >&2
+  exit 1
+fi
+if find "$prefix/include" -path '*/pulsar/*' | grep -v '/include/pulsarc/compat/pulsar/' >/dev/null; then
+  echo "install check failed: a pulsar/ header outside include/pulsarc/compat/ (it would clash" \
+       "with libpulsar-dev's)" >&2
+  exit 1
+fi
 
 cat >"$work/main.c" <<'C'
 #include <pulsarc/pulsarc.h>
@@ -97,6 +114,51 @@ cc -std=c11 -Wall -Werror "$uv_example" $(pkg-config --cflags --libs pulsarc-uv)
   -Wl,-rpath,"$(pkg-config --variable=libdir pulsarc)" -o "$work/uv-with-pkg-config"
 run_uv "$work/uv-with-pkg-config"
 
+# pulsarc-compat: a program of libpulsar's C API builds with pkg-config's pulsarc-compat
+# (shared, and --static) and starts (without a broker its producer creation fails with
+# libpulsar's ConnectError or Timeout); one that needs a consumer compiles and then fails
+# to link, naming the function.
+compat_prog="$repo/tests/compat/programs/compat_sync_producer.c"
+check_compat() {  # PROGRAM [static]
+  local out
+  check_static "$@"
+  # libpulsarc-compat.so finds libpulsarc.so.0 through the loader's path: a program's
+  # RUNPATH does not reach a library's own dependencies.
+  out="$(LD_LIBRARY_PATH="$(pkg-config --variable=libdir pulsarc)" "$1" pulsar://127.0.0.1:1 \
+         persistent://public/default/compat-install-check 1 2>&1)" && {
+    echo "install check failed: $(basename "$1") ran without a broker: $out" >&2
+    exit 1
+  }
+  if [[ "$out" != *"Failed to create producer"* ]]; then
+    echo "install check failed: $(basename "$1"): $out" >&2
+    exit 1
+  fi
+  echo "pulsarc-compat program ($(basename "$1")): ${out##*$'\n'}"
+}
+cc -std=c11 -Wall -Werror "$compat_prog" $(pkg-config --cflags --libs pulsarc-compat) -pthread \
+  -Wl,-rpath,"$(pkg-config --variable=libdir pulsarc)" -o "$work/compat-with-pkg-config"
+check_compat "$work/compat-with-pkg-config"
+cc -std=c11 -Wall -Werror "$compat_prog" \
+  $(pkg-config --cflags --static --libs pulsarc-compat |
+    sed 's/-lpulsarc-compat\b/-l:libpulsarc-compat.a/; s/-lpulsarc\b/-l:libpulsarc.a/') -pthread \
+  -o "$work/compat-with-pkg-config-static"
+if readelf -d "$work/compat-with-pkg-config-static" | grep 'NEEDED.*libpulsarc' >/dev/null; then
+  echo "install check failed: the static pulsarc-compat program links a shared pulsarc" >&2
+  exit 1
+fi
+check_compat "$work/compat-with-pkg-config-static"
+if cc -std=c11 -Wall -Werror "$repo/tests/compat/programs/compat_needs_consumer.c" \
+     $(pkg-config --cflags --libs pulsarc-compat) -o "$work/needs-consumer" 2>"$work/link.log"; then
+  echo "install check failed: a program needing pulsar_client_subscribe linked" >&2
+  exit 1
+fi
+grep "undefined reference to .pulsar_client_subscribe" "$work/link.log" >/dev/null || {
+  echo "install check failed: the link error does not name pulsar_client_subscribe:" >&2
+  cat "$work/link.log" >&2
+  exit 1
+}
+echo "pulsarc-compat: a program needing a consumer fails to link, naming pulsar_client_subscribe"
+
 mkdir -p "$work/cmake"
 cat >"$work/cmake/CMakeLists.txt" <<CM
 cmake_minimum_required(VERSION 3.16)
@@ -110,6 +172,10 @@ add_executable(uv-with-find-package "$uv_example")
 target_link_libraries(uv-with-find-package PRIVATE pulsarc::pulsarc_uv)
 add_executable(uv-with-find-package-static "$uv_example")
 target_link_libraries(uv-with-find-package-static PRIVATE pulsarc::pulsarc_uv_static)
+add_executable(compat-with-find-package "$compat_prog")
+target_link_libraries(compat-with-find-package PRIVATE pulsarc::compat)
+add_executable(compat-with-find-package-static "$compat_prog")
+target_link_libraries(compat-with-find-package-static PRIVATE pulsarc::compat_static)
 CM
 cmake -S "$work/cmake" -B "$work/cmake/b" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake/b" >/dev/null
@@ -117,4 +183,6 @@ run "$work/cmake/b/with-find-package"
 run "$work/cmake/b/with-find-package-static" static
 run_uv "$work/cmake/b/uv-with-find-package"
 run_uv "$work/cmake/b/uv-with-find-package-static" static
-echo "install check passed: pkg-config (pulsarc, also --static; pulsarc-uv) and find_package(pulsarc) (pulsarc::pulsarc, pulsarc::pulsarc_static, pulsarc::pulsarc_uv, pulsarc::pulsarc_uv_static)"
+check_compat "$work/cmake/b/compat-with-find-package"
+check_compat "$work/cmake/b/compat-with-find-package-static" static
+echo "install check passed: pkg-config (pulsarc, also --static; pulsarc-uv; pulsarc-compat, also --static) and find_package(pulsarc) (pulsarc::pulsarc, pulsarc::pulsarc_static, pulsarc::pulsarc_uv, pulsarc::pulsarc_uv_static, pulsarc::compat, pulsarc::compat_static)"

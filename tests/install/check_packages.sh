@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Debian packages of a build tree, as a user gets them:
-#   1. `cpack -G DEB` makes libpulsarc0, libpulsarc-dev and pulsarc-tools;
+#   1. `cpack -G DEB` makes libpulsarc0, libpulsarc-dev, pulsarc-tools and
+#      libpulsarc-compat-dev (libpulsar's C API on pulsarc);
 #   2. their control fields say the right things: each package depends on the Debian
 #      package of every library its binaries link (found with dpkg -S on this machine),
 #      libpulsarc-dev on libpulsarc0 of its own version, libpulsarc0 carries a shlibs file;
@@ -37,7 +38,8 @@ arch="$(dpkg --print-architecture)"
 lib="$work/debs/libpulsarc${major}_${version}-1_$arch.deb"
 dev="$work/debs/libpulsarc-dev_${version}-1_$arch.deb"
 tools="$work/debs/pulsarc-tools_${version}-1_$arch.deb"
-for deb in "$lib" "$dev" "$tools"; do
+compat="$work/debs/libpulsarc-compat-dev_${version}-1_$arch.deb"
+for deb in "$lib" "$dev" "$tools" "$compat"; do
   [[ -f "$deb" ]] || fail "no $(basename "$deb") among: $(ls "$work/debs")"
 done
 
@@ -114,8 +116,21 @@ has_file "$tools" '/bin/pulsarc-produce$'
 has_file "$tools" '/bin/pulsarc-perf$'
 check_links "$tools" usr/bin/pulsarc-produce
 lacks_file "$tools" '/lib/'
+# libpulsarc-compat-dev: libpulsar's C API on pulsarc, headers under pulsarc/compat/ only
+# (never /usr/include/pulsar/, libpulsar-dev's), depending on pulsarc of its own version.
+for f in '/libpulsarc-compat\.so\.'"$major"'$' '/libpulsarc-compat\.so$' '/libpulsarc-compat\.a$' \
+         '/include/pulsarc/compat/pulsar/c/client\.h$' '/include/pulsarc/compat/pulsar/c/producer\.h$' \
+         '/pkgconfig/pulsarc-compat\.pc$'; do
+  has_file "$compat" "$f"
+done
+lacks_file "$compat" '^/usr/include/pulsar/|/bin/|/libpulsarc\.so|/pkgconfig/pulsarc\.pc$'
+for d in "libpulsarc$major (= ${version}-1)" "libpulsarc-dev (= ${version}-1)"; do
+  field "$compat" Depends | grep -F "$d" >/dev/null ||
+    fail "libpulsarc-compat-dev does not depend on $d: $(field "$compat" Depends)"
+done
+lacks_file "$dev" '/pulsarc/compat/|pulsarc-compat'
 echo "control fields and contents: ok"
-for deb in "$lib" "$dev" "$tools"; do
+for deb in "$lib" "$dev" "$tools" "$compat"; do
   echo "  $(field "$deb" Package) $(field "$deb" Version): Depends: $(field "$deb" Depends)"
 done
 
@@ -123,7 +138,7 @@ done
 # where it lies (${pcfiledir}), so PKG_CONFIG_PATH is all it takes to use the scratch
 # root: no sysroot, no edited prefix. The dependencies' .pc files are the system's.
 root="$work/root"
-for deb in "$lib" "$dev" "$tools"; do dpkg -x "$deb" "$root"; done
+for deb in "$lib" "$dev" "$tools" "$compat"; do dpkg -x "$deb" "$root"; done
 pcdir="$(dirname "$(find "$root" -name pulsarc.pc)")"
 export PKG_CONFIG_PATH="$pcdir"
 [[ "$(pkg-config --modversion pulsarc)" == "$version" ]] || fail "pkg-config --modversion pulsarc"
@@ -167,13 +182,25 @@ uv_published="$(sed -n 's/^published=\([0-9]*\) failed=0 .* loop_close=0$/\1/p' 
 [[ -n "$uv_published" ]] || { cat "$work/uv.log" >&2; fail "uv_echo_producer's summary"; }
 tail -n 1 "$work/uv.log"
 
+# A program of libpulsar's C API built with the packaged pulsarc-compat.
+compat_topic="$topic-compat"
+cc -std=c11 -Wall -Werror "$repo/tests/compat/programs/compat_sync_producer.c" \
+  $(pkg-config --cflags --libs pulsarc-compat) -Wl,-rpath,"$libdir" -o "$work/compat_sync_producer"
+LD_LIBRARY_PATH="$libdir" "$work/compat_sync_producer" "$url" "$compat_topic" 5 >"$work/compat.log" 2>&1 ||
+  { cat "$work/compat.log" >&2; fail "compat_sync_producer against $url"; }
+tail -n 1 "$work/compat.log"
+
 # 4. What arrived, read by the official client: simple_producer's 10 synchronous and
 # 1000 asynchronous messages, then pulsarc-produce's one.
-PYTHONPATH="$repo/tests/interop" python3 - "$topic" "$uv_topic" "$uv_published" <<'PY'
+PYTHONPATH="$repo/tests/interop" python3 - "$topic" "$uv_topic" "$uv_published" "$compat_topic" <<'PY'
 import sys
 from pulsar_helpers import read_messages
 
-topic, uv_topic, uv_published = sys.argv[1], sys.argv[2], int(sys.argv[3])
+topic, uv_topic, uv_published, compat_topic = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+got = [m["data"].decode() for m in read_messages(compat_topic, 5)]
+if got != [f"sync-{i}" for i in range(5)]:
+    sys.exit(f"compat_sync_producer's messages: {got}")
+print("the official client read compat_sync_producer's 5 messages")
 want = [f"hello from pulsarc, sync message {i}" for i in range(10)]
 want += [f"hello from pulsarc, async message {i}" for i in range(1000)]
 want += ["from the packaged pulsarc-produce"]
@@ -189,4 +216,4 @@ if len(got) != uv_published or lines != ["echoed by the packaged pulsarc"]:
     sys.exit(f"uv_echo_producer published {uv_published}, read {len(got)}: {lines}")
 print(f"the official client read uv_echo_producer's {len(got)} messages")
 PY
-echo "package check passed: libpulsarc${major}, libpulsarc-dev, pulsarc-tools"
+echo "package check passed: libpulsarc${major}, libpulsarc-dev, pulsarc-tools, libpulsarc-compat-dev"

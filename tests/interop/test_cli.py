@@ -251,7 +251,7 @@ def test_misspelt_settings_never_show_their_values(service_url, unique_topic, bi
     # pulsarc-perf reads the same settings the same way.
     for args in (["--client-conf", "authparams=token:hunter2"], ["--conf", "x=hunter2"],
                  ["--client-conf", "authParams:token:hunter2"]):
-        proc = subprocess.run([bin_path("pulsarc-perf"), "-u", service_url, "-t", topic, *args],
+        proc = subprocess.run([bin_path("pulsarc-perf"), "-u", service_url, topic, *args],
                               capture_output=True, timeout=30)
         assert proc.returncode != 0, (args, proc.stderr)
         assert b"hunter2" not in proc.stderr + proc.stdout, (args, proc.stderr)
@@ -266,7 +266,8 @@ def test_refused_settings_name_the_flag_and_suggest(service_url, unique_topic):
         "-z: unknown compression 'lz5' (valid: none, lz4, zlib, zstd, snappy)": ["-z", "lz5"],
         "--compression: unknown compression 'lz5' (valid: none, lz4, zlib, zstd, snappy)":
             ["--compression=lz5"],
-        "--hashing: unknown hashing scheme 'jav' (valid: java, murmur3)": ["--hashing", "jav"],
+        "--hashing: unknown hashing scheme 'jav' (valid: java, murmur3, boost, boost_1_81, "
+        "boost_1_80, boost_1_80_arm64)": ["--hashing", "jav"],
         "--batch-max-messages: invalid configuration: batchingMaxMessages: \"many\" is not "
         "an integer": ["--batch-max-messages", "many"],
         '--conf compressionType: invalid configuration: compressionType: "lz5" is not a known '

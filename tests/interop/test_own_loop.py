@@ -80,11 +80,11 @@ def test_own_loop_echo_example_publishes_what_it_echoes(service_url, unique_topi
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, f"exit {proc.returncode}\n--- stdout ---\n{out}\n--- stderr ---\n{err}"
-    m = re.search(r"published=(\d+) failed=(\d+) refused=(\d+) ticks=(\d+) connections=(\d+) "
-                  r"loop_close=(-?\d+)", out)
+    m = re.search(r"published=(\d+) failed=(\d+) refused=(\d+) held=(\d+) ticks=(\d+) "
+                  r"connections=(\d+) loop_close=(-?\d+)", out)
     assert m, out + err
-    published, failed, refused, ticks, connections, loop_close = map(int, m.groups())
-    assert (failed, refused, connections, loop_close) == (0, 0, 1, 0), out
+    published, failed, refused, held, ticks, connections, loop_close = map(int, m.groups())
+    assert (failed, refused, held, connections, loop_close) == (0, 0, 0, 1, 0), out
     assert published == len(lines) + ticks, out
 
     received = [r["data"].decode() for r in ph.read_messages(topic, published, timeout_s=120,

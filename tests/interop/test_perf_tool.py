@@ -1,7 +1,9 @@
 """pulsarc-perf against the real broker (issue 20, item 8): --partitions creates the
 partitioned topics through the admin REST API before producing, --topics names them as
 pulsar-perf does (TOPIC-0 .. TOPIC-(N-1)), and every message the tool counts as acked is
-in the broker's stats. A topic that exists with another partition count is refused."""
+in the broker's stats. A topic that exists with another partition count is refused.
+pulsar-perf produce's command lines (issue 31) mean what they mean to pulsar-perf, and a
+wrong argument is named."""
 
 import re
 
@@ -19,8 +21,8 @@ def result(stdout: bytes) -> dict:
 
 
 def run_perf(service_url, admin_url, base, *extra, check=True):
-    return ph.run_bin("pulsarc-perf", "-u", service_url, "--admin-url", admin_url, "-t", base,
-                      "-n", str(MESSAGES), "-r", str(MESSAGES), "--stats-interval", "0",
+    return ph.run_bin("pulsarc-perf", "-u", service_url, "--admin-url", admin_url, base,
+                      "-m", str(MESSAGES), "-r", str(MESSAGES), "--stats-interval", "0",
                       *extra, timeout_s=120, check=check)
 
 
@@ -77,3 +79,44 @@ def test_histogram_file_has_the_percentile_distribution(service_url, admin_url, 
     assert counts[-1] == int(r["msgs"]) == MESSAGES
     assert f"Total count    = {MESSAGES:12d}]" in lines[-2]
     assert float(rows[-1][0]) == pytest.approx(float(r["max_ms"]), abs=0.001)
+
+
+def test_pulsar_perf_command_lines(service_url, unique_topic):
+    # The habit that once sent millions of messages to a topic named "1": -m is the count
+    # and -t the number of topics.
+    topic = unique_topic("perf-tool-habit")
+    proc = ph.run_bin("pulsarc-perf", "produce", "-u", service_url, "-m", "200", "-t", "1",
+                      "-r", "2000", "--stats-interval", "0", topic, timeout_s=120)
+    assert result(proc.stdout)["msgs"] == "200"
+    assert ph.topic_stats(topic)["msgInCounter"] == 200
+    # -t 2 -n 2 with one topic: TOPIC-0 and TOPIC-1, two producers each; -m=N, -mk, -pn,
+    # -am, -db, -z as pulsar-perf spells them.
+    base = unique_topic("perf-tool-two")
+    proc = ph.run_bin("pulsarc-perf", "produce", "-u", service_url, "-t", "2", "-n", "2",
+                      "-m=400", "-r=0", "-s", "64", "-mk", "autoIncrement", "-pn", "perfname",
+                      "-am", "Shared", "-db", "-z", "LZ4", "--stats-interval", "0", base,
+                      timeout_s=120)
+    r = result(proc.stdout)
+    assert r["msgs"] == "400" and r["producers"] == "4" and r["size"] == "64", r
+    got = ph.read_messages(f"{base}-0", 200) + ph.read_messages(f"{base}-1", 200)
+    assert sorted(int(m["partition_key"]) for m in got) == list(range(400))
+    names = {m["producer_name"] for m in got}
+    assert names == {f"perfname-{i}" for i in range(4)}, names
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-r", "fast"], b'-r: bad value "fast"'),
+    (["-m"], b"-m needs a value"),
+    (["-time"], b"-time needs a value"),
+    (["-mk", "sequential"], b'-mk: bad value "sequential" (autoIncrement or random)'),
+    (["-x"], b"unknown option -x"),
+    (["-k", "name"], b"-k needs -v too"),
+    (["-t", "3", "a", "b"], b"-t 3: 2 topics were named"),
+    (["-f", "payloads.txt"], b"-f is not supported"),
+    (["-txn", "-nmt", "10"], b"-txn is not supported"),
+])
+def test_a_wrong_argument_is_named(service_url, args, message):
+    proc = ph.run_bin("pulsarc-perf", "produce", "-u", service_url, *args, check=False,
+                      timeout_s=30)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr, proc.stderr

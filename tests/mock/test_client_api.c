@@ -241,7 +241,8 @@ static void *send_blocking(void *arg)
 static bool sender_waits_or_returned(void *arg)
 {
     blocked_send_t *b = arg;
-    return atomic_load(&client->admission.waiters) > 0 || atomic_load(&b->result) != -1;
+    return (atomic_load(&client->admission.interest) & PC_ADMISSION_WAITERS) > 0 ||
+           atomic_load(&b->result) != -1;
 }
 
 Test(client_api, block_if_queue_full_waits_for_room)

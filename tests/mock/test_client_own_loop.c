@@ -230,6 +230,120 @@ Test(client_own_loop, a_send_on_the_loop_never_waits_and_blocking_calls_refuse)
     h_finish();
 }
 
+/* ---- room again (pulsarc_room_cb) ------------------------------------------------------ */
+
+typedef struct room {
+    int calls;
+    bool on_app_thread;
+    pulsarc_producer_t *producer;
+    int resend;                /* the message to send again from the callback; -1: none */
+    pulsarc_result resend_res; /* what that send returned */
+    size_t resend_len;
+} room_t;
+
+static void on_room(pulsarc_producer_t *p, void *ctx)
+{
+    room_t *r = ctx;
+    r->calls++;
+    r->on_app_thread = pthread_equal(pthread_self(), app_thread);
+    r->producer = p;
+    if (r->resend >= 0)
+        r->resend_res = r->resend_len ? h_send_len(p, r->resend, r->resend_len)
+                                      : h_send(p, r->resend);
+}
+
+static bool room_called(void *r)
+{
+    return ((room_t *)r)->calls > 0;
+}
+
+static pulsarc_producer_config_t *with_room(pulsarc_producer_config_t *pc, room_t *r)
+{
+    cr_assert_eq(pulsarc_producer_config_set_room_cb(pc, on_room, r), PULSARC_OK);
+    return pc;
+}
+
+/* A send on the loop refused with QUEUE_FULL: once receipts make room, the room callback
+ * runs once, on the loop's thread, and the refused message goes in from there. Without a
+ * new refusal it does not run again. */
+Test(client_own_loop, room_again_after_queue_full)
+{
+    app_start(false);
+    pulsarc_client_t *c = app_client(NULL);
+    room_t r = { .resend = 2 };
+    pulsarc_producer_t *p = create_on_loop(c, with_room(h_producer_conf(0, "maxPendingMessages",
+                                                                        "2", "batchingEnabled",
+                                                                        "false", NULL),
+                                                        &r));
+    h_send_range(p, 0, 2);
+    cr_assert_eq(h_send(p, 2), PULSARC_ERR_QUEUE_FULL);
+    cr_assert_eq(r.calls, 0, "no room yet, and the loop has not run");
+    cr_assert(run_until(room_called, &r), "the room callback never ran");
+    cr_assert_eq(r.calls, 1);
+    cr_assert(r.on_app_thread, "the room callback ran off the loop's thread");
+    cr_assert_eq(r.producer, p);
+    cr_assert_eq(r.resend_res, PULSARC_OK, "no room in the room callback: %s",
+                 pulsarc_result_name(r.resend_res));
+    int n = 3;
+    cr_assert(run_until(calls_reached, &n), "only %d of 3 callbacks", h_total());
+    h_assert_each_once(3, PULSARC_OK);
+    cr_assert_eq(r.calls, 1, "called again without a refusal");
+    close_on_loop(c);
+    pulsarc_producer_free(p);
+    app_finish(false);
+    h_finish();
+}
+
+/* The client's memory limit likewise: a 600-byte message and its 512-byte record fit in
+ * 2000 bytes, two do not, until the first one's receipt. */
+Test(client_own_loop, room_again_after_memory_limit)
+{
+    app_start(false);
+    pulsarc_client_t *c = app_client("memoryLimitBytes", "2000", NULL);
+    room_t r = { .resend = 1, .resend_len = 600 };
+    pulsarc_producer_t *p = create_on_loop(c, with_room(h_producer_conf(0, NULL), &r));
+    cr_assert_eq(h_send_len(p, 0, 600), PULSARC_OK);
+    cr_assert_eq(h_send_len(p, 1, 600), PULSARC_ERR_MEMORY_LIMIT);
+    cr_assert(run_until(room_called, &r), "the room callback never ran");
+    cr_assert_eq(r.resend_res, PULSARC_OK);
+    int n = 2;
+    cr_assert(run_until(calls_reached, &n), "only %d of 2 callbacks", h_total());
+    cr_assert_eq(r.calls, 1);
+    close_on_loop(c);
+    pulsarc_producer_free(p);
+    app_finish(false);
+    h_finish();
+}
+
+/* A producer freed while it waits for room hears nothing (and nothing is left behind). */
+Test(client_own_loop, no_room_callback_once_freed)
+{
+    app_start(false);
+    pulsarc_client_t *c = app_client(NULL);
+    room_t r = { .resend = -1 };
+    pulsarc_producer_t *p = create_on_loop(c, with_room(h_producer_conf(0, "maxPendingMessages",
+                                                                        "1", NULL),
+                                                        &r));
+    cr_assert_eq(h_send(p, 0), PULSARC_OK);
+    cr_assert_eq(h_send(p, 1), PULSARC_ERR_QUEUE_FULL);
+    pulsarc_producer_free(p);
+    int n = 1;
+    cr_assert(run_until(calls_reached, &n), "message 0 never completed");
+    cr_assert_eq(r.calls, 0, "a freed producer's room callback ran");
+    close_on_loop(c);
+    app_finish(false);
+    h_finish();
+}
+
+Test(client_own_loop, room_callback_arguments)
+{
+    cr_assert_eq(pulsarc_producer_config_set_room_cb(NULL, on_room, NULL),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    pulsarc_producer_config_t *pc = pulsarc_producer_config_new();
+    cr_assert_eq(pulsarc_producer_config_set_room_cb(pc, NULL, NULL), PULSARC_OK, "removes it");
+    pulsarc_producer_config_free(pc);
+}
+
 /* ---- from another thread ---------------------------------------------------------------- */
 
 typedef struct sender {

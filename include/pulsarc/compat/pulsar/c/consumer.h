@@ -1,0 +1,21 @@
+/** @file
+ * pulsarc-compat produces only: consumers are not provided. This header names the type so
+ * that pulsar/c/client.h compiles; no function of libpulsar's consumer.h is declared or defined.
+ * docs/porting-from-libpulsar.md says what the compat layer does not cover. */
+#ifndef PULSARC_COMPAT_PULSAR_C_CONSUMER_H
+#define PULSARC_COMPAT_PULSAR_C_CONSUMER_H
+
+#include <pulsar/defines.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Not provided by pulsarc-compat (see the file's comment). */
+typedef struct _pulsar_consumer pulsar_consumer_t;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,21 @@
+/** @file
+ * pulsarc-compat produces only: readers are not provided. This header names the type so
+ * that pulsar/c/client.h compiles; no function of libpulsar's reader.h is declared or defined.
+ * docs/porting-from-libpulsar.md says what the compat layer does not cover. */
+#ifndef PULSARC_COMPAT_PULSAR_C_READER_H
+#define PULSARC_COMPAT_PULSAR_C_READER_H
+
+#include <pulsar/defines.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Not provided by pulsarc-compat (see the file's comment). */
+typedef struct _pulsar_reader pulsar_reader_t;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
