@@ -128,12 +128,13 @@ class Pulsarc(Tool):
     def argv(self, case, url, topic):
         # --latency-every 1: every message timed, as the peers' tools do, so the tools'
         # own bookkeeping is alike in every client's CPU (pulsarc-perf alone samples).
-        a = [self.path, "-u", url, "-t", topic, "-s", str(case.size), "-d", "100000",
-             "-m", str(MAX_PENDING), "--latency-every", "1"]
-        if case.rate:
-            a += ["-r", str(case.rate)]
-        if not case.batched:
-            a.append("--no-batching")
+        # pulsar-perf produce's flags (issue 31), with the batching every client here gets.
+        a = [self.path, "-u", url, topic, "-s", str(case.size), "-time", "100000",
+             "-o", str(MAX_PENDING), "-r", str(case.rate or 0), "--latency-every", "1"]
+        if case.batched:
+            a += ["-bm", str(BATCH_MSGS), "-bb", str(BATCH_BYTES), "-b", str(BATCH_DELAY_MS)]
+        else:
+            a.append("-db")
         if case.chunked:
             a += ["--conf", "chunkingEnabled=true"]
         if self.zero_copy:

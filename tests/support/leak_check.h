@@ -18,8 +18,8 @@
 
 #ifdef PC_TEST_HAS_LSAN
 #include <sanitizer/lsan_interface.h>
-#define pc_test_assert_no_leaks()                                                         \
-    cr_assert_eq(__lsan_do_recoverable_leak_check(), 0,                                   \
+#define pc_test_assert_no_leaks()                       \
+    cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, \
                  "memory leaked (LeakSanitizer's report is on stderr)")
 #else
 #define pc_test_assert_no_leaks() ((void)0)
