@@ -51,6 +51,10 @@ enum {
     OPT_TRUST_CERT_FILE,
     OPT_PROXY_URL,
     OPT_PROXY_PROTOCOL,
+    OPT_TXN,
+    OPT_TXN_MESSAGES,
+    OPT_TXN_TIMEOUT,
+    OPT_TXN_ABORT,
     OPT_IGNORED,     /* pulsar-perf flags that change nothing here (they take a value) */
     OPT_IGNORED_FLAG /* the same without a value */
 };
@@ -93,6 +97,12 @@ void perf_options_usage(FILE *f, const char *prog)
 
             "  -set, --set-event-time    give each message the time as its event time\n"
             "  -ef, --exit-on-failure    stop at the first failed message\n"
+            "  -txn, --txn-enable        send every message in a transaction, one across all\n"
+            "                            producers, ended after each -nmt messages\n"
+            "  -nmt, --numMessage-perTransaction N  messages per transaction (default 50)\n"
+            "  -abort                    end each transaction by aborting it, not committing\n"
+            "  -tto, --txn-timeout S     the broker aborts a transaction not ended within S\n"
+            "                            seconds (default 10)\n"
             "  -u, --service-url URL     (default pulsar://127.0.0.1:6650)\n"
             "  -au, --admin-url URL      for -np (default: webServiceUrl of --conf-file, an\n"
             "                            http(s) -u, else http://localhost:8080)\n"
@@ -107,7 +117,7 @@ void perf_options_usage(FILE *f, const char *prog)
             "  --tls-enable-hostname-verification   as pulsar-perf's\n"
             "  -threads, -ioThreads, -lt, -i, -bw, -mlr, --warmup-time: accepted; one thread\n"
             "                            sends here, and they change nothing\n"
-            "  -f, -e, -fp, -fc, -txn, -nmt, -abort, -tto: refused, with the reason\n"
+            "  -f, -e, -fp, -fc: refused, with the reason\n"
             "pulsarc-perf's own:\n"
             "      --conf key=value      producer setting, repeatable (e.g. compressionType=lz4)\n"
             "      --client-conf k=v     client setting, repeatable (e.g. memoryLimitBytes=0)\n"
@@ -378,6 +388,13 @@ static const struct option base_options[] = {
     { "warmup-time", required_argument, NULL, OPT_IGNORED },
     { "bw", no_argument, NULL, OPT_IGNORED_FLAG },
     { "busy-wait", no_argument, NULL, OPT_IGNORED_FLAG },
+    { "txn", no_argument, NULL, OPT_TXN },
+    { "txn-enable", no_argument, NULL, OPT_TXN },
+    { "nmt", required_argument, NULL, OPT_TXN_MESSAGES },
+    { "numMessage-perTransaction", required_argument, NULL, OPT_TXN_MESSAGES },
+    { "tto", required_argument, NULL, OPT_TXN_TIMEOUT },
+    { "txn-timeout", required_argument, NULL, OPT_TXN_TIMEOUT },
+    { "abort", no_argument, NULL, OPT_TXN_ABORT },
     /* pulsarc-perf's own */
     { "topic", required_argument, NULL, OPT_TOPIC },
     { "conf", required_argument, NULL, OPT_CONF },
@@ -404,15 +421,6 @@ static const struct {
     { "-e", "the delimiter of -f's payload file" },
     { "-fp", "payload formatting needs -f" },
     { "-fc", "payload formatting needs -f" },
-    { "-txn", "pulsarc-perf does not send in transactions (pulsarc-produce --txn-batch N "
-              "does, and --txn-abort aborts them)" },
-    { "--txn-enable", "pulsarc-perf does not send in transactions (pulsarc-produce "
-                      "--txn-batch N does)" },
-    { "-nmt", "it goes with -txn, which pulsarc-perf does not support" },
-    { "-abort", "it goes with -txn, which pulsarc-perf does not support" },
-    { "-tto", "it goes with -txn, which pulsarc-perf does not support" },
-    { "--numMessage-perTransaction", "it goes with -txn, which pulsarc-perf does not support" },
-    { "--txn-timeout", "it goes with -txn, which pulsarc-perf does not support" },
 };
 
 int perf_options_parse(int argc, char **argv, options_t *o)
@@ -426,6 +434,8 @@ int perf_options_parse(int argc, char **argv, options_t *o)
     o->partitions = -1;
     o->stats_interval_s = 1;
     o->separator = "-";
+    o->txn_messages = 50;
+    o->txn_timeout_s = 10;
 
     static struct option longs[sizeof base_options / sizeof base_options[0] + 32];
     size_t nl = sizeof base_options / sizeof base_options[0];
@@ -664,6 +674,22 @@ int perf_options_parse(int argc, char **argv, options_t *o)
         case OPT_EXIT_ON_FAILURE:
             o->exit_on_failure = true;
             break;
+        case OPT_TXN:
+            o->txn = true;
+            break;
+        case OPT_TXN_MESSAGES:
+            if (parse_u64(optarg, &v) != 0 || v == 0)
+                goto bad;
+            o->txn_messages = v;
+            break;
+        case OPT_TXN_TIMEOUT: /* pulsarc_txn_begin takes 1 .. 2^31 milliseconds */
+            if (parse_u64(optarg, &v) != 0 || v == 0 || v > (1ull << 31) / 1000)
+                goto bad;
+            o->txn_timeout_s = v;
+            break;
+        case OPT_TXN_ABORT:
+            o->txn_abort = true;
+            break;
         case OPT_LISTENER:
         case OPT_TRUST_CERT_FILE:
         case OPT_PROXY_URL:
@@ -753,11 +779,13 @@ int perf_options_parse(int argc, char **argv, options_t *o)
             fprintf(stderr, "%s: %s: too many settings\n", prog, typed);
         else
             fprintf(stderr, "%s: %s: bad value \"%s\"%s\n", prog, typed, optarg,
-                    ch == OPT_KEY_MODE      ? " (autoIncrement or random)"
-                    : ch == OPT_ACCESS_MODE ? " (Shared, Exclusive, ExclusiveWithFencing or "
-                                              "WaitForExclusive)"
-                    : ch == OPT_DELAY_RANGE ? " (MIN,MAX seconds, MIN < MAX)"
-                                            : "");
+                    ch == OPT_KEY_MODE       ? " (autoIncrement or random)"
+                    : ch == OPT_ACCESS_MODE  ? " (Shared, Exclusive, ExclusiveWithFencing or "
+                                               "WaitForExclusive)"
+                    : ch == OPT_DELAY_RANGE  ? " (MIN,MAX seconds, MIN < MAX)"
+                    : ch == OPT_TXN_MESSAGES ? " (1 or more)"
+                    : ch == OPT_TXN_TIMEOUT  ? " (1 to 2147483 seconds)"
+                                             : "");
         goto fail;
     }
     for (int a = optind; a < ac; a++) {

@@ -2,10 +2,10 @@
  * pulsarc-perf's command line: pulsar-perf produce's flags with their meanings and
  * defaults (topics as arguments, -t topics, -n producers per topic, -m messages, -r rate,
  * -s size, -o max pending, -time, -d / -dr delays, -b / -bm / -bb / -db batching, -z, -ch,
- * -k / -v encryption, -mk keys, -am, -pn, ...; an optional leading "produce"), and
- * pulsarc-perf's own long options (--conf, --zero-copy, ...). Every refusal names the
- * argument that is wrong; the few pulsar-perf flags it lacks (-f, -txn, ...) are refused
- * with the reason.
+ * -k / -v encryption, -mk keys, -am, -pn, -txn / -nmt / -abort / -tto transactions, ...;
+ * an optional leading "produce"), and pulsarc-perf's own long options (--conf,
+ * --zero-copy, ...). Every refusal names the argument that is wrong; the pulsar-perf
+ * flags it lacks (-f and its -e, -fp, -fc) are refused with the reason.
  */
 #ifndef PULSARC_PERF_OPTIONS_H
 #define PULSARC_PERF_OPTIONS_H
@@ -63,6 +63,10 @@ typedef struct options {
     perf_key_mode key_mode;            /* -mk */
     bool event_time;                   /* -set */
     bool exit_on_failure;              /* -ef */
+    bool txn;                          /* -txn: every message in a transaction */
+    uint64_t txn_messages;             /* -nmt: messages per transaction (>= 1) */
+    uint64_t txn_timeout_s;            /* -tto: the broker aborts a transaction older */
+    bool txn_abort;                    /* -abort: end each transaction by aborting it */
     const char *producer_name;         /* -pn: producer k is named NAME<separator>k */
     const char *separator;             /* between a topic and its number, and in names */
     conf_list_t producer_conf;         /* applied in command-line order, after the defaults */

@@ -4,7 +4,7 @@
  *   pulsarc-perf [produce] [-u URL] [-t N] [-n N] [-m N] [-time S] [-r MSG_PER_S] [-s BYTES]
  *                [-o MAX_PENDING] [-z CODEC] [-b MS] [-bm N] [-bb N] [-db] [-ch] [-d S]
  *                [-dr MIN,MAX] [-k NAME -v FILE] [-mk MODE] [-am MODE] [-pn NAME]
- *                [-np N] ... [pulsarc-perf's own
+ *                [-np N] [-txn [-nmt N] [-abort] [-tto S]] ... [pulsarc-perf's own
  *                --conf k=v, --zero-copy, ...] [TOPIC...]
  *
  * (perf_options.c has every flag.) One thread sends with pulsarc_producer_send_async
@@ -12,10 +12,12 @@
  * each producer in turn: N topics (named as pulsar-perf names them: TOPIC-0 .. TOPIC-(N-1)
  * when one TOPIC is given with -t N), -n producers on each, created beforehand by a few
  * threads at once; with -np the topics are first created as partitioned topics through the
- * admin REST API. The callback, on the client's loop thread, records send->callback
- * latency in a log-linear histogram. A reporter thread prints a line every
- * --stats-interval seconds; the end of the run prints totals, latency percentiles, CPU and
- * memory, and one machine-readable RESULT line. See bench/README.md.
+ * admin REST API. With -txn every message is sent in a transaction (one at a time, across
+ * every producer), committed or aborted after -nmt messages. The callback, on the
+ * client's loop thread, records send->callback latency in a log-linear histogram. A
+ * reporter thread prints a line every --stats-interval seconds; the end of the run prints
+ * totals, latency percentiles, CPU and memory, and one machine-readable RESULT line. See
+ * bench/README.md.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -367,6 +369,10 @@ static int build_client_conf(const options_t *o, pulsarc_client_config_t **out)
     pulsarc_client_config_t *conf = pulsarc_client_config_new();
     if (!conf)
         return -1;
+    if (o->txn && pulsarc_client_config_set(conf, "enableTransaction", "true") != PULSARC_OK) {
+        pulsarc_client_config_free(conf);
+        return -1;
+    }
     /* The file first, then the TLS and auth flags, then --client-conf: later wins. */
     conf_list_t file = { .n = 0 };
     for (size_t i = 0; i < o->file.n_settings; i++)
@@ -494,53 +500,207 @@ static uint64_t latency_stride(const options_t *o)
     return o->rate > 0 && o->rate < 100000 ? 1 : 8;
 }
 
+/* What both send loops share: when each message goes (-r's schedule), when the run stops
+ * (-m, -time, a signal), which messages are timed, each message's payload and producer.
+ * Inlined into each loop, where its fields stay in registers, so the plain loop runs the
+ * instructions it ran when it was the only one: pacer_next answers with a bool and
+ * pacer_message with the producer (one call answering the producer or NULL cost it a
+ * test and a branch per message, bench/instructions found). */
+typedef struct pacer {
+    const options_t *o;
+    const producer_set_t *ps;
+    pulsarc_message_t *msg;
+    const uint8_t *payload;
+    size_t len;
+    uint64_t start, end, stride;
+    uint64_t sent; /* messages accepted so far */
+    uint64_t until_timed;
+    uint64_t now; /* the last clock read */
+    size_t next;  /* the producer of the next message */
+    /* The ctx for the next message's callback: the time just before its send when it is
+     * timed, 0 otherwise. */
+    uint64_t sent_at;
+} pacer_t;
+
+static inline pacer_t pacer_start(const options_t *o, const producer_set_t *ps,
+                                  pulsarc_message_t *msg, const uint8_t *payload, size_t len,
+                                  uint64_t start)
+{
+    return (pacer_t){
+        .o = o,
+        .ps = ps,
+        .msg = msg,
+        .payload = payload,
+        .len = len,
+        .start = start,
+        .end = o->duration_s > 0 ? start + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX,
+        .stride = latency_stride(o),
+        .now = start,
+    };
+}
+
+/* Waits for the next message's turn and sets p->sent_at. False when the run is over. */
+static inline bool pacer_next(pacer_t *p)
+{
+    const options_t *o = p->o;
+    if (g_stop || (o->messages != 0 && p->sent >= o->messages))
+        return false;
+    bool timed = p->until_timed == 0;
+    p->until_timed = timed ? p->stride - 1 : p->until_timed - 1;
+    /* The duration is checked on every clock read, at least one per 64 messages. */
+    bool fresh = timed || p->sent % 64 == 0;
+    /* With -r, an absolute schedule: after a stall the loop catches up in a burst, so the
+     * average rate holds; sleeping only when ahead keeps syscalls off that path. A message
+     * already due by the last read needs no new one. */
+    uint64_t due = o->rate > 0 ? p->start + (uint64_t)((double)p->sent * 1e9 / o->rate) : 0;
+    if (fresh || due > p->now)
+        p->now = now_ns();
+    if (due > p->now) {
+        sleep_until_ns(due);
+        p->now = now_ns();
+    }
+    if (p->now >= p->end)
+        return false;
+    p->sent_at = timed ? p->now : 0;
+    return true;
+}
+
+/* Gives msg the next message's payload; returns its producer. */
+static inline pulsarc_producer_t *pacer_message(pacer_t *p)
+{
+    const options_t *o = p->o;
+    const uint8_t *this_payload = p->payload + (p->sent % o->payloads) * p->len;
+    if (o->zero_copy)
+        pulsarc_message_set_payload_borrowed(p->msg, this_payload, p->len, no_free, NULL);
+    else if (o->payloads > 1)
+        pulsarc_message_set_payload(p->msg, this_payload, p->len); /* copied by the send */
+    pulsarc_producer_t *producer = p->ps->v[p->next];
+    p->next = p->next + 1 == p->ps->n ? 0 : p->next + 1;
+    return producer;
+}
+
+/* After each send: res is what it returned. False when the loop must stop. */
+static inline bool pacer_sent(pacer_t *p, pulsarc_result res, const char *what, run_result_t *rr)
+{
+    if (res != PULSARC_OK) {
+        /* With blockIfQueueFull a refusal is not back-pressure but a real error (closed,
+         * too big, ...): it would repeat for every message. */
+        print_error(what, res);
+        rr->rejected++;
+        return false;
+    }
+    p->sent++;
+    atomic_store_explicit(&g_stats.sent, p->sent, memory_order_relaxed);
+    return true;
+}
+
 /* Send until the count, the duration or a signal says stop, to each producer in turn (as
  * pulsar-perf does with one thread). Returns messages accepted. */
 static uint64_t send_loop(const options_t *o, const producer_set_t *ps, pulsarc_message_t *msg,
                           const uint8_t *payload, size_t len, uint64_t start, run_result_t *rr)
 {
-    uint64_t end = o->duration_s > 0 ? start + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
-    uint64_t stride = latency_stride(o);
-    uint64_t sent = 0, until_timed = 0;
-    uint64_t now = start; /* the last clock read */
-    size_t next = 0;      /* the producer of the next message */
-    while (!g_stop && (o->messages == 0 || sent < o->messages)) {
-        bool timed = until_timed == 0;
-        until_timed = timed ? stride - 1 : until_timed - 1;
-        /* The duration is checked on every clock read, at least one per 64 messages. */
-        bool fresh = timed || sent % 64 == 0;
-        /* With -r, an absolute schedule: after a stall the loop catches up in a burst, so
-         * the average rate holds; sleeping only when ahead keeps syscalls off that path. A
-         * message already due by the last read needs no new one. */
-        uint64_t due = o->rate > 0 ? start + (uint64_t)((double)sent * 1e9 / o->rate) : 0;
-        if (fresh || due > now)
-            now = now_ns();
-        if (due > now) {
-            sleep_until_ns(due);
-            now = now_ns();
-        }
-        if (now >= end)
+    pacer_t p = pacer_start(o, ps, msg, payload, len, start);
+    while (pacer_next(&p)) {
+        pulsarc_result res = pulsarc_producer_send_async(pacer_message(&p), msg, on_sent,
+                                                         (void *)(uintptr_t)p.sent_at);
+        if (!pacer_sent(&p, res, "send_async", rr))
             break;
-        const uint8_t *this_payload = payload + (sent % o->payloads) * len;
-        if (o->zero_copy)
-            pulsarc_message_set_payload_borrowed(msg, this_payload, len, no_free, NULL);
-        else if (o->payloads > 1)
-            pulsarc_message_set_payload(msg, this_payload, len); /* copied by the send */
-        pulsarc_producer_t *producer = ps->v[next];
-        next = next + 1 == ps->n ? 0 : next + 1;
-        pulsarc_result res = pulsarc_producer_send_async(producer, msg, on_sent,
-                                                         (void *)(uintptr_t)(timed ? now : 0));
-        if (res != PULSARC_OK) {
-            /* With blockIfQueueFull a refusal is not back-pressure but a real error
-             * (closed, too big, ...): it would repeat for every message. */
-            print_error("send_async", res);
-            rr->rejected++;
-            break;
-        }
-        sent++;
-        atomic_store_explicit(&g_stats.sent, sent, memory_order_relaxed);
     }
-    return sent;
+    return p.sent;
+}
+
+/* ---- transactions (-txn) ------------------------------------------------------------- */
+
+typedef struct txn_stats {
+    uint64_t begin_failed;          /* (sender thread) */
+    uint64_t ended;                 /* commits or aborts asked for (sender thread) */
+    atomic_uint_fast64_t committed; /* their callbacks (loop thread) */
+    atomic_uint_fast64_t aborted;
+    atomic_uint_fast64_t failed; /* a commit or abort that did not end as asked */
+} txn_stats_t;
+
+static txn_stats_t g_txn;
+
+static void on_txn_ended(pulsarc_txn_t *txn, pulsarc_result res, void *ctx)
+{
+    (void)txn;
+    atomic_uint_fast64_t *done = ctx; /* &g_txn.committed or &g_txn.aborted */
+    if (res == PULSARC_OK) {
+        atomic_fetch_add(done, 1);
+        return;
+    }
+    if (atomic_fetch_add(&g_txn.failed, 1) < MAX_ERROR_REPORTS)
+        fprintf(stderr, "transaction %s failed: %s: %s\n",
+                done == &g_txn.committed ? "commit" : "abort", pulsarc_result_name(res),
+                pulsarc_last_error_detail());
+}
+
+/* Commits txn, or aborts it with -abort, without waiting, and lets it go: the client
+ * holds it until the end is confirmed. */
+static void txn_end(const options_t *o, pulsarc_txn_t *txn)
+{
+    g_txn.ended++;
+    pulsarc_result res = o->txn_abort
+                             ? pulsarc_txn_abort_async(txn, on_txn_ended, &g_txn.aborted)
+                             : pulsarc_txn_commit_async(txn, on_txn_ended, &g_txn.committed);
+    if (res != PULSARC_OK) { /* on_txn_ended will not run */
+        atomic_fetch_add(&g_txn.failed, 1);
+        print_error(o->txn_abort ? "abort" : "commit", res);
+    }
+    pulsarc_txn_free(txn);
+}
+
+static pulsarc_txn_t *txn_begin(const options_t *o, pulsarc_client_t *client)
+{
+    pulsarc_txn_t *txn = NULL;
+    pulsarc_result res = pulsarc_txn_begin(client, o->txn_timeout_s * 1000, &txn);
+    if (res != PULSARC_OK) {
+        print_error("begin a transaction", res);
+        g_txn.begin_failed++;
+    }
+    return txn;
+}
+
+/* send_loop with -txn, as pulsar-perf sends: one transaction at a time, across every
+ * producer, ended after -nmt messages (without waiting for the end: the next one is begun
+ * at once, and a wait would not change what the broker does); the last, shorter one is
+ * ended too, so that every message sent ends as the flags say (pulsar-perf leaves it to
+ * the timeout). A separate loop, so that the plain one calls only the plain send. */
+static uint64_t send_txn_loop(const options_t *o, pulsarc_client_t *client,
+                              const producer_set_t *ps, pulsarc_message_t *msg,
+                              const uint8_t *payload, size_t len, uint64_t start, run_result_t *rr)
+{
+    pacer_t p = pacer_start(o, ps, msg, payload, len, start);
+    pulsarc_txn_t *txn = txn_begin(o, client);
+    uint64_t in_txn = 0; /* messages in txn */
+    while (txn && pacer_next(&p)) {
+        pulsarc_result res = pulsarc_producer_send_txn_async(pacer_message(&p), txn, msg, on_sent,
+                                                             (void *)(uintptr_t)p.sent_at);
+        if (!pacer_sent(&p, res, "send_txn_async", rr))
+            break;
+        if (++in_txn == o->txn_messages) {
+            txn_end(o, txn);
+            txn = txn_begin(o, client);
+            in_txn = 0;
+        }
+    }
+    if (txn && in_txn > 0) {
+        txn_end(o, txn);
+    } else if (txn) { /* begun for messages that did not come: nothing waits for its end */
+        pulsarc_txn_abort_async(txn, NULL, NULL);
+        pulsarc_txn_free(txn);
+    }
+    return p.sent;
+}
+
+/* Until every commit or abort asked for has its result (each is bounded by the client's
+ * operationTimeoutMs). */
+static void wait_txn_ends(void)
+{
+    while (atomic_load(&g_txn.committed) + atomic_load(&g_txn.aborted) +
+               atomic_load(&g_txn.failed) <
+           g_txn.ended)
+        sleep_until_ns(now_ns() + 1000000u);
 }
 
 static void print_results(const options_t *o, const run_result_t *rr, uint64_t accepted)
@@ -569,13 +729,23 @@ static void print_results(const options_t *o, const run_result_t *rr, uint64_t a
     printf("peak RSS      %.1f MiB\n", rss);
     printf("producers     %zu (%u topic%s x %u), created in %.3f s\n", rr->producers,
            (unsigned)o->topics, o->topics == 1 ? "" : "s", (unsigned)o->producers, rr->create_s);
+    uint64_t committed = atomic_load(&g_txn.committed), aborted = atomic_load(&g_txn.aborted);
+    uint64_t txn_failed = atomic_load(&g_txn.failed) + g_txn.begin_failed;
+    if (o->txn)
+        printf("transactions  %" PRIu64 " committed, %" PRIu64 " aborted, %" PRIu64
+               " failed (%" PRIu64 " messages each, the last may have fewer)\n",
+               committed, aborted, txn_failed, o->txn_messages);
     if (o->histogram_file)
         printf("histogram     %s\n", o->histogram_file);
     printf("RESULT msgs=%" PRIu64 " rate=%.0f mbps=%.2f p50_ms=%.3f p99_ms=%.3f p999_ms=%.3f "
            "max_ms=%.3f cpu_s_per_million=%.2f peak_rss_mb=%.1f failed=%" PRIu64 " size=%zu "
-           "producers=%zu create_s=%.3f\n",
+           "producers=%zu create_s=%.3f",
            acked, rate, mibps, p50, p99, p999, max, cpu_per_m, rss, failed + rr->rejected,
            g_stats.msg_size, rr->producers, rr->create_s);
+    if (o->txn)
+        printf(" txn_committed=%" PRIu64 " txn_aborted=%" PRIu64 " txn_failed=%" PRIu64, committed,
+               aborted, txn_failed);
+    printf("\n");
     fflush(stdout);
 }
 
@@ -639,6 +809,9 @@ static void print_header(const options_t *o, const pulsarc_producer_config_t *pc
         printf(" or ");
     if (o->duration_s > 0)
         printf("%.1f s", o->duration_s);
+    if (o->txn)
+        printf(", in transactions of %" PRIu64 " messages, %s, %" PRIu64 " s timeout",
+               o->txn_messages, o->txn_abort ? "aborted" : "committed", o->txn_timeout_s);
     printf("\n  producer: %s\n", conf);
     fflush(stdout);
 }
@@ -690,9 +863,13 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
     reporter_t rep;
     bool reporting = o->stats_interval_s > 0 &&
                      reporter_start(&rep, &ps, start, o->stats_interval_s) == 0;
-    uint64_t accepted = send_loop(o, &ps, msg, payload, len, start, &rr);
-    /* Every accepted message is counted only once its callback ran. */
+    /* Chosen once: the plain loop has no transaction in it (see send_txn_loop). */
+    uint64_t accepted = o->txn ? send_txn_loop(o, client, &ps, msg, payload, len, start, &rr)
+                               : send_loop(o, &ps, msg, payload, len, start, &rr);
+    /* Every accepted message is counted only once its callback ran, and with -txn only
+     * once its transaction ended. */
     perf_flush_all(&ps, print_error);
+    wait_txn_ends();
     rr.elapsed_s = (double)(now_ns() - start) / 1e9;
     rr.cpu_s = cpu_seconds() - cpu0;
     if (reporting)
@@ -710,7 +887,10 @@ static int run(const options_t *o, pulsarc_client_t *client, const pulsarc_produ
         print_stats_snapshot(stdout, lib_stats);
     pulsarc_stats_free(lib_stats);
     uint64_t acked = atomic_load(&g_stats.acked);
-    return acked == accepted && rr.rejected == 0 && atomic_load(&g_stats.failed) == 0 ? 0 : 1;
+    return acked == accepted && rr.rejected == 0 && atomic_load(&g_stats.failed) == 0 &&
+                   g_txn.begin_failed == 0 && atomic_load(&g_txn.failed) == 0
+               ? 0
+               : 1;
 }
 
 int main(int argc, char **argv)

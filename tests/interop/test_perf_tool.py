@@ -113,7 +113,8 @@ def test_pulsar_perf_command_lines(service_url, unique_topic):
     (["-k", "name"], b"-k needs -v too"),
     (["-t", "3", "a", "b"], b"-t 3: 2 topics were named"),
     (["-f", "payloads.txt"], b"-f is not supported"),
-    (["-txn", "-nmt", "10"], b"-txn is not supported"),
+    (["-txn", "-nmt", "0"], b'-nmt: bad value "0" (1 or more)'),
+    (["-txn", "-tto", "0"], b'-tto: bad value "0" (1 to 2147483 seconds)'),
 ])
 def test_a_wrong_argument_is_named(service_url, args, message):
     proc = ph.run_bin("pulsarc-perf", "produce", "-u", service_url, *args, check=False,
