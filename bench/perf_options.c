@@ -312,8 +312,6 @@ void perf_options_free(options_t *o)
         free(o->topic_names[i]);
     free(o->topic_names);
     o->topic_names = NULL;
-    free(o->enc_name);
-    free(o->enc_file);
     for (size_t i = 0; i < o->n_rewritten; i++)
         free(o->rewritten[i]);
     o->n_rewritten = 0;
@@ -423,9 +421,12 @@ static const struct {
     { "-fc", "payload formatting needs -f" },
 };
 
-int perf_options_parse(int argc, char **argv, options_t *o)
+/* What applying one option came to. */
+enum { APPLIED = 0, BAD_VALUE = -1, NOT_MINE = 1 };
+
+/* pulsar-perf's defaults, where they are not pulsarc's. */
+static void set_defaults(options_t *o)
 {
-    const char *prog = argv[0];
     o->size = 1024;
     o->rate = 100;
     o->payloads = 1;
@@ -436,378 +437,416 @@ int perf_options_parse(int argc, char **argv, options_t *o)
     o->separator = "-";
     o->txn_messages = 50;
     o->txn_timeout_s = 10;
+}
 
-    static struct option longs[sizeof base_options / sizeof base_options[0] + 32];
+/* getopt's table: base_options, then the shared TLS and authentication flags
+ * (security_flags.c), which the long name tells apart. */
+static void build_long_options(struct option *longs, size_t cap)
+{
     size_t nl = sizeof base_options / sizeof base_options[0];
     memcpy(longs, base_options, sizeof base_options);
-    /* The shared TLS and authentication flags (security_flags.c) follow; the long name
-     * tells them apart. */
-    for (size_t i = 0; i < n_security_flags && nl + 1 < sizeof longs / sizeof longs[0]; i++)
+    for (size_t i = 0; i < n_security_flags && nl + 1 < cap; i++)
         longs[nl++] = (struct option){ security_flags[i].name,
                                        security_flags[i].arg ? required_argument : no_argument,
                                        NULL, OPT_SECURITY };
     longs[nl] = (struct option){ 0 };
+}
 
-    /* "produce", pulsar-perf's subcommand, may come first. */
-    int first = 1;
-    if (argc > 1 && !strcmp(argv[1], "produce")) {
-        argv[1] = argv[0];
-        first = 2;
-    }
-    for (int a = first; a < argc; a++)
+/* A pulsar-perf flag this tool does not have is named, with what to use instead. */
+static int refuse_unsupported(int argc, char **argv, int first, const char *prog)
+{
+    for (int a = first; a < argc; a++) {
+        size_t n = strcspn(argv[a], "=");
         for (size_t u = 0; u < sizeof unsupported / sizeof unsupported[0]; u++)
-            if (!strncmp(argv[a], unsupported[u].flag, strcspn(argv[a], "=")) &&
-                strlen(unsupported[u].flag) == strcspn(argv[a], "=")) {
+            if (!strncmp(argv[a], unsupported[u].flag, n) && strlen(unsupported[u].flag) == n) {
                 fprintf(stderr, "%s: %s is not supported: %s\n", prog, argv[a], unsupported[u].why);
                 return -1;
             }
+    }
+    return 0;
+}
 
-    char *enc_name = NULL, *enc_file = NULL;
-    uint64_t v;
-    int64_t iv;
-    int ch, idx;
-    /* getopt sees argv without "produce": av[0] is the program, av[1] the first option.
-     * pulsar-perf's "-m=100" becomes "-m100": getopt_long_only would take "-m=" for an
-     * abbreviated long option (ambiguous among --messages, --mk, ...). */
-    int ac = argc - first + 1;
-    char **av = o->argv_copy = calloc((size_t)ac + 1, sizeof *av);
+/* The short options that take a value, and getopt's string of all of them. */
+#define SHORT_WITH_VALUE "utnmrsopdbzkvci"
+#define SHORT_OPTIONS "u:t:n:m:r:s:o:p:d:b:z:k:v:c:i:h"
+
+/* What getopt sees: argv without "produce" (av[0] the program, av[1] the first option),
+ * and pulsar-perf's "-m=100" as "-m100": getopt_long_only would take "-m=" for an
+ * abbreviated long option (ambiguous among --messages, --mk, ...). */
+static char **getopt_argv(options_t *o, int argc, char **argv, int first, int *ac)
+{
+    *ac = argc - first + 1;
+    char **av = o->argv_copy = calloc((size_t)*ac + 1, sizeof *av);
     if (!av)
-        return -1;
+        return NULL;
     av[0] = argv[0];
-    for (int a = 1; a < ac; a++) {
+    for (int a = 1; a < *ac; a++) {
         char *arg = argv[first - 1 + a];
         av[a] = arg;
         if (arg[0] == '-' && arg[1] && arg[1] != '-' && arg[2] == '=' &&
-            strchr("utnmrsopdbzkvci", arg[1]) && o->n_rewritten < PERF_MAX_REWRITTEN) {
+            strchr(SHORT_WITH_VALUE, arg[1]) && o->n_rewritten < PERF_MAX_REWRITTEN) {
             size_t n = strlen(arg);
             char *w = malloc(n);
             if (!w)
-                return -1;
+                return NULL;
             w[0] = '-';
             w[1] = arg[1];
             memcpy(w + 2, arg + 3, n - 2); /* the value and its NUL */
             av[a] = o->rewritten[o->n_rewritten++] = w;
         }
     }
-    opterr = 0;
-    optind = 1;
-    while ((idx = -1,
-            ch = getopt_long_only(ac, av, "u:t:n:m:r:s:o:p:d:b:z:k:v:c:i:h", longs, &idx)) != -1) {
-        /* The option as typed, for messages: the word before a separate value. */
-        const char *opt = optarg && optind >= 2 && optarg == av[optind - 1] ? av[optind - 2]
-                                                                            : av[optind - 1];
-        char typed[64];
-        snprintf(typed, sizeof typed, "%.*s", (int)strcspn(opt, "="), opt);
-        switch (ch) {
-        case 'u':
-            o->service_url = optarg;
-            break;
-        case OPT_TOPIC:
-            if (o->n_topic_args == sizeof o->topic_args / sizeof o->topic_args[0])
-                goto bad;
-            o->topic_args[o->n_topic_args++] = optarg;
-            break;
-        case 't':
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > PERF_MAX_PRODUCERS)
-                goto bad;
-            o->topics = (uint32_t)v;
-            o->topics_given = true;
-            break;
-        case 'n':
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > PERF_MAX_PRODUCERS)
-                goto bad;
-            o->producers = (uint32_t)v;
-            break;
-        case 'm': /* <= 0: no limit, as pulsar-perf */
-            if (parse_i64(optarg, &iv) != 0)
-                goto bad;
-            o->messages = iv > 0 ? (uint64_t)iv : 0;
-            break;
-        case 'r':
-            if (parse_double(optarg, &o->rate) != 0)
-                goto bad;
-            break;
-        case 's':
-            if (parse_u64(optarg, &v) != 0 || v > SIZE_MAX / 2)
-                goto bad;
-            o->size = (size_t)v;
-            break;
-        case 'o':
-            if (parse_u64(optarg, &v) != 0 || v > INT32_MAX ||
-                perf_conf_add(&o->producer_conf, "maxPendingMessages", keep_number(v)) != 0)
-                goto bad;
-            break;
-        case 'p':
-            if (parse_u64(optarg, &v) != 0 || v > INT32_MAX ||
-                perf_conf_add(&o->producer_conf, "maxPendingMessagesAcrossPartitions",
-                              keep_number(v)) != 0)
-                goto bad;
-            break;
-        case OPT_TIME: /* <= 0: no limit */
-            if (parse_i64(optarg, &iv) == 0)
-                o->duration_s = iv > 0 ? (double)iv : 0;
-            else if (parse_double(optarg, &o->duration_s) != 0)
-                goto bad;
-            break;
-        case 'd':
-            if (parse_u64(optarg, &o->delay_s) != 0 || o->delay_s > 100ull * 365 * 86400)
-                goto bad;
-            break;
-        case OPT_DELAY_RANGE: {
-            char lo[32];
-            const char *comma = strchr(optarg, ',');
-            if (!comma || (size_t)(comma - optarg) >= sizeof lo)
-                goto bad;
-            snprintf(lo, sizeof lo, "%.*s", (int)(comma - optarg), optarg);
-            if (parse_u64(lo, &o->delay_min_s) != 0 || parse_u64(comma + 1, &o->delay_max_s) != 0 ||
-                o->delay_max_s <= o->delay_min_s || o->delay_max_s > 100ull * 365 * 86400)
-                goto bad;
-            o->delay_range = true;
-            break;
-        }
-        case 'b': {
-            char *end;
-            errno = 0;
-            double ms = strtod(optarg, &end);
-            if (errno || end == optarg || *end || isnan(ms))
-                goto bad;
-            if (ms <= 0) { /* no delay: a batch goes as soon as it is made */
-                if (perf_conf_add(&o->producer_conf, "batchingMaxPublishDelayMs", "0") != 0)
-                    goto bad;
-                break;
-            }
-            if (ms > 3600000 || perf_conf_add(&o->producer_conf, "batchingMaxPublishDelayMs",
-                                              keep_number((uint64_t)llround(ms))) != 0)
-                goto bad;
-            break;
-        }
-        case OPT_BATCH_MAX_MESSAGES:
-            if (parse_i64(optarg, &iv) != 0 || iv > 1000000)
-                goto bad;
-            if (iv > 0 && perf_conf_add(&o->producer_conf, "batchingMaxMessages",
-                                        keep_number((uint64_t)iv)) != 0)
-                goto bad;
-            break;
-        case OPT_BATCH_MAX_BYTES:
-            if (parse_i64(optarg, &iv) != 0 || iv > 64 * 1024 * 1024)
-                goto bad;
-            if (iv > 0 && perf_conf_add(&o->producer_conf, "batchingMaxBytes",
-                                        keep_number((uint64_t)iv)) != 0)
-                goto bad;
-            break;
-        case OPT_DISABLE_BATCHING:
-        case OPT_BATCHING:
-            if (perf_conf_add(&o->producer_conf, "batchingEnabled",
-                              ch == OPT_BATCHING ? "true" : "false") != 0)
-                goto bad;
-            break;
-        case 'z':
-            if (perf_conf_add(&o->producer_conf, "compressionType", optarg) != 0)
-                goto bad;
-            break;
-        case OPT_CHUNKING: /* as pulsar-perf: chunking instead of batching */
-            if (perf_conf_add(&o->producer_conf, "chunkingEnabled", "true") != 0 ||
-                perf_conf_add(&o->producer_conf, "batchingEnabled", "false") != 0)
-                goto bad;
-            break;
-        case 'k':
-            free(enc_name);
-            enc_name = strdup(optarg);
-            break;
-        case 'v':
-            free(enc_file);
-            enc_file = strdup(optarg);
-            break;
-        case OPT_KEY_MODE:
-            if (!strcasecmp(optarg, "autoIncrement"))
-                o->key_mode = PERF_KEYS_AUTO_INCREMENT;
-            else if (!strcasecmp(optarg, "random"))
-                o->key_mode = PERF_KEYS_RANDOM;
-            else
-                goto bad;
-            break;
-        case OPT_ACCESS_MODE: {
-            const char *mode = access_mode(optarg);
-            if (!mode || perf_conf_add(&o->producer_conf, "accessMode", mode) != 0)
-                goto bad;
-            break;
-        }
-        case OPT_PRODUCER_NAME:
-            if (!*optarg)
-                goto bad;
-            o->producer_name = optarg;
-            break;
-        case OPT_ADMIN_URL:
-            o->admin_url = optarg;
-            break;
-        case OPT_PARTITIONS:
-            if (parse_u64(optarg, &v) != 0 || v > 100000)
-                goto bad;
-            o->partitions = (int)v;
-            break;
-        case OPT_MEMORY_LIMIT:
-            if (parse_size(optarg, &v) != 0 ||
-                perf_conf_add(&o->client_conf, "memoryLimitBytes", keep_number(v)) != 0)
-                goto bad;
-            break;
-        case 'c':
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > 1024 ||
-                perf_conf_add(&o->client_conf, "connectionsPerBroker", keep_number(v)) != 0)
-                goto bad;
-            break;
-        case 'i':
-            if (parse_u64(optarg, &v) != 0 || v > 86400 ||
-                perf_conf_add(&o->client_conf, "statsIntervalSeconds", keep_number(v)) != 0)
-                goto bad;
-            break;
-        case OPT_SEND_TIMEOUT:
-            if (parse_u64(optarg, &v) != 0 || v > UINT64_MAX / 1000 ||
-                perf_conf_add(&o->producer_conf, "sendTimeoutMs", keep_number(v * 1000)) != 0)
-                goto bad;
-            break;
-        case OPT_SEPARATOR:
-            o->separator = optarg;
-            break;
-        case OPT_SET_EVENT_TIME:
-            o->event_time = true;
-            break;
-        case OPT_EXIT_ON_FAILURE:
-            o->exit_on_failure = true;
-            break;
-        case OPT_TXN:
-            o->txn = true;
-            break;
-        case OPT_TXN_MESSAGES:
-            if (parse_u64(optarg, &v) != 0 || v == 0)
-                goto bad;
-            o->txn_messages = v;
-            break;
-        case OPT_TXN_TIMEOUT: /* pulsarc_txn_begin takes 1 .. 2^31 milliseconds */
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > (1ull << 31) / 1000)
-                goto bad;
-            o->txn_timeout_s = v;
-            break;
-        case OPT_TXN_ABORT:
-            o->txn_abort = true;
-            break;
-        case OPT_LISTENER:
-        case OPT_TRUST_CERT_FILE:
-        case OPT_PROXY_URL:
-        case OPT_PROXY_PROTOCOL: {
-            const char *key = ch == OPT_LISTENER          ? "listenerName"
-                              : ch == OPT_TRUST_CERT_FILE ? "tlsTrustCertsFilePath"
-                              : ch == OPT_PROXY_URL       ? "proxyServiceUrl"
-                                                          : "proxyProtocol";
-            if (perf_conf_add(&o->security, key, optarg) != 0)
-                goto bad;
-            break;
-        }
-        case OPT_HISTOGRAM_FILE:
-            o->histogram_file = optarg;
-            break;
-        case OPT_IGNORED:
-        case OPT_IGNORED_FLAG:
-            break;
-        case OPT_CONF:
-            if (conf_add_pair(&o->producer_conf, optarg) != 0)
-                goto bad;
-            break;
-        case OPT_CLIENT_CONF:
-            if (conf_add_pair(&o->client_conf, optarg) != 0)
-                goto bad;
-            break;
-        case OPT_ZERO_COPY:
-            o->zero_copy = true;
-            break;
-        case OPT_LATENCY_EVERY:
-            if (parse_u64(optarg, &o->latency_every) != 0 || o->latency_every == 0)
-                goto bad;
-            break;
-        case OPT_PAYLOAD_FILE:
-            o->payload_file = optarg;
-            break;
-        case OPT_SPOOL_DIR:
-        case OPT_SPOOL_FSYNC:
-            if (perf_conf_add(&o->producer_conf, ch == OPT_SPOOL_DIR ? "spoolDir" : "spoolFsync",
-                              optarg) != 0)
-                goto bad;
-            break;
-        case OPT_PAYLOADS:
-            if (parse_u64(optarg, &o->payloads) != 0 || o->payloads == 0 || o->payloads > 4096)
-                goto bad;
-            break;
-        case OPT_STATS_INTERVAL:
-            if (parse_double(optarg, &o->stats_interval_s) != 0)
-                goto bad;
-            break;
-        case OPT_CONF_FILE:
-            o->conf_file = optarg;
-            break;
-        case OPT_ENCRYPT:
-            if (conf_add_pair(&o->encrypt, optarg) != 0)
-                goto bad;
-            break;
-        case OPT_SECURITY: {
-            const struct security_flag *f = security_flag_find(longs[idx].name);
-            if (perf_conf_add(&o->security, f->key, f->fixed ? f->fixed : optarg) != 0)
-                goto bad;
-            break;
-        }
-        case 'h':
-            perf_options_usage(stdout, prog);
-            free(enc_name);
-            free(enc_file);
-            return 1;
-        default: { /* '?': unknown, or a value missing */
-            const char *arg = av[optind - 1];
-            if (optopt >= 256 || (optopt > 0 && strchr("utnmrsopdbzkvci", optopt)))
-                fprintf(stderr, "%s: %s needs a value (%s --help lists the options)\n", prog, arg,
-                        prog);
-            else
-                fprintf(stderr, "%s: unknown option %s (%s --help lists the options)\n", prog, arg,
-                        prog);
-            goto fail;
-        }
-        }
-        continue;
-    bad:
-        /* A setting is not repeated: it may be a secret typed with another separator
-         * (--client-conf authParams:token:...). */
-        if (ch == OPT_CONF || ch == OPT_CLIENT_CONF || ch == OPT_ENCRYPT)
-            fprintf(stderr, "%s: %s expects KEY=VALUE\n", prog, typed);
-        else if (ch == OPT_SECURITY)
-            fprintf(stderr, "%s: %s: too many settings\n", prog, typed);
-        else
-            fprintf(stderr, "%s: %s: bad value \"%s\"%s\n", prog, typed, optarg,
-                    ch == OPT_KEY_MODE       ? " (autoIncrement or random)"
-                    : ch == OPT_ACCESS_MODE  ? " (Shared, Exclusive, ExclusiveWithFencing or "
-                                               "WaitForExclusive)"
-                    : ch == OPT_DELAY_RANGE  ? " (MIN,MAX seconds, MIN < MAX)"
-                    : ch == OPT_TXN_MESSAGES ? " (1 or more)"
-                    : ch == OPT_TXN_TIMEOUT  ? " (1 to 2147483 seconds)"
-                                             : "");
-        goto fail;
+    return av;
+}
+
+/* The run: topics, producers, how many, how fast, how long. */
+static int apply_run_flag(options_t *o, int ch, const char *arg)
+{
+    uint64_t v;
+    int64_t iv;
+    switch (ch) {
+    case 'u':
+        o->service_url = arg;
+        return APPLIED;
+    case OPT_TOPIC:
+        if (o->n_topic_args == sizeof o->topic_args / sizeof o->topic_args[0])
+            return BAD_VALUE;
+        o->topic_args[o->n_topic_args++] = arg;
+        return APPLIED;
+    case 't':
+        if (parse_u64(arg, &v) != 0 || v == 0 || v > PERF_MAX_PRODUCERS)
+            return BAD_VALUE;
+        o->topics = (uint32_t)v;
+        o->topics_given = true;
+        return APPLIED;
+    case 'n':
+        if (parse_u64(arg, &v) != 0 || v == 0 || v > PERF_MAX_PRODUCERS)
+            return BAD_VALUE;
+        o->producers = (uint32_t)v;
+        return APPLIED;
+    case 'm': /* <= 0: no limit, as pulsar-perf */
+        if (parse_i64(arg, &iv) != 0)
+            return BAD_VALUE;
+        o->messages = iv > 0 ? (uint64_t)iv : 0;
+        return APPLIED;
+    case 'r':
+        return parse_double(arg, &o->rate) != 0 ? BAD_VALUE : APPLIED;
+    case OPT_TIME: /* <= 0: no limit */
+        if (parse_i64(arg, &iv) == 0)
+            o->duration_s = iv > 0 ? (double)iv : 0;
+        else if (parse_double(arg, &o->duration_s) != 0)
+            return BAD_VALUE;
+        return APPLIED;
+    case OPT_PRODUCER_NAME:
+        if (!*arg)
+            return BAD_VALUE;
+        o->producer_name = arg;
+        return APPLIED;
+    case OPT_ADMIN_URL:
+        o->admin_url = arg;
+        return APPLIED;
+    case OPT_PARTITIONS:
+        if (parse_u64(arg, &v) != 0 || v > 100000)
+            return BAD_VALUE;
+        o->partitions = (int)v;
+        return APPLIED;
+    case OPT_SEPARATOR:
+        o->separator = arg;
+        return APPLIED;
+    case OPT_EXIT_ON_FAILURE:
+        o->exit_on_failure = true;
+        return APPLIED;
     }
-    for (int a = optind; a < ac; a++) {
+    return NOT_MINE;
+}
+
+/* Each message: its size, delivery delay, key, event time, encryption. */
+static int apply_message_flag(options_t *o, int ch, const char *arg)
+{
+    uint64_t v;
+    switch (ch) {
+    case 's':
+        if (parse_u64(arg, &v) != 0 || v > SIZE_MAX / 2)
+            return BAD_VALUE;
+        o->size = (size_t)v;
+        return APPLIED;
+    case 'd':
+        return parse_u64(arg, &o->delay_s) != 0 || o->delay_s > 100ull * 365 * 86400 ? BAD_VALUE
+                                                                                     : APPLIED;
+    case OPT_DELAY_RANGE: {
+        char lo[32];
+        const char *comma = strchr(arg, ',');
+        if (!comma || (size_t)(comma - arg) >= sizeof lo)
+            return BAD_VALUE;
+        snprintf(lo, sizeof lo, "%.*s", (int)(comma - arg), arg);
+        if (parse_u64(lo, &o->delay_min_s) != 0 || parse_u64(comma + 1, &o->delay_max_s) != 0 ||
+            o->delay_max_s <= o->delay_min_s || o->delay_max_s > 100ull * 365 * 86400)
+            return BAD_VALUE;
+        o->delay_range = true;
+        return APPLIED;
+    }
+    case OPT_KEY_MODE:
+        if (!strcasecmp(arg, "autoIncrement"))
+            o->key_mode = PERF_KEYS_AUTO_INCREMENT;
+        else if (!strcasecmp(arg, "random"))
+            o->key_mode = PERF_KEYS_RANDOM;
+        else
+            return BAD_VALUE;
+        return APPLIED;
+    case OPT_SET_EVENT_TIME:
+        o->event_time = true;
+        return APPLIED;
+    case 'k':
+        o->enc_name = arg;
+        return APPLIED;
+    case 'v':
+        o->enc_file = arg;
+        return APPLIED;
+    }
+    return NOT_MINE;
+}
+
+/* Transactions: -txn, and how many messages each holds, its timeout, commit or abort. */
+static int apply_txn_flag(options_t *o, int ch, const char *arg)
+{
+    uint64_t v;
+    switch (ch) {
+    case OPT_TXN:
+        o->txn = true;
+        return APPLIED;
+    case OPT_TXN_MESSAGES:
+        if (parse_u64(arg, &v) != 0 || v == 0)
+            return BAD_VALUE;
+        o->txn_messages = v;
+        return APPLIED;
+    case OPT_TXN_TIMEOUT: /* pulsarc_txn_begin takes 1 .. 2^31 milliseconds */
+        if (parse_u64(arg, &v) != 0 || v == 0 || v > (1ull << 31) / 1000)
+            return BAD_VALUE;
+        o->txn_timeout_s = v;
+        return APPLIED;
+    case OPT_TXN_ABORT:
+        o->txn_abort = true;
+        return APPLIED;
+    }
+    return NOT_MINE;
+}
+
+/* Batching and chunking, as producer settings. */
+static int apply_batching_flag(options_t *o, int ch, const char *arg)
+{
+    int64_t iv;
+    switch (ch) {
+    case 'b': {
+        char *end;
+        errno = 0;
+        double ms = strtod(arg, &end);
+        if (errno || end == arg || *end || isnan(ms) || ms > 3600000)
+            return BAD_VALUE;
+        /* <= 0: no delay, a batch goes as soon as it is made */
+        const char *delay = ms <= 0 ? "0" : keep_number((uint64_t)llround(ms));
+        return perf_conf_add(&o->producer_conf, "batchingMaxPublishDelayMs", delay) != 0 ? BAD_VALUE
+                                                                                         : APPLIED;
+    }
+    case OPT_BATCH_MAX_MESSAGES:
+    case OPT_BATCH_MAX_BYTES: {
+        bool bytes = ch == OPT_BATCH_MAX_BYTES;
+        if (parse_i64(arg, &iv) != 0 || iv > (bytes ? 64 * 1024 * 1024 : 1000000))
+            return BAD_VALUE;
+        if (iv > 0 &&
+            perf_conf_add(&o->producer_conf, bytes ? "batchingMaxBytes" : "batchingMaxMessages",
+                          keep_number((uint64_t)iv)) != 0)
+            return BAD_VALUE;
+        return APPLIED;
+    }
+    case OPT_DISABLE_BATCHING:
+    case OPT_BATCHING:
+        return perf_conf_add(&o->producer_conf, "batchingEnabled",
+                             ch == OPT_BATCHING ? "true" : "false") != 0
+                   ? BAD_VALUE
+                   : APPLIED;
+    case OPT_CHUNKING: /* as pulsar-perf: chunking instead of batching */
+        return perf_conf_add(&o->producer_conf, "chunkingEnabled", "true") != 0 ||
+                       perf_conf_add(&o->producer_conf, "batchingEnabled", "false") != 0
+                   ? BAD_VALUE
+                   : APPLIED;
+    }
+    return NOT_MINE;
+}
+
+/* The producers' other settings. */
+static int apply_producer_flag(options_t *o, int ch, const char *arg)
+{
+    uint64_t v;
+    const char *key = NULL, *value = arg;
+    switch (ch) {
+    case 'o':
+    case 'p':
+        if (parse_u64(arg, &v) != 0 || v > INT32_MAX)
+            return BAD_VALUE;
+        key = ch == 'o' ? "maxPendingMessages" : "maxPendingMessagesAcrossPartitions";
+        value = keep_number(v);
+        break;
+    case OPT_SEND_TIMEOUT:
+        if (parse_u64(arg, &v) != 0 || v > UINT64_MAX / 1000)
+            return BAD_VALUE;
+        key = "sendTimeoutMs";
+        value = keep_number(v * 1000);
+        break;
+    case 'z':
+        key = "compressionType";
+        break;
+    case OPT_ACCESS_MODE:
+        key = "accessMode";
+        if (!(value = access_mode(arg)))
+            return BAD_VALUE;
+        break;
+    case OPT_SPOOL_DIR:
+        key = "spoolDir";
+        break;
+    case OPT_SPOOL_FSYNC:
+        key = "spoolFsync";
+        break;
+    case OPT_CONF:
+        return conf_add_pair(&o->producer_conf, arg) != 0 ? BAD_VALUE : APPLIED;
+    case OPT_ENCRYPT:
+        return conf_add_pair(&o->encrypt, arg) != 0 ? BAD_VALUE : APPLIED;
+    default:
+        return NOT_MINE;
+    }
+    return perf_conf_add(&o->producer_conf, key, value) != 0 ? BAD_VALUE : APPLIED;
+}
+
+/* The client's settings; security holds what goes with the service URL (TLS, auth). */
+static int apply_client_flag(options_t *o, int ch, const char *long_name, const char *arg)
+{
+    uint64_t v;
+    const char *key = NULL;
+    switch (ch) {
+    case OPT_MEMORY_LIMIT:
+        if (parse_size(arg, &v) != 0)
+            return BAD_VALUE;
+        key = "memoryLimitBytes";
+        break;
+    case 'c':
+        if (parse_u64(arg, &v) != 0 || v == 0 || v > 1024)
+            return BAD_VALUE;
+        key = "connectionsPerBroker";
+        break;
+    case 'i':
+        if (parse_u64(arg, &v) != 0 || v > 86400)
+            return BAD_VALUE;
+        key = "statsIntervalSeconds";
+        break;
+    case OPT_CLIENT_CONF:
+        return conf_add_pair(&o->client_conf, arg) != 0 ? BAD_VALUE : APPLIED;
+    case OPT_LISTENER:
+    case OPT_TRUST_CERT_FILE:
+    case OPT_PROXY_URL:
+    case OPT_PROXY_PROTOCOL:
+        key = ch == OPT_LISTENER          ? "listenerName"
+              : ch == OPT_TRUST_CERT_FILE ? "tlsTrustCertsFilePath"
+              : ch == OPT_PROXY_URL       ? "proxyServiceUrl"
+                                          : "proxyProtocol";
+        return perf_conf_add(&o->security, key, arg) != 0 ? BAD_VALUE : APPLIED;
+    case OPT_SECURITY: {
+        const struct security_flag *f = security_flag_find(long_name);
+        return perf_conf_add(&o->security, f->key, f->fixed ? f->fixed : arg) != 0 ? BAD_VALUE
+                                                                                   : APPLIED;
+    }
+    default:
+        return NOT_MINE;
+    }
+    return perf_conf_add(&o->client_conf, key, keep_number(v)) != 0 ? BAD_VALUE : APPLIED;
+}
+
+/* pulsarc-perf's own: payloads, timing, output, the flags that change nothing here. */
+static int apply_tool_flag(options_t *o, int ch, const char *arg)
+{
+    switch (ch) {
+    case OPT_ZERO_COPY:
+        o->zero_copy = true;
+        return APPLIED;
+    case OPT_LATENCY_EVERY:
+        return parse_u64(arg, &o->latency_every) != 0 || o->latency_every == 0 ? BAD_VALUE
+                                                                               : APPLIED;
+    case OPT_PAYLOAD_FILE:
+        o->payload_file = arg;
+        return APPLIED;
+    case OPT_PAYLOADS:
+        return parse_u64(arg, &o->payloads) != 0 || o->payloads == 0 || o->payloads > 4096
+                   ? BAD_VALUE
+                   : APPLIED;
+    case OPT_STATS_INTERVAL:
+        return parse_double(arg, &o->stats_interval_s) != 0 ? BAD_VALUE : APPLIED;
+    case OPT_CONF_FILE:
+        o->conf_file = arg;
+        return APPLIED;
+    case OPT_HISTOGRAM_FILE:
+        o->histogram_file = arg;
+        return APPLIED;
+    case OPT_IGNORED:
+    case OPT_IGNORED_FLAG:
+        return APPLIED;
+    }
+    return NOT_MINE;
+}
+
+static int apply_option(options_t *o, int ch, const char *long_name, const char *arg)
+{
+    int rc = apply_run_flag(o, ch, arg);
+    if (rc == NOT_MINE)
+        rc = apply_message_flag(o, ch, arg);
+    if (rc == NOT_MINE)
+        rc = apply_txn_flag(o, ch, arg);
+    if (rc == NOT_MINE)
+        rc = apply_batching_flag(o, ch, arg);
+    if (rc == NOT_MINE)
+        rc = apply_producer_flag(o, ch, arg);
+    if (rc == NOT_MINE)
+        rc = apply_client_flag(o, ch, long_name, arg);
+    if (rc == NOT_MINE)
+        rc = apply_tool_flag(o, ch, arg);
+    return rc;
+}
+
+/* A bad value, named as typed (typed: the option without its value). A setting is not
+ * repeated: it may be a secret typed with another separator (--client-conf
+ * authParams:token:...). */
+static void report_bad_value(const char *prog, int ch, const char *typed, const char *arg)
+{
+    if (ch == OPT_CONF || ch == OPT_CLIENT_CONF || ch == OPT_ENCRYPT)
+        fprintf(stderr, "%s: %s expects KEY=VALUE\n", prog, typed);
+    else if (ch == OPT_SECURITY)
+        fprintf(stderr, "%s: %s: too many settings\n", prog, typed);
+    else
+        fprintf(stderr, "%s: %s: bad value \"%s\"%s\n", prog, typed, arg,
+                ch == OPT_KEY_MODE       ? " (autoIncrement or random)"
+                : ch == OPT_ACCESS_MODE  ? " (Shared, Exclusive, ExclusiveWithFencing or "
+                                           "WaitForExclusive)"
+                : ch == OPT_DELAY_RANGE  ? " (MIN,MAX seconds, MIN < MAX)"
+                : ch == OPT_TXN_MESSAGES ? " (1 or more)"
+                : ch == OPT_TXN_TIMEOUT  ? " (1 to 2147483 seconds)"
+                                         : "");
+}
+
+/* After the options: the topics given as arguments, and what only all options together
+ * can tell. */
+static int check_options(options_t *o, const char *prog, char **av, int from, int ac)
+{
+    for (int a = from; a < ac; a++) {
         if (o->n_topic_args == sizeof o->topic_args / sizeof o->topic_args[0]) {
             fprintf(stderr, "%s: too many topics\n", prog);
-            goto fail;
+            return -1;
         }
         o->topic_args[o->n_topic_args++] = av[a];
     }
-    if (!enc_name != !enc_file) {
+    if (!o->enc_name != !o->enc_file) {
         fprintf(stderr, "%s: %s needs %s too (the key name and its public key file)\n", prog,
-                enc_name ? "-k" : "-v", enc_name ? "-v" : "-k");
-        goto fail;
+                o->enc_name ? "-k" : "-v", o->enc_name ? "-v" : "-k");
+        return -1;
     }
-    if (enc_name) {
-        o->enc_name = enc_name;
-        o->enc_file = enc_file;
-        enc_name = enc_file = NULL;
-        if (perf_conf_add(&o->encrypt, o->enc_name, o->enc_file) != 0) {
-            fprintf(stderr, "%s: -k: key name too long\n", prog);
-            return -1;
-        }
+    if (o->enc_name && perf_conf_add(&o->encrypt, o->enc_name, o->enc_file) != 0) {
+        fprintf(stderr, "%s: -k: key name too long\n", prog);
+        return -1;
     }
     if (o->payloads > 1 && o->payload_file) {
         fprintf(stderr, "%s: --payloads and --payload-file do not go together\n", prog);
@@ -820,8 +859,55 @@ int perf_options_parse(int argc, char **argv, options_t *o)
         return -1;
     }
     return 0;
-fail:
-    free(enc_name);
-    free(enc_file);
-    return -1;
+}
+
+int perf_options_parse(int argc, char **argv, options_t *o)
+{
+    const char *prog = argv[0];
+    set_defaults(o);
+    static struct option longs[sizeof base_options / sizeof base_options[0] + 32];
+    build_long_options(longs, sizeof longs / sizeof longs[0]);
+    /* "produce", pulsar-perf's subcommand, may come first. */
+    int first = argc > 1 && !strcmp(argv[1], "produce") ? 2 : 1;
+    if (refuse_unsupported(argc, argv, first, prog) != 0)
+        return -1;
+    int ac;
+    char **av = getopt_argv(o, argc, argv, first, &ac);
+    if (!av)
+        return -1;
+    opterr = 0;
+    optind = 1;
+    int ch, idx;
+    while ((idx = -1, ch = getopt_long_only(ac, av, SHORT_OPTIONS, longs, &idx)) != -1) {
+        if (ch == 'h') {
+            perf_options_usage(stdout, prog);
+            return 1;
+        }
+        /* The option as typed, for messages: the word before a separate value. */
+        const char *opt = optarg && optind >= 2 && optarg == av[optind - 1] ? av[optind - 2]
+                                                                            : av[optind - 1];
+        int rc = ch == '?' ? NOT_MINE
+                           : apply_option(o, ch, idx >= 0 ? longs[idx].name : "", optarg);
+        if (rc == BAD_VALUE) {
+            /* A value attached (-m100, --conf=K=V) is not part of the option's name. */
+            size_t n = strcspn(opt, "=");
+            if (optarg && optarg > opt && optarg < opt + n)
+                n = (size_t)(optarg - opt);
+            char typed[64];
+            snprintf(typed, sizeof typed, "%.*s", (int)n, opt);
+            report_bad_value(prog, ch, typed, optarg);
+            return -1;
+        }
+        if (rc == NOT_MINE) { /* unknown, or a value missing */
+            const char *arg = av[optind - 1];
+            if (optopt >= 256 || (optopt > 0 && strchr(SHORT_WITH_VALUE, optopt)))
+                fprintf(stderr, "%s: %s needs a value (%s --help lists the options)\n", prog, arg,
+                        prog);
+            else
+                fprintf(stderr, "%s: unknown option %s (%s --help lists the options)\n", prog, arg,
+                        prog);
+            return -1;
+        }
+    }
+    return check_options(o, prog, av, optind, ac);
 }

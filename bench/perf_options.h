@@ -78,8 +78,8 @@ typedef struct options {
     char default_topic[64];
     const char *topic_args[256]; /* the topics named on the command line */
     size_t n_topic_args;
-    bool topics_given; /* -t */
-    char *enc_name, *enc_file;
+    bool topics_given;                   /* -t */
+    const char *enc_name, *enc_file;     /* -k, -v: point into argv */
     char **argv_copy;                    /* what getopt reads */
     char *rewritten[PERF_MAX_REWRITTEN]; /* "-m=100" given as "-m100" */
     size_t n_rewritten;

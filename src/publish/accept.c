@@ -114,8 +114,10 @@ static pulsarc_result accept_message(pulsarc_producer_t *p, pulsarc_txn_t *txn,
  * Inlined into both entry points: with two callers the compiler (and link-time
  * optimisation in a program that uses both) kept it out of line, about 23 instructions on
  * every plain send, which the transaction argument, a constant NULL there, then folds. */
-static inline __attribute__((always_inline)) pulsarc_result send_in(pulsarc_producer_t *p, pulsarc_txn_t *txn, pulsarc_message_t *msg,
-                              pulsarc_send_cb cb, void *ctx)
+static inline __attribute__((always_inline)) pulsarc_result send_in(pulsarc_producer_t *p,
+                                                                    pulsarc_txn_t *txn,
+                                                                    pulsarc_message_t *msg,
+                                                                    pulsarc_send_cb cb, void *ctx)
 {
     pulsarc_result res = pc_producer_check_attached(p);
     if (res == PULSARC_OK)
