@@ -69,6 +69,10 @@ static const conf_row client_rows[] = {
       "and producers connect to its address; unset: the brokers' internal listener. A "
       "name the broker does not have fails producer creation with "
       "PULSARC_ERR_INVALID_CONFIG." },
+    { "description", T_STR, CC(description), 1, 64, NULL, NULL,
+      "Appended to the client version CONNECT carries, which the brokers show in their "
+      "statistics (publishers[].clientVersion): pulsarc-VERSION-DESCRIPTION, as the Java and "
+      "C++ clients' description; printable ASCII, at most 64 characters." },
     { "connectionsPerBroker", T_INT, CC(connections_per_broker), 1, 1024, "1", NULL,
       "Connections to each broker; the producers on a broker take them in turn (the "
       "official clients pick one at random per producer)." },

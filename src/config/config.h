@@ -37,6 +37,7 @@ struct pulsarc_client_config {
     bool http_lookup_auth_allow_redirect; /* credentials follow redirects off the service hosts */
     /* Where connections go (config_net.c turns them into net/'s settings). */
     char *listener_name; /* NULL: the brokers' internal listener */
+    char *description;   /* appended to the client version the brokers show; NULL: none */
     int64_t connections_per_broker;
     char *proxy_service_url; /* an SNI proxy, pulsar+ssl://host:port */
     pc_proxy_protocol proxy_protocol;

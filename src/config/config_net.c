@@ -2,6 +2,9 @@
  * connections per broker and an SNI proxy, checked against each other and against the
  * service URL before anything connects. */
 #include "config/config.h"
+
+#include <stdio.h>
+
 #include "common/error.h"
 #include "net/runtime.h"
 #include "net/service_url.h"
@@ -35,6 +38,24 @@ static pulsarc_result sni_proxy(const pulsarc_client_config_t *c, const pc_servi
     return PULSARC_OK;
 }
 
+/* The description travels in CONNECT and ends up in the brokers' statistics and logs:
+ * printable ASCII only, so it cannot forge a line there. */
+static pulsarc_result client_version(const pulsarc_client_config_t *c, pc_net_settings_t *out)
+{
+    const char *d = c->description;
+    if (!d) {
+        snprintf(out->client_version, sizeof out->client_version, "%s", PC_CLIENT_VERSION);
+        return PULSARC_OK;
+    }
+    for (const char *p = d; *p; p++)
+        if (*p < 0x20 || *p > 0x7e)
+            return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                           "description: only printable ASCII characters (byte %zu is 0x%02x)",
+                           (size_t)(p - d), (unsigned char)*p);
+    snprintf(out->client_version, sizeof out->client_version, "%s-%s", PC_CLIENT_VERSION, d);
+    return PULSARC_OK;
+}
+
 pulsarc_result pc_client_config_net(const pulsarc_client_config_t *c, const pc_service_url_t *url,
                                     pc_net_settings_t *out)
 {
@@ -42,5 +63,6 @@ pulsarc_result pc_client_config_net(const pulsarc_client_config_t *c, const pc_s
         .listener_name = c->listener_name,
         .connections_per_broker = (int)c->connections_per_broker,
     };
-    return sni_proxy(c, url, out);
+    pulsarc_result r = client_version(c, out);
+    return r != PULSARC_OK ? r : sni_proxy(c, url, out);
 }

@@ -19,6 +19,12 @@ static void close_for_auth(pc_conn_t *c, pulsarc_result r)
 }
 
 /* The provider has its data ready (or there is no provider). */
+/* pulsarc-VERSION, with the configured description if any. */
+static const char *client_version(const pc_conn_t *c)
+{
+    return c->rt->net.client_version[0] ? c->rt->net.client_version : PC_CLIENT_VERSION;
+}
+
 static void write_connect(pc_conn_t *c)
 {
     Pulsar__Proto__CommandConnect connect = PULSAR__PROTO__COMMAND_CONNECT__INIT;
@@ -36,7 +42,7 @@ static void write_connect(pc_conn_t *c)
         connect.has_auth_data = 1;
         connect.auth_data = (ProtobufCBinaryData){ auth.len, auth.bytes };
     }
-    connect.client_version = (char *)PC_CLIENT_VERSION;
+    connect.client_version = (char *)client_version(c);
     connect.has_protocol_version = 1;
     connect.protocol_version = PC_PROTOCOL_VERSION;
     /* Without this flag the broker drops the connection when a token expires instead of
@@ -78,7 +84,7 @@ static void write_auth_response(pc_conn_t *c)
     out.has_auth_data = 1;
     out.auth_data = (ProtobufCBinaryData){ data.len, data.bytes };
     Pulsar__Proto__CommandAuthResponse resp = PULSAR__PROTO__COMMAND_AUTH_RESPONSE__INIT;
-    resp.client_version = (char *)PC_CLIENT_VERSION;
+    resp.client_version = (char *)client_version(c);
     resp.response = &out;
     resp.has_protocol_version = 1;
     resp.protocol_version = PC_PROTOCOL_VERSION;

@@ -15,7 +15,6 @@
 #include "wire/frame.h"
 
 #define PC_PROTOCOL_VERSION 21
-#define PC_CLIENT_VERSION "pulsarc-" PULSARC_VERSION_STRING
 
 typedef struct pc_conn pc_conn_t;
 

@@ -13,6 +13,11 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "net/service_url.h"
+#include "pulsarc/version.h"
+
+/* What CONNECT calls this client, and room for a description of up to 64 characters. */
+#define PC_CLIENT_VERSION "pulsarc-" PULSARC_VERSION_STRING
+#define PC_CLIENT_VERSION_MAX (sizeof PC_CLIENT_VERSION + 1 + 64)
 
 struct pc_pool;
 struct pc_tls_ctx;
@@ -51,8 +56,11 @@ typedef struct pc_transport {
 /* Where connections go, from the client configuration: listener names, several
  * connections per broker, an SNI proxy in front of the brokers' TLS ports. */
 typedef struct pc_net_settings {
-    const char *listener_name;  /* the advertised listener lookups ask for; NULL: the
+    const char *listener_name; /* the advertised listener lookups ask for; NULL: the
                                    broker's internal one. The client owns the string. */
+    /* What CONNECT says the client is: pulsarc-VERSION[-description]; empty: the bare
+     * version (a runtime made without a configuration, in tests). */
+    char client_version[PC_CLIENT_VERSION_MAX];
     int connections_per_broker; /* at least 1: producers spread over this many */
     bool sni_proxy;             /* TCP to sni_proxy_addr, the broker's host as TLS SNI */
     pc_host_port_t sni_proxy_addr;

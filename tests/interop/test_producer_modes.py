@@ -21,6 +21,7 @@ class StdinProducer:
     """pulsarc-produce --stdin: sends each line written to it; stderr goes to a file."""
 
     def __init__(self, topic: str, tmp_path, *flags: str):
+        self.topic = topic
         self.err_path = tmp_path / f"stderr-{time.monotonic_ns()}"
         self.err = open(self.err_path, "wb")
         self.proc = subprocess.Popen(
@@ -213,12 +214,26 @@ def test_producer_properties_and_initial_subscription(unique_topic, tmp_path, ho
     assert "audit" in ph.topic_stats(topic)["subscriptions"]
     rc, _ = holder.finish()
     assert rc == 0, holder.stderr()
+
     # The subscription existed before any consumer: it holds what was sent.
     consumer = pulsar_client.subscribe(topic, "audit")
     try:
         assert consumer.receive(timeout_millis=30000).data() == b"held"
     finally:
         consumer.close()
+
+
+def test_client_description_in_the_client_version(unique_topic, tmp_path, holders):
+    """description (issue 33), as the Java and C++ clients' one: appended to the client
+    version CONNECT carries, which the broker shows for the publisher."""
+    topic = unique_topic()
+    holder = hold(holders, topic, tmp_path, "--client-conf", "description=gateway-eu1 (v2)")
+    version = publisher(topic)["clientVersion"]
+    assert re.fullmatch(r"pulsarc-\d+\.\d+\.\d+-gateway-eu1 \(v2\)", version), version
+    rc, _ = holder.finish()
+    assert rc == 0, holder.stderr()
+    plain = hold(holders, unique_topic(), tmp_path)
+    assert re.fullmatch(r"pulsarc-\d+\.\d+\.\d+", publisher(plain.topic)["clientVersion"])
 
 
 # ---- per-message replication and delays --------------------------------------------------

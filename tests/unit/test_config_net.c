@@ -1,5 +1,6 @@
 /* Where connections go (client/config_net.c): listenerName, connectionsPerBroker and the
- * SNI proxy settings, as net/ gets them, and the combinations a client refuses. */
+ * SNI proxy settings, as net/ gets them, and the combinations a client refuses; and the
+ * client version CONNECT carries, with its description. */
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,6 +42,40 @@ Test(config_net, defaults)
     cr_assert_null(n.listener_name);
     cr_assert_eq(n.connections_per_broker, 1);
     cr_assert_not(n.sni_proxy);
+    cr_assert_str_eq(n.client_version, "pulsarc-" PULSARC_VERSION_STRING);
+}
+
+/* As the Java and C++ clients: VERSION-DESCRIPTION, 64 characters at most. */
+Test(config_net, a_description_follows_the_version)
+{
+    pc_net_settings_t n;
+    cr_assert_eq(net_of("pulsar://localhost:6650", &n, "description", "gateway-eu1 (v2)", NULL),
+                 PULSARC_OK);
+    cr_assert_str_eq(n.client_version, "pulsarc-" PULSARC_VERSION_STRING "-gateway-eu1 (v2)");
+    char longest[65];
+    memset(longest, 'd', 64);
+    longest[64] = '\0';
+    cr_assert_eq(net_of("pulsar://localhost:6650", &n, "description", longest, NULL), PULSARC_OK);
+    cr_assert_eq(strlen(n.client_version), strlen("pulsarc-" PULSARC_VERSION_STRING) + 65);
+    pulsarc_client_config_t *c = pulsarc_client_config_new();
+    char too_long[66];
+    memset(too_long, 'd', 65);
+    too_long[65] = '\0';
+    cr_assert_eq(pulsarc_client_config_set(c, "description", too_long), PULSARC_ERR_INVALID_CONFIG);
+    pulsarc_client_config_free(c);
+}
+
+/* It reaches the brokers' statistics and logs: no control characters, no other bytes. */
+Test(config_net, a_description_with_control_characters_is_refused)
+{
+    static const char *const bad[] = { "line\nforged", "esc\x1b[2J", "tab\there", "caf\xc3\xa9" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pc_net_settings_t n;
+        cr_assert_eq(net_of("pulsar://localhost:6650", &n, "description", bad[i], NULL),
+                     PULSARC_ERR_INVALID_CONFIG, "%zu", i);
+        cr_assert(strstr(pulsarc_last_error_detail(), "printable ASCII"), "%s",
+                  pulsarc_last_error_detail());
+    }
 }
 
 Test(config_net, listener_and_connections)
