@@ -1014,6 +1014,13 @@ PULSARC_API uint64_t pulsarc_producer_pending_count(const pulsarc_producer_t *pr
  * reconnects, once it stopped after a terminal error, once closing or closed, and after
  * the client was destroyed. One atomic read: cheap enough for a health check. */
 PULSARC_API int pulsarc_producer_is_connected(const pulsarc_producer_t *producer);
+/** When the producer last lost its registration with a broker (its connection dropped,
+ * or the broker closed the producer: an unload, a restart), in milliseconds since the
+ * Unix epoch; with partitions, the latest of any partition. 0 when it never has (a
+ * registration that failed before it succeeded does not count). As the Java client's
+ * getLastDisconnectedTimestamp. One atomic read. */
+PULSARC_API uint64_t
+pulsarc_producer_last_disconnected_timestamp(const pulsarc_producer_t *producer);
 /** The partitions messages are routed to (the Java client's getNumOfPartitions): 0 for a
  * topic without partitions; partitions the topic gained (autoUpdatePartitions) count once
  * messages go to them: when they have registered, or at once with lazy start. */

@@ -24,6 +24,7 @@ pc_pp_t *pc_partitioned_new_part(pc_partitioned_t *pt, int i)
         .stopped = pt->owner.stopped,
         .owner = pt->owner.ctx,
         .down = &pt->down,
+        .disconnected_at = &pt->disconnected_at,
     };
     return pc_pp_new(pt->rt, name, pt->partitioned ? i : -1, &pt->pp, &hooks);
 }
@@ -50,6 +51,7 @@ pc_partitioned_t *pc_partitioned_new(pc_runtime_t *rt, const pc_topic_name_t *to
     pc_router_init(&pt->router, routing);
     pt->partitioned = n > 0;
     atomic_init(&pt->down, 0);
+    atomic_init(&pt->disconnected_at, 0);
     int count = n > 0 ? n : 1;
     if (!(pt->parts = calloc((size_t)count, sizeof *pt->parts))) {
         free(pt);
@@ -242,6 +244,11 @@ pulsarc_result pc_partitioned_last_attempt(const pc_partitioned_t *pt, const cha
 bool pc_partitioned_connected(const pc_partitioned_t *pt)
 {
     return atomic_load(&pt->down) == 0;
+}
+
+uint64_t pc_partitioned_disconnected_at(const pc_partitioned_t *pt)
+{
+    return atomic_load(&pt->disconnected_at);
 }
 
 int pc_partitioned_count(const pc_partitioned_t *pt)

@@ -4,8 +4,8 @@
  * admission, callbacks, flush and close bookkeeping) and producer/ (one partition each);
  * its owner sees partitions only as numbers: it routes a message to one, hands it over,
  * and starts, flushes, closes or aborts them all at once.
- * @locality loop thread, except pc_partitioned_route, pc_partitioned_connected and
- * pc_partitioned_count (any thread). */
+ * @locality loop thread, except pc_partitioned_route, pc_partitioned_connected,
+ * pc_partitioned_disconnected_at and pc_partitioned_count (any thread). */
 #ifndef PC_PARTITIONED_H
 #define PC_PARTITIONED_H
 
@@ -94,6 +94,9 @@ bool pc_partitioned_status(const pc_partitioned_t *pt, int i, pc_partition_statu
  * that had a message) is registered on a connection now; a partition not started yet
  * does not count (as the C++ client's isConnected). Any thread: one atomic read. */
 bool pc_partitioned_connected(const pc_partitioned_t *pt);
+/* When a registered partition last lost its connection or was closed by the broker (ms
+ * since the epoch), the latest of all partitions; 0: never. Any thread. */
+uint64_t pc_partitioned_disconnected_at(const pc_partitioned_t *pt);
 /* Why a partition's last attempt to register failed, the first such partition's
  * (PULSARC_OK: none has failed one); for a creation that runs out of time while its
  * partitions retry. Loop thread. */

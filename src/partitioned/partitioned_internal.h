@@ -19,11 +19,12 @@ struct pc_partitioned {
     pc_partitioned_owner_t owner;
     pc_pp_t **parts; /* NULL once aborted */
     int n_parts;
-    bool partitioned;              /* false: one producer for the whole topic */
-    _Atomic int n_routable;        /* partitions the router may pick (grows with updates) */
-    _Atomic int down;              /* started partitions not connected (pc_pp_hooks_t.down) */
-    pc_partitioned_op_t *starting; /* the caller's start in progress, if any */
-    pc_partitioned_op_t start;     /* ... which waits for the partitions in this one */
+    bool partitioned;                 /* false: one producer for the whole topic */
+    _Atomic int n_routable;           /* partitions the router may pick (grows with updates) */
+    _Atomic int down;                 /* started partitions not connected (pc_pp_hooks_t.down) */
+    _Atomic uint64_t disconnected_at; /* any partition's latest (pc_pp_hooks_t) */
+    pc_partitioned_op_t *starting;    /* the caller's start in progress, if any */
+    pc_partitioned_op_t start;        /* ... which waits for the partitions in this one */
 
     /* Partition-count updates. */
     uv_timer_t *update_timer; /* freed with the list, or when it is aborted */

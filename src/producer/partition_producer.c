@@ -71,6 +71,7 @@ void pc_pp_leave_count(pc_pp_t *pp)
         atomic_fetch_sub(pp->down, 1);
     pp->counted = false;
     pp->down = NULL;
+    pp->disconnected_at = NULL;
 }
 
 static void maybe_free(pc_pp_t *pp)
@@ -152,6 +153,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition, const pc_
     pp->stopped = hooks->stopped;
     pp->owner = hooks->owner;
     pp->down = hooks->down;
+    pp->disconnected_at = hooks->disconnected_at;
     pp->state = PP_IDLE;
     pp->producer_id = rt->next_producer_id++;
     pp->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;

@@ -79,6 +79,9 @@ typedef struct pc_pp_hooks {
      * or closed), so that any thread can tell whether every started producer of an owner
      * is connected; NULL: not counted. A producer freed while counted takes itself off. */
     _Atomic int *down;
+    /* Set to the wall-clock time (ms since the epoch) when this producer, registered,
+     * loses its connection or is closed by the broker; NULL: not kept. */
+    _Atomic uint64_t *disconnected_at;
 } pc_pp_hooks_t;
 
 /* The rules by which messages of a producer with these settings are planned

@@ -73,13 +73,14 @@ struct pc_pp {
     pc_pp_stopped_fn stopped;
     void *owner;
 
-    pp_state state;             /* changed by pc_pp_set_state only */
-    _Atomic int *down;          /* the owner's count of producers not connected (hooks) */
-    bool counted;               /* ... and whether this one is in it */
-    pulsarc_result fail_res;    /* PP_FAILED: the error every send gets */
-    char fail_detail[256];      /* ... and its detail */
-    pulsarc_result attempt_res; /* the last failed attempt of the first registration */
-    char attempt_detail[256];   /* (PULSARC_OK: none), told if creation times out first */
+    pp_state state;                    /* changed by pc_pp_set_state only */
+    _Atomic int *down;                 /* the owner's count of producers not connected (hooks) */
+    bool counted;                      /* ... and whether this one is in it */
+    _Atomic uint64_t *disconnected_at; /* the owner's last disconnect time (hooks) */
+    pulsarc_result fail_res;           /* PP_FAILED: the error every send gets */
+    char fail_detail[256];             /* ... and its detail */
+    pulsarc_result attempt_res;        /* the last failed attempt of the first registration */
+    char attempt_detail[256];          /* (PULSARC_OK: none), told if creation times out first */
     uint64_t producer_id;
     char *name;
     bool user_named;

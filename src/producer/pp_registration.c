@@ -413,6 +413,8 @@ static void connection_lost(pc_pp_t *pp, pulsarc_result why, const char *detail)
     pp->conn = NULL;
     pc_pp_set_state(pp, PP_CONNECTING);
     pp->counters.disconnects++;
+    if (pp->disconnected_at)
+        atomic_store(pp->disconnected_at, pc_wall_ms());
     schedule_reconnect(pp);
 }
 

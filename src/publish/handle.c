@@ -87,6 +87,11 @@ int pulsarc_producer_is_connected(const pulsarc_producer_t *p)
     return p && atomic_load(&p->state) == P_OPEN && p->pt && pc_partitioned_connected(p->pt);
 }
 
+uint64_t pulsarc_producer_last_disconnected_timestamp(const pulsarc_producer_t *p)
+{
+    return p && p->pt ? pc_partitioned_disconnected_at(p->pt) : 0;
+}
+
 int pulsarc_producer_partitions(const pulsarc_producer_t *p)
 {
     return p && p->pt ? pc_partitioned_count(p->pt) : 0;

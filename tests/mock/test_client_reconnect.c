@@ -5,6 +5,7 @@
 #include "client_harness.h"
 
 #include <stdatomic.h>
+#include <time.h>
 
 TestSuite(client_reconnect, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(30));
 
@@ -211,6 +212,13 @@ Test(client_reconnect, two_producers_share_a_connection_and_both_recover)
 
 /* ---- partitioned topics --------------------------------------------------------------- */
 
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 Test(client_reconnect, partitioned_cut_resends_on_every_partition)
 {
     mock_broker_set_partitions(mb, 3);
@@ -220,11 +228,19 @@ Test(client_reconnect, partitioned_cut_resends_on_every_partition)
     mock_broker_set_receipt_delay(mb, 20);
     h_send_range(producer, 0, 30);
     cr_assert(h_wait_sends(mb, 10, 3000));
+    cr_assert_eq(pulsarc_producer_last_disconnected_timestamp(producer), 0);
+    uint64_t before = wall_ms();
     mock_broker_cut_now(mb);
     cr_assert(h_wait_calls(30, 10000), "only %d of 30 callbacks", h_total());
     h_expect_no_more_callbacks();
     h_assert_each_once(30, PULSARC_OK);
     cr_assert_geq(h_count(mb, MOCK_PRODUCERS), 6, "not every partition re-registered");
+    /* The cut, in wall-clock milliseconds (the skipped clock is the monotonic one). */
+    uint64_t at = pulsarc_producer_last_disconnected_timestamp(producer);
+    cr_assert(at >= before && at <= wall_ms(), "disconnected at %llu, cut at %llu",
+              (unsigned long long)at, (unsigned long long)before);
+    cr_assert(pulsarc_producer_is_connected(producer));
+    cr_assert_eq(pulsarc_producer_last_disconnected_timestamp(NULL), 0);
     h_assert_seq_in_order_per_connection(mb);
     int per_partition[3] = { 0 };
     for (int i = 0; i < 30; i++) {
