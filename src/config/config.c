@@ -506,6 +506,7 @@ int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_produc
 int pc_client_config_copy(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src)
 {
     *dst = *src;
+    pc_auth_custom_ref(dst->auth_custom);
     int rc_pem = pc_client_config_copy_tls_pem(dst, src);
     int rc_failover = pc_client_config_copy_failover(dst, src);
     return copy_strings(client_rows, NROWS(client_rows), dst) | rc_pem | rc_failover;
@@ -515,6 +516,8 @@ void pc_client_config_clear(pulsarc_client_config_t *c)
 {
     pc_client_config_clear_tls_pem(c);
     pc_client_config_clear_failover(c);
+    pc_auth_custom_unref(c->auth_custom);
+    c->auth_custom = NULL;
     clear_strings(client_rows, NROWS(client_rows), c);
 }
 

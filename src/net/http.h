@@ -52,7 +52,8 @@ void pc_http_free(pc_http_t *h);
 typedef bool (*pc_http_scope_fn)(void *ctx, bool https, const char *host, int port);
 
 typedef struct pc_http_get_opts {
-    /* NULL or one extra header line ("Authorization: Bearer ..."): a secret, never logged;
+    /* NULL or one extra header line ("Authorization: Bearer ..."; several with "\r\n"
+     * between them): a secret, never logged;
      * sent to the URL asked, and after a redirect only where it may go. */
     const char *header;
     /* Where else the header may go; NULL: only the origin of the URL asked. */
