@@ -403,7 +403,7 @@ typedef struct pulsarc_auth_provider {
 } pulsarc_auth_provider_t;
 
 /** Your own method (pulsarc_auth_provider_t): replaces any authentication set before;
- * dumps show authPlugin=custom:<method_name> and nothing of ctx. provider is copied
+ * dumps show authPlugin=custom:METHOD (METHOD the method_name) and nothing of ctx. provider is copied
  * (size: sizeof(pulsarc_auth_provider_t)); ctx is handed to every callback. Setting
  * authPlugin afterwards (pulsarc_client_config_set or another typed setter) drops the
  * provider. Errors: PULSARC_ERR_INVALID_ARGUMENT (NULL conf or provider, no initial_data,

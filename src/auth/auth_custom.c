@@ -160,9 +160,8 @@ static pulsarc_result ask(pc_auth_custom_t *cu, const char *what, pulsarc_result
     if (r == PULSARC_OK)
         return PULSARC_OK;
     pc_auth_data_free(out);
-    return pc_fail(PULSARC_ERR_AUTH_PROVIDER,
-                   "the custom provider of method \"%s\" failed %s (%s)", cu->method, what,
-                   pulsarc_result_name(r));
+    return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "the custom provider of method \"%s\" failed %s (%s)",
+                   cu->method, what, pulsarc_result_name(r));
 }
 
 static pulsarc_result custom_initial(pc_auth_t *a, pc_auth_data_t *out)

@@ -111,8 +111,8 @@ static const conf_row client_rows[] = {
       "An OpenSSL cipher list; unset: OpenSSL's defaults." },
     { "authPlugin", T_STR, CC(auth_plugin), 1, 256, NULL, NULL,
       "token, tls, basic or oauth2, or the official clients' class names "
-      "(org.apache.pulsar.client.impl.auth.AuthenticationToken, ...); custom:<method> once "
-      "pulsarc_client_config_set_auth_provider has set your own." },
+      "(org.apache.pulsar.client.impl.auth.AuthenticationToken, ...); custom:METHOD once "
+      "pulsarc_client_config_set_auth_provider has set your own of method METHOD." },
     { "authParams", T_SECRET, CC(auth_params), 1, 65536, NULL, NULL,
       "The plugin's parameters, in the official formats. A secret: never logged or dumped, "
       "wiped from memory when replaced or freed; a client keeps it only inside its "

@@ -142,7 +142,8 @@ static pc_auth_custom_t *custom_in_effect(const pulsarc_client_config_t *c)
 {
     if (!c->auth_custom || !c->auth_plugin ||
         strncmp(c->auth_plugin, PC_AUTH_CUSTOM_PREFIX, strlen(PC_AUTH_CUSTOM_PREFIX)) != 0 ||
-        strcmp(c->auth_plugin + strlen(PC_AUTH_CUSTOM_PREFIX), pc_auth_custom_method(c->auth_custom)))
+        strcmp(c->auth_plugin + strlen(PC_AUTH_CUSTOM_PREFIX),
+               pc_auth_custom_method(c->auth_custom)))
         return NULL;
     return c->auth_custom;
 }

@@ -7,8 +7,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
-TestSuite(client_auth_custom, .init = h_setup, .fini = h_teardown,
-          .timeout = H_SUITE_TIMEOUT(60));
+TestSuite(client_auth_custom, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(60));
 
 /* One provider's state, handed over as ctx. Counters are atomic: the callbacks run on the
  * client's loop thread, the test reads them on its own. */
@@ -38,7 +37,8 @@ static pulsarc_result v_initial(void *ctx, pulsarc_auth_data_t *out)
     return atomic_load(&x->fail_initial) ? PULSARC_ERR_TIMEOUT : r;
 }
 
-static pulsarc_result v_challenge(void *ctx, const uint8_t *ch, size_t len, pulsarc_auth_data_t *out)
+static pulsarc_result v_challenge(void *ctx, const uint8_t *ch, size_t len,
+                                  pulsarc_auth_data_t *out)
 {
     vault_t *x = ctx;
     int n = atomic_fetch_add(&x->challenges, 1) + 1;
@@ -78,8 +78,8 @@ static pulsarc_client_config_t *vault_conf(void)
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
         cr_assert_eq(pulsarc_client_config_set(cc, kv[i][0], kv[i][1]), PULSARC_OK);
     pulsarc_client_config_set_logger(cc, h_logger, NULL);
-    cr_assert_eq(pulsarc_client_config_set_auth_provider(cc, &vault_provider,
-                                                         sizeof vault_provider, &v),
+    cr_assert_eq(pulsarc_client_config_set_auth_provider(cc, &vault_provider, sizeof vault_provider,
+                                                         &v),
                  PULSARC_OK, "%s", pulsarc_last_error_detail());
     return cc;
 }

@@ -415,8 +415,8 @@ Test(http_lookup, custom_provider_headers_go_with_each_lookup)
     use_service(url);
     answer_t r = lookup();
     cr_expect_eq(r.res, PULSARC_OK, "%s: %s", pulsarc_result_name(r.res), r.detail);
-    cr_expect(strstr(ts_last_request(&s), "\r\nX-Auth-One: first\r\nX-Auth-Two: second\r\n"),
-              "%s", ts_last_request(&s));
+    cr_expect(strstr(ts_last_request(&s), "\r\nX-Auth-One: first\r\nX-Auth-Two: second\r\n"), "%s",
+              ts_last_request(&s));
     cr_expect_null(strstr(ts_last_request(&s), "Authorization"), "%s", ts_last_request(&s));
     r = lookup();
     cr_expect_eq(r.res, PULSARC_OK);
@@ -432,15 +432,15 @@ Test(http_lookup, custom_provider_headers_stay_off_other_hosts)
     test_server_t target = { .answer = BROKER_ANSWER };
     ts_start(&target);
     char answer[512];
-    test_server_t first = { .answer = redirect_to(answer, sizeof answer, "localhost", target.port) };
+    test_server_t first = { .answer = redirect_to(answer, sizeof answer, "localhost",
+                                                  target.port) };
     ts_start(&first);
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", first.port);
     use_service(url);
     answer_t r = lookup();
     cr_expect_eq(r.res, PULSARC_OK, "%s: %s", pulsarc_result_name(r.res), r.detail);
-    cr_expect(strstr(ts_last_request(&first), "X-Auth-Two: second"), "%s",
-              ts_last_request(&first));
+    cr_expect(strstr(ts_last_request(&first), "X-Auth-Two: second"), "%s", ts_last_request(&first));
     cr_expect_eq(ts_requests(&target), 1);
     cr_expect_null(strstr(ts_last_request(&target), "X-Auth-"),
                    "a header line followed the redirect: %s", ts_last_request(&target));
