@@ -237,6 +237,7 @@ static void send_request(http_lookup_t *lk)
              lk->reply.partitions ? "partition metadata" : "lookup", lk->name.full, url);
     pc_http_get_opts_t opts = {
         .header = header,
+        .header_lines = rt->auth && pc_auth_has_http_header(rt->auth),
         .header_scope = may_carry_credentials,
         .scope_ctx = rt,
         .max_redirects = rt->limits.max_lookup_redirects,
