@@ -104,28 +104,14 @@ int main(int argc, char **argv)
         report(0, 0, res);
         return 1;
     }
-    int sent = 0, failed = 0;
-    pulsarc_result first_error = PULSARC_OK;
+    drv_tally_t t = { 0 };
     pulsarc_message_t *msg = pulsarc_message_new();
-    for (int i = 0; i < count; i++) {
-        char payload[64];
-        int n = snprintf(payload, sizeof payload, "custom-auth-%d", i);
-        pulsarc_message_clear(msg);
-        pulsarc_message_set_payload(msg, payload, (size_t)n);
-        res = pulsarc_producer_send(producer, msg, NULL);
-        if (res == PULSARC_OK) {
-            sent++;
-        } else {
-            failed++;
-            if (first_error == PULSARC_OK)
-                first_error = res;
-            drv_message_failed(i, res);
-        }
-    }
+    for (long i = 0; i < count; i++)
+        drv_send_numbered(producer, msg, "custom-auth-", i, &t);
     pulsarc_message_free(msg);
     pulsarc_producer_close(producer);
     pulsarc_producer_free(producer);
     pulsarc_client_destroy(client);
-    report(sent, failed, first_error);
-    return failed == 0 && sent == count ? 0 : 1;
+    report(t.sent, t.failed, t.first_error);
+    return t.failed == 0 && t.sent == count ? 0 : 1;
 }

@@ -405,14 +405,20 @@ static pc_auth_t *use_custom_provider(void)
     return a;
 }
 
+/* Start s and make it the service URL. */
+static void serve(test_server_t *s)
+{
+    ts_start(s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", s->port);
+    use_service(url);
+}
+
 Test(http_lookup, custom_provider_headers_go_with_each_lookup)
 {
     pc_auth_t *a = use_custom_provider();
     test_server_t s = { .answer = BROKER_ANSWER };
-    ts_start(&s);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d", s.port);
-    use_service(url);
+    serve(&s);
     answer_t r = lookup();
     cr_expect_eq(r.res, PULSARC_OK, "%s: %s", pulsarc_result_name(r.res), r.detail);
     cr_expect(strstr(ts_last_request(&s), "\r\nX-Auth-One: first\r\nX-Auth-Two: second\r\n"), "%s",
@@ -434,10 +440,7 @@ Test(http_lookup, custom_provider_headers_stay_off_other_hosts)
     char answer[512];
     test_server_t first = { .answer = redirect_to(answer, sizeof answer, "localhost",
                                                   target.port) };
-    ts_start(&first);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d", first.port);
-    use_service(url);
+    serve(&first);
     answer_t r = lookup();
     cr_expect_eq(r.res, PULSARC_OK, "%s: %s", pulsarc_result_name(r.res), r.detail);
     cr_expect(strstr(ts_last_request(&first), "X-Auth-Two: second"), "%s", ts_last_request(&first));
@@ -455,10 +458,7 @@ Test(http_lookup, custom_provider_header_injection_fails_the_lookup_unsent)
     pc_auth_t *a = use_custom_provider();
     const char *bad[] = { "X-A: 1\nX-B: 2", "X-A: 1\r\n\r\nGET /x", "X-A: 1\r", "" };
     test_server_t s = { .answer = BROKER_ANSWER };
-    ts_start(&s);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d", s.port);
-    use_service(url);
+    serve(&s);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         custom_headers = bad[i];
         answer_t r = lookup();
