@@ -336,6 +336,81 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_auth_tls(pulsarc_client_con
                                                               const char *cert_file,
                                                               const char *key_file);
 
+/** A library-owned buffer for credentials that a provider fills (pulsarc_auth_data_set,
+ * pulsarc_auth_data_append). The library wipes it (OPENSSL_cleanse) before it frees it,
+ * once the frame or request that carries it is written; the provider keeps no pointer to
+ * it after its callback returns. */
+typedef struct pulsarc_auth_data pulsarc_auth_data_t;
+
+/** Replace the buffer's content with a copy of len bytes (the old content is wiped).
+ * PULSARC_OK, PULSARC_ERR_INVALID_ARGUMENT (NULL out, or NULL bytes with len > 0) or
+ * PULSARC_ERR_NO_MEMORY. */
+PULSARC_API pulsarc_result pulsarc_auth_data_set(pulsarc_auth_data_t *out, const void *bytes,
+                                                 size_t len);
+/** Append a copy of len bytes (grows the buffer without leaving an unwiped copy behind). */
+PULSARC_API pulsarc_result pulsarc_auth_data_append(pulsarc_auth_data_t *out, const void *bytes,
+                                                    size_t len);
+
+/** Your own authentication method (pulsarc_client_config_set_auth_provider). Only
+ * method_name and initial_data are required; the other callbacks may be NULL.
+ *
+ * Threads: every callback but free runs on the client's loop thread, one at a time for a
+ * client. The library waits for each: while one runs, nothing else of the client moves
+ * (no receipts, no sends written, no timers), and no timeout can interrupt it, so a
+ * callback that blocks (reads a vault, asks a server) stalls every producer of the client
+ * for that long; the connect that asked for the data is still bounded by
+ * connectionTimeoutMs once the callback returns. Fetch slow credentials ahead of time
+ * (another thread of yours refreshing a cache) and answer from memory. A configuration
+ * used for several clients calls the same ctx from each client's loop thread, possibly
+ * at the same time.
+ *
+ * Return PULSARC_OK, or any other result to fail: the connection (or HTTP lookup) then
+ * fails with PULSARC_ERR_AUTH_PROVIDER, its detail naming the method and the callback,
+ * and is retried like any failed connect. Data a failing callback wrote is wiped and
+ * dropped. Never put a secret in a log line of yours either.
+ *
+ * Layout and ABI: pass sizeof(pulsarc_auth_provider_t) as the size. Later versions only
+ * add members at the end: a library accepts the smaller struct of an older caller (the
+ * missing callbacks are NULL), and a larger one of a newer caller only when every byte
+ * past the members it knows is zero (else PULSARC_ERR_UNSUPPORTED). */
+typedef struct pulsarc_auth_provider {
+    /** auth_method_name of CONNECT and AUTH_RESPONSE ("token" for a JWT the broker's
+     * AuthenticationProviderToken checks): 1 to 63 characters out of A-Z a-z 0-9 . _ -;
+     * copied. */
+    const char *method_name;
+    /** The auth data for CONNECT, asked afresh on every connect. */
+    pulsarc_result (*initial_data)(void *ctx, pulsarc_auth_data_t *out);
+    /** The answer to an AUTH_CHALLENGE carrying `challenge` (len bytes, valid during the
+     * call), on the same connection. NULL: every challenge is answered as a refresh. */
+    pulsarc_result (*challenge)(void *ctx, const uint8_t *challenge, size_t len,
+                                pulsarc_auth_data_t *out);
+    /** The HTTP header lines for a lookup over http(s):// ("Authorization: Bearer ...",
+     * several separated by "\r\n"; no other control characters), asked before each
+     * request. Sent only to the service URL's hosts (see httpLookupAuthAllowRedirect).
+     * NULL: method "token" sends "Authorization: Bearer <initial data>", "basic" its
+     * Basic header, any other method fails HTTP lookups with PULSARC_ERR_UNSUPPORTED. */
+    pulsarc_result (*http_headers)(void *ctx, pulsarc_auth_data_t *out);
+    /** The broker holds expired credentials (its AUTH_CHALLENGE "PulsarAuthRefresh",
+     * after authenticationRefreshCheckSeconds; any challenge when challenge is NULL):
+     * drop whatever you cache. initial_data is asked right after, and its data answers
+     * the challenge. */
+    void (*refresh)(void *ctx);
+    /** Called once, when the configuration and every client made from it are done with
+     * ctx: from the thread that lets go last (pulsarc_client_config_free, or the client's
+     * close or free), never while another callback runs. Also called when setting the
+     * provider fails. */
+    void (*free)(void *ctx);
+} pulsarc_auth_provider_t;
+
+/** Your own method (pulsarc_auth_provider_t): replaces any authentication set before;
+ * dumps show authPlugin=custom:METHOD (METHOD the method_name) and nothing of ctx. provider is copied
+ * (size: sizeof(pulsarc_auth_provider_t)); ctx is handed to every callback. Setting
+ * authPlugin afterwards (pulsarc_client_config_set or another typed setter) drops the
+ * provider. Errors: PULSARC_ERR_INVALID_ARGUMENT (NULL conf or provider, no initial_data,
+ * a bad method name), PULSARC_ERR_UNSUPPORTED (see the layout rule), NO_MEMORY. */
+PULSARC_API pulsarc_result pulsarc_client_config_set_auth_provider(
+    pulsarc_client_config_t *conf, const pulsarc_auth_provider_t *provider, size_t size, void *ctx);
+
 /** @} */
 
 /** @name Cluster failover

@@ -6,7 +6,7 @@
 
 const char *pc_auth_method(const pc_auth_t *a)
 {
-    return a->ops->method;
+    return a->method ? a->method : a->ops->method;
 }
 
 pulsarc_result pc_auth_initial_data(pc_auth_t *a, pc_auth_data_t *out)
@@ -28,6 +28,17 @@ void pc_auth_free(pc_auth_t *a)
 {
     if (a)
         a->ops->destroy(a);
+}
+
+int pc_auth_has_http_header(const pc_auth_t *a)
+{
+    return a && a->ops->http_header != NULL;
+}
+
+pulsarc_result pc_auth_http_header(pc_auth_t *a, pc_auth_data_t *out)
+{
+    memset(out, 0, sizeof *out);
+    return a->ops->http_header(a, out);
 }
 
 void pc_auth_prepare(pc_auth_t *a, pc_auth_wait_t *w, pc_auth_ready_cb cb, void *ctx)
@@ -79,7 +90,7 @@ void pc_auth_warn_cleartext(const pc_auth_t *a, int tls, const pc_logger_t *log)
 {
     if (!a)
         return;
-    const char *method = a->ops->method;
+    const char *method = pc_auth_method(a);
     const char *what = !strcmp(method, "token")   ? "the token"
                        : !strcmp(method, "basic") ? "the password"
                                                   : NULL;
@@ -102,6 +113,26 @@ void pc_auth_data_free(pc_auth_data_t *d)
     }
     d->bytes = NULL;
     d->len = 0;
+}
+
+int pc_auth_data_append(pc_auth_data_t *d, const void *bytes, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (n > SIZE_MAX - d->len)
+        return -1;
+    /* Not realloc: a moved block would leave an unwiped copy behind. */
+    uint8_t *grown = malloc(d->len + n);
+    if (!grown)
+        return -1;
+    if (d->len)
+        memcpy(grown, d->bytes, d->len);
+    memcpy(grown + d->len, bytes, n);
+    size_t len = d->len + n;
+    pc_auth_data_free(d);
+    d->bytes = grown;
+    d->len = len;
+    return 0;
 }
 
 int pc_auth_data_set(pc_auth_data_t *out, const char *s)

@@ -26,12 +26,20 @@ typedef struct pc_auth pc_auth_t;
 typedef struct pc_auth_wait pc_auth_wait_t;
 typedef struct pc_auth_http pc_auth_http_t;
 
-/* Credentials handed out by a provider: malloc'ed (bytes may be NULL when len is 0). */
-typedef struct pc_auth_data {
+/* Credentials handed out by a provider: malloc'ed (bytes may be NULL when len is 0). The
+ * public pulsarc_auth_data_t a custom provider fills (pulsarc_auth_data_set) is this very
+ * struct, so built-in and custom providers write into the same wiped buffer. */
+struct pulsarc_auth_data {
     uint8_t *bytes;
     size_t len;
-} pc_auth_data_t;
+};
+typedef struct pulsarc_auth_data pc_auth_data_t;
 
+/* The built-ins and the public pulsarc_auth_provider_t (auth_custom.c, an adapter) map
+ * one to one: method <- method_name, initial <- initial_data, challenge <- challenge (a
+ * "PulsarAuthRefresh" challenge <- refresh then initial_data), http_header <-
+ * http_headers, destroy <- free (when the last reference goes); prepare, cancel and
+ * use_http stay internal (OAuth2's fetch on the loop). */
 typedef struct pc_auth_ops {
     const char *method; /* auth_method_name: "token", "basic", "tls" */
     /* The data for CONNECT. A failure returns PULSARC_ERR_AUTH_PROVIDER (or NO_MEMORY)
@@ -56,11 +64,16 @@ typedef struct pc_auth_ops {
     /* Optional: why the provider's own traffic carries a secret unencrypted whatever the
      * service URL (an http:// OAuth2 issuer), or NULL. */
     const char *(*cleartext_risk)(const pc_auth_t *a);
+    /* Optional: the header lines ("Name: value", "\r\n" between them) for HTTP lookups.
+     * NULL: "token" sends a Bearer header of the initial data, "basic" a Basic one. */
+    pulsarc_result (*http_header)(pc_auth_t *a, pc_auth_data_t *out);
 } pc_auth_ops_t;
 
-/* Providers embed this as their first member. */
+/* Providers embed this as their first member. method overrides ops->method when set (a
+ * custom provider names its own). */
 struct pc_auth {
     const pc_auth_ops_t *ops;
+    const char *method;
 };
 
 const char *pc_auth_method(const pc_auth_t *a);
@@ -69,6 +82,10 @@ pulsarc_result pc_auth_challenge_data(pc_auth_t *a, const uint8_t *challenge, si
                                       pc_auth_data_t *out);
 /* NULL is a no-op. */
 void pc_auth_free(pc_auth_t *a);
+/* True when the provider writes its own HTTP header lines (pc_auth_http_header). */
+int pc_auth_has_http_header(const pc_auth_t *a);
+/* The header lines for an HTTP lookup (see pc_auth_ops_t.http_header). */
+pulsarc_result pc_auth_http_header(pc_auth_t *a, pc_auth_data_t *out);
 
 /* ---- waiting for data that must be fetched ---------------------------------------- */
 
@@ -135,12 +152,31 @@ void pc_auth_warn_cleartext(const pc_auth_t *a, int tls, const pc_logger_t *log)
 
 /* Wipe and free; leaves d empty. */
 void pc_auth_data_free(pc_auth_data_t *d);
+/* Append n bytes, through a fresh buffer (the old one wiped): 0, or -1 on no memory. */
+int pc_auth_data_append(pc_auth_data_t *d, const void *bytes, size_t n);
 /* Copy a NUL-terminated string into out (without the NUL). 0, or -1 on no memory. */
 int pc_auth_data_set(pc_auth_data_t *out, const char *s);
 /* Wipe a NUL-terminated secret and free it; NULL is a no-op. */
 void pc_auth_secret_free(char *s);
 
 /* ---- the providers ---------------------------------------------------------------- */
+
+/* A custom provider (the public pulsarc_auth_provider_t, auth_custom.c): a reference-
+ * counted holder of the user's callbacks and ctx, shared by configuration copies and the
+ * providers built from it; the user's free runs when the last reference goes. */
+typedef struct pc_auth_custom pc_auth_custom_t;
+/* authPlugin of a configuration with a custom provider: "custom:<method>". */
+#define PC_AUTH_CUSTOM_PREFIX "custom:"
+/* Validates the layout rule and the method name; on failure the user's free is called
+ * (the provider was handed over either way). INVALID_ARGUMENT, UNSUPPORTED, NO_MEMORY. */
+pulsarc_result pc_auth_custom_new(const pulsarc_auth_provider_t *p, size_t size, void *ctx,
+                                  pc_auth_custom_t **out);
+/* Any thread. NULL is a no-op for both. */
+void pc_auth_custom_ref(pc_auth_custom_t *cu);
+void pc_auth_custom_unref(pc_auth_custom_t *cu);
+const char *pc_auth_custom_method(const pc_auth_custom_t *cu);
+/* A provider over cu (it takes its own reference). PULSARC_OK or NO_MEMORY. */
+pulsarc_result pc_auth_custom(pc_auth_custom_t *cu, pc_auth_t **out);
 
 /* Token (method "token"): each returns PULSARC_OK or PULSARC_ERR_NO_MEMORY. */
 pulsarc_result pc_auth_token_literal(const char *token, pc_auth_t **out);

@@ -29,6 +29,11 @@ pulsarc_result pc_auth_kind_from_name(const char *name, pc_auth_kind_t *out)
             return PULSARC_OK;
         }
     }
+    if (!strncmp(name, PC_AUTH_CUSTOM_PREFIX, strlen(PC_AUTH_CUSTOM_PREFIX)))
+        return pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                       "authPlugin \"%s\" names a custom provider, which only "
+                       "pulsarc_client_config_set_auth_provider sets",
+                       name);
     return pc_fail(PULSARC_ERR_INVALID_CONFIG,
                    "authPlugin \"%s\" is not known (token, tls, basic, oauth2 or the official "
                    "clients' class names, e.g. " JAVA_AUTH "AuthenticationToken)",

@@ -115,7 +115,8 @@ static const conf_row client_rows[] = {
       "An OpenSSL cipher list; unset: OpenSSL's defaults." },
     { "authPlugin", T_STR, CC(auth_plugin), 1, 256, NULL, NULL,
       "token, tls, basic or oauth2, or the official clients' class names "
-      "(org.apache.pulsar.client.impl.auth.AuthenticationToken, ...)." },
+      "(org.apache.pulsar.client.impl.auth.AuthenticationToken, ...); custom:METHOD once "
+      "pulsarc_client_config_set_auth_provider has set your own of method METHOD." },
     { "authParams", T_SECRET, CC(auth_params), 1, 65536, NULL, NULL,
       "The plugin's parameters, in the official formats. A secret: never logged or dumped, "
       "wiped from memory when replaced or freed; a client keeps it only inside its "
@@ -510,6 +511,7 @@ int pc_producer_config_copy(pulsarc_producer_config_t *dst, const pulsarc_produc
 int pc_client_config_copy(pulsarc_client_config_t *dst, const pulsarc_client_config_t *src)
 {
     *dst = *src;
+    pc_auth_custom_ref(dst->auth_custom);
     int rc_pem = pc_client_config_copy_tls_pem(dst, src);
     int rc_failover = pc_client_config_copy_failover(dst, src);
     return copy_strings(client_rows, NROWS(client_rows), dst) | rc_pem | rc_failover;
@@ -519,6 +521,8 @@ void pc_client_config_clear(pulsarc_client_config_t *c)
 {
     pc_client_config_clear_tls_pem(c);
     pc_client_config_clear_failover(c);
+    pc_auth_custom_unref(c->auth_custom);
+    c->auth_custom = NULL;
     clear_strings(client_rows, NROWS(client_rows), c);
 }
 

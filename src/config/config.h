@@ -68,6 +68,9 @@ struct pulsarc_client_config {
      * table row, and plain pointers, so a struct copy copies them. */
     pulsarc_token_supplier_cb auth_token_supplier;
     void *auth_token_supplier_ctx;
+    /* Set with pulsarc_client_config_set_auth_provider (config_auth.c): a reference each
+     * copy holds; in effect while auth_plugin is "custom:<its method>". */
+    pc_auth_custom_t *auth_custom;
     /* Cluster failover: the table's rows, then the typed API's clusters and service URL
      * provider (config_failover.c; not table rows: copied and cleared by hand, never
      * dumped). */

@@ -30,6 +30,8 @@ static pulsarc_result set_auth(pulsarc_client_config_t *conf, const char *plugin
     conf->auth_params = params;
     conf->auth_token_supplier = NULL;
     conf->auth_token_supplier_ctx = NULL;
+    pc_auth_custom_unref(conf->auth_custom);
+    conf->auth_custom = NULL;
     return PULSARC_OK;
 }
 
@@ -112,6 +114,40 @@ pulsarc_result pulsarc_client_config_set_auth_tls(pulsarc_client_config_t *conf,
     return set_json_pair(conf, "tls", "tlsCertFile", cert_file, "tlsKeyFile", key_file);
 }
 
+pulsarc_result pulsarc_client_config_set_auth_provider(pulsarc_client_config_t *conf,
+                                                       const pulsarc_auth_provider_t *provider,
+                                                       size_t size, void *ctx)
+{
+    if (!conf || !provider)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config and provider must not be NULL");
+    pc_auth_custom_t *cu;
+    pulsarc_result r = pc_auth_custom_new(provider, size, ctx, &cu);
+    if (r != PULSARC_OK)
+        return r;
+    /* Shown in dumps as authPlugin: the method, nothing of ctx. */
+    char plugin[80];
+    snprintf(plugin, sizeof plugin, "%s%s", PC_AUTH_CUSTOM_PREFIX, pc_auth_custom_method(cu));
+    r = set_auth(conf, plugin, NULL);
+    if (r != PULSARC_OK) {
+        pc_auth_custom_unref(cu);
+        return r;
+    }
+    conf->auth_custom = cu;
+    return PULSARC_OK;
+}
+
+/* The custom provider, while authPlugin is still the one its setter wrote; NULL when the
+ * key was set since (the key wins, as with any later setter). */
+static pc_auth_custom_t *custom_in_effect(const pulsarc_client_config_t *c)
+{
+    if (!c->auth_custom || !c->auth_plugin ||
+        strncmp(c->auth_plugin, PC_AUTH_CUSTOM_PREFIX, strlen(PC_AUTH_CUSTOM_PREFIX)) != 0 ||
+        strcmp(c->auth_plugin + strlen(PC_AUTH_CUSTOM_PREFIX),
+               pc_auth_custom_method(c->auth_custom)))
+        return NULL;
+    return c->auth_custom;
+}
+
 /* A tls plugin's certificate becomes the TLS client certificate, unless the TLS settings
  * name one themselves (the more specific setting wins). */
 static void adopt_tls_files(pulsarc_client_config_t *c, pc_auth_tls_files_t *f)
@@ -126,6 +162,12 @@ static void adopt_tls_files(pulsarc_client_config_t *c, pc_auth_tls_files_t *f)
 
 pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth **out)
 {
+    pc_auth_custom_t *cu = custom_in_effect(c);
+    if (cu) {
+        pc_auth_secret_free(c->auth_params);
+        c->auth_params = NULL;
+        return pc_auth_custom(cu, out);
+    }
     pc_auth_config_t in = {
         .plugin = c->auth_plugin,
         .params = c->auth_params,

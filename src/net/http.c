@@ -376,8 +376,10 @@ static int start(pc_http_t *h, const char *url, const pc_http_get_opts_t *get, c
     if (h->closing)
         return pc_fail(PULSARC_ERR_ALREADY_CLOSED, "the HTTP client is closed"), -1;
     const char *header = get ? get->header : NULL;
-    /* A line break in the header would let its content forge more headers. */
-    if (header && strpbrk(header, "\r\n"))
+    /* A line break in the header would let its content forge more headers: none, or
+     * "\r\n" between the lines of a header meant as several. */
+    bool lines = get && get->header_lines;
+    if (header && (lines ? !pc_http_header_lines_ok(header) : strpbrk(header, "\r\n") != NULL))
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "an HTTP header holds a line break"), -1;
     request_t *r = calloc(1, sizeof *r);
     if (!r)

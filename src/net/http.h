@@ -52,9 +52,13 @@ void pc_http_free(pc_http_t *h);
 typedef bool (*pc_http_scope_fn)(void *ctx, bool https, const char *host, int port);
 
 typedef struct pc_http_get_opts {
-    /* NULL or one extra header line ("Authorization: Bearer ..."): a secret, never logged;
-     * sent to the URL asked, and after a redirect only where it may go. */
+    /* NULL or one extra header line ("Authorization: Bearer ..."), or several with
+     * "\r\n" between them when header_lines is set: a secret, never logged; sent to the
+     * URL asked, and after a redirect only where it may go. */
     const char *header;
+    /* The header is several lines by design (a custom authentication provider's); unset,
+     * any line break in it refuses the request (a token must not forge headers). */
+    bool header_lines;
     /* Where else the header may go; NULL: only the origin of the URL asked. */
     pc_http_scope_fn header_scope;
     void *scope_ctx;

@@ -93,7 +93,11 @@ static inline void pc_http_wipe_body(request_t *r)
 bool pc_http_is_redirect(long status);
 /* url's origin; 0, or -1 when it is not an absolute http(s) URL. */
 int pc_http_parse_origin(const char *url, origin_t *o);
-/* The headers for a hop to `to`: the extra header only where it may go. */
+/* The extra header: one line, or several with "\r\n" between them (a custom
+ * authentication provider's), none empty, no other line break. */
+bool pc_http_header_lines_ok(const char *header);
+/* The headers for a hop to `to`: the extra header (each of its lines) only where it may
+ * go. */
 struct curl_slist *pc_http_headers_for(const request_t *r, const origin_t *to);
 /* Send r on to where its 3xx answer points, on the same easy handle. 1: on its way; 0:
  * the answer has no Location and goes to the caller as it is; -1: refused (*res and the

@@ -55,15 +55,36 @@ struct curl_slist *pc_http_headers_for(const request_t *r, const origin_t *to)
     struct curl_slist *l = curl_slist_append(NULL, "Accept: application/json");
     bool allowed = same_origin(to, &r->first) ||
                    (r->scope && r->scope(r->scope_ctx, to->https, to->host, to->port));
-    if (l && r->header && allowed) {
-        struct curl_slist *more = curl_slist_append(l, r->header);
+    for (const char *p = r->header; l && p && allowed;) {
+        const char *end = strstr(p, "\r\n");
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char *line = strndup(p, n);
+        struct curl_slist *more = line ? curl_slist_append(l, line) : NULL;
+        if (line) {
+            OPENSSL_cleanse(line, n);
+            free(line);
+        }
         if (!more) {
             pc_http_free_headers(l);
             return NULL;
         }
         l = more;
+        p = end ? end + 2 : NULL;
     }
     return l;
+}
+
+bool pc_http_header_lines_ok(const char *header)
+{
+    for (const char *p = header;;) {
+        const char *end = strstr(p, "\r\n");
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == 0 || memchr(p, '\r', n) || memchr(p, '\n', n))
+            return false;
+        if (!end)
+            return true;
+        p = end + 2;
+    }
 }
 
 int pc_http_follow(request_t *r, const char *from, pulsarc_result *res)

@@ -151,6 +151,23 @@ static char *bearer_header(const pc_auth_data_t *d)
     return h;
 }
 
+/* The provider's own header lines, NUL-terminated (checked by the provider: "\r\n"
+ * between lines, no other control character). */
+static pulsarc_result provider_header(pc_auth_t *a, char **out)
+{
+    pc_auth_data_t d = { 0 };
+    pulsarc_result r = pc_auth_http_header(a, &d);
+    if (r != PULSARC_OK)
+        return r;
+    *out = malloc(d.len + 1);
+    if (*out) {
+        memcpy(*out, d.bytes, d.len);
+        (*out)[d.len] = '\0';
+    }
+    pc_auth_data_free(&d);
+    return *out ? PULSARC_OK : pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+}
+
 /* The Authorization header for rt's provider: *out is NULL when none is sent (no provider,
  * or tls, whose identity is the certificate), else a secret the caller wipes. */
 static pulsarc_result auth_header(pc_runtime_t *rt, char **out)
@@ -158,6 +175,8 @@ static pulsarc_result auth_header(pc_runtime_t *rt, char **out)
     *out = NULL;
     if (!rt->auth)
         return PULSARC_OK;
+    if (pc_auth_has_http_header(rt->auth))
+        return provider_header(rt->auth, out);
     const char *method = pc_auth_method(rt->auth);
     bool basic = strcmp(method, "basic") == 0;
     if (strcmp(method, "tls") == 0)
@@ -218,6 +237,7 @@ static void send_request(http_lookup_t *lk)
              lk->reply.partitions ? "partition metadata" : "lookup", lk->name.full, url);
     pc_http_get_opts_t opts = {
         .header = header,
+        .header_lines = rt->auth && pc_auth_has_http_header(rt->auth),
         .header_scope = may_carry_credentials,
         .scope_ctx = rt,
         .max_redirects = rt->limits.max_lookup_redirects,

@@ -19,6 +19,24 @@ void drv_message_failed(long index, pulsarc_result res)
             pulsarc_last_error_detail());
 }
 
+void drv_send_numbered(pulsarc_producer_t *p, pulsarc_message_t *msg, const char *prefix, long i,
+                       drv_tally_t *t)
+{
+    char payload[128];
+    int n = snprintf(payload, sizeof payload, "%s%ld", prefix, i);
+    pulsarc_message_clear(msg);
+    pulsarc_message_set_payload(msg, payload, (size_t)n);
+    pulsarc_result res = pulsarc_producer_send(p, msg, NULL);
+    if (res == PULSARC_OK) {
+        t->sent++;
+        return;
+    }
+    t->failed++;
+    if (t->first_error == PULSARC_OK)
+        t->first_error = res;
+    drv_message_failed(i, res);
+}
+
 bool drv_setting(const char *opt, const char *value, pulsarc_client_config_t *cc,
                  pulsarc_producer_config_t *pc)
 {

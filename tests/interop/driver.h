@@ -45,6 +45,17 @@ pulsarc_result drv_create_producer(pulsarc_client_t *client, const char *topic,
 pulsarc_producer_t *drv_producer(pulsarc_client_t *client, const char *topic,
                                  pulsarc_producer_config_t *pc);
 
+/* What a run of blocking sends came to. */
+typedef struct drv_tally {
+    int sent, failed;
+    pulsarc_result first_error; /* PULSARC_OK while none failed */
+} drv_tally_t;
+
+/* Send "<prefix><i>" with pulsarc_producer_send through msg (cleared first, reused) and
+ * count the outcome into t; a failure also gets drv_message_failed. */
+void drv_send_numbered(pulsarc_producer_t *p, pulsarc_message_t *msg, const char *prefix, long i,
+                       drv_tally_t *t);
+
 /* Monotonic seconds. */
 double drv_now_s(void);
 void drv_pause_ms(long ms);

@@ -88,31 +88,18 @@ int main(int argc, char **argv)
         pulsarc_client_destroy(client);
         return 1;
     }
-    int sent = 0, failed = 0;
-    pulsarc_result first_error = PULSARC_OK;
+    drv_tally_t t = { 0 };
     pulsarc_message_t *msg = pulsarc_message_new();
     double end = drv_now_s() + seconds;
-    for (int i = 0; drv_now_s() < end; i++) {
-        char payload[64];
-        int n = snprintf(payload, sizeof payload, "refresh-%d", i);
-        pulsarc_message_clear(msg);
-        pulsarc_message_set_payload(msg, payload, (size_t)n);
-        res = pulsarc_producer_send(producer, msg, NULL);
-        if (res == PULSARC_OK) {
-            sent++;
-        } else {
-            failed++;
-            if (first_error == PULSARC_OK)
-                first_error = res;
-            drv_message_failed(i, res);
-        }
+    for (long i = 0; drv_now_s() < end; i++) {
+        drv_send_numbered(producer, msg, "refresh-", i, &t);
         drv_pause_ms(interval_ms);
     }
     pulsarc_message_free(msg);
     pulsarc_producer_close(producer);
     pulsarc_producer_free(producer);
     pulsarc_client_destroy(client);
-    printf("sent=%d failed=%d supplier_calls=%d first_error=%s\n", sent, failed,
-           atomic_load(&supplier_calls), pulsarc_result_name(first_error));
-    return failed == 0 && sent > 0 ? 0 : 1;
+    printf("sent=%d failed=%d supplier_calls=%d first_error=%s\n", t.sent, t.failed,
+           atomic_load(&supplier_calls), pulsarc_result_name(t.first_error));
+    return t.failed == 0 && t.sent > 0 ? 0 : 1;
 }

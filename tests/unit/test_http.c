@@ -253,6 +253,13 @@ Test(http, bad_requests_do_not_start)
     pc_http_t *h = pc_http_new(&loop, &logger, NULL);
     outcome_t o = { 0 };
     cr_expect_eq(pc_http_get(h, "http://127.0.0.1:1/", "X: a\r\nY: b", 1000, on_done, &o), -1);
+    /* A header meant as several lines: "\r\n" between non-empty lines, nothing else. */
+    const char *bad_lines[] = { "X: a\nY: b", "X: a\r\n\r\nY: b", "X: a\rY: b", "X: a\r\n", "" };
+    for (size_t i = 0; i < sizeof bad_lines / sizeof bad_lines[0]; i++) {
+        pc_http_get_opts_t opts = { .header = bad_lines[i], .header_lines = true };
+        cr_expect_eq(pc_http_get_with(h, "http://127.0.0.1:1/", &opts, 1000, on_done, &o), -1,
+                     "lines case %zu started", i);
+    }
     cr_expect_eq(pc_http_get(h, NULL, NULL, 1000, on_done, &o), -1);
     cr_expect_eq(pc_http_post_form(h, "http://127.0.0.1:1/", NULL, 1000, on_done, &o), -1);
     cr_expect_eq(o.calls, 0);

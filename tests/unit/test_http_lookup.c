@@ -370,3 +370,106 @@ Test(http_lookup, a_lookup_prepared_across_a_switch_asks_nobody)
     ts_stop(&s);
     finish_loop();
 }
+
+/* ---- a custom provider's own header lines (pulsarc_auth_provider_t.http_headers) ----- */
+
+static int custom_header_calls;
+static const char *custom_headers = "X-Auth-One: first\r\nX-Auth-Two: second";
+
+static pulsarc_result custom_initial(void *ctx, pulsarc_auth_data_t *out)
+{
+    (void)ctx;
+    return pulsarc_auth_data_set(out, "unused", 6);
+}
+
+static pulsarc_result custom_http(void *ctx, pulsarc_auth_data_t *out)
+{
+    (void)ctx;
+    custom_header_calls++;
+    return pulsarc_auth_data_set(out, custom_headers, strlen(custom_headers));
+}
+
+/* rt.auth becomes a custom provider of method "vault" with custom_http. */
+static pc_auth_t *use_custom_provider(void)
+{
+    pulsarc_auth_provider_t p = { .method_name = "vault",
+                                  .initial_data = custom_initial,
+                                  .http_headers = custom_http };
+    pc_auth_custom_t *cu;
+    pc_auth_t *a;
+    cr_assert_eq(pc_auth_custom_new(&p, sizeof p, NULL, &cu), PULSARC_OK);
+    cr_assert_eq(pc_auth_custom(cu, &a), PULSARC_OK);
+    pc_auth_custom_unref(cu);
+    rt.auth = a;
+    custom_header_calls = 0;
+    return a;
+}
+
+/* Start s and make it the service URL. */
+static void serve(test_server_t *s)
+{
+    ts_start(s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", s->port);
+    use_service(url);
+}
+
+Test(http_lookup, custom_provider_headers_go_with_each_lookup)
+{
+    pc_auth_t *a = use_custom_provider();
+    test_server_t s = { .answer = BROKER_ANSWER };
+    serve(&s);
+    answer_t r = lookup();
+    cr_expect_eq(r.res, PULSARC_OK, "%s: %s", pulsarc_result_name(r.res), r.detail);
+    cr_expect(strstr(ts_last_request(&s), "\r\nX-Auth-One: first\r\nX-Auth-Two: second\r\n"), "%s",
+              ts_last_request(&s));
+    cr_expect_null(strstr(ts_last_request(&s), "Authorization"), "%s", ts_last_request(&s));
+    r = lookup();
+    cr_expect_eq(r.res, PULSARC_OK);
+    cr_expect_eq(custom_header_calls, 2, "asked %d times for 2 lookups", custom_header_calls);
+    ts_stop(&s);
+    pc_auth_free(a);
+    finish_loop();
+}
+
+Test(http_lookup, custom_provider_headers_stay_off_other_hosts)
+{
+    pc_auth_t *a = use_custom_provider();
+    test_server_t target = { .answer = BROKER_ANSWER };
+    ts_start(&target);
+    char answer[512];
+    test_server_t first = { .answer = redirect_to(answer, sizeof answer, "localhost",
+                                                  target.port) };
+    serve(&first);
+    answer_t r = lookup();
+    cr_expect_eq(r.res, PULSARC_OK, "%s: %s", pulsarc_result_name(r.res), r.detail);
+    cr_expect(strstr(ts_last_request(&first), "X-Auth-Two: second"), "%s", ts_last_request(&first));
+    cr_expect_eq(ts_requests(&target), 1);
+    cr_expect_null(strstr(ts_last_request(&target), "X-Auth-"),
+                   "a header line followed the redirect: %s", ts_last_request(&target));
+    ts_stop(&first);
+    ts_stop(&target);
+    pc_auth_free(a);
+    finish_loop();
+}
+
+Test(http_lookup, custom_provider_header_injection_fails_the_lookup_unsent)
+{
+    pc_auth_t *a = use_custom_provider();
+    const char *bad[] = { "X-A: 1\nX-B: 2", "X-A: 1\r\n\r\nGET /x", "X-A: 1\r", "" };
+    test_server_t s = { .answer = BROKER_ANSWER };
+    serve(&s);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        custom_headers = bad[i];
+        answer_t r = lookup();
+        cr_expect_eq(r.res, PULSARC_ERR_AUTH_PROVIDER, "case %zu: %s", i,
+                     pulsarc_result_name(r.res));
+        cr_expect(strstr(r.detail, "\"vault\""), "case %zu: %s", i, r.detail);
+        cr_expect_null(strstr(r.detail, "X-A"), "the detail quotes the headers: %s", r.detail);
+    }
+    custom_headers = "X-Auth-One: first\r\nX-Auth-Two: second";
+    cr_expect_eq(ts_requests(&s), 0, "a request went out with bad headers");
+    ts_stop(&s);
+    pc_auth_free(a);
+    finish_loop();
+}
