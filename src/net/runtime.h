@@ -13,7 +13,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "net/service_url.h"
-#include "pulsarc/version.h"
+#include "pulsarc/pulsarc.h" /* PULSARC_VERSION_STRING */
 
 /* What CONNECT calls this client, and room for a description of up to 64 characters. */
 #define PC_CLIENT_VERSION "pulsarc-" PULSARC_VERSION_STRING
