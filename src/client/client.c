@@ -158,6 +158,8 @@ static void fill_runtime(pulsarc_client_t *c)
     c->rt.log = &c->log;
     c->rt.limits = (pc_limits_t){
         .operation_timeout_ms = (uint64_t)conf->operation_timeout_ms,
+        .lookup_timeout_ms = (uint64_t)(conf->lookup_timeout_ms ? conf->lookup_timeout_ms
+                                                                : conf->operation_timeout_ms),
         .connection_timeout_ms = (uint64_t)conf->connection_timeout_ms,
         .keepalive_interval_ms = (uint64_t)conf->keepalive_interval_s * 1000u,
         .max_lookup_redirects = (int)conf->max_lookup_redirects,

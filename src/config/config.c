@@ -58,6 +58,12 @@ static const conf_row client_rows[] = {
     { "keepAliveIntervalSeconds", T_INT, CC(keepalive_interval_s), 1, 3600, "30", NULL,
       "A PING after this much silence; the connection is dropped after twice this long "
       "without any answer." },
+    { "lookupTimeoutMs", T_INT, CC(lookup_timeout_ms), 0, 3600000, "0", NULL,
+      "A lookup or partition metadata request (binary or HTTP) fails after this many "
+      "milliseconds without an answer, and is tried again (a producer's creation within "
+      "operationTimeoutMs, a reconnect until it succeeds); 0: operationTimeoutMs. As the "
+      "Java client's lookupTimeout: lookups can go to any broker and are harmless to "
+      "repeat, so a short one gets past a broker that does not answer." },
     { "maxLookupRedirects", T_INT, CC(max_lookup_redirects), 0, 1000, "20", NULL,
       "A lookup redirected more often fails with PULSARC_ERR_TOO_MANY_REDIRECTS." },
     { "httpLookupAuthAllowRedirect", T_BOOL, CC(http_lookup_auth_allow_redirect), 0, 1, "false",

@@ -34,6 +34,7 @@ struct pulsarc_client_config {
     int64_t connection_timeout_ms;
     int64_t keepalive_interval_s;
     int64_t max_lookup_redirects;
+    int64_t lookup_timeout_ms;            /* 0: operation_timeout_ms */
     bool http_lookup_auth_allow_redirect; /* credentials follow redirects off the service hosts */
     /* Where connections go (config_net.c turns them into net/'s settings). */
     char *listener_name; /* NULL: the brokers' internal listener */

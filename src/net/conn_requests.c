@@ -26,7 +26,11 @@ void pc_conn_request(pc_conn_t *c, Pulsar__Proto__BaseCommand *cmd, uint64_t req
     }
     r->id = request_id;
     r->queued = false;
-    r->deadline_ms = pc_mono_ms() + c->rt->limits.operation_timeout_ms;
+    bool lookup = cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__LOOKUP ||
+                  cmd->type == PULSAR__PROTO__BASE_COMMAND__TYPE__PARTITIONED_METADATA;
+    r->deadline_ms = pc_mono_ms() + (lookup && c->rt->limits.lookup_timeout_ms
+                                         ? c->rt->limits.lookup_timeout_ms
+                                         : c->rt->limits.operation_timeout_ms);
     r->cb = cb;
     r->ctx = ctx;
     r->next = c->requests;

@@ -242,7 +242,9 @@ static void send_request(http_lookup_t *lk)
         .scope_ctx = rt,
         .max_redirects = rt->limits.max_lookup_redirects,
     };
-    int rc = pc_http_get_with(rt->http, url, &opts, rt->limits.operation_timeout_ms, on_answer, lk);
+    uint64_t timeout_ms = rt->limits.lookup_timeout_ms ? rt->limits.lookup_timeout_ms
+                                                       : rt->limits.operation_timeout_ms;
+    int rc = pc_http_get_with(rt->http, url, &opts, timeout_ms, on_answer, lk);
     if (header) {
         OPENSSL_cleanse(header, strlen(header));
         free(header);

@@ -128,6 +128,7 @@ struct mock_broker {
     int redirect_times;
     char *redirect_url;
     int lookup_fail_times;
+    int lookup_unanswered_times;
     int lookup_fail_error;
     char *lookup_fail_msg;
     int producer_fail_times;
@@ -602,6 +603,11 @@ static void handle_lookup(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Com
     mb->last_lookup.has_listener_name = in->advertised_listener_name != NULL;
     copy_str(mb->last_lookup.listener_name, sizeof mb->last_lookup.listener_name,
              in->advertised_listener_name);
+    if (mb->lookup_unanswered_times != 0) {
+        if (mb->lookup_unanswered_times > 0)
+            mb->lookup_unanswered_times--;
+        return;
+    }
     if (mb->lookup_fail_times != 0) {
         if (mb->lookup_fail_times > 0)
             mb->lookup_fail_times--;
@@ -1901,6 +1907,11 @@ int mock_broker_send_auth_challenge(mock_broker_t *mb, const char *data)
 void mock_broker_lookup_redirect(mock_broker_t *mb, const char *url, int times)
 {
     LOCKED(mb, (replace_str(&mb->redirect_url, url), mb->redirect_times = times));
+}
+
+void mock_broker_lookup_unanswered(mock_broker_t *mb, int times)
+{
+    LOCKED(mb, mb->lookup_unanswered_times = times);
 }
 
 void mock_broker_lookup_fail(mock_broker_t *mb, int server_error, const char *message, int times)

@@ -150,6 +150,8 @@ int mock_broker_send_auth_challenge(mock_broker_t *mb, const char *data);
 
 /* ---- lookup faults ----------------------------------------------------------------- */
 
+/* The next `times` LOOKUPs get no answer at all (times < 0: none does; 0: off). */
+void mock_broker_lookup_unanswered(mock_broker_t *mb, int times);
 /* The next `times` LOOKUPs answer Redirect to url (times < 0: always; 0: off). */
 void mock_broker_lookup_redirect(mock_broker_t *mb, const char *url, int times);
 /* The next `times` LOOKUPs answer Failed with this ServerError (a

@@ -451,6 +451,26 @@ Test(client_lookup, lookup_answer_with_bad_url)
     h_finish();
 }
 
+/* lookupTimeoutMs: a lookup the broker never answers fails after it, not after the
+ * operation timeout, and the retry gets the producer created. */
+Test(client_lookup, an_unanswered_lookup_is_tried_again_after_lookup_timeout)
+{
+    mock_broker_lookup_unanswered(mb, 1);
+    client = h_client("lookupTimeoutMs", "1000", "operationTimeoutMs", "60000", NULL);
+    create_call_t cc = { 0 };
+    uint64_t t0 = h_now_ms();
+    cr_assert(h_call_while_time_passes(create_blocking, &cc, 30000), "creation never ended");
+    cr_assert_eq(cc.result, PULSARC_OK, "%s (%s)", pulsarc_result_name(cc.result), cc.detail);
+    producer = cc.producer;
+    uint64_t took = h_now_ms() - t0;
+    cr_assert_geq(took, 1000, "retried after %llu ms", (unsigned long long)took);
+    cr_assert_lt(took, 60000, "waited for the operation timeout (%llu ms)",
+                 (unsigned long long)took);
+    cr_assert_eq(h_count(mb, MOCK_LOOKUPS), 2);
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    h_finish();
+}
+
 Test(client_lookup, service_url_with_a_dead_host)
 {
     /* Two hosts, the first one down: lookups must get through on the other. */
