@@ -10,30 +10,43 @@
  *   ZSTD   one zstd frame, level 3 (both official clients use 3).
  *   SNAPPY a raw snappy block (varint length + elements), not the framing format.
  *
+ * Those are the default level's; compressionLevel (compression.h) makes LZ4, ZLIB and ZSTD
+ * faster or smaller in the same formats.
+ *
  * Decompression never trusts the input: it produces exactly uncompressed_size bytes or
  * fails, and nothing is appended to `out` on failure. */
 #include "codec/compression.h"
 
 #include <limits.h>
 #include <lz4.h>
+#include <lz4hc.h>
 #include <snappy-c.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
 
-#define ZSTD_LEVEL 3
+/* Each codec's levels, by pc_compress_level_t (compression.h says why these). */
+static const int zstd_levels[] = { 3, 1, 9 };
+static const int zlib_levels[] = { Z_DEFAULT_COMPRESSION, Z_BEST_SPEED, Z_BEST_COMPRESSION };
+#define LZ4_FASTER_ACCELERATION 8
 
 /* ---- compress ------------------------------------------------------------------------ */
 
-static int lz4_compress(const uint8_t *in, size_t len, pc_buf_t *out)
+static int lz4_compress(pc_compress_level_t level, const uint8_t *in, size_t len, pc_buf_t *out)
 {
     if (len > LZ4_MAX_INPUT_SIZE)
         return -1;
     int bound = LZ4_compressBound((int)len);
     if (bound <= 0 || pc_buf_reserve(out, (size_t)bound) != 0)
         return -1;
-    int n = LZ4_compress_default((const char *)in, (char *)out->data + out->len, (int)len, bound);
+    const char *src = (const char *)in;
+    char *dst = (char *)out->data + out->len;
+    int n = level == PC_LEVEL_BETTER
+                ? LZ4_compress_HC(src, dst, (int)len, bound, LZ4HC_CLEVEL_DEFAULT)
+            : level == PC_LEVEL_FASTER
+                ? LZ4_compress_fast(src, dst, (int)len, bound, LZ4_FASTER_ACCELERATION)
+                : LZ4_compress_default(src, dst, (int)len, bound);
     if (n <= 0)
         return -1;
     out->len += (size_t)n;
@@ -59,12 +72,12 @@ static int zlib_compress(z_stream *zs, const uint8_t *in, size_t len, pc_buf_t *
     return 0;
 }
 
-static int zstd_compress(ZSTD_CCtx *cctx, const uint8_t *in, size_t len, pc_buf_t *out)
+static int zstd_compress(ZSTD_CCtx *cctx, int level, const uint8_t *in, size_t len, pc_buf_t *out)
 {
     size_t bound = ZSTD_compressBound(len);
     if (ZSTD_isError(bound) || pc_buf_reserve(out, bound) != 0)
         return -1;
-    size_t n = ZSTD_compressCCtx(cctx, out->data + out->len, bound, in, len, ZSTD_LEVEL);
+    size_t n = ZSTD_compressCCtx(cctx, out->data + out->len, bound, in, len, level);
     if (ZSTD_isError(n))
         return -1;
     out->len += n;
@@ -77,7 +90,7 @@ static z_stream *zlib_context(pc_compressor_t *cx)
         z_stream *zs = calloc(1, sizeof *zs);
         if (!zs)
             return NULL;
-        if (deflateInit(zs, Z_DEFAULT_COMPRESSION) != Z_OK) {
+        if (deflateInit(zs, zlib_levels[cx->level <= PC_LEVEL_BETTER ? cx->level : 0]) != Z_OK) {
             free(zs);
             return NULL;
         }
@@ -126,25 +139,22 @@ int pc_compress_with(pc_compressor_t *cx, pc_codec_t codec, const uint8_t *in, s
         return -1;
     if (!in)
         in = empty; /* the libraries want a valid pointer even for zero bytes */
-    if (!cx && (codec == PC_CODEC_ZLIB || codec == PC_CODEC_ZSTD)) {
-        pc_compressor_t once = { 0 };
-        int rc = pc_compress_with(&once, codec, in, len, out);
-        pc_compressor_clear(&once);
-        return rc;
-    }
+    if (!cx && (codec == PC_CODEC_ZLIB || codec == PC_CODEC_ZSTD))
+        return pc_compress_level(codec, PC_LEVEL_DEFAULT, in, len, out);
+    pc_compress_level_t level = cx && cx->level <= PC_LEVEL_BETTER ? cx->level : PC_LEVEL_DEFAULT;
 
     switch (codec) {
     case PC_CODEC_NONE:
         return pc_buf_append(out, in, len);
     case PC_CODEC_LZ4:
-        return lz4_compress(in, len, out);
+        return lz4_compress(level, in, len, out);
     case PC_CODEC_ZLIB: {
         z_stream *zs = zlib_context(cx);
         return zs ? zlib_compress(zs, in, len, out) : -1;
     }
     case PC_CODEC_ZSTD: {
         ZSTD_CCtx *cctx = zstd_context(cx);
-        return cctx ? zstd_compress(cctx, in, len, out) : -1;
+        return cctx ? zstd_compress(cctx, zstd_levels[level], in, len, out) : -1;
     }
     case PC_CODEC_SNAPPY:
         return snappy_compress_block(in, len, out);
@@ -152,9 +162,18 @@ int pc_compress_with(pc_compressor_t *cx, pc_codec_t codec, const uint8_t *in, s
     return -1;
 }
 
+int pc_compress_level(pc_codec_t codec, pc_compress_level_t level, const uint8_t *in, size_t len,
+                      pc_buf_t *out)
+{
+    pc_compressor_t once = { .level = level };
+    int rc = pc_compress_with(&once, codec, in, len, out);
+    pc_compressor_clear(&once);
+    return rc;
+}
+
 int pc_compress(pc_codec_t codec, const uint8_t *in, size_t len, pc_buf_t *out)
 {
-    return pc_compress_with(NULL, codec, in, len, out);
+    return pc_compress_level(codec, PC_LEVEL_DEFAULT, in, len, out);
 }
 
 /* ---- decompress ---------------------------------------------------------------------- */

@@ -36,6 +36,7 @@ typedef struct conf_row {
 
 static const char *const log_levels[] = { "debug", "info", "warn", "error", "off", NULL };
 static const char *const codecs[] = { "none", "lz4", "zlib", "zstd", "snappy", NULL };
+static const char *const compression_levels[] = { "default", "faster", "better", NULL };
 static const char *const batchers[] = { "default", "key_based", NULL };
 static const char *const routing_modes[] = { "round_robin", "single", "custom", "sequence_id",
                                              NULL };
@@ -168,6 +169,11 @@ static const conf_row producer_rows[] = {
       "last_sequence_id." },
     { "compressionType", T_ENUM, PC(compression), 0, 4, "none", codecs,
       "How each entry's payload is compressed." },
+    { "compressionLevel", T_ENUM, PC(compression_level), 0, 2, "default", compression_levels,
+      "How hard lz4, zlib and zstd compress, in the same formats (every reader decodes any "
+      "level), as the Go client's: faster is lz4 with acceleration 8, zlib 1, zstd 1; "
+      "better is LZ4 HC level 9, zlib 9, zstd 9; default is lz4's acceleration 1, zlib's 6, "
+      "zstd 3, as the official clients. snappy has no levels." },
     { "batchingEnabled", T_BOOL, PC(batching_enabled), 0, 1, "true", NULL,
       "Group messages into batches (one entry, one receipt)." },
     { "batchingMaxMessages", T_INT, PC(batching_max_messages), 1, 1000000, "1000", NULL,

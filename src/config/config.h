@@ -103,6 +103,7 @@ struct pulsarc_producer_config {
     bool block_if_queue_full;
     int64_t initial_sequence_id;
     pc_codec_t compression;
+    pc_compress_level_t compression_level;
     bool batching_enabled;
     int64_t batching_max_messages;
     int64_t batching_max_bytes;

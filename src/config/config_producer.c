@@ -30,6 +30,7 @@ void pc_producer_config_pp(const pulsarc_producer_config_t *c, pc_pp_settings_t 
     out->initial_sequence_id = c->initial_sequence_id;
     out->send_timeout_ms = (uint64_t)c->send_timeout_ms;
     out->compression = c->compression;
+    out->compression_level = c->compression_level;
     out->batching_enabled = c->batching_enabled;
     out->batcher = c->batcher;
     out->batching_max_messages = (int)batch_messages_cap(c);

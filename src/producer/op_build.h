@@ -18,6 +18,7 @@ typedef struct pc_op_params {
     uint64_t producer_id;
     const char *producer_name;
     pc_codec_t codec;
+    pc_compress_level_t level;
     pc_compressor_t *compressor; /* the producer's reused contexts (NULL: none) */
     uint32_t max_message_size;   /* the connection's limit */
     bool chunking;

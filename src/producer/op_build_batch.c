@@ -71,7 +71,7 @@ pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_
         goto fail;
     size_t uncompressed = raw.len;
     bool compressed = p->codec != PC_CODEC_NONE && raw.len > 0;
-    if (compressed && pc_compress(p->codec, raw.data, raw.len, &packed) != 0)
+    if (compressed && pc_compress_level(p->codec, p->level, raw.data, raw.len, &packed) != 0)
         goto fail;
     op->num_messages = batch->count;
     op->batch = true;

@@ -134,6 +134,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition, const pc_
     if (!pp)
         return NULL;
     pp->set = *set;
+    pp->compressor.level = set->compression_level;
     pp->set.producer_name = NULL;        /* pp->name is the copy that lives */
     pp->set.encryption.key_names = NULL; /* pp->enc keeps its own copy */
     pp->user_named = set->producer_name != NULL;

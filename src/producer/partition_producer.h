@@ -36,6 +36,7 @@ typedef struct pc_pp_settings {
     int64_t initial_sequence_id; /* -1: continue after the broker's last id */
     uint64_t send_timeout_ms;    /* 0: no send timeout */
     pc_codec_t compression;
+    pc_compress_level_t compression_level;
     bool batching_enabled;
     pc_batcher_kind_t batcher;
     int batching_max_messages;

@@ -73,6 +73,7 @@ static void op_params(pc_pp_t *pp, pc_op_params_t *p)
     p->producer_id = pp->producer_id;
     p->producer_name = pp->name;
     p->codec = pp->set.compression;
+    p->level = pp->set.compression_level;
     p->compressor = &pp->compressor;
     p->max_message_size = pp->max_message_size;
     p->chunking = pp->set.chunking_enabled;

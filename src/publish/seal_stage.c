@@ -99,7 +99,8 @@ pulsarc_result pc_seal_stage_seal(pulsarc_producer_t *p, pc_send_t *send)
     pc_buf_t compressed;
     pc_buf_init(&compressed);
     if (p->conf.compression != PC_CODEC_NONE && len > 0) {
-        if (pc_compress(p->conf.compression, data, len, &compressed) != 0)
+        if (pc_compress_level(p->conf.compression, p->conf.compression_level, data, len,
+                              &compressed) != 0)
             return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory compressing the message");
         data = compressed.data;
         len = compressed.len;

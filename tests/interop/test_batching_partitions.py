@@ -30,6 +30,25 @@ def test_batched_messages_in_every_codec(service_url, unique_topic, tmp_path, co
     assert int(ph.header(headers, "X-Pulsar-num-batch-message")) >= 1
 
 
+@pytest.mark.parametrize("level", ["faster", "better"])
+@pytest.mark.parametrize("codec", ["lz4", "zlib", "zstd"])
+def test_compression_levels_are_read_by_the_official_client(service_url, unique_topic, tmp_path,
+                                                            codec, level):
+    """compressionLevel (issue 33): LZ4 HC, zlib 9, zstd 9 and the faster settings write
+    the formats every reader decodes, batched and not."""
+    for batched in ("true", "false"):
+        topic = unique_topic()
+        summary, ids = run_producer(service_url, topic, 300, "async", tmp_path,
+                                    "--conf", f"compressionType={codec}",
+                                    "--conf", f"compressionLevel={level}",
+                                    "--conf", f"batchingEnabled={batched}")
+        assert summary["failed"] == 0
+        received = ph.read_messages(topic, 300, timeout_s=60, to_end=True)
+        assert_same_messages(gen_messages(300), received, ids, summary["producer"])
+        headers, _ = ph.get_message_by_id(topic, ids[-1]["ledger"], ids[-1]["entry"])
+        assert ph.header(headers, "X-Pulsar-compression", "NONE").lower() == codec
+
+
 @pytest.mark.parametrize("codec", CODECS)
 def test_unbatched_messages_in_every_codec(service_url, unique_topic, tmp_path, codec):
     topic = unique_topic()
