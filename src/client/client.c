@@ -162,6 +162,9 @@ static void fill_runtime(pulsarc_client_t *c)
                                                                 : conf->operation_timeout_ms),
         .connection_timeout_ms = (uint64_t)conf->connection_timeout_ms,
         .keepalive_interval_ms = (uint64_t)conf->keepalive_interval_s * 1000u,
+        .max_idle_ms = conf->connection_max_idle_s > 0
+                           ? (uint64_t)conf->connection_max_idle_s * 1000u
+                           : 0,
         .max_lookup_redirects = (int)conf->max_lookup_redirects,
         .http_auth_any_redirect = conf->http_lookup_auth_allow_redirect,
         .initial_backoff_ms = (uint64_t)conf->initial_backoff_ms,

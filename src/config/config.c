@@ -80,6 +80,11 @@ static const conf_row client_rows[] = {
       "Appended to the client version CONNECT carries, which the brokers show in their "
       "statistics (publishers[].clientVersion): pulsarc-VERSION-DESCRIPTION, as the Java and "
       "C++ clients' description; printable ASCII, at most 64 characters." },
+    { "connectionMaxIdleSeconds", T_INT, CC(connection_max_idle_s), -1, 86400, "60", NULL,
+      "Close a connection that has had no producer, transaction coordinator or request for "
+      "this many seconds (one that lookups used, or whose producers moved or closed); a new "
+      "one is opened when needed. -1 or 0: connections stay open. As the Java client's "
+      "(default 60)." },
     { "connectionsPerBroker", T_INT, CC(connections_per_broker), 1, 1024, "1", NULL,
       "Connections to each broker; the producers on a broker take them in turn (the "
       "official clients pick one at random per producer)." },

@@ -40,7 +40,8 @@ struct pulsarc_client_config {
     char *listener_name; /* NULL: the brokers' internal listener */
     char *description;   /* appended to the client version the brokers show; NULL: none */
     int64_t connections_per_broker;
-    char *proxy_service_url; /* an SNI proxy, pulsar+ssl://host:port */
+    int64_t connection_max_idle_s; /* <= 0: connections stay */
+    char *proxy_service_url;       /* an SNI proxy, pulsar+ssl://host:port */
     pc_proxy_protocol proxy_protocol;
     int64_t memory_limit_bytes;
     int64_t initial_backoff_ms;

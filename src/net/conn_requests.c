@@ -293,6 +293,27 @@ void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
 
 /* ---- timer: connect timeout, request timeouts, keep-alive ------------------- */
 
+/* connectionMaxIdleSeconds: a connection nobody has used for that long is closed (the
+ * pool forgets it and opens a new one when a producer or lookup needs the broker again).
+ * Returns whether it closed. */
+static bool closed_for_idling(pc_conn_t *c, uint64_t now)
+{
+    bool unused = !c->listeners && !c->requests && !c->waiters && c->out.n_items == 0 &&
+                  !c->auth_wait.pending;
+    if (!unused) {
+        c->unused_since_ms = 0;
+        return false;
+    }
+    if (!c->unused_since_ms)
+        c->unused_since_ms = now;
+    uint64_t limit = c->rt->limits.max_idle_ms;
+    if (!limit || now - c->unused_since_ms < limit)
+        return false;
+    pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED,
+                  "unused for connectionMaxIdleSeconds: closed by the client");
+    return true;
+}
+
 void pc_conn_on_tick(uv_timer_t *t)
 {
     pc_conn_t *c = t->data;
@@ -322,6 +343,8 @@ void pc_conn_on_tick(uv_timer_t *t)
         }
     }
     pc_conn_update_ref(c);
+    if (closed_for_idling(c, now))
+        return;
     uint64_t ka = limits->keepalive_interval_ms;
     if (now - c->last_rx_ms >= 2 * ka) {
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "broker did not answer keep-alive pings");

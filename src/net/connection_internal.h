@@ -115,6 +115,7 @@ struct pc_conn {
     uint64_t opened_ms;
     uint64_t last_rx_ms;
     uint64_t last_ping_ms;
+    uint64_t unused_since_ms; /* no listener, request, waiter or write since; 0: in use */
 
     request_t *requests;
     ready_waiter_t *waiters;

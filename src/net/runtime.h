@@ -30,6 +30,7 @@ struct pc_cluster_listener;
 typedef struct pc_limits {
     uint64_t operation_timeout_ms;  /* a request's answer, a producer's creation or close */
     uint64_t lookup_timeout_ms;     /* a lookup's or partition metadata request's answer */
+    uint64_t max_idle_ms;           /* close a connection unused this long; 0: never */
     uint64_t connection_timeout_ms; /* TCP connect plus the CONNECT/CONNECTED handshake */
     uint64_t keepalive_interval_ms; /* ping after this much silence; dead after twice it */
     int max_lookup_redirects;       /* binary Redirect answers, and HTTP redirects per lookup */

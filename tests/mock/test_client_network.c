@@ -161,6 +161,43 @@ Test(client_network, reconnects_keep_the_number_of_connections)
     h_finish();
 }
 
+static bool none_open(void *arg)
+{
+    (void)arg;
+    return h_count(mb, MOCK_OPEN_CONNECTIONS) == 0;
+}
+
+/* connectionMaxIdleSeconds: once its producer closed, the connection is closed after that
+ * long unused (not before), and the next producer opens a new one; -1 keeps it. */
+Test(client_network, an_unused_connection_is_closed_after_max_idle)
+{
+    client = h_client("connectionMaxIdleSeconds", "20", NULL);
+    pulsarc_producer_t *first = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(h_send_sync(first, 0), PULSARC_OK);
+    pulsarc_producer_free(first); /* closes it: the connection is unused from now on */
+    h_let_time_pass(15000);
+    cr_assert_eq(h_count(mb, MOCK_OPEN_CONNECTIONS), 1, "closed before 20 s unused");
+    cr_assert(h_let_time_pass_until(none_open, NULL, 10000), "not closed after 20 s unused");
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(h_send_sync(producer, 1), PULSARC_OK);
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 2, "a new connection for the next producer");
+    /* In use, a connection stays however long it is quiet. */
+    h_let_time_pass(45000);
+    cr_assert_eq(h_count(mb, MOCK_OPEN_CONNECTIONS), 1);
+    h_finish();
+}
+
+Test(client_network, max_idle_off_keeps_unused_connections)
+{
+    client = h_client("connectionMaxIdleSeconds", "-1", NULL);
+    pulsarc_producer_t *first = h_producer(client, H_TOPIC, NULL);
+    pulsarc_producer_free(first);
+    h_let_time_pass(300000);
+    cr_assert_eq(h_count(mb, MOCK_OPEN_CONNECTIONS), 1);
+    cr_assert_eq(h_count(mb, MOCK_CONNECTIONS), 1);
+    h_finish();
+}
+
 Test(client_network, connections_per_broker_is_at_least_one)
 {
     pulsarc_client_config_t *cc = pulsarc_client_config_new();
