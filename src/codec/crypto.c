@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include <openssl/core_names.h>
 #include <openssl/decoder.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -10,6 +11,7 @@
 #include <openssl/objects.h>
 #include <openssl/rsa.h>
 
+#include "codec/ecies.h"
 #include "common/error.h"
 
 /* EVP takes int lengths: feed large inputs in pieces of at most this many bytes. */
@@ -76,6 +78,43 @@ static EVP_PKEY *read_pem(const uint8_t *pem, size_t len)
     return key;
 }
 
+static pulsarc_result check_rsa(EVP_PKEY *key, const char *what)
+{
+    int bits = EVP_PKEY_get_bits(key);
+    if (bits < 1024)
+        return pc_fail(PULSARC_ERR_CRYPTO,
+                       "public key \"%s\" has %d bits; RSA keys need at least 1024", what, bits);
+    return PULSARC_OK;
+}
+
+/* An EC key on a named curve the Java client also reads (it takes any curve
+ * BouncyCastle knows; these three are the ones worth using), its point on the curve. */
+static pulsarc_result check_ec(EVP_PKEY *key, const char *what)
+{
+    char group[80] = "";
+    if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof group,
+                                       NULL) != 1) {
+        ERR_clear_error();
+        return pc_fail(PULSARC_ERR_CRYPTO,
+                       "public key \"%s\" is an EC key with explicit curve parameters; use a "
+                       "named curve (P-256, P-384 or P-521)",
+                       what);
+    }
+    int nid = OBJ_txt2nid(group);
+    if (nid != NID_X9_62_prime256v1 && nid != NID_secp384r1 && nid != NID_secp521r1)
+        return pc_fail(PULSARC_ERR_CRYPTO,
+                       "public key \"%s\" is on curve %s; EC keys must be on P-256, P-384 or "
+                       "P-521",
+                       what, group);
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(key, NULL);
+    int valid = ctx && EVP_PKEY_public_check(ctx) == 1;
+    EVP_PKEY_CTX_free(ctx);
+    ERR_clear_error();
+    if (!valid)
+        return pc_fail(PULSARC_ERR_CRYPTO, "public key \"%s\": its EC point is not valid", what);
+    return PULSARC_OK;
+}
+
 pulsarc_result pc_public_key_parse(const uint8_t *pem, size_t len, const char *what,
                                    pc_public_key_t **out)
 {
@@ -90,18 +129,21 @@ pulsarc_result pc_public_key_parse(const uint8_t *pem, size_t len, const char *w
                        "public key \"%s\" is not a PEM public key (BEGIN PUBLIC KEY or BEGIN "
                        "RSA PUBLIC KEY)",
                        what);
-    if (EVP_PKEY_get_base_id(key) != EVP_PKEY_RSA) {
-        const char *type = OBJ_nid2sn(EVP_PKEY_get_base_id(key));
-        EVP_PKEY_free(key);
-        return pc_fail(PULSARC_ERR_CRYPTO,
-                       "public key \"%s\" is a %s key; only RSA keys are supported", what,
-                       type ? type : "non-RSA");
+    int type = EVP_PKEY_get_base_id(key);
+    pulsarc_result r;
+    if (type == EVP_PKEY_RSA) {
+        r = check_rsa(key, what);
+    } else if (type == EVP_PKEY_EC) {
+        r = check_ec(key, what);
+    } else {
+        const char *name = OBJ_nid2sn(type);
+        r = pc_fail(PULSARC_ERR_CRYPTO,
+                    "public key \"%s\" is a %s key; only RSA and EC keys are supported", what,
+                    name ? name : "non-RSA, non-EC");
     }
-    if (EVP_PKEY_get_bits(key) < 1024) {
-        int bits = EVP_PKEY_get_bits(key);
+    if (r != PULSARC_OK) {
         EVP_PKEY_free(key);
-        return pc_fail(PULSARC_ERR_CRYPTO,
-                       "public key \"%s\" has %d bits; RSA keys need at least 1024", what, bits);
+        return r;
     }
     *out = key;
     return PULSARC_OK;
@@ -131,4 +173,11 @@ int pc_rsa_oaep_wrap(pc_public_key_t *key, const uint8_t *in, size_t len, pc_buf
         return -1;
     out->len = n;
     return 0;
+}
+
+int pc_data_key_wrap(pc_public_key_t *key, const uint8_t *in, size_t len, pc_buf_t *out)
+{
+    if (EVP_PKEY_get_base_id(key) == EVP_PKEY_EC)
+        return pc_ecies_wrap(key, in, len, out);
+    return pc_rsa_oaep_wrap(key, in, len, out);
 }

@@ -125,7 +125,7 @@ static pulsarc_result entry_new(const char *name, const pc_key_material_t *m,
     Pulsar__Proto__EncryptionKeys *k = calloc(1, sizeof *k);
     pc_buf_t wrapped;
     pc_buf_init(&wrapped);
-    int wrap = pc_rsa_oaep_wrap(pub, key, PC_AES_KEY_LEN, &wrapped);
+    int wrap = pc_data_key_wrap(pub, key, PC_AES_KEY_LEN, &wrapped);
     pc_public_key_free(pub);
     if (!k || wrap != 0) {
         free(k);
