@@ -10,6 +10,7 @@
 #include "publish/send.h"
 #include "codec/compression.h"
 #include "codec/crypto.h"
+#include "codec/ecies.h"
 #include "common/error.h"
 #include "producer/batch.h"
 #include "producer/encryption.h"
@@ -95,13 +96,17 @@ Test(crypto, pkcs1_public_keys_work_too)
     EVP_PKEY_free(priv);
 }
 
-Test(crypto, only_rsa_public_keys_are_accepted)
+Test(crypto, only_rsa_and_ec_public_keys_on_known_curves_are_accepted)
 {
-    const char *cases[] = { "test_ec_pub.pem", "test_rsa1_priv.pem" };
-    const char *why[] = { "only RSA", "not a PEM public key" };
-    for (size_t i = 0; i < 2; i++) {
+    const char *cases[] = { "test_ec_p224_pub.pem", "test_x25519_pub.pem", "test_rsa1_priv.pem",
+                            "test_ec1_priv.pem", "test_ec_bad_point_pub.pem" };
+    const char *why[] = { "is on curve secp224r1; EC keys must be on P-256, P-384 or P-521",
+                          "is a X25519 key; only RSA and EC keys are supported",
+                          "not a PEM public key", "not a PEM public key", "not a PEM public key" };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         size_t len = 0;
         char *pem = td_key_file(cases[i], &len);
+        cr_assert_not_null(pem, "%s", cases[i]);
         pc_public_key_t *key = (pc_public_key_t *)1;
         cr_assert_eq(pc_public_key_parse((const uint8_t *)pem, len, "kx", &key), PULSARC_ERR_CRYPTO,
                      "%s", cases[i]);
@@ -113,6 +118,111 @@ Test(crypto, only_rsa_public_keys_are_accepted)
     }
     pc_public_key_t *key;
     cr_assert_eq(pc_public_key_parse((const uint8_t *)"junk", 4, "kx", &key), PULSARC_ERR_CRYPTO);
+    const char *ok[] = { "test_ec_pub.pem", "test_ec1_pub.pem", "test_ec384_pub.pem" };
+    for (size_t i = 0; i < 3; i++)
+        pc_public_key_free(public_key(ok[i]));
+}
+
+static void from_hex(const char *hex, uint8_t *out, size_t n)
+{
+    cr_assert_eq(strlen(hex), 2 * n);
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        cr_assert_eq(sscanf(hex + 2 * i, "%2x", &v), 1);
+        out[i] = (uint8_t)v;
+    }
+}
+
+/* Both vectors wrap the data key 00 01 .. 1f for test_ec1_pub.pem (P-256).
+ * BC_WRAPPED: made by BouncyCastle 1.78.1 (the broker tarball's) as MessageCryptoBc does,
+ *   java -cp "$PULSAR_HOME_DIR/lib/"'*' tests/interop/EciesVector.java wrap \
+ *       tests/keys/test_ec1_pub.pem 000102..1f
+ * FIXED_EPHEMERAL: pulsarc's wrap with test_ec2_priv.pem as the ephemeral key, computed
+ *   independently with Python's cryptography package (ECDH, hashlib SHA-1 KDF2, HMAC) and
+ *   unwrapped by BouncyCastle to 000102..1f with EciesVector.java unwrap. */
+#define BC_WRAPPED                                                                             \
+    "04f1c43dbad8ebcada5f2e5c3835e5d66b5daf8575f58bd3c6241f535e35c9b0eb1cb6c2d7c2276912665fd8" \
+    "147a4fbd9e7f23a5e10796036c92b8df7bd51726257e826bdabf061f597ba46c30a25679a901ee6de201c6fa" \
+    "3ec90314dfb93ecec8e49b4d108dc4d2a25ed3ff113fe1250a4e33d589"
+#define FIXED_EPHEMERAL                                                                        \
+    "043feef12ae7b497dd01243dbdc57452aa5364ca3972e68a265f2109450ac0c2928b5c14782196f02a6a2d83" \
+    "69f8178fa00c3e6101c5514842c9c1197b8a2e3cbb66e6d67a640a9e33b25dd93610697ba883ebf809edd126" \
+    "e9d5fc7257a8d1c6d566dc60a856654bef25f4801f19151ee364101dc1"
+
+Test(crypto, ecies_wrap_matches_the_bouncycastle_vectors)
+{
+    uint8_t key[32], back[32], want[117];
+    for (int i = 0; i < 32; i++)
+        key[i] = (uint8_t)i;
+    /* The test decryptor against BouncyCastle's own output. */
+    EVP_PKEY *priv = td_private_key("test_ec1_priv.pem");
+    from_hex(BC_WRAPPED, want, sizeof want);
+    cr_assert_eq(td_unwrap(priv, want, sizeof want, back), 0);
+    cr_assert_eq(memcmp(back, key, 32), 0);
+    /* pulsarc, byte for byte, with a fixed ephemeral key. */
+    pc_public_key_t *pub = public_key("test_ec1_pub.pem");
+    EVP_PKEY *eph = td_private_key("test_ec2_priv.pem");
+    pc_buf_t w;
+    pc_buf_init(&w);
+    cr_assert_eq(pc_ecies_wrap_with(pub, eph, key, 32, &w), 0);
+    from_hex(FIXED_EPHEMERAL, want, sizeof want);
+    cr_assert_eq(w.len, sizeof want, "65-byte point, 32 bytes, 20-byte tag");
+    cr_assert_eq(memcmp(w.data, want, w.len), 0);
+    pc_buf_free(&w);
+    pc_public_key_free(pub);
+    EVP_PKEY_free(eph);
+    EVP_PKEY_free(priv);
+}
+
+Test(crypto, ec_wrapped_key_unwraps_only_with_its_private_key)
+{
+    const char *pubs[] = { "test_ec1_pub.pem", "test_ec384_pub.pem" };
+    const char *privs[] = { "test_ec1_priv.pem", "test_ec384_priv.pem" };
+    const size_t lens[] = { 65 + 32 + 20, 97 + 32 + 20 };
+    EVP_PKEY *other = td_private_key("test_ec2_priv.pem");
+    for (size_t i = 0; i < 2; i++) {
+        pc_public_key_t *pub = public_key(pubs[i]);
+        EVP_PKEY *priv = td_private_key(privs[i]);
+        cr_assert(priv && other);
+        uint8_t key[32], back[32];
+        for (int j = 0; j < 32; j++)
+            key[j] = (uint8_t)(j * 5 + 3);
+        pc_buf_t a, b;
+        pc_buf_init(&a);
+        pc_buf_init(&b);
+        cr_assert_eq(pc_data_key_wrap(pub, key, 32, &a), 0, "EC keys take the ECIES path");
+        cr_assert_eq(pc_data_key_wrap(pub, key, 32, &b), 0);
+        cr_assert_eq(a.len, lens[i], "%s", pubs[i]);
+        cr_assert_eq(a.data[0], 0x04, "uncompressed ephemeral point");
+        cr_assert_neq(memcmp(a.data, b.data, a.len), 0, "a fresh ephemeral key each time");
+        cr_assert_eq(td_unwrap(priv, a.data, a.len, back), 0);
+        cr_assert_eq(memcmp(back, key, 32), 0);
+        cr_assert_eq(td_unwrap(other, a.data, a.len, back), -1, "another key pair");
+        a.data[a.len - 1] ^= 1;
+        cr_assert_eq(td_unwrap(priv, a.data, a.len, back), -1, "a changed tag");
+        a.data[a.len - 1] ^= 1;
+        a.data[lens[i] - 21] ^= 1;
+        cr_assert_eq(td_unwrap(priv, a.data, a.len, back), -1, "changed ciphertext");
+        pc_buf_free(&a);
+        pc_buf_free(&b);
+        pc_public_key_free(pub);
+        EVP_PKEY_free(priv);
+    }
+    /* Nothing to wrap, or more than a data key, is refused. */
+    pc_public_key_t *pub = public_key("test_ec1_pub.pem");
+    uint8_t big[PC_ECIES_MAX_IN + 1] = { 0 };
+    pc_buf_t w;
+    pc_buf_init(&w);
+    cr_assert_eq(pc_ecies_wrap(pub, big, 0, &w), -1);
+    cr_assert_eq(pc_ecies_wrap(pub, big, sizeof big, &w), -1);
+    cr_assert_eq(w.len, 0);
+    /* An ephemeral key on another curve fails the agreement. */
+    EVP_PKEY *p384 = td_private_key("test_ec384_priv.pem");
+    cr_assert_eq(pc_ecies_wrap_with(pub, p384, big, 32, &w), -1);
+    pc_buf_free(&w);
+    pc_public_key_free(pub);
+    EVP_PKEY_free(p384);
+    EVP_PKEY_free(other);
 }
 
 /* ----- the producer's encryption state ------------------------------------------- */
@@ -156,6 +266,44 @@ static void unwrap_entry(const pc_data_key_t *dk, size_t index, const char *file
     const Pulsar__Proto__EncryptionKeys *k = dk->entries[index];
     cr_assert_eq(td_unwrap(priv, k->value.data, k->value.len, key), 0);
     EVP_PKEY_free(priv);
+}
+
+/* A reader giving each name its own fixture: "rsa" and "ec". */
+static pulsarc_result by_name_fetch(void *ctx, const char *name, pc_key_material_t *out)
+{
+    (void)ctx;
+    size_t len = 0;
+    char *pem = td_key_file(strcmp(name, "ec") ? "test_rsa1_pub.pem" : "test_ec1_pub.pem", &len);
+    cr_assert_not_null(pem);
+    pc_buf_append(&out->pem, pem, len);
+    free(pem);
+    return PULSARC_OK;
+}
+
+Test(encryptor, rsa_and_ec_keys_wrap_the_same_data_key)
+{
+    pc_enc_settings_t s = { .key_names = "rsa,ec",
+                            .fetch = by_name_fetch,
+                            .failure_action = PC_CRYPTO_FAIL,
+                            .rotation_ms = 1000,
+                            .check_ms = 100 };
+    bool oom;
+    pc_encryptor_t *e = pc_encryptor_new(&s, &silent, "t", &oom);
+    cr_assert_not_null(e);
+    const pc_data_key_t *dk;
+    uint8_t k[32];
+    cr_assert_eq(pc_encryptor_next(e, 0, &dk), PULSARC_OK);
+    cr_assert_eq(dk->n_entries, 2);
+    cr_assert_str_eq(dk->entries[0]->key, "rsa");
+    cr_assert_eq(dk->entries[0]->value.len, 256, "RSA-OAEP");
+    cr_assert_str_eq(dk->entries[1]->key, "ec");
+    cr_assert_eq(dk->entries[1]->value.len, 117, "ECIES on P-256");
+    cr_assert_eq(dk->entries[1]->n_metadata, 0, "no metadata of its own, as Java");
+    unwrap_entry(dk, 0, "test_rsa1_priv.pem", k);
+    cr_assert_eq(memcmp(k, dk->key, 32), 0);
+    unwrap_entry(dk, 1, "test_ec1_priv.pem", k);
+    cr_assert_eq(memcmp(k, dk->key, 32), 0);
+    pc_encryptor_free(e);
 }
 
 Test(encryptor, no_names_means_no_encryption)
@@ -653,10 +801,13 @@ Test(encryption_config, keys_add_names_and_stay_out_of_dumps)
 Test(encryption_config, bad_keys_and_values_are_refused)
 {
     pulsarc_producer_config_t *c = pulsarc_producer_config_new();
-    char *ec = td_key_file("test_ec_pub.pem", NULL);
+    char *ec = td_key_file("test_ec_p224_pub.pem", NULL);
     cr_assert_eq(pulsarc_producer_config_add_encryption_key_pem(c, "k", ec),
                  PULSARC_ERR_INVALID_CONFIG);
-    cr_assert(strstr(pulsarc_last_error_detail(), "only RSA"));
+    cr_assert(strstr(pulsarc_last_error_detail(), "P-256, P-384 or P-521"));
+    free(ec);
+    ec = td_key_file("test_ec_pub.pem", NULL);
+    cr_assert_eq(pulsarc_producer_config_add_encryption_key_pem(c, "k", ec), PULSARC_OK);
     cr_assert_eq(pulsarc_producer_config_add_encryption_key_file(c, "a,b", "/x"),
                  PULSARC_ERR_INVALID_CONFIG);
     cr_assert_eq(pulsarc_producer_config_add_encryption_key_file(c, "", "/x"),
