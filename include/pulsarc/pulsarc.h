@@ -701,13 +701,13 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set_property(pulsarc_producer
 /** @} */
 
 /** @name End-to-end encryption
- * Compatible with the official clients' consumers (RSA keys).
+ * Compatible with the official clients' consumers (RSA keys; EC keys: the Java consumer).
  *
  * Each entry the producer writes (a single message, a batch, each chunk of a chunked
  * message) is compressed first, then encrypted with AES-256-GCM under the producer's
  * current data key (random, 256 bits) and a fresh random IV. The data key travels with
- * every entry wrapped (RSA-OAEP, SHA-1) with the public key of each key name in
- * encryptionKeys; a consumer holding one of the private keys unwraps it. Encrypted: the
+ * every entry wrapped with the public key of each key name in encryptionKeys (RSA-OAEP
+ * with SHA-1 for an RSA key, ECIES as the Java client for an EC key: docs/encryption.md); a consumer holding one of the private keys unwraps it. Encrypted: the
  * entry's payload. Readable by the broker and anyone: the entry's metadata, i.e. the key
  * names, the key reader's metadata and, for a message sent alone, its key, ordering
  * key, properties and event time. In a batch those of each message travel inside the
@@ -721,8 +721,9 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set_property(pulsarc_producer
  *
  * Public keys come from a key reader: the ready-made readers below (a PEM file read again
  * each time, or PEM text in memory), or a callback (pulsarc_crypto_key_reader_cb) for
- * names they do not cover. Only RSA public keys ("BEGIN PUBLIC KEY" or "BEGIN RSA PUBLIC
- * KEY") are accepted; other key types fail with PULSARC_ERR_CRYPTO. The keys are first
+ * names they do not cover. RSA public keys ("BEGIN PUBLIC KEY" or "BEGIN RSA PUBLIC KEY")
+ * and EC public keys on P-256, P-384 or P-521 ("BEGIN PUBLIC KEY") are accepted; other
+ * key types and curves fail with PULSARC_ERR_CRYPTO. The keys are first
  * read when the producer builds its first entry (creating the producer does not need
  * them). While they cannot be read, the producer tries again at each entry and
  * cryptoFailureAction decides what happens to the entries meanwhile: fail (each such
@@ -765,7 +766,7 @@ PULSARC_API pulsarc_result pulsarc_producer_config_set_crypto_key_reader(
 PULSARC_API pulsarc_result pulsarc_producer_config_add_encryption_key_file(
     pulsarc_producer_config_t *conf, const char *name, const char *pem_path);
 /** The same with the PEM text in memory (NUL-terminated, copied). It is checked at once:
- * anything but an RSA public key fails with PULSARC_ERR_INVALID_CONFIG. */
+ * anything but an RSA or EC public key as above fails with PULSARC_ERR_INVALID_CONFIG. */
 PULSARC_API pulsarc_result pulsarc_producer_config_add_encryption_key_pem(
     pulsarc_producer_config_t *conf, const char *name, const char *pem);
 

@@ -167,7 +167,8 @@ static const struct cli_option cli_options[] = {
       NULL },
 
     { NULL, 0, 0, NULL,
-      "End-to-end encryption (RSA public keys; the i-th name goes with the i-th key):", NULL },
+      "End-to-end encryption (RSA or EC public keys; the i-th name goes with the i-th key):",
+      NULL },
     { "encryption-key-name", OPT_ENC_KEY_NAME, required_argument, "NAME",
       "encrypt for this key name (repeatable; pulsar-client's -ekn)", "ekn" },
     { "encryption-public-key", OPT_ENC_PUBLIC_KEY, required_argument, "FILE",
