@@ -137,6 +137,7 @@ static void from_hex(const char *hex, uint8_t *out, size_t n)
  * BC_WRAPPED: made by BouncyCastle 1.78.1 (the broker tarball's) as MessageCryptoBc does,
  *   java -cp "$PULSAR_HOME_DIR/lib/"'*' tests/interop/EciesVector.java wrap \
  *       tests/keys/test_ec1_pub.pem 000102..1f
+ * BC_WRAPPED_P521: the same for test_ec521_pub.pem (a 66-byte field, x padded).
  * FIXED_EPHEMERAL: pulsarc's wrap with test_ec2_priv.pem as the ephemeral key, computed
  *   independently with Python's cryptography package (ECDH, hashlib SHA-1 KDF2, HMAC) and
  *   unwrapped by BouncyCastle to 000102..1f with EciesVector.java unwrap. */
@@ -144,6 +145,12 @@ static void from_hex(const char *hex, uint8_t *out, size_t n)
     "04f1c43dbad8ebcada5f2e5c3835e5d66b5daf8575f58bd3c6241f535e35c9b0eb1cb6c2d7c2276912665fd8" \
     "147a4fbd9e7f23a5e10796036c92b8df7bd51726257e826bdabf061f597ba46c30a25679a901ee6de201c6fa" \
     "3ec90314dfb93ecec8e49b4d108dc4d2a25ed3ff113fe1250a4e33d589"
+#define BC_WRAPPED_P521 \
+    "040006472d7f64d0c3afdfc4ed87aa221c20a16fff664cfedd5efde6e18d121fd3aa1d49826f7a1ffe08239e" \
+    "db9af4f2857c4ccdb3060591355140d1e12d99bde47ac0014a578a67d4686cd04fc318730d222a5c51eb8cff" \
+    "031d6d3de36529dc1de0727dfb0b56eb933dd3b2036d17868093d2de79a2ad0bef9dc9efab959804bf4c33cf" \
+    "16f688589a6c28722cbf38290eab8a4bdf526a4fc08c35cdd5f4b55c9c338d1f316c315d59abecb759b7b8be" \
+    "419b368c56aa2e9f7b"
 #define FIXED_EPHEMERAL                                                                        \
     "043feef12ae7b497dd01243dbdc57452aa5364ca3972e68a265f2109450ac0c2928b5c14782196f02a6a2d83" \
     "69f8178fa00c3e6101c5514842c9c1197b8a2e3cbb66e6d67a640a9e33b25dd93610697ba883ebf809edd126" \
@@ -159,6 +166,12 @@ Test(crypto, ecies_wrap_matches_the_bouncycastle_vectors)
     from_hex(BC_WRAPPED, want, sizeof want);
     cr_assert_eq(td_unwrap(priv, want, sizeof want, back), 0);
     cr_assert_eq(memcmp(back, key, 32), 0);
+    EVP_PKEY *p521 = td_private_key("test_ec521_priv.pem");
+    uint8_t wrapped521[133 + 32 + 20];
+    from_hex(BC_WRAPPED_P521, wrapped521, sizeof wrapped521);
+    cr_assert_eq(td_unwrap(p521, wrapped521, sizeof wrapped521, back), 0);
+    cr_assert_eq(memcmp(back, key, 32), 0);
+    EVP_PKEY_free(p521);
     /* pulsarc, byte for byte, with a fixed ephemeral key. */
     pc_public_key_t *pub = public_key("test_ec1_pub.pem");
     EVP_PKEY *eph = td_private_key("test_ec2_priv.pem");
@@ -176,11 +189,11 @@ Test(crypto, ecies_wrap_matches_the_bouncycastle_vectors)
 
 Test(crypto, ec_wrapped_key_unwraps_only_with_its_private_key)
 {
-    const char *pubs[] = { "test_ec1_pub.pem", "test_ec384_pub.pem" };
-    const char *privs[] = { "test_ec1_priv.pem", "test_ec384_priv.pem" };
-    const size_t lens[] = { 65 + 32 + 20, 97 + 32 + 20 };
+    const char *pubs[] = { "test_ec1_pub.pem", "test_ec384_pub.pem", "test_ec521_pub.pem" };
+    const char *privs[] = { "test_ec1_priv.pem", "test_ec384_priv.pem", "test_ec521_priv.pem" };
+    const size_t lens[] = { 65 + 32 + 20, 97 + 32 + 20, 133 + 32 + 20 };
     EVP_PKEY *other = td_private_key("test_ec2_priv.pem");
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 3; i++) {
         pc_public_key_t *pub = public_key(pubs[i]);
         EVP_PKEY *priv = td_private_key(privs[i]);
         cr_assert(priv && other);
