@@ -77,8 +77,7 @@ int pc_ecies_wrap_with(pc_ec_key_t *pub, pc_ec_key_t *ephemeral, const uint8_t *
              EVP_PKEY_get_octet_string_param(ephemeral, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, vz,
                                              MAX_POINT, &vlen) == 1 &&
              vlen > 1 && vz[0] == 0x04 && ecdh(ephemeral, pub, vz + vlen, &zlen) == 0 &&
-             vlen == 1 + 2 * zlen &&
-             kdf2_sha1(vz, vlen + zlen, k, PC_ECIES_MAC_KEY_LEN + len) == 0;
+             vlen == 1 + 2 * zlen && kdf2_sha1(vz, vlen + zlen, k, PC_ECIES_MAC_KEY_LEN + len) == 0;
     if (ok) {
         /* With an ephemeral point, the MAC key comes first, then the stream. */
         for (size_t i = 0; i < len; i++)

@@ -145,7 +145,7 @@ static void from_hex(const char *hex, uint8_t *out, size_t n)
     "04f1c43dbad8ebcada5f2e5c3835e5d66b5daf8575f58bd3c6241f535e35c9b0eb1cb6c2d7c2276912665fd8" \
     "147a4fbd9e7f23a5e10796036c92b8df7bd51726257e826bdabf061f597ba46c30a25679a901ee6de201c6fa" \
     "3ec90314dfb93ecec8e49b4d108dc4d2a25ed3ff113fe1250a4e33d589"
-#define BC_WRAPPED_P521 \
+#define BC_WRAPPED_P521                                                                        \
     "040006472d7f64d0c3afdfc4ed87aa221c20a16fff664cfedd5efde6e18d121fd3aa1d49826f7a1ffe08239e" \
     "db9af4f2857c4ccdb3060591355140d1e12d99bde47ac0014a578a67d4686cd04fc318730d222a5c51eb8cff" \
     "031d6d3de36529dc1de0727dfb0b56eb933dd3b2036d17868093d2de79a2ad0bef9dc9efab959804bf4c33cf" \
