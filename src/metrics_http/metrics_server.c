@@ -15,8 +15,9 @@
 #include "common/error.h"
 #include "metrics_http/http_request.h"
 
-#define IDLE_MS 10000   /* a scrape's request must arrive within this */
-#define MAX_SCRAPES 16  /* connections at once; more are closed at once */
+#define IDLE_MS 10000  /* a scrape's request must arrive within this */
+#define MAX_SCRAPES 16 /* connections at once; more are closed at once */
+#define LINGER_MS 2000 /* after the answer: the client's last bytes are read and dropped */
 
 typedef struct scrape scrape;
 
@@ -35,6 +36,7 @@ struct scrape {
     uv_tcp_t tcp;
     uv_timer_t idle;
     uv_write_t write;
+    uv_shutdown_t shutdown;
     pulsarc_uv_metrics_server_t *server;
     scrape *next, *prev;
     int handles; /* of tcp and idle, not yet closed */
@@ -44,6 +46,10 @@ struct scrape {
     size_t len;
     char buf[PC_METRICS_HTTP_MAX_REQUEST];
 };
+
+static void on_idle(uv_timer_t *t);
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out);
+static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf);
 
 static void server_release(pulsarc_uv_metrics_server_t *s)
 {
@@ -82,10 +88,27 @@ static void scrape_close(scrape *sc)
     uv_close((uv_handle_t *)&sc->idle, scrape_handle_closed);
 }
 
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    if (status != 0)
+        scrape_close(req->data);
+}
+
+/* The answer is out: send FIN, then read what the client still sends (a head cut short by
+ * the limit, say) and drop it until it closes or LINGER_MS pass. Closing with unread
+ * bytes would reset the connection, and the client could lose the answer with it. */
 static void on_written(uv_write_t *w, int status)
 {
-    (void)status;
-    scrape_close(w->data);
+    scrape *sc = w->data;
+    sc->shutdown.data = sc;
+    if (status != 0 || uv_shutdown(&sc->shutdown, (uv_stream_t *)&sc->tcp, on_shutdown) != 0) {
+        scrape_close(sc);
+        return;
+    }
+    sc->len = 0;
+    uv_timer_start(&sc->idle, on_idle, LINGER_MS, 0);
+    if (uv_read_start((uv_stream_t *)&sc->tcp, on_alloc, on_read) != 0)
+        scrape_close(sc);
 }
 
 /* The one answer; the connection closes once it is written. */
@@ -97,7 +120,8 @@ static void answer(scrape *sc, const char *status, const char *body, size_t len)
                      "HTTP/1.1 %s\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
                      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
                      status, len);
-    uv_buf_t bufs[2] = { uv_buf_init(sc->head, (unsigned)n), uv_buf_init((char *)body, (unsigned)len) };
+    uv_buf_t bufs[2] = { uv_buf_init(sc->head, (unsigned)n),
+                         uv_buf_init((char *)body, (unsigned)len) };
     sc->write.data = sc;
     if (uv_write(&sc->write, (uv_stream_t *)&sc->tcp, bufs, len ? 2 : 1, on_written) != 0)
         scrape_close(sc);
@@ -147,8 +171,12 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
         scrape_close(sc);
         return;
     }
-    if (n == 0 || sc->answered)
+    if (n == 0)
         return;
+    if (sc->answered) { /* lingering: dropped */
+        sc->len = 0;
+        return;
+    }
     sc->len += (size_t)n;
     pc_http_verdict v = pc_http_request_check(sc->buf, sc->len);
     if (v == PC_HTTP_INCOMPLETE && sc->len < sizeof sc->buf)
@@ -195,9 +223,8 @@ static void listener_closed(uv_handle_t *h)
     server_release(h->data);
 }
 
-pulsarc_result pulsarc_uv_metrics_serve(uv_loop_t *loop, pulsarc_client_t *client,
-                                        const char *host, int port,
-                                        pulsarc_uv_metrics_server_t **out)
+pulsarc_result pulsarc_uv_metrics_serve(uv_loop_t *loop, pulsarc_client_t *client, const char *host,
+                                        int port, pulsarc_uv_metrics_server_t **out)
 {
     if (out)
         *out = NULL;
