@@ -14,10 +14,10 @@
 #include "stats/stats.h"
 
 typedef struct pc_metrics_topic {
-    char *topic;     /* the topic, a partition's without its -partition-N suffix */
-    char *tenant;    /* its tenant, and "tenant/namespace" */
+    char *topic;  /* the topic, a partition's without its -partition-N suffix */
+    char *tenant; /* its tenant, and "tenant/namespace" */
     char *ns;
-    int partition;   /* >= 0: the producer named one partition itself (t-partition-3) */
+    int partition;    /* >= 0: the producer named one partition itself (t-partition-3) */
     bool partitioned; /* produced to through its partitions (partition labels per partition) */
     pc_pp_counters_t *parts; /* by partition (index 0 alone for a topic without) */
     int nparts;

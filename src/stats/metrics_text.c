@@ -202,7 +202,8 @@ char *pc_metrics_text(const pc_metrics_set_t *set, bool per_partition, size_t *l
 {
     text t = { 0 };
     send_duration(&t, set);
-    partition_counter(&t, set, per_partition, "pulsar_client_producer_message_send_size_bytes_total",
+    partition_counter(&t, set, per_partition,
+                      "pulsar_client_producer_message_send_size_bytes_total",
                       "The number of bytes published", ACKED_BYTES);
     pending(&t, set);
     partition_counter(&t, set, per_partition, "pulsarc_producer_message_sent_total",
@@ -220,8 +221,7 @@ char *pc_metrics_text(const pc_metrics_set_t *set, bool per_partition, size_t *l
           set->memory_used);
     gauge(&t, "pulsarc_client_memory_limit_bytes", "memoryLimitBytes, 0: none (pulsarc)",
           set->memory_limit);
-    gauge(&t, "pulsarc_client_producer_count", "Producers not freed yet (pulsarc)",
-          set->producers);
+    gauge(&t, "pulsarc_client_producer_count", "Producers not freed yet (pulsarc)", set->producers);
     if (t.oom || !t.p) {
         free(t.p);
         return NULL;

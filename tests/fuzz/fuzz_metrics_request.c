@@ -23,8 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK("metrics request", whole >= PC_HTTP_INCOMPLETE && whole <= PC_HTTP_BAD_REQUEST,
                "verdict %d out of range", (int)whole);
     if (size >= PC_METRICS_HTTP_MAX_REQUEST)
-        FUZZ_CHECK("metrics request", whole != PC_HTTP_INCOMPLETE,
-                   "%zu bytes still incomplete", size);
+        FUZZ_CHECK("metrics request", whole != PC_HTTP_INCOMPLETE, "%zu bytes still incomplete",
+                   size);
     if (whole == PC_HTTP_GET_METRICS) {
         const char *end = NULL;
         for (size_t i = 0; i + 3 < size && i + 4 <= PC_METRICS_HTTP_MAX_REQUEST; i++)

@@ -43,8 +43,8 @@ static void fill(void)
     p1->failed_msgs = 1;
     m->pending = 7;
     m->failed_by[pc_stats_result_slot(PULSARC_ERR_TIMEOUT)] = 1;
-    pc_histogram_record_n(&m->latency_us, 400, 1);     /* <= 0.0005 */
-    pc_histogram_record_n(&m->latency_us, 2000, 2);    /* <= 0.0025 */
+    pc_histogram_record_n(&m->latency_us, 400, 1);      /* <= 0.0005 */
+    pc_histogram_record_n(&m->latency_us, 2000, 2);     /* <= 0.0025 */
     pc_histogram_record_n(&m->latency_us, 90000000, 1); /* past 60 s: +Inf only */
     set.memory_used = 10, set.memory_limit = 64, set.producers = 2;
 
@@ -62,8 +62,9 @@ Test(metrics_text, histogram_in_seconds_with_cumulative_buckets, .fini = teardow
     text = pc_metrics_text(&set, false, &len);
     cr_assert_not_null(text);
     cr_assert_eq(strlen(text), len);
-    const char *l = "pulsar_tenant=\"acme\",pulsar_namespace=\"acme/prod\","
-                    "pulsar_topic=\"persistent://acme/prod/orders\",pulsar_response_status=\"success\"";
+    const char
+        *l = "pulsar_tenant=\"acme\",pulsar_namespace=\"acme/prod\","
+             "pulsar_topic=\"persistent://acme/prod/orders\",pulsar_response_status=\"success\"";
     char line[512];
     has("# TYPE pulsar_client_producer_message_send_duration_seconds histogram\n");
     has("# HELP pulsar_client_producer_message_send_duration_seconds Publish latency");
@@ -93,7 +94,8 @@ Test(metrics_text, counters_per_topic, .fini = teardown)
                     "pulsar_topic=\"persistent://acme/prod/orders\"";
     char line[512];
     has("# TYPE pulsar_client_producer_message_send_size_bytes_total counter\n");
-    snprintf(line, sizeof line, "pulsar_client_producer_message_send_size_bytes_total{%s} 350\n", l);
+    snprintf(line, sizeof line, "pulsar_client_producer_message_send_size_bytes_total{%s} 350\n",
+             l);
     has(line);
     has("# TYPE pulsar_client_producer_message_pending_count gauge\n");
     snprintf(line, sizeof line, "pulsar_client_producer_message_pending_count{%s} 7\n", l);
@@ -102,7 +104,8 @@ Test(metrics_text, counters_per_topic, .fini = teardown)
     has(line);
     snprintf(line, sizeof line, "pulsarc_producer_reconnect_total{%s} 1\n", l);
     has(line);
-    snprintf(line, sizeof line, "pulsarc_producer_message_failure_total{%s,pulsarc_result=\"TIMEOUT\"} 1\n", l);
+    snprintf(line, sizeof line,
+             "pulsarc_producer_message_failure_total{%s,pulsarc_result=\"TIMEOUT\"} 1\n", l);
     has(line);
     has("pulsarc_client_memory_used_bytes 10\n");
     has("pulsarc_client_producer_count 2\n");
@@ -118,13 +121,16 @@ Test(metrics_text, counters_per_partition, .fini = teardown)
     const char *l = "pulsar_tenant=\"acme\",pulsar_namespace=\"acme/prod\","
                     "pulsar_topic=\"persistent://acme/prod/orders\"";
     char line[512];
-    snprintf(line, sizeof line,
-             "pulsar_client_producer_message_send_size_bytes_total{%s,pulsar_partition=\"0\"} 300\n", l);
+    snprintf(
+        line, sizeof line,
+        "pulsar_client_producer_message_send_size_bytes_total{%s,pulsar_partition=\"0\"} 300\n", l);
     has(line);
     snprintf(line, sizeof line,
-             "pulsar_client_producer_message_send_size_bytes_total{%s,pulsar_partition=\"1\"} 50\n", l);
+             "pulsar_client_producer_message_send_size_bytes_total{%s,pulsar_partition=\"1\"} 50\n",
+             l);
     has(line);
-    snprintf(line, sizeof line, "pulsarc_producer_message_failed_total{%s,pulsar_partition=\"1\"} 1\n", l);
+    snprintf(line, sizeof line,
+             "pulsarc_producer_message_failed_total{%s,pulsar_partition=\"1\"} 1\n", l);
     has(line);
     /* the topic without partitions keeps one series, without the label */
     has("pulsar_client_producer_message_send_size_bytes_total{pulsar_tenant=\"t\","

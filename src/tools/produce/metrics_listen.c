@@ -61,7 +61,9 @@ struct metrics_listen *metrics_listen_start(pulsarc_client_t *client, const char
     char host[64];
     int port;
     if (split(hostport, host, sizeof host, &port) != 0) {
-        fprintf(stderr, PROG ": --metrics-listen expects HOST:PORT (an IP address, a port 0..65535): '%s'\n",
+        fprintf(stderr,
+                PROG
+                ": --metrics-listen expects HOST:PORT (an IP address, a port 0..65535): '%s'\n",
                 hostport);
         return NULL;
     }
@@ -74,7 +76,8 @@ struct metrics_listen *metrics_listen_start(pulsarc_client_t *client, const char
     /* The loop runs on no thread yet: the server may be made here. */
     pulsarc_result res = pulsarc_uv_metrics_serve(&m->loop, client, host, port, &m->server);
     if (res != PULSARC_OK) {
-        fprintf(stderr, PROG ": --metrics-listen '%s': %s\n", hostport, pulsarc_last_error_detail());
+        fprintf(stderr, PROG ": --metrics-listen '%s': %s\n", hostport,
+                pulsarc_last_error_detail());
         uv_run(&m->loop, UV_RUN_DEFAULT); /* finishes closing what the failed call opened */
         uv_loop_close(&m->loop);
         free(m);
