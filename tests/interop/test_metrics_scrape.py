@@ -10,6 +10,7 @@ broker, and parsed with the Prometheus client library's own text parser.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 import socket
@@ -81,69 +82,68 @@ def check_histogram(fam: dict, topic: str, n: int) -> None:
     assert 0 < total < 60 * n
 
 
-def test_produce_metrics_listen_per_topic(service_url, unique_topic):
-    topic = unique_topic()
-    n = 40
-    proc = subprocess.Popen([ph.bin_path("pulsarc-produce"), "-u", service_url, topic,
-                             "--stdin", "--metrics-listen", "127.0.0.1:0"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+@contextlib.contextmanager
+def serving(cmd: list[str], banner, stdin: bool = False):
+    """Runs cmd, which prints where it serves on banner (proc.stdout or proc.stderr of the
+    process); yields (proc, port). The process is killed if the test leaves it running."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin else None,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        port = port_from(proc.stderr, r"serving metrics on http://127\.0\.0\.1:(\d+)/metrics")
-        lines = "".join(f"message {i}\n" for i in range(n))
-        proc.stdin.write(lines)
-        proc.stdin.flush()
-        fam, text = wait_for_count(port, topic, n)
-        check_histogram(fam, topic, n)
-        assert samples(fam, ACKED, ACKED + "_total", pulsar_topic=topic)[0].value == n
-        size = samples(fam, SIZE, SIZE + "_total", pulsar_topic=topic)
-        assert fam[SIZE].type == "counter"
-        assert size[0].value == sum(len(f"message {i}") for i in range(n))
-        assert "pulsar_partition" not in text
-        assert fam["pulsar_client_producer_message_pending_count"].type == "gauge"
-        out, err = proc.communicate(timeout=60)  # closes stdin: the run ends
+        yield proc, port_from(banner(proc), r"serving metrics on http://127\.0\.0\.1:(\d+)/metrics")
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def produce(service_url: str, topic: str, lines: list[str], *flags: str) -> tuple[dict, str, str]:
+    """pulsarc-produce --stdin --metrics-listen with lines on its stdin: the scrape once
+    every line is acknowledged (its family dict and text), and the tool's stdout once
+    stdin is closed (it must exit 0)."""
+    cmd = [ph.bin_path("pulsarc-produce"), "-u", service_url, topic, "--stdin",
+           "--metrics-listen", "127.0.0.1:0", *flags]
+    with serving(cmd, lambda p: p.stderr, stdin=True) as (proc, port):
+        proc.stdin.write("".join(line + "\n" for line in lines))
+        proc.stdin.flush()
+        fam, text = wait_for_count(port, topic, len(lines))
+        out, err = proc.communicate(timeout=60)  # closes stdin: the run ends
     assert proc.returncode == 0, err
-    assert f"sent={n} failed=0" in out
+    return fam, text, out
+
+
+def test_produce_metrics_listen_per_topic(service_url, unique_topic):
+    topic = unique_topic()
+    lines = [f"message {i}" for i in range(40)]
+    fam, text, out = produce(service_url, topic, lines)
+    check_histogram(fam, topic, len(lines))
+    assert samples(fam, ACKED, ACKED + "_total", pulsar_topic=topic)[0].value == len(lines)
+    assert fam[SIZE].type == "counter"
+    size = samples(fam, SIZE, SIZE + "_total", pulsar_topic=topic)
+    assert size[0].value == sum(len(line) for line in lines)
+    assert "pulsar_partition" not in text
+    assert fam["pulsar_client_producer_message_pending_count"].type == "gauge"
+    assert f"sent={len(lines)} failed=0" in out
 
 
 def test_produce_metrics_per_partition(service_url, unique_topic):
     topic = unique_topic("metrics-parts")  # a name with "-partition" is refused
     ph.create_partitioned_topic(topic, 3)
     n = 60
-    proc = subprocess.Popen([ph.bin_path("pulsarc-produce"), "-u", service_url, topic,
-                             "--stdin", "--metrics-listen", "127.0.0.1:0",
-                             "--client-conf", "metricsPerPartition=true",
-                             "--conf", "messageRoutingMode=round_robin",
-                             "--conf", "batchingEnabled=false"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        port = port_from(proc.stderr, r"serving metrics on http://127\.0\.0\.1:(\d+)/metrics")
-        proc.stdin.write("".join(f"m{i}\n" for i in range(n)))
-        proc.stdin.flush()
-        fam, text = wait_for_count(port, topic, n)
-        check_histogram(fam, topic, n)
-        per = {s.labels["pulsar_partition"]: s.value
-               for s in samples(fam, ACKED, ACKED + "_total", pulsar_topic=topic)}
-        assert sorted(per) == ["0", "1", "2"], text
-        assert sum(per.values()) == n and all(v > 0 for v in per.values()), per
-        out, err = proc.communicate(timeout=60)  # closes stdin: the run ends
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, err
+    fam, text, _ = produce(service_url, topic, [f"m{i}" for i in range(n)],
+                           "--client-conf", "metricsPerPartition=true",
+                           "--conf", "messageRoutingMode=round_robin",
+                           "--conf", "batchingEnabled=false")
+    check_histogram(fam, topic, n)
+    per = {s.labels["pulsar_partition"]: s.value
+           for s in samples(fam, ACKED, ACKED + "_total", pulsar_topic=topic)}
+    assert sorted(per) == ["0", "1", "2"], text
+    assert sum(per.values()) == n and all(v > 0 for v in per.values()), per
 
 
-def raw(port: int, data: bytes, read: bool = True) -> bytes:
+def raw(port: int, data: bytes) -> bytes:
+    """What the endpoint answers data with, up to its close."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(data)
-        if not read:
-            return b""
         chunks = []
         while True:
             c = s.recv(65536)
@@ -155,11 +155,8 @@ def raw(port: int, data: bytes, read: bool = True) -> bytes:
 def test_example_serves_from_its_own_loop(service_url, unique_topic):
     topic = unique_topic()
     n = 50
-    proc = subprocess.Popen([ph.bin_path("uv_metrics_producer"), service_url, topic,
-                             "127.0.0.1:0", str(n)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        port = port_from(proc.stdout, r"serving metrics on http://127\.0\.0\.1:(\d+)/metrics")
+    cmd = [ph.bin_path("uv_metrics_producer"), service_url, topic, "127.0.0.1:0", str(n)]
+    with serving(cmd, lambda p: p.stdout) as (proc, port):
         # half a request that never ends must not hold up a scrape
         slow = socket.create_connection(("127.0.0.1", port), timeout=10)
         slow.sendall(b"GET /metr")
@@ -175,9 +172,5 @@ def test_example_serves_from_its_own_loop(service_url, unique_topic):
         assert scrape(port)[0][DURATION]  # still serving
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err
     assert f"published={n} failed=0 loop_close=0" in out

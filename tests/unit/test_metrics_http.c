@@ -17,37 +17,38 @@ static const char prometheus[] =
     "Accept: text/plain;version=0.0.4;q=0.9,*/*;q=0.1\r\n"
     "X-Prometheus-Scrape-Timeout-Seconds: 10\r\n\r\n";
 
-Test(metrics_http, good_requests)
+/* Each request and the verdict it must get. */
+static const struct {
+    const char *request;
+    pc_http_verdict want;
+} cases[] = {
+    { "GET /metrics HTTP/1.0\r\n\r\n", PC_HTTP_GET_METRICS },
+    { "GET /metrics?name[]=x HTTP/1.1\r\nHost: a\r\n\r\n", PC_HTTP_GET_METRICS },
+    { "GET /metrics HTTP/1.1\r\n\r\nbody ignored", PC_HTTP_GET_METRICS },
+    { "GET / HTTP/1.1\r\n\r\n", PC_HTTP_NOT_FOUND },
+    { "GET /metricsx HTTP/1.1\r\n\r\n", PC_HTTP_NOT_FOUND },
+    { "GET /metrics/ HTTP/1.1\r\n\r\n", PC_HTTP_NOT_FOUND },
+    { "POST /metrics HTTP/1.1\r\n\r\n", PC_HTTP_BAD_METHOD },
+    { "HEAD /metrics HTTP/1.1\r\n\r\n", PC_HTTP_BAD_METHOD },
+    { "\r\n\r\n", PC_HTTP_BAD_REQUEST },
+    { "GET /metrics\r\n\r\n", PC_HTTP_BAD_REQUEST },
+    { "GET /metrics HTTP/2.0\r\n\r\n", PC_HTTP_BAD_REQUEST },
+    { "GET metrics HTTP/1.1\r\n\r\n", PC_HTTP_BAD_REQUEST },
+    { "get /metrics HTTP/1.1\r\n\r\n", PC_HTTP_BAD_REQUEST },
+    { "GET  /metrics HTTP/1.1\r\n\r\n", PC_HTTP_BAD_REQUEST },
+    { "GET /metrics HTTP/1.1\nHost: a\n\n", PC_HTTP_BAD_REQUEST },
+    { "GET /metrics HTTP/1.1\r\nno colon\r\n\r\n", PC_HTTP_BAD_REQUEST },
+    { "GET /metrics HTTP/1.1\r\n folded: x\r\n\r\n", PC_HTTP_BAD_REQUEST },
+    { "GET /met\x01rics HTTP/1.1\r\n\r\n", PC_HTTP_BAD_REQUEST },
+    { "\x16\x03\x01\x02\x00", PC_HTTP_BAD_REQUEST }, /* a TLS hello */
+};
+
+Test(metrics_http, verdicts)
 {
     cr_assert_eq(check(prometheus), PC_HTTP_GET_METRICS);
-    cr_assert_eq(check("GET /metrics HTTP/1.0\r\n\r\n"), PC_HTTP_GET_METRICS);
-    cr_assert_eq(check("GET /metrics?name[]=x HTTP/1.1\r\nHost: a\r\n\r\n"), PC_HTTP_GET_METRICS);
-    cr_assert_eq(check("GET /metrics HTTP/1.1\r\n\r\nbody ignored"), PC_HTTP_GET_METRICS);
-}
-
-Test(metrics_http, other_paths_and_methods)
-{
-    cr_assert_eq(check("GET / HTTP/1.1\r\n\r\n"), PC_HTTP_NOT_FOUND);
-    cr_assert_eq(check("GET /metricsx HTTP/1.1\r\n\r\n"), PC_HTTP_NOT_FOUND);
-    cr_assert_eq(check("GET /metrics/ HTTP/1.1\r\n\r\n"), PC_HTTP_NOT_FOUND);
-    cr_assert_eq(check("POST /metrics HTTP/1.1\r\n\r\n"), PC_HTTP_BAD_METHOD);
-    cr_assert_eq(check("HEAD /metrics HTTP/1.1\r\n\r\n"), PC_HTTP_BAD_METHOD);
-}
-
-Test(metrics_http, garbage)
-{
-    cr_assert_eq(check("\r\n\r\n"), PC_HTTP_BAD_REQUEST);
-    cr_assert_eq(check("GET /metrics\r\n\r\n"), PC_HTTP_BAD_REQUEST);
-    cr_assert_eq(check("GET /metrics HTTP/2.0\r\n\r\n"), PC_HTTP_BAD_REQUEST);
-    cr_assert_eq(check("GET metrics HTTP/1.1\r\n\r\n"), PC_HTTP_BAD_REQUEST);
-    cr_assert_eq(check("get /metrics HTTP/1.1\r\n\r\n"), PC_HTTP_BAD_REQUEST);
-    cr_assert_eq(check("GET  /metrics HTTP/1.1\r\n\r\n"), PC_HTTP_BAD_REQUEST);
-    cr_assert_eq(check("GET /metrics HTTP/1.1\nHost: a\n\n"), PC_HTTP_BAD_REQUEST);
-    cr_assert_eq(check("GET /metrics HTTP/1.1\r\nno colon\r\n\r\n"), PC_HTTP_BAD_REQUEST);
-    cr_assert_eq(check("GET /metrics HTTP/1.1\r\n folded: x\r\n\r\n"), PC_HTTP_BAD_REQUEST);
-    cr_assert_eq(check("GET /met\x01rics HTTP/1.1\r\n\r\n"), PC_HTTP_BAD_REQUEST);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_assert_eq(check(cases[i].request), cases[i].want, "case %zu: %s", i, cases[i].request);
     cr_assert_eq(pc_http_request_check("GET /\0metrics HTTP/1.1\r\n\r\n", 26), PC_HTTP_BAD_REQUEST);
-    cr_assert_eq(check("\x16\x03\x01\x02\x00"), PC_HTTP_BAD_REQUEST); /* a TLS hello */
 }
 
 Test(metrics_http, every_cut_of_a_good_request_is_incomplete)

@@ -3,6 +3,8 @@
  * histogram buckets in seconds, _total counters, series per topic or per partition. */
 #include <criterion/criterion.h>
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,18 @@ static void teardown(void)
 static void has(const char *line)
 {
     cr_assert_not_null(strstr(text, line), "missing:\n%s\nin:\n%s", line, text);
+}
+
+/* has() of a line made with printf's format. */
+static void hasf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void hasf(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    has(line);
 }
 
 static void lacks(const char *s)
@@ -65,23 +79,15 @@ Test(metrics_text, histogram_in_seconds_with_cumulative_buckets, .fini = teardow
     const char
         *l = "pulsar_tenant=\"acme\",pulsar_namespace=\"acme/prod\","
              "pulsar_topic=\"persistent://acme/prod/orders\",pulsar_response_status=\"success\"";
-    char line[512];
     has("# TYPE pulsar_client_producer_message_send_duration_seconds histogram\n");
     has("# HELP pulsar_client_producer_message_send_duration_seconds Publish latency");
-    snprintf(line, sizeof line, "_seconds_bucket{%s,le=\"0.0005\"} 1\n", l);
-    has(line);
-    snprintf(line, sizeof line, "_seconds_bucket{%s,le=\"0.001\"} 1\n", l);
-    has(line);
-    snprintf(line, sizeof line, "_seconds_bucket{%s,le=\"0.0025\"} 3\n", l);
-    has(line);
-    snprintf(line, sizeof line, "_seconds_bucket{%s,le=\"60\"} 3\n", l);
-    has(line);
-    snprintf(line, sizeof line, "_seconds_bucket{%s,le=\"+Inf\"} 4\n", l);
-    has(line);
-    snprintf(line, sizeof line, "_seconds_count{%s} 4\n", l);
-    has(line);
-    snprintf(line, sizeof line, "_seconds_sum{%s} 90.004400\n", l);
-    has(line);
+    hasf("_seconds_bucket{%s,le=\"0.0005\"} 1\n", l);
+    hasf("_seconds_bucket{%s,le=\"0.001\"} 1\n", l);
+    hasf("_seconds_bucket{%s,le=\"0.0025\"} 3\n", l);
+    hasf("_seconds_bucket{%s,le=\"60\"} 3\n", l);
+    hasf("_seconds_bucket{%s,le=\"+Inf\"} 4\n", l);
+    hasf("_seconds_count{%s} 4\n", l);
+    hasf("_seconds_sum{%s} 90.004400\n", l);
 }
 
 Test(metrics_text, counters_per_topic, .fini = teardown)
@@ -92,21 +98,13 @@ Test(metrics_text, counters_per_topic, .fini = teardown)
     cr_assert_not_null(text);
     const char *l = "pulsar_tenant=\"acme\",pulsar_namespace=\"acme/prod\","
                     "pulsar_topic=\"persistent://acme/prod/orders\"";
-    char line[512];
     has("# TYPE pulsar_client_producer_message_send_size_bytes_total counter\n");
-    snprintf(line, sizeof line, "pulsar_client_producer_message_send_size_bytes_total{%s} 350\n",
-             l);
-    has(line);
+    hasf("pulsar_client_producer_message_send_size_bytes_total{%s} 350\n", l);
     has("# TYPE pulsar_client_producer_message_pending_count gauge\n");
-    snprintf(line, sizeof line, "pulsar_client_producer_message_pending_count{%s} 7\n", l);
-    has(line);
-    snprintf(line, sizeof line, "pulsarc_producer_message_acked_total{%s} 4\n", l);
-    has(line);
-    snprintf(line, sizeof line, "pulsarc_producer_reconnect_total{%s} 1\n", l);
-    has(line);
-    snprintf(line, sizeof line,
-             "pulsarc_producer_message_failure_total{%s,pulsarc_result=\"TIMEOUT\"} 1\n", l);
-    has(line);
+    hasf("pulsar_client_producer_message_pending_count{%s} 7\n", l);
+    hasf("pulsarc_producer_message_acked_total{%s} 4\n", l);
+    hasf("pulsarc_producer_reconnect_total{%s} 1\n", l);
+    hasf("pulsarc_producer_message_failure_total{%s,pulsarc_result=\"TIMEOUT\"} 1\n", l);
     has("pulsarc_client_memory_used_bytes 10\n");
     has("pulsarc_client_producer_count 2\n");
     lacks("pulsar_partition");
@@ -120,18 +118,10 @@ Test(metrics_text, counters_per_partition, .fini = teardown)
     cr_assert_not_null(text);
     const char *l = "pulsar_tenant=\"acme\",pulsar_namespace=\"acme/prod\","
                     "pulsar_topic=\"persistent://acme/prod/orders\"";
-    char line[512];
-    snprintf(
-        line, sizeof line,
-        "pulsar_client_producer_message_send_size_bytes_total{%s,pulsar_partition=\"0\"} 300\n", l);
-    has(line);
-    snprintf(line, sizeof line,
-             "pulsar_client_producer_message_send_size_bytes_total{%s,pulsar_partition=\"1\"} 50\n",
-             l);
-    has(line);
-    snprintf(line, sizeof line,
-             "pulsarc_producer_message_failed_total{%s,pulsar_partition=\"1\"} 1\n", l);
-    has(line);
+    hasf("pulsar_client_producer_message_send_size_bytes_total{%s,pulsar_partition=\"0\"} 300\n",
+         l);
+    hasf("pulsar_client_producer_message_send_size_bytes_total{%s,pulsar_partition=\"1\"} 50\n", l);
+    hasf("pulsarc_producer_message_failed_total{%s,pulsar_partition=\"1\"} 1\n", l);
     /* the topic without partitions keeps one series, without the label */
     has("pulsar_client_producer_message_send_size_bytes_total{pulsar_tenant=\"t\","
         "pulsar_namespace=\"t/n\",pulsar_topic=\"persistent://t/n/a\\\\b\\\"c\"} 5\n");
