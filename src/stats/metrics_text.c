@@ -206,17 +206,25 @@ char *pc_metrics_text(const pc_metrics_set_t *set, bool per_partition, size_t *l
                       "pulsar_client_producer_message_send_size_bytes_total",
                       "The number of bytes published", ACKED_BYTES);
     pending(&t, set);
-    partition_counter(&t, set, per_partition, "pulsarc_producer_message_sent_total",
-                      "Messages put into entries for the broker (pulsarc)", SENT_MSGS);
-    partition_counter(&t, set, per_partition, "pulsarc_producer_message_acked_total",
-                      "Messages completed with success (pulsarc)", ACKED_MSGS);
-    partition_counter(&t, set, per_partition, "pulsarc_producer_message_failed_total",
-                      "Messages completed with an error (pulsarc)", FAILED_MSGS);
+    /* pulsarc's own counters kept per partition, and its failures by result. */
+    static const struct {
+        const char *name, *help;
+        enum field f;
+    } own[] = {
+        { "pulsarc_producer_message_sent_total",
+          "Messages put into entries for the broker (pulsarc)", SENT_MSGS },
+        { "pulsarc_producer_message_acked_total", "Messages completed with success (pulsarc)",
+          ACKED_MSGS },
+        { "pulsarc_producer_message_failed_total", "Messages completed with an error (pulsarc)",
+          FAILED_MSGS },
+        { "pulsarc_producer_reconnect_total",
+          "Producer registrations after each partition's first (pulsarc)", RECONNECTS },
+        { "pulsarc_producer_disconnect_total", "Connections lost while registered (pulsarc)",
+          DISCONNECTS },
+    };
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        partition_counter(&t, set, per_partition, own[i].name, own[i].help, own[i].f);
     failures(&t, set);
-    partition_counter(&t, set, per_partition, "pulsarc_producer_reconnect_total",
-                      "Producer registrations after each partition's first (pulsarc)", RECONNECTS);
-    partition_counter(&t, set, per_partition, "pulsarc_producer_disconnect_total",
-                      "Connections lost while registered (pulsarc)", DISCONNECTS);
     gauge(&t, "pulsarc_client_memory_used_bytes", "Bytes memoryLimitBytes counts (pulsarc)",
           set->memory_used);
     gauge(&t, "pulsarc_client_memory_limit_bytes", "memoryLimitBytes, 0: none (pulsarc)",
