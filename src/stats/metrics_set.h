@@ -38,7 +38,8 @@ void pc_metrics_set_free(pc_metrics_set_t *set);
 /* The entry of topic (a full name as the producer has it; a -partition-N suffix becomes
  * the partition), made on first use; NULL when out of memory or the name does not parse. */
 pc_metrics_topic_t *pc_metrics_set_topic(pc_metrics_set_t *set, const char *topic);
-/* Partition i's counters in m (zeroed on first use); NULL when out of memory. */
+/* Partition i's counters in m (zeroed on first use), valid until the next call for m;
+ * NULL when out of memory. */
 pc_pp_counters_t *pc_metrics_topic_partition(pc_metrics_topic_t *m, int i);
 /* Add one partition's counters to another's (batch_max_msgs: the larger). */
 void pc_metrics_counters_add(pc_pp_counters_t *dst, const pc_pp_counters_t *src);

@@ -49,8 +49,8 @@ static void fill(void)
     pc_metrics_topic_t *m = pc_metrics_set_topic(&set, "persistent://acme/prod/orders");
     cr_assert_not_null(m);
     m->partitioned = true;
+    pc_pp_counters_t *p1 = pc_metrics_topic_partition(m, 1); /* makes 0 too */
     pc_pp_counters_t *p0 = pc_metrics_topic_partition(m, 0);
-    pc_pp_counters_t *p1 = pc_metrics_topic_partition(m, 1);
     cr_assert(p0 && p1);
     p0->acked_msgs = 3, p0->acked_bytes = 300, p0->sent_msgs = 4, p0->registrations = 2;
     p1->acked_msgs = 1, p1->acked_bytes = 50, p1->sent_msgs = 1, p1->registrations = 1;
