@@ -1245,6 +1245,26 @@ PULSARC_API uint64_t pulsarc_stats_latency_us(const pulsarc_stats_t *stats, doub
 /** The snapshot as JSON (docs/statistics.md), NUL-terminated; owned by stats. */
 PULSARC_API const char *pulsarc_stats_json(const pulsarc_stats_t *stats);
 
+/** The client's statistics in the Prometheus text exposition format (version 0.0.4), named
+ * as the Java client's OpenTelemetry metrics (PIP-342) are by OpenTelemetry's Prometheus
+ * exporter: pulsar_client_producer_message_send_duration_seconds (a histogram with the
+ * Java client's buckets), ..._send_size_bytes_total, ..._pending_count, and pulsarc's own
+ * pulsarc_* series; labels pulsar_tenant, pulsar_namespace, pulsar_topic and, with the
+ * client key metricsPerPartition, pulsar_partition. docs/statistics.md ("Prometheus")
+ * lists every series and what PIP-342 names pulsarc does not provide. Serve it as
+ * "text/plain; version=0.0.4". No secret is in it (topic names are).
+ *
+ * Taken on the loop thread as pulsarc_client_stats is: at once from a callback, else the
+ * call waits for the loop thread; safe from any thread. Producers not freed yet count;
+ * a freed producer's series end. *out: NUL-terminated text of *len bytes (len may be
+ * NULL), the caller's until pulsarc_metrics_text_free. PULSARC_ERR_INVALID_ARGUMENT,
+ * PULSARC_ERR_NO_MEMORY. Counting costs nothing more: the text is made only when asked
+ * for. */
+PULSARC_API pulsarc_result pulsarc_client_metrics_text(pulsarc_client_t *client, char **out,
+                                                       size_t *len);
+/** Frees text from pulsarc_client_metrics_text (NULL: nothing). */
+PULSARC_API void pulsarc_metrics_text_free(char *text);
+
 /** @} */
 
 /** @name Transactions

@@ -87,6 +87,40 @@ PULSARC_API pulsarc_result pulsarc_client_new_on_loop(uv_loop_t *loop, const cha
                                                       const pulsarc_client_config_t *conf,
                                                       pulsarc_client_t **out);
 
+/** @name Serving /metrics
+ * A Prometheus endpoint on the application's loop: GET /metrics answers with
+ * pulsarc_client_metrics_text (docs/statistics.md, "Prometheus"); any other path is 404,
+ * any other method 405, a request head that is not HTTP/1.x, holds a control byte or
+ * passes 8 KiB is 400, and each connection is closed after its one answer. A client
+ * silent for 10 seconds is closed without one; at most 16 scrapes are served at once.
+ * Plain HTTP without authentication: bind it to a loopback or otherwise private address.
+ * The answer holds statistics and topic names, never a secret.
+ *
+ * Works for a client made either way: on the application's loop with
+ * pulsarc_client_new_on_loop (the text is made at once), or with pulsarc_client_new (each
+ * scrape waits for the client's thread, microseconds unless it is busy). The server's
+ * handles are on loop and keep uv_run(loop, UV_RUN_DEFAULT) running until
+ * pulsarc_uv_metrics_close. Call all three functions on the thread that runs loop, and
+ * close the server before the client is destroyed.
+ * @{ */
+/** A /metrics server, opaque. */
+typedef struct pulsarc_uv_metrics_server pulsarc_uv_metrics_server_t;
+/** Listen on host (an IPv4 or IPv6 address, no name: "127.0.0.1", "::1", "0.0.0.0") and
+ * port (0: one the system picks; see pulsarc_uv_metrics_port) and serve client's metrics.
+ * PULSARC_ERR_INVALID_ARGUMENT (NULL, a port past 65535, a host that is not an address),
+ * PULSARC_ERR_CONNECT_FAILED (cannot bind or listen; pulsarc_last_error_detail says why),
+ * PULSARC_ERR_NO_MEMORY. */
+PULSARC_API pulsarc_result pulsarc_uv_metrics_serve(uv_loop_t *loop, pulsarc_client_t *client,
+                                                    const char *host, int port,
+                                                    pulsarc_uv_metrics_server_t **out);
+/** The port server listens on (the one picked for port 0); -1 for NULL. */
+PULSARC_API int pulsarc_uv_metrics_port(const pulsarc_uv_metrics_server_t *server);
+/** Stop listening and close every open scrape; done(ctx) runs on the loop once every
+ * handle is closed and the server is freed (done may be NULL). NULL: nothing. */
+PULSARC_API void pulsarc_uv_metrics_close(pulsarc_uv_metrics_server_t *server,
+                                          void (*done)(void *ctx), void *ctx);
+/** @} */
+
 #ifdef __cplusplus
 }
 #endif

@@ -149,6 +149,10 @@ static const conf_row client_rows[] = {
     { "statsIntervalSeconds", T_INT, CC(stats_interval_s), 0, 86400, "0", NULL,
       "Call the statistics callback (pulsarc_client_config_set_stats_cb) this often with the "
       "client's statistics as JSON (docs/statistics.md); 0 = never." },
+    { "metricsPerPartition", T_BOOL, CC(metrics_per_partition), 0, 1, "false", NULL,
+      "In the Prometheus text of pulsarc_client_metrics_text (docs/statistics.md): the "
+      "counters of a partitioned topic as one series per partition (label "
+      "pulsar_partition) rather than one per topic." },
     { "enableTransaction", T_BOOL, CC(enable_transaction), 0, 1, "false", NULL,
       "Allow transactions (pulsarc_txn_begin): the client finds the brokers' transaction "
       "coordinators when the first transaction begins. Off: pulsarc_txn_begin fails with "

@@ -83,7 +83,8 @@ struct pulsarc_client_config {
     /* Statistics: the interval is a table row; the callback is set with
      * pulsarc_client_config_set_stats_cb (plain pointers, copied with the struct). */
     int64_t stats_interval_s;
-    bool enable_transaction; /* pulsarc_txn_begin may be used (src/txn/) */
+    bool metrics_per_partition; /* metrics text: series per partition (stats/metrics_text.h) */
+    bool enable_transaction;    /* pulsarc_txn_begin may be used (src/txn/) */
     pulsarc_stats_cb stats_cb;
     void *stats_ctx;
     struct pc_failover_cluster *failover_clusters; /* in the order added */

@@ -44,11 +44,18 @@ static struct json_t *source_json(pc_stats_source_t *src)
                                   pulsarc_producer_name(p));
 }
 
+static int source_metrics(pc_stats_source_t *src, struct pc_metrics_set *set)
+{
+    pulsarc_producer_t *p = producer_of_source(src);
+    return pc_producer_stats_metrics(&p->stats, p->pt, gauges_of(p), p->topic.full, set);
+}
+
 void pc_producer_stats_join(pulsarc_producer_t *p)
 {
     pc_stats_source_t *src = source_of_producer(p);
     src->add = source_add;
     src->json = source_json;
+    src->metrics = source_metrics;
     pc_client_stats_join(&p->client->stats, src);
 }
 
@@ -75,7 +82,10 @@ typedef struct snapshot_task {
     pc_task_t task;
     pulsarc_client_t *client;
     pulsarc_producer_t *producer; /* NULL: the client's */
+    bool text;                    /* the client's metrics text rather than a snapshot */
     pulsarc_stats_t *out;
+    char *text_out;
+    size_t text_len;
     pc_waiter_t waiter;
 } snapshot_task;
 
@@ -84,26 +94,44 @@ static pulsarc_stats_t *take(pulsarc_client_t *c, pulsarc_producer_t *p)
     return p ? producer_snapshot(p) : pc_client_stats_snapshot(&c->stats);
 }
 
+/* The snapshot or text st asks for; false when out of memory. Loop thread. */
+static bool take_task(snapshot_task *st)
+{
+    if (st->text) {
+        st->text_out = pc_client_stats_metrics_text(&st->client->stats,
+                                                    st->client->conf.metrics_per_partition,
+                                                    &st->text_len);
+        return st->text_out != NULL;
+    }
+    st->out = take(st->client, st->producer);
+    return st->out != NULL;
+}
+
 static void run_snapshot(pc_task_t *t)
 {
     snapshot_task *st = (snapshot_task *)t;
-    st->out = take(st->client, st->producer);
-    pc_waiter_signal(&st->waiter, st->out ? PULSARC_OK : PULSARC_ERR_NO_MEMORY,
-                     st->out ? NULL : "out of memory");
+    bool ok = take_task(st);
+    pc_waiter_signal(&st->waiter, ok ? PULSARC_OK : PULSARC_ERR_NO_MEMORY,
+                     ok ? NULL : "out of memory");
+}
+
+/* Runs st on the loop thread: at once when called there, else through a task waited for. */
+static pulsarc_result run_on_loop(snapshot_task *st)
+{
+    if (pc_client_on_loop(st->client))
+        return take_task(st) ? PULSARC_OK : pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    st->task.run = run_snapshot;
+    pc_waiter_init(&st->waiter);
+    pc_client_post(st->client, &st->task);
+    pulsarc_result res = pc_waiter_wait(&st->waiter);
+    pc_waiter_destroy(&st->waiter);
+    return res;
 }
 
 static pulsarc_result snapshot(pulsarc_client_t *c, pulsarc_producer_t *p, pulsarc_stats_t **out)
 {
-    if (pc_client_on_loop(c)) {
-        *out = take(c, p);
-        return *out ? PULSARC_OK : pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    }
     snapshot_task st = { .client = c, .producer = p };
-    st.task.run = run_snapshot;
-    pc_waiter_init(&st.waiter);
-    pc_client_post(c, &st.task);
-    pulsarc_result res = pc_waiter_wait(&st.waiter);
-    pc_waiter_destroy(&st.waiter);
+    pulsarc_result res = run_on_loop(&st);
     *out = st.out;
     return res;
 }
@@ -126,4 +154,25 @@ pulsarc_result pulsarc_client_stats(pulsarc_client_t *c, pulsarc_stats_t **out)
     if (!c || !out)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client and out must not be NULL");
     return snapshot(c, NULL, out);
+}
+
+pulsarc_result pulsarc_client_metrics_text(pulsarc_client_t *c, char **out, size_t *len)
+{
+    if (out)
+        *out = NULL;
+    if (len)
+        *len = 0;
+    if (!c || !out)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "client and out must not be NULL");
+    snapshot_task st = { .client = c, .text = true };
+    pulsarc_result res = run_on_loop(&st);
+    *out = st.text_out;
+    if (len)
+        *len = st.text_len;
+    return res;
+}
+
+void pulsarc_metrics_text_free(char *text)
+{
+    free(text);
 }

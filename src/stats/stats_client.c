@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/timer.h"
+#include "stats/metrics_text.h"
 
 static void on_tick(uv_check_t *h)
 {
@@ -135,4 +136,22 @@ pulsarc_stats_t *pc_client_stats_snapshot(pc_client_stats_t *s)
     pulsarc_stats_t *snap = pc_stats_new(t, root);
     free(t);
     return snap;
+}
+
+char *pc_client_stats_metrics_text(pc_client_stats_t *s, bool per_partition, size_t *len)
+{
+    pc_metrics_set_t set;
+    pc_metrics_set_init(&set);
+    char *text = NULL;
+    uint64_t producers = 0;
+    for (pc_stats_source_t *src = s->sources; src; src = src->next, producers++)
+        if (src->metrics(src, &set) != 0)
+            goto out;
+    set.memory_used = (uint64_t)atomic_load(&s->admission->memory_used);
+    set.memory_limit = (uint64_t)s->admission->memory_limit;
+    set.producers = producers;
+    text = pc_metrics_text(&set, per_partition, len);
+out:
+    pc_metrics_set_free(&set);
+    return text;
 }

@@ -6,6 +6,8 @@
 #ifndef PC_STATS_CLIENT_H
 #define PC_STATS_CLIENT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -14,6 +16,8 @@
 #include "common/turn_clock.h"
 #include "net/runtime.h"
 
+struct pc_metrics_set;
+
 /* Something whose numbers count in the client's (a producer not freed yet). */
 typedef struct pc_stats_source {
     struct pc_stats_source *next, *prev;
@@ -21,6 +25,8 @@ typedef struct pc_stats_source {
     void (*add)(struct pc_stats_source *src, pc_stats_totals_t *t);
     /* Its object in the client's JSON ("producers"); NULL when out of memory. */
     struct json_t *(*json)(struct pc_stats_source *src);
+    /* Add its numbers to its topic's in set (metrics_set.h); -1 when out of memory. */
+    int (*metrics)(struct pc_stats_source *src, struct pc_metrics_set *set);
 } pc_stats_source_t;
 
 typedef struct pc_client_stats {
@@ -54,5 +60,9 @@ void pc_client_stats_join(pc_client_stats_t *s, pc_stats_source_t *src);
 void pc_client_stats_leave(pc_client_stats_t *s, pc_stats_source_t *src);
 /* The client's snapshot (docs/statistics.md); NULL when out of memory. */
 pulsarc_stats_t *pc_client_stats_snapshot(pc_client_stats_t *s);
+/* The client's statistics as Prometheus text (metrics_text.h), series per partition with
+ * per_partition: malloc'd, NUL-terminated, *len bytes; NULL when out of memory. Producers
+ * freed are not in it (their series end), unlike the snapshot's totals. */
+char *pc_client_stats_metrics_text(pc_client_stats_t *s, bool per_partition, size_t *len);
 
 #endif

@@ -115,3 +115,25 @@ json_t *pc_producer_stats_json(const pc_producer_stats_t *s, const pc_partitione
     }
     return o;
 }
+
+int pc_producer_stats_metrics(const pc_producer_stats_t *s, const pc_partitioned_t *pt,
+                              pc_producer_gauges_t g, const char *topic, pc_metrics_set_t *set)
+{
+    pc_metrics_topic_t *m = pc_metrics_set_topic(set, topic);
+    if (!m)
+        return -1;
+    int n = pc_partitioned_producers(pt);
+    if (pc_partitioned_count(pt) > 0)
+        m->partitioned = true;
+    for (int i = 0; i < n; i++) {
+        pc_pp_counters_t *k = pc_metrics_topic_partition(m, i);
+        if (!k)
+            return -1;
+        pc_metrics_counters_add(k, pc_partitioned_counters(pt, i));
+    }
+    m->pending += g.pending;
+    for (int i = 0; i < PC_STATS_RESULTS; i++)
+        m->failed_by[i] += s->failed_by[i];
+    pc_histogram_merge(&m->latency_us, &s->sink.latency_us);
+    return 0;
+}

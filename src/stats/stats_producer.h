@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "stats/metrics_set.h"
 #include "stats/stats.h"
 #include "partitioned/partitioned.h"
 #include "producer/pp_counters.h"
@@ -46,5 +47,9 @@ void pc_producer_stats_add(const pc_producer_stats_t *s, const pc_partitioned_t 
  * object per partition. NULL when out of memory. Loop thread. */
 struct json_t *pc_producer_stats_json(const pc_producer_stats_t *s, const pc_partitioned_t *pt,
                                       pc_producer_gauges_t g, const char *topic, const char *name);
+/* Add the producer's numbers to its topic's entry in set (metrics_set.h); -1 when out of
+ * memory. Loop thread. */
+int pc_producer_stats_metrics(const pc_producer_stats_t *s, const pc_partitioned_t *pt,
+                              pc_producer_gauges_t g, const char *topic, pc_metrics_set_t *set);
 
 #endif

@@ -251,6 +251,9 @@ static bool handle_value_option(struct args *a, int c, const char *arg)
     case OPT_STATS_JSON:
         a->stats_json = arg;
         return true;
+    case OPT_METRICS_LISTEN:
+        a->metrics_listen = arg;
+        return true;
     }
     return false;
 }

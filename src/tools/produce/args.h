@@ -76,10 +76,11 @@ struct args {
     const char *listener_name; /* --listener-name; NULL: the brokers' internal listener */
     int64_t sequence_id_start; /* -1: automatic ids */
     bool verbose;
-    bool keep_going;        /* --keep-going: failed messages do not stop the run */
-    const char *stats_json; /* --stats-json FILE; NULL: none */
-    uint64_t txn_batch;     /* --txn-batch N; 0: no transactions */
-    bool txn_abort;         /* --txn-abort */
+    bool keep_going;            /* --keep-going: failed messages do not stop the run */
+    const char *stats_json;     /* --stats-json FILE; NULL: none */
+    const char *metrics_listen; /* --metrics-listen HOST:PORT; NULL: none */
+    uint64_t txn_batch;         /* --txn-batch N; 0: no transactions */
+    bool txn_abort;             /* --txn-abort */
 };
 
 /* Parses the command line into a; a usage error ends the process (EXIT_USAGE), --help

@@ -36,6 +36,7 @@
 #include "args.h"
 #include "config.h"
 #include "line_reader.h"
+#include "metrics_listen.h"
 #include "outcome.h"
 #include "room.h"
 #include "send.h"
@@ -156,12 +157,19 @@ static int produce(struct args *a, struct produce_run *run, pulsarc_client_confi
         print_setup_error("cannot create client for", a->service_url, res);
         return setup_exit_status(res);
     }
+    struct metrics_listen *metrics = NULL;
+    if (a->metrics_listen && !(metrics = metrics_listen_start(client, a->metrics_listen))) {
+        pulsarc_producer_config_free(producer_conf);
+        pulsarc_client_destroy(client);
+        return EXIT_USAGE;
+    }
 
     pulsarc_producer_t *producer = NULL;
     res = pulsarc_client_create_producer(client, a->topic, producer_conf, &producer);
     pulsarc_producer_config_free(producer_conf);
     if (res != PULSARC_OK) {
         print_setup_error("cannot create producer on", a->topic, res);
+        metrics_listen_stop(metrics);
         pulsarc_client_destroy(client);
         return setup_exit_status(res);
     }
@@ -197,6 +205,7 @@ static int produce(struct args *a, struct produce_run *run, pulsarc_client_confi
     if (!name)
         name = "";
     char *producer_name = xmemdup(name, strlen(name));
+    metrics_listen_stop(metrics);
     pulsarc_producer_free(producer);
     /* Destroy before reading the counters: it completes anything still pending, so
      * every accepted message has had its callback by now. */

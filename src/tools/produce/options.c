@@ -192,6 +192,11 @@ static const struct cli_option cli_options[] = {
       NULL },
     { "stats-json", OPT_STATS_JSON, required_argument, "FILE",
       "write the client's final statistics to FILE as JSON\n(docs/statistics.md)", NULL },
+    { "metrics-listen", OPT_METRICS_LISTEN, required_argument, "HOST:PORT",
+      "serve the client's statistics as Prometheus text on\nhttp://HOST:PORT/metrics while the run "
+      "lasts\n"
+      "(PORT 0: any free one; the address is printed)",
+      NULL },
     { "verbose", OPT_VERBOSE, no_argument, NULL,
       "debug logging, effective settings and one line per\nmessage id (all on stderr)", NULL },
     { "version", 'v', no_argument, NULL, "print the version and exit", NULL },

@@ -33,6 +33,7 @@ enum long_only_id {
     OPT_VERBOSE,
     OPT_KEEP_GOING,
     OPT_STATS_JSON,
+    OPT_METRICS_LISTEN,
     OPT_CONF_FILE,
     OPT_SECURITY,    /* a row of security_flags: the long name tells which */
     OPT_SCHEMA_FLAG, /* a row of schema_input.h: the long name tells which */
