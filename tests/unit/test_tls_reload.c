@@ -70,10 +70,10 @@ static pc_tls_ctx_t *ctx_reading_files(unsigned refresh_s, bool resumption)
                             .verify_hostname = true,
                             .session_resumption = resumption,
                             .refresh_s = refresh_s };
-    pc_tls_ctx_t *ctx = NULL;
-    pulsarc_result r = pc_tls_ctx_new(&s, &ctx);
+    pc_tls_ctx_t *made = NULL;
+    pulsarc_result r = pc_tls_ctx_new(&s, &made);
     cr_assert_eq(r, PULSARC_OK, "%s", pulsarc_last_error_detail());
-    return ctx;
+    return made;
 }
 
 /* A session on srv_ctx made before the handshake runs (so it may be older than a reload):
@@ -110,8 +110,7 @@ static void expect_presented(seen_t seen, const ident_t *id, const char *when)
 {
     cr_assert_eq(seen.result, PULSARC_OK, "%s: %s", when, pulsarc_result_name(seen.result));
     cr_assert_not_null(seen.client_cert, "%s: no client certificate", when);
-    cr_expect_eq(X509_cmp(seen.client_cert, id->cert), 0, "%s: not the expected certificate",
-                 when);
+    cr_expect_eq(X509_cmp(seen.client_cert, id->cert), 0, "%s: not the expected certificate", when);
     X509_free(seen.client_cert);
 }
 
@@ -120,11 +119,27 @@ static SSL_CTX *mtls_server(void)
     return new_server_ctx((server_opts_t){ .id = &server, .client_ca = &ca });
 }
 
+/* What most tests need: a server asking for a client certificate, a context on the files. */
+static SSL_CTX *srv;
+static pc_tls_ctx_t *ctx;
+static char what[256];
+
+static void open_rig(unsigned refresh_s, bool resumption)
+{
+    srv = mtls_server();
+    ctx = ctx_reading_files(refresh_s, resumption);
+}
+
+static void close_rig(void)
+{
+    pc_tls_ctx_free(ctx);
+    SSL_CTX_free(srv);
+}
+
 Test(tls_reload, unchanged_files_keep_the_context)
 {
-    pc_tls_ctx_t *ctx = ctx_reading_files(1, false);
+    ctx = ctx_reading_files(1, false);
     SSL_CTX *before = ctx->ssl_ctx;
-    char what[256];
     cr_expect_eq(pc_tls_ctx_refresh(ctx, 0, what, sizeof what), PC_TLS_REFRESH_NONE);
     cr_expect_eq(pc_tls_ctx_refresh(ctx, 5000, what, sizeof what), PC_TLS_REFRESH_NONE);
     cr_expect_eq(ctx->ssl_ctx, before, "a context was built although nothing changed");
@@ -135,9 +150,7 @@ Test(tls_reload, unchanged_files_keep_the_context)
  * keeps presenting the old certificate, even when its handshake runs after the change. */
 Test(tls_reload, changed_cert_and_key_serve_the_next_session_only)
 {
-    SSL_CTX *srv = mtls_server();
-    pc_tls_ctx_t *ctx = ctx_reading_files(1, false);
-    char what[256];
+    open_rig(1, false);
     cr_assert_eq(pc_tls_ctx_refresh(ctx, 10000, what, sizeof what), PC_TLS_REFRESH_NONE);
     pc_tls_session_t *old = pc_tls_session_new(ctx, "localhost", 6651);
     install(&second, &second);
@@ -149,18 +162,15 @@ Test(tls_reload, changed_cert_and_key_serve_the_next_session_only)
     cr_expect(strstr(what, "serial") != NULL, "%s", what);
     expect_presented(connect_now(ctx, srv), &second, "after the reload");
     expect_presented(finish(old, srv), &first, "the session made before");
-    pc_tls_ctx_free(ctx);
-    SSL_CTX_free(srv);
+    close_rig();
 }
 
 /* A key that does not match (the certificate replaced, its key not yet): the old
  * context stays, the reason names no secret, and the next due look tries again. */
 Test(tls_reload, a_key_not_matching_keeps_the_old_context)
 {
-    SSL_CTX *srv = mtls_server();
-    pc_tls_ctx_t *ctx = ctx_reading_files(1, false);
+    open_rig(1, false);
     SSL_CTX *before = ctx->ssl_ctx;
-    char what[256];
     write_file(cert_path, cert_pem(&second));
     cr_assert_eq(pc_tls_ctx_refresh(ctx, 1000, what, sizeof what), PC_TLS_REFRESH_FAILED);
     cr_expect(strstr(what, "match") != NULL, "%s", what);
@@ -168,20 +178,18 @@ Test(tls_reload, a_key_not_matching_keeps_the_old_context)
     cr_expect_eq(ctx->ssl_ctx, before);
     expect_presented(connect_now(ctx, srv), &first, "after the failed reload");
     write_file(key_path, key_pem(&second));
-    cr_assert_eq(pc_tls_ctx_refresh(ctx, 2000, what, sizeof what), PC_TLS_REFRESH_RELOADED,
-                 "%s", what);
+    cr_assert_eq(pc_tls_ctx_refresh(ctx, 2000, what, sizeof what), PC_TLS_REFRESH_RELOADED, "%s",
+                 what);
     expect_presented(connect_now(ctx, srv), &second, "once the key was there");
-    pc_tls_ctx_free(ctx);
-    SSL_CTX_free(srv);
+    close_rig();
 }
 
 Test(tls_reload, a_file_half_written_keeps_the_old_context)
 {
-    pc_tls_ctx_t *ctx = ctx_reading_files(1, false);
+    ctx = ctx_reading_files(1, false);
     char *pem = cert_pem(&second);
     pem[strlen(pem) / 2] = '\0';
     write_file(cert_path, pem);
-    char what[256];
     cr_expect_eq(pc_tls_ctx_refresh(ctx, 1000, what, sizeof what), PC_TLS_REFRESH_FAILED);
     cr_expect(strstr(what, "tlsCertificateFilePath") != NULL, "%s", what);
     pc_tls_ctx_free(ctx);
@@ -189,28 +197,23 @@ Test(tls_reload, a_file_half_written_keeps_the_old_context)
 
 Test(tls_reload, zero_reads_the_files_once)
 {
-    SSL_CTX *srv = mtls_server();
-    pc_tls_ctx_t *ctx = ctx_reading_files(0, false);
+    open_rig(0, false);
     install(&second, &second);
-    char what[256];
     cr_expect_eq(pc_tls_ctx_refresh(ctx, 3600 * 1000, what, sizeof what), PC_TLS_REFRESH_NONE);
     expect_presented(connect_now(ctx, srv), &first, "with autoCertRefreshSeconds=0");
-    pc_tls_ctx_free(ctx);
-    SSL_CTX_free(srv);
+    close_rig();
 }
 
 /* A resumed session presents the identity of the handshake that made it: after a change
  * none made before is offered, not even one whose ticket arrives after it. */
 Test(tls_reload, no_session_made_before_the_change_is_resumed)
 {
-    SSL_CTX *srv = mtls_server();
-    pc_tls_ctx_t *ctx = ctx_reading_files(1, true);
+    open_rig(1, true);
     seen_t s1 = connect_now(ctx, srv);
     expect_presented(s1, &first, "first");
     cr_assert_gt(pc_tls_cache_count(ctx->cache, NULL, 0), 0, "nothing to resume: no test");
     pc_tls_session_t *old = pc_tls_session_new(ctx, "localhost", 6651);
     install(&second, &second);
-    char what[256];
     cr_assert_eq(pc_tls_ctx_refresh(ctx, 1000, what, sizeof what), PC_TLS_REFRESH_RELOADED);
     cr_expect_eq(pc_tls_cache_count(ctx->cache, NULL, 0), 0, "sessions of the old identity kept");
     seen_t s_old = finish(old, srv); /* resumes the old identity's session; gets tickets */
@@ -223,33 +226,30 @@ Test(tls_reload, no_session_made_before_the_change_is_resumed)
     seen_t s3 = connect_now(ctx, srv);
     cr_expect(s3.resumed, "the new identity's session was not resumed");
     expect_presented(s3, &second, "resumed after the change");
-    pc_tls_ctx_free(ctx);
-    SSL_CTX_free(srv);
+    close_rig();
 }
 
 Test(tls_reload, a_new_trust_file_is_used)
 {
-    SSL_CTX *srv = mtls_server();
+    srv = mtls_server();
     write_file(trust_path, cert_pem(&other_ca));
-    pc_tls_ctx_t *ctx = ctx_reading_files(1, false);
+    ctx = ctx_reading_files(1, false);
     seen_t refused = connect_now(ctx, srv);
     cr_assert_eq(refused.result, PULSARC_ERR_TLS_UNTRUSTED, "%s",
                  pulsarc_result_name(refused.result));
     write_file(trust_path, cert_pem(&ca));
-    char what[256];
     cr_assert_eq(pc_tls_ctx_refresh(ctx, 1000, what, sizeof what), PC_TLS_REFRESH_RELOADED);
     expect_presented(connect_now(ctx, srv), &first, "with the new trust file");
-    pc_tls_ctx_free(ctx);
-    SSL_CTX_free(srv);
+    close_rig();
 }
 
 /* A shared handle (the test seam's) re-reads on its own: the original keeps its context. */
 Test(tls_reload, a_shared_handle_reloads_on_its_own)
 {
-    pc_tls_ctx_t *ctx = ctx_reading_files(1, false), *shared = NULL;
+    ctx = ctx_reading_files(1, false);
+    pc_tls_ctx_t *shared = NULL;
     cr_assert_eq(pc_tls_ctx_share(ctx, &shared), PULSARC_OK);
     install(&second, &second);
-    char what[256];
     cr_expect_eq(pc_tls_ctx_refresh(shared, 1000, what, sizeof what), PC_TLS_REFRESH_RELOADED);
     cr_expect_neq(shared->ssl_ctx, ctx->ssl_ctx);
     pc_tls_ctx_free(shared);
