@@ -746,9 +746,11 @@ static void refresh_tls_files(pc_conn_t *c)
     char what[512];
     switch (pc_tls_ctx_refresh(c->tls_ctx, pc_clock_now_ms(c->rt->clock), what, sizeof what)) {
     case PC_TLS_REFRESH_RELOADED:
+        c->rt->tls_reloads++;
         PC_INFO(c->rt->log, "TLS files changed; new connections use them: %s", what);
         break;
     case PC_TLS_REFRESH_FAILED:
+        c->rt->tls_reload_failures++;
         PC_WARN(c->rt->log,
                 "TLS files changed but cannot be used; connections keep the previous ones "
                 "(tried again after autoCertRefreshSeconds): %s",

@@ -76,8 +76,8 @@ static bool same_time(struct timespec a, struct timespec b)
 
 static bool same_file(const file_id_t *a, const file_id_t *b)
 {
-    return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
-           a->size == b->size && same_time(a->mtime, b->mtime) && same_time(a->ctime, b->ctime);
+    return a->present == b->present && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           same_time(a->mtime, b->mtime) && same_time(a->ctime, b->ctime);
 }
 
 static void identify_all(const pc_tls_reload_t *r, file_id_t out[F_COUNT])

@@ -13,7 +13,7 @@
 typedef struct server_opts {
     const ident_t *id;
     const ident_t *client_ca; /* require a client certificate issued by it; NULL: none */
-    int max_version; /* 0: OpenSSL's default */
+    int max_version;          /* 0: OpenSSL's default */
 } server_opts_t;
 
 static inline SSL_CTX *new_server_ctx(server_opts_t o)
