@@ -11,8 +11,9 @@
  *
  * Failures are named results (PULSARC_ERR_TLS_*) with a detail message; no detail ever
  * holds key material or the contents of a PEM given in memory.
- * @locality a context is built on any thread and then only read; a session belongs to the
- * thread that uses it (the loop thread). */
+ * @locality a context is built on any thread and then used by one (the loop thread): only
+ * pc_tls_ctx_refresh changes it, on that thread; a session belongs to the thread that
+ * uses it. */
 #ifndef PC_TLS_H
 #define PC_TLS_H
 

@@ -308,9 +308,11 @@ pulsarc_result pc_tls_ctx_new(const pc_tls_settings_t *s, pc_tls_ctx_t **out)
     pc_tls_ctx_t *t = calloc(1, sizeof *t);
     if (!t)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    pulsarc_result r = pc_tls_ssl_ctx_new(s, &t->ssl_ctx);
+    /* The files' identity first, then their contents: a change in between is seen as one
+     * at the next look (and read once more), never missed. */
+    pulsarc_result r = pc_tls_reload_new(s, &t->reload);
     if (r == PULSARC_OK)
-        r = pc_tls_reload_new(s, &t->reload);
+        r = pc_tls_ssl_ctx_new(s, &t->ssl_ctx);
     if (r != PULSARC_OK) {
         pc_tls_ctx_free(t);
         return r;

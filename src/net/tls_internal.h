@@ -58,7 +58,8 @@ struct pc_tls_ctx {
  * PULSARC_ERR_TLS_CONFIG / NO_MEMORY with the detail set. (tls_context.c) */
 pulsarc_result pc_tls_ssl_ctx_new(const pc_tls_settings_t *s, SSL_CTX **out);
 
-/* What re-reading needs: a copy of s and the files' identity now. *out NULL (and
+/* What re-reading needs: a copy of s and the files' identity now, taken before the
+ * files are read for the first context. *out NULL (and
  * PULSARC_OK) when there is nothing to re-read: refresh_s 0, or no file named. */
 pulsarc_result pc_tls_reload_new(const pc_tls_settings_t *s, pc_tls_reload_t **out);
 /* An independent copy (for a shared handle); NULL r gives NULL. */

@@ -162,8 +162,7 @@ pulsarc_result pc_tls_reload_new(const pc_tls_settings_t *s, pc_tls_reload_t **o
         any = any || watched(s, i);
     if (s->refresh_s == 0 || !any)
         return PULSARC_OK;
-    /* The files as they are now, which the caller has just read (a change between its read
-     * and this look is seen as one, and read once more: harmless). */
+    /* The files as they are now, before the caller reads them (pc_tls_ctx_new). */
     file_id_t files[F_COUNT];
     for (int i = 0; i < F_COUNT; i++)
         identify(watched(s, i), &files[i]);
