@@ -145,6 +145,16 @@ static BIO *sink_new(pc_tls_session_t *s)
     return b;
 }
 
+/* Our client certificate is no longer valid. A resumed session carries the identity of
+ * the handshake that made it, and a broker does not look at the certificate again on
+ * resumption (a Pulsar broker was seen to accept an expired one that way): the connection
+ * makes a full handshake instead, and the broker judges the certificate as it is now. */
+static bool own_certificate_expired(const pc_tls_ctx_t *ctx)
+{
+    X509 *mine = SSL_CTX_get0_certificate(ctx->ssl_ctx);
+    return mine && X509_cmp_current_time(X509_get0_notAfter(mine)) < 0;
+}
+
 pc_tls_session_t *pc_tls_session_new(pc_tls_ctx_t *ctx, const char *host, uint16_t port)
 {
     pc_tls_session_t *s = calloc(1, sizeof *s);
@@ -177,8 +187,9 @@ pc_tls_session_t *pc_tls_session_new(pc_tls_ctx_t *ctx, const char *host, uint16
     }
     /* The key includes the name as given, so a session is only ever offered to the host
      * name whose certificate check it passed (finish_handshake checks again). */
-    SSL_SESSION *resume = ctx->cache && s->cacheable ? pc_tls_cache_take(ctx->cache, host, port)
-                                                     : NULL;
+    SSL_SESSION *resume = ctx->cache && s->cacheable && !own_certificate_expired(ctx)
+                              ? pc_tls_cache_take(ctx->cache, host, port)
+                              : NULL;
     if (resume) {
         SSL_set_session(s->ssl, resume); /* takes its own reference; a refusal: full handshake */
         SSL_SESSION_free(resume);

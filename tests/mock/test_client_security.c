@@ -175,18 +175,6 @@ Test(client_security, a_failover_leaving_tls_is_warned_about_and_counted)
 static char tls_dir[] = "/tmp/pulsarc-mock-tls-XXXXXX";
 static char tls_trust[64], tls_cert[64], tls_key[64];
 
-static void put_pem(const char *path, char *pem)
-{
-    char tmp[80];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    cr_assert_not_null(f);
-    fputs(pem, f);
-    fclose(f);
-    cr_assert_eq(rename(tmp, path), 0);
-    free(pem);
-}
-
 static uint64_t client_stat(pulsarc_stat which, const char *json_name)
 {
     pulsarc_stats_t *s = NULL;
@@ -210,19 +198,19 @@ Test(client_security, changed_tls_files_are_read_at_a_connection_start_and_count
     snprintf(tls_trust, sizeof tls_trust, "%s/ca.pem", tls_dir);
     snprintf(tls_cert, sizeof tls_cert, "%s/client.pem", tls_dir);
     snprintf(tls_key, sizeof tls_key, "%s/client.key", tls_dir);
-    put_pem(tls_trust, cert_pem(&ca));
-    put_pem(tls_cert, cert_pem(&first));
-    put_pem(tls_key, key_pem(&first));
+    pki_write_file(tls_trust, cert_pem(&ca));
+    pki_write_file(tls_cert, cert_pem(&first));
+    pki_write_file(tls_key, key_pem(&first));
     char url[64];
     snprintf(url, sizeof url, "pulsar+ssl://127.0.0.1:%u", (unsigned)mock_broker_port(mb));
     client = h_client_url(url, "tlsTrustCertsFilePath", tls_trust, "tlsCertificateFilePath",
                           tls_cert, "tlsKeyFilePath", tls_key, "autoCertRefreshSeconds", "1", NULL);
-    put_pem(tls_cert, cert_pem(&second)); /* its key comes later */
+    pki_write_file(tls_cert, cert_pem(&second)); /* its key comes later */
     h_producer_fails(client, H_TOPIC, NULL, NULL, 0, NULL);
     cr_expect_geq(client_stat(PULSARC_STAT_TLS_RELOAD_FAILURES, "tls_reload_failures"), 1);
     cr_expect_eq(client_stat(PULSARC_STAT_TLS_RELOADS, "tls_reloads"), 0);
     cr_expect(h_log_contains("TLS files changed but cannot be used"));
-    put_pem(tls_key, key_pem(&second));
+    pki_write_file(tls_key, key_pem(&second));
     usleep(1100 * 1000); /* autoCertRefreshSeconds: no second look within a second */
     h_producer_fails(client, H_TOPIC, NULL, NULL, 0, NULL);
     cr_expect_eq(client_stat(PULSARC_STAT_TLS_RELOADS, "tls_reloads"), 1);

@@ -406,6 +406,29 @@ Test(tls, reconnect_resumes_the_session)
     pc_tls_ctx_free(ctx);
 }
 
+/* Our own certificate has expired: a resumed session would carry its identity past the
+ * broker's check, so none is offered and the handshake is a full one. */
+Test(tls, no_resumption_once_our_certificate_expired)
+{
+    ident_t worn = make_ident("client-role", &ca, false, -2 * DAY, -DAY, NULL);
+    char *cert = cert_pem(&worn), *key = key_pem(&worn);
+    pc_tls_settings_t s = resuming(&ca);
+    s.cert_pem = cert;
+    s.key_pem = key;
+    SSL_CTX *srv = new_server_ctx((server_opts_t){ .id = &server }); /* asks for none */
+    pc_tls_ctx_t *ctx = new_ctx(s);
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    cr_assert_gt(pc_tls_cache_count(ctx->cache, "localhost", 6651), 0, "nothing to offer: no test");
+    outcome_t o = connect_on(ctx, "localhost", srv);
+    cr_assert_eq(o.result, PULSARC_OK);
+    cr_expect_not(o.client_resumed, "a session was resumed with an expired certificate");
+    SSL_CTX_free(srv);
+    pc_tls_ctx_free(ctx);
+    free(cert);
+    free(key);
+    free_ident(&worn);
+}
+
 /* A ticket is taken out of the cache to be offered: connecting uses one up, and with none
  * left the next connection makes a full handshake. */
 Test(tls, each_ticket_is_offered_once)

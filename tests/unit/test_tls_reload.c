@@ -16,22 +16,10 @@ static ident_t ca, other_ca, server, first, second;
 static char dir[] = "/tmp/pulsarc-tls-reload-XXXXXX";
 static char trust_path[64], cert_path[64], key_path[64];
 
-static void write_file(const char *path, char *text)
-{
-    char tmp[80];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-    cr_assert_eq(rename(tmp, path), 0); /* as a deployment tool replaces a file */
-    free(text);
-}
-
 static void install(const ident_t *cert_of, const ident_t *key_of)
 {
-    write_file(cert_path, cert_pem(cert_of));
-    write_file(key_path, key_pem(key_of));
+    pki_write_file(cert_path, cert_pem(cert_of));
+    pki_write_file(key_path, key_pem(key_of));
 }
 
 static void setup(void)
@@ -45,7 +33,7 @@ static void setup(void)
     snprintf(trust_path, sizeof trust_path, "%s/ca.pem", dir);
     snprintf(cert_path, sizeof cert_path, "%s/client.pem", dir);
     snprintf(key_path, sizeof key_path, "%s/client.key", dir);
-    write_file(trust_path, cert_pem(&ca));
+    pki_write_file(trust_path, cert_pem(&ca));
     install(&first, &first);
 }
 
@@ -171,13 +159,13 @@ Test(tls_reload, a_key_not_matching_keeps_the_old_context)
 {
     open_rig(1, false);
     SSL_CTX *before = ctx->ssl_ctx;
-    write_file(cert_path, cert_pem(&second));
+    pki_write_file(cert_path, cert_pem(&second));
     cr_assert_eq(pc_tls_ctx_refresh(ctx, 1000, what, sizeof what), PC_TLS_REFRESH_FAILED);
     cr_expect(strstr(what, "match") != NULL, "%s", what);
     cr_expect(strstr(what, "PRIVATE") == NULL && strstr(what, "BEGIN") == NULL, "%s", what);
     cr_expect_eq(ctx->ssl_ctx, before);
     expect_presented(connect_now(ctx, srv), &first, "after the failed reload");
-    write_file(key_path, key_pem(&second));
+    pki_write_file(key_path, key_pem(&second));
     cr_assert_eq(pc_tls_ctx_refresh(ctx, 2000, what, sizeof what), PC_TLS_REFRESH_RELOADED, "%s",
                  what);
     expect_presented(connect_now(ctx, srv), &second, "once the key was there");
@@ -189,7 +177,7 @@ Test(tls_reload, a_file_half_written_keeps_the_old_context)
     ctx = ctx_reading_files(1, false);
     char *pem = cert_pem(&second);
     pem[strlen(pem) / 2] = '\0';
-    write_file(cert_path, pem);
+    pki_write_file(cert_path, pem);
     cr_expect_eq(pc_tls_ctx_refresh(ctx, 1000, what, sizeof what), PC_TLS_REFRESH_FAILED);
     cr_expect(strstr(what, "tlsCertificateFilePath") != NULL, "%s", what);
     pc_tls_ctx_free(ctx);
@@ -232,12 +220,12 @@ Test(tls_reload, no_session_made_before_the_change_is_resumed)
 Test(tls_reload, a_new_trust_file_is_used)
 {
     srv = mtls_server();
-    write_file(trust_path, cert_pem(&other_ca));
+    pki_write_file(trust_path, cert_pem(&other_ca));
     ctx = ctx_reading_files(1, false);
     seen_t refused = connect_now(ctx, srv);
     cr_assert_eq(refused.result, PULSARC_ERR_TLS_UNTRUSTED, "%s",
                  pulsarc_result_name(refused.result));
-    write_file(trust_path, cert_pem(&ca));
+    pki_write_file(trust_path, cert_pem(&ca));
     cr_assert_eq(pc_tls_ctx_refresh(ctx, 1000, what, sizeof what), PC_TLS_REFRESH_RELOADED);
     expect_presented(connect_now(ctx, srv), &first, "with the new trust file");
     close_rig();
