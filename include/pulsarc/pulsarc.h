@@ -1184,39 +1184,43 @@ typedef struct pulsarc_stats pulsarc_stats_t;
  * chunked; bytes are payload bytes as the application gave them, unless named otherwise.
  * New values may be added at the end; an unknown value reads 0. */
 typedef enum pulsarc_stat {
-    PULSARC_STAT_MSGS_ACCEPTED = 0, /**< accepted sends the loop thread has taken over */
-    PULSARC_STAT_MSGS_REFUSED,      /**< send calls that did not accept their message
+    PULSARC_STAT_MSGS_ACCEPTED = 0,   /**< accepted sends the loop thread has taken over */
+    PULSARC_STAT_MSGS_REFUSED,        /**< send calls that did not accept their message
                                       (pulsarc_stats_refused: by result) */
-    PULSARC_STAT_MSGS_SENT,         /**< put into entries for the broker (written at once when
+    PULSARC_STAT_MSGS_SENT,           /**< put into entries for the broker (written at once when
                                       connected, else on connecting) */
-    PULSARC_STAT_BYTES_SENT,        /**< their payload bytes */
-    PULSARC_STAT_MSGS_ACKED,        /**< completed with success (the broker's receipt) */
-    PULSARC_STAT_BYTES_ACKED,       /**< their payload bytes */
-    PULSARC_STAT_MSGS_FAILED,       /**< completed with an error (pulsarc_stats_failed: by
+    PULSARC_STAT_BYTES_SENT,          /**< their payload bytes */
+    PULSARC_STAT_MSGS_ACKED,          /**< completed with success (the broker's receipt) */
+    PULSARC_STAT_BYTES_ACKED,         /**< their payload bytes */
+    PULSARC_STAT_MSGS_FAILED,         /**< completed with an error (pulsarc_stats_failed: by
                                       result) */
-    PULSARC_STAT_BYTES_FAILED,      /**< their payload bytes */
-    PULSARC_STAT_MSGS_PENDING,      /**< gauge: accepted, callback not run yet */
-    PULSARC_STAT_MEMORY_USED,       /**< gauge, client only: bytes memoryLimitBytes counts */
-    PULSARC_STAT_MEMORY_LIMIT,      /**< client only: memoryLimitBytes */
-    PULSARC_STAT_ENTRIES,           /**< entries built: batches, messages sent alone, chunks */
-    PULSARC_STAT_ENTRY_RAW_BYTES,   /**< their payloads before compression */
-    PULSARC_STAT_ENTRY_BYTES,       /**< ... as written (compressed, encrypted): the
+    PULSARC_STAT_BYTES_FAILED,        /**< their payload bytes */
+    PULSARC_STAT_MSGS_PENDING,        /**< gauge: accepted, callback not run yet */
+    PULSARC_STAT_MEMORY_USED,         /**< gauge, client only: bytes memoryLimitBytes counts */
+    PULSARC_STAT_MEMORY_LIMIT,        /**< client only: memoryLimitBytes */
+    PULSARC_STAT_ENTRIES,             /**< entries built: batches, messages sent alone, chunks */
+    PULSARC_STAT_ENTRY_RAW_BYTES,     /**< their payloads before compression */
+    PULSARC_STAT_ENTRY_BYTES,         /**< ... as written (compressed, encrypted): the
                                       compression ratio is RAW_BYTES / ENTRY_BYTES */
-    PULSARC_STAT_ENTRIES_RESENT,    /**< entries written again after a reconnect */
-    PULSARC_STAT_BATCHES,           /**< batch entries */
-    PULSARC_STAT_BATCHED_MSGS,      /**< messages in them: the mean batch is this / BATCHES */
-    PULSARC_STAT_BATCH_MAX_MSGS,    /**< the most messages one batch held */
-    PULSARC_STAT_RECONNECTS,        /**< registrations after each partition's first */
-    PULSARC_STAT_DISCONNECTS,       /**< connections lost (or producers closed by the broker)
+    PULSARC_STAT_ENTRIES_RESENT,      /**< entries written again after a reconnect */
+    PULSARC_STAT_BATCHES,             /**< batch entries */
+    PULSARC_STAT_BATCHED_MSGS,        /**< messages in them: the mean batch is this / BATCHES */
+    PULSARC_STAT_BATCH_MAX_MSGS,      /**< the most messages one batch held */
+    PULSARC_STAT_RECONNECTS,          /**< registrations after each partition's first */
+    PULSARC_STAT_DISCONNECTS,         /**< connections lost (or producers closed by the broker)
                                       while registered */
-    PULSARC_STAT_PARTITIONS,        /**< gauge: partition producers (1 for a topic without
+    PULSARC_STAT_PARTITIONS,          /**< gauge: partition producers (1 for a topic without
                                       partitions) */
-    PULSARC_STAT_PRODUCERS,         /**< gauge: producers created and not freed yet, closed ones
+    PULSARC_STAT_PRODUCERS,           /**< gauge: producers created and not freed yet, closed ones
                                       included (1 in a producer's snapshot) */
-    PULSARC_STAT_LATENCY_COUNT,     /**< messages timed: every acknowledged one */
-    PULSARC_STAT_TLS_DOWNGRADES,    /**< client only: switches of cluster from a pulsar+ssl://
+    PULSARC_STAT_LATENCY_COUNT,       /**< messages timed: every acknowledged one */
+    PULSARC_STAT_TLS_DOWNGRADES,      /**< client only: switches of cluster from a pulsar+ssl://
                                       or https:// service URL to a plain-text one (each also
                                       logged at WARN; see "Cluster failover") */
+    PULSARC_STAT_TLS_RELOADS,         /**< client only: TLS contexts built anew because the
+                                      files changed (autoCertRefreshSeconds) */
+    PULSARC_STAT_TLS_RELOAD_FAILURES, /**< client only: changed TLS files that could not be
+                                        used (the previous ones stayed; logged at WARN) */
 } pulsarc_stat;
 
 /** Take a snapshot of one producer's statistics, or of the whole client's. From a callback

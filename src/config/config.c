@@ -121,6 +121,15 @@ static const conf_row client_rows[] = {
       "The client certificate (PEM), for mTLS." },
     { "tlsKeyFilePath", T_STR, CC(tls_key_file), 1, 4096, NULL, NULL,
       "The client certificate's private key (PEM)." },
+    { "autoCertRefreshSeconds", T_INT, CC(auto_cert_refresh_s), 0, 86400, "300", NULL,
+      "Look at tlsTrustCertsFilePath, tlsCertificateFilePath and tlsKeyFilePath (or the tls "
+      "authPlugin's files) again when a connection starts, at most once in this many seconds, "
+      "and read them anew when one changed (its inode, size or times): new connections and "
+      "reconnects use them, open connections keep theirs, and no TLS session made before "
+      "is resumed. A change that cannot be used (half written, a key not matching its "
+      "certificate) is logged at WARN and tried again; the previous files stay in use. PEM "
+      "given in memory is never re-read. 0: the files are read once. As the Java client's "
+      "(default 300)." },
     { "tlsProtocols", T_STR, CC(tls_protocols), 1, 256, NULL, NULL,
       "TLS versions, e.g. TLSv1.2,TLSv1.3; never below TLS 1.2; unset: TLS 1.2 and newer." },
     { "tlsCiphers", T_STR, CC(tls_ciphers), 1, 4096, NULL, NULL,

@@ -56,8 +56,9 @@ struct pulsarc_client_config {
     bool tls_session_resumption;    /* resume sessions on reconnect (on) */
     char *tls_cert_file;            /* client certificate and key, for mTLS */
     char *tls_key_file;
-    char *tls_protocols; /* e.g. "TLSv1.2,TLSv1.3"; NULL: TLS 1.2 and newer */
-    char *tls_ciphers;   /* OpenSSL cipher list; NULL: OpenSSL's defaults */
+    char *tls_protocols;         /* e.g. "TLSv1.2,TLSv1.3"; NULL: TLS 1.2 and newer */
+    char *tls_ciphers;           /* OpenSSL cipher list; NULL: OpenSSL's defaults */
+    int64_t auto_cert_refresh_s; /* re-read changed TLS files this often; 0: never */
     /* PEM in memory (config_tls.c; not table rows: copied and cleared by hand). */
     char *tls_trust_certs_pem;
     char *tls_cert_pem;

@@ -35,6 +35,7 @@ static void tls_settings(const pulsarc_client_config_t *c, pc_tls_settings_t *s)
         .verify_hostname = c->tls_hostname_verification,
         .session_resumption = c->tls_session_resumption,
         .connections_per_peer = (unsigned)c->connections_per_broker,
+        .refresh_s = (unsigned)c->auto_cert_refresh_s,
     };
 }
 

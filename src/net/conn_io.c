@@ -739,6 +739,28 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 
 /* ---- connected ---------------------------------------------------------------- */
 
+/* autoCertRefreshSeconds: the TLS files as they are when this connection starts, when
+ * due (net/tls.h); the connections already open keep what they were made with. */
+static void refresh_tls_files(pc_conn_t *c)
+{
+    char what[512];
+    switch (pc_tls_ctx_refresh(c->tls_ctx, pc_clock_now_ms(c->rt->clock), what, sizeof what)) {
+    case PC_TLS_REFRESH_RELOADED:
+        c->rt->tls_reloads++;
+        PC_INFO(c->rt->log, "TLS files changed; new connections use them: %s", what);
+        break;
+    case PC_TLS_REFRESH_FAILED:
+        c->rt->tls_reload_failures++;
+        PC_WARN(c->rt->log,
+                "TLS files changed but cannot be used; connections keep the previous ones "
+                "(tried again after autoCertRefreshSeconds): %s",
+                what);
+        break;
+    case PC_TLS_REFRESH_NONE:
+        break;
+    }
+}
+
 /* The socket is connected: start reading and open the session with CONNECT, after the
  * TLS handshake on a TLS client. The certificate must name the host we dialled (through
  * a proxy, the proxy). */
@@ -750,6 +772,7 @@ void pc_conn_start_handshake(pc_conn_t *c)
         pc_conn_send_connect(c);
         return;
     }
+    refresh_tls_files(c);
     c->tls = pc_tls_session_new(c->tls_ctx, c->physical.host, (uint16_t)c->physical.port);
     if (!c->tls) {
         pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for a TLS session");

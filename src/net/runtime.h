@@ -92,8 +92,10 @@ typedef struct pc_runtime {
      * cluster it was opened for. Those who must hear of a switch (producers waiting to
      * reconnect) are listed here. */
     struct pc_cluster_listener *cluster_listeners;
-    uint64_t cluster_switches; /* switches so far (for logs and tests) */
-    uint64_t tls_downgrades;   /* ... of them from TLS to plain text (statistics) */
+    uint64_t cluster_switches;    /* switches so far (for logs and tests) */
+    uint64_t tls_downgrades;      /* ... of them from TLS to plain text (statistics) */
+    uint64_t tls_reloads;         /* TLS files changed and read anew (statistics) */
+    uint64_t tls_reload_failures; /* ... changed but could not be used (statistics) */
 } pc_runtime_t;
 
 #endif

@@ -145,6 +145,16 @@ static BIO *sink_new(pc_tls_session_t *s)
     return b;
 }
 
+/* Our client certificate is no longer valid. A resumed session carries the identity of
+ * the handshake that made it, and a broker does not look at the certificate again on
+ * resumption (a Pulsar broker was seen to accept an expired one that way): the connection
+ * makes a full handshake instead, and the broker judges the certificate as it is now. */
+static bool own_certificate_expired(const pc_tls_ctx_t *ctx)
+{
+    X509 *mine = SSL_CTX_get0_certificate(ctx->ssl_ctx);
+    return mine && X509_cmp_current_time(X509_get0_notAfter(mine)) < 0;
+}
+
 pc_tls_session_t *pc_tls_session_new(pc_tls_ctx_t *ctx, const char *host, uint16_t port)
 {
     pc_tls_session_t *s = calloc(1, sizeof *s);
@@ -177,8 +187,9 @@ pc_tls_session_t *pc_tls_session_new(pc_tls_ctx_t *ctx, const char *host, uint16
     }
     /* The key includes the name as given, so a session is only ever offered to the host
      * name whose certificate check it passed (finish_handshake checks again). */
-    SSL_SESSION *resume = ctx->cache && s->cacheable ? pc_tls_cache_take(ctx->cache, host, port)
-                                                     : NULL;
+    SSL_SESSION *resume = ctx->cache && s->cacheable && !own_certificate_expired(ctx)
+                              ? pc_tls_cache_take(ctx->cache, host, port)
+                              : NULL;
     if (resume) {
         SSL_set_session(s->ssl, resume); /* takes its own reference; a refusal: full handshake */
         SSL_SESSION_free(resume);
@@ -188,13 +199,21 @@ pc_tls_session_t *pc_tls_session_new(pc_tls_ctx_t *ctx, const char *host, uint16
 
 /* ---- session resumption ------------------------------------------------------------ */
 
+/* The session was made with the context's files as they are: after they changed
+ * (pc_tls_ctx_refresh), what it learns would resume the identity it presented, not the
+ * new one, and is not kept. */
+static bool current(const pc_tls_session_t *s)
+{
+    return SSL_get_SSL_CTX(s->ssl) == s->ctx->ssl_ctx;
+}
+
 /* The cache holds copies: OpenSSL marks a connection's own session unresumable when the
  * connection is freed without a close_notify exchange, which is how a broker's connection
  * usually ends (the TLS 1.2 rule of old; TLS 1.1 and newer resume such sessions). */
 int pc_tls_on_new_session(SSL *ssl, SSL_SESSION *session)
 {
     pc_tls_session_t *s = SSL_get_app_data(ssl);
-    if (!s || !s->ctx->cache || !s->cacheable || s->result != PULSARC_OK)
+    if (!s || !s->ctx->cache || !s->cacheable || s->result != PULSARC_OK || !current(s))
         return 0;
     /* The broker chooses a ticket's size (up to 64 KiB) and how many it sends: a ticket
      * beyond what any broker needs is not kept, so the cache's bound in sessions is one
@@ -238,7 +257,7 @@ static bool resumed_peer_names_host(const pc_tls_session_t *s)
  * that was resumed may be resumed again (its ticket or id is the server's to renew). */
 static void keep_session(pc_tls_session_t *s)
 {
-    if (!s->ctx->cache)
+    if (!s->ctx->cache || !current(s))
         return;
     if (s->pending) {
         pc_tls_cache_put(s->ctx->cache, s->host, s->port, s->pending);

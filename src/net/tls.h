@@ -11,8 +11,9 @@
  *
  * Failures are named results (PULSARC_ERR_TLS_*) with a detail message; no detail ever
  * holds key material or the contents of a PEM given in memory.
- * @locality a context is built on any thread and then only read; a session belongs to the
- * thread that uses it (the loop thread). */
+ * @locality a context is built on any thread and then used by one (the loop thread): only
+ * pc_tls_ctx_refresh changes it, on that thread; a session belongs to the thread that
+ * uses it. */
 #ifndef PC_TLS_H
 #define PC_TLS_H
 
@@ -42,6 +43,10 @@ typedef struct pc_tls_settings {
      * after a drop each needs a session of its own to resume, so the cache keeps as many
      * per host and port (at least 8). */
     unsigned connections_per_peer;
+    /* autoCertRefreshSeconds: the files above (never PEM in memory) are looked at again,
+     * at most this often and only when a connection starts (pc_tls_ctx_refresh), and the
+     * context is built anew from them when one changed. 0: read once. */
+    unsigned refresh_s;
 } pc_tls_settings_t;
 
 typedef struct pc_tls_ctx pc_tls_ctx_t;
@@ -57,6 +62,24 @@ pulsarc_result pc_tls_ctx_new(const pc_tls_settings_t *s, pc_tls_ctx_t **out);
  * PULSARC_ERR_NO_MEMORY with the detail set. */
 pulsarc_result pc_tls_ctx_share(const pc_tls_ctx_t *ctx, pc_tls_ctx_t **out);
 void pc_tls_ctx_free(pc_tls_ctx_t *ctx);
+
+typedef enum pc_tls_refresh {
+    PC_TLS_REFRESH_NONE,     /* not due, nothing changed, or the context reads no file */
+    PC_TLS_REFRESH_RELOADED, /* a file changed: sessions made from now on use the new one */
+    PC_TLS_REFRESH_FAILED,   /* a file changed but cannot be used: the old context stays */
+} pc_tls_refresh_t;
+
+/* Called before a new session (a connection or a reconnect): when the context re-reads its
+ * files (refresh_s > 0) and refresh_s seconds have passed since it last looked (now_ms on
+ * any monotonic clock), look at the files' identity (device, inode, size, modification
+ * and change times); when one changed, build a new OpenSSL context from the files. It
+ * replaces the old for new sessions only: a session holds the context it was made with
+ * (OpenSSL counts references), and the sessions kept for resumption are dropped, since
+ * resuming one would present the identity it was made with. On RELOADED, what holds a
+ * line for the log naming the client certificate (subject, serial, expiry; never key
+ * material); on FAILED, why (the next due check tries again). Cheap when not due: a
+ * comparison. */
+pc_tls_refresh_t pc_tls_ctx_refresh(pc_tls_ctx_t *ctx, uint64_t now_ms, char *what, size_t cap);
 
 typedef enum pc_tls_status {
     PC_TLS_WANT_MORE, /* the handshake needs more bytes from the peer */

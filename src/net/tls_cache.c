@@ -61,6 +61,14 @@ void pc_tls_cache_free(pc_tls_cache_t *c)
     free(c);
 }
 
+void pc_tls_cache_clear(pc_tls_cache_t *c)
+{
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->n_slots; i++)
+        clear(&c->slots[i]);
+    pthread_mutex_unlock(&c->lock);
+}
+
 static bool same_peer(const entry_t *e, const char *host, uint16_t port)
 {
     return e->session && e->port == port && strcmp(e->host, host) == 0;

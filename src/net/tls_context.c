@@ -275,19 +275,44 @@ static pulsarc_result configure(SSL_CTX *ctx, const pc_tls_settings_t *s)
     return load_trust(ctx, s);
 }
 
+pulsarc_result pc_tls_ssl_ctx_new(const pc_tls_settings_t *s, SSL_CTX **out)
+{
+    *out = NULL;
+    ERR_clear_error();
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx)
+        return config_fail("OpenSSL's TLS client", NULL);
+    pulsarc_result r = configure(ctx, s);
+    if (r != PULSARC_OK) {
+        SSL_CTX_free(ctx);
+        return r;
+    }
+    if (s->session_resumption) {
+        /* OpenSSL hands each new session to the callback and keeps none itself: a client
+         * must choose what to offer, and we offer by host and port (tls_cache.c). */
+        SSL_CTX_set_session_cache_mode(ctx,
+                                       SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+        SSL_CTX_sess_set_new_cb(ctx, pc_tls_on_new_session);
+    } else {
+        /* No ticket is asked for (TLS 1.2), none is kept. */
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+    }
+    *out = ctx;
+    return PULSARC_OK;
+}
+
 pulsarc_result pc_tls_ctx_new(const pc_tls_settings_t *s, pc_tls_ctx_t **out)
 {
     *out = NULL;
     pc_tls_ctx_t *t = calloc(1, sizeof *t);
     if (!t)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
-    ERR_clear_error();
-    t->ssl_ctx = SSL_CTX_new(TLS_client_method());
-    if (!t->ssl_ctx) {
-        free(t);
-        return config_fail("OpenSSL's TLS client", NULL);
-    }
-    pulsarc_result r = configure(t->ssl_ctx, s);
+    /* The files' identity first, then their contents: a change in between is seen as one
+     * at the next look (and read once more), never missed. */
+    pulsarc_result r = pc_tls_reload_new(s, &t->reload);
+    if (r == PULSARC_OK)
+        r = pc_tls_ssl_ctx_new(s, &t->ssl_ctx);
     if (r != PULSARC_OK) {
         pc_tls_ctx_free(t);
         return r;
@@ -295,21 +320,12 @@ pulsarc_result pc_tls_ctx_new(const pc_tls_settings_t *s, pc_tls_ctx_t **out)
     t->verify_peer = !s->allow_insecure;
     t->verify_hostname = t->verify_peer && s->verify_hostname;
     if (s->session_resumption) {
-        /* OpenSSL hands each new session to the callback and keeps none itself: a client
-         * must choose what to offer, and we offer by host and port (tls_cache.c). */
         t->cache_per_peer = s->connections_per_peer > PC_TLS_PER_PEER ? s->connections_per_peer
                                                                       : PC_TLS_PER_PEER;
         if (!(t->cache = pc_tls_cache_new(PC_TLS_PEERS * t->cache_per_peer, t->cache_per_peer))) {
             pc_tls_ctx_free(t);
             return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
         }
-        SSL_CTX_set_session_cache_mode(t->ssl_ctx,
-                                       SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
-        SSL_CTX_sess_set_new_cb(t->ssl_ctx, pc_tls_on_new_session);
-    } else {
-        /* No ticket is asked for (TLS 1.2), none is kept. */
-        SSL_CTX_set_session_cache_mode(t->ssl_ctx, SSL_SESS_CACHE_OFF);
-        SSL_CTX_set_options(t->ssl_ctx, SSL_OP_NO_TICKET);
     }
     *out = t;
     return PULSARC_OK;
@@ -323,8 +339,13 @@ pulsarc_result pc_tls_ctx_share(const pc_tls_ctx_t *ctx, pc_tls_ctx_t **out)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     *t = *ctx;
     t->cache = NULL;
-    if (ctx->cache &&
-        !(t->cache = pc_tls_cache_new(PC_TLS_PEERS * ctx->cache_per_peer, ctx->cache_per_peer))) {
+    t->reload = NULL;
+    /* A handle of its own re-reads the files on its own: each replaces only its own
+     * context. */
+    if ((ctx->cache &&
+         !(t->cache = pc_tls_cache_new(PC_TLS_PEERS * ctx->cache_per_peer, ctx->cache_per_peer))) ||
+        pc_tls_reload_dup(ctx->reload, &t->reload) != PULSARC_OK) {
+        pc_tls_cache_free(t->cache);
         free(t);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     }
@@ -339,5 +360,6 @@ void pc_tls_ctx_free(pc_tls_ctx_t *ctx)
         return;
     SSL_CTX_free(ctx->ssl_ctx); /* sessions still alive hold their own reference */
     pc_tls_cache_free(ctx->cache);
+    pc_tls_reload_free(ctx->reload);
     free(ctx);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/tls.h"
 #include "pulsarc/pulsarc.h"
 
 /* Sessions kept for resumption (tls_cache.c): per host and port, as many as the client
@@ -35,16 +36,35 @@ void pc_tls_cache_put(pc_tls_cache_t *c, const char *host, uint16_t port, SSL_SE
 /* Take the newest resumable session for host:port out of the cache (the reference is the
  * caller's: each is offered once); expired ones are dropped. NULL: none. */
 SSL_SESSION *pc_tls_cache_take(pc_tls_cache_t *c, const char *host, uint16_t port);
+/* Drop every session (the identity they were made with is no longer ours). */
+void pc_tls_cache_clear(pc_tls_cache_t *c);
 /* Sessions held for host:port, or in all when host is NULL (for tests). */
 size_t pc_tls_cache_count(pc_tls_cache_t *c, const char *host, uint16_t port);
 
+/* Re-reading the files a context was built from (tls_reload.c). */
+typedef struct pc_tls_reload pc_tls_reload_t;
+
 struct pc_tls_ctx {
-    SSL_CTX *ssl_ctx;
-    bool verify_peer;      /* false only with allow_insecure */
-    bool verify_hostname;  /* meaningful only when verify_peer */
-    pc_tls_cache_t *cache; /* sessions to resume; NULL: resumption is off */
-    size_t cache_per_peer; /* its bound per host and port, for a shared handle's own cache */
+    SSL_CTX *ssl_ctx;        /* for new sessions; replaced when the files change */
+    bool verify_peer;        /* false only with allow_insecure */
+    bool verify_hostname;    /* meaningful only when verify_peer */
+    pc_tls_cache_t *cache;   /* sessions to resume; NULL: resumption is off */
+    size_t cache_per_peer;   /* its bound per host and port, for a shared handle's own cache */
+    pc_tls_reload_t *reload; /* NULL: the files are read once (or there are none) */
 };
+
+/* A configured OpenSSL client context from s: everything but the session cache, whose
+ * mode and callback (resumption on or off) are set too. PULSARC_OK, or
+ * PULSARC_ERR_TLS_CONFIG / NO_MEMORY with the detail set. (tls_context.c) */
+pulsarc_result pc_tls_ssl_ctx_new(const pc_tls_settings_t *s, SSL_CTX **out);
+
+/* What re-reading needs: a copy of s and the files' identity now, taken before the
+ * files are read for the first context. *out NULL (and
+ * PULSARC_OK) when there is nothing to re-read: refresh_s 0, or no file named. */
+pulsarc_result pc_tls_reload_new(const pc_tls_settings_t *s, pc_tls_reload_t **out);
+/* An independent copy (for a shared handle); NULL r gives NULL. */
+pulsarc_result pc_tls_reload_dup(const pc_tls_reload_t *r, pc_tls_reload_t **out);
+void pc_tls_reload_free(pc_tls_reload_t *r);
 
 /* OpenSSL's new-session callback (SSL_CTX_sess_set_new_cb) of a context with a cache: the
  * session of a connection (tls.c) goes into its context's cache once that connection

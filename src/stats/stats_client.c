@@ -118,16 +118,20 @@ pulsarc_stats_t *pc_client_stats_snapshot(pc_client_stats_t *s)
     t->v[PULSARC_STAT_MEMORY_USED] = (uint64_t)atomic_load(&s->admission->memory_used);
     t->v[PULSARC_STAT_MEMORY_LIMIT] = (uint64_t)s->admission->memory_limit;
     t->v[PULSARC_STAT_TLS_DOWNGRADES] = s->rt->tls_downgrades;
+    t->v[PULSARC_STAT_TLS_RELOADS] = s->rt->tls_reloads;
+    t->v[PULSARC_STAT_TLS_RELOAD_FAILURES] = s->rt->tls_reload_failures;
     json_t *root = NULL;
     json_t *totals = pc_stats_totals_json(t);
     if (producers && totals)
-        root = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "pulsarc",
+        root = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "pulsarc",
                          pulsarc_version_string(), "time_ms", (json_int_t)pc_wall_ms(), "uptime_ms",
                          (json_int_t)(pc_mono_ms() - s->started_ms), "memory_used",
                          (json_int_t)t->v[PULSARC_STAT_MEMORY_USED], "memory_limit",
                          (json_int_t)t->v[PULSARC_STAT_MEMORY_LIMIT], "producer_count",
                          (json_int_t)t->v[PULSARC_STAT_PRODUCERS], "tls_downgrades",
-                         (json_int_t)t->v[PULSARC_STAT_TLS_DOWNGRADES], "totals", totals,
+                         (json_int_t)t->v[PULSARC_STAT_TLS_DOWNGRADES], "tls_reloads",
+                         (json_int_t)t->v[PULSARC_STAT_TLS_RELOADS], "tls_reload_failures",
+                         (json_int_t)t->v[PULSARC_STAT_TLS_RELOAD_FAILURES], "totals", totals,
                          "producers", producers);
     else {
         json_decref(producers);

@@ -5,6 +5,9 @@
 #include "client_harness.h"
 
 #include <jansson.h>
+#include <unistd.h>
+
+#include "../support/test_pki.h"
 
 #include "wire/frame.h"
 
@@ -161,4 +164,64 @@ Test(client_security, a_failover_leaving_tls_is_warned_about_and_counted)
     cr_assert(h_wait_log(LEFT_TLS, 5000), "no warning when the failover left TLS");
     cr_assert_eq(tls_downgrades(), 1);
     h_finish();
+}
+
+/* ---- TLS files that change (autoCertRefreshSeconds) ------------------------------------- */
+
+/* The mock broker speaks no TLS: every connection fails its handshake and is made again,
+ * and each one's start looks at the files (at most once a second). A certificate whose key
+ * has not arrived yet is a warning and a count, never the key; once the key is there the
+ * files are read anew, logged with the certificate's name, and counted. */
+static char tls_dir[] = "/tmp/pulsarc-mock-tls-XXXXXX";
+static char tls_trust[64], tls_cert[64], tls_key[64];
+
+static uint64_t client_stat(pulsarc_stat which, const char *json_name)
+{
+    pulsarc_stats_t *s = NULL;
+    cr_assert_eq(pulsarc_client_stats(client, &s), PULSARC_OK);
+    json_t *j = json_loads(pulsarc_stats_json(s), 0, NULL);
+    json_t *v = json_object_get(j, json_name);
+    cr_assert(json_is_integer(v), "no %s in %s", json_name, pulsarc_stats_json(s));
+    uint64_t n = pulsarc_stats_get(s, which);
+    cr_assert_eq((uint64_t)json_integer_value(v), n, "the JSON and pulsarc_stats_get disagree");
+    json_decref(j);
+    pulsarc_stats_free(s);
+    return n;
+}
+
+Test(client_security, changed_tls_files_are_read_at_a_connection_start_and_counted)
+{
+    ident_t ca = make_ident("mock CA", NULL, true, -DAY, DAY, NULL);
+    ident_t first = make_ident("client-first", &ca, false, -DAY, DAY, NULL);
+    ident_t second = make_ident("client-second", &ca, false, -DAY, DAY, NULL);
+    cr_assert_not_null(mkdtemp(tls_dir));
+    snprintf(tls_trust, sizeof tls_trust, "%s/ca.pem", tls_dir);
+    snprintf(tls_cert, sizeof tls_cert, "%s/client.pem", tls_dir);
+    snprintf(tls_key, sizeof tls_key, "%s/client.key", tls_dir);
+    pki_write_file(tls_trust, cert_pem(&ca));
+    pki_write_file(tls_cert, cert_pem(&first));
+    pki_write_file(tls_key, key_pem(&first));
+    char url[64];
+    snprintf(url, sizeof url, "pulsar+ssl://127.0.0.1:%u", (unsigned)mock_broker_port(mb));
+    client = h_client_url(url, "tlsTrustCertsFilePath", tls_trust, "tlsCertificateFilePath",
+                          tls_cert, "tlsKeyFilePath", tls_key, "autoCertRefreshSeconds", "1", NULL);
+    pki_write_file(tls_cert, cert_pem(&second)); /* its key comes later */
+    h_producer_fails(client, H_TOPIC, NULL, NULL, 0, NULL);
+    cr_expect_geq(client_stat(PULSARC_STAT_TLS_RELOAD_FAILURES, "tls_reload_failures"), 1);
+    cr_expect_eq(client_stat(PULSARC_STAT_TLS_RELOADS, "tls_reloads"), 0);
+    cr_expect(h_log_contains("TLS files changed but cannot be used"));
+    pki_write_file(tls_key, key_pem(&second));
+    usleep(1100 * 1000); /* autoCertRefreshSeconds: no second look within a second */
+    h_producer_fails(client, H_TOPIC, NULL, NULL, 0, NULL);
+    cr_expect_eq(client_stat(PULSARC_STAT_TLS_RELOADS, "tls_reloads"), 1);
+    cr_expect(h_log_contains("new connections use them: client certificate /CN=client-second"));
+    cr_expect_not(h_log_contains("PRIVATE KEY"), "key material in the log");
+    h_finish();
+    unlink(tls_trust);
+    unlink(tls_cert);
+    unlink(tls_key);
+    rmdir(tls_dir);
+    ident_t *all[] = { &ca, &first, &second };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        free_ident(all[i]);
 }

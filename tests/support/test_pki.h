@@ -9,6 +9,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,20 @@ static inline char *key_pem(const ident_t *id)
     BIO *bio = BIO_new(BIO_s_mem());
     PEM_write_bio_PrivateKey(bio, id->key, NULL, NULL, 0, NULL, NULL);
     return pki_bio_string(bio);
+}
+
+/* Write text (malloc'ed, freed here) to path the way a deployment tool replaces a file: a
+ * new file renamed over the old one. */
+static inline void pki_write_file(const char *path, char *text)
+{
+    char tmp[4096 + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    cr_assert_not_null(f, "%s", tmp);
+    fputs(text, f);
+    fclose(f);
+    cr_assert_eq(rename(tmp, path), 0);
+    free(text);
 }
 
 #define DAY (24L * 3600)

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "../support/test_pki.h"
+#include "../support/tls_peer.h"
 #include "config/config.h"
 #include "net/tls.h"
 #include "net/tls_internal.h"
@@ -37,50 +38,6 @@ static void free_pki(void)
 
 TestSuite(tls, .init = make_pki, .fini = free_pki);
 
-/* ---- the in-process server ---------------------------------------------------- */
-
-typedef struct server_opts {
-    const ident_t *id;
-    bool require_client_cert;
-    int max_version; /* 0: OpenSSL's default */
-} server_opts_t;
-
-static SSL_CTX *new_server_ctx(server_opts_t o)
-{
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-    cr_assert(SSL_CTX_use_certificate(ctx, o.id->cert) == 1);
-    cr_assert(SSL_CTX_use_PrivateKey(ctx, o.id->key) == 1);
-    if (o.require_client_cert) {
-        X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca.cert);
-        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
-    }
-    if (o.max_version) {
-        SSL_CTX_set_security_level(ctx, 0); /* let the old protocol be offered at all */
-        SSL_CTX_set_min_proto_version(ctx, 0);
-        SSL_CTX_set_max_proto_version(ctx, o.max_version);
-    }
-    return ctx;
-}
-
-/* A server connection on ctx: connections on one context share its ticket keys and
- * session cache, as a broker's do, so they can resume each other's sessions. */
-static SSL *server_on(SSL_CTX *ctx)
-{
-    SSL *ssl = SSL_new(ctx);
-    SSL_set_bio(ssl, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
-    BIO_set_mem_eof_return(SSL_get_rbio(ssl), -1);
-    SSL_set_accept_state(ssl);
-    return ssl;
-}
-
-static SSL *new_server(server_opts_t o)
-{
-    SSL_CTX *ctx = new_server_ctx(o);
-    SSL *ssl = server_on(ctx);
-    SSL_CTX_free(ctx);
-    return ssl;
-}
-
 static pc_tls_ctx_t *new_ctx(pc_tls_settings_t s)
 {
     pc_tls_ctx_t *ctx = NULL;
@@ -88,42 +45,6 @@ static pc_tls_ctx_t *new_ctx(pc_tls_settings_t s)
     cr_assert_eq(r, PULSARC_OK, "context: %s: %s", pulsarc_result_name(r),
                  pulsarc_last_error_detail());
     return ctx;
-}
-
-static void client_to_server(pc_tls_session_t *cl, SSL *srv)
-{
-    size_t n;
-    uint8_t *out = pc_tls_take_output(cl, &n);
-    if (out)
-        BIO_write(SSL_get_rbio(srv), out, (int)n);
-    free(out);
-}
-
-static void server_to_client(SSL *srv, pc_tls_session_t *cl)
-{
-    uint8_t buf[16384];
-    int n;
-    while ((n = BIO_read(SSL_get_wbio(srv), buf, sizeof buf)) > 0)
-        cr_assert_eq(pc_tls_feed(cl, buf, (size_t)n), 0);
-}
-
-/* Run both ends until the client is done or failed; then read once, since a TLS 1.3
- * server judges the client's certificate after the client has finished. */
-static pulsarc_result handshake(pc_tls_session_t *cl, SSL *srv)
-{
-    pc_tls_status_t st = PC_TLS_WANT_MORE;
-    for (int round = 0; round < 10 && st == PC_TLS_WANT_MORE; round++) {
-        st = pc_tls_handshake(cl);
-        client_to_server(cl, srv);
-        SSL_do_handshake(srv);
-        server_to_client(srv, cl);
-    }
-    if (st == PC_TLS_DONE) {
-        uint8_t buf[64];
-        st = pc_tls_read(cl, buf, sizeof buf) < 0 ? PC_TLS_FAILED : PC_TLS_DONE;
-    }
-    cr_assert_neq(st, PC_TLS_WANT_MORE, "handshake did not finish");
-    return st == PC_TLS_DONE ? PULSARC_OK : pc_tls_result(cl);
 }
 
 static pulsarc_result connect_to(pc_tls_settings_t s, const char *host, server_opts_t o)
@@ -231,7 +152,7 @@ Test(tls, expired_certificate)
 
 Test(tls, missing_client_certificate)
 {
-    server_opts_t o = { .id = &server, .require_client_cert = true };
+    server_opts_t o = { .id = &server, .client_ca = &ca };
     cr_expect_eq(connect_to(trusting(&ca), "localhost", o), PULSARC_ERR_TLS_CLIENT_CERT);
     /* TLS 1.2 reports it differently (a handshake_failure alert during the handshake). */
     pc_tls_settings_t s = trusting(&ca);
@@ -241,7 +162,7 @@ Test(tls, missing_client_certificate)
 
 Test(tls, client_certificate_from_memory)
 {
-    server_opts_t o = { .id = &server, .require_client_cert = true };
+    server_opts_t o = { .id = &server, .client_ca = &ca };
     pc_tls_settings_t s = trusting(&ca);
     char *cert = cert_pem(&client_id), *key = key_pem(&client_id);
     s.cert_pem = cert;
@@ -483,6 +404,29 @@ Test(tls, reconnect_resumes_the_session)
               "the resumed connection brought a fresh ticket");
     SSL_CTX_free(srv);
     pc_tls_ctx_free(ctx);
+}
+
+/* Our own certificate has expired: a resumed session would carry its identity past the
+ * broker's check, so none is offered and the handshake is a full one. */
+Test(tls, no_resumption_once_our_certificate_expired)
+{
+    ident_t worn = make_ident("client-role", &ca, false, -2 * DAY, -DAY, NULL);
+    char *cert = cert_pem(&worn), *key = key_pem(&worn);
+    pc_tls_settings_t s = resuming(&ca);
+    s.cert_pem = cert;
+    s.key_pem = key;
+    SSL_CTX *srv = new_server_ctx((server_opts_t){ .id = &server }); /* asks for none */
+    pc_tls_ctx_t *ctx = new_ctx(s);
+    cr_assert_eq(connect_on(ctx, "localhost", srv).result, PULSARC_OK);
+    cr_assert_gt(pc_tls_cache_count(ctx->cache, "localhost", 6651), 0, "nothing to offer: no test");
+    outcome_t o = connect_on(ctx, "localhost", srv);
+    cr_assert_eq(o.result, PULSARC_OK);
+    cr_expect_not(o.client_resumed, "a session was resumed with an expired certificate");
+    SSL_CTX_free(srv);
+    pc_tls_ctx_free(ctx);
+    free(cert);
+    free(key);
+    free_ident(&worn);
 }
 
 /* A ticket is taken out of the cache to be offered: connecting uses one up, and with none
