@@ -284,6 +284,18 @@ bool h_call_while_time_passes(void (*fn)(void *arg), void *arg, unsigned max_ms)
     return true;
 }
 
+static void create_blocking(void *arg)
+{
+    h_create_call_t *cc = arg;
+    cc->result = pulsarc_client_create_producer(client, H_TOPIC, NULL, &cc->producer);
+    snprintf(cc->detail, sizeof cc->detail, "%s", pulsarc_last_error_detail());
+}
+
+bool h_create_while_time_passes(h_create_call_t *cc, unsigned max_ms)
+{
+    return h_call_while_time_passes(create_blocking, cc, max_ms);
+}
+
 /* ---- log capture ------------------------------------------------------------------ */
 
 static pthread_mutex_t h_log_mu = PTHREAD_MUTEX_INITIALIZER;

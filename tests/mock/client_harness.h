@@ -107,6 +107,15 @@ bool h_let_time_pass_until_changed(_Atomic int *v, int initial, unsigned max_ms)
  * has returned, for at most max_ms. Returns whether it returned (fn must keep what the
  * test needs of pulsarc_last_error_detail(), which is per thread). */
 bool h_call_while_time_passes(void (*fn)(void *arg), void *arg, unsigned max_ms);
+/* A blocking pulsarc_client_create_producer of H_TOPIC on the test's client, made while
+ * time passes (h_call_while_time_passes) for at most max_ms: its result, producer and
+ * detail. Returns whether it returned. */
+typedef struct h_create_call {
+    pulsarc_result result;
+    pulsarc_producer_t *producer;
+    char detail[512];
+} h_create_call_t;
+bool h_create_while_time_passes(h_create_call_t *cc, unsigned max_ms);
 
 /* ---- time scale, deadlines and bounds ------------------------------------------------ */
 

@@ -420,28 +420,14 @@ Test(client_lookup, redirect_to_unreachable_broker)
     h_finish();
 }
 
-/* A blocking create on a thread of its own (h_call_while_time_passes). */
-typedef struct create_call {
-    pulsarc_result result;
-    pulsarc_producer_t *producer;
-    char detail[512];
-} create_call_t;
-
-static void create_blocking(void *arg)
-{
-    create_call_t *cc = arg;
-    cc->result = pulsarc_client_create_producer(client, H_TOPIC, NULL, &cc->producer);
-    snprintf(cc->detail, sizeof cc->detail, "%s", pulsarc_last_error_detail());
-}
-
 Test(client_lookup, lookup_answer_with_bad_url)
 {
     mock_broker_set_lookup_url(mb, "not a url");
     /* Each answer fails at once, and creation retries it until operationTimeoutMs, then
      * fails with the last attempt's error: time passes until then. */
     client = h_client("operationTimeoutMs", "10000", NULL);
-    create_call_t cc = { 0 };
-    cr_assert(h_call_while_time_passes(create_blocking, &cc, 20000), "creation never ended");
+    h_create_call_t cc = { 0 };
+    cr_assert(h_create_while_time_passes(&cc, 20000), "creation never ended");
     cr_assert_null(cc.producer, "a failed create_producer left a handle");
     pulsarc_result r = cc.result;
     const char *detail = cc.detail;
@@ -457,9 +443,9 @@ Test(client_lookup, an_unanswered_lookup_is_tried_again_after_lookup_timeout)
 {
     mock_broker_lookup_unanswered(mb, 1);
     client = h_client("lookupTimeoutMs", "1000", "operationTimeoutMs", "60000", NULL);
-    create_call_t cc = { 0 };
+    h_create_call_t cc = { 0 };
     uint64_t t0 = h_now_ms();
-    cr_assert(h_call_while_time_passes(create_blocking, &cc, 30000), "creation never ended");
+    cr_assert(h_create_while_time_passes(&cc, 30000), "creation never ended");
     cr_assert_eq(cc.result, PULSARC_OK, "%s (%s)", pulsarc_result_name(cc.result), cc.detail);
     producer = cc.producer;
     uint64_t took = h_now_ms() - t0;
