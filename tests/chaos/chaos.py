@@ -40,6 +40,8 @@ import pulsar
 
 LIVENESS_S = 180        # after healing, each workload must acknowledge again within this
 TERM_TIMEOUT_S = 180    # a driver's end after SIGTERM (a 20 MB message may be in flight)
+SETTLE_TXN_MESSAGES = 60  # the last transactions' messages (several per coordinator)
+SETTLE_WAIT_S = 20      # for the topics' open transactions to be ended after them
 PROGRESS_S = 15
 
 
@@ -62,6 +64,8 @@ class Run:
         self.scheduler: faults.Scheduler | None = None
         self.harness_errors: list[str] = []
         self.timings: dict[str, float] = {}
+        self.txn_settle: dict | None = None
+        self.heal_actions: list[dict] = []
 
     def say(self, msg: str) -> None:
         line = f"[chaos +{time.time() - self.t_start:6.0f}s] {msg}"
@@ -156,6 +160,10 @@ class Run:
         t = time.monotonic()
         self.say("faults over: healing (fault proxies reset, every part of the rig up)")
         self.rig.heal()
+        topics = [verify.ph.partition_name(t, p) if wl.partitions else t
+                  for wl in self.workloads.values() for t in wl.topics
+                  for p in (range(wl.partitions) if wl.partitions else [-1])]
+        self.heal_actions = self.rig.restart_stuck_brokers(topics)
         self.timings["heal_s"] = round(time.monotonic() - t, 1)
         # Every workload acknowledges again once everything is up: a producer that never
         # recovers is a hang, caught here rather than as a timeout at the end.
@@ -198,7 +206,38 @@ class Run:
             inc.proc.wait()
         spool.poll()
         self.say(f"spool drained by pid {inc.proc.pid}: exit {inc.status}")
+        self.settle_transactions()
         self.timings["end_s"] = round(time.monotonic() - t, 1)
+
+    def settle_transactions(self) -> None:
+        """A few last transactions, then a wait until no topic of the txn workload holds an
+        open one. Under a fault, Pulsar's coordinator can answer a commit as done while
+        one topic never got its marker (docs/transactions.md); that topic keeps the
+        transaction open and holds every later message back from readers until a later
+        commit or abort there tells it the coordinator's low-water mark, when the broker
+        aborts it. Transactions after the faults give each topic that word, so the
+        read-back sees the broker's final state, not a topic still waiting; what the
+        broker aborted is then told apart from a loss by its logs (verify.py)."""
+        txn = self.workloads["txn"]
+        inc = txn.launch(txn.next_counter(), count=SETTLE_TXN_MESSAGES)
+        try:
+            inc.proc.wait(TERM_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - a driver that does not end is a hang
+            inc.hung = True
+            wlmod.dump_stacks(inc.proc.pid, inc.stderr)
+            inc.proc.kill()
+            inc.proc.wait()
+        txn.poll()
+        t0 = time.monotonic()
+        open_txns = self.rig.open_transactions(txn.topics)
+        while any(open_txns.values()) and time.monotonic() - t0 < SETTLE_WAIT_S:
+            time.sleep(1)
+            open_txns = self.rig.open_transactions(txn.topics)
+        self.txn_settle = {"pid": inc.proc.pid, "exit": inc.status, "open_after": open_txns,
+                           "wait_s": round(time.monotonic() - t0, 1)}
+        self.say(f"txn: {SETTLE_TXN_MESSAGES} messages in last transactions by pid "
+                 f"{inc.proc.pid} (exit {inc.status}); open transactions per topic after "
+                 f"{self.txn_settle['wait_s']} s: {open_txns}")
 
     # -- the verdict ---------------------------------------------------------------------
     def verify(self) -> dict:
@@ -228,7 +267,8 @@ class Run:
                 if name == "txn":
                     def explain(lost, log=log, wl=wl):
                         evidence = verify.broker_txn_evidence(self.rig.broker_logs())
-                        return verify.explain_txn_losses(lost, log, wl.topics, self.rig.entry_headers, evidence)
+                        return verify.explain_txn_losses(lost, log, wl.topics, self.rig.entry_headers,
+                                                         evidence, self.rig.buffer_stats)
                 res = verify.verify_workload(wl, log, streams, notes, drain, explain)
                 if name == "chunked":
                     res["entries_stored"] = self.entries(wl.topics[0])
@@ -238,6 +278,8 @@ class Run:
                          f"{res['out_of_order']}" +
                          (f", committed then aborted by the broker {res['aborted_by_broker']}"
                           if res["aborted_by_broker"] else "") +
+                         (f", committed and held back by the broker {res['held_by_broker']}"
+                          if res["held_by_broker"] else "") +
                          ("" if all(res["checks"].values()) else
                                                      "; FAILED: " + ", ".join(k for k, v in res["checks"].items() if not v)))
         finally:
@@ -302,7 +344,7 @@ class Run:
         checks["the harness ran without error"] = not self.harness_errors
         totals = {k: sum(r[k] for r in results.values()) for k in
                   ("sent", "acknowledged", "read_back", "lost", "duplicated", "duplicate_copies",
-                   "out_of_order", "in_both_clusters", "aborted_by_broker")}
+                   "out_of_order", "in_both_clusters", "aborted_by_broker", "held_by_broker")}
         totals["failed_by_error"] = {}
         for r in results.values():
             for e, n in r["failed_by_error"].items():
@@ -325,7 +367,8 @@ class Run:
                        for cls, v in per_class.items()},
             "fault_log": [r.to_report() for r in sorted(sched.records, key=lambda r: r.start)] if sched else [],
             "workloads": results, "totals": totals,
-            "harness_errors": self.harness_errors,
+            "harness_errors": self.harness_errors, "heal_actions": self.heal_actions,
+            "txn_settle": self.txn_settle,
             "checks": {"passed": passed, "failed": failed,
                        "failed_names": [k for k, v in checks.items() if not v]},
         }
@@ -336,7 +379,8 @@ class Run:
               f"acknowledged={totals['acknowledged']} read={totals['read_back']} lost={totals['lost']} "
               f"duplicated={totals['duplicated']} out_of_order={totals['out_of_order']} "
               f"crashed={totals['crashed']} in_both_clusters={totals['in_both_clusters']} "
-              f"aborted_by_broker={totals['aborted_by_broker']}: {verdict}, "
+              f"aborted_by_broker={totals['aborted_by_broker']} "
+              f"held_by_broker={totals['held_by_broker']}: {verdict}, "
               f"{passed} checks passed, {failed} failed; report {self.report_path}", flush=True)
         if failed:
             self.say("failed checks: " + "; ".join(report["checks"]["failed_names"]))

@@ -435,6 +435,8 @@ static void configure(const chaos_opts *o, pulsarc_client_config_t *cc,
                       pulsarc_producer_config_t *pc)
 {
     client_set(cc, "keepAliveIntervalSeconds", "5");
+    /* Every reconnect and failed attempt in the stderr file: the evidence of a finding. */
+    client_set(cc, "logLevel", "info");
     producer_set(pc, "blockIfQueueFull", "true");
     producer_set(pc, "sendTimeoutMs", "0");
     if (name)

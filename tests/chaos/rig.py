@@ -8,8 +8,10 @@ as a person at a shell would, so that what the run does can be repeated by hand.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +30,8 @@ sys.path.insert(0, str(REPO / "tests" / "cluster"))   # cluster_helpers
 import cluster_helpers as ch  # noqa: E402
 import pulsar_helpers as ph  # noqa: E402
 from proxy_helpers import FaultProxy  # noqa: E402
+
+STUCK_UNLOAD_S = 30  # a bundle "being unloaded" this long after the faults is stuck (heal)
 
 CLUSTER = REPO / "scripts" / "cluster"
 BROKER = REPO / "scripts" / "broker"
@@ -165,6 +169,24 @@ class Rig:
                 return None
         return None
 
+    def buffer_stats(self, topic: str) -> dict | None:
+        """The topic's transactionBufferStats (maxReadPosition, ongoingTxnSize, ...) from
+        the broker that owns it; None when no broker answers for it."""
+        path = "/admin/v3/transactions/transactionBufferStats/" + topic.split("://", 1)[1]
+        for n in self.brokers:
+            try:
+                st = ch.admin(self.admin_url(n), "GET", path)
+            except (ph.AdminError, OSError):
+                continue
+            if isinstance(st, dict) and "ongoingTxnSize" in st:
+                return st
+        return None
+
+    def open_transactions(self, topics: list[str]) -> dict[str, int | None]:
+        """{topic: transactions its buffer holds open (ongoingTxnSize)}, None when unknown."""
+        return {t: (st or {}).get("ongoingTxnSize") for t, st in
+                ((t, self.buffer_stats(t)) for t in topics)}
+
     def broker_logs(self) -> list[Path]:
         return [self.cluster_dir / f"broker{n}" / f"broker{n}.log" for n in self.brokers]
 
@@ -229,7 +251,57 @@ class Rig:
         if script(BROKER, "status", check=False).returncode != 0:
             raise RigError("the standalone broker is not running any more")
 
+    def lookup_state(self, n: int, topic: str) -> str:
+        """How broker n answers an HTTP lookup of topic, without following a redirect:
+        ok, redirect, unloading (its bundle "is being unloaded"), or error."""
+        url = self.admin_url(n) + "/lookup/v2/topic/" + ph.topic_rest_path(topic)
+        try:
+            with ch._opener.open(urllib.request.Request(url), timeout=10):
+                return "ok"
+        except urllib.error.HTTPError as e:
+            if e.code in (301, 302, 307, 308):
+                return "redirect"
+            return "unloading" if b"is being unloaded" in e.read() else "error"
+        except OSError:
+            return "error"
+
+    def restart_stuck_brokers(self, topics: list[str], wait_s: float = STUCK_UNLOAD_S) -> list[dict]:
+        """A broker stopped in the middle of an unload (SIGSTOP) can keep answering that a
+        bundle "is being unloaded" long after, while the metadata store still names it
+        the owner: the other broker redirects there, and no client (nor the transaction
+        coordinator, docs/transactions.md) gets the topic again. An operator restarts
+        that broker; so does the heal, for a broker that still answers so for one of the
+        topics after wait_s. Returns what it did (the report's heal_actions)."""
+        t0 = time.monotonic()
+        while True:
+            stuck = {n: t for n in self.brokers for t in topics if self.lookup_state(n, t) == "unloading"}
+            if not stuck or time.monotonic() - t0 >= wait_s:
+                break
+            time.sleep(2)
+        actions = []
+        for n, topic in sorted(stuck.items()):
+            self.log(f"healing: broker {n} still answers that the bundle of {topic} is being "
+                     f"unloaded after {wait_s:.0f} s; restarting it")
+            cluster("stop-broker", str(n), timeout_s=300)
+            cluster("start-broker", str(n), timeout_s=300)
+            actions.append({"broker": n, "topic": topic, "action": "restarted",
+                            "after_s": round(time.monotonic() - t0, 1)})
+        return actions
+
     # -- taking it down ------------------------------------------------------------------
+    def keep_broker_logs(self) -> None:
+        """The brokers' and the bookie's logs of the run, gzipped into the run directory:
+        the next rig start writes over them, and a finding about the broker (a transaction
+        the coordinator gave up, a topic that never loaded) needs them afterwards."""
+        out = self.run_dir / "logs" / "rig"
+        out.mkdir(parents=True, exist_ok=True)
+        for path in [*self.broker_logs(), self.cluster_dir / "bookie" / "bookie.log"]:
+            try:
+                with open(path, "rb") as src, gzip.open(out / (path.name + ".gz"), "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+            except OSError as e:
+                self.log(f"could not keep {path}: {e}")
+
     def stop(self, keep_running: bool) -> None:
         if keep_running:
             self.log("--keep-running: the rig, the standalone and the fault proxies stay up")
@@ -237,6 +309,7 @@ class Rig:
         for p in (self.keyed_proxy, self.primary_proxy):
             if p is not None:
                 p.stop()
+        self.keep_broker_logs()
         if self.started_cluster:
             self.log("stopping the cluster rig (the run started it)")
             cluster("stop", check=False, timeout_s=300)

@@ -307,24 +307,59 @@ def broker_txn_evidence(logs) -> tuple[dict, dict]:
     return aborts, gave_up
 
 
-def explain_txn_losses(lost: list[int], log: "Log", topics: list[str], entry_headers, evidence) -> dict:
-    """{counter: why} for the lost messages of committed transactions that the broker's
-    own logs show it aborted after its coordinator gave up the commit on that topic."""
+def position(text: str) -> tuple[int, int] | None:
+    """"ledger:entry" as a pair, None when it is not one."""
+    try:
+        ledger, entry = text.split(":")[:2]
+        return int(ledger), int(entry)
+    except (AttributeError, ValueError):
+        return None
+
+
+def explain_txn_losses(lost: list[int], log: "Log", topics: list[str], entry_headers, evidence,
+                       buffer_stats) -> dict:
+    """{counter: why} for the lost messages of committed transactions that the broker
+    stored and then did not let readers have, after its coordinator gave up a commit on
+    that topic (docs/transactions.md), each with its evidence; `kind` says which:
+      aborted  the entry is marked aborted, and the broker's log shows the low-water-mark
+               abort of its transaction after a commit given up on that topic;
+      held     the entry is stored (the admin API gives it at the receipt's position, not
+               aborted) past the topic's max read position, the topic's transaction buffer
+               holds transactions open, and the broker's log shows a commit given up on
+               that topic: readers stop at the first open one (buffer_stats(topic) gives
+               the transactionBufferStats). A message pulsarc never sent, or sent outside
+               its transaction, has none of this."""
     aborts, gave_up = evidence
+    stats = {}
     out = {}
     for c in lost:
         ev = log.counters.get(c)
         if ev is None or ev.txn is None or not ev.ok or ev.ok[0][0] < 0:
             continue
         topic = topics[ev.topic]
+        if not gave_up.get(topic):
+            continue
         h = entry_headers(topic, ev.ok[0][0], ev.ok[0][1])
-        if not h or h.get("x-pulsar-txn-aborted") != "true":
+        if not h:
             continue
         txn = (int(h.get("x-pulsar-txnid-most-bits", -1)), int(h.get("x-pulsar-txnid-least-bits", -1)))
-        at = aborts.get((*txn, topic))
-        if at and any(t <= at for t in gave_up.get(topic, [])):
-            out[c] = {"txn": list(txn), "topic": topic, "low_water_mark_abort": at,
-                      "commit_given_up": [t for t in gave_up[topic] if t <= at][-1]}
+        if h.get("x-pulsar-txn-aborted") == "true":
+            at = aborts.get((*txn, topic))
+            if at and any(t <= at for t in gave_up[topic]):
+                out[c] = {"kind": "aborted", "txn": list(txn), "topic": topic,
+                          "low_water_mark_abort": at,
+                          "commit_given_up": [t for t in gave_up[topic] if t <= at][-1]}
+            continue
+        if topic not in stats:
+            stats[topic] = buffer_stats(topic) or {}
+        st = stats[topic]
+        horizon = position(st.get("maxReadPosition"))
+        if txn[0] >= 0 and horizon and st.get("ongoingTxnSize", 0) > 0 and \
+                (ev.ok[0][0], ev.ok[0][1]) > horizon:
+            out[c] = {"kind": "held", "txn": list(txn), "topic": topic,
+                      "max_read_position": st["maxReadPosition"],
+                      "open_transactions": st["ongoingTxnSize"],
+                      "commit_given_up": gave_up[topic][0]}
     return out
 
 
@@ -448,8 +483,10 @@ def verify_workload(wl, log: Log, streams: dict[tuple, list[Stored]], read_notes
     for cl in copies.values():
         total.update(cl)
     lost = sorted(c for c in must if total[c] == 0)
-    broker_aborted = explain(lost) if (explain and lost) else {}
-    lost = [c for c in lost if c not in broker_aborted]
+    by_broker = explain(lost) if (explain and lost) else {}
+    broker_aborted = {c: w for c, w in by_broker.items() if w["kind"] == "aborted"}
+    broker_held = {c: w for c, w in by_broker.items() if w["kind"] == "held"}
+    lost = [c for c in lost if c not in by_broker]
     dup = sorted({c for cl in copies.values() for c, n in cl.items() if n > 1})
     dup_extra = sum(n - 1 for cl in copies.values() for n in cl.values() if n > 1)
     unexpected = sorted(c for c in total if c in never)
@@ -457,6 +494,10 @@ def verify_workload(wl, log: Log, streams: dict[tuple, list[Stored]], read_notes
     if broker_aborted:
         findings["committed, then aborted by the broker (Pulsar's coordinator gave the commit up)"] = \
             [{"counter": c, **why} for c, why in sorted(broker_aborted.items())]
+    if broker_held:
+        findings["committed and stored, held back by the broker (reads stop at a transaction "
+                 "its coordinator left open)"] = \
+            [{"counter": c, **why} for c, why in sorted(broker_held.items())]
     for key, acked in groups:
         stored = [c for c in acked if total[c]]
         if stored and len(stored) != len(acked):
@@ -485,7 +526,7 @@ def verify_workload(wl, log: Log, streams: dict[tuple, list[Stored]], read_notes
             continue
         elif i.status is not None and i.status < 0:
             crashed.append({"k": i.k, "signal": -i.status})
-        elif not i.terminated and not (name == "spool" and i is wl.incarnations[-1]):
+        elif not i.terminated and not i.bounded:
             early.append({"k": i.k, "exit_status": i.status})
     last_flush = [i.flush for i in log.incs if i.flush is not None]
 
@@ -539,6 +580,7 @@ def verify_workload(wl, log: Log, streams: dict[tuple, list[Stored]], read_notes
         "read_back": read_back, "distinct_read_back": len(total),
         "lost": len(lost), "lost_counters": examples(lost),
         "aborted_by_broker": len(broker_aborted), "aborted_by_broker_counters": examples(broker_aborted),
+        "held_by_broker": len(broker_held), "held_by_broker_counters": examples(broker_held),
         "duplicated": len(dup), "duplicate_copies": dup_extra, "duplicated_counters": examples(dup),
         "out_of_order": ooo, "out_of_order_examples": ooo_examples[:EXAMPLES],
         "in_both_clusters": len(in_both), "in_both_clusters_counters": examples(in_both),

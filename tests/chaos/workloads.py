@@ -49,6 +49,7 @@ class Incarnation:
     started: float                  # time.time()
     killed: bool = False            # kill -9 by the scheduler (spool)
     terminated: bool = False        # SIGTERM at the end of the run
+    bounded: bool = False           # launched with --count: it ends by itself
     hung: bool = False              # did not end after SIGTERM (killed, evidence kept)
     status: int | None = None
     ended: float | None = None
@@ -104,7 +105,7 @@ class Workload:
             with open(stderr, "wb") as err:
                 proc = subprocess.Popen(self.args(first, count), stdin=subprocess.DEVNULL,
                                         stdout=err, stderr=subprocess.STDOUT)
-            inc = Incarnation(k, proc, first, stderr, time.time())
+            inc = Incarnation(k, proc, first, stderr, time.time(), bounded=count is not None)
             self.incarnations.append(inc)
             return inc
 
@@ -187,7 +188,10 @@ class Workload:
 def dump_stacks(pid: int, out: Path) -> None:
     """Every thread's stack of a live process, appended to out (the evidence of a hang)."""
     try:
-        proc = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+        # Then the partition producers' states (producer_state.gdb): what a hang in the
+        # driver's final flush waits for.
+        proc = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt",
+                               "-x", str(Path(__file__).with_name("producer_state.gdb"))],
                               capture_output=True, text=True, timeout=120)
         text = proc.stdout + proc.stderr
     except (OSError, subprocess.TimeoutExpired) as e:
