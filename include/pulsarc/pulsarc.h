@@ -1217,6 +1217,9 @@ typedef enum pulsarc_stat {
     PULSARC_STAT_TLS_DOWNGRADES,    /**< client only: switches of cluster from a pulsar+ssl://
                                       or https:// service URL to a plain-text one (each also
                                       logged at WARN; see "Cluster failover") */
+    PULSARC_STAT_TOPIC_MIGRATIONS,  /**< moves of a topic to another cluster the brokers told
+                                      of (TOPIC_MIGRATED, blue-green migration) and the
+                                      producer followed; each also logged at INFO */
 } pulsarc_stat;
 
 /** Take a snapshot of one producer's statistics, or of the whole client's. From a callback
