@@ -171,3 +171,28 @@ Test(client_migration, each_partition_follows_when_its_broker_tells_it)
     h_finish();
     mock_broker_stop(green);
 }
+
+Test(client_migration, a_switch_of_cluster_forgets_the_move)
+{
+    mock_broker_t *green = mock_broker_start(), *other = mock_broker_start();
+    cr_assert(green && other);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    cr_assert_eq(mock_broker_topic_migrated(mb, last_producer_id(mb), PRODUCER_TYPE,
+                                            mock_broker_url(green), NULL),
+                 1);
+    cr_assert(h_wait_count(green, MOCK_PRODUCERS, 1, 5000));
+    /* The application moves the client to another cluster: the producer goes there, not
+     * to the cluster its topic had moved to. */
+    cr_assert_eq(pulsarc_client_update_service_url(client, mock_broker_url(other)), PULSARC_OK);
+    cr_assert(h_let_time_pass_until_count(other, MOCK_PRODUCERS, 1, 10000),
+              "the producer did not follow the switch");
+    cr_assert_eq(h_count(green, MOCK_PRODUCERS), 1,
+                 "the producer went back to the moved-to cluster");
+    cr_assert(h_log_contains("lookups leave the cluster the topic had moved to"));
+    cr_assert_eq(h_send_sync(producer, 0), PULSARC_OK);
+    cr_assert_eq(h_count(other, MOCK_SENDS), 1);
+    h_finish();
+    mock_broker_stop(green);
+    mock_broker_stop(other);
+}
