@@ -1221,6 +1221,9 @@ typedef enum pulsarc_stat {
                                       files changed (autoCertRefreshSeconds) */
     PULSARC_STAT_TLS_RELOAD_FAILURES, /**< client only: changed TLS files that could not be
                                         used (the previous ones stayed; logged at WARN) */
+    PULSARC_STAT_TOPIC_MIGRATIONS,    /**< moves of a topic to another cluster the brokers told
+                                      of (TOPIC_MIGRATED, blue-green migration) and the
+                                      producer followed; each also logged at INFO */
 } pulsarc_stat;
 
 /** Take a snapshot of one producer's statistics, or of the whole client's. From a callback

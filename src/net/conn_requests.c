@@ -3,6 +3,7 @@
  * @locality loop thread. */
 #include "net/connection_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/clock.h"
@@ -234,6 +235,44 @@ static bool dispatch_service_answer(pc_conn_t *c, const Pulsar__Proto__BaseComma
     return true;
 }
 
+/* TOPIC_MIGRATED (PIP-188): the broker's cluster has moved the producer's topic to another
+ * cluster and names that cluster's service URL, the TLS one for a TLS connection (as the
+ * C++ and Go clients choose). The producer leaves this connection and registers there. A
+ * URL missing or not a service URL like the client's is network input not to follow: the
+ * producer is closed as by CLOSE_PRODUCER (it looks the topic up here again), with a
+ * warning. A consumer's migration is nobody's here. */
+static void topic_migrated(pc_conn_t *c, const Pulsar__Proto__CommandTopicMigrated *m)
+{
+    if (m->resource_type != PULSAR__PROTO__COMMAND_TOPIC_MIGRATED__RESOURCE_TYPE__Producer) {
+        PC_DEBUG(c->rt->log, "TOPIC_MIGRATED for consumer %llu ignored",
+                 (unsigned long long)m->resource_id);
+        return;
+    }
+    pc_conn_listener_t *l = find_listener(c, m->resource_id);
+    if (!l) {
+        PC_DEBUG(c->rt->log, "TOPIC_MIGRATED for unknown producer %llu ignored",
+                 (unsigned long long)m->resource_id);
+        return;
+    }
+    bool tls = c->tls_ctx != NULL;
+    pc_service_url_t *to = malloc(sizeof *to);
+    char why[640];
+    int bad = to ? pc_migration_url_parse(m->brokerserviceurl, m->brokerserviceurltls, tls, to, why,
+                                          sizeof why)
+                 : (snprintf(why, sizeof why, "out of memory"), -1);
+    pc_conn_remove_listener(c, l);
+    if (bad || !l->on_migrated) {
+        PC_WARN(c->rt->log,
+                "producer %llu: the broker says its topic moved to another cluster, but %s: "
+                "handled as CLOSE_PRODUCER (the topic is looked up on this cluster again)",
+                (unsigned long long)m->resource_id, bad ? why : "nothing here follows it");
+        l->on_broker_close(l->ctx);
+    } else {
+        l->on_migrated(l->ctx, to);
+    }
+    free(to);
+}
+
 /* Commands for a producer (found by producer id). False: not one. */
 static bool dispatch_producer(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd)
 {
@@ -254,13 +293,8 @@ static bool dispatch_producer(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cm
         }
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__TOPIC_MIGRATED:
-        if (cmd->topicmigrated &&
-            cmd->topicmigrated->resource_type ==
-                PULSAR__PROTO__COMMAND_TOPIC_MIGRATED__RESOURCE_TYPE__Producer &&
-            (l = find_listener(c, cmd->topicmigrated->resource_id))) {
-            pc_conn_remove_listener(c, l);
-            l->on_broker_close(l->ctx);
-        }
+        if (cmd->topicmigrated)
+            topic_migrated(c, cmd->topicmigrated);
         break;
     default:
         return false;

@@ -34,8 +34,13 @@ typedef struct pc_conn_listener {
     void *ctx;
     void (*on_receipt)(void *ctx, const Pulsar__Proto__CommandSendReceipt *r);
     void (*on_send_error)(void *ctx, const Pulsar__Proto__CommandSendError *e);
-    /* The broker closed the producer (CLOSE_PRODUCER or TOPIC_MIGRATED). */
+    /* The broker closed the producer (CLOSE_PRODUCER, or a TOPIC_MIGRATED whose new
+     * address is missing or malformed); the listener has been removed already. */
     void (*on_broker_close)(void *ctx);
+    /* The broker moved the producer's topic to another cluster (TOPIC_MIGRATED, PIP-188):
+     * to is that cluster's service URL, checked (pc_migration_url_parse); the listener has
+     * been removed already. NULL: handled as on_broker_close. */
+    void (*on_migrated)(void *ctx, const pc_service_url_t *to);
     /* The connection is gone; the listener has been removed already. */
     void (*on_disconnect)(void *ctx, pulsarc_result why);
 } pc_conn_listener_t;

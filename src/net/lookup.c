@@ -20,7 +20,24 @@ typedef struct lookup {
     pc_host_port_t target;   /* where the current request goes */
     int hosts_tried;         /* service URL hosts this lookup has started from */
     pc_lookup_reply_t reply; /* who hears the answer (and which kind of lookup) */
+    pc_service_url_t *moved; /* the cluster a migrated topic moved to (a copy); NULL: rt's */
 } lookup_t;
+
+/* The service URL this lookup starts from: the client's active cluster's, or the one a
+ * topic migration named. */
+static const pc_service_url_t *service_of(const lookup_t *lk)
+{
+    return lk->moved ? lk->moved : lk->rt->service;
+}
+
+/* The next host to start from: round-robin over the client's service URL, in order over a
+ * migration's. */
+static pc_host_port_t next_host(lookup_t *lk)
+{
+    if (!lk->moved)
+        return pc_next_service_host(lk->rt);
+    return lk->moved->hosts[lk->hosts_tried % lk->moved->n_hosts];
+}
 
 static void send_request(lookup_t *lk);
 
@@ -30,12 +47,12 @@ static bool fail_over(lookup_t *lk, pulsarc_result res)
 {
     pc_runtime_t *rt = lk->rt;
     if ((res != PULSARC_ERR_CONNECT_FAILED && res != PULSARC_ERR_CONNECTION_CLOSED) ||
-        lk->hosts_tried >= rt->service->n_hosts || rt->stopping)
+        lk->hosts_tried >= service_of(lk)->n_hosts || rt->stopping)
         return false;
     PC_INFO(rt->log, "lookup of %s via %s:%d failed (%s); trying the next service host", lk->topic,
             lk->service.host, lk->service.port, pulsarc_last_error_detail());
+    lk->service = next_host(lk);
     lk->hosts_tried++;
-    lk->service = pc_next_service_host(rt);
     lk->target = lk->service;
     lk->redirects = 0;
     lk->authoritative = false;
@@ -49,6 +66,7 @@ static void finish(lookup_t *lk, pulsarc_result res, const pc_host_port_t *logic
     if (res != PULSARC_OK && fail_over(lk, res))
         return;
     pc_lookup_answer(&lk->reply, res, logical, physical, partitions);
+    free(lk->moved);
     free(lk->topic);
     free(lk);
 }
@@ -59,7 +77,7 @@ static void finish(lookup_t *lk, pulsarc_result res, const pc_host_port_t *logic
 static int answer_broker(const lookup_t *lk, const Pulsar__Proto__CommandLookupTopicResponse *m,
                          pc_host_port_t *broker)
 {
-    bool want_tls = lk->rt->service->tls;
+    bool want_tls = service_of(lk)->tls;
     const char *url = want_tls ? m->brokerserviceurltls : m->brokerserviceurl;
     bool tls = false;
     if (want_tls && (!url || !*url)) {
@@ -199,21 +217,27 @@ static void send_request(lookup_t *lk)
     pc_conn_when_ready(conn, on_conn_ready, lk);
 }
 
-static void start(pc_runtime_t *rt, const char *topic, const pc_lookup_reply_t *reply)
+static void start(pc_runtime_t *rt, const pc_service_url_t *moved, const char *topic,
+                  const pc_lookup_reply_t *reply)
 {
     lookup_t *lk = calloc(1, sizeof *lk);
     char *t = strdup(topic);
-    if (!lk || !t) {
+    pc_service_url_t *m = moved ? malloc(sizeof *m) : NULL;
+    if (!lk || !t || (moved && !m)) {
         free(lk);
         free(t);
+        free(m);
         pc_set_detail("out of memory");
         pc_lookup_answer(reply, PULSARC_ERR_NO_MEMORY, NULL, NULL, 0);
         return;
     }
+    if (m)
+        *m = *moved;
     lk->rt = rt;
     lk->topic = t;
     lk->reply = *reply;
-    lk->service = pc_next_service_host(rt);
+    lk->moved = m;
+    lk->service = next_host(lk);
     lk->hosts_tried = 1;
     lk->target = lk->service;
     send_request(lk);
@@ -224,7 +248,17 @@ void pc_lookup_topic(pc_runtime_t *rt, const char *topic, pc_lookup_cb cb, void 
     if (rt->service->http)
         pc_http_lookup_topic(rt, topic, cb, ctx);
     else
-        start(rt, topic, &(pc_lookup_reply_t){ .lookup_cb = cb, .ctx = ctx });
+        start(rt, NULL, topic, &(pc_lookup_reply_t){ .lookup_cb = cb, .ctx = ctx });
+}
+
+void pc_lookup_topic_at(pc_runtime_t *rt, const pc_service_url_t *moved, const char *topic,
+                        pc_lookup_cb cb, void *ctx)
+{
+    if (!moved) {
+        pc_lookup_topic(rt, topic, cb, ctx);
+        return;
+    }
+    start(rt, moved, topic, &(pc_lookup_reply_t){ .lookup_cb = cb, .ctx = ctx });
 }
 
 void pc_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb cb, void *ctx)
@@ -232,6 +266,6 @@ void pc_lookup_partitions(pc_runtime_t *rt, const char *topic, pc_partitions_cb 
     if (rt->service->http)
         pc_http_lookup_partitions(rt, topic, cb, ctx);
     else
-        start(rt, topic,
+        start(rt, NULL, topic,
               &(pc_lookup_reply_t){ .partitions = true, .partitions_cb = cb, .ctx = ctx });
 }

@@ -213,3 +213,25 @@ int pc_broker_url_parse(const char *url, pc_host_port_t *out, bool *tls)
         *tls = su.tls;
     return 0;
 }
+
+int pc_migration_url_parse(const char *url_plain, const char *url_tls, bool want_tls,
+                           pc_service_url_t *out, char *err, size_t errlen)
+{
+    const char *field = want_tls ? "brokerServiceUrlTls" : "brokerServiceUrl";
+    const char *url = want_tls ? url_tls : url_plain;
+    if (!url || !*url)
+        return fail(err, errlen, "it names no %s", field);
+    char why[128];
+    /* Said in a warning: a URL with user information may hold a password. */
+    const char *shown = strchr(url, '@') ? "(not shown: it has an '@')" : url;
+    if (pc_service_url_parse(url, out, why, sizeof why) != 0)
+        return fail(err, errlen, "its %s \"%s\" is not a service URL (%s)", field, shown,
+                    shown == url ? why : "user information");
+    if (out->http)
+        return fail(err, errlen, "its %s \"%s\" is a web service URL, not a broker's", field,
+                    shown);
+    if (out->tls != want_tls)
+        return fail(err, errlen, "its %s \"%s\" is not a %s URL as this connection needs", field,
+                    shown, want_tls ? "pulsar+ssl://" : "pulsar://");
+    return 0;
+}

@@ -28,6 +28,15 @@ int pc_service_url_parse(const char *url, pc_service_url_t *out, char *err, size
 /* Parse one "pulsar://host:port" or "pulsar+ssl://host:port" address as a lookup answers
  * it (exactly one host; http(s):// is refused). Returns 0 or -1; tls may be NULL. */
 int pc_broker_url_parse(const char *url, pc_host_port_t *out, bool *tls);
+/* The service URL of the cluster a topic moved to, from a broker's TOPIC_MIGRATED: its
+ * brokerServiceUrlTls (url_tls) on a TLS connection (tls), its brokerServiceUrl (url)
+ * otherwise, as the C++ and Go clients choose; the other one is never looked at. Checked
+ * exactly as a configured service URL is (pc_service_url_parse), and it must be a binary
+ * one, "pulsar+ssl://" on TLS and "pulsar://" otherwise, since the client's TLS settings,
+ * credentials and connections carry over to that cluster. NULL or empty is refused.
+ * Returns 0, or -1 with a reason in err (err may be NULL). */
+int pc_migration_url_parse(const char *url, const char *url_tls, bool tls, pc_service_url_t *out,
+                           char *err, size_t errlen);
 
 /* The address to connect to among those a host name resolved to: the first IPv4 one, as
  * "localhost" often lists ::1 first while brokers commonly bind 127.0.0.1; else the first. */

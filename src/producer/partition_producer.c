@@ -85,6 +85,7 @@ static void maybe_free(pc_pp_t *pp)
     free(pp->taken);
     free(pp->topic);
     free(pp->name);
+    free(pp->moved_to);
     free(pp);
 }
 
@@ -170,6 +171,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition, const pc_
     pp->listener.on_receipt = pc_pp_on_receipt;
     pp->listener.on_send_error = pc_pp_on_send_error;
     pp->listener.on_broker_close = pc_pp_on_broker_close;
+    pp->listener.on_migrated = pc_pp_on_migrated;
     pp->listener.on_disconnect = pc_pp_on_disconnect;
     pp->cluster_listener.on_switch = pc_pp_on_cluster_switch;
     pc_backoff_init(&pp->backoff, rt->limits.initial_backoff_ms, rt->limits.max_backoff_ms);

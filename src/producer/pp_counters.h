@@ -25,6 +25,7 @@ typedef struct pc_pp_counters {
     uint64_t disconnects;    /* connections lost (or producers closed by the broker) while
                                  registered */
     uint64_t registrations;  /* successful registrations, the first one included */
+    uint64_t migrations;     /* TOPIC_MIGRATED followed: moves to another cluster */
 } pc_pp_counters_t;
 
 /* Where a producer's partitions record what they share: the send-to-receipt latency of

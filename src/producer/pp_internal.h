@@ -93,6 +93,9 @@ struct pc_pp {
     pc_conn_t *conn;
     pc_conn_listener_t listener;
     pc_cluster_listener_t cluster_listener; /* hears of a switch to another cluster */
+    /* The service URL of the cluster the topic moved to (TOPIC_MIGRATED), where every later
+     * lookup of the topic goes; NULL: the client's own. Forgotten on a switch of cluster. */
+    pc_service_url_t *moved_to;
     uint32_t max_message_size;
 
     int64_t next_sequence_id;
@@ -168,6 +171,8 @@ void pc_pp_stop_with(pc_pp_t *pp, pulsarc_result res, const char *detail);
  * queued would otherwise take the topic with nobody behind it). */
 void pc_pp_abandon_registration(pc_pp_t *pp);
 void pc_pp_on_broker_close(void *ctx);
+/* The broker moved the topic to another cluster: register there (net/connection.h). */
+void pc_pp_on_migrated(void *ctx, const pc_service_url_t *to);
 void pc_pp_on_disconnect(void *ctx, pulsarc_result why);
 /* The client switched to another cluster: waiting to reconnect, try it now. */
 void pc_pp_on_cluster_switch(pc_cluster_listener_t *l);

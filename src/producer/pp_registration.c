@@ -382,7 +382,7 @@ static void connect_now(pc_pp_t *pp)
         schedule_reconnect(pp);
         return;
     }
-    pc_lookup_topic(pp->rt, pp->topic, on_lookup, a);
+    pc_lookup_topic_at(pp->rt, pp->moved_to, pp->topic, on_lookup, a);
 }
 
 /* The connection went away (or the broker closed us): queue everything and retry. */
@@ -434,6 +434,45 @@ void pc_pp_on_broker_close(void *ctx)
     connection_lost(pp, PULSARC_ERR_CONNECTION_CLOSED, "closed by the broker");
 }
 
+/* The service URL as text for the log: scheme, hosts and ports (what was parsed, so
+ * nothing else the broker wrote). */
+static void url_text(const pc_service_url_t *u, char *out, size_t len)
+{
+    size_t n = (size_t)snprintf(out, len, "%s://", u->tls ? "pulsar+ssl" : "pulsar");
+    for (int i = 0; i < u->n_hosts && n < len; i++) {
+        bool v6 = strchr(u->hosts[i].host, ':') != NULL;
+        n += (size_t)snprintf(out + n, len - n, "%s%s%s%s:%d", i ? "," : "", v6 ? "[" : "",
+                              u->hosts[i].host, v6 ? "]" : "", u->hosts[i].port);
+    }
+}
+
+void pc_pp_on_migrated(void *ctx, const pc_service_url_t *to)
+{
+    pc_pp_t *pp = ctx;
+    pc_service_url_t *copy = malloc(sizeof *copy);
+    if (!copy) {
+        PC_WARN(pp->rt->log,
+                "%s: the topic moved to another cluster, but out of memory: "
+                "looked up on this cluster again",
+                pp->topic);
+        pc_pp_on_broker_close(pp);
+        return;
+    }
+    *copy = *to;
+    free(pp->moved_to);
+    pp->moved_to = copy;
+    pp->counters.migrations++;
+    char where[1024];
+    url_text(copy, where, sizeof where);
+    PC_INFO(pp->rt->log,
+            "%s: the topic moved to another cluster (TOPIC_MIGRATED): producer %s registers "
+            "there, through %s, with its pending messages and sequence ids",
+            pp->topic, pp->name ? pp->name : "(unnamed)", where);
+    /* A new cluster: the backoff grown against the old one does not apply. */
+    pc_backoff_reset(&pp->backoff);
+    connection_lost(pp, PULSARC_ERR_CONNECTION_CLOSED, "the topic moved to another cluster");
+}
+
 void pc_pp_on_disconnect(void *ctx, pulsarc_result why)
 {
     pc_pp_t *pp = ctx;
@@ -443,6 +482,16 @@ void pc_pp_on_disconnect(void *ctx, pulsarc_result why)
 void pc_pp_on_cluster_switch(pc_cluster_listener_t *l)
 {
     pc_pp_t *pp = (pc_pp_t *)((char *)l - offsetof(pc_pp_t, cluster_listener));
+    /* The cluster a migration named was reached with the old cluster's credentials; the
+     * client's new cluster has its own, and its own answer for the topic. */
+    if (pp->moved_to) {
+        PC_INFO(pp->rt->log,
+                "%s: the client switched clusters: lookups leave the cluster the "
+                "topic had moved to",
+                pp->topic);
+        free(pp->moved_to);
+        pp->moved_to = NULL;
+    }
     /* The backoff grew against a cluster the client has left: the new one gets a fresh
      * start, and a producer waiting out that backoff (its connection closed by the
      * switch, or lost before it) looks the topic up there at once. */

@@ -125,4 +125,5 @@ void pc_metrics_counters_add(pc_pp_counters_t *d, const pc_pp_counters_t *s)
         d->batch_max_msgs = s->batch_max_msgs;
     d->disconnects += s->disconnects;
     d->registrations += s->registrations;
+    d->migrations += s->migrations;
 }

@@ -85,7 +85,7 @@ static void put_labels(text *t, const pc_metrics_topic_t *m, int partition)
         put(t, ",pulsar_partition=\"%d\"", partition);
 }
 
-enum field { ACKED_BYTES, SENT_MSGS, ACKED_MSGS, FAILED_MSGS, RECONNECTS, DISCONNECTS };
+enum field { ACKED_BYTES, SENT_MSGS, ACKED_MSGS, FAILED_MSGS, RECONNECTS, DISCONNECTS, MIGRATIONS };
 
 static uint64_t field_of(const pc_pp_counters_t *k, enum field f)
 {
@@ -102,6 +102,8 @@ static uint64_t field_of(const pc_pp_counters_t *k, enum field f)
         return k->registrations > 1 ? k->registrations - 1 : 0;
     case DISCONNECTS:
         return k->disconnects;
+    case MIGRATIONS:
+        return k->migrations;
     }
     return 0;
 }
@@ -221,6 +223,8 @@ char *pc_metrics_text(const pc_metrics_set_t *set, bool per_partition, size_t *l
           "Producer registrations after each partition's first (pulsarc)", RECONNECTS },
         { "pulsarc_producer_disconnect_total", "Connections lost while registered (pulsarc)",
           DISCONNECTS },
+        { "pulsarc_producer_topic_migration_total",
+          "Moves of the topic to another cluster followed (TOPIC_MIGRATED, pulsarc)", MIGRATIONS },
     };
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
         partition_counter(&t, set, per_partition, own[i].name, own[i].help, own[i].f);

@@ -110,7 +110,7 @@ json_t *pc_stats_totals_json(const pc_stats_totals_t *t)
                                            : json_null();
     /* "o" steals each reference, also on failure. */
     return json_pack("{s:{s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I},s:o,s:o,"
-                     "s:{s:I,s:I,s:I,s:I,s:o},s:{s:I,s:I,s:o,s:I},s:{s:I,s:I},s:o}",
+                     "s:{s:I,s:I,s:I,s:I,s:o},s:{s:I,s:I,s:o,s:I},s:{s:I,s:I,s:I},s:o}",
                      "messages", "accepted", (json_int_t)v[PULSARC_STAT_MSGS_ACCEPTED], "refused",
                      (json_int_t)v[PULSARC_STAT_MSGS_REFUSED], "sent",
                      (json_int_t)v[PULSARC_STAT_MSGS_SENT], "acked",
@@ -129,7 +129,8 @@ json_t *pc_stats_totals_json(const pc_stats_totals_t *t)
                      (json_int_t)v[PULSARC_STAT_BATCHED_MSGS], "mean_messages", mean,
                      "max_messages", (json_int_t)v[PULSARC_STAT_BATCH_MAX_MSGS], "connections",
                      "reconnects", (json_int_t)v[PULSARC_STAT_RECONNECTS], "disconnects",
-                     (json_int_t)v[PULSARC_STAT_DISCONNECTS], "latency_us",
+                     (json_int_t)v[PULSARC_STAT_DISCONNECTS], "migrations",
+                     (json_int_t)v[PULSARC_STAT_TOPIC_MIGRATIONS], "latency_us",
                      latency(&t->latency_us));
 }
 

@@ -13,7 +13,7 @@
 #include "pulsarc/pulsarc.h"
 
 /* One more than the last pulsarc_stat value this library knows. */
-#define PC_STAT_COUNT (PULSARC_STAT_TLS_RELOAD_FAILURES + 1)
+#define PC_STAT_COUNT (PULSARC_STAT_TOPIC_MIGRATIONS + 1)
 
 /* Failures and refusals are counted per result in slots: local errors (-1 .. -31) and
  * broker errors (100 .. 131) each have one; anything else shares slot 0. */

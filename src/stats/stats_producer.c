@@ -33,6 +33,7 @@ static void add_partition(const pc_pp_counters_t *k, uint64_t *v)
         v[PULSARC_STAT_BATCH_MAX_MSGS] = k->batch_max_msgs;
     v[PULSARC_STAT_RECONNECTS] += k->registrations > 1 ? k->registrations - 1 : 0;
     v[PULSARC_STAT_DISCONNECTS] += k->disconnects;
+    v[PULSARC_STAT_TOPIC_MIGRATIONS] += k->migrations;
 }
 
 void pc_producer_stats_add(const pc_producer_stats_t *s, const pc_partitioned_t *pt,
@@ -60,7 +61,7 @@ void pc_producer_stats_add(const pc_producer_stats_t *s, const pc_partitioned_t 
 static json_t *partition_json(int i, const pc_pp_counters_t *k)
 {
     return json_pack("{s:i,s:{s:I,s:I,s:I},s:{s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I},"
-                     "s:{s:I,s:I,s:I},s:{s:I,s:I}}",
+                     "s:{s:I,s:I,s:I},s:{s:I,s:I,s:I}}",
                      "partition", i, "messages", "sent", (json_int_t)k->sent_msgs, "acked",
                      (json_int_t)k->acked_msgs, "failed", (json_int_t)k->failed_msgs, "bytes",
                      "sent", (json_int_t)k->sent_bytes, "acked", (json_int_t)k->acked_bytes,
@@ -70,7 +71,7 @@ static json_t *partition_json(int i, const pc_pp_counters_t *k)
                      "count", (json_int_t)k->batches, "messages", (json_int_t)k->batched_msgs,
                      "max_messages", (json_int_t)k->batch_max_msgs, "connections", "reconnects",
                      (json_int_t)(k->registrations > 1 ? k->registrations - 1 : 0), "disconnects",
-                     (json_int_t)k->disconnects);
+                     (json_int_t)k->disconnects, "migrations", (json_int_t)k->migrations);
 }
 
 json_t *pc_producer_stats_json(const pc_producer_stats_t *s, const pc_partitioned_t *pt,

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pulsar
+
 import pulsar_helpers as ph
 
 CLUSTER_SCRIPT = ph.REPO_ROOT / "scripts" / "cluster"
@@ -453,3 +455,113 @@ def index_of(payload: bytes) -> int:
     """The message number cluster_producer put at the start of a payload ("m<9 digits>")."""
     assert payload[:1] == b"m", payload[:20]
     return int(payload[1:10])
+
+
+# --------------------------------------------------------------------------------------
+# Producing at a steady rate, watching where messages arrive
+# --------------------------------------------------------------------------------------
+
+class Watcher:
+    """An official consumer that notes (message index, arrival time) as messages arrive
+    ("m-<index>" payloads, as Writer writes them)."""
+
+    def __init__(self, url: str, topic: str):
+        self.client = ph.make_client(url)
+        self.consumer = self.client.subscribe(
+            topic, "watch", consumer_type=pulsar.ConsumerType.Exclusive,
+            initial_position=pulsar.InitialPosition.Earliest)
+        self.arrivals: list[tuple[int, float]] = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                msg = self.consumer.receive(timeout_millis=100)
+            except pulsar.Timeout:
+                continue
+            now = time.monotonic()
+            with self.lock:
+                self.arrivals.append((int(msg.data().split(b"-")[1]), now))
+            self.consumer.acknowledge(msg)
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.arrivals)
+
+    def first_after(self, t: float) -> float | None:
+        with self.lock:
+            return next((at for _, at in self.arrivals if at >= t), None)
+
+    def wait_count(self, n: int, timeout_s: float, what: str) -> None:
+        ph.wait_for(lambda: self.count() >= n, timeout_s=timeout_s, interval_s=0.02,
+                    what=f"{n} messages on {what} ({self.count()} so far)")
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(10)
+        self.client.close()
+
+
+class Writer:
+    """Feeds a pulsarc-produce --stdin process "m-<index>" lines at `rate` per second
+    until stopped; finish() closes its stdin and returns how many lines it wrote."""
+
+    def __init__(self, proc: subprocess.Popen, rate: int):
+        self.proc = proc
+        self.rate = rate
+        self.written = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        step = max(1, self.rate // 20)
+        try:
+            while not self.stop.is_set():
+                lines = "".join(f"m-{self.written + i:07d}\n" for i in range(step))
+                self.proc.stdin.write(lines.encode())
+                self.proc.stdin.flush()
+                self.written += step
+                time.sleep(0.05)
+        finally:
+            self.proc.stdin.close()
+
+    def finish(self, timeout_s: float = 120) -> tuple[int, bytes, bytes]:
+        """Stop writing, close stdin, wait for the process (killed after timeout_s):
+        (lines written, its stdout, its stderr)."""
+        self.stop.set()
+        self.thread.join(30)
+        self.proc.stdin = None  # closed by the writer: communicate() must not flush it
+        try:
+            out, err = self.proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+        return self.written, out, err
+
+
+def assert_all_sent(proc: subprocess.Popen, sent: int, out: bytes, err: bytes) -> str:
+    """pulsarc-produce exited 0 and reported every line sent, none failed (each had its
+    callback once); returns its log (stderr)."""
+    log = err.decode(errors="replace")
+    assert proc.returncode == 0, f"pulsarc-produce exited with {proc.returncode}\n{log[-4000:]}"
+    m = re.search(rb"sent=(\d+) failed=(\d+)", out)
+    assert m and (int(m[1]), int(m[2])) == (sent, 0), f"{out!r}\n{log[-4000:]}"
+    return log
+
+
+def indices(messages: list[dict]) -> list[int]:
+    """The indices of "m-<index>" messages read back (ph.read_to_end), in order."""
+    return [int(m["data"].split(b"-")[1]) for m in messages]
+
+
+def indices_on(url: str, topic: str) -> list[int]:
+    """indices() of everything stored on topic at the cluster of service URL url."""
+    c = ph.make_client(url)
+    try:
+        return indices(ph.read_to_end(topic, client=c))
+    finally:
+        c.close()

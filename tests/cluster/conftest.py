@@ -6,6 +6,7 @@ If it is not up, every test errors out: a missing rig is a failure, never a skip
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -41,3 +42,30 @@ def client(rig):
     c = ph.make_client(rig.service_url)
     yield c
     c.close()
+
+
+BROKER_SCRIPT = ph.REPO_ROOT / "scripts" / "broker"
+
+
+@pytest.fixture(scope="session")
+def standalone_broker():
+    """A standalone broker beside the rig, as a second cluster (a failover secondary, a
+    migration's destination): (service URL, admin URL), from PULSAR_SERVICE_URL and
+    PULSAR_ADMIN_URL as for tests/interop. scripts/test stops its own standalone before
+    this layer; then this starts one (scripts/broker, with PULSAR_PORT, PULSAR_HTTP_PORT
+    and PULSARC_BROKER_DIR if set), and stops only that."""
+    started = False
+    if subprocess.run([str(BROKER_SCRIPT), "status"], capture_output=True).returncode != 0:
+        proc = subprocess.run([str(BROKER_SCRIPT), "start"], capture_output=True, text=True,
+                              timeout=600)
+        assert proc.returncode == 0, f"scripts/broker start failed:\n{proc.stdout}\n{proc.stderr}"
+        started = True
+    yield ph.service_url(), ph.admin_url()
+    if started:
+        subprocess.run([str(BROKER_SCRIPT), "stop"], capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def standalone(standalone_broker):
+    """The standalone broker's service URL (see standalone_broker)."""
+    return standalone_broker[0]

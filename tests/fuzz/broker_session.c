@@ -633,8 +633,16 @@ static void build_and_write(session_t *s, input_t *in)
         migrated.resource_id = producer_ref(fb, next_byte(in), &to);
         migrated.resource_type = (Pulsar__Proto__CommandTopicMigrated__ResourceType)(next_byte(in) %
                                                                                      3);
-        if (next_byte(in) & 1)
-            migrated.brokerserviceurl = (char *)FB_REDIRECT_URL;
+        flags = next_byte(in);
+        if (flags & 1) {
+            /* The second broker's addresses, or ones the client must refuse to follow. */
+            static const char *const plain[] = { FB_REDIRECT_URL, "broker-2", NULL,
+                                                 "http://broker-2:8080" };
+            static const char *const tls[] = { FB_REDIRECT_URL_TLS, "pulsar://localhost:6652", NULL,
+                                               "pulsar+ssl://localhost:0" };
+            migrated.brokerserviceurl = (char *)plain[(flags >> 1) & 3];
+            migrated.brokerserviceurltls = (char *)tls[(flags >> 3) & 3];
+        }
         cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__TOPIC_MIGRATED;
         cmd.topicmigrated = &migrated;
         break;

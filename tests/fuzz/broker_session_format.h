@@ -103,7 +103,10 @@ typedef enum bs_cmd {
                                 (ledger, entry bytes follow), bit 1 highest_sequence_id */
     BS_CMD_SEND_ERROR,       /* producer ref, sequence ref, server error */
     BS_CMD_CLOSE_PRODUCER,   /* producer ref, request ref */
-    BS_CMD_TOPIC_MIGRATED,   /* producer ref, resource type (% 3), flags: bit 0 URLs */
+    BS_CMD_TOPIC_MIGRATED,   /* producer ref, resource type (% 3), flags: bit 0 URLs, bits
+                                1-2 brokerServiceUrl (broker-2, unparsable, absent, an
+                                http:// one), bits 3-4 brokerServiceUrlTls (broker-2's,
+                                a pulsar:// one, absent, unparsable) */
     BS_CMD_AUTH_CHALLENGE,
     BS_CMD_BARE,           /* type byte: a BaseCommand of that type without its body */
     BS_CMD_SCHEMA_VERSION, /* request ref, flags: bit 0 error code (next byte), bits 1-2

@@ -334,6 +334,26 @@ static void topic_migrated(void)
     save(&s, "topic_migrated");
 }
 
+/* Migrated with messages pending (the producer follows, resends them there), then told
+ * again with addresses it must not follow (unparsable, an http:// one, absent), and a
+ * consumer's migration. */
+static void topic_migrated_pending_and_refused(void)
+{
+    seed_t s;
+    start(&s, 0x40, 0x05, 0x00);
+    put(&s, 5, BS_OP_CMD, BS_CMD_TOPIC_MIGRATED, 0, 0 /* Producer */, 1);
+    settle(&s);
+    put(&s, 5, BS_OP_CMD, BS_CMD_TOPIC_MIGRATED, 0, 0, 1 | 1 << 1 | 3 << 3);
+    settle(&s);
+    put(&s, 5, BS_OP_CMD, BS_CMD_TOPIC_MIGRATED, 0, 0, 1 | 3 << 1 | 1 << 3);
+    settle(&s);
+    put(&s, 5, BS_OP_CMD, BS_CMD_TOPIC_MIGRATED, 0, 0, 1 | 2 << 1 | 2 << 3);
+    settle(&s);
+    put(&s, 5, BS_OP_CMD, BS_CMD_TOPIC_MIGRATED, 0, 1 /* Consumer */, 1);
+    settle(&s);
+    save(&s, "topic_migrated_pending_and_refused");
+}
+
 static void auth_challenge(void)
 {
     seed_t s;
@@ -593,6 +613,7 @@ int main(int argc, char **argv)
     chunked_messages();
     setup_redirect_proxy_retry();
     topic_migrated();
+    topic_migrated_pending_and_refused();
     auth_challenge();
     broker_pings_and_repeats();
     reconnect_refused();

@@ -2003,22 +2003,43 @@ int mock_broker_grant_queued(mock_broker_t *mb)
     return n;
 }
 
-int mock_broker_close_producer(mock_broker_t *mb, uint64_t producer_id)
+/* What a broker sends a producer it moves on: TOPIC_MIGRATED first when migrated (then
+ * for a consumer's resource type nothing more), CLOSE_PRODUCER otherwise or after it. */
+static int tell_producer(mock_broker_t *mb, uint64_t producer_id, bool migrated, int resource_type,
+                         const char *url, const char *url_tls)
 {
+    bool close = !migrated ||
+                 resource_type == PULSAR__PROTO__COMMAND_TOPIC_MIGRATED__RESOURCE_TYPE__Producer;
     pthread_mutex_lock(&mb->mu);
     int n = 0;
     for (size_t i = 0; i < mb->n_conns; i++) {
         conn_t *c = mb->conns[i];
         if (!conn_writable(c) || !producer_name_of(c, producer_id))
             continue;
-        forget_producer(c, producer_id);
-        send_reply(mb, c, "CLOSE_PRODUCER",
-                   bc_close_producer(&mb->reply, producer_id, BC_BROKER_REQUEST_ID));
+        if (migrated)
+            send_reply(mb, c, "TOPIC_MIGRATED",
+                       bc_topic_migrated(&mb->reply, producer_id, resource_type, url, url_tls));
+        if (close) {
+            forget_producer(c, producer_id);
+            send_reply(mb, c, "CLOSE_PRODUCER",
+                       bc_close_producer(&mb->reply, producer_id, BC_BROKER_REQUEST_ID));
+        }
         n++;
     }
     sync_with_thread(mb);
     pthread_mutex_unlock(&mb->mu);
     return n;
+}
+
+int mock_broker_close_producer(mock_broker_t *mb, uint64_t producer_id)
+{
+    return tell_producer(mb, producer_id, false, 0, NULL, NULL);
+}
+
+int mock_broker_topic_migrated(mock_broker_t *mb, uint64_t producer_id, int resource_type,
+                               const char *url, const char *url_tls)
+{
+    return tell_producer(mb, producer_id, true, resource_type, url, url_tls);
 }
 
 void mock_broker_set_receipt_mode(mock_broker_t *mb, mock_receipt_mode_t mode)

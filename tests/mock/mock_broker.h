@@ -195,6 +195,14 @@ int mock_broker_grant_queued(mock_broker_t *mb);
  * connection where producer_id is registered, and forget it there. Returns the number of
  * connections it went to (0: no such producer). */
 int mock_broker_close_producer(mock_broker_t *mb, uint64_t producer_id);
+/* The broker's cluster was migrated (PIP-188): as Pulsar 4.0's Producer.topicMigrated does,
+ * send TOPIC_MIGRATED(resource_type, url, url_tls; either may be NULL) and then
+ * CLOSE_PRODUCER on each connection where producer_id is registered, and forget it there.
+ * resource_type is a PULSAR__PROTO__COMMAND_TOPIC_MIGRATED__RESOURCE_TYPE__* value; for a
+ * consumer the producer is neither told nor closed (only the TOPIC_MIGRATED goes out).
+ * Returns the number of connections it went to. */
+int mock_broker_topic_migrated(mock_broker_t *mb, uint64_t producer_id, int resource_type,
+                               const char *url, const char *url_tls);
 
 /* ---- receipt faults ---------------------------------------------------------------- */
 

@@ -187,6 +187,19 @@ int bc_close_producer(pc_buf_t *out, uint64_t producer_id, uint64_t request_id)
     return frame(out, &cmd, PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER);
 }
 
+int bc_topic_migrated(pc_buf_t *out, uint64_t resource_id, int resource_type, const char *url,
+                      const char *url_tls)
+{
+    Pulsar__Proto__CommandTopicMigrated m = PULSAR__PROTO__COMMAND_TOPIC_MIGRATED__INIT;
+    m.resource_id = resource_id;
+    m.resource_type = (Pulsar__Proto__CommandTopicMigrated__ResourceType)resource_type;
+    m.brokerserviceurl = (char *)url;
+    m.brokerserviceurltls = (char *)url_tls;
+    Pulsar__Proto__BaseCommand cmd = PULSAR__PROTO__BASE_COMMAND__INIT;
+    cmd.topicmigrated = &m;
+    return frame(out, &cmd, PULSAR__PROTO__BASE_COMMAND__TYPE__TOPIC_MIGRATED);
+}
+
 int bc_receipt(pc_buf_t *out, uint64_t producer_id, uint64_t sequence_id,
                uint64_t highest_sequence_id, uint64_t ledger, uint64_t entry)
 {

@@ -54,6 +54,10 @@ int bc_producer_success(pc_buf_t *out, uint64_t request_id, const char *producer
                         bool ready, int64_t topic_epoch);
 /* The broker closes the producer (request_id: BC_BROKER_REQUEST_ID when unasked). */
 int bc_close_producer(pc_buf_t *out, uint64_t producer_id, uint64_t request_id);
+/* The topic moved to another cluster (PIP-188): resource_type a
+ * PULSAR__PROTO__COMMAND_TOPIC_MIGRATED__RESOURCE_TYPE__* value; either URL may be NULL. */
+int bc_topic_migrated(pc_buf_t *out, uint64_t resource_id, int resource_type, const char *url,
+                      const char *url_tls);
 /* A receipt with its message id, as a broker always writes it: with the highest sequence
  * id it stored (the sequence id itself for a single message). */
 int bc_receipt(pc_buf_t *out, uint64_t producer_id, uint64_t sequence_id,

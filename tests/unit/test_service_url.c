@@ -260,3 +260,62 @@ Test(service_url, broker_url_from_lookup)
     cr_expect_eq(pc_broker_url_parse(NULL, &hp, &tls), -1);
     cr_expect_eq(pc_broker_url_parse("pulsar://b:1", NULL, &tls), -1);
 }
+
+/* TOPIC_MIGRATED: which of the two URLs counts, and that it is checked as a service URL. */
+static void migration_rejects(const char *plain, const char *tls_url, bool tls, const char *why)
+{
+    pc_service_url_t u;
+    char err[640] = "";
+    cr_expect_eq(pc_migration_url_parse(plain, tls_url, tls, &u, err, sizeof err), -1,
+                 "accepted plain '%s' tls '%s' on a %s connection", plain ? plain : "(null)",
+                 tls_url ? tls_url : "(null)", tls ? "TLS" : "plain");
+    cr_expect(strstr(err, why) != NULL, "reason: %s (want %s)", err, why);
+}
+
+Test(service_url, migration_url_plain_connection_takes_broker_service_url)
+{
+    pc_service_url_t u;
+    char err[640] = "";
+    cr_assert_eq(pc_migration_url_parse("pulsar://green-1:6650,green-2:6660",
+                                        "pulsar+ssl://green-1:6651", false, &u, err, sizeof err),
+                 0, "%s", err);
+    cr_expect_not(u.tls);
+    cr_expect_eq(u.n_hosts, 2);
+    expect_host(&u, 0, "green-1", 6650);
+    expect_host(&u, 1, "green-2", 6660);
+}
+
+Test(service_url, migration_url_tls_connection_takes_broker_service_url_tls)
+{
+    pc_service_url_t u;
+    char err[640] = "";
+    cr_assert_eq(pc_migration_url_parse("pulsar://green:6650", "pulsar+ssl://green:6651", true, &u,
+                                        err, sizeof err),
+                 0, "%s", err);
+    cr_expect(u.tls);
+    cr_expect_eq(u.n_hosts, 1);
+    expect_host(&u, 0, "green", 6651);
+}
+
+Test(service_url, migration_url_missing_or_malformed_is_refused)
+{
+    /* The one the connection needs is absent: the other one is never taken instead. */
+    migration_rejects(NULL, "pulsar+ssl://green:6651", false, "names no brokerServiceUrl");
+    migration_rejects("", "pulsar+ssl://green:6651", false, "names no brokerServiceUrl");
+    migration_rejects("pulsar://green:6650", NULL, true, "names no brokerServiceUrlTls");
+    /* Each field must match the connection's kind: no downgrade to plain text. */
+    migration_rejects("pulsar://green:6650", "pulsar://green:6650", true, "not a pulsar+ssl://");
+    migration_rejects("pulsar+ssl://green:6651", NULL, false, "not a pulsar://");
+    /* Checked as any service URL: scheme, host, port. */
+    migration_rejects("http://green:8080", NULL, false, "web service URL");
+    migration_rejects("ftp://green:6650", NULL, false, "not a service URL");
+    migration_rejects("pulsar://green:0", NULL, false, "not a service URL");
+    migration_rejects("pulsar://green:99999", NULL, false, "not a service URL");
+    migration_rejects("pulsar://gr\x1b[2Jeen:6650", NULL, false, "not a service URL");
+    migration_rejects("pulsar://user:secret@green:6650", NULL, false, "not a service URL");
+    pc_service_url_t u;
+    char err[640] = "";
+    pc_migration_url_parse("pulsar://user:secret@green:6650", NULL, false, &u, err, sizeof err);
+    cr_expect(strstr(err, "secret") == NULL, "a password went into the reason: %s", err);
+    migration_rejects("pulsar://", NULL, false, "not a service URL");
+}
