@@ -150,8 +150,8 @@ def read_budget(path):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
-        key, process, library = line.split()
-        budget[key] = (float(process), float(library))
+        key, process, library, *tolerance = line.split()
+        budget[key] = (float(process), float(library), float(tolerance[0]) if tolerance else None)
     return budget
 
 
@@ -181,13 +181,14 @@ def main():
         process, library = run_case(case, args.bin_dir, workdir, bool(args.keep), args.tls_dir)
         verdict = ""
         if case.key in budget:
-            limit_p, limit_l = budget[case.key]
+            limit_p, limit_l, case_tolerance = budget[case.key]
+            tolerance = case_tolerance if case_tolerance is not None else args.tolerance
             over = [what for what, got, limit in (("process", process, limit_p),
                                                   ("library", library, limit_l))
-                    if got > limit * (1 + args.tolerance / 100)]
-            verdict = f"{limit_p:.0f}, {limit_l:.0f}"
+                    if got > limit * (1 + tolerance / 100)]
+            verdict = f"{limit_p:.0f}, {limit_l:.0f}" + (f" (±{tolerance:g} %)" if case_tolerance else "")
             if over:
-                verdict += f"  OVER ({', '.join(over)} more than {args.tolerance:g} % above)"
+                verdict += f"  OVER ({', '.join(over)} more than {tolerance:g} % above)"
                 failed += 1
             else:
                 passed += 1
