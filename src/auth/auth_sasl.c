@@ -72,16 +72,17 @@ static void status_text(OM_uint32 code, int type, char *out, size_t cap)
     } while (ctx != 0);
 }
 
-/* GSSAPI's own words for what failed: the major status (the GSS-API's) and the minor
- * (Kerberos's, e.g. "Server not found in Kerberos database"). Neither holds a key. */
+/* GSSAPI's own words for what failed: the minor status (Kerberos's, e.g. "Server
+ * broker/h@R not found in Kerberos database") first, then the major (the GSS-API's).
+ * Neither holds a key. */
 static pulsarc_result gss_fail(const char *what, const char *whom, OM_uint32 major, OM_uint32 minor)
 {
-    char maj[256], min[256];
+    char maj[200], min[300];
     status_text(major, GSS_C_GSS_CODE, maj, sizeof maj);
     status_text(minor, GSS_C_MECH_CODE, min, sizeof min);
-    return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "sasl: %s%s%s failed: %s (major 0x%x)%s%s%s", what,
-                   whom ? " " : "", whom ? whom : "", maj, (unsigned)major, minor ? ": " : "",
-                   minor ? min : "", minor ? "" : "");
+    return pc_fail(PULSARC_ERR_AUTH_PROVIDER, "sasl: %s%s%s failed: %s (GSSAPI major 0x%x: %s)",
+                   what, whom ? " " : "", whom ? whom : "", minor && min[0] ? min : maj,
+                   (unsigned)major, maj);
 }
 
 /* ---- credentials -------------------------------------------------------------------- */
@@ -137,8 +138,10 @@ static pulsarc_result acquire_cred(sasl_auth_t *s)
     else
         major = gss_acquire_cred(&minor, desired, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE,
                                  &s->cred, NULL, NULL);
-    if (desired != GSS_C_NO_NAME)
-        gss_release_name(&minor, &desired);
+    if (desired != GSS_C_NO_NAME) {
+        OM_uint32 ignored;
+        gss_release_name(&ignored, &desired);
+    }
     if (GSS_ERROR(major)) {
         s->cred = GSS_C_NO_CREDENTIAL;
         char whom[600];
@@ -203,7 +206,8 @@ static pulsarc_result context_step(sasl_auth_t *s, pc_auth_session_t *ss, const 
                                  GSS_C_NO_CHANNEL_BINDINGS, len ? &input : GSS_C_NO_BUFFER, NULL,
                                  &output, &flags, NULL);
     if (GSS_ERROR(major)) {
-        gss_release_buffer(&minor, &output);
+        OM_uint32 ignored;
+        gss_release_buffer(&ignored, &output);
         /* The next connect acquires afresh (a keytab replaced, a cache that expired). */
         drop_cred(s);
         return gss_fail("gss_init_sec_context for", ss->target_text, major, minor);

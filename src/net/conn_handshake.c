@@ -13,7 +13,7 @@
  * close. Copied first, since closing sets the detail from it. */
 static void close_for_auth(pc_conn_t *c, pulsarc_result r)
 {
-    char detail[256];
+    char detail[512];
     snprintf(detail, sizeof detail, "authentication: %s", pulsarc_last_error_detail());
     pc_conn_close(c, r, detail);
 }
