@@ -38,7 +38,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME libpulsarc-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(PULSARC_DEV_DEPENDS "${CPACK_DEBIAN_LIB_PACKAGE_NAME} (= ${PULSARC_DEB_VERSION})"
     libuv1-dev libprotobuf-c-dev libssl-dev "libcurl4-openssl-dev | libcurl-dev"
-    libjansson-dev liblz4-dev libzstd-dev zlib1g-dev libsnappy-dev)
+    libjansson-dev libkrb5-dev liblz4-dev libzstd-dev zlib1g-dev libsnappy-dev)
 if(AVRO_FOUND)
   list(APPEND PULSARC_DEV_DEPENDS libavro-dev)
 endif()

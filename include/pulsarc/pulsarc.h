@@ -291,6 +291,12 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_tls_cert_pem(pulsarc_client
  *           store). The issuer's certificate and host name are always verified: the
  *           broker's tlsTrustCertsFilePath, tlsAllowInsecureConnection and
  *           tlsEnableHostnameVerification=false do not apply to it.
+ *   sasl    {"keytab":"/client.keytab","principal":"client@EXAMPLE.COM",
+ *           "serverType":"broker"}: Kerberos (SASL GSSAPI) as the Java client's
+ *           AuthenticationSasl; each key optional (no keytab: the default ticket cache;
+ *           serverType "proxy" through a Pulsar proxy). KRB5_CONFIG names the realm's
+ *           krb5.conf as for any Kerberos program. Binary protocol only: an http(s)://
+ *           service URL fails with PULSARC_ERR_UNSUPPORTED. docs/security.md (Kerberos).
  * An unknown plugin or bad parameters fail pulsarc_client_new with
  * PULSARC_ERR_INVALID_CONFIG; a token that cannot be read at connect time fails the
  * connection (and so producer creation) with PULSARC_ERR_AUTH_PROVIDER. A token or

@@ -24,6 +24,40 @@ pulsarc_result pc_auth_challenge_data(pc_auth_t *a, const uint8_t *challenge, si
     return a->ops->challenge(a, challenge, len, out);
 }
 
+int pc_auth_is_refresh(const uint8_t *challenge, size_t len)
+{
+    static const char refresh[] = "PulsarAuthRefresh";
+    return challenge && len == sizeof refresh - 1 && !memcmp(challenge, refresh, len);
+}
+
+pulsarc_result pc_auth_connect_data(pc_auth_t *a, const char *host, pc_auth_session_t **s,
+                                    pc_auth_data_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!a->ops->session_start)
+        return a->ops->initial(a, out);
+    pc_auth_session_end(a, s);
+    return a->ops->session_start(a, host, s, out);
+}
+
+pulsarc_result pc_auth_connect_challenge(pc_auth_t *a, const char *host, pc_auth_session_t **s,
+                                         const uint8_t *challenge, size_t len, pc_auth_data_t *out)
+{
+    if (!a->ops->session_start)
+        return pc_auth_challenge_data(a, challenge, len, out);
+    if (!*s || pc_auth_is_refresh(challenge, len))
+        return pc_auth_connect_data(a, host, s, out);
+    memset(out, 0, sizeof *out);
+    return a->ops->session_step(a, *s, challenge, len, out);
+}
+
+void pc_auth_session_end(pc_auth_t *a, pc_auth_session_t **s)
+{
+    if (a && *s && a->ops->session_end)
+        a->ops->session_end(a, *s);
+    *s = NULL;
+}
+
 void pc_auth_free(pc_auth_t *a)
 {
     if (a)

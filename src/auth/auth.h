@@ -25,6 +25,9 @@
 typedef struct pc_auth pc_auth_t;
 typedef struct pc_auth_wait pc_auth_wait_t;
 typedef struct pc_auth_http pc_auth_http_t;
+/* A multi-step method's state for one connection (a GSSAPI security context): defined by
+ * the provider, held by the connection. */
+typedef struct pc_auth_session pc_auth_session_t;
 
 /* Credentials handed out by a provider: malloc'ed (bytes may be NULL when len is 0). The
  * public pulsarc_auth_data_t a custom provider fills (pulsarc_auth_data_set) is this very
@@ -67,6 +70,17 @@ typedef struct pc_auth_ops {
     /* Optional: the header lines ("Name: value", "\r\n" between them) for HTTP lookups.
      * NULL: "token" sends a Bearer header of the initial data, "basic" a Basic one. */
     pulsarc_result (*http_header)(pc_auth_t *a, pc_auth_data_t *out);
+    /* Optional, all three or none: a method whose exchange is per connection and depends
+     * on the host connected to (SASL/GSSAPI: the service principal names the host, and
+     * each connection has its own security context). session_start makes the state
+     * (*s) and CONNECT's data, session_step answers each AUTH_CHALLENGE with it,
+     * session_end frees it (NULL is a no-op). When set, initial and challenge are not
+     * used for connections. */
+    pulsarc_result (*session_start)(pc_auth_t *a, const char *host, pc_auth_session_t **s,
+                                    pc_auth_data_t *out);
+    pulsarc_result (*session_step)(pc_auth_t *a, pc_auth_session_t *s, const uint8_t *challenge,
+                                   size_t len, pc_auth_data_t *out);
+    void (*session_end)(pc_auth_t *a, pc_auth_session_t *s);
 } pc_auth_ops_t;
 
 /* Providers embed this as their first member. method overrides ops->method when set (a
@@ -80,6 +94,19 @@ const char *pc_auth_method(const pc_auth_t *a);
 pulsarc_result pc_auth_initial_data(pc_auth_t *a, pc_auth_data_t *out);
 pulsarc_result pc_auth_challenge_data(pc_auth_t *a, const uint8_t *challenge, size_t len,
                                       pc_auth_data_t *out);
+/* For a connection to host: CONNECT's data, starting a fresh session in *s (the one there
+ * before ended) when the provider has sessions, else pc_auth_initial_data. */
+pulsarc_result pc_auth_connect_data(pc_auth_t *a, const char *host, pc_auth_session_t **s,
+                                    pc_auth_data_t *out);
+/* The answer to an AUTH_CHALLENGE on that connection: the session's next step, or, for
+ * the broker's "PulsarAuthRefresh", a new session's first data (as the Java client makes a
+ * new data provider then); without sessions, pc_auth_challenge_data. */
+pulsarc_result pc_auth_connect_challenge(pc_auth_t *a, const char *host, pc_auth_session_t **s,
+                                         const uint8_t *challenge, size_t len, pc_auth_data_t *out);
+/* End the connection's session, if any; *s becomes NULL. */
+void pc_auth_session_end(pc_auth_t *a, pc_auth_session_t **s);
+/* True for the broker's refresh challenge (Pulsar's AuthData.REFRESH_AUTH_DATA). */
+int pc_auth_is_refresh(const uint8_t *challenge, size_t len);
 /* NULL is a no-op. */
 void pc_auth_free(pc_auth_t *a);
 /* True when the provider writes its own HTTP header lines (pc_auth_http_header). */
@@ -195,6 +222,19 @@ pulsarc_result pc_auth_basic(const char *user, const char *password, pc_auth_t *
  * none, or given as PEM); they must be readable now, whatever the service URL's scheme:
  * PULSARC_ERR_AUTH_PROVIDER otherwise, as for an unreadable token file. */
 pulsarc_result pc_auth_tls(const char *cert_file, const char *key_file, pc_auth_t **out);
+
+/* SASL with Kerberos (method "sasl", the Java client's AuthenticationSasl) over the
+ * system's GSSAPI library (auth_sasl.c). keytab NULL: the credentials the GSSAPI library
+ * finds by itself (the default ticket cache, KRB5_CLIENT_KTNAME); principal NULL: the
+ * keytab's (or the cache's) own; server_type NULL: "broker". The broker's service
+ * principal is <server_type>/<host connected to>@<the client's realm>, as Java builds it.
+ * Returns PULSARC_OK or NO_MEMORY; credentials are acquired at the first connect. */
+typedef struct pc_auth_sasl_params {
+    const char *keytab;
+    const char *principal;
+    const char *server_type;
+} pc_auth_sasl_params_t;
+pulsarc_result pc_auth_sasl(const pc_auth_sasl_params_t *p, pc_auth_t **out);
 
 /* OAuth2 client credentials (method "token"): the access token from the issuer's token
  * endpoint (found through {issuer_url}/.well-known/openid-configuration), cached until

@@ -14,10 +14,6 @@
 
 #define MAX_METHOD 63
 
-/* What the broker sends when the credentials it holds have expired (Pulsar's
- * AuthData.REFRESH_AUTH_DATA). */
-static const char refresh_challenge[] = "PulsarAuthRefresh";
-
 struct pc_auth_custom {
     atomic_int refs;
     pulsarc_auth_provider_t p; /* the caller's, completed with NULLs */
@@ -174,8 +170,7 @@ static pulsarc_result custom_challenge(pc_auth_t *a, const uint8_t *challenge, s
                                        pc_auth_data_t *out)
 {
     pc_auth_custom_t *cu = ((custom_auth_t *)a)->cu;
-    bool refresh = len == sizeof refresh_challenge - 1 && challenge &&
-                   !memcmp(challenge, refresh_challenge, len);
+    bool refresh = pc_auth_is_refresh(challenge, len);
     if (cu->p.challenge && !refresh)
         return ask(cu, "a challenge", cu->p.challenge(cu->ctx, challenge, len, out), out);
     if (cu->p.refresh)

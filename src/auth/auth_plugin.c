@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "auth/auth_params.h"
 #include "common/error.h"
@@ -19,6 +20,7 @@ static const struct {
     { "tls", JAVA_AUTH "AuthenticationTls", PC_AUTH_TLS },
     { "basic", JAVA_AUTH "AuthenticationBasic", PC_AUTH_BASIC },
     { "oauth2", JAVA_AUTH "oauth2.AuthenticationOAuth2", PC_AUTH_OAUTH2 },
+    { "sasl", JAVA_AUTH "AuthenticationSasl", PC_AUTH_SASL },
 };
 
 pulsarc_result pc_auth_kind_from_name(const char *name, pc_auth_kind_t *out)
@@ -34,10 +36,11 @@ pulsarc_result pc_auth_kind_from_name(const char *name, pc_auth_kind_t *out)
                        "authPlugin \"%s\" names a custom provider, which only "
                        "pulsarc_client_config_set_auth_provider sets",
                        name);
-    return pc_fail(PULSARC_ERR_INVALID_CONFIG,
-                   "authPlugin \"%s\" is not known (token, tls, basic, oauth2 or the official "
-                   "clients' class names, e.g. " JAVA_AUTH "AuthenticationToken)",
-                   name);
+    return pc_fail(
+        PULSARC_ERR_INVALID_CONFIG,
+        "authPlugin \"%s\" is not known (token, tls, basic, oauth2, sasl or the official "
+        "clients' class names, e.g. " JAVA_AUTH "AuthenticationToken)",
+        name);
 }
 
 /* "file:///p" and "file:/p" name /p; "file:p" a relative path. */
@@ -144,6 +147,37 @@ static pulsarc_result tls_from_params(const pc_auth_config_t *in, pc_auth_t **ou
     return r;
 }
 
+static pulsarc_result sasl_from_params(const char *params, pc_auth_t **out)
+{
+    pc_auth_params_t kv = { 0 };
+    if (params && *params) {
+        pulsarc_result r = pc_auth_params_parse(params, &kv);
+        if (r != PULSARC_OK)
+            return r;
+    }
+    pc_auth_sasl_params_t p = {
+        .keytab = pc_auth_params_get(&kv, "keytab"),
+        .principal = pc_auth_params_get(&kv, "principal"),
+        .server_type = pc_auth_params_get(&kv, "serverType"),
+    };
+    pulsarc_result r = PULSARC_OK;
+    if (p.keytab && !strncmp(p.keytab, "file:", 5))
+        p.keytab = file_path(p.keytab);
+    if (p.server_type && (!*p.server_type || strpbrk(p.server_type, "/@")))
+        r = pc_fail(PULSARC_ERR_INVALID_CONFIG,
+                    "authParams for sasl: serverType must be a service name such as broker or "
+                    "proxy (no '/' or '@')");
+    else if (p.principal && !*p.principal)
+        r = pc_fail(PULSARC_ERR_INVALID_CONFIG, "authParams for sasl: empty principal");
+    else if (p.keytab && (!*p.keytab || access(p.keytab, R_OK) != 0))
+        r = pc_fail(PULSARC_ERR_AUTH_PROVIDER, "authParams for sasl: cannot read the keytab %s",
+                    p.keytab);
+    else
+        r = pc_auth_sasl(&p, out);
+    pc_auth_params_clear(&kv);
+    return r;
+}
+
 static pulsarc_result build(pc_auth_kind_t kind, const pc_auth_config_t *in, pc_auth_t **out,
                             pc_auth_tls_files_t *tls)
 {
@@ -159,6 +193,8 @@ static pulsarc_result build(pc_auth_kind_t kind, const pc_auth_config_t *in, pc_
         return basic_from_params(in->params, out);
     case PC_AUTH_TLS:
         return tls_from_params(in, out, tls);
+    case PC_AUTH_SASL:
+        return sasl_from_params(in->params, out);
     case PC_AUTH_OAUTH2: {
         pulsarc_result r = pc_auth_oauth2_from_params(in->params, out);
         if (r == PULSARC_OK)

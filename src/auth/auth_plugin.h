@@ -15,7 +15,12 @@
  *           data:application/json;base64,..; a JSON file with client_id and
  *           client_secret), "audience":.., "scope":..}, or client_id + client_secret
  *           instead of private_key; or the Java/Go names issuerUrl, privateKey, audience,
- *           scope. The provider needs the client's HTTP client (pc_auth_use_http). */
+ *           scope. The provider needs the client's HTTP client (pc_auth_use_http).
+ *   sasl    JSON or key:value {"keytab":"/client.keytab","principal":"client@EXAMPLE.COM",
+ *           "serverType":"broker"}: Kerberos through GSSAPI; all optional (no keytab: the
+ *           default ticket cache; serverType "broker", or "proxy" through a Pulsar proxy).
+ *           The Java client's JAAS parameters (saslJaasClientSectionName) have no meaning
+ *           here and are ignored. */
 #ifndef PC_AUTH_PLUGIN_H
 #define PC_AUTH_PLUGIN_H
 
@@ -28,6 +33,7 @@ typedef enum pc_auth_kind {
     PC_AUTH_TLS,
     PC_AUTH_BASIC,
     PC_AUTH_OAUTH2,
+    PC_AUTH_SASL,
 } pc_auth_kind_t;
 
 /* PULSARC_ERR_INVALID_CONFIG (with a detail) for a name no official client knows. */

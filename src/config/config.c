@@ -135,7 +135,7 @@ static const conf_row client_rows[] = {
     { "tlsCiphers", T_STR, CC(tls_ciphers), 1, 4096, NULL, NULL,
       "An OpenSSL cipher list; unset: OpenSSL's defaults." },
     { "authPlugin", T_STR, CC(auth_plugin), 1, 256, NULL, NULL,
-      "token, tls, basic or oauth2, or the official clients' class names "
+      "token, tls, basic, oauth2 or sasl (Kerberos), or the official clients' class names "
       "(org.apache.pulsar.client.impl.auth.AuthenticationToken, ...); custom:METHOD once "
       "pulsarc_client_config_set_auth_provider has set your own of method METHOD." },
     { "authParams", T_SECRET, CC(auth_params), 1, 65536, NULL, NULL,

@@ -13,7 +13,7 @@
  * close. Copied first, since closing sets the detail from it. */
 static void close_for_auth(pc_conn_t *c, pulsarc_result r)
 {
-    char detail[256];
+    char detail[512];
     snprintf(detail, sizeof detail, "authentication: %s", pulsarc_last_error_detail());
     pc_conn_close(c, r, detail);
 }
@@ -33,7 +33,7 @@ static void write_connect(pc_conn_t *c)
     pc_auth_data_t auth = { 0 };
     if (c->auth) {
         /* Asked afresh on every connect: a token file or supplier may have a new token. */
-        pulsarc_result r = pc_auth_initial_data(c->auth, &auth);
+        pulsarc_result r = pc_auth_connect_data(c->auth, c->physical.host, &c->auth_session, &auth);
         if (r != PULSARC_OK) {
             close_for_auth(c, r);
             return;
@@ -71,7 +71,8 @@ static void write_connect(pc_conn_t *c)
 static void write_auth_response(pc_conn_t *c)
 {
     pc_auth_data_t data;
-    pulsarc_result r = pc_auth_challenge_data(c->auth, c->challenge, c->challenge_len, &data);
+    pulsarc_result r = pc_auth_connect_challenge(c->auth, c->physical.host, &c->auth_session,
+                                                 c->challenge, c->challenge_len, &data);
     free(c->challenge);
     c->challenge = NULL;
     c->challenge_len = 0;

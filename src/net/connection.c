@@ -69,8 +69,10 @@ void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
     PC_INFO(c->rt->log, "connection to %s:%d closed: %s%s%s", c->physical.host, c->physical.port,
             pulsarc_strerror(why), detail ? ": " : "", detail ? detail : "");
     c->state = PC_CONN_CLOSED;
-    if (c->auth)
+    if (c->auth) {
         pc_auth_cancel(c->auth, &c->auth_wait); /* no-op unless one is pending */
+        pc_auth_session_end(c->auth, &c->auth_session);
+    }
     if (c->on_closed)
         c->on_closed(c, c->owner);
 

@@ -125,9 +125,10 @@ struct pc_conn {
      * AUTH_RESPONSE; cancelled when the connection closes, so the provider never calls
      * into a freed connection. */
     pc_auth_wait_t auth_wait;
-    bool auth_for_challenge;  /* what the wait is for: a challenge's answer, or CONNECT */
-    uint64_t auth_started_ms; /* a challenge's wait is bounded like the handshake */
-    uint8_t *challenge;       /* the pending challenge's data (copied), or NULL */
+    bool auth_for_challenge;         /* what the wait is for: a challenge's answer, or CONNECT */
+    uint64_t auth_started_ms;        /* a challenge's wait is bounded like the handshake */
+    pc_auth_session_t *auth_session; /* a SASL context (pc_auth_connect_data), or NULL */
+    uint8_t *challenge;              /* the pending challenge's data (copied), or NULL */
     size_t challenge_len;
 };
 

@@ -183,9 +183,11 @@ static pulsarc_result auth_header(pc_runtime_t *rt, char **out)
         return PULSARC_OK;
     if (!basic && strcmp(method, "token") != 0)
         return pc_fail(PULSARC_ERR_UNSUPPORTED,
-                       "authentication method \"%s\" cannot be "
-                       "used for HTTP lookups",
-                       method);
+                       "authentication method \"%s\" cannot be used for HTTP lookups%s", method,
+                       strcmp(method, "sasl") ? ""
+                                              : " (pulsarc does not speak the broker's SASL HTTP "
+                                                "exchange): use a pulsar:// or pulsar+ssl:// "
+                                                "service URL");
     pc_auth_data_t d = { 0 };
     pulsarc_result r = pc_auth_initial_data(rt->auth, &d);
     if (r != PULSARC_OK)

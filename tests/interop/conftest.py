@@ -81,7 +81,8 @@ def pulsar_client(broker):
 # --------------------------------------------------------------------------------------
 
 # marker -> the test file that holds its tests
-OWN_BROKER_MARKERS = {"secure": "test_security", "txn": "test_transactions"}
+OWN_BROKER_MARKERS = {"secure": "test_security", "txn": "test_transactions",
+                      "kerberos": "test_kerberos"}
 
 
 def pytest_configure(config):
@@ -91,6 +92,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "txn: needs the broker with transactions on (scripts/broker-txn); run with "
         "-m txn or by naming tests/interop/test_transactions.py")
+    config.addinivalue_line(
+        "markers", "kerberos: needs the KDC and the broker with SASL on (scripts/broker-kerberos); "
+        "run with -m kerberos or by naming tests/interop/test_kerberos.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -45,6 +45,8 @@ typedef struct conn {
                                 once it is written */
     bool got_connect;
     bool connected;        /* the mock answered CONNECT with CONNECTED */
+    int auth_round;        /* the auth server's next round (mock_broker_set_auth_server) */
+    int protocol_version;  /* CONNECT's, for a CONNECTED the auth server lets go */
     uint64_t pings, pongs; /* PINGs the mock wrote (or parked) and PONGs that came back */
     pc_frame_reader_t reader;
     pc_buf_t out; /* bytes not yet accepted by the kernel */
@@ -158,6 +160,8 @@ struct mock_broker {
     uint64_t next_producer_name;
     bool has_connect;
     mock_connect_info_t last_connect;
+    mock_auth_server_cb auth_server;
+    void *auth_server_ctx;
     bool has_auth_response;
     mock_auth_response_t last_auth_response;
     bool has_producer;
@@ -535,6 +539,34 @@ static void refuse_connect(mock_broker_t *mb, conn_t *c)
         c->dead = true;
 }
 
+static void send_connected(mock_broker_t *mb, conn_t *c)
+{
+    send_reply(mb, c, "CONNECTED",
+               bc_connected(&mb->reply, "mock", c->protocol_version, mb->max_message_size));
+    c->connected = true;
+}
+
+/* One round of the auth server (mock_broker_set_auth_server). */
+static void auth_server_round(mock_broker_t *mb, conn_t *c, const uint8_t *data, size_t len)
+{
+    static uint8_t out[MOCK_AUTH_MAX];
+    size_t out_len = 0;
+    mock_auth_verdict_t v = mb->auth_server(mb->auth_server_ctx, c->id, c->auth_round++, data, len,
+                                            out, &out_len);
+    if (v == MOCK_AUTH_CHALLENGE) {
+        send_reply(mb, c, "AUTH_CHALLENGE",
+                   bc_auth_challenge_bytes(&mb->reply, "mock", "sasl", out, out_len));
+    } else if (v == MOCK_AUTH_DONE) {
+        send_connected(mb, c);
+    } else {
+        send_error_cmd(mb, c, BC_BROKER_REQUEST_ID,
+                       PULSAR__PROTO__SERVER_ERROR__AuthenticationError, "Failed to authenticate");
+        c->close_when_flushed = true;
+        if (c->out.len == 0)
+            c->dead = true;
+    }
+}
+
 static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__CommandConnect *in)
 {
     mb->counters[MOCK_CONNECTS]++;
@@ -563,13 +595,18 @@ static void handle_connect(mock_broker_t *mb, conn_t *c, const Pulsar__Proto__Co
         return;
     }
 
-    send_reply(mb, c, "CONNECTED",
-               bc_connected(&mb->reply, "mock", in->has_protocol_version ? in->protocol_version : 0,
-                            mb->max_message_size));
-    c->connected = true;
+    c->protocol_version = in->has_protocol_version ? in->protocol_version : 0;
+    if (mb->auth_server) {
+        c->auth_round = 0;
+        auth_server_round(mb, c, in->has_auth_data ? in->auth_data.data : NULL,
+                          in->has_auth_data ? in->auth_data.len : 0);
+        return;
+    }
+    send_connected(mb, c);
 }
 
-static void handle_auth_response(mock_broker_t *mb, const Pulsar__Proto__CommandAuthResponse *in)
+static void handle_auth_response(mock_broker_t *mb, conn_t *c,
+                                 const Pulsar__Proto__CommandAuthResponse *in)
 {
     mb->counters[MOCK_AUTH_RESPONSES]++;
     mb->has_auth_response = true;
@@ -579,6 +616,8 @@ static void handle_auth_response(mock_broker_t *mb, const Pulsar__Proto__Command
     r->auth_data_len = d && d->has_auth_data ? d->auth_data.len : 0;
     copy_bytes(r->auth_data, sizeof r->auth_data, r->auth_data_len ? d->auth_data.data : NULL,
                r->auth_data_len);
+    if (mb->auth_server && !c->connected)
+        auth_server_round(mb, c, r->auth_data_len ? d->auth_data.data : NULL, r->auth_data_len);
 }
 
 #define MOCK_TXN_ASSIGN_TOPIC "persistent://pulsar/system/transaction_coordinator_assign"
@@ -1250,7 +1289,7 @@ static void handle_frame(mock_broker_t *mb, conn_t *c, const pc_frame_t *f)
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__AUTH_RESPONSE:
         REQUIRE_BODY(authresponse);
-        handle_auth_response(mb, cmd->authresponse);
+        handle_auth_response(mb, c, cmd->authresponse);
         break;
     default:
         mb->counters[MOCK_UNKNOWN_COMMANDS]++;
@@ -1902,6 +1941,11 @@ int mock_broker_send_auth_challenge(mock_broker_t *mb, const char *data)
     sync_with_thread(mb);
     pthread_mutex_unlock(&mb->mu);
     return n;
+}
+
+void mock_broker_set_auth_server(mock_broker_t *mb, mock_auth_server_cb cb, void *ctx)
+{
+    LOCKED(mb, (mb->auth_server = cb, mb->auth_server_ctx = ctx));
 }
 
 void mock_broker_lookup_redirect(mock_broker_t *mb, const char *url, int times)

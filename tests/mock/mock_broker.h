@@ -148,6 +148,24 @@ bool mock_broker_sync(mock_broker_t *mb);
  * (mock_broker_last_auth_response). Returns the number of connections challenged. */
 int mock_broker_send_auth_challenge(mock_broker_t *mb, const char *data);
 
+/* The server side of a multi-step method (SASL): with a handler set, CONNECT is not
+ * answered at once; the handler gets CONNECT's auth data (round 0) and each
+ * AUTH_RESPONSE's (round 1, 2, ...) of connection conn (1-based), on the broker thread,
+ * and says what to do: MOCK_AUTH_CHALLENGE sends AUTH_CHALLENGE (method "sasl") with the
+ * *out_len bytes it wrote to out (at most MOCK_AUTH_MAX bytes), MOCK_AUTH_DONE sends
+ * CONNECTED, MOCK_AUTH_REFUSE refuses as the broker refuses bad credentials (ERROR
+ * AuthenticationError "Failed to authenticate", then close). NULL: back to the default. */
+#define MOCK_AUTH_MAX 8192
+typedef enum mock_auth_verdict {
+    MOCK_AUTH_CHALLENGE,
+    MOCK_AUTH_DONE,
+    MOCK_AUTH_REFUSE,
+} mock_auth_verdict_t;
+typedef mock_auth_verdict_t (*mock_auth_server_cb)(void *ctx, int conn, int round,
+                                                   const uint8_t *data, size_t len, uint8_t *out,
+                                                   size_t *out_len);
+void mock_broker_set_auth_server(mock_broker_t *mb, mock_auth_server_cb cb, void *ctx);
+
 /* ---- lookup faults ----------------------------------------------------------------- */
 
 /* The next `times` LOOKUPs get no answer at all (times < 0: none does; 0: off). */

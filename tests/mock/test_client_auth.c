@@ -278,8 +278,10 @@ static void expect_rejected(const char *plugin, const char *params, pulsarc_resu
 Test(client_auth, bad_plugins_and_params_fail_client_creation)
 {
     expect_rejected("kerberos", "x", PULSARC_ERR_INVALID_CONFIG, NULL);
-    expect_rejected("org.apache.pulsar.client.impl.auth.AuthenticationSasl", NULL,
-                    PULSARC_ERR_INVALID_CONFIG, NULL);
+    expect_rejected("org.apache.pulsar.client.impl.auth.AuthenticationSasl",
+                    "{\"serverType\":\"broker@x\"}", PULSARC_ERR_INVALID_CONFIG, NULL);
+    expect_rejected("sasl", "{\"keytab\":\"/nonexistent.keytab\"}", PULSARC_ERR_AUTH_PROVIDER,
+                    NULL);
     expect_rejected("token", NULL, PULSARC_ERR_INVALID_CONFIG, NULL);
     expect_rejected("basic", "{\"userId\":\"u\",\"password\":\"hunter2\"", /* unterminated */
                     PULSARC_ERR_INVALID_CONFIG, "hunter2");

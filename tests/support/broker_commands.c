@@ -53,10 +53,17 @@ int bc_pong(pc_buf_t *out)
 
 int bc_auth_challenge(pc_buf_t *out, const char *server_version, const char *data)
 {
+    return bc_auth_challenge_bytes(out, server_version, "token", (const uint8_t *)data,
+                                   strlen(data));
+}
+
+int bc_auth_challenge_bytes(pc_buf_t *out, const char *server_version, const char *method,
+                            const uint8_t *data, size_t len)
+{
     Pulsar__Proto__AuthData ad = PULSAR__PROTO__AUTH_DATA__INIT;
-    ad.auth_method_name = (char *)"token";
+    ad.auth_method_name = (char *)method;
     ad.has_auth_data = 1;
-    ad.auth_data = (ProtobufCBinaryData){ strlen(data), (uint8_t *)data };
+    ad.auth_data = (ProtobufCBinaryData){ len, (uint8_t *)data };
     Pulsar__Proto__CommandAuthChallenge m = PULSAR__PROTO__COMMAND_AUTH_CHALLENGE__INIT;
     m.server_version = (char *)server_version;
     m.challenge = &ad;

@@ -30,6 +30,9 @@ int bc_ping(pc_buf_t *out);
 int bc_pong(pc_buf_t *out);
 /* The broker asks for fresh credentials (method "token"). */
 int bc_auth_challenge(pc_buf_t *out, const char *server_version, const char *data);
+/* AUTH_CHALLENGE with binary data of a method (a SASL token). */
+int bc_auth_challenge_bytes(pc_buf_t *out, const char *server_version, const char *method,
+                            const uint8_t *data, size_t len);
 int bc_error(pc_buf_t *out, uint64_t request_id, int server_error, const char *message);
 int bc_success(pc_buf_t *out, uint64_t request_id);
 

@@ -91,6 +91,8 @@ Test(auth_plugin, official_and_short_names)
         { "org.apache.pulsar.client.impl.auth.AuthenticationBasic", PC_AUTH_BASIC },
         { "oauth2", PC_AUTH_OAUTH2 },
         { "org.apache.pulsar.client.impl.auth.oauth2.AuthenticationOAuth2", PC_AUTH_OAUTH2 },
+        { "sasl", PC_AUTH_SASL },
+        { "org.apache.pulsar.client.impl.auth.AuthenticationSasl", PC_AUTH_SASL },
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         pc_auth_kind_t k;
@@ -98,7 +100,7 @@ Test(auth_plugin, official_and_short_names)
         cr_assert_eq(k, names[i].kind, "%s", names[i].name);
     }
     pc_auth_kind_t k;
-    cr_assert_eq(pc_auth_kind_from_name("sasl", &k), PULSARC_ERR_INVALID_CONFIG);
+    cr_assert_eq(pc_auth_kind_from_name("kerberos", &k), PULSARC_ERR_INVALID_CONFIG);
     cr_assert_eq(pc_auth_kind_from_name("AuthenticationToken", &k), PULSARC_ERR_INVALID_CONFIG);
 }
 
