@@ -101,7 +101,9 @@ for pc in $(find "$work/x" -name '*.pc'); do
                     --print-requires-private "$pc" | awk '{ print $1 }' | sort -u); do
     [[ -f "$(dirname "$pc")/$module.pc" ]] && continue
     path="$(pkg-config --path "$module")" || fail "$(basename "$pc") requires $module: not found here"
-    pkg="$(dpkg -S "$(readlink -f "$path")" 2>/dev/null || dpkg -S "$path")" ||
+    # The package holding the .pc where pkg-config finds it, which is what a user installs
+    # (krb5.pc: libkrb5-dev's link into krb5-multidev), else the file it links to.
+    pkg="$(dpkg -S "$path" 2>/dev/null || dpkg -S "$(readlink -f "$path")")" ||
       fail "$(basename "$pc") requires $module: no Debian package holds $path"
     pkg="$(echo "$pkg" | head -n1 | cut -d: -f1)"
     depends_on "$dev" "$pkg" ||
