@@ -195,16 +195,7 @@ class Run:
                 self.say(f"workload {n}: exit {inc.status}" + (" (HUNG: stacks in its stderr file)"
                                                                if inc.hung else ""))
         # The last spool incarnation: it resends what the spool holds, flushes, ends.
-        spool = self.workloads["spool"]
-        inc = spool.launch(spool.next_counter(), count=0)
-        try:
-            inc.proc.wait(TERM_TIMEOUT_S)
-        except Exception:  # noqa: BLE001 - a drain that does not end is a hang
-            inc.hung = True
-            wlmod.dump_stacks(inc.proc.pid, inc.stderr)
-            inc.proc.kill()
-            inc.proc.wait()
-        spool.poll()
+        inc = self.workloads["spool"].run_bounded(0, TERM_TIMEOUT_S)
         self.say(f"spool drained by pid {inc.proc.pid}: exit {inc.status}")
         self.settle_transactions()
         self.timings["end_s"] = round(time.monotonic() - t, 1)
@@ -219,15 +210,7 @@ class Run:
         read-back sees the broker's final state, not a topic still waiting; what the
         broker aborted is then told apart from a loss by its logs (verify.py)."""
         txn = self.workloads["txn"]
-        inc = txn.launch(txn.next_counter(), count=SETTLE_TXN_MESSAGES)
-        try:
-            inc.proc.wait(TERM_TIMEOUT_S)
-        except Exception:  # noqa: BLE001 - a driver that does not end is a hang
-            inc.hung = True
-            wlmod.dump_stacks(inc.proc.pid, inc.stderr)
-            inc.proc.kill()
-            inc.proc.wait()
-        txn.poll()
+        inc = txn.run_bounded(SETTLE_TXN_MESSAGES, TERM_TIMEOUT_S)
         t0 = time.monotonic()
         open_txns = self.rig.open_transactions(txn.topics)
         while any(open_txns.values()) and time.monotonic() - t0 < SETTLE_WAIT_S:

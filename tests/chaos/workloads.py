@@ -156,6 +156,16 @@ class Workload:
             return None
         inc.terminated = True
         inc.proc.send_signal(signal.SIGTERM)
+        return self.wait_end(inc, timeout_s)
+
+    def run_bounded(self, count: int, timeout_s: float) -> Incarnation:
+        """One more incarnation from the next counter that sends count messages and ends
+        by itself (the spool drain: 0), waited for as terminate waits."""
+        return self.wait_end(self.launch(self.next_counter(), count=count), timeout_s)
+
+    def wait_end(self, inc: Incarnation, timeout_s: float) -> Incarnation:
+        """Wait for inc's end. One that does not end in time is a hang: its threads'
+        stacks go to its stderr file (gdb), then it is killed."""
         try:
             inc.proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
