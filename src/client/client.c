@@ -173,6 +173,7 @@ static void fill_runtime(pulsarc_client_t *c)
     c->rt.next_host = 0; /* service, tls, auth, http: the provider installs them */
     c->rt.next_request_id = 1;
     c->rt.next_producer_id = 1;
+    pc_freelist_init(&c->rt.op_blocks, PC_RUNTIME_OP_BLOCKS_MAX);
     c->rt.stopping = false;
     c->rt.clock = conf->clock;
     c->rt.transport = conf->transport;
@@ -272,6 +273,7 @@ static void close_loop_parts(pulsarc_client_t *c)
     uv_run(&c->loop, UV_RUN_DEFAULT);
     pc_admission_destroy(&c->admission);
     uv_loop_close(&c->loop);
+    pc_freelist_drain(&c->rt.op_blocks);
     pc_waiter_destroy(&c->closed);
 }
 
@@ -408,7 +410,8 @@ static void client_free(pulsarc_client_t *c)
     pc_client_clusters_free(&c->clusters);
     uv_loop_close(&c->loop);
     pc_admission_destroy(&c->admission);
-    pc_block_pool_destroy(&c->blocks); /* every send is released (admission is empty) */
+    pc_block_pool_destroy(&c->blocks);   /* every send is released (admission is empty) */
+    pc_freelist_drain(&c->rt.op_blocks); /* every op is freed: no write is left */
     pc_waiter_destroy(&c->closed);
     pc_client_config_clear(&c->conf);
     free(c);

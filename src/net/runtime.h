@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "common/clock.h"
+#include "common/freelist.h"
 #include "common/log.h"
 #include "net/service_url.h"
 #include "pulsarc/pulsarc.h" /* PULSARC_VERSION_STRING */
@@ -68,6 +69,8 @@ typedef struct pc_net_settings {
     pc_host_port_t sni_proxy_addr;
 } pc_net_settings_t;
 
+#define PC_RUNTIME_OP_BLOCKS_MAX 1024
+
 typedef struct pc_runtime {
     uv_loop_t *loop;
     const pc_logger_t *log;
@@ -96,6 +99,11 @@ typedef struct pc_runtime {
     uint64_t tls_downgrades;      /* ... of them from TLS to plain text (statistics) */
     uint64_t tls_reloads;         /* TLS files changed and read anew (statistics) */
     uint64_t tls_reload_failures; /* ... changed but could not be used (statistics) */
+
+    /* The loop thread's recycled op blocks (producer/op.c: an op per unbatched message),
+     * at most PC_RUNTIME_OP_BLOCKS_MAX (a default pending window's worth, ~340 KiB); the
+     * client drains it once the loop is done. */
+    pc_freelist_t op_blocks;
 } pc_runtime_t;
 
 #endif

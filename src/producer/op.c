@@ -4,11 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-pc_op_t *pc_op_new(void)
+pc_op_t *pc_op_new(pc_freelist_t *cache)
 {
-    pc_op_t *op = malloc(sizeof *op);
+    pc_op_t *op = cache ? pc_freelist_take(cache) : NULL;
+    if (!op)
+        op = malloc(sizeof *op);
     if (op) {
         memset(op, 0, offsetof(pc_op_t, head_space)); /* the head's space needs no zeros */
+        op->cache = cache;
         pc_buf_init_fixed(&op->head, op->head_space, sizeof op->head_space);
         pc_buf_init(&op->owned);
         op->chunk_id = -1;
@@ -33,7 +36,8 @@ static void op_free(pc_op_t *op)
     pc_buf_free(&op->head);
     pc_buf_free(&op->owned);
     pc_shared_payload_unref(op->shared);
-    free(op);
+    if (!op->cache || !pc_freelist_keep(op->cache, op))
+        free(op);
 }
 
 void pc_op_release(pc_op_t *op)

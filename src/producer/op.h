@@ -9,6 +9,7 @@
 
 #include "producer/message.h"
 #include "common/buf.h"
+#include "common/freelist.h"
 
 /* What the chunks of one large message share: the message (whose payload they slice,
  * unless compressed) and the compressed bytes. Freed with the last chunk op. */
@@ -55,12 +56,15 @@ typedef struct pc_op {
     uint64_t created_ms;         /* monotonic, for the send timeout */
     int writes_in_flight;        /* memory stays until no write uses it */
     bool done;
+    pc_freelist_t *cache; /* where its block goes back when freed; NULL: free() */
     /* Where head starts: a frame's bytes up to its payload fit here unless its metadata
      * is large (keys, properties, encryption keys), so most ops allocate nothing more. */
     uint8_t head_space[PC_OP_HEAD_SPACE];
 } pc_op_t;
 
-pc_op_t *pc_op_new(void);
+/* A new op; its block comes from (and goes back to) cache when not NULL, the loop
+ * thread's (pc_runtime_t.op_blocks). */
+pc_op_t *pc_op_new(pc_freelist_t *cache);
 /* Empty the op's head for another encoding, back in its own space. */
 void pc_op_clear_head(pc_op_t *op);
 /* The op has completed: free it (and the messages it owns) now, or once its last write

@@ -195,7 +195,7 @@ static pulsarc_result build_chunks(const pc_op_params_t *p, pc_msg_t *msg,
     pc_ob_chunk_fields(meta, uuid, p, msg, n, len);
     pc_op_t *head = NULL, *tail = NULL;
     for (size_t i = 0; i < n; i++) {
-        pc_op_t *op = pc_op_new();
+        pc_op_t *op = pc_op_new(p->op_cache);
         if (!op)
             goto fail;
         op->sequence_id = op->highest_sequence_id = (uint64_t)msg->sequence_id;
@@ -289,7 +289,7 @@ static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
                                    pc_buf_t *compressed, const uint8_t *data, size_t len,
                                    pc_op_t **out)
 {
-    pc_op_t *op = pc_op_new();
+    pc_op_t *op = pc_op_new(p->op_cache);
     if (!op)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     op->sequence_id = op->highest_sequence_id = (uint64_t)msg->sequence_id;

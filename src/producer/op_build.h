@@ -33,6 +33,7 @@ typedef struct pc_op_params {
      * attempt (before a reconnect or a restart) in its uuid: a consumer assembles one
      * attempt from its first chunk and never sees a chunk of it twice. */
     uint64_t chunk_attempt;
+    pc_freelist_t *op_cache; /* the ops' blocks (pc_op_new); NULL: malloc */
 } pc_op_params_t;
 
 /* One message (its sequence id assigned; not sealed) → one op, or a chain of chunk ops

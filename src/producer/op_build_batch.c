@@ -60,7 +60,7 @@ static pulsarc_result finish_batch(const pc_op_params_t *p, pc_op_t *op, const p
 
 pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_op_t **out)
 {
-    pc_op_t *op = pc_op_new();
+    pc_op_t *op = pc_op_new(p->op_cache);
     if (!op)
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
     pc_buf_t raw, packed;

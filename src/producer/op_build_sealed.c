@@ -68,7 +68,7 @@ static pulsarc_result build_pieces(const pc_op_params_t *p, pc_msg_t *msg,
     size_t at = 0, meta_size = pc_pb_message_metadata_size(meta);
     for (size_t i = 0; i < sd->n_pieces; i++) {
         pulsarc_result res = check_piece(p, meta_size, sd->pieces[i].len);
-        pc_op_t *op = res == PULSARC_OK ? pc_op_new() : NULL;
+        pc_op_t *op = res == PULSARC_OK ? pc_op_new(p->op_cache) : NULL;
         if (!op) {
             pc_ob_release_chain(head);
             return res != PULSARC_OK ? res : pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "codec/crypto.h"
+#include <sys/random.h>
+
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -161,8 +162,11 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition, const pc_
     pp->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
     pp->pushed = -1;
     /* A random start, so that a restarted process never repeats an earlier one's uuids
-     * (the clock will do if no random bytes can be had). */
-    if (pc_crypto_random((uint8_t *)&pp->chunk_attempts, sizeof pp->chunk_attempts) != 0)
+     * (the clock will do if no random bytes can be had). Asked of the kernel: uniqueness
+     * is all it is for, and OpenSSL's generator costs some 6 million instructions to set
+     * up, in a process that may never encrypt. */
+    if (getrandom(&pp->chunk_attempts, sizeof pp->chunk_attempts, GRND_NONBLOCK) !=
+        (ssize_t)sizeof pp->chunk_attempts)
         pp->chunk_attempts = pc_wall_ms() << 20;
     atomic_init(&pp->last_sequence_id, -1);
     atomic_init(&pp->schema_version, -1);

@@ -81,6 +81,7 @@ static void op_params(pc_pp_t *pp, pc_op_params_t *p)
     p->enc = NULL;
     p->txn = (pc_txn_ids_t){ 0 };
     p->chunk_attempt = pp->chunk_attempts++;
+    p->op_cache = &pp->rt->op_blocks;
 }
 
 /* The data key the next entry is encrypted with (p->enc; NULL: unencrypted). Fails with

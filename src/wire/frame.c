@@ -9,26 +9,36 @@
 /* magic (2) + checksum (4) + metadata size (4) */
 #define PAYLOAD_HEAD_FIXED 10
 
-/* Reserve room for a frame of `total` bytes after the size field, less the `unwritten`
- * payload bytes the caller sends from its own buffer, write both size fields and pack the
- * command in place: cmd, or when send is set, a SEND command of it. Returns a pointer just past the command, or NULL (out untouched apart
- * from capacity). */
+/* Reserve room for a frame of at most `total` bytes after the size field (the command
+ * taking at most cmd_max of them), less the `unwritten` payload bytes the caller sends
+ * from its own buffer, and pack the command in place: cmd (of cmd_max bytes exactly), or
+ * when send is set, a SEND command of it, unmeasured. Returns a pointer just past the
+ * command with *cmd_len its size (the size fields are the caller's to write), or NULL
+ * (out untouched apart from capacity). */
 static uint8_t *begin_frame(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                            const Pulsar__Proto__CommandSend *send, size_t cmd_len, size_t total,
-                            size_t unwritten)
+                            const Pulsar__Proto__CommandSend *send, size_t cmd_max, size_t total,
+                            size_t unwritten, size_t *cmd_len)
 {
     /* The wire holds 32-bit sizes; refuse what cannot be described. Only the bytes
      * written here are reserved: a head for a 1 MiB payload is a few hundred bytes. */
     if (total > UINT32_MAX || pc_buf_reserve(out, 4 + total - unwritten) != 0)
         return NULL;
     uint8_t *p = out->data + out->len;
+    size_t n = send ? pc_pb_send_command_pack(send, 0, p + 8)
+                    : pulsar__proto__base_command__pack(cmd, p + 8);
+    if (n > cmd_max || (!send && n != cmd_max))
+        return NULL;
+    *cmd_len = n;
+    return p + 8 + n;
+}
+
+/* The frame's two size fields, once the command's size is known: the frame's (total,
+ * after the field) and the command's. */
+static void write_sizes(pc_buf_t *out, size_t total, size_t cmd_len)
+{
+    uint8_t *p = out->data + out->len;
     pc_write_u32be(p, (uint32_t)total);
     pc_write_u32be(p + 4, (uint32_t)cmd_len);
-    size_t n = send ? pc_pb_send_command_pack(send, cmd_len, p + 8)
-                    : pulsar__proto__base_command__pack(cmd, p + 8);
-    if (n != cmd_len)
-        return NULL;
-    return p + 8 + cmd_len;
 }
 
 int pc_frame_encode_command(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd)
@@ -37,8 +47,9 @@ int pc_frame_encode_command(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd
     if (cmd_len > SIZE_MAX - 4)
         return -1;
     size_t total = 4 + cmd_len;
-    if (!begin_frame(out, cmd, NULL, cmd_len, total, 0))
+    if (!begin_frame(out, cmd, NULL, cmd_len, total, 0, &cmd_len))
         return -1;
+    write_sizes(out, total, cmd_len);
     out->len += 4 + total;
     return 0;
 }
@@ -50,7 +61,8 @@ static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *
                                const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
                                const uint8_t *payload, size_t payload_len, uint32_t payload_crc)
 {
-    size_t cmd_len = send ? pc_pb_send_command_size(send)
+    /* A SEND is packed unmeasured, within its bound; the frame's sizes follow it. */
+    size_t cmd_max = send ? pc_pb_send_command_bound(send)
                           : pulsar__proto__base_command__get_packed_size(cmd);
     if (!meta_len)
         meta_len = pc_pb_message_metadata_size(meta);
@@ -58,9 +70,9 @@ static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *
         return -1;
     /* Sums checked piecewise so no size_t wrap can sneak past the u32 check. */
     size_t total = 4;
-    if (cmd_len > SIZE_MAX - total)
+    if (cmd_max > SIZE_MAX - total)
         return -1;
-    total += cmd_len;
+    total += cmd_max;
     if (PAYLOAD_HEAD_FIXED + meta_len > SIZE_MAX - total)
         return -1;
     total += PAYLOAD_HEAD_FIXED + meta_len;
@@ -68,9 +80,12 @@ static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *
         return -1;
     total += payload_len;
 
-    uint8_t *p = begin_frame(out, cmd, send, cmd_len, total, payload_len);
+    size_t cmd_len;
+    uint8_t *p = begin_frame(out, cmd, send, cmd_max, total, payload_len, &cmd_len);
     if (!p)
         return -1;
+    total -= cmd_max - cmd_len;
+    write_sizes(out, total, cmd_len);
     p[0] = (uint8_t)(PC_FRAME_MAGIC >> 8);
     p[1] = (uint8_t)(PC_FRAME_MAGIC & 0xff);
     uint8_t *crc_at = p + 2;

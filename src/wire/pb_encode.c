@@ -178,14 +178,42 @@ size_t pc_pb_send_command_size(const Pulsar__Proto__CommandSend *send)
     return 3 + varint_size(inner) + inner;
 }
 
+/* A SEND's own fields without a message id: eight varint fields, each a one-byte tag and
+ * at most ten bytes, under 128 bytes, so their length is one byte. */
+#define PLAIN_SEND_FIELDS_MAX (6 * 11 + 2 * 2)
+_Static_assert(PLAIN_SEND_FIELDS_MAX < 128, "a plain SEND's length is one byte");
+
+static bool plain_send(const Pulsar__Proto__CommandSend *send)
+{
+    return !send->base.n_unknown_fields && !send->message_id;
+}
+
+size_t pc_pb_send_command_bound(const Pulsar__Proto__CommandSend *send)
+{
+    if (!plain_send(send))
+        return pc_pb_send_command_size(send);
+    /* Each varint field present: a tag and at most ten bytes; the flags two bytes each. A
+     * tight bound keeps a frame head in an op's own space (producer/op.h). */
+    size_t n = 4 + 2 * 11;
+    n += 11 * ((size_t)send->has_num_messages + send->has_txnid_least_bits +
+               send->has_txnid_most_bits + send->has_highest_sequence_id);
+    return n + 2 * ((size_t)send->has_is_chunk + send->has_marker);
+}
+
 size_t pc_pb_send_command_pack(const Pulsar__Proto__CommandSend *send, size_t size, uint8_t *out)
 {
     if (send->base.n_unknown_fields)
         return base_send_pack(send, out);
+    sink s = { out, 0 };
+    if (!size && plain_send(send)) {
+        /* Unmeasured: its one length byte is written once the fields are. */
+        send_command(&s, send, 0);
+        out[3] = (uint8_t)(s.n - 4);
+        return s.n;
+    }
     /* A SEND's own fields take under 128 bytes but with a message id: then their length
      * is one byte and the size tells it, without counting them again. */
     size_t inner = size >= 4 && size - 4 < 128 ? size - 4 : send_fields_size(send);
-    sink s = { out, 0 };
     send_command(&s, send, inner);
     return s.n;
 }

@@ -23,8 +23,11 @@
 
 /* Encoded size of a BaseCommand of type SEND whose only other field is send. */
 size_t pc_pb_send_command_size(const Pulsar__Proto__CommandSend *send);
-/* Write it to out (room: size bytes, what pc_pb_send_command_size returned for send; 0
- * to have it measured again). Returns the bytes written. */
+/* At most how many bytes pc_pb_send_command_pack writes for send: a bound for the SEND of
+ * a producer's message (no message id), without measuring it; the exact size otherwise. */
+size_t pc_pb_send_command_bound(const Pulsar__Proto__CommandSend *send);
+/* Write it to out (room: size bytes, what pc_pb_send_command_size returned for send; 0:
+ * not measured, room for pc_pb_send_command_bound bytes). Returns the bytes written. */
 size_t pc_pb_send_command_pack(const Pulsar__Proto__CommandSend *send, size_t size, uint8_t *out);
 
 size_t pc_pb_message_metadata_size(const Pulsar__Proto__MessageMetadata *m);
