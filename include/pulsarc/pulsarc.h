@@ -226,7 +226,10 @@ PULSARC_API pulsarc_result pulsarc_client_config_set(pulsarc_client_config_t *co
 /** Replace the default logger (which writes to stderr). cb may be NULL to silence. */
 PULSARC_API void pulsarc_client_config_set_logger(pulsarc_client_config_t *conf, pulsarc_log_cb cb,
                                                   void *ctx);
-/** Print every setting with its effective value, one "key=value" per line, into buf.
+/** Print every setting with its effective value, one "key=value" per line, into buf,
+ * then each cluster added with pulsarc_client_config_add_failover_cluster, in the order
+ * added (N from 0): failoverCluster.N.serviceUrl, .authPlugin (custom:METHOD for your own
+ * provider), .authParams (whether set, never the value) and .tlsTrustCertsFilePath.
  * Returns the length that was needed (like snprintf); buf may be NULL when len is 0. */
 PULSARC_API size_t pulsarc_client_config_dump(const pulsarc_client_config_t *conf, char *buf,
                                               size_t len);
@@ -408,9 +411,11 @@ typedef struct pulsarc_auth_provider {
     void (*free)(void *ctx);
 } pulsarc_auth_provider_t;
 
-/** Your own method (pulsarc_auth_provider_t): replaces any authentication set before;
- * dumps show authPlugin=custom:METHOD (METHOD the method_name) and nothing of ctx. provider is copied
- * (size: sizeof(pulsarc_auth_provider_t)); ctx is handed to every callback. Setting
+/** Your own method (pulsarc_auth_provider_t) as the client's authentication (a failover
+ * cluster's: pulsarc_client_config_set_failover_cluster_auth_provider): replaces any
+ * authentication set before; dumps show authPlugin=custom:METHOD (METHOD the method_name)
+ * and nothing of ctx. provider is copied (size: sizeof(pulsarc_auth_provider_t)); ctx is
+ * handed to every callback. Setting
  * authPlugin afterwards (pulsarc_client_config_set or another typed setter) drops the
  * provider. Errors: PULSARC_ERR_INVALID_ARGUMENT (NULL conf or provider, no initial_data,
  * a bad method name), PULSARC_ERR_UNSUPPORTED (see the layout rule), NO_MEMORY. */
@@ -457,7 +462,8 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_auth_provider(
 /** A secondary cluster with its own credentials and trust (the C++ client's ServiceInfo),
  * after those of failoverSecondaryUrls, in the order added (16 secondaries at most).
  * auth_plugin and auth_params as authPlugin and authParams (see "Authentication"); NULL
- * plugin: no authentication. auth_params is a secret: copied, never logged or dumped,
+ * plugin: no authentication (or your own provider, set afterwards with
+ * pulsarc_client_config_set_failover_cluster_auth_provider). auth_params is a secret: copied, never logged or dumped,
  * wiped when the configuration is freed. tls_trust_certs_file: a PEM file of CAs for this
  * cluster; NULL: the client's trust settings. A tls plugin's certificate is this
  * cluster's client certificate. Fails with PULSARC_ERR_INVALID_URL (the URL does not
@@ -467,6 +473,24 @@ PULSARC_API pulsarc_result pulsarc_client_config_set_auth_provider(
 PULSARC_API pulsarc_result pulsarc_client_config_add_failover_cluster(
     pulsarc_client_config_t *conf, const char *service_url, const char *auth_plugin,
     const char *auth_params, const char *tls_trust_certs_file);
+
+/** Your own method (pulsarc_auth_provider_t, see "Authentication") as the credentials of
+ * a cluster added with pulsarc_client_config_add_failover_cluster: the one added last
+ * with this service_url (the same text). Its connections and HTTP lookups present this
+ * provider's data and nothing else; no other cluster ever gets it, and the client's own
+ * authentication never goes to this cluster. It replaces the cluster's auth_plugin and
+ * auth_params, or the provider set for it before (whose free then runs); the client's
+ * authentication setters leave it alone. Dumps show failoverCluster.N.authPlugin=
+ * custom:METHOD (METHOD the method_name) and nothing of ctx. provider is copied, by the
+ * same layout rule (size: sizeof(pulsarc_auth_provider_t)); ctx is shared by the
+ * configuration, its copies and every client made from it, and free runs once, when the
+ * last of them lets go. On failure ctx is handed over all the same: free has run when
+ * provider was given. Errors: PULSARC_ERR_INVALID_ARGUMENT (NULL conf, service_url or
+ * provider, no cluster added with that URL, no initial_data, a bad method name),
+ * PULSARC_ERR_UNSUPPORTED (see the layout rule), NO_MEMORY. */
+PULSARC_API pulsarc_result pulsarc_client_config_set_failover_cluster_auth_provider(
+    pulsarc_client_config_t *conf, const char *service_url, const pulsarc_auth_provider_t *provider,
+    size_t size, void *ctx);
 
 /** The user's service URL provider (the Java client's ServiceUrlProvider): asked for the
  * service URL every failoverCheckIntervalMs, on the client's loop thread, from the first

@@ -34,7 +34,8 @@ pulsarc_result pc_auth_kind_from_name(const char *name, pc_auth_kind_t *out)
     if (!strncmp(name, PC_AUTH_CUSTOM_PREFIX, strlen(PC_AUTH_CUSTOM_PREFIX)))
         return pc_fail(PULSARC_ERR_INVALID_CONFIG,
                        "authPlugin \"%s\" names a custom provider, which only "
-                       "pulsarc_client_config_set_auth_provider sets",
+                       "pulsarc_client_config_set_auth_provider sets (a failover cluster's: "
+                       "pulsarc_client_config_set_failover_cluster_auth_provider)",
                        name);
     return pc_fail(
         PULSARC_ERR_INVALID_CONFIG,

@@ -487,7 +487,11 @@ void pulsarc_client_config_set_logger(pulsarc_client_config_t *conf, pulsarc_log
 
 size_t pulsarc_client_config_dump(const pulsarc_client_config_t *conf, char *buf, size_t len)
 {
-    return conf ? dump(client_rows, NROWS(client_rows), conf, buf, len) : 0;
+    if (!conf)
+        return 0;
+    size_t used = dump(client_rows, NROWS(client_rows), conf, buf, len);
+    return used + pc_client_config_dump_failover(conf, buf ? buf + (used < len ? used : len) : NULL,
+                                                 used < len ? len - used : 0);
 }
 
 pulsarc_producer_config_t *pulsarc_producer_config_new(void)

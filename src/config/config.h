@@ -75,8 +75,8 @@ struct pulsarc_client_config {
      * copy holds; in effect while auth_plugin is "custom:<its method>". */
     pc_auth_custom_t *auth_custom;
     /* Cluster failover: the table's rows, then the typed API's clusters and service URL
-     * provider (config_failover.c; not table rows: copied and cleared by hand, never
-     * dumped). */
+     * provider (config_failover.c; not table rows: copied, cleared and dumped by hand;
+     * the service URL provider is never dumped). */
     char *failover_secondary_urls;
     int64_t failover_delay_ms;
     int64_t switch_back_delay_ms;
@@ -232,13 +232,21 @@ typedef struct pc_failover_cluster {
     char *auth_params;          /* a secret: wiped when freed; NULL in a client's copy
                                    once its provider is built */
     char *tls_trust_certs_file; /* NULL: the client's trust settings */
+    /* Set with pulsarc_client_config_set_failover_cluster_auth_provider: a reference each
+     * copy holds; auth_plugin is then "custom:<its method>" (for dumps) and auth_params
+     * NULL. */
+    pc_auth_custom_t *auth_custom;
 } pc_failover_cluster_t;
-/* The clusters' share of copy and clear (config_failover.c). */
+/* The clusters' share of copy, clear and dump (config_failover.c). */
 int pc_client_config_copy_failover(pulsarc_client_config_t *dst,
                                    const pulsarc_client_config_t *src);
 void pc_client_config_clear_failover(pulsarc_client_config_t *c);
-/* A failover cluster's own authentication provider (config_auth.c): *out NULL when plugin
- * is NULL. The client's credentials and client certificate are never used for it; a tls
+/* failoverCluster.N.* lines, written into buf as snprintf writes (buf may be NULL when
+ * len is 0); returns the length needed. Secrets only as set or not. */
+size_t pc_client_config_dump_failover(const pulsarc_client_config_t *c, char *buf, size_t len);
+/* A failover cluster's own authentication provider (config_auth.c): over its custom
+ * provider when it has one, else from its plugin; *out NULL when it has neither. The
+ * client's credentials and client certificate are never used for it; a tls
  * plugin's certificate files go to *files. Fails with a detail naming the cluster. */
 pulsarc_result pc_cluster_config_auth(const pc_failover_cluster_t *fc, const pc_clock_t *clock,
                                       struct pc_auth **out, pc_auth_tls_files_t *files);

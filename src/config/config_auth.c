@@ -191,14 +191,21 @@ pulsarc_result pc_client_config_auth(pulsarc_client_config_t *c, struct pc_auth 
 pulsarc_result pc_cluster_config_auth(const pc_failover_cluster_t *fc, const pc_clock_t *clock,
                                       struct pc_auth **out, pc_auth_tls_files_t *files)
 {
-    /* Only what was given for this cluster: no supplier, and no client certificate of the
-     * client's TLS settings (a tls plugin without files of its own has no identity). */
-    pc_auth_config_t in = {
-        .plugin = fc->auth_plugin,
-        .params = fc->auth_params,
-        .clock = clock,
-    };
-    pulsarc_result r = pc_auth_from_config(&in, out, files);
+    /* Only what was given for this cluster: its own provider, or its plugin without a
+     * supplier and without the client certificate of the client's TLS settings (a tls
+     * plugin without files of its own has no identity). */
+    pulsarc_result r;
+    if (fc->auth_custom) {
+        *files = (pc_auth_tls_files_t){ 0 };
+        r = pc_auth_custom(fc->auth_custom, out);
+    } else {
+        pc_auth_config_t in = {
+            .plugin = fc->auth_plugin,
+            .params = fc->auth_params,
+            .clock = clock,
+        };
+        r = pc_auth_from_config(&in, out, files);
+    }
     if (r != PULSARC_OK) {
         char detail[512];
         snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());

@@ -1,7 +1,8 @@
 /* Cluster failover in the client configuration: the typed API beside the failover* keys
- * (clusters with their own credentials, the user's service URL provider) and the clusters'
- * share of copying and clearing a configuration. What a client builds from all this is
- * in clusters.c. */
+ * (clusters with their own credentials, plugin or custom provider, the user's service URL
+ * provider) and the clusters' share of copying, clearing and dumping a configuration.
+ * What a client builds from all this is in clusters.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ static void cluster_clear(pc_failover_cluster_t *fc)
     free(fc->auth_plugin);
     pc_auth_secret_free(fc->auth_params);
     free(fc->tls_trust_certs_file);
+    pc_auth_custom_unref(fc->auth_custom);
     memset(fc, 0, sizeof *fc);
 }
 
@@ -34,6 +36,8 @@ static int cluster_copy(pc_failover_cluster_t *dst, const pc_failover_cluster_t 
     rc |= dup_or_null(&dst->auth_plugin, src->auth_plugin);
     rc |= dup_or_null(&dst->auth_params, src->auth_params);
     rc |= dup_or_null(&dst->tls_trust_certs_file, src->tls_trust_certs_file);
+    pc_auth_custom_ref(src->auth_custom);
+    dst->auth_custom = src->auth_custom;
     return rc;
 }
 
@@ -79,6 +83,50 @@ pulsarc_result pulsarc_client_config_add_failover_cluster(pulsarc_client_config_
     return PULSARC_OK;
 }
 
+/* The cluster added last with this service URL, or NULL. */
+static pc_failover_cluster_t *cluster_of_url(pulsarc_client_config_t *conf, const char *url)
+{
+    for (size_t i = conf->n_failover_clusters; i-- > 0;)
+        if (!strcmp(conf->failover_clusters[i].url, url))
+            return &conf->failover_clusters[i];
+    return NULL;
+}
+
+pulsarc_result pulsarc_client_config_set_failover_cluster_auth_provider(
+    pulsarc_client_config_t *conf, const char *service_url, const pulsarc_auth_provider_t *provider,
+    size_t size, void *ctx)
+{
+    if (!provider)
+        return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "provider must not be NULL");
+    /* Handed over from here on: each failure below lets go of it, so its free runs. */
+    pc_auth_custom_t *cu;
+    pulsarc_result r = pc_auth_custom_new(provider, size, ctx, &cu);
+    if (r != PULSARC_OK)
+        return r;
+    pc_failover_cluster_t *fc = conf && service_url ? cluster_of_url(conf, service_url) : NULL;
+    char plugin[80]; /* shown in dumps: the method, nothing of ctx */
+    snprintf(plugin, sizeof plugin, "%s%s", PC_AUTH_CUSTOM_PREFIX, pc_auth_custom_method(cu));
+    char *copy = fc ? strdup(plugin) : NULL;
+    if (!copy) {
+        pc_auth_custom_unref(cu);
+        if (!conf || !service_url)
+            return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "config and service URL must be given");
+        if (!fc)
+            return pc_fail(PULSARC_ERR_INVALID_ARGUMENT,
+                           "no failover cluster was added with service URL \"%.200s\" "
+                           "(pulsarc_client_config_add_failover_cluster first)",
+                           service_url);
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
+    free(fc->auth_plugin);
+    pc_auth_secret_free(fc->auth_params);
+    pc_auth_custom_unref(fc->auth_custom);
+    fc->auth_plugin = copy;
+    fc->auth_params = NULL;
+    fc->auth_custom = cu;
+    return PULSARC_OK;
+}
+
 pulsarc_result pulsarc_client_config_set_service_url_provider(pulsarc_client_config_t *conf,
                                                               pulsarc_service_url_provider_cb cb,
                                                               void *ctx)
@@ -115,4 +163,23 @@ void pc_client_config_clear_failover(pulsarc_client_config_t *c)
     free(c->failover_clusters);
     c->failover_clusters = NULL;
     c->n_failover_clusters = 0;
+}
+
+size_t pc_client_config_dump_failover(const pulsarc_client_config_t *c, char *buf, size_t len)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < c->n_failover_clusters; i++) {
+        const pc_failover_cluster_t *fc = &c->failover_clusters[i];
+        const char *trust = fc->tls_trust_certs_file ? fc->tls_trust_certs_file : "";
+        int w = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0,
+                         "failoverCluster.%zu.serviceUrl=%s\n"
+                         "failoverCluster.%zu.authPlugin=%s\n"
+                         "failoverCluster.%zu.authParams=%s\n"
+                         "failoverCluster.%zu.tlsTrustCertsFilePath=%s\n",
+                         i, fc->url, i, fc->auth_plugin ? fc->auth_plugin : "", i,
+                         fc->auth_params ? "<set, not shown>" : "", i, trust);
+        if (w > 0)
+            used += (size_t)w;
+    }
+    return used;
 }

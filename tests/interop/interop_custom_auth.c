@@ -4,6 +4,14 @@
  * HTTP lookup through the default Bearer header).
  *
  *   interop_custom_auth URL TOPIC TOKEN_FILE COUNT [--client-conf k=v ...]
+ *                       [--failover-from PRIMARY_URL]
+ *
+ * With --failover-from the client is made for PRIMARY_URL, with the client's own
+ * authentication of the --client-conf settings, and URL is a failover cluster whose
+ * credentials are the provider alone (pulsarc_client_config_add_failover_cluster without
+ * a plugin, then pulsarc_client_config_set_failover_cluster_auth_provider); the failover*
+ * settings say when the client moves there. It then also prints "create_attempts=N", the
+ * producer creations it took.
  *
  * Message i has the payload "custom-auth-<i>". Prints
  * "sent=N failed=M initial_calls=K refreshes=R frees=F first_error=NAME" once the client
@@ -76,28 +84,49 @@ int main(int argc, char **argv)
     const char *url = argv[1], *topic = argv[2];
     src.path = argv[3];
     int count = atoi(argv[4]);
+    const char *primary = NULL;
     pulsarc_client_config_t *cconf = pulsarc_client_config_new();
     for (int i = 5; i + 1 < argc; i += 2) {
-        if (!drv_setting(argv[i], argv[i + 1], cconf, NULL)) {
+        if (!strcmp(argv[i], "--failover-from")) {
+            primary = argv[i + 1];
+        } else if (!drv_setting(argv[i], argv[i + 1], cconf, NULL)) {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
         }
     }
-    pulsarc_result res = pulsarc_client_config_set_auth_provider(cconf, &token_provider,
-                                                                 sizeof token_provider, &src);
+    pulsarc_result res;
+    if (primary) {
+        res = pulsarc_client_config_add_failover_cluster(cconf, url, NULL, NULL, NULL);
+        if (res != PULSARC_OK)
+            return drv_fail("failover cluster", res), 2;
+        res = pulsarc_client_config_set_failover_cluster_auth_provider(cconf, url, &token_provider,
+                                                                       sizeof token_provider, &src);
+    } else {
+        res = pulsarc_client_config_set_auth_provider(cconf, &token_provider, sizeof token_provider,
+                                                      &src);
+    }
     if (res != PULSARC_OK)
         return drv_fail("auth provider", res), 2;
     pulsarc_client_t *client;
-    res = pulsarc_client_new(url, cconf, &client);
+    res = pulsarc_client_new(primary ? primary : url, cconf, &client);
     pulsarc_client_config_free(cconf);
     if (res != PULSARC_OK) {
         drv_fail("client", res);
         report(0, 0, res);
         return 1;
     }
-    pulsarc_producer_config_t *pconf = pulsarc_producer_config_new();
+    /* While the primary is down, a producer's first lookup fails at once (CONNECT_FAILED):
+     * asked again, as an application would, until the client has moved. */
     pulsarc_producer_t *producer;
-    res = drv_create_producer(client, topic, pconf, false, &producer);
+    int attempts = 0;
+    double give_up = drv_now_s() + 60;
+    do {
+        if (attempts++)
+            drv_pause_ms(100);
+        res = drv_create_producer(client, topic, pulsarc_producer_config_new(), false, &producer);
+    } while (primary && res == PULSARC_ERR_CONNECT_FAILED && drv_now_s() < give_up);
+    if (primary)
+        printf("create_attempts=%d\n", attempts);
     if (res != PULSARC_OK) {
         drv_fail("create producer", res);
         pulsarc_client_destroy(client);

@@ -496,6 +496,11 @@ void h_setup(void)
     h_start();
 }
 
+void h_future_hook(void *ctx)
+{
+    (void)ctx;
+}
+
 /* ---- the client's loop: its own thread, or the harness's loop (PC_TEST_OWN_LOOP) ---- */
 
 #ifdef PC_TEST_OWN_LOOP

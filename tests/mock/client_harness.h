@@ -234,6 +234,15 @@ extern void (*h_client_setup)(pulsarc_client_config_t *cc);
 pulsarc_client_t *h_client_url(const char *url, ...);
 #define h_client(...) h_client_url(mock_broker_url(mb), __VA_ARGS__)
 
+/* A pulsarc_auth_provider_t of a newer header, one member longer, for the layout rule of
+ * the provider setters: a library that does not know `future` takes it while it is NULL
+ * only; h_future_hook is something to set it to. */
+typedef struct h_newer_provider {
+    pulsarc_auth_provider_t known;
+    void (*future)(void *ctx);
+} h_newer_provider_t;
+void h_future_hook(void *ctx);
+
 /* Producer config: batching off unless the pairs turn it on, so that one message is one
  * SEND and one receipt (the batching tests say so explicitly). */
 pulsarc_producer_config_t *h_producer_conf(int dummy, ...);

@@ -260,16 +260,6 @@ Test(client_auth_custom, authplugin_key_set_afterwards_wins)
 
 /* ---- the layout rule, the method name, dumps ---------------------------------------- */
 
-typedef struct newer_provider {
-    pulsarc_auth_provider_t known;
-    void (*future)(void *ctx);
-} newer_provider_t;
-
-static void future_hook(void *ctx)
-{
-    (void)ctx;
-}
-
 Test(client_auth_custom, layout_rule_older_accepted_newer_only_with_zero_tail)
 {
     pulsarc_client_config_t *cc = pulsarc_client_config_new();
@@ -286,12 +276,12 @@ Test(client_auth_custom, layout_rule_older_accepted_newer_only_with_zero_tail)
                  PULSARC_ERR_INVALID_ARGUMENT);
 
     /* A newer caller: zeros past what this library knows pass... */
-    newer_provider_t n = { .known = vault_provider };
+    h_newer_provider_t n = { .known = vault_provider };
     cr_assert_eq(pulsarc_client_config_set_auth_provider(cc, &n.known, sizeof n, &v), PULSARC_OK,
                  "%s", pulsarc_last_error_detail());
     int frees = atomic_load(&v.frees);
     /* ...a member it does not know is refused, and the ctx handed over is freed. */
-    n.future = future_hook;
+    n.future = h_future_hook;
     cr_assert_eq(pulsarc_client_config_set_auth_provider(cc, &n.known, sizeof n, &v),
                  PULSARC_ERR_UNSUPPORTED);
     cr_assert(strstr(pulsarc_last_error_detail(), "does not know"), "%s",

@@ -13,6 +13,7 @@
 
 #include "config/test_seams.h"
 #include "fake_clock.h"
+#include "test_http_server.h"
 
 TestSuite(client_failover, .init = h_setup, .fini = h_teardown, .timeout = H_SUITE_TIMEOUT(40));
 
@@ -57,12 +58,13 @@ static void finish(void)
     teardown();
 }
 
-/* A client of the primary with mb2 as its secondary, checking every 20 ms; key/value
- * pairs (NULL-terminated) add to or override that. */
-#define failover_client(...)                                                             \
-    h_client_url(mock_broker_url(mb), "failoverSecondaryUrls", mock_broker_url(mb2),     \
-                 "failoverCheckIntervalMs", "20", "failoverDelayMs", h_ms_str(DELAY_MS), \
-                 "switchBackDelayMs", h_ms_str(BACK_MS), __VA_ARGS__)
+/* A client of the primary checking every 20 ms, with the delays above; key/value pairs
+ * (NULL-terminated) add to or override that. failover_client: with mb2 as its secondary. */
+#define switching_client(...)                                                        \
+    h_client("failoverCheckIntervalMs", "20", "failoverDelayMs", h_ms_str(DELAY_MS), \
+             "switchBackDelayMs", h_ms_str(BACK_MS), __VA_ARGS__)
+#define failover_client(...) \
+    switching_client("failoverSecondaryUrls", mock_broker_url(mb2), __VA_ARGS__)
 
 /* The message indices of b's recorded SENDs, in arrival order; returns how many. */
 static int sent_indices(mock_broker_t *b, int *out, int cap)
@@ -348,6 +350,337 @@ Test(client_failover, secondaries_of_the_url_list_share_the_clients_credentials,
     fail_over();
     assert_last_token(mb2, "secondary", "shared-secret");
     finish();
+}
+
+/* ---- a cluster's own provider (pulsarc_client_config_set_failover_cluster_auth_provider) */
+
+/* Each mock judges every CONNECT as a broker that knows one credential does: only `want`
+ * (NULL: none at all) passes, anything else is refused and counted, so a credential that
+ * went to the wrong cluster shows however often the client connected. */
+typedef struct gate {
+    const char *want;
+    atomic_int passed, refused;
+} gate_t;
+
+static gate_t primary_gate, secondary_gate;
+
+static mock_auth_verdict_t judge(void *ctx, int conn, int round, const uint8_t *data, size_t len,
+                                 uint8_t *out, size_t *out_len)
+{
+    (void)conn, (void)out, (void)out_len;
+    gate_t *g = ctx;
+    size_t want = g->want ? strlen(g->want) : 0;
+    bool ok = round == 0 && len == want && (len == 0 || !memcmp(data, g->want, len));
+    atomic_fetch_add(ok ? &g->passed : &g->refused, 1);
+    return ok ? MOCK_AUTH_DONE : MOCK_AUTH_REFUSE;
+}
+
+static void gates(const char *primary, const char *secondary)
+{
+    primary_gate.want = primary;
+    secondary_gate.want = secondary;
+    mock_broker_set_auth_server(mb, judge, &primary_gate);
+    mock_broker_set_auth_server(mb2, judge, &secondary_gate);
+}
+
+/* b got at least `at_least` CONNECTs, and each carried its own credential. */
+static void assert_gate(mock_broker_t *b, gate_t *g, const char *name, int at_least)
+{
+    int passed = atomic_load(&g->passed), refused = atomic_load(&g->refused);
+    cr_assert_eq(refused, 0, "%s: %d CONNECT(s) carried credentials not its own", name, refused);
+    cr_assert_eq((uint64_t)passed, h_count(b, MOCK_CONNECTS), "%s: CONNECTs the gate never saw",
+                 name);
+    cr_assert_geq(passed, at_least, "%s: %d CONNECT(s), want %d at least", name, passed, at_least);
+}
+
+/* A provider's state (ctx): its token, how often it was asked, and freed. */
+typedef struct vault {
+    const char *token;
+    atomic_int asked, frees;
+} vault_t;
+
+static vault_t vault_a = { .token = "token-A" }, vault_b = { .token = "token-B" },
+               vault_c = { .token = "token-C" };
+
+static pulsarc_result vault_data(void *ctx, pulsarc_auth_data_t *out)
+{
+    vault_t *v = ctx;
+    atomic_fetch_add(&v->asked, 1);
+    return pulsarc_auth_data_set(out, v->token, strlen(v->token));
+}
+
+static void vault_free(void *ctx)
+{
+    atomic_fetch_add(&((vault_t *)ctx)->frees, 1);
+}
+
+/* Method "token": the broker's token provider, and the Bearer header for HTTP lookups. */
+static const pulsarc_auth_provider_t vault_provider = {
+    .method_name = "token",
+    .initial_data = vault_data,
+    .free = vault_free,
+};
+
+static pulsarc_result set_cluster_provider(pulsarc_client_config_t *cc, const char *url, vault_t *v)
+{
+    return pulsarc_client_config_set_failover_cluster_auth_provider(cc, url, &vault_provider,
+                                                                    sizeof vault_provider, v);
+}
+
+static void secondary_with_own_provider(pulsarc_client_config_t *cc)
+{
+    with_fake_clock(cc);
+    add_cluster_ok(cc, mock_broker_url(mb2), NULL, NULL);
+    cr_assert_eq(set_cluster_provider(cc, mock_broker_url(mb2), &vault_b), PULSARC_OK, "%s",
+                 pulsarc_last_error_detail());
+}
+
+/* A client of the primary with token A (built in) and a secondary that `setup` adds with
+ * token B, each mock letting its own token pass only; `pending` messages written to the
+ * primary and never answered there, then the switch, which delivers them. */
+static void token_a_to_token_b(void (*setup)(pulsarc_client_config_t *cc), int pending)
+{
+    gates("token-A", "token-B");
+    h_client_setup = setup;
+    client = switching_client("authPlugin", "token", "authParams", "token:token-A", NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    h_pending_unanswered(pending);
+    primary_dies();
+    fail_over();
+    cr_assert(h_wait_calls(pending, 5000), "only %d of %d callbacks", h_total(), pending);
+}
+
+/* The secondary's provider gives token B: there and back again, each cluster only ever
+ * sees its own. */
+Test(client_failover, a_clusters_own_provider_goes_there_and_nowhere_else, .init = setup,
+     .fini = teardown)
+{
+    token_a_to_token_b(secondary_with_own_provider, 2);
+    cr_assert_eq(mock_broker_set_down(mb, false), 0);
+    cr_assert(h_wait_log(SAW_PRIMARY_BACK, 5000), "the client never saw the primary back");
+    uint64_t producers = h_count(mb, MOCK_PRODUCERS);
+    h_fake_clock_advance(&fclock, BACK_MS);
+    cr_assert(h_wait_count(mb, MOCK_PRODUCERS, producers + 1, 5000), "never switched back");
+    h_send_range(producer, 2, 4);
+    cr_assert(h_wait_calls(4, 5000), "only %d of 4 callbacks", h_total());
+    h_assert_each_once(4, PULSARC_OK);
+    assert_received_in_order(mb2, "secondary", 0, 2);
+    assert_gate(mb, &primary_gate, "primary", 2);
+    assert_gate(mb2, &secondary_gate, "secondary", 1);
+    cr_assert_gt(atomic_load(&vault_b.asked), 0);
+    cr_assert_eq(atomic_load(&vault_b.frees), 0, "freed while the client uses it");
+    finish();
+    cr_assert_eq(atomic_load(&vault_b.frees), 1, "free ran %d times", atomic_load(&vault_b.frees));
+}
+
+/* The same over HTTP: the secondary's web service is asked with B's Bearer header. */
+static char web_url[64];
+
+static void web_secondary_with_own_provider(pulsarc_client_config_t *cc)
+{
+    with_fake_clock(cc);
+    add_cluster_ok(cc, web_url, NULL, NULL);
+    cr_assert_eq(set_cluster_provider(cc, web_url, &vault_b), PULSARC_OK, "%s",
+                 pulsarc_last_error_detail());
+}
+
+Test(client_failover, a_clusters_own_provider_authorizes_its_http_lookups, .init = setup,
+     .fini = teardown)
+{
+    char body[128], answer[512];
+    int n = snprintf(body, sizeof body, "{\"brokerUrl\":\"%s\",\"partitions\":0}",
+                     mock_broker_url(mb2));
+    snprintf(answer, sizeof answer,
+             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+             "Connection: close\r\n\r\n%s",
+             n, body);
+    test_server_t web = { .answer = answer };
+    ts_start(&web);
+    snprintf(web_url, sizeof web_url, "http://127.0.0.1:%d", web.port);
+    token_a_to_token_b(web_secondary_with_own_provider, 1);
+    h_assert_each_once(1, PULSARC_OK);
+    cr_assert_geq(ts_requests(&web), 1, "no lookup reached the secondary's web service");
+    const char *req = ts_last_request(&web);
+    cr_assert(strstr(req, "\r\nAuthorization: Bearer token-B\r\n"), "%s", req);
+    cr_assert_null(strstr(req, "token-A"), "the primary's token went along: %s", req);
+    assert_gate(mb2, &secondary_gate, "secondary", 1);
+    finish();
+    ts_stop(&web);
+    cr_assert_eq(atomic_load(&vault_b.frees), 1);
+}
+
+/* Without credentials of its own, a cluster added with add_failover_cluster gets none:
+ * not the client's provider either. */
+static void primary_with_own_provider(pulsarc_client_config_t *cc)
+{
+    with_fake_clock(cc);
+    cr_assert_eq(pulsarc_client_config_set_auth_provider(cc, &vault_provider, sizeof vault_provider,
+                                                         &vault_a),
+                 PULSARC_OK, "%s", pulsarc_last_error_detail());
+}
+
+static void primary_provider_and_bare_secondary(pulsarc_client_config_t *cc)
+{
+    primary_with_own_provider(cc);
+    add_cluster_ok(cc, mock_broker_url(mb2), NULL, NULL);
+}
+
+Test(client_failover, the_clients_provider_stays_off_a_cluster_added_without_credentials,
+     .init = setup, .fini = teardown)
+{
+    gates("token-A", NULL);
+    h_client_setup = primary_provider_and_bare_secondary;
+    client = switching_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    primary_dies();
+    fail_over();
+    h_send_range(producer, 0, 2);
+    cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
+    h_assert_each_once(2, PULSARC_OK);
+    assert_gate(mb, &primary_gate, "primary", 1);
+    assert_gate(mb2, &secondary_gate, "secondary", 1);
+    finish();
+    cr_assert_eq(atomic_load(&vault_a.frees), 1);
+}
+
+/* ...while the secondaries of failoverSecondaryUrls share it, as they share any. */
+Test(client_failover, secondaries_of_the_url_list_share_the_clients_provider, .init = setup,
+     .fini = teardown)
+{
+    gates("token-A", "token-A");
+    h_client_setup = primary_with_own_provider;
+    client = failover_client(NULL);
+    producer = h_producer(client, H_TOPIC, NULL);
+    primary_dies();
+    fail_over();
+    assert_gate(mb, &primary_gate, "primary", 1);
+    assert_gate(mb2, &secondary_gate, "secondary", 1);
+    finish();
+    cr_assert_eq(atomic_load(&vault_a.frees), 1);
+}
+
+/* The configuration's side: the cluster named by its URL (the last added with it), a
+ * replaced provider freed at once, the client's setters leaving it alone, dumps naming
+ * the method only. */
+static bool dump_has(const pulsarc_client_config_t *cc, const char *line)
+{
+    char buf[16384], want[256];
+    buf[0] = '\n'; /* so that the first line matches a "\n"-anchored needle too */
+    pulsarc_client_config_dump(cc, buf + 1, sizeof buf - 1);
+    snprintf(want, sizeof want, "\n%s\n", line);
+    cr_assert_null(strstr(buf, "token-"), "a provider's data in the dump: %s", buf);
+    cr_assert_null(strstr(buf, "dr-secret"), "a secret in the dump: %s", buf);
+    return strstr(buf, want) != NULL;
+}
+
+Test(client_failover, a_clusters_provider_replaces_its_auth_and_is_freed_once_when_replaced)
+{
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    add_cluster_ok(cc, "pulsar://dr-a:6650", "token", "token:dr-secret");
+    add_cluster_ok(cc, "pulsar://dr-b:6650", NULL, NULL);
+    add_cluster_ok(cc, "pulsar://dr-b:6650", NULL, NULL);
+    cr_assert(dump_has(cc, "failoverCluster.0.authPlugin=token"));
+    cr_assert(dump_has(cc, "failoverCluster.0.authParams=<set, not shown>"));
+    cr_assert_eq(set_cluster_provider(cc, "pulsar://dr-a:6650", &vault_b), PULSARC_OK);
+    cr_assert_eq(set_cluster_provider(cc, "pulsar://dr-b:6650", &vault_c), PULSARC_OK);
+    cr_assert(dump_has(cc, "failoverCluster.0.serviceUrl=pulsar://dr-a:6650"));
+    cr_assert(dump_has(cc, "failoverCluster.0.authPlugin=custom:token"));
+    cr_assert(dump_has(cc, "failoverCluster.0.authParams="), "the token's params survived");
+    cr_assert(dump_has(cc, "failoverCluster.1.authPlugin="), "not the last added with the URL");
+    cr_assert(dump_has(cc, "failoverCluster.2.authPlugin=custom:token"));
+    cr_assert(dump_has(cc, "authPlugin="), "the client's authentication changed");
+    cr_assert_eq(atomic_load(&vault_b.asked) + atomic_load(&vault_c.asked), 0,
+                 "the dump asked a provider");
+    /* Another provider for the cluster: the one it replaces is freed now, once. */
+    cr_assert_eq(set_cluster_provider(cc, "pulsar://dr-a:6650", &vault_a), PULSARC_OK);
+    cr_assert_eq(atomic_load(&vault_b.frees), 1);
+    /* The client's own authentication is another matter. */
+    cr_assert_eq(pulsarc_client_config_set_auth_token(cc, "t"), PULSARC_OK);
+    cr_assert_eq(pulsarc_client_config_set(cc, "authPlugin", "basic"), PULSARC_OK);
+    cr_assert_eq(atomic_load(&vault_a.frees) + atomic_load(&vault_c.frees), 0,
+                 "the client's setters freed a cluster's provider");
+    cr_assert(dump_has(cc, "failoverCluster.0.authPlugin=custom:token"));
+    pulsarc_client_config_free(cc);
+    cr_assert_eq(atomic_load(&vault_a.frees), 1);
+    cr_assert_eq(atomic_load(&vault_b.frees), 1);
+    cr_assert_eq(atomic_load(&vault_c.frees), 1);
+}
+
+/* ctx is shared by the configuration and each client made from it: free runs once, when
+ * the last of them lets go. */
+Test(client_failover, a_clusters_provider_is_freed_once_after_the_config_and_every_client)
+{
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    pulsarc_client_config_set_logger(cc, h_logger, NULL);
+    add_cluster_ok(cc, "pulsar://127.0.0.1:9", NULL, NULL);
+    cr_assert_eq(set_cluster_provider(cc, "pulsar://127.0.0.1:9", &vault_b), PULSARC_OK);
+    pulsarc_client_t *c1 = NULL, *c2 = NULL;
+    cr_assert_eq(pulsarc_client_new(mock_broker_url(mb), cc, &c1), PULSARC_OK, "%s",
+                 pulsarc_last_error_detail());
+    cr_assert_eq(pulsarc_client_new(mock_broker_url(mb), cc, &c2), PULSARC_OK);
+    pulsarc_client_destroy(c1);
+    pulsarc_client_config_free(cc);
+    cr_assert_eq(atomic_load(&vault_b.frees), 0, "freed while a client holds it");
+    pulsarc_client_destroy(c2);
+    cr_assert_eq(atomic_load(&vault_b.frees), 1, "free ran %d times", atomic_load(&vault_b.frees));
+    cr_assert_eq(atomic_load(&vault_b.asked), 0, "asked without a connection to the cluster");
+}
+
+/* The setter's refusals hand ctx back through free, once each; the layout rule is
+ * set_auth_provider's; a refused provider leaves the cluster's in place. */
+Test(client_failover, a_clusters_provider_follows_the_layout_rule_and_refusals_free_it)
+{
+    const char *url = "pulsar://dr:6650";
+    pulsarc_client_config_t *cc = pulsarc_client_config_new();
+    add_cluster_ok(cc, url, NULL, NULL);
+    cr_assert_eq(set_cluster_provider(cc, "pulsar://elsewhere:6650", &vault_b),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pulsarc_last_error_detail(), "pulsar://elsewhere:6650"), "%s",
+              pulsarc_last_error_detail());
+    cr_assert_eq(set_cluster_provider(NULL, url, &vault_b), PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(set_cluster_provider(cc, NULL, &vault_b), PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(atomic_load(&vault_b.frees), 3, "each refused provider is freed once");
+    cr_assert_eq(pulsarc_client_config_set_failover_cluster_auth_provider(cc, url, NULL, 0,
+                                                                          &vault_b),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    pulsarc_auth_provider_t p = vault_provider;
+    p.initial_data = NULL;
+    cr_assert_eq(pulsarc_client_config_set_failover_cluster_auth_provider(cc, url, &p, sizeof p,
+                                                                          &vault_b),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    p = vault_provider;
+    p.method_name = "has space";
+    cr_assert_eq(pulsarc_client_config_set_failover_cluster_auth_provider(cc, url, &p, sizeof p,
+                                                                          &vault_b),
+                 PULSARC_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(atomic_load(&vault_b.frees), 5);
+
+    /* An older caller's prefix: accepted, and its free (past its size) is never read. */
+    size_t old_size = offsetof(pulsarc_auth_provider_t, initial_data) + sizeof(void *);
+    cr_assert_eq(pulsarc_client_config_set_failover_cluster_auth_provider(cc, url, &vault_provider,
+                                                                          old_size, &vault_c),
+                 PULSARC_OK, "%s", pulsarc_last_error_detail());
+    cr_assert_eq(pulsarc_client_config_set_failover_cluster_auth_provider(cc, url, &vault_provider,
+                                                                          sizeof(void *), &vault_c),
+                 PULSARC_ERR_INVALID_ARGUMENT, "a size short of initial_data");
+    /* A newer caller's: zeros past what this library knows pass, a member it does not
+     * know is refused (and freed), and the cluster keeps the provider it had. */
+    h_newer_provider_t n = { .known = vault_provider };
+    cr_assert_eq(pulsarc_client_config_set_failover_cluster_auth_provider(cc, url, &n.known,
+                                                                          sizeof n, &vault_a),
+                 PULSARC_OK, "%s", pulsarc_last_error_detail());
+    cr_assert_eq(atomic_load(&vault_c.frees), 0, "free was read past the caller's size");
+    n.future = h_future_hook;
+    cr_assert_eq(pulsarc_client_config_set_failover_cluster_auth_provider(cc, url, &n.known,
+                                                                          sizeof n, &vault_b),
+                 PULSARC_ERR_UNSUPPORTED);
+    cr_assert(strstr(pulsarc_last_error_detail(), "does not know"), "%s",
+              pulsarc_last_error_detail());
+    cr_assert_eq(atomic_load(&vault_b.frees), 6);
+    cr_assert_eq(atomic_load(&vault_a.frees), 0, "a refused provider replaced the cluster's");
+    pulsarc_client_config_free(cc);
+    cr_assert_eq(atomic_load(&vault_a.frees), 1);
+    cr_assert_eq(atomic_load(&vault_c.frees), 0);
 }
 
 /* ---- the service URL decided by the application --------------------------------------- */
