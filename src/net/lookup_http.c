@@ -211,7 +211,7 @@ static bool may_carry_credentials(void *ctx, bool https, const char *host, int p
     return rt->limits.http_auth_any_redirect;
 }
 
-static void on_answer(pulsarc_result res, long status, const char *body, size_t len, void *ctx);
+static void on_answer(pulsarc_result res, const pc_http_answer_t *a, void *ctx);
 
 static void send_request(http_lookup_t *lk)
 {
@@ -398,7 +398,7 @@ pulsarc_result pc_http_lookup_judge(const pc_http_lookup_query_t *q, long status
     return res;
 }
 
-static void on_answer(pulsarc_result res, long status, const char *body, size_t len, void *ctx)
+static void on_answer(pulsarc_result res, const pc_http_answer_t *a, void *ctx)
 {
     http_lookup_t *lk = ctx;
     if (left_behind(lk))
@@ -408,6 +408,9 @@ static void on_answer(pulsarc_result res, long status, const char *body, size_t 
             finish(lk, res, NULL, 0);
         return;
     }
+    long status = a->status;
+    const char *body = a->body;
+    size_t len = a->len;
     pc_http_lookup_query_t q = { .topic = lk->name.full,
                                  .via_host = lk->service.host,
                                  .via_port = lk->service.port,
