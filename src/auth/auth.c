@@ -75,6 +75,40 @@ pulsarc_result pc_auth_http_header(pc_auth_t *a, pc_auth_data_t *out)
     return a->ops->http_header(a, out);
 }
 
+int pc_auth_has_http_exchange(const pc_auth_t *a)
+{
+    return a && a->ops->http_begin != NULL;
+}
+
+const char *const *pc_auth_http_reads(const pc_auth_t *a)
+{
+    return a->ops->http_reads;
+}
+
+pulsarc_result pc_auth_http_begin(pc_auth_t *a, const char *host, int port, uint64_t now_ms,
+                                  pc_auth_http_xchg_t **x, pc_auth_data_t *lines)
+{
+    memset(lines, 0, sizeof *lines);
+    *x = NULL;
+    return a->ops->http_begin(a, host, port, now_ms, x, lines);
+}
+
+pulsarc_result pc_auth_http_step(pc_auth_t *a, pc_auth_http_xchg_t *x,
+                                 const pc_auth_http_reply_t *reply, uint64_t now_ms, int *again,
+                                 pc_auth_data_t *lines)
+{
+    memset(lines, 0, sizeof *lines);
+    *again = 0;
+    return a->ops->http_step(a, x, reply, now_ms, again, lines);
+}
+
+void pc_auth_http_end(pc_auth_t *a, pc_auth_http_xchg_t **x)
+{
+    if (a && *x)
+        a->ops->http_end(a, *x);
+    *x = NULL;
+}
+
 void pc_auth_prepare(pc_auth_t *a, pc_auth_wait_t *w, pc_auth_ready_cb cb, void *ctx)
 {
     w->next = NULL;

@@ -28,6 +28,10 @@ typedef struct pc_auth_http pc_auth_http_t;
 /* A multi-step method's state for one connection (a GSSAPI security context): defined by
  * the provider, held by the connection. */
 typedef struct pc_auth_session pc_auth_session_t;
+/* A method's state for one HTTP request it authenticates by an exchange of headers (see
+ * "HTTP authentication in rounds" below): defined by the provider, held by the request. */
+typedef struct pc_auth_http_xchg pc_auth_http_xchg_t;
+typedef struct pc_auth_http_reply pc_auth_http_reply_t;
 
 /* Credentials handed out by a provider: malloc'ed (bytes may be NULL when len is 0). The
  * public pulsarc_auth_data_t a custom provider fills (pulsarc_auth_data_set) is this very
@@ -81,6 +85,16 @@ typedef struct pc_auth_ops {
     pulsarc_result (*session_step)(pc_auth_t *a, pc_auth_session_t *s, const uint8_t *challenge,
                                    size_t len, pc_auth_data_t *out);
     void (*session_end)(pc_auth_t *a, pc_auth_session_t *s);
+    /* Optional, all four or none: HTTP requests authenticated by an exchange of headers
+     * (the broker's SASL exchange); see pc_auth_http_begin. http_reads names the answer
+     * headers the exchange reads (NULL-terminated, at most PC_AUTH_HTTP_READS_MAX). */
+    const char *const *http_reads;
+    pulsarc_result (*http_begin)(pc_auth_t *a, const char *host, int port, uint64_t now_ms,
+                                 pc_auth_http_xchg_t **x, pc_auth_data_t *lines);
+    pulsarc_result (*http_step)(pc_auth_t *a, pc_auth_http_xchg_t *x,
+                                const pc_auth_http_reply_t *reply, uint64_t now_ms, int *again,
+                                pc_auth_data_t *lines);
+    void (*http_end)(pc_auth_t *a, pc_auth_http_xchg_t *x);
 } pc_auth_ops_t;
 
 /* Providers embed this as their first member. method overrides ops->method when set (a
@@ -113,6 +127,51 @@ void pc_auth_free(pc_auth_t *a);
 int pc_auth_has_http_header(const pc_auth_t *a);
 /* The header lines for an HTTP lookup (see pc_auth_ops_t.http_header). */
 pulsarc_result pc_auth_http_header(pc_auth_t *a, pc_auth_data_t *out);
+
+/* ---- HTTP authentication in rounds ------------------------------------------------ */
+
+/* Some methods authenticate an HTTP request by an exchange of headers before it: the
+ * broker's SASL exchange answers 401 with its token until it is done, then hands out a
+ * role token that the request itself carries. net/ drives it for each HTTP lookup:
+ *
+ *   pc_auth_http_begin   the header lines of the first request (on to the service host)
+ *   pc_auth_http_step    each answer, read by the provider: *again says the request must
+ *                        go once more with the new lines (another round, or the request
+ *                        itself now that the exchange is done), else the answer is the
+ *                        request's own and goes to its caller
+ *   pc_auth_http_end     the request is over (whatever its outcome)
+ *
+ * The lines are secrets ("Name: value", "\r\n" between them; an empty value is sent
+ * empty), wiped like all auth data. A failure is PULSARC_ERR_AUTH_PROVIDER (the client's
+ * side, or an answer that breaks the exchange's rules) or BROKER_AUTHENTICATION (the
+ * broker refused), with a detail that quotes no token. The provider bounds the rounds.
+ * @locality loop thread. */
+
+#define PC_AUTH_HTTP_READS_MAX 8
+
+/* An answer as the provider reads it: status, and the values of the headers it named in
+ * http_reads (values[i] for http_reads[i]; NULL when absent or refused by the HTTP
+ * client, then bit i of refused is set: repeated, folded, too long or not printable). */
+struct pc_auth_http_reply {
+    long status;
+    const char *const *values;
+    unsigned refused;
+};
+
+/* True when the provider authenticates HTTP requests in rounds. */
+int pc_auth_has_http_exchange(const pc_auth_t *a);
+/* The answer headers its exchange reads (NULL-terminated). */
+const char *const *pc_auth_http_reads(const pc_auth_t *a);
+/* Start the exchange for a request to host:port (the service host asked; what the
+ * provider keeps, a role token, is kept per host and port). now_ms: the runtime's
+ * monotonic clock. */
+pulsarc_result pc_auth_http_begin(pc_auth_t *a, const char *host, int port, uint64_t now_ms,
+                                  pc_auth_http_xchg_t **x, pc_auth_data_t *lines);
+pulsarc_result pc_auth_http_step(pc_auth_t *a, pc_auth_http_xchg_t *x,
+                                 const pc_auth_http_reply_t *reply, uint64_t now_ms, int *again,
+                                 pc_auth_data_t *lines);
+/* NULL *x is a no-op; *x becomes NULL. */
+void pc_auth_http_end(pc_auth_t *a, pc_auth_http_xchg_t **x);
 
 /* ---- waiting for data that must be fetched ---------------------------------------- */
 

@@ -5,7 +5,9 @@
  * SaslServer offers its security layers in a wrapped 4-byte token (RFC 4752 section
  * 3.1) and the client answers, wrapped, "no security layer, no buffer" followed by the
  * authorization id, which must be the client's own principal (the broker refuses any
- * other). The broker sends CONNECTED when its SaslServer is complete.
+ * other). The broker sends CONNECTED when its SaslServer is complete. HTTP lookups run
+ * the same exchange in headers (auth_sasl_http.c), each with a security context of its
+ * own made through the same session calls.
  *
  * Credentials come from a keytab (the cred store's client_keytab, tickets kept in a
  * memory cache of this provider, never in the user's ticket cache) or, without one,
@@ -16,7 +18,7 @@
  * GSSAPI calls block while the library asks the KDC for a service ticket (once per
  * broker host while the ticket lasts): the loop waits for that round trip, as the Java
  * client's event loop does. @locality loop thread. */
-#include "auth/auth.h"
+#include "auth/auth_sasl.h"
 
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_ext.h>
@@ -36,8 +38,9 @@ typedef struct sasl_auth {
     char *server_type;
     char ccache[64]; /* MEMORY:pulsarc-sasl-<address>: tickets from the keytab */
     gss_cred_id_t cred;
-    char *client_name; /* the credentials' principal, e.g. client@EXAMPLE.COM */
-    const char *realm; /* in client_name, after '@' */
+    char *client_name;        /* the credentials' principal, e.g. client@EXAMPLE.COM */
+    const char *realm;        /* in client_name, after '@' */
+    pc_sasl_tokens_t *tokens; /* role tokens for HTTP (auth_sasl_http.c) */
 } sasl_auth_t;
 
 typedef enum { SASL_CONTEXT, SASL_LAYER, SASL_DONE } sasl_phase_t;
@@ -328,8 +331,7 @@ static void sasl_session_end(pc_auth_t *a, pc_auth_session_t *ss)
     session_free(ss);
 }
 
-/* Not used for connections (sessions are); HTTP lookups ask for header lines, which this
- * method does not have (see lookup_http.c). */
+/* Not used: connections run sessions, HTTP requests the exchange of auth_sasl_http.c. */
 static pulsarc_result sasl_initial(pc_auth_t *a, pc_auth_data_t *out)
 {
     (void)a;
@@ -342,6 +344,7 @@ static void sasl_destroy(pc_auth_t *a)
 {
     sasl_auth_t *s = (sasl_auth_t *)a;
     drop_cred(s);
+    pc_sasl_tokens_free(s->tokens);
     krb5_context k = NULL;
     krb5_ccache cc = NULL;
     /* The memory cache holds the tickets the keytab got: they go with the provider. */
@@ -363,7 +366,21 @@ static const pc_auth_ops_t sasl_ops = {
     .session_start = sasl_session_start,
     .session_step = sasl_session_step,
     .session_end = sasl_session_end,
+    .http_reads = pc_sasl_http_reads,
+    .http_begin = pc_sasl_http_begin,
+    .http_step = pc_sasl_http_step,
+    .http_end = pc_sasl_http_end,
 };
+
+pc_sasl_tokens_t **pc_sasl_tokens_of(pc_auth_t *a)
+{
+    return &((sasl_auth_t *)a)->tokens;
+}
+
+const char *pc_sasl_principal(const pc_auth_t *a)
+{
+    return ((const sasl_auth_t *)a)->client_name;
+}
 
 static char *dup_or_null(const char *v, bool *oom)
 {

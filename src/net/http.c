@@ -9,8 +9,9 @@
  * Authorization header on any other host, port or scheme, or, with its unrestricted-auth
  * option, sends it everywhere).
  *
- * Headers, form bodies and answers may carry credentials: they are never logged nor put
- * into a detail message, and they are wiped before they are freed. curl's verbose output
+ * Headers, form bodies and answers (the answer headers kept for the caller too,
+ * http_kept.c) may carry credentials: they are never logged nor put into a detail
+ * message, and they are wiped before they are freed. curl's verbose output
  * stays off for the same reason. */
 #include "net/http_internal.h"
 
@@ -153,6 +154,7 @@ static void free_request(request_t *r)
     wipe_free(r->header);
     wipe_free(r->form);
     pc_http_wipe_body(r);
+    pc_http_kept_clear(&r->kept);
     free(r);
 }
 
@@ -186,6 +188,19 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     return add;
 }
 
+/* The answer headers the caller keeps (pc_http_keep_line): every line of every answer
+ * on this transfer passes, the status line of each starting afresh. */
+static size_t on_header(char *data, size_t size, size_t n, void *ud)
+{
+    request_t *r = ud;
+    size_t len = size * n;
+    if (pc_http_keep_line(&r->kept, r->keep, data, len) != 0) {
+        r->keep_failed = true;
+        return 0; /* curl fails the transfer */
+    }
+    return len;
+}
+
 /* ---- the outcome ------------------------------------------------------------------- */
 
 /* Fail r's transfer with a result and a detail that names the request (the URL holds no
@@ -195,6 +210,8 @@ static pulsarc_result transfer_failure(request_t *r, CURLcode rc, const char *ur
     if (r->too_big)
         return pc_fail(PULSARC_ERR_PROTOCOL, "HTTP %s %s: the answer is larger than %u bytes",
                        r->verb, url, MAX_BODY);
+    if (r->keep_failed)
+        return pc_fail(PULSARC_ERR_NO_MEMORY, "HTTP %s %s: out of memory", r->verb, url);
     if (r->tls.restrict_failed)
         return pc_fail(PULSARC_ERR_TLS_CONFIG, "HTTP %s %s: %s", r->verb, url, r->tls.detail);
     pulsarc_result res = pc_http_curl_result(r->easy, rc, r->errbuf);
@@ -202,11 +219,29 @@ static pulsarc_result transfer_failure(request_t *r, CURLcode rc, const char *ur
                    r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
 }
 
+/* Call whichever callback r has; without the body when it was cancelled. */
+static void deliver(request_t *r, pulsarc_result res, long status, bool cancelled)
+{
+    if (!r->answer) {
+        r->cb(res, status,
+              cancelled ? NULL
+              : r->body ? r->body
+                        : "",
+              cancelled ? 0 : r->len, r->ctx);
+        return;
+    }
+    pc_http_answer_t a = { .status = status,
+                           .body = r->body ? r->body : "",
+                           .len = r->len,
+                           .kept = &r->kept };
+    r->answer(res, res == PULSARC_OK ? &a : NULL, r->ctx);
+}
+
 /* Hand the outcome to the callback and free r. res != PULSARC_OK: the detail is set. */
 static void finish(request_t *r, pulsarc_result res, long status)
 {
     unlink_request(r);
-    r->cb(res, status, r->body ? r->body : "", r->len, r->ctx);
+    deliver(r, res, status, false);
     free_request(r);
 }
 
@@ -343,6 +378,10 @@ static CURLcode set_common(request_t *r, const char *url, uint64_t timeout_ms)
     SETOPT(rc, e, CURLOPT_WRITEDATA, (void *)r);
     SETOPT(rc, e, CURLOPT_USERAGENT, "pulsarc");
     SETOPT(rc, e, CURLOPT_HTTPHEADER, r->headers);
+    if (r->keep) {
+        SETOPT(rc, e, CURLOPT_HEADERFUNCTION, on_header);
+        SETOPT(rc, e, CURLOPT_HEADERDATA, (void *)r);
+    }
     /* Never curl's: follow() decides where a redirect goes and with which headers. */
     SETOPT(rc, e, CURLOPT_FOLLOWLOCATION, 0L);
     if (rc == CURLE_OK)
@@ -367,9 +406,9 @@ static int start_failed(request_t *r, pulsarc_result res, const char *what, cons
 
 /* Build and add one transfer; the callback runs when it ends (never from this call). */
 static int start(pc_http_t *h, const char *url, const pc_http_get_opts_t *get, const char *form,
-                 uint64_t timeout_ms, pc_http_done_cb cb, void *ctx)
+                 uint64_t timeout_ms, pc_http_done_cb cb, pc_http_answer_cb answer, void *ctx)
 {
-    if (!h || !url || !cb)
+    if (!h || !url || (!cb && !answer))
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "HTTP client, URL and callback are "
                                                      "required"),
                -1;
@@ -387,6 +426,7 @@ static int start(pc_http_t *h, const char *url, const pc_http_get_opts_t *get, c
     r->h = h;
     r->verb = form ? "POST" : "GET";
     r->cb = cb;
+    r->answer = answer;
     r->ctx = ctx;
     r->tls.conf = &h->tls;
     if (timeout_ms > LONG_MAX) /* curl takes a long */
@@ -396,6 +436,13 @@ static int start(pc_http_t *h, const char *url, const pc_http_get_opts_t *get, c
         r->scope = get->header_scope;
         r->scope_ctx = get->scope_ctx;
         r->redirects_left = get->max_redirects;
+        r->keep = get->keep;
+        int n = 0;
+        while (r->keep && r->keep[n])
+            n++;
+        if (n > PC_HTTP_KEEP_MAX)
+            return start_failed(r, PULSARC_ERR_INVALID_ARGUMENT, "too many answer headers to keep",
+                                url);
         if (pc_http_parse_origin(url, &r->first) != 0)
             return start_failed(r, PULSARC_ERR_INVALID_URL, "not an http(s) URL", url);
     }
@@ -424,17 +471,17 @@ static int start(pc_http_t *h, const char *url, const pc_http_get_opts_t *get, c
 }
 
 int pc_http_get_with(pc_http_t *h, const char *url, const pc_http_get_opts_t *opts,
-                     uint64_t timeout_ms, pc_http_done_cb cb, void *ctx)
+                     uint64_t timeout_ms, pc_http_answer_cb cb, void *ctx)
 {
     pc_http_get_opts_t none = { 0 };
-    return start(h, url, opts ? opts : &none, NULL, timeout_ms, cb, ctx);
+    return start(h, url, opts ? opts : &none, NULL, timeout_ms, NULL, cb, ctx);
 }
 
 int pc_http_get(pc_http_t *h, const char *url, const char *header, uint64_t timeout_ms,
                 pc_http_done_cb cb, void *ctx)
 {
     pc_http_get_opts_t o = { .header = header, .max_redirects = DEFAULT_REDIRECTS };
-    return start(h, url, &o, NULL, timeout_ms, cb, ctx);
+    return start(h, url, &o, NULL, timeout_ms, cb, NULL, ctx);
 }
 
 int pc_http_post_form(pc_http_t *h, const char *url, const char *form, uint64_t timeout_ms,
@@ -442,7 +489,7 @@ int pc_http_post_form(pc_http_t *h, const char *url, const char *form, uint64_t 
 {
     if (!form)
         return pc_fail(PULSARC_ERR_INVALID_ARGUMENT, "the form must not be NULL"), -1;
-    return start(h, url, NULL, form, timeout_ms, cb, ctx);
+    return start(h, url, NULL, form, timeout_ms, cb, NULL, ctx);
 }
 
 /* ---- the client -------------------------------------------------------------------- */
@@ -485,7 +532,7 @@ void pc_http_free(pc_http_t *h)
         request_t *r = h->requests;
         unlink_request(r);
         pc_set_detail("the HTTP client was closed");
-        r->cb(PULSARC_ERR_ALREADY_CLOSED, 0, NULL, 0, r->ctx);
+        deliver(r, PULSARC_ERR_ALREADY_CLOSED, 0, true);
         free_request(r);
     }
     /* Stop watching before curl closes the sockets of its connection cache. */

@@ -7,7 +7,9 @@
  *
  * A GET follows redirects itself (curl does not): the extra header (credentials) goes
  * only to the URL asked and to what the request's scope allows, a redirect from https to
- * plain http is refused, and each hop counts against the request's limit.
+ * plain http is refused, and each hop counts against the request's limit. It hands its
+ * caller the answer headers the caller names (pc_http_kept_t: plain text, bounded, each
+ * once), for an authentication that reads them (SASL).
  * @locality loop thread. */
 #ifndef PC_HTTP_H
 #define PC_HTTP_H
@@ -48,6 +50,47 @@ pc_http_t *pc_http_new(uv_loop_t *loop, const pc_logger_t *log, const pc_http_tl
 /* Cancel what is in flight (their callbacks run with ALREADY_CLOSED) and free. */
 void pc_http_free(pc_http_t *h);
 
+/* ---- answer headers a caller reads ------------------------------------------------- */
+
+/* A GET keeps the answer headers its caller names (pc_http_get_opts_t.keep): at most
+ * PC_HTTP_KEEP_MAX names, each value at most PC_HTTP_KEPT_VALUE_MAX bytes. */
+#define PC_HTTP_KEEP_MAX 8
+#define PC_HTTP_KEPT_VALUE_MAX 8192
+
+/* The kept headers of one answer. values[i] is the value of keep[i] (without the spaces
+ * around it), NUL-terminated, or NULL when the answer has no such header or its header
+ * was refused: then bit i of bad is set. A header is refused when it comes twice, when
+ * it is folded over several lines, or when its value is longer than the maximum or holds
+ * a byte outside printable ASCII (a NUL, a control character, anything above 0x7e): the
+ * server's bytes are untrusted, and what a caller reads here is plain text. The values
+ * may be credentials: they are wiped when cleared. */
+typedef struct pc_http_kept {
+    char *values[PC_HTTP_KEEP_MAX];
+    unsigned bad;
+    int last; /* 1 + the index the previous line set, for a folded line; 0: none */
+} pc_http_kept_t;
+
+/* Take one header line of an answer as the server sent it ("Name: value\r\n", the status
+ * line, the empty line at the end), keep[] being the names kept (case-insensitive,
+ * NULL-terminated). A status line starts a new answer (an interim 1xx, the next hop of a
+ * redirect): what was kept of the one before is dropped. Pure: the fuzz target
+ * fuzz_http_answers feeds it. 0, or -1 when out of memory (nothing kept for that line). */
+int pc_http_keep_line(pc_http_kept_t *k, const char *const *keep, const char *line, size_t len);
+/* Wipe and free the values; k is empty again (as a zeroed pc_http_kept_t is). */
+void pc_http_kept_clear(pc_http_kept_t *k);
+
+/* The answer to a pc_http_get_with: status and body as pc_http_done_cb has them, and the
+ * headers the request kept (all NULL when it kept none). Valid during the callback. */
+typedef struct pc_http_answer {
+    long status;
+    const char *body;
+    size_t len;
+    const pc_http_kept_t *kept;
+} pc_http_answer_t;
+
+/* a is NULL when res is not PULSARC_OK. */
+typedef void (*pc_http_answer_cb)(pulsarc_result res, const pc_http_answer_t *a, void *ctx);
+
 /* May a redirect take the request's header to this origin (host without brackets)? */
 typedef bool (*pc_http_scope_fn)(void *ctx, bool https, const char *host, int port);
 
@@ -63,11 +106,15 @@ typedef struct pc_http_get_opts {
     pc_http_scope_fn header_scope;
     void *scope_ctx;
     int max_redirects; /* hops followed before TOO_MANY_REDIRECTS; 0: none */
+    /* NULL, or the answer headers to keep (NULL-terminated, at most PC_HTTP_KEEP_MAX):
+     * the answer's (the last hop's, after redirects) reach the callback. */
+    const char *const *keep;
 } pc_http_get_opts_t;
 
-/* GET url. Returns 0, or -1 when the request could not start (cb not called, detail set). */
+/* GET url. Returns 0, or -1 when the request could not start (cb not called, detail set).
+ * A header line whose value is empty ("Name:") is sent as an empty header, not dropped. */
 int pc_http_get_with(pc_http_t *h, const char *url, const pc_http_get_opts_t *opts,
-                     uint64_t timeout_ms, pc_http_done_cb cb, void *ctx);
+                     uint64_t timeout_ms, pc_http_answer_cb cb, void *ctx);
 /* The same with the header for the URL's own origin only and up to 20 redirects. */
 int pc_http_get(pc_http_t *h, const char *url, const char *header, uint64_t timeout_ms,
                 pc_http_done_cb cb, void *ctx);

@@ -45,7 +45,11 @@ typedef struct request {
     int redirects_left;
     uint64_t deadline; /* uv_now() when the whole request times out */
     pc_http_tls_use_t tls;
-    pc_http_done_cb cb;
+    pc_http_done_cb cb;       /* pc_http_get, pc_http_post_form */
+    pc_http_answer_cb answer; /* pc_http_get_with (then cb is NULL) */
+    const char *const *keep;  /* answer headers to keep (the caller's, borrowed); NULL */
+    pc_http_kept_t kept;      /* ... as the current hop's answer has them */
+    bool keep_failed;         /* out of memory while keeping one */
     void *ctx;
     char errbuf[CURL_ERROR_SIZE];
 } request_t;
@@ -97,7 +101,8 @@ int pc_http_parse_origin(const char *url, origin_t *o);
  * authentication provider's), none empty, no other line break. */
 bool pc_http_header_lines_ok(const char *header);
 /* The headers for a hop to `to`: the extra header (each of its lines) only where it may
- * go. */
+ * go. A line with an empty value goes as an empty header (curl's "Name;" form: curl would
+ * drop "Name:"). */
 struct curl_slist *pc_http_headers_for(const request_t *r, const origin_t *to);
 /* Send r on to where its 3xx answer points, on the same easy handle. 1: on its way; 0:
  * the answer has no Location and goes to the caller as it is; -1: refused (*res and the

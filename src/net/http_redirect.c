@@ -50,6 +50,20 @@ static bool same_origin(const origin_t *a, const origin_t *b)
     return a->https == b->https && a->port == b->port && !strcasecmp(a->host, b->host);
 }
 
+/* "Name:" (nothing but spaces after the colon) becomes "Name;", which curl sends as an
+ * empty header. */
+static void empty_as_curl_wants(char *line)
+{
+    char *colon = strchr(line, ':');
+    if (!colon)
+        return;
+    for (const char *v = colon + 1; *v; v++)
+        if (*v != ' ' && *v != '\t')
+            return;
+    colon[0] = ';';
+    colon[1] = '\0';
+}
+
 struct curl_slist *pc_http_headers_for(const request_t *r, const origin_t *to)
 {
     struct curl_slist *l = curl_slist_append(NULL, "Accept: application/json");
@@ -59,6 +73,8 @@ struct curl_slist *pc_http_headers_for(const request_t *r, const origin_t *to)
         const char *end = strstr(p, "\r\n");
         size_t n = end ? (size_t)(end - p) : strlen(p);
         char *line = strndup(p, n);
+        if (line)
+            empty_as_curl_wants(line);
         struct curl_slist *more = line ? curl_slist_append(l, line) : NULL;
         if (line) {
             OPENSSL_cleanse(line, n);

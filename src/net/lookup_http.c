@@ -11,7 +11,13 @@
  * its token then), and only to the hosts of the service URL: a redirect elsewhere goes
  * without them unless httpLookupAuthAllowRedirect says otherwise (as the C++ client's
  * setting of that name), and never from https to plain http. The tls method's identity
- * is the client certificate pc_http presents. */
+ * is the client certificate pc_http presents.
+ *
+ * A provider that authenticates in rounds (sasl: the broker's SASL exchange in headers,
+ * auth.h "HTTP authentication in rounds") sees every answer first: while it says so, the
+ * request goes again with the lines it gives (the next round, then the request itself
+ * with the role token it got), and only then is the answer judged. Each lookup stops
+ * after MAX_REQUESTS requests whatever the provider says. */
 #include "net/lookup_http.h"
 
 #include <jansson.h>
@@ -28,6 +34,10 @@
 #include "net/http.h"
 #include "net/lookup_listener.h"
 
+/* Requests one lookup may make (the rounds of an authentication exchange, run twice at
+ * most, and the lookup itself): a bound that holds even if a provider's would not. */
+#define MAX_REQUESTS 24
+
 typedef struct http_lookup {
     pc_runtime_t *rt;
     pc_topic_name_t name;
@@ -36,14 +46,26 @@ typedef struct http_lookup {
     uint64_t switches;        /* rt->cluster_switches when it started */
     pc_lookup_reply_t reply;  /* who hears the answer (and which kind of lookup) */
     pc_auth_wait_t auth_wait; /* the provider makes its credentials ready */
+    /* An exchange in rounds (pc_auth_has_http_exchange): its state, the provider it
+     * belongs to (the runtime's may change with a cluster switch), the requests made. */
+    pc_auth_http_xchg_t *xchg;
+    pc_auth_t *xchg_auth;
+    int requests;
 } http_lookup_t;
 
 static void send_request(http_lookup_t *lk);
 static void prepare_request(http_lookup_t *lk);
 
+static void end_exchange(http_lookup_t *lk)
+{
+    pc_auth_http_end(lk->xchg_auth, &lk->xchg);
+    lk->xchg_auth = NULL;
+}
+
 static void finish(http_lookup_t *lk, pulsarc_result res, const pc_host_port_t *broker,
                    int partitions)
 {
+    end_exchange(lk);
     pc_lookup_answer(&lk->reply, res, broker, broker, partitions);
     free(lk);
 }
@@ -60,6 +82,7 @@ static bool fail_over(http_lookup_t *lk, pulsarc_result res)
             lk->name.full, lk->service.host, lk->service.port, pulsarc_last_error_detail());
     lk->hosts_tried++;
     lk->service = pc_next_service_host(rt);
+    end_exchange(lk); /* the next host authenticates afresh */
     prepare_request(lk);
     return true;
 }
@@ -183,11 +206,7 @@ static pulsarc_result auth_header(pc_runtime_t *rt, char **out)
         return PULSARC_OK;
     if (!basic && strcmp(method, "token") != 0)
         return pc_fail(PULSARC_ERR_UNSUPPORTED,
-                       "authentication method \"%s\" cannot be used for HTTP lookups%s", method,
-                       strcmp(method, "sasl") ? ""
-                                              : " (pulsarc does not speak the broker's SASL HTTP "
-                                                "exchange): use a pulsar:// or pulsar+ssl:// "
-                                                "service URL");
+                       "authentication method \"%s\" cannot be used for HTTP lookups", method);
     pc_auth_data_t d = { 0 };
     pulsarc_result r = pc_auth_initial_data(rt->auth, &d);
     if (r != PULSARC_OK)
@@ -211,50 +230,150 @@ static bool may_carry_credentials(void *ctx, bool https, const char *host, int p
     return rt->limits.http_auth_any_redirect;
 }
 
-static void on_answer(pulsarc_result res, long status, const char *body, size_t len, void *ctx);
+static void on_answer(pulsarc_result res, const pc_http_answer_t *a, void *ctx);
 
-static void send_request(http_lookup_t *lk)
+static const char *what_of_lookup(const http_lookup_t *lk)
+{
+    return lk->reply.partitions ? "partition metadata" : "lookup";
+}
+
+static void wipe_free(char *s)
+{
+    if (s) {
+        OPENSSL_cleanse(s, strlen(s));
+        free(s);
+    }
+}
+
+/* Fail the lookup with res, its detail (set by whoever failed) prefixed with the lookup
+ * and the host asked. */
+static void fail_lookup(http_lookup_t *lk, pulsarc_result res)
+{
+    char why[600];
+    snprintf(why, sizeof why, "%s", pulsarc_last_error_detail());
+    pc_fail(res, "HTTP %s of %s via %s:%d: %s", what_of_lookup(lk), lk->name.full, lk->service.host,
+            lk->service.port, why);
+    finish(lk, res, NULL, 0);
+}
+
+/* GET the lookup's URL with header (a secret, NULL for none, wiped and freed here;
+ * several lines when lines is set). */
+static void get(http_lookup_t *lk, char *header, bool lines)
 {
     pc_runtime_t *rt = lk->rt;
     char url[2048];
-    char *header = NULL;
     if (!rt->http) { /* gone with the shutdown, or never made (a bug) */
+        wipe_free(header);
         pulsarc_result why = rt->stopping ? PULSARC_ERR_ALREADY_CLOSED : PULSARC_ERR_UNSUPPORTED;
         pc_fail(why, "HTTP lookup of %s: %s", lk->name.full,
                 rt->stopping ? "the client is closing" : "the client has no HTTP client");
         finish(lk, why, NULL, 0);
         return;
     }
+    if (build_url(lk, url, sizeof url) != 0) { /* checked before the first request */
+        wipe_free(header);
+        pc_fail(PULSARC_ERR_INVALID_TOPIC, "the lookup URL for %s is too long", lk->name.full);
+        finish(lk, PULSARC_ERR_INVALID_TOPIC, NULL, 0);
+        return;
+    }
+    lk->requests++;
+    PC_DEBUG(rt->log, "HTTP %s of %s: GET %s%s", what_of_lookup(lk), lk->name.full, url,
+             lk->requests > 1 ? " (again, authenticating)" : "");
+    pc_http_get_opts_t opts = {
+        .header = header,
+        .header_lines = lines,
+        .header_scope = may_carry_credentials,
+        .scope_ctx = rt,
+        .max_redirects = rt->limits.max_lookup_redirects,
+        .keep = lk->xchg ? pc_auth_http_reads(lk->xchg_auth) : NULL,
+    };
+    uint64_t timeout_ms = rt->limits.lookup_timeout_ms ? rt->limits.lookup_timeout_ms
+                                                       : rt->limits.operation_timeout_ms;
+    int rc = pc_http_get_with(rt->http, url, &opts, timeout_ms, on_answer, lk);
+    wipe_free(header);
+    /* pc_http_get has set the detail: the HTTP client is closed (the client is shutting
+     * down) or out of memory. */
+    if (rc != 0)
+        finish(lk, rt->stopping ? PULSARC_ERR_ALREADY_CLOSED : PULSARC_ERR_NO_MEMORY, NULL, 0);
+}
+
+/* The provider's header lines as one NUL-terminated string (a secret); d is freed. */
+static pulsarc_result lines_of(pc_auth_data_t *d, char **out)
+{
+    *out = malloc(d->len + 1);
+    if (*out) {
+        if (d->len)
+            memcpy(*out, d->bytes, d->len);
+        (*out)[d->len] = '\0';
+    }
+    pc_auth_data_free(d);
+    return *out ? PULSARC_OK : pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+}
+
+static void send_request(http_lookup_t *lk)
+{
+    pc_runtime_t *rt = lk->rt;
+    char url[2048];
+    char *header = NULL;
     if (build_url(lk, url, sizeof url) != 0) {
         pc_fail(PULSARC_ERR_INVALID_TOPIC, "the lookup URL for %s is too long", lk->name.full);
         finish(lk, PULSARC_ERR_INVALID_TOPIC, NULL, 0);
         return;
     }
-    pulsarc_result r = auth_header(rt, &header);
+    if (rt->http && pc_auth_has_http_exchange(rt->auth)) {
+        pc_auth_data_t d;
+        lk->xchg_auth = rt->auth;
+        pulsarc_result r = pc_auth_http_begin(rt->auth, lk->service.host, lk->service.port,
+                                              pc_clock_now_ms(rt->clock), &lk->xchg, &d);
+        if (r == PULSARC_OK)
+            r = lines_of(&d, &header);
+        if (r != PULSARC_OK) {
+            fail_lookup(lk, r);
+            return;
+        }
+        get(lk, header, true);
+        return;
+    }
+    pulsarc_result r = rt->http ? auth_header(rt, &header) : PULSARC_OK;
     if (r != PULSARC_OK) {
         finish(lk, r, NULL, 0);
         return;
     }
-    PC_DEBUG(rt->log, "HTTP %s of %s: GET %s",
-             lk->reply.partitions ? "partition metadata" : "lookup", lk->name.full, url);
-    pc_http_get_opts_t opts = {
-        .header = header,
-        .header_lines = rt->auth && pc_auth_has_http_header(rt->auth),
-        .header_scope = may_carry_credentials,
-        .scope_ctx = rt,
-        .max_redirects = rt->limits.max_lookup_redirects,
-    };
-    uint64_t timeout_ms = rt->limits.lookup_timeout_ms ? rt->limits.lookup_timeout_ms
-                                                       : rt->limits.operation_timeout_ms;
-    int rc = pc_http_get_with(rt->http, url, &opts, timeout_ms, on_answer, lk);
-    if (header) {
-        OPENSSL_cleanse(header, strlen(header));
-        free(header);
+    get(lk, header, rt->auth && pc_auth_has_http_header(rt->auth));
+}
+
+/* The exchange's provider reads the answer first. True when it took the answer: the
+ * request went again (another round, or the lookup itself with what the exchange got),
+ * or the lookup failed; false when the answer is the lookup's own. */
+static bool exchange_took(http_lookup_t *lk, const pc_http_answer_t *a)
+{
+    _Static_assert(PC_AUTH_HTTP_READS_MAX == PC_HTTP_KEEP_MAX, "one limit for both sides");
+    pc_auth_http_reply_t reply = { .status = a->status,
+                                   .values = (const char *const *)a->kept->values,
+                                   .refused = a->kept->bad };
+    pc_auth_data_t d;
+    int again = 0;
+    pulsarc_result r = pc_auth_http_step(lk->xchg_auth, lk->xchg, &reply,
+                                         pc_clock_now_ms(lk->rt->clock), &again, &d);
+    if (r == PULSARC_OK && !again)
+        return false;
+    char *header = NULL;
+    if (r == PULSARC_OK && lk->requests >= MAX_REQUESTS) {
+        pc_auth_data_free(&d);
+        r = pc_fail(PULSARC_ERR_AUTH_PROVIDER,
+                    "still authenticating after %d requests (HTTP %ld to the last)", lk->requests,
+                    a->status);
     }
-    /* pc_http_get has set the detail: the HTTP client is closed (the client is shutting
-     * down) or out of memory. */
-    if (rc != 0)
-        finish(lk, rt->stopping ? PULSARC_ERR_ALREADY_CLOSED : PULSARC_ERR_NO_MEMORY, NULL, 0);
+    if (r == PULSARC_OK)
+        r = lines_of(&d, &header);
+    if (r != PULSARC_OK) {
+        fail_lookup(lk, r);
+        return true;
+    }
+    PC_DEBUG(lk->rt->log, "HTTP %s of %s via %s:%d: status %ld, the request goes again",
+             what_of_lookup(lk), lk->name.full, lk->service.host, lk->service.port, a->status);
+    get(lk, header, true);
+    return true;
 }
 
 /* Started on a cluster the client has left since (net/service_provider.h): its answer
@@ -398,7 +517,7 @@ pulsarc_result pc_http_lookup_judge(const pc_http_lookup_query_t *q, long status
     return res;
 }
 
-static void on_answer(pulsarc_result res, long status, const char *body, size_t len, void *ctx)
+static void on_answer(pulsarc_result res, const pc_http_answer_t *a, void *ctx)
 {
     http_lookup_t *lk = ctx;
     if (left_behind(lk))
@@ -408,6 +527,11 @@ static void on_answer(pulsarc_result res, long status, const char *body, size_t 
             finish(lk, res, NULL, 0);
         return;
     }
+    if (lk->xchg && exchange_took(lk, a))
+        return;
+    long status = a->status;
+    const char *body = a->body;
+    size_t len = a->len;
     pc_http_lookup_query_t q = { .topic = lk->name.full,
                                  .via_host = lk->service.host,
                                  .via_port = lk->service.port,

@@ -1,8 +1,8 @@
 /* Topic lookup and partition metadata over the admin REST API, for http:// and https://
  * service URLs: GET /lookup/v2/topic/... and /admin/v2/.../partitions with the client's TLS
- * settings and credentials (rt->http, rt->auth); the producer then connects to the broker
- * the answer names over the binary protocol. lookup.c chooses this by the URL's scheme.
- * @locality loop thread. */
+ * settings and credentials (rt->http, rt->auth; SASL's exchange in headers, then its role
+ * token); the producer then connects to the broker the answer names over the binary
+ * protocol. lookup.c chooses this by the URL's scheme. @locality loop thread. */
 #ifndef PC_LOOKUP_HTTP_H
 #define PC_LOOKUP_HTTP_H
 

@@ -1,6 +1,8 @@
 /* libFuzzer target for what HTTP servers answer: the HTTP lookup and partition metadata
- * (net/lookup_http.c, pc_http_lookup_judge) and the OAuth2 issuer's discovery document
- * and token endpoint (auth/auth_oauth2.c, through its HTTP table).
+ * (net/lookup_http.c, pc_http_lookup_judge), the OAuth2 issuer's discovery document
+ * and token endpoint (auth/auth_oauth2.c, through its HTTP table), and the answer
+ * headers of the broker's SASL exchange (net/http_kept.c, pc_http_keep_line, then
+ * auth/auth_sasl_http.c, pc_sasl_http_read).
  *
  * Input: the first byte picks what is fuzzed.
  *   0, 1, 2  a lookup answer (plain, https service URL) or a partition-metadata answer:
@@ -12,19 +14,30 @@
  *              2 bytes  status (big-endian, modulo 600)
  *              2 bytes  body length (big-endian), then that many body bytes
  *            When the input runs out, the request fails.
+ *   4        a SASL answer: 2 bytes of HTTP status (big-endian, modulo 600), then the
+ *            header block as the server sends it (lines split after each "\n", each
+ *            handed over as curl hands it, with its line end).
  *
  * Checked: no crash or leak (ASan); a lookup succeeds only on status 200 with a usable
  * broker (non-empty host, a port) or a partition count in range, and a failure always
  * has a detail; every wait for a token ends exactly once; the client secret never
  * appears in a detail; the secret is only ever posted to an https:// endpoint (the issuer
- * is https); a success leaves a non-empty token to send. */
+ * is https); a success leaves a non-empty token to send; a kept header value is
+ * printable ASCII within its limit, and none is kept that was refused; a SASL answer
+ * read as a continuation has status 401, a decimal server id and a token whose base64
+ * is exactly what the server sent (strict decoding), one read as done has status 200
+ * and a printable role token, and a malformed one says why. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "auth/auth.h"
+#include "auth/auth_sasl.h"
 #include "common/error.h"
+#include "net/http.h"
 #include "fuzz_check.h"
 #include "net/lookup_http.h"
 
@@ -217,15 +230,91 @@ static void fuzz_oauth2(input_t *in)
     CHECK(!fake.done, "a request outlived the provider");
 }
 
+/* ---- SASL answer headers ---------------------------------------------------------- */
+
+static bool printable(const char *v)
+{
+    for (; *v; v++)
+        if ((*v < 0x20 && *v != '\t') || (unsigned char)*v > 0x7e)
+            return false;
+    return true;
+}
+
+static void fuzz_sasl(input_t *in)
+{
+    long status = (long)(take_u16(in) % 600);
+    const char *const *names = pc_sasl_http_reads;
+    pc_http_kept_t kept = { 0 };
+    const uint8_t *p = in->p, *end = in->p + in->left;
+    while (p < end) {
+        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+        /* A copy of exactly the line, so ASan sees any read past it. */
+        char *line = malloc(n);
+        CHECK(line, "out of memory");
+        memcpy(line, p, n);
+        CHECK(pc_http_keep_line(&kept, names, line, n) == 0, "out of memory");
+        free(line);
+        p += n;
+    }
+    int count = 0;
+    while (names[count])
+        count++;
+    for (int i = 0; i < PC_HTTP_KEEP_MAX; i++) {
+        const char *v = kept.values[i];
+        CHECK(i < count || !v, "a value kept for no name (%d)", i);
+        CHECK(!v || !(kept.bad & (1u << i)), "header %d refused and kept", i);
+        CHECK(!v || (strlen(v) <= PC_HTTP_KEPT_VALUE_MAX && printable(v)),
+              "header %d kept as %zu bytes of not plain text", i, v ? strlen(v) : 0);
+    }
+    pc_auth_http_reply_t reply = { .status = status,
+                                   .values = (const char *const *)kept.values,
+                                   .refused = kept.bad };
+    static pc_sasl_http_answer_t a;
+    pc_sasl_http_read(&reply, &a);
+    switch (a.kind) {
+    case PC_SASL_HTTP_CONTINUE: {
+        CHECK(status == 401, "a continuation on HTTP %ld", status);
+        CHECK(a.server_id && *a.server_id, "a continuation without a server id");
+        CHECK(a.token_len <= PC_SASL_HTTP_TOKEN_MAX, "a %zu-byte token", a.token_len);
+        static char again[PC_SASL_HTTP_TOKEN_MAX / 3 * 4 + 8];
+        EVP_EncodeBlock((unsigned char *)again, a.token, (int)a.token_len);
+        CHECK(!strcmp(again, kept.values[1]), "the token decoded from loose base64");
+        break;
+    }
+    case PC_SASL_HTTP_DONE:
+        CHECK(status == 200, "done on HTTP %ld", status);
+        CHECK(a.role_token && *a.role_token && printable(a.role_token) &&
+                  strlen(a.role_token) <= PC_SASL_HTTP_ROLE_TOKEN_MAX,
+              "a role token that is not plain text");
+        (void)pc_sasl_role_token_expiry(a.role_token);
+        break;
+    case PC_SASL_HTTP_EXPIRED:
+    case PC_SASL_HTTP_REFUSED:
+        CHECK(status == 401, "kind %d on HTTP %ld", a.kind, status);
+        break;
+    case PC_SASL_HTTP_MALFORMED:
+        CHECK(a.why[0], "malformed without saying why");
+        CHECK(a.token_len == 0, "malformed with a token");
+        break;
+    default:
+        CHECK(!kept.values[0], "another answer with a State");
+        break;
+    }
+    pc_http_kept_clear(&kept);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
     input_t in = { data + 1, size - 1 };
-    int mode = data[0] % 4;
+    int mode = data[0] % 5;
     if (mode < 3)
         fuzz_lookup(mode, &in);
-    else
+    else if (mode == 3)
         fuzz_oauth2(&in);
+    else
+        fuzz_sasl(&in);
     return 0;
 }

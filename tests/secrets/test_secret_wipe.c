@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "client/client.h"
+#include "net/http.h"
 #include "pulsarc/pulsarc.h"
 
 void __real_free(void *p);
@@ -284,4 +285,27 @@ Test(secret_wipe, the_written_connect_frame_is_wiped)
     cr_assert_eq(unwatch(), 0, "the CONNECT frame was freed with the token in clear");
     silent_stop(&s);
     pulsarc_client_config_free(cc);
+}
+
+Test(secret_wipe, kept_answer_headers_are_wiped)
+{
+    /* A role token or SASL token an answer carried (net/http_kept.c): wiped when the
+     * next answer begins, when refused as repeated, and when the request ends. */
+    static const char *const names[] = { "SaslAuthRoleToken", "SASL-Token", NULL };
+    static const char role[] = "SaslAuthRoleToken: u=client&e=1&s=kept-secret-789\r\n";
+    static const char tok[] = "SASL-Token: kept-token-secret\r\n";
+    pc_http_kept_t k = { 0 };
+    watch("kept-secret-789");
+    cr_assert_eq(pc_http_keep_line(&k, names, role, sizeof role - 1), 0);
+    cr_assert_eq(pc_http_keep_line(&k, names, "HTTP/1.1 200 OK\r\n", 17), 0);
+    cr_assert_null(k.values[0]);
+    cr_assert_eq(pc_http_keep_line(&k, names, role, sizeof role - 1), 0);
+    cr_assert_eq(pc_http_keep_line(&k, names, role, sizeof role - 1), 0);
+    cr_assert_eq(k.bad, 1u, "the repeated header was kept");
+    cr_assert_eq(unwatch(), 0, "a kept role token was freed in clear");
+    watch("kept-token-secret");
+    cr_assert_eq(pc_http_keep_line(&k, names, tok, sizeof tok - 1), 0);
+    cr_assert_not_null(k.values[1]);
+    pc_http_kept_clear(&k);
+    cr_assert_eq(unwatch(), 0, "a kept SASL token was freed in clear");
 }

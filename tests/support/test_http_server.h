@@ -1,7 +1,8 @@
 /* A small HTTP(S) server on a thread of its own, for tests of the HTTP client: it accepts
  * one connection at a time, speaks TLS when given an SSL_CTX (blocking OpenSSL on the
  * accepted socket), reads one request (headers, and a body of Content-Length bytes),
- * records it, writes the fixed answer and closes. Because it runs beside the test's libuv
+ * records it, writes the fixed answer (or what its respond function makes of the request)
+ * and closes. Because it runs beside the test's libuv
  * loop rather than on it, a test drives the client's loop as usual and reads what the
  * server saw afterwards (ts_requests, ts_last_request).
  *
@@ -27,7 +28,11 @@
 typedef struct test_server {
     SSL_CTX *ctx;       /* NULL: plain HTTP */
     const char *answer; /* the whole response, written to every request */
-    int port;           /* set by ts_start */
+    /* Or, when set, the response to each request, made on the server's thread: *len
+     * bytes (which may hold a NUL), valid until the next call. */
+    const char *(*respond)(void *ctx, const char *request, size_t *len);
+    void *respond_ctx;
+    int port; /* set by ts_start */
     /* private */
     int listen_fd, stop_pipe[2];
     pthread_t thread;
@@ -84,11 +89,14 @@ static inline void ts_serve(test_server_t *s, int fd)
         memcpy(s->request, req, len + 1);
         s->requests++;
         pthread_mutex_unlock(&s->mu);
-        size_t alen = strlen(s->answer);
+        size_t alen;
+        const char *answer = s->respond ? s->respond(s->respond_ctx, req, &alen) : s->answer;
+        if (!s->respond)
+            alen = strlen(answer);
         if (ssl)
-            SSL_write(ssl, s->answer, (int)alen);
+            SSL_write(ssl, answer, (int)alen);
         else
-            (void)!write(fd, s->answer, alen);
+            (void)!write(fd, answer, alen);
     }
     if (ssl) {
         SSL_shutdown(ssl);

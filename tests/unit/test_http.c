@@ -147,6 +147,12 @@ static char *url_of(const server_t *s, const char *scheme, const char *path)
 
 TestSuite(http, .init = setup);
 
+/* A pc_http_answer_cb (pc_http_get_with) recording as on_done does. */
+static void on_answer(pulsarc_result res, const pc_http_answer_t *a, void *ctx)
+{
+    on_done(res, a ? a->status : 0, a ? a->body : NULL, a ? a->len : 0, ctx);
+}
+
 Test(http, get_passes_status_body_and_header)
 {
     server_t s = { .answer = "HTTP/1.1 404 Not Found\r\nContent-Length: 10\r\n"
@@ -257,7 +263,7 @@ Test(http, bad_requests_do_not_start)
     const char *bad_lines[] = { "X: a\nY: b", "X: a\r\n\r\nY: b", "X: a\rY: b", "X: a\r\n", "" };
     for (size_t i = 0; i < sizeof bad_lines / sizeof bad_lines[0]; i++) {
         pc_http_get_opts_t opts = { .header = bad_lines[i], .header_lines = true };
-        cr_expect_eq(pc_http_get_with(h, "http://127.0.0.1:1/", &opts, 1000, on_done, &o), -1,
+        cr_expect_eq(pc_http_get_with(h, "http://127.0.0.1:1/", &opts, 1000, on_answer, &o), -1,
                      "lines case %zu started", i);
     }
     cr_expect_eq(pc_http_get(h, NULL, NULL, 1000, on_done, &o), -1);
@@ -266,4 +272,105 @@ Test(http, bad_requests_do_not_start)
     pc_http_free(h);
     uv_run(&loop, UV_RUN_DEFAULT);
     cr_assert_eq(uv_loop_close(&loop), 0);
+}
+
+/* ---- answer headers kept for the caller ------------------------------------------- */
+
+typedef struct kept_outcome {
+    outcome_t o;
+    char values[4][64];
+    bool present[4];
+    unsigned bad;
+} kept_outcome_t;
+
+static void on_kept(pulsarc_result res, const pc_http_answer_t *a, void *ctx)
+{
+    kept_outcome_t *k = ctx;
+    on_answer(res, a, &k->o);
+    for (int i = 0; a && i < 4; i++) {
+        k->present[i] = a->kept->values[i] != NULL;
+        snprintf(k->values[i], sizeof k->values[i], "%s",
+                 a->kept->values[i] ? a->kept->values[i] : "");
+    }
+    k->bad = a ? a->kept->bad : 0;
+}
+
+/* Feed pc_http_keep_line the lines of block (separated by "\n", each given with "\r\n"). */
+static void keep_block(pc_http_kept_t *k, const char *const *names, const char *block)
+{
+    for (const char *p = block; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char line[10000];
+        cr_assert_lt(n + 2, sizeof line);
+        memcpy(line, p, n);
+        memcpy(line + n, "\r\n", 2);
+        cr_assert_eq(pc_http_keep_line(k, names, line, n + 2), 0);
+        p = nl ? nl + 1 : p + n;
+    }
+}
+
+Test(http, keep_line_refuses_what_is_not_plain_text)
+{
+    static const char *const names[] = { "A", "B", "C", "D", "E", NULL };
+    pc_http_kept_t k = { 0 };
+    /* Interim answer first: what it had is dropped with the next status line. */
+    keep_block(&k, names,
+               "HTTP/1.1 100 Continue\nA: early\n\nHTTP/1.1 200 OK\n"
+               "a:\t spaced value \t\nB: folded\n  more\nC: bad\x01byte\n"
+               "D: high\xc3\xa9\nno colon here\nE:\nZ: other");
+    cr_expect_str_eq(k.values[0], "spaced value");
+    cr_expect_null(k.values[1]);
+    cr_expect_null(k.values[2]);
+    cr_expect_null(k.values[3]);
+    cr_expect_str_eq(k.values[4], "");
+    cr_expect_eq(k.bad, (1u << 1) | (1u << 2) | (1u << 3), "bad 0x%x", k.bad);
+    pc_http_kept_clear(&k);
+    cr_expect_eq(k.bad, 0);
+
+    /* A NUL inside a value; a value at and over the limit. */
+    pc_http_keep_line(&k, names, "A: x\0y\r\n", 8);
+    cr_expect_null(k.values[0]);
+    static char line[PC_HTTP_KEPT_VALUE_MAX + 8];
+    memcpy(line, "B: ", 3);
+    memset(line + 3, 'v', PC_HTTP_KEPT_VALUE_MAX);
+    cr_expect_eq(pc_http_keep_line(&k, names, line, 3 + PC_HTTP_KEPT_VALUE_MAX), 0);
+    cr_expect_eq(strlen(k.values[1]), PC_HTTP_KEPT_VALUE_MAX);
+    memcpy(line, "C: ", 3);
+    memset(line + 3, 'v', PC_HTTP_KEPT_VALUE_MAX + 1);
+    pc_http_keep_line(&k, names, line, 3 + PC_HTTP_KEPT_VALUE_MAX + 1);
+    cr_expect_null(k.values[2]);
+    cr_expect_eq(k.bad, (1u << 0) | (1u << 2), "bad 0x%x", k.bad);
+    /* A new answer starts clean. */
+    keep_block(&k, names, "HTTP/1.1 200 OK\nA: again");
+    cr_expect_str_eq(k.values[0], "again");
+    cr_expect_null(k.values[1]);
+    cr_expect_eq(k.bad, 0);
+    pc_http_kept_clear(&k);
+}
+
+static const char *const keep_names[] = { "State", "SASL-Token", "Dup", "Missing", NULL };
+
+Test(http, get_with_keeps_the_named_answer_headers_and_sends_empty_values)
+{
+    server_t s = { .answer = "HTTP/1.1 401 Unauthorized\r\nstate:  ING \r\nSASL-Token: YWJj\r\n"
+                             "Dup: 1\r\nDup: 2\r\nOther: x\r\nContent-Length: 0\r\n"
+                             "Connection: close\r\n\r\n" };
+    server_start(&loop, &s);
+    pc_http_t *h = pc_http_new(&loop, &logger, NULL);
+    static kept_outcome_t got;
+    memset(&got, 0, sizeof got);
+    pc_http_get_opts_t opts = { .header = "X-Empty: \r\nX-Full: v",
+                                .header_lines = true,
+                                .keep = keep_names };
+    cr_assert_eq(pc_http_get_with(h, url_of(&s, "http", "/k"), &opts, 5000, on_kept, &got), 0);
+    run_until(&got.o, h, &s);
+    cr_expect_eq(got.o.res, PULSARC_OK, "%s", got.o.detail);
+    cr_expect_eq(got.o.status, 401);
+    cr_expect_str_eq(got.values[0], "ING");
+    cr_expect_str_eq(got.values[1], "YWJj");
+    cr_expect(!got.present[2] && !got.present[3]);
+    cr_expect_eq(got.bad, 1u << 2, "bad 0x%x: a repeated header is refused", got.bad);
+    cr_expect(strstr(s.request, "\r\nX-Empty:\r\n") != NULL, "%s", s.request);
+    cr_expect(strstr(s.request, "\r\nX-Full: v\r\n") != NULL, "%s", s.request);
 }
