@@ -252,11 +252,17 @@ static void on_create_retry(uv_timer_t *t)
  * dropped mid-request or mid-handshake, the broker is still loading or shedding load. An
  * unreachable service URL (CONNECT_FAILED) and local credential problems fail at once.
  * A drop that keeps happening is a set-up problem (a plain-text client on a TLS port looks
- * just like a cut connection): after a few tries its own error is the answer. */
+ * just like a cut connection): after a few tries its own error is the answer.
+ * With failover clusters an unreachable cluster is what they are there for: the lookup is
+ * tried again until operationTimeoutMs (as the Java client retries its lookups), on the
+ * cluster the client has switched to by then, so that a producer created during an
+ * outage of the primary waits for the switch instead of failing at once. */
 #define LOOKUP_RETRIES 4
 
 static bool lookup_may_pass(creation *cr, pulsarc_result res)
 {
+    if (res == PULSARC_ERR_CONNECT_FAILED && cr->p->client->clusters.n > 1)
+        return true;
     bool transient = res == PULSARC_ERR_CONNECTION_CLOSED || res == PULSARC_ERR_TLS_HANDSHAKE ||
                      res == PULSARC_ERR_BROKER_SERVICE_NOT_READY ||
                      res == PULSARC_ERR_BROKER_TOO_MANY_REQUESTS;

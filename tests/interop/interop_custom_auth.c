@@ -10,8 +10,7 @@
  * authentication of the --client-conf settings, and URL is a failover cluster whose
  * credentials are the provider alone (pulsarc_client_config_add_failover_cluster without
  * a plugin, then pulsarc_client_config_set_failover_cluster_auth_provider); the failover*
- * settings say when the client moves there. It then also prints "create_attempts=N", the
- * producer creations it took.
+ * settings say when the client moves there; the producer's creation waits for that.
  *
  * Message i has the payload "custom-auth-<i>". Prints
  * "sent=N failed=M initial_calls=K refreshes=R frees=F first_error=NAME" once the client
@@ -115,18 +114,10 @@ int main(int argc, char **argv)
         report(0, 0, res);
         return 1;
     }
-    /* While the primary is down, a producer's first lookup fails at once (CONNECT_FAILED):
-     * asked again, as an application would, until the client has moved. */
+    /* While the primary is down the creation waits for the client to move (its lookup is
+     * tried again until operationTimeoutMs): one call. */
     pulsarc_producer_t *producer;
-    int attempts = 0;
-    double give_up = drv_now_s() + 60;
-    do {
-        if (attempts++)
-            drv_pause_ms(100);
-        res = drv_create_producer(client, topic, pulsarc_producer_config_new(), false, &producer);
-    } while (primary && res == PULSARC_ERR_CONNECT_FAILED && drv_now_s() < give_up);
-    if (primary)
-        printf("create_attempts=%d\n", attempts);
+    res = drv_create_producer(client, topic, pulsarc_producer_config_new(), false, &producer);
     if (res != PULSARC_OK) {
         drv_fail("create producer", res);
         pulsarc_client_destroy(client);

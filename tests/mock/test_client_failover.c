@@ -246,6 +246,51 @@ Test(client_failover, waits_for_a_secondary_to_answer, .init = setup, .fini = te
     finish();
 }
 
+typedef struct creation {
+    atomic_int res; /* -1 until answered */
+    pulsarc_producer_t *_Atomic producer;
+} creation;
+
+static void on_created(pulsarc_client_t *c, pulsarc_result res, pulsarc_producer_t *p, void *ctx)
+{
+    (void)c;
+    creation *cr = ctx;
+    atomic_store(&cr->producer, p);
+    atomic_store(&cr->res, (int)res);
+}
+
+/* A producer created while the primary is down waits for the switch: its partition
+ * metadata lookup (CONNECT_FAILED) is tried again until operationTimeoutMs, not failed at
+ * once, and the producer registers on the secondary. Without failover the same lookup
+ * fails at once (client_lookup's tests). */
+Test(client_failover, a_producer_created_while_the_primary_is_down_waits_for_the_switch,
+     .init = setup, .fini = teardown)
+{
+    cr_assert_eq(mock_broker_set_down(mb, true), 0);
+    client = failover_client("operationTimeoutMs", h_ms_str(h_scaled_ms(30000)), NULL);
+    creation cr = { .res = -1 };
+    pulsarc_producer_config_t *pc = h_producer_conf(0, NULL);
+    cr_assert_eq(pulsarc_client_create_producer_async(client, H_TOPIC, pc, on_created, &cr),
+                 PULSARC_OK);
+    pulsarc_producer_config_free(pc);
+    cr_assert(h_wait_log(SAW_DOWN, 5000), "the client never saw the primary go");
+    cr_assert(h_wait_log("partition metadata lookup failed (CONNECT_FAILED", 5000),
+              "the lookup was not retried (creation: %d)", atomic_load(&cr.res));
+    cr_assert_eq(atomic_load(&cr.res), -1, "the creation was answered before the switch: %s",
+                 pulsarc_result_name((pulsarc_result)atomic_load(&cr.res)));
+    h_fake_clock_advance(&fclock, DELAY_MS);
+    cr_assert(h_wait_changed(&cr.res, -1, 10000), "the creation never answered");
+    cr_assert_eq(atomic_load(&cr.res), PULSARC_OK, "creation: %s",
+                 pulsarc_result_name((pulsarc_result)atomic_load(&cr.res)));
+    producer = atomic_load(&cr.producer);
+    cr_assert_eq(h_count(mb2, MOCK_PRODUCERS), 1, "the producer registered on the secondary");
+    h_send_range(producer, 0, 2);
+    cr_assert(h_wait_calls(2, 5000), "only %d of 2 callbacks", h_total());
+    h_assert_each_once(2, PULSARC_OK);
+    assert_received_in_order(mb2, "secondary", 0, 2);
+    finish();
+}
+
 /* One secondary of two hosts, the first of which is dead: the probe of any host counts,
  * and "pulsar://a,b,pulsar://c" is read as two clusters. */
 Test(client_failover, secondary_urls_with_several_hosts, .init = setup, .fini = teardown)
