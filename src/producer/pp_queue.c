@@ -52,7 +52,8 @@ static void latency_flush(pc_pp_t *pp, stamp_run *r)
 static inline void latency_note(pc_pp_t *pp, stamp_run *r, uint64_t stamp)
 {
     if (stamp != r->stamp) {
-        latency_flush(pp, r);
+        if (r->n) /* not at an op's first message: nothing to flush yet */
+            latency_flush(pp, r);
         r->stamp = stamp;
     }
     r->n++;
@@ -132,19 +133,24 @@ void pc_pp_complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
      * (its latency is recorded as the op completes). */
     count_end(pp, res, (uint64_t)op->num_messages, op->msg_bytes);
     stamp_run run = { 0, 0 };
+    /* Every message of the op has the entry's id; a batch's add their place in it. */
+    pulsarc_message_id_t mid = { 0 };
+    const pulsarc_message_id_t *stored = NULL;
+    if (res == PULSARC_OK) {
+        mid = *id;
+        if (op->batch)
+            mid.batch_size = op->num_messages;
+        stored = &mid;
+    }
     int i = 0;
     for (pc_msg_t *m = op->msgs; m; m = m->next, i++) {
-        pulsarc_message_id_t mid;
         if (res == PULSARC_OK) {
             latency_note(pp, &run, m->handover_ns);
-            mid = *id;
-            if (op->batch) {
+            if (op->batch)
                 mid.batch_index = i;
-                mid.batch_size = op->num_messages;
-            }
         }
         pc_set_detail(detail);
-        pp->complete(pp->owner, m, res, res == PULSARC_OK ? &mid : NULL);
+        pp->complete(pp->owner, m, res, stored);
     }
     latency_flush(pp, &run);
     pc_op_release(op);
