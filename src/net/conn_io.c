@@ -26,7 +26,9 @@ typedef struct write_req {
 /* The command bytes an item owns; credentials in them are wiped first. */
 static void free_owned(const write_item_t *it)
 {
-    if (it->wipe && it->owned)
+    if (!it->owned) /* an op's frame: its owner lets go of it (done) */
+        return;
+    if (it->wipe)
         OPENSSL_cleanse(it->owned, it->bytes);
     free(it->owned);
 }

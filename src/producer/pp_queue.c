@@ -39,7 +39,7 @@ typedef struct stamp_run {
     uint64_t n;
 } stamp_run;
 
-static void latency_flush(pc_pp_t *pp, stamp_run *r)
+static inline void latency_flush(pc_pp_t *pp, stamp_run *r)
 {
     if (r->n && r->stamp && pp->set.sink) {
         uint64_t now = pc_turn_clock_now(pp->set.sink->clock);
