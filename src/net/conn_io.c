@@ -644,9 +644,12 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     *buf = uv_buf_init((char *)c->rbuf, c->rbuf ? (unsigned)c->rbuf_len : 0);
 }
 
+/* data is rbuf (or a TLS read's plaintext in it), which the next read reuses: the reader
+ * reads the frames in it where they lie, and process_frames takes all of them before this
+ * returns, or closes the connection (which reads no more). */
 static void on_plaintext(pc_conn_t *c, const uint8_t *data, size_t n)
 {
-    if (pc_frame_reader_feed(&c->reader, data, n) != 0) {
+    if (pc_frame_reader_lend(&c->reader, data, n) != 0) {
         pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for incoming data");
         return;
     }
