@@ -449,6 +449,7 @@ static void flush_out(uv_idle_t *h)
 {
     pc_conn_t *c = h->data;
     uv_idle_stop(h);
+    c->flush_due = false;
     if (c->out.n_bufs == 0 || c->state == PC_CONN_CLOSED)
         return;
     /* TLS encrypts as the socket takes it; plain connections write the callers' buffers
@@ -493,8 +494,10 @@ static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_d
         }
     }
     q->items[q->n_items++] = (write_item_t){ done, ctx, owned, used, bytes, wipe };
-    if (!uv_is_active((uv_handle_t *)&c->flusher))
+    if (!c->flush_due) {
         uv_idle_start(&c->flusher, flush_out);
+        c->flush_due = true;
+    }
     return 0;
 }
 

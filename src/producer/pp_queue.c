@@ -224,9 +224,10 @@ static void write_op(pc_pp_t *pp, pc_op_t *op)
     if (!op->first_registration)
         op->first_registration = pp->registration;
     op->written_on = pp->registration;
+    /* Filled here rather than by uv_buf_init, a call into libuv for each. */
     uv_buf_t bufs[2] = {
-        uv_buf_init((char *)op->head.data, (unsigned)op->head.len),
-        uv_buf_init((char *)op->payload, (unsigned)op->payload_len),
+        { .base = (char *)op->head.data, .len = op->head.len },
+        { .base = (char *)op->payload, .len = op->payload_len },
     };
     if (pc_conn_write(pp->conn, bufs, op->payload_len ? 2 : 1, on_op_written, op) == 0)
         op->writes_in_flight++;
