@@ -26,7 +26,9 @@ typedef struct write_req {
 /* The command bytes an item owns; credentials in them are wiped first. */
 static void free_owned(const write_item_t *it)
 {
-    if (it->wipe && it->owned)
+    if (!it->owned) /* an op's frame: its owner lets go of it (done) */
+        return;
+    if (it->wipe)
         OPENSSL_cleanse(it->owned, it->bytes);
     free(it->owned);
 }
@@ -447,6 +449,7 @@ static void flush_out(uv_idle_t *h)
 {
     pc_conn_t *c = h->data;
     uv_idle_stop(h);
+    c->flush_due = false;
     if (c->out.n_bufs == 0 || c->state == PC_CONN_CLOSED)
         return;
     /* TLS encrypts as the socket takes it; plain connections write the callers' buffers
@@ -491,8 +494,10 @@ static int write_bufs(pc_conn_t *c, const uv_buf_t *bufs, unsigned n, pc_write_d
         }
     }
     q->items[q->n_items++] = (write_item_t){ done, ctx, owned, used, bytes, wipe };
-    if (!uv_is_active((uv_handle_t *)&c->flusher))
+    if (!c->flush_due) {
         uv_idle_start(&c->flusher, flush_out);
+        c->flush_due = true;
+    }
     return 0;
 }
 
@@ -642,9 +647,12 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     *buf = uv_buf_init((char *)c->rbuf, c->rbuf ? (unsigned)c->rbuf_len : 0);
 }
 
+/* data is rbuf (or a TLS read's plaintext in it), which the next read reuses: the reader
+ * reads the frames in it where they lie, and process_frames takes all of them before this
+ * returns, or closes the connection (which reads no more). */
 static void on_plaintext(pc_conn_t *c, const uint8_t *data, size_t n)
 {
-    if (pc_frame_reader_feed(&c->reader, data, n) != 0) {
+    if (pc_frame_reader_lend(&c->reader, data, n) != 0) {
         pc_conn_close(c, PULSARC_ERR_NO_MEMORY, "no memory for incoming data");
         return;
     }

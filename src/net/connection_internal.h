@@ -81,6 +81,7 @@ struct pc_conn {
     uv_tcp_t tcp;
     uv_timer_t timer;
     uv_idle_t flusher; /* runs the coalesced write at the start of the next loop turn */
+    bool flush_due;    /* flusher is started (kept here: asking libuv costs a call a write) */
     out_queue_t out;
     out_queue_t spare; /* a finished write's arrays (empty), for the next turn's queue */
     uv_getaddrinfo_t gai;

@@ -39,7 +39,7 @@ typedef struct stamp_run {
     uint64_t n;
 } stamp_run;
 
-static void latency_flush(pc_pp_t *pp, stamp_run *r)
+static inline void latency_flush(pc_pp_t *pp, stamp_run *r)
 {
     if (r->n && r->stamp && pp->set.sink) {
         uint64_t now = pc_turn_clock_now(pp->set.sink->clock);
@@ -52,7 +52,8 @@ static void latency_flush(pc_pp_t *pp, stamp_run *r)
 static inline void latency_note(pc_pp_t *pp, stamp_run *r, uint64_t stamp)
 {
     if (stamp != r->stamp) {
-        latency_flush(pp, r);
+        if (r->n) /* not at an op's first message: nothing to flush yet */
+            latency_flush(pp, r);
         r->stamp = stamp;
     }
     r->n++;
@@ -132,19 +133,24 @@ void pc_pp_complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
      * (its latency is recorded as the op completes). */
     count_end(pp, res, (uint64_t)op->num_messages, op->msg_bytes);
     stamp_run run = { 0, 0 };
+    /* Every message of the op has the entry's id; a batch's add their place in it. */
+    pulsarc_message_id_t mid = { 0 };
+    const pulsarc_message_id_t *stored = NULL;
+    if (res == PULSARC_OK) {
+        mid = *id;
+        if (op->batch)
+            mid.batch_size = op->num_messages;
+        stored = &mid;
+    }
     int i = 0;
     for (pc_msg_t *m = op->msgs; m; m = m->next, i++) {
-        pulsarc_message_id_t mid;
         if (res == PULSARC_OK) {
             latency_note(pp, &run, m->handover_ns);
-            mid = *id;
-            if (op->batch) {
+            if (op->batch)
                 mid.batch_index = i;
-                mid.batch_size = op->num_messages;
-            }
         }
         pc_set_detail(detail);
-        pp->complete(pp->owner, m, res, res == PULSARC_OK ? &mid : NULL);
+        pp->complete(pp->owner, m, res, stored);
     }
     latency_flush(pp, &run);
     pc_op_release(op);
@@ -218,9 +224,10 @@ static void write_op(pc_pp_t *pp, pc_op_t *op)
     if (!op->first_registration)
         op->first_registration = pp->registration;
     op->written_on = pp->registration;
+    /* Filled here rather than by uv_buf_init, a call into libuv for each. */
     uv_buf_t bufs[2] = {
-        uv_buf_init((char *)op->head.data, (unsigned)op->head.len),
-        uv_buf_init((char *)op->payload, (unsigned)op->payload_len),
+        { .base = (char *)op->head.data, .len = op->head.len },
+        { .base = (char *)op->payload, .len = op->payload_len },
     };
     if (pc_conn_write(pp->conn, bufs, op->payload_len ? 2 : 1, on_op_written, op) == 0)
         op->writes_in_flight++;

@@ -32,15 +32,13 @@ void pc_producer_release_batch(void *owner, pc_msg_t *msgs)
     pc_producer_publish(p, partition);
 }
 
-void pc_producer_complete(void *owner, pc_msg_t *msg, pulsarc_result res,
-                          const pulsarc_message_id_t *id)
+/* Stages 2 to 7 for a message that has business with one of 2 to 5 or 7. Kept out of
+ * line, as release_and_finish below: inlined, their calls would make every completion save
+ * and restore registers. */
+static __attribute__((noinline)) void complete_in_stages(pulsarc_producer_t *p, pc_send_t *s,
+                                                         pulsarc_result res,
+                                                         const pulsarc_message_id_t *id)
 {
-    pulsarc_producer_t *p = owner;
-    pc_send_t *s = pc_send_of(msg);
-    if (!s->released) {
-        pc_admission_release(&p->client->admission, &p->permits, 1, s->reserved_bytes);
-        pc_producer_publish(p, s->partition);
-    }
     if (s->spooled)
         pc_spool_stage_release(s, res);
     if (res != PULSARC_OK) {
@@ -51,11 +49,45 @@ void pc_producer_complete(void *owner, pc_msg_t *msg, pulsarc_result res,
     if (s->txn)
         pc_txn_stage_result(s, res, pulsarc_last_error_detail());
     if (p->conf.interceptors.n)
-        pc_interceptors_on_ack(&p->conf.interceptors, p, msg, res, res == PULSARC_OK ? id : NULL);
+        pc_interceptors_on_ack(&p->conf.interceptors, p, &s->msg, res,
+                               res == PULSARC_OK ? id : NULL);
     if (s->cb)
         s->cb(p, res, res == PULSARC_OK ? id : NULL, s->cb_ctx);
     if (s->txn)
         pc_txn_stage_done(s);
+}
+
+/* Stages 2 to 7. Most messages are stored and have no business with any stage but the
+ * callback, which then comes last: a tail call, with no frame kept for it. */
+static inline void finish(pulsarc_producer_t *p, pc_send_t *s, pulsarc_result res,
+                          const pulsarc_message_id_t *id)
+{
+    if (res != PULSARC_OK || s->spooled || s->txn || p->conf.interceptors.n)
+        complete_in_stages(p, s, res, id);
+    else if (s->cb)
+        s->cb(p, res, id, s->cb_ctx);
+}
+
+/* Stage 1 for a message whose batch did not give its admission back already, then the
+ * rest. */
+static __attribute__((noinline)) void release_and_finish(pulsarc_producer_t *p, pc_send_t *s,
+                                                         pulsarc_result res,
+                                                         const pulsarc_message_id_t *id)
+{
+    pc_admission_release(&p->client->admission, &p->permits, 1, s->reserved_bytes);
+    pc_producer_publish(p, s->partition);
+    finish(p, s, res, id);
+}
+
+void pc_producer_complete(void *owner, pc_msg_t *msg, pulsarc_result res,
+                          const pulsarc_message_id_t *id)
+{
+    pulsarc_producer_t *p = owner;
+    pc_send_t *s = pc_send_of(msg);
+    if (!s->released)
+        release_and_finish(p, s, res, id);
+    else
+        finish(p, s, res, id);
 }
 
 void pc_producer_fail_send(pc_send_t *s, pulsarc_result res)

@@ -150,12 +150,16 @@ void pc_frame_reader_init(pc_frame_reader_t *r, size_t max_frame)
     r->pos = 0;
     r->max_frame = max_frame;
     r->error = 0;
+    r->lent = NULL;
+    r->lent_len = 0;
 }
 
 void pc_frame_reader_free(pc_frame_reader_t *r)
 {
     pc_buf_free(&r->buf);
     r->pos = 0;
+    r->lent = NULL;
+    r->lent_len = 0;
 }
 
 void pc_frame_reader_set_max(pc_frame_reader_t *r, size_t max_frame)
@@ -163,18 +167,48 @@ void pc_frame_reader_set_max(pc_frame_reader_t *r, size_t max_frame)
     r->max_frame = max_frame;
 }
 
-int pc_frame_reader_feed(pc_frame_reader_t *r, const uint8_t *data, size_t len)
+/* Append bytes behind the unread ones in buf. Frames handed out by next() stay valid until
+ * the next call, so consumed bytes are dropped here rather than in next(). Only a partial
+ * frame is ever moved. */
+static int keep(pc_frame_reader_t *r, const uint8_t *data, size_t len)
 {
-    /* After an error the connection is finished; keeping bytes would only grow. */
-    if (r->error)
-        return 0;
-    /* Frames handed out by next() stay valid until now, so consumed bytes are
-     * dropped here rather than in next(). Only a partial frame is ever moved. */
     if (r->pos) {
         pc_buf_consume(&r->buf, r->pos);
         r->pos = 0;
     }
     return pc_buf_append(&r->buf, data, len);
+}
+
+/* Lent bytes not taken yet join buf, in their place before what comes next. */
+static int keep_lent(pc_frame_reader_t *r)
+{
+    if (!r->lent_len)
+        return 0;
+    int rc = keep(r, r->lent, r->lent_len);
+    r->lent = NULL;
+    r->lent_len = 0;
+    return rc;
+}
+
+int pc_frame_reader_feed(pc_frame_reader_t *r, const uint8_t *data, size_t len)
+{
+    /* After an error the connection is finished; keeping bytes would only grow. */
+    if (r->error)
+        return 0;
+    if (keep_lent(r) != 0)
+        return -1;
+    return keep(r, data, len);
+}
+
+int pc_frame_reader_lend(pc_frame_reader_t *r, const uint8_t *data, size_t len)
+{
+    if (r->error)
+        return 0;
+    if (keep_lent(r) != 0)
+        return -1;
+    r->lent = data;
+    r->lent_len = len;
+    return 0;
 }
 
 static pc_frame_status_t fail(pc_frame_reader_t *r, pc_frame_status_t st)
@@ -183,14 +217,14 @@ static pc_frame_status_t fail(pc_frame_reader_t *r, pc_frame_status_t st)
     return st;
 }
 
-pc_frame_status_t pc_frame_reader_next(pc_frame_reader_t *r, pc_frame_t *out)
+/* The frame at the start of p's avail bytes into out, and its size (*size); NEED_MORE when
+ * they hold only its first part. Inlined in both its places: it is most of a receipt's
+ * framing. */
+static inline __attribute__((always_inline)) pc_frame_status_t
+take(pc_frame_reader_t *r, const uint8_t *p, size_t avail, pc_frame_t *out, size_t *size)
 {
-    if (r->error)
-        return (pc_frame_status_t)r->error;
-    size_t avail = r->buf.len - r->pos;
     if (avail < 4)
         return PC_FRAME_NEED_MORE;
-    const uint8_t *p = r->buf.data + r->pos;
 
     /* Judge the sizes as soon as they arrive, not after buffering a bogus frame. */
     uint32_t total = pc_read_u32be(p);
@@ -228,8 +262,57 @@ pc_frame_status_t pc_frame_reader_next(pc_frame_reader_t *r, pc_frame_t *out)
         out->payload = out->metadata + meta_len;
         out->payload_len = rest_len - PAYLOAD_HEAD_FIXED - meta_len;
     }
-    r->pos += 4 + (size_t)total;
+    *size = 4 + (size_t)total;
     return PC_FRAME_OK;
+}
+
+/* The frame begun in buf takes from the lent bytes what it lacks: its sizes, then its
+ * end; as much as there is. A size take() refuses takes nothing more. */
+static int complete_from_lent(pc_frame_reader_t *r)
+{
+    size_t have = r->buf.len - r->pos;
+    size_t want = have < 8 ? 8 - have : 0;
+    if (!want) {
+        uint32_t total = pc_read_u32be(r->buf.data + r->pos);
+        if (total >= 4 && total <= r->max_frame && 4 + (size_t)total > have)
+            want = 4 + (size_t)total - have;
+    }
+    size_t n = want < r->lent_len ? want : r->lent_len;
+    if (keep(r, r->lent, n) != 0)
+        return -1;
+    r->lent += n;
+    r->lent_len -= n;
+    return 0;
+}
+
+pc_frame_status_t pc_frame_reader_next(pc_frame_reader_t *r, pc_frame_t *out)
+{
+    if (r->error)
+        return (pc_frame_status_t)r->error;
+    size_t size = 0;
+    pc_frame_status_t st;
+    /* A frame begun in buf (copied from an earlier read) is completed there: up to two
+     * rounds, one for its sizes and one for the rest. */
+    for (int round = 0; r->pos < r->buf.len; round++) {
+        st = take(r, r->buf.data + r->pos, r->buf.len - r->pos, out, &size);
+        if (st == PC_FRAME_OK)
+            r->pos += size;
+        if (st != PC_FRAME_NEED_MORE || !r->lent_len || round == 2)
+            return st;
+        if (complete_from_lent(r) != 0)
+            return fail(r, PC_FRAME_NO_MEMORY);
+    }
+    if (!r->lent_len)
+        return PC_FRAME_NEED_MORE;
+    /* Frames lying whole in the lent bytes are handed out where they are. */
+    st = take(r, r->lent, r->lent_len, out, &size);
+    if (st == PC_FRAME_OK) {
+        r->lent += size;
+        r->lent_len -= size;
+    } else if (st == PC_FRAME_NEED_MORE && keep_lent(r) != 0) {
+        return fail(r, PC_FRAME_NO_MEMORY);
+    }
+    return st;
 }
 
 Pulsar__Proto__BaseCommand *pc_frame_unpack_command(const pc_frame_t *f)

@@ -50,8 +50,8 @@ int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSen
                                   const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
                                   size_t payload_len, uint32_t payload_crc);
 
-/* One decoded frame. Pointers point into the reader's buffer and are valid until the
- * next call to pc_frame_reader_feed or pc_frame_reader_next. */
+/* One decoded frame. Pointers point into the reader's buffer, or into bytes lent to it, and
+ * are valid until the next call to pc_frame_reader_feed, _lend or _next. */
 typedef struct pc_frame {
     const uint8_t *command; /* serialised BaseCommand */
     size_t command_len;
@@ -73,16 +73,25 @@ typedef enum pc_frame_status {
 
 typedef struct pc_frame_reader {
     pc_buf_t buf;
-    size_t pos;       /* start of the next unread frame in buf */
-    size_t max_frame; /* largest accepted total size */
-    int error;        /* sticky error status once a bad frame was seen */
+    size_t pos;          /* start of the next unread frame in buf */
+    size_t max_frame;    /* largest accepted total size */
+    int error;           /* sticky error status once a bad frame was seen */
+    const uint8_t *lent; /* bytes lent (pc_frame_reader_lend), not yet taken; after buf's */
+    size_t lent_len;
 } pc_frame_reader_t;
 
 void pc_frame_reader_init(pc_frame_reader_t *r, size_t max_frame);
 void pc_frame_reader_free(pc_frame_reader_t *r);
 void pc_frame_reader_set_max(pc_frame_reader_t *r, size_t max_frame);
-/* Append received bytes (any split: partial frames, several frames). */
+/* Append received bytes (any split: partial frames, several frames); they are copied. */
 int pc_frame_reader_feed(pc_frame_reader_t *r, const uint8_t *data, size_t len);
+/* The same without the copy, for a caller that drains the reader after each read: the
+ * frames lying whole in data are handed out from data itself, and only what next() cannot
+ * hand out whole (a frame's first part, at the end) is copied, when next() returns
+ * PC_FRAME_NEED_MORE. data must stay as it is until next() has returned anything but
+ * PC_FRAME_OK (a read buffer used anew for each read: the connection's). Returns 0, or -1
+ * when out of memory (only when the bytes lent before were not all taken). */
+int pc_frame_reader_lend(pc_frame_reader_t *r, const uint8_t *data, size_t len);
 /* Take the next complete frame. Errors are sticky. */
 pc_frame_status_t pc_frame_reader_next(pc_frame_reader_t *r, pc_frame_t *out);
 

@@ -1,123 +1,122 @@
 #include "wire/pb_receipt.h"
 
-enum { WT_VARINT = 0, WT_LEN = 2 };
+/* Tags as they are written on the wire: field number << 3 | wire type. */
+/* The helpers below are inlined whole wherever they are used (always_inline): GCC would
+ * otherwise split off their longer paths as functions that take the decoder's values by
+ * address, out of registers. */
+#define TAG_VARINT(field) ((uint8_t)((field) << 3 | 0))
+#define TAG_LEN(field) ((uint8_t)((field) << 3 | 2))
 
-typedef struct reader {
-    const uint8_t *p, *end;
-} reader;
-
-/* A varint of at most 10 bytes whose value fits 64 bits; false otherwise. */
-static bool get_varint(reader *r, uint64_t *v)
+/* The varint at p (before end) of at most 10 bytes whose value fits 64 bits: returns the
+ * byte after it, or NULL. Pointers are passed and returned by value so that the decoder's
+ * position stays in a register. */
+static inline __attribute__((always_inline)) const uint8_t *
+varint_long(const uint8_t *p, const uint8_t *end, uint64_t *v)
 {
-    if (r->p < r->end && *r->p < 0x80) { /* one byte: most fields of a receipt */
-        *v = *r->p++;
-        return true;
+    size_t avail = (size_t)(end - p);
+    if (avail < 2)
+        return NULL;
+    /* Two and three bytes (sequence and entry ids up to 2^21) unrolled, the rest a loop. */
+    uint64_t x = (p[0] & 0x7fu) | (uint64_t)(p[1] & 0x7fu) << 7;
+    if (p[1] < 0x80) {
+        *v = x;
+        return p + 2;
     }
-    uint64_t x = 0;
-    for (int shift = 0; shift < 70 && r->p < r->end; shift += 7) {
-        uint8_t b = *r->p++;
-        if (shift == 63 && b > 1)
-            return false;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
+    if (avail < 3)
+        return NULL;
+    x |= (uint64_t)(p[2] & 0x7fu) << 14;
+    if (p[2] < 0x80) {
+        *v = x;
+        return p + 3;
+    }
+    size_t n = avail < 10 ? avail : 10;
+    for (size_t i = 3; i < n; i++) {
+        uint64_t b = p[i];
+        x |= (b & 0x7f) << (7 * i);
+        if (b < 0x80) {
+            if (i == 9 && b > 1) /* bits above the 64th */
+                return NULL;
             *v = x;
-            return true;
+            return p + i + 1;
         }
     }
-    return false;
+    return NULL;
 }
 
-/* The next field's number and wire type. Tags above 15 fields are declined. */
-static bool get_tag(reader *r, unsigned *field, unsigned *wire_type)
+static inline __attribute__((always_inline)) const uint8_t *
+get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
 {
-    if (r->p >= r->end || (*r->p & 0x80))
-        return false;
-    uint8_t t = *r->p++;
-    *field = t >> 3;
-    *wire_type = t & 7;
-    return *field != 0;
+    if (p < end && *p < 0x80) { /* one byte: most fields of a receipt */
+        *v = *p;
+        return p + 1;
+    }
+    return varint_long(p, end, v);
 }
 
-/* A length-delimited field's bytes as a reader of their own. */
-static bool get_sub(reader *r, reader *sub)
+/* The varint field whose one-byte tag is tag, next at p (before end): the byte after it,
+ * or NULL. */
+static inline __attribute__((always_inline)) const uint8_t *
+get_field(const uint8_t *p, const uint8_t *end, uint8_t tag, uint64_t *v)
+{
+    return p < end && *p == tag ? get_varint(p + 1, end, v) : NULL;
+}
+
+/* The length-delimited field whose one-byte tag is tag, next at p (before end): its first
+ * byte, with *sub_end just past its last; or NULL. */
+static inline __attribute__((always_inline)) const uint8_t *
+get_sub(const uint8_t *p, const uint8_t *end, uint8_t tag, const uint8_t **sub_end)
 {
     uint64_t len;
-    if (!get_varint(r, &len) || len > (uint64_t)(r->end - r->p))
-        return false;
-    sub->p = r->p;
-    sub->end = r->p + len;
-    r->p += len;
-    return true;
+    p = get_field(p, end, tag, &len);
+    if (!p || len > (uint64_t)(end - p))
+        return NULL;
+    *sub_end = p + len;
+    return p;
 }
 
-static bool decode_message_id(reader *r, Pulsar__Proto__MessageIdData *id)
-{
-    pulsar__proto__message_id_data__init(id);
-    unsigned seen = 0, field, wt;
-    while (r->p < r->end) {
-        if (!get_tag(r, &field, &wt) || wt != WT_VARINT || field > 2 || (seen & 1u << field))
-            return false;
-        seen |= 1u << field;
-        if (!get_varint(r, field == 1 ? &id->ledgerid : &id->entryid))
-            return false;
-    }
-    return seen == (1u << 1 | 1u << 2);
-}
-
-static bool decode_receipt(reader *r, Pulsar__Proto__CommandSendReceipt *rc,
-                           Pulsar__Proto__MessageIdData *id)
-{
-    pulsar__proto__command_send_receipt__init(rc);
-    unsigned seen = 0, field, wt;
-    while (r->p < r->end) {
-        if (!get_tag(r, &field, &wt) || field > 4 || (seen & 1u << field))
-            return false;
-        seen |= 1u << field;
-        if (field == 3) {
-            reader sub;
-            if (wt != WT_LEN || !get_sub(r, &sub) || !decode_message_id(&sub, id))
-                return false;
-            rc->message_id = id;
-            continue;
-        }
-        uint64_t v;
-        if (wt != WT_VARINT || !get_varint(r, &v))
-            return false;
-        if (field == 1)
-            rc->producer_id = v;
-        else if (field == 2)
-            rc->sequence_id = v;
-        else {
-            rc->has_highest_sequence_id = 1;
-            rc->highest_sequence_id = v;
-        }
-    }
-    return (seen & (1u << 1 | 1u << 2)) == (1u << 1 | 1u << 2);
-}
-
+/* The fields are read in the order protobuf encoders write them (field numbers
+ * ascending), each at most once, as straight-line code: no loop over tags, no table of
+ * fields seen. Whatever departs from that form is declined (see the header). */
 bool pc_pb_decode_send_receipt(const uint8_t *data, size_t len,
                                Pulsar__Proto__CommandSendReceipt *r,
                                Pulsar__Proto__MessageIdData *id)
 {
-    reader in = { data, data + len };
-    bool have_type = false, have_receipt = false;
-    unsigned field, wt;
-    while (in.p < in.end) {
-        if (!get_tag(&in, &field, &wt))
+    const uint8_t *p = data, *end = data + len, *receipt_end, *id_end;
+    /* The values go to locals first, which stay in registers, and to r and id at the end. */
+    uint64_t type, producer_id, sequence_id, ledger = 0, entry = 0, highest = 0;
+    bool has_id = false, has_highest = false;
+    /* BaseCommand: type (1) = SEND_RECEIPT, then send_receipt (7) reaching to the end. */
+    if (!(p = get_field(p, end, TAG_VARINT(1), &type)) ||
+        type != PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT ||
+        !(p = get_sub(p, end, TAG_LEN(7), &receipt_end)) || receipt_end != end)
+        return false;
+    if (!(p = get_field(p, end, TAG_VARINT(1), &producer_id)) ||
+        !(p = get_field(p, end, TAG_VARINT(2), &sequence_id)))
+        return false;
+    if (p < end && *p == TAG_LEN(3)) { /* message_id: ledgerId (1), entryId (2), nothing else */
+        if (!(p = get_sub(p, end, TAG_LEN(3), &id_end)) ||
+            !(p = get_field(p, id_end, TAG_VARINT(1), &ledger)) ||
+            !(p = get_field(p, id_end, TAG_VARINT(2), &entry)) || p != id_end)
             return false;
-        if (field == 1 && wt == WT_VARINT && !have_type) {
-            uint64_t type;
-            if (!get_varint(&in, &type) || type != PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT)
-                return false;
-            have_type = true;
-        } else if (field == 7 && wt == WT_LEN && !have_receipt) {
-            reader sub;
-            if (!get_sub(&in, &sub) || !decode_receipt(&sub, r, id))
-                return false;
-            have_receipt = true;
-        } else {
-            return false;
-        }
+        has_id = true;
     }
-    return have_type && have_receipt;
+    if (p < end && *p == TAG_VARINT(4)) {
+        if (!(p = get_field(p, end, TAG_VARINT(4), &highest)))
+            return false;
+        has_highest = true;
+    }
+    if (p != end)
+        return false;
+    *r = (Pulsar__Proto__CommandSendReceipt)PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
+    r->producer_id = producer_id;
+    r->sequence_id = sequence_id;
+    if (has_id) {
+        *id = (Pulsar__Proto__MessageIdData)PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
+        id->ledgerid = ledger;
+        id->entryid = entry;
+        r->message_id = id;
+    }
+    r->has_highest_sequence_id = has_highest;
+    r->highest_sequence_id = highest;
+    return true;
 }

@@ -2,7 +2,8 @@
  *
  * It accepts only the plain form — a BaseCommand with just its type and send_receipt,
  * the receipt's producer_id, sequence_id, highest_sequence_id and a message id of
- * ledgerId and entryId, each field once, varints in canonical range — and then yields
+ * ledgerId and entryId, each field once and in field-number order (as protobuf encoders,
+ * the brokers' among them, write them), varints in range — and then yields
  * exactly what protobuf-c would decode. Anything else (other fields, repeats, other
  * wire types, a truncated or odd encoding) is declined, and the caller decodes the bytes
  * with protobuf-c, which accepts or rejects them as before. So the fast path never

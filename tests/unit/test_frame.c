@@ -253,20 +253,26 @@ static void check_frame(const pc_frame_t *f, int i)
     pulsar__proto__base_command__free_unpacked(cmd, NULL);
 }
 
+/* Take every frame the reader has, each checked against the stream; how many. */
+static int take_stream(pc_frame_reader_t *r)
+{
+    pc_frame_t f;
+    pc_frame_status_t st;
+    int n = 0;
+    while ((st = pc_frame_reader_next(r, &f)) == PC_FRAME_OK)
+        check_frame(&f, n++);
+    cr_expect_eq(st, PC_FRAME_NEED_MORE);
+    return n;
+}
+
 Test(frame, several_frames_in_one_feed)
 {
     pc_buf_t b;
     build_stream(&b);
     pc_frame_reader_t r;
-    pc_frame_t f;
     pc_frame_reader_init(&r, 4096);
     cr_assert_eq(pc_frame_reader_feed(&r, b.data, b.len), 0);
-    int n = 0;
-    pc_frame_status_t st;
-    while ((st = pc_frame_reader_next(&r, &f)) == PC_FRAME_OK)
-        check_frame(&f, n++);
-    cr_expect_eq(st, PC_FRAME_NEED_MORE);
-    cr_expect_eq(n, 5);
+    cr_expect_eq(take_stream(&r), 5);
     pc_frame_reader_free(&r);
     pc_buf_free(&b);
 }
@@ -313,6 +319,71 @@ Test(frame, uneven_splits)
         pc_frame_reader_free(&r);
     }
     pc_buf_free(&b);
+}
+
+/* Lent bytes, as a connection's read buffer lends them: each piece is lent from a buffer
+ * of its own, which is wiped once the reader has said it needs more, as the next read
+ * overwrites the read buffer. Frames lying whole in a piece point into it; a frame split
+ * between pieces comes back whole all the same. */
+Test(frame, lent_pieces_any_split)
+{
+    pc_buf_t b;
+    build_stream(&b);
+    for (size_t step = 1; step < 60; step += 2) {
+        pc_frame_reader_t r;
+        pc_frame_t f;
+        pc_frame_reader_init(&r, 4096);
+        int n = 0, in_place = 0;
+        uint8_t piece[64];
+        for (size_t off = 0; off < b.len; off += step) {
+            size_t len = b.len - off < step ? b.len - off : step;
+            memcpy(piece, b.data + off, len);
+            cr_assert_eq(pc_frame_reader_lend(&r, piece, len), 0);
+            pc_frame_status_t st;
+            while ((st = pc_frame_reader_next(&r, &f)) == PC_FRAME_OK) {
+                in_place += f.command >= piece && f.command < piece + len;
+                check_frame(&f, n++);
+            }
+            cr_assert_eq(st, PC_FRAME_NEED_MORE, "step %zu at %zu", step, off);
+            memset(piece, 0xa5, sizeof piece);
+        }
+        cr_expect_eq(n, 5, "step %zu", step);
+        if (step >= 59)
+            cr_expect_gt(in_place, 0, "no frame was read in place");
+        pc_frame_reader_free(&r);
+    }
+    pc_buf_free(&b);
+}
+
+/* Feeding and lending mix in stream order: lent bytes not yet taken come before what is
+ * fed next. */
+Test(frame, lent_then_fed_keeps_the_order)
+{
+    pc_buf_t b;
+    build_stream(&b);
+    pc_frame_reader_t r;
+    pc_frame_reader_init(&r, 4096);
+    size_t half = b.len / 2;
+    cr_assert_eq(pc_frame_reader_lend(&r, b.data, half), 0);
+    cr_assert_eq(pc_frame_reader_feed(&r, b.data + half, b.len - half), 0);
+    cr_expect_eq(take_stream(&r), 5);
+    pc_frame_reader_free(&r);
+    pc_buf_free(&b);
+}
+
+/* A bad size is refused as soon as it is lent, as when fed, and nothing of it is kept. */
+Test(frame, lent_bad_sizes_are_refused_at_once)
+{
+    pc_frame_reader_t r;
+    pc_frame_t f;
+    const uint8_t huge[] = { 0x7f, 0xff, 0xff, 0xff, 0, 0 };
+    pc_frame_reader_init(&r, 1024);
+    cr_assert_eq(pc_frame_reader_lend(&r, huge, 2), 0);
+    cr_expect_eq(pc_frame_reader_next(&r, &f), PC_FRAME_NEED_MORE);
+    cr_assert_eq(pc_frame_reader_lend(&r, huge + 2, sizeof huge - 2), 0);
+    cr_expect_eq(pc_frame_reader_next(&r, &f), PC_FRAME_TOO_BIG);
+    cr_expect_leq(r.buf.len, 8);
+    pc_frame_reader_free(&r);
 }
 
 Test(frame, truncated_needs_more)

@@ -163,6 +163,15 @@ Test(pb_receipt, other_forms_are_declined)
     /* A repeated field is protobuf-c's to merge. */
     const uint8_t twice[] = { 0x08, 0x07, 0x3a, 0x06, 0x08, 0x01, 0x10, 0x05, 0x10, 0x06 };
     cr_assert_not(pc_pb_decode_send_receipt(twice, sizeof twice, &got, &got_id));
+    /* Fields out of field-number order: valid, but for protobuf-c to read. */
+    const uint8_t reordered[] = { 0x08, 0x07, 0x3a, 0x04, 0x10, 0x05, 0x08, 0x01 };
+    cr_assert_not(pc_pb_decode_send_receipt(reordered, sizeof reordered, &got, &got_id));
+    Pulsar__Proto__BaseCommand *slow = pulsar__proto__base_command__unpack(NULL, sizeof reordered,
+                                                                           reordered);
+    cr_assert_not_null(slow);
+    cr_assert_eq(slow->send_receipt->producer_id, 1);
+    cr_assert_eq(slow->send_receipt->sequence_id, 5);
+    pulsar__proto__base_command__free_unpacked(slow, NULL);
     /* An empty command. */
     cr_assert_not(pc_pb_decode_send_receipt(buf, 0, &got, &got_id));
 }
