@@ -106,32 +106,51 @@ int pc_ob_seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta, co
                : -1;
 }
 
+/* The SEND command of op. */
+static void send_of(const pc_op_params_t *p, const pc_op_t *op, bool is_chunk,
+                    Pulsar__Proto__CommandSend *send)
+{
+    *send = (Pulsar__Proto__CommandSend)PULSAR__PROTO__COMMAND_SEND__INIT;
+    send->producer_id = p->producer_id;
+    send->sequence_id = op->sequence_id;
+    send->has_num_messages = 1;
+    send->num_messages = op->num_messages;
+    if (op->batch) {
+        send->has_highest_sequence_id = 1;
+        send->highest_sequence_id = op->highest_sequence_id;
+    }
+    if (p->txn.set) {
+        send->has_txnid_least_bits = send->has_txnid_most_bits = 1;
+        send->txnid_least_bits = p->txn.least;
+        send->txnid_most_bits = p->txn.most;
+    }
+    if (is_chunk) {
+        send->has_is_chunk = 1;
+        send->is_chunk = 1;
+    }
+}
+
 int pc_ob_encode_head(const pc_op_params_t *p, pc_op_t *op,
                       const Pulsar__Proto__MessageMetadata *meta, size_t meta_size, bool is_chunk)
 {
-    Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
-    send.producer_id = p->producer_id;
-    send.sequence_id = op->sequence_id;
-    send.has_num_messages = 1;
-    send.num_messages = op->num_messages;
-    if (op->batch) {
-        send.has_highest_sequence_id = 1;
-        send.highest_sequence_id = op->highest_sequence_id;
-    }
-    if (p->txn.set) {
-        send.has_txnid_least_bits = send.has_txnid_most_bits = 1;
-        send.txnid_least_bits = p->txn.least;
-        send.txnid_most_bits = p->txn.most;
-    }
-    if (is_chunk) {
-        send.has_is_chunk = 1;
-        send.is_chunk = 1;
-    }
+    Pulsar__Proto__CommandSend send;
+    send_of(p, op, is_chunk, &send);
     if (op->has_payload_crc)
         return pc_frame_encode_send_head_crc(&op->head, &send, meta, meta_size, op->payload_len,
                                              op->payload_crc);
     return pc_frame_encode_send_head(&op->head, &send, meta, meta_size, op->payload,
                                      op->payload_len);
+}
+
+/* pc_ob_encode_head for a message sent alone, unencrypted (pb_encode.h). */
+static int encode_head_alone(const pc_op_params_t *p, pc_op_t *op, const pc_pb_alone_t *alone,
+                             size_t meta_size)
+{
+    Pulsar__Proto__CommandSend send;
+    send_of(p, op, false, &send);
+    return pc_frame_encode_send_head_alone(&op->head, &send, alone, meta_size, op->payload,
+                                           op->payload_len,
+                                           op->has_payload_crc ? &op->payload_crc : NULL);
 }
 
 /* Compress into out when a codec is set; data and len then describe the result. */
@@ -283,11 +302,12 @@ pulsarc_result pc_ob_plan_frames(const pc_op_params_t *p, size_t meta_size, size
 }
 
 /* One op for the whole message; it takes the compressed bytes, if any, or the
- * ciphertext. */
+ * ciphertext. Its metadata: alone, or else meta (an encrypted message's: sealing fills in
+ * its IV). */
 static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
-                                   Pulsar__Proto__MessageMetadata *meta, size_t meta_size,
-                                   pc_buf_t *compressed, const uint8_t *data, size_t len,
-                                   pc_op_t **out)
+                                   Pulsar__Proto__MessageMetadata *meta, const pc_pb_alone_t *alone,
+                                   size_t meta_size, pc_buf_t *compressed, const uint8_t *data,
+                                   size_t len, pc_op_t **out)
 {
     pc_op_t *op = pc_op_new(p->op_cache);
     if (!op)
@@ -312,7 +332,8 @@ static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
         op->payload_crc = pc_crc32c_range(msg->block_crcs, data, len, 0, len);
     }
     /* Sealing wrote the IV's bytes into meta, not its size: meta_size still holds. */
-    if (pc_ob_encode_head(p, op, meta, meta_size, false) != 0) {
+    if ((alone ? encode_head_alone(p, op, alone, meta_size)
+               : pc_ob_encode_head(p, op, meta, meta_size, false)) != 0) {
         pc_op_release(op);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");
     }
@@ -320,6 +341,35 @@ static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
     op->msgs = msg;
     *out = op;
     return PULSARC_OK;
+}
+
+void pc_ob_fill_alone_fields(pc_pb_alone_t *a, const pc_op_params_t *p, const pc_msg_t *msg)
+{
+    *a = (pc_pb_alone_t){
+        .producer_name = p->producer_name,
+        .producer_name_len = p->producer_name ? strlen(p->producer_name) : 0,
+        .sequence_id = (uint64_t)msg->sequence_id,
+        .publish_time = pc_wall_ms(),
+        .props = msg->props,
+        .n_props = msg->n_props,
+        .partition_key = msg->key,
+        .replicate_to = msg->replicate_to,
+        .n_replicate_to = msg->n_replicate_to,
+        .compression = (int32_t)p->codec,
+        .uncompressed_size = (uint32_t)msg->payload_len,
+        .event_time = msg->event_time,
+        .schema_version = p->schema_version,
+        .schema_version_len = p->schema_version_len,
+        .ordering_key = msg->ordering_key,
+        .ordering_key_len = msg->ordering_key_len,
+        .deliver_at_time = msg->deliver_at,
+        .has_txn = p->txn.set,
+        .txnid_least_bits = p->txn.least,
+        .txnid_most_bits = p->txn.most,
+        .key_b64 = msg->key_b64,
+        .null_value = msg->null_value,
+        .null_key = msg->null_key,
+    };
 }
 
 void pc_ob_fill_alone(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t *p,
@@ -345,26 +395,19 @@ void pc_ob_fill_alone(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t
     meta->replicate_to = (char **)msg->replicate_to;
 }
 
-pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,
-                                   pc_op_t **last)
+/* A message whose metadata goes through a MessageMetadata: encrypted (the IV and key list
+ * are among its fields), or in chunks (so are the chunk fields). data and len: its payload,
+ * compressed when compressed holds it (its chunks then slice those bytes). */
+static pulsarc_result build_with_metadata(const pc_op_params_t *p, pc_msg_t *msg,
+                                          const uint8_t *data, size_t len, pc_buf_t *compressed,
+                                          pc_op_t **first, pc_op_t **last)
 {
     Pulsar__Proto__MessageMetadata meta = PULSAR__PROTO__MESSAGE_METADATA__INIT;
     pc_ob_kv_t kv = { 0 };
     uint8_t iv[PC_AES_IV_LEN] = { 0 };
-    pc_buf_t compressed;
-    pc_buf_init(&compressed);
     pulsarc_result res = PULSARC_OK;
-    const uint8_t *data = msg->payload;
-    size_t len = msg->payload_len;
-    if (len > PC_MAX_PAYLOAD) {
-        /* The protocol's total_chunk_msg_size and uncompressed_size are 32-bit. */
-        res = pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
-                      "payload of %zu bytes is above the protocol's limit of %d bytes", len,
-                      PC_MAX_PAYLOAD);
-        goto out;
-    }
-    if (pc_ob_kv_fill(&kv, msg) != 0 || maybe_compress(p, &data, &len, &compressed) != 0) {
-        res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory compressing or encoding");
+    if (pc_ob_kv_fill(&kv, msg) != 0) {
+        res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding properties");
         goto out;
     }
     pc_ob_fill_alone(&meta, p, msg, &kv);
@@ -381,8 +424,8 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
             res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
             goto out;
         }
-        sh->buf = compressed; /* the chunks slice the compressed bytes, if any */
-        pc_buf_init(&compressed);
+        sh->buf = *compressed; /* the chunks slice the compressed bytes, if any */
+        pc_buf_init(compressed);
         res = build_chunks(p, msg, &meta, sh, data, len, chunk_size, first, last);
         if (res == PULSARC_OK)
             sh->msg = msg;
@@ -391,13 +434,53 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
         pc_shared_payload_unref(sh); /* the chunk ops hold their own references */
         goto out;
     }
-    res = build_single(p, msg, &meta, meta_size, &compressed, data, len, first);
+    res = build_single(p, msg, &meta, NULL, meta_size, compressed, data, len, first);
     if (res == PULSARC_OK)
         *last = *first;
 out:
+    pc_ob_kv_free(&kv);
+    return res;
+}
+
+pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op_t **first,
+                                   pc_op_t **last)
+{
+    pc_buf_t compressed;
+    pc_buf_init(&compressed);
+    pulsarc_result res = PULSARC_OK;
+    const uint8_t *data = msg->payload;
+    size_t len = msg->payload_len;
+    if (len > PC_MAX_PAYLOAD) {
+        /* The protocol's total_chunk_msg_size and uncompressed_size are 32-bit. */
+        res = pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
+                      "payload of %zu bytes is above the protocol's limit of %d bytes", len,
+                      PC_MAX_PAYLOAD);
+        goto out;
+    }
+    if (maybe_compress(p, &data, &len, &compressed) != 0) {
+        res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory compressing");
+        goto out;
+    }
+    /* Most messages go whole and unencrypted: their metadata is written straight from the
+     * message's fields, the same bytes a MessageMetadata of them gives. */
+    if (!p->enc) {
+        pc_pb_alone_t alone;
+        pc_ob_fill_alone_fields(&alone, p, msg);
+        size_t meta_size = pc_pb_alone_metadata_size(&alone), chunk_size;
+        bool split = false;
+        res = pc_ob_plan_frames(p, meta_size, len, &chunk_size, &split);
+        if (res == PULSARC_OK && !split) {
+            res = build_single(p, msg, NULL, &alone, meta_size, &compressed, data, len, first);
+            if (res == PULSARC_OK)
+                *last = *first;
+        }
+        if (res != PULSARC_OK || !split)
+            goto out;
+    }
+    res = build_with_metadata(p, msg, data, len, &compressed, first, last);
+out:
     if (res == PULSARC_OK)
         (*first)->raw_len = msg->payload_len; /* a chunked message's on its first chunk */
-    pc_ob_kv_free(&kv);
     pc_buf_free(&compressed);
     return res;
 }

@@ -8,6 +8,7 @@
 
 #include "PulsarApi.pb-c.h"
 #include "producer/op_build.h"
+#include "wire/pb_encode.h"
 
 /* Room left in a frame for the command and chunk fields beyond the metadata we measure. */
 #define CHUNK_METADATA_MARGIN 512
@@ -31,6 +32,10 @@ void pc_ob_fill_common(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_
  * message's own (properties from kv, keys, times, replication). */
 void pc_ob_fill_alone(Pulsar__Proto__MessageMetadata *meta, const pc_op_params_t *p,
                       const pc_msg_t *msg, const pc_ob_kv_t *kv);
+/* The same fields, for the metadata written straight from them (wire/pb_encode.h) when
+ * nothing else goes into it (no encryption, no chunks): pc_ob_fill_alone's MessageMetadata
+ * packs to the same bytes (tests/unit/test_op_build_alone.c). */
+void pc_ob_fill_alone_fields(pc_pb_alone_t *a, const pc_op_params_t *p, const pc_msg_t *msg);
 /* The chunk fields of a message in n chunks of total bytes; uuid is its storage. */
 void pc_ob_chunk_fields(Pulsar__Proto__MessageMetadata *meta, char uuid[PC_OB_UUID_MAX],
                         const pc_op_params_t *p, const pc_msg_t *msg, size_t n, size_t total);

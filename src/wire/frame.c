@@ -54,18 +54,35 @@ int pc_frame_encode_command(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd
     return 0;
 }
 
+/* A frame's metadata: a MessageMetadata, or a message's sent alone (pb_encode.h). */
+typedef struct meta_src {
+    const Pulsar__Proto__MessageMetadata *pb;
+    const pc_pb_alone_t *alone;
+} meta_src;
+
+static size_t meta_size(meta_src m)
+{
+    return m.alone ? pc_pb_alone_metadata_size(m.alone) : pc_pb_message_metadata_size(m.pb);
+}
+
+static size_t meta_pack(meta_src m, uint8_t *out)
+{
+    return m.alone ? pc_pb_alone_metadata_pack(m.alone, out)
+                   : pc_pb_message_metadata_pack(m.pb, out);
+}
+
 /* The command is cmd, or a SEND of send when that is set. payload is NULL when
  * payload_crc is the payload's CRC already. */
 static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
-                               const Pulsar__Proto__CommandSend *send,
-                               const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
-                               const uint8_t *payload, size_t payload_len, uint32_t payload_crc)
+                               const Pulsar__Proto__CommandSend *send, meta_src meta,
+                               size_t meta_len, const uint8_t *payload, size_t payload_len,
+                               uint32_t payload_crc)
 {
     /* A SEND is packed unmeasured, within its bound; the frame's sizes follow it. */
     size_t cmd_max = send ? pc_pb_send_command_bound(send)
                           : pulsar__proto__base_command__get_packed_size(cmd);
     if (!meta_len)
-        meta_len = pc_pb_message_metadata_size(meta);
+        meta_len = meta_size(meta);
     if (meta_len > UINT32_MAX)
         return -1;
     /* Sums checked piecewise so no size_t wrap can sneak past the u32 check. */
@@ -91,7 +108,7 @@ static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *
     uint8_t *crc_at = p + 2;
     uint8_t *sum_from = p + 6;
     pc_write_u32be(sum_from, (uint32_t)meta_len);
-    if (pc_pb_message_metadata_pack(meta, sum_from + 4) != meta_len)
+    if (meta_pack(meta, sum_from + 4) != meta_len)
         return -1;
     uint32_t crc = pc_crc32c(0, sum_from, 4 + meta_len);
     if (payload)
@@ -109,14 +126,16 @@ int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand
                                  size_t payload_len)
 {
     static const uint8_t none[1];
-    return encode_payload_head(out, cmd, NULL, meta, 0, payload ? payload : none, payload_len, 0);
+    return encode_payload_head(out, cmd, NULL, (meta_src){ meta, NULL }, 0,
+                               payload ? payload : none, payload_len, 0);
 }
 
 int pc_frame_encode_payload_head_crc(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
                                      const Pulsar__Proto__MessageMetadata *meta, size_t payload_len,
                                      uint32_t payload_crc)
 {
-    return encode_payload_head(out, cmd, NULL, meta, 0, NULL, payload_len, payload_crc);
+    return encode_payload_head(out, cmd, NULL, (meta_src){ meta, NULL }, 0, NULL, payload_len,
+                               payload_crc);
 }
 
 int pc_frame_encode_send_head(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
@@ -124,15 +143,29 @@ int pc_frame_encode_send_head(pc_buf_t *out, const Pulsar__Proto__CommandSend *s
                               const uint8_t *payload, size_t payload_len)
 {
     static const uint8_t none[1];
-    return encode_payload_head(out, NULL, send, meta, meta_len, payload ? payload : none,
-                               payload_len, 0);
+    return encode_payload_head(out, NULL, send, (meta_src){ meta, NULL }, meta_len,
+                               payload ? payload : none, payload_len, 0);
 }
 
 int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
                                   const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
                                   size_t payload_len, uint32_t payload_crc)
 {
-    return encode_payload_head(out, NULL, send, meta, meta_len, NULL, payload_len, payload_crc);
+    return encode_payload_head(out, NULL, send, (meta_src){ meta, NULL }, meta_len, NULL,
+                               payload_len, payload_crc);
+}
+
+int pc_frame_encode_send_head_alone(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
+                                    const pc_pb_alone_t *meta, size_t meta_len,
+                                    const uint8_t *payload, size_t payload_len,
+                                    const uint32_t *payload_crc)
+{
+    static const uint8_t none[1];
+    if (payload_crc)
+        return encode_payload_head(out, NULL, send, (meta_src){ NULL, meta }, meta_len, NULL,
+                                   payload_len, *payload_crc);
+    return encode_payload_head(out, NULL, send, (meta_src){ NULL, meta }, meta_len,
+                               payload ? payload : none, payload_len, 0);
 }
 
 pc_peer_kind_t pc_frame_peer_kind(const uint8_t *p, size_t n)

@@ -14,6 +14,7 @@
 
 #include "common/buf.h"
 #include "PulsarApi.pb-c.h"
+#include "wire/pb_encode.h"
 
 #define PC_FRAME_MAGIC 0x0e01
 /* The broker's default max_message_size: what a producer sends until CONNECTED tells it
@@ -49,6 +50,13 @@ int pc_frame_encode_send_head(pc_buf_t *out, const Pulsar__Proto__CommandSend *s
 int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
                                   const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
                                   size_t payload_len, uint32_t payload_crc);
+/* The same for a message sent alone, its metadata written from its fields
+ * (pc_pb_alone_t); payload_crc: the payload's CRC when known (then the payload is not read),
+ * or NULL. */
+int pc_frame_encode_send_head_alone(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
+                                    const pc_pb_alone_t *meta, size_t meta_len,
+                                    const uint8_t *payload, size_t payload_len,
+                                    const uint32_t *payload_crc);
 
 /* One decoded frame. Pointers point into the reader's buffer, or into bytes lent to it, and
  * are valid until the next call to pc_frame_reader_feed, _lend or _next. */

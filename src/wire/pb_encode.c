@@ -114,6 +114,27 @@ static void put_props(sink *s, unsigned field, Pulsar__Proto__KeyValue *const *k
     }
 }
 
+/* A KeyValue's length: its key (field 1) and value (field 2), each a one-byte tag, a
+ * length and the bytes. */
+static inline size_t pair_size(size_t kl, size_t vl)
+{
+    return 2 + varint_size(kl) + kl + varint_size(vl) + vl;
+}
+
+/* A producer's properties as KeyValue messages of field. */
+static inline void put_pairs(sink *s, unsigned field, const pc_property_t *props, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *k = props[i].key ? props[i].key : "";
+        const char *v = props[i].value ? props[i].value : "";
+        size_t kl = strlen(k), vl = strlen(v);
+        put_tag(s, field, WT_LEN);
+        put_varint(s, pair_size(kl, vl));
+        put_len(s, 1, k, kl);
+        put_len(s, 2, v, vl);
+    }
+}
+
 static void send_fields(sink *s, const Pulsar__Proto__CommandSend *c)
 {
     put_u64(s, 1, c->producer_id);
@@ -300,25 +321,58 @@ size_t pc_pb_message_metadata_pack(const Pulsar__Proto__MessageMetadata *m, uint
     return s.n;
 }
 
-/* A KeyValue's length: its key (field 1) and value (field 2), each a one-byte tag, a
- * length and the bytes. */
-static inline size_t pair_size(size_t kl, size_t vl)
+/* The fields of message_metadata a message sent alone can have, in the same order. */
+static void alone_metadata(sink *s, const pc_pb_alone_t *a)
 {
-    return 2 + varint_size(kl) + kl + varint_size(vl) + vl;
+    put_len(s, 1, a->producer_name, a->producer_name_len);
+    put_u64(s, 2, a->sequence_id);
+    put_u64(s, 3, a->publish_time);
+    put_pairs(s, 4, a->props, a->n_props);
+    if (a->partition_key)
+        put_str(s, 6, a->partition_key);
+    for (size_t i = 0; i < a->n_replicate_to; i++)
+        put_str(s, 7, a->replicate_to[i]);
+    if (a->compression)
+        put_i32(s, 8, a->compression);
+    put_u64(s, 9, a->uncompressed_size);
+    if (a->event_time)
+        put_u64(s, 12, a->event_time);
+    if (a->schema_version)
+        put_len(s, 16, a->schema_version, a->schema_version_len);
+    if (a->key_b64)
+        put_bool(s, 17, 1);
+    if (a->ordering_key)
+        put_len(s, 18, a->ordering_key, a->ordering_key_len);
+    if (a->deliver_at_time)
+        put_u64(s, 19, a->deliver_at_time);
+    if (a->has_txn) {
+        put_u64(s, 22, a->txnid_least_bits);
+        put_u64(s, 23, a->txnid_most_bits);
+    }
+    if (a->null_value)
+        put_bool(s, 25, 1);
+    if (a->null_key)
+        put_bool(s, 30, 1);
+}
+
+size_t pc_pb_alone_metadata_size(const pc_pb_alone_t *a)
+{
+    sink s = { NULL, 0 };
+    alone_metadata(&s, a);
+    return s.n;
+}
+
+size_t pc_pb_alone_metadata_pack(const pc_pb_alone_t *a, uint8_t *out)
+{
+    sink s = { out, 0 };
+    alone_metadata(&s, a);
+    return s.n;
 }
 
 size_t pc_pb_entry_metadata_write(const pc_pb_entry_t *e, uint8_t *out)
 {
     sink s = { out, 0 };
-    for (size_t i = 0; i < e->n_props; i++) {
-        const char *k = e->props[i].key ? e->props[i].key : "";
-        const char *v = e->props[i].value ? e->props[i].value : "";
-        size_t kl = strlen(k), vl = strlen(v);
-        put_tag(&s, 1, WT_LEN);
-        put_varint(&s, pair_size(kl, vl));
-        put_len(&s, 1, k, kl);
-        put_len(&s, 2, v, vl);
-    }
+    put_pairs(&s, 1, e->props, e->n_props);
     if (e->key)
         put_str(&s, 2, e->key);
     put_i32(&s, 3, e->payload_size);

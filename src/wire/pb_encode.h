@@ -33,6 +33,37 @@ size_t pc_pb_send_command_pack(const Pulsar__Proto__CommandSend *send, size_t si
 size_t pc_pb_message_metadata_size(const Pulsar__Proto__MessageMetadata *m);
 size_t pc_pb_message_metadata_pack(const Pulsar__Proto__MessageMetadata *m, uint8_t *out);
 
+/* The MessageMetadata of a message sent whole and unencrypted, from the fields a producer's
+ * message and its producer have: what pc_pb_message_metadata_pack writes for a
+ * MessageMetadata of the same fields, byte for byte, without filling one (an unbatched
+ * message's metadata is written once per message). */
+typedef struct pc_pb_alone {
+    const char *producer_name;
+    size_t producer_name_len;
+    uint64_t sequence_id;
+    uint64_t publish_time;
+    const pc_property_t *props;
+    size_t n_props;
+    const char *partition_key; /* NULL: none */
+    const char *const *replicate_to;
+    size_t n_replicate_to;
+    int32_t compression; /* the CompressionType; 0 (NONE): not written */
+    uint32_t uncompressed_size;
+    uint64_t event_time;           /* 0: none */
+    const uint8_t *schema_version; /* NULL: none */
+    size_t schema_version_len;
+    const uint8_t *ordering_key; /* NULL: none */
+    size_t ordering_key_len;
+    uint64_t deliver_at_time; /* 0: none */
+    bool has_txn;
+    uint64_t txnid_least_bits, txnid_most_bits;
+    bool key_b64, null_value, null_key; /* written only when set, as the producer does */
+} pc_pb_alone_t;
+
+size_t pc_pb_alone_metadata_size(const pc_pb_alone_t *a);
+/* Write a's MessageMetadata to out (room: pc_pb_alone_metadata_size bytes); its length. */
+size_t pc_pb_alone_metadata_pack(const pc_pb_alone_t *a, uint8_t *out);
+
 /* A batch entry's SingleMessageMetadata, from the fields a producer's message has. */
 typedef struct pc_pb_entry {
     const pc_property_t *props;

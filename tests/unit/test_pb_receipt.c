@@ -7,16 +7,7 @@
 
 #include "PulsarApi.pb-c.h"
 #include "wire/pb_receipt.h"
-
-static uint64_t rng_state = 0x2545f4914f6cdd1du;
-
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+#include "../support/test_rng.h"
 
 static uint64_t any_u64(void)
 {
