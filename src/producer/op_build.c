@@ -142,14 +142,16 @@ int pc_ob_encode_head(const pc_op_params_t *p, pc_op_t *op,
                                      op->payload_len);
 }
 
-/* pc_ob_encode_head for a message sent alone, unencrypted (pb_encode.h). */
+/* pc_ob_encode_head for a message sent alone, unencrypted (pb_encode.h): meta_size its
+ * metadata's size if measured, else 0 and the metadata measured as it is written within
+ * its bound. */
 static int encode_head_alone(const pc_op_params_t *p, pc_op_t *op, const pc_pb_alone_t *alone,
-                             size_t meta_size)
+                             size_t meta_size, size_t meta_bound)
 {
     Pulsar__Proto__CommandSend send;
     send_of(p, op, false, &send);
-    return pc_frame_encode_send_head_alone(&op->head, &send, alone, meta_size, op->payload,
-                                           op->payload_len,
+    return pc_frame_encode_send_head_alone(&op->head, &send, alone, meta_size, meta_bound,
+                                           op->payload, op->payload_len,
                                            op->has_payload_crc ? &op->payload_crc : NULL);
 }
 
@@ -306,8 +308,8 @@ pulsarc_result pc_ob_plan_frames(const pc_op_params_t *p, size_t meta_size, size
  * its IV). */
 static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
                                    Pulsar__Proto__MessageMetadata *meta, const pc_pb_alone_t *alone,
-                                   size_t meta_size, pc_buf_t *compressed, const uint8_t *data,
-                                   size_t len, pc_op_t **out)
+                                   size_t meta_size, size_t meta_bound, pc_buf_t *compressed,
+                                   const uint8_t *data, size_t len, pc_op_t **out)
 {
     pc_op_t *op = pc_op_new(p->op_cache);
     if (!op)
@@ -332,7 +334,7 @@ static pulsarc_result build_single(const pc_op_params_t *p, pc_msg_t *msg,
         op->payload_crc = pc_crc32c_range(msg->block_crcs, data, len, 0, len);
     }
     /* Sealing wrote the IV's bytes into meta, not its size: meta_size still holds. */
-    if ((alone ? encode_head_alone(p, op, alone, meta_size)
+    if ((alone ? encode_head_alone(p, op, alone, meta_size, meta_bound)
                : pc_ob_encode_head(p, op, meta, meta_size, false)) != 0) {
         pc_op_release(op);
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory encoding a frame");
@@ -434,7 +436,7 @@ static pulsarc_result build_with_metadata(const pc_op_params_t *p, pc_msg_t *msg
         pc_shared_payload_unref(sh); /* the chunk ops hold their own references */
         goto out;
     }
-    res = build_single(p, msg, &meta, NULL, meta_size, compressed, data, len, first);
+    res = build_single(p, msg, &meta, NULL, meta_size, 0, compressed, data, len, first);
     if (res == PULSARC_OK)
         *last = *first;
 out:
@@ -462,15 +464,24 @@ pulsarc_result pc_op_build_message(const pc_op_params_t *p, pc_msg_t *msg, pc_op
         goto out;
     }
     /* Most messages go whole and unencrypted: their metadata is written straight from the
-     * message's fields, the same bytes a MessageMetadata of them gives. */
+     * message's fields, the same bytes a MessageMetadata of them gives. Planned with a
+     * bound on its size, it is measured only as it is written: what goes whole with the
+     * bound goes whole with the size (a larger metadata only leaves less room), and what
+     * does not is planned again with the size. */
     if (!p->enc) {
         pc_pb_alone_t alone;
         pc_ob_fill_alone_fields(&alone, p, msg);
-        size_t meta_size = pc_pb_alone_metadata_size(&alone), chunk_size;
+        size_t bound = pc_pb_alone_metadata_bound(&alone), meta_size = 0, chunk_size;
         bool split = false;
-        res = pc_ob_plan_frames(p, meta_size, len, &chunk_size, &split);
+        res = pc_ob_plan_frames(p, bound, len, &chunk_size, &split);
+        if (res != PULSARC_OK || split) {
+            meta_size = pc_pb_alone_metadata_size(&alone);
+            split = false;
+            res = pc_ob_plan_frames(p, meta_size, len, &chunk_size, &split);
+        }
         if (res == PULSARC_OK && !split) {
-            res = build_single(p, msg, NULL, &alone, meta_size, &compressed, data, len, first);
+            res = build_single(p, msg, NULL, &alone, meta_size, bound, &compressed, data, len,
+                               first);
             if (res == PULSARC_OK)
                 *last = *first;
         }

@@ -54,10 +54,12 @@ int pc_frame_encode_command(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd
     return 0;
 }
 
-/* A frame's metadata: a MessageMetadata, or a message's sent alone (pb_encode.h). */
+/* A frame's metadata: a MessageMetadata, or a message's sent alone (pb_encode.h), with a
+ * bound on its size (0: none). */
 typedef struct meta_src {
     const Pulsar__Proto__MessageMetadata *pb;
     const pc_pb_alone_t *alone;
+    size_t bound;
 } meta_src;
 
 static size_t meta_size(meta_src m)
@@ -71,8 +73,10 @@ static size_t meta_pack(meta_src m, uint8_t *out)
                    : pc_pb_message_metadata_pack(m.pb, out);
 }
 
-/* The command is cmd, or a SEND of send when that is set. payload is NULL when
- * payload_crc is the payload's CRC already. */
+/* The command is cmd, or a SEND of send when that is set. meta_len: the metadata's size
+ * when measured, else 0: then its bound reserves room and it is measured as it is packed
+ * (or, without one, measured first). payload is NULL when payload_crc is the payload's
+ * CRC already. */
 static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *cmd,
                                const Pulsar__Proto__CommandSend *send, meta_src meta,
                                size_t meta_len, const uint8_t *payload, size_t payload_len,
@@ -81,18 +85,19 @@ static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *
     /* A SEND is packed unmeasured, within its bound; the frame's sizes follow it. */
     size_t cmd_max = send ? pc_pb_send_command_bound(send)
                           : pulsar__proto__base_command__get_packed_size(cmd);
-    if (!meta_len)
+    if (!meta_len && !meta.bound)
         meta_len = meta_size(meta);
-    if (meta_len > UINT32_MAX)
+    size_t meta_max = meta_len ? meta_len : meta.bound;
+    if (meta_max > UINT32_MAX)
         return -1;
     /* Sums checked piecewise so no size_t wrap can sneak past the u32 check. */
     size_t total = 4;
     if (cmd_max > SIZE_MAX - total)
         return -1;
     total += cmd_max;
-    if (PAYLOAD_HEAD_FIXED + meta_len > SIZE_MAX - total)
+    if (PAYLOAD_HEAD_FIXED + meta_max > SIZE_MAX - total)
         return -1;
-    total += PAYLOAD_HEAD_FIXED + meta_len;
+    total += PAYLOAD_HEAD_FIXED + meta_max;
     if (payload_len > SIZE_MAX - total)
         return -1;
     total += payload_len;
@@ -101,15 +106,17 @@ static int encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand *
     uint8_t *p = begin_frame(out, cmd, send, cmd_max, total, payload_len, &cmd_len);
     if (!p)
         return -1;
-    total -= cmd_max - cmd_len;
+    uint8_t *crc_at = p + 2;
+    uint8_t *sum_from = p + 6;
+    size_t packed = meta_pack(meta, sum_from + 4);
+    if (meta_len ? packed != meta_len : packed > meta_max)
+        return -1;
+    total -= (cmd_max - cmd_len) + (meta_max - packed);
+    meta_len = packed;
     write_sizes(out, total, cmd_len);
     p[0] = (uint8_t)(PC_FRAME_MAGIC >> 8);
     p[1] = (uint8_t)(PC_FRAME_MAGIC & 0xff);
-    uint8_t *crc_at = p + 2;
-    uint8_t *sum_from = p + 6;
     pc_write_u32be(sum_from, (uint32_t)meta_len);
-    if (meta_pack(meta, sum_from + 4) != meta_len)
-        return -1;
     uint32_t crc = pc_crc32c(0, sum_from, 4 + meta_len);
     if (payload)
         crc = pc_crc32c(crc, payload, payload_len);
@@ -126,7 +133,7 @@ int pc_frame_encode_payload_head(pc_buf_t *out, const Pulsar__Proto__BaseCommand
                                  size_t payload_len)
 {
     static const uint8_t none[1];
-    return encode_payload_head(out, cmd, NULL, (meta_src){ meta, NULL }, 0,
+    return encode_payload_head(out, cmd, NULL, (meta_src){ meta, NULL, 0 }, 0,
                                payload ? payload : none, payload_len, 0);
 }
 
@@ -134,7 +141,7 @@ int pc_frame_encode_payload_head_crc(pc_buf_t *out, const Pulsar__Proto__BaseCom
                                      const Pulsar__Proto__MessageMetadata *meta, size_t payload_len,
                                      uint32_t payload_crc)
 {
-    return encode_payload_head(out, cmd, NULL, (meta_src){ meta, NULL }, 0, NULL, payload_len,
+    return encode_payload_head(out, cmd, NULL, (meta_src){ meta, NULL, 0 }, 0, NULL, payload_len,
                                payload_crc);
 }
 
@@ -143,7 +150,7 @@ int pc_frame_encode_send_head(pc_buf_t *out, const Pulsar__Proto__CommandSend *s
                               const uint8_t *payload, size_t payload_len)
 {
     static const uint8_t none[1];
-    return encode_payload_head(out, NULL, send, (meta_src){ meta, NULL }, meta_len,
+    return encode_payload_head(out, NULL, send, (meta_src){ meta, NULL, 0 }, meta_len,
                                payload ? payload : none, payload_len, 0);
 }
 
@@ -151,21 +158,21 @@ int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSen
                                   const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
                                   size_t payload_len, uint32_t payload_crc)
 {
-    return encode_payload_head(out, NULL, send, (meta_src){ meta, NULL }, meta_len, NULL,
+    return encode_payload_head(out, NULL, send, (meta_src){ meta, NULL, 0 }, meta_len, NULL,
                                payload_len, payload_crc);
 }
 
 int pc_frame_encode_send_head_alone(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
-                                    const pc_pb_alone_t *meta, size_t meta_len,
+                                    const pc_pb_alone_t *meta, size_t meta_len, size_t meta_bound,
                                     const uint8_t *payload, size_t payload_len,
                                     const uint32_t *payload_crc)
 {
     static const uint8_t none[1];
+    meta_src src = { NULL, meta, meta_bound };
     if (payload_crc)
-        return encode_payload_head(out, NULL, send, (meta_src){ NULL, meta }, meta_len, NULL,
-                                   payload_len, *payload_crc);
-    return encode_payload_head(out, NULL, send, (meta_src){ NULL, meta }, meta_len,
-                               payload ? payload : none, payload_len, 0);
+        return encode_payload_head(out, NULL, send, src, meta_len, NULL, payload_len, *payload_crc);
+    return encode_payload_head(out, NULL, send, src, meta_len, payload ? payload : none,
+                               payload_len, 0);
 }
 
 pc_peer_kind_t pc_frame_peer_kind(const uint8_t *p, size_t n)

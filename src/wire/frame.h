@@ -51,10 +51,12 @@ int pc_frame_encode_send_head_crc(pc_buf_t *out, const Pulsar__Proto__CommandSen
                                   const Pulsar__Proto__MessageMetadata *meta, size_t meta_len,
                                   size_t payload_len, uint32_t payload_crc);
 /* The same for a message sent alone, its metadata written from its fields
- * (pc_pb_alone_t); payload_crc: the payload's CRC when known (then the payload is not read),
- * or NULL. */
+ * (pc_pb_alone_t): meta_len its size when measured, else 0 and meta_bound
+ * (pc_pb_alone_metadata_bound): room is reserved for that and the metadata measured as it
+ * is written. payload_crc: the payload's CRC when known (then the payload is not read), or
+ * NULL. */
 int pc_frame_encode_send_head_alone(pc_buf_t *out, const Pulsar__Proto__CommandSend *send,
-                                    const pc_pb_alone_t *meta, size_t meta_len,
+                                    const pc_pb_alone_t *meta, size_t meta_len, size_t meta_bound,
                                     const uint8_t *payload, size_t payload_len,
                                     const uint32_t *payload_crc);
 

@@ -135,7 +135,8 @@ static inline void put_pairs(sink *s, unsigned field, const pc_property_t *props
     }
 }
 
-static void send_fields(sink *s, const Pulsar__Proto__CommandSend *c)
+static inline __attribute__((always_inline)) void send_fields(sink *s,
+                                                              const Pulsar__Proto__CommandSend *c)
 {
     put_u64(s, 1, c->producer_id);
     put_u64(s, 2, c->sequence_id);
@@ -182,7 +183,8 @@ static size_t send_fields_size(const Pulsar__Proto__CommandSend *c)
 }
 
 /* BaseCommand's type (field 1), then the SEND (field 6) of inner bytes. */
-static void send_command(sink *s, const Pulsar__Proto__CommandSend *c, size_t inner)
+static inline __attribute__((always_inline)) void
+send_command(sink *s, const Pulsar__Proto__CommandSend *c, size_t inner)
 {
     put_i32(s, 1, PULSAR__PROTO__BASE_COMMAND__TYPE__SEND);
     put_tag(s, 6, WT_LEN);
@@ -322,7 +324,7 @@ size_t pc_pb_message_metadata_pack(const Pulsar__Proto__MessageMetadata *m, uint
 }
 
 /* The fields of message_metadata a message sent alone can have, in the same order. */
-static void alone_metadata(sink *s, const pc_pb_alone_t *a)
+static inline __attribute__((always_inline)) void alone_metadata(sink *s, const pc_pb_alone_t *a)
 {
     put_len(s, 1, a->producer_name, a->producer_name_len);
     put_u64(s, 2, a->sequence_id);
@@ -353,6 +355,39 @@ static void alone_metadata(sink *s, const pc_pb_alone_t *a)
         put_bool(s, 25, 1);
     if (a->null_key)
         put_bool(s, 30, 1);
+}
+
+/* A field's tag and a varint (or a length) at their largest: fields 1 to 15 have a
+ * one-byte tag, the others two. */
+#define FIELD_MAX 11
+#define HIGH_FIELD_MAX 12
+
+size_t pc_pb_alone_metadata_bound(const pc_pb_alone_t *a)
+{
+    /* producer_name, sequence_id, publish_time, uncompressed_size: always there. */
+    size_t n = 4 * FIELD_MAX + a->producer_name_len;
+    if (a->compression)
+        n += FIELD_MAX;
+    if (a->event_time)
+        n += FIELD_MAX;
+    if (a->schema_version)
+        n += HIGH_FIELD_MAX + a->schema_version_len;
+    if (a->ordering_key)
+        n += HIGH_FIELD_MAX + a->ordering_key_len;
+    if (a->deliver_at_time)
+        n += HIGH_FIELD_MAX;
+    if (a->has_txn)
+        n += 2 * HIGH_FIELD_MAX;
+    n += 3 * ((size_t)a->key_b64 + a->null_value + a->null_key); /* two-byte tag, one byte */
+    if (a->partition_key)
+        n += FIELD_MAX + strlen(a->partition_key);
+    for (size_t i = 0; i < a->n_replicate_to; i++)
+        n += FIELD_MAX + strlen(a->replicate_to[i]);
+    for (size_t i = 0; i < a->n_props; i++) {
+        const pc_property_t *kv = &a->props[i];
+        n += 3 * FIELD_MAX + (kv->key ? strlen(kv->key) : 0) + (kv->value ? strlen(kv->value) : 0);
+    }
+    return n;
 }
 
 size_t pc_pb_alone_metadata_size(const pc_pb_alone_t *a)

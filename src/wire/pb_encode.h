@@ -61,6 +61,10 @@ typedef struct pc_pb_alone {
 } pc_pb_alone_t;
 
 size_t pc_pb_alone_metadata_size(const pc_pb_alone_t *a);
+/* At least pc_pb_alone_metadata_size(a), at less cost: every field at its largest but the
+ * strings' and bytes' lengths (a frame's room is reserved by it, the metadata measured as
+ * it is written). */
+size_t pc_pb_alone_metadata_bound(const pc_pb_alone_t *a);
 /* Write a's MessageMetadata to out (room: pc_pb_alone_metadata_size bytes); its length. */
 size_t pc_pb_alone_metadata_pack(const pc_pb_alone_t *a, uint8_t *out);
 

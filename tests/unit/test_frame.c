@@ -594,6 +594,78 @@ Test(frame, payload_head_with_precomputed_crc_is_identical)
     }
 }
 
+/* A message sent alone (pc_pb_alone_t): the same frame as through a MessageMetadata of
+ * the same fields and protobuf-c's SEND, whether its metadata was measured first or is
+ * measured as it is written within its bound, with the payload's CRC given or not, into
+ * an op's small fixed head or a growing buffer. */
+Test(frame, send_head_of_a_message_alone_is_the_generic_one)
+{
+    static uint8_t payload[3000];
+    for (size_t i = 0; i < sizeof payload; i++)
+        payload[i] = (uint8_t)(i * 13 + 1);
+    pc_property_t props[] = { { (char *)"a", (char *)"1" }, { (char *)"long key", (char *)"" } };
+    Pulsar__Proto__KeyValue kv[2], *kvp[2] = { &kv[0], &kv[1] };
+    for (int i = 0; i < 2; i++) {
+        pulsar__proto__key_value__init(&kv[i]);
+        kv[i].key = props[i].key;
+        kv[i].value = props[i].value;
+    }
+    for (int round = 0; round < 16; round++) {
+        pc_pb_alone_t a = { .producer_name = "standalone-0-1",
+                            .producer_name_len = 14,
+                            .sequence_id = (uint64_t)round << (round * 3),
+                            .publish_time = 1765000000000u + (uint64_t)round,
+                            .uncompressed_size = (uint32_t)(round * 200) };
+        Pulsar__Proto__MessageMetadata m = PULSAR__PROTO__MESSAGE_METADATA__INIT;
+        m.producer_name = (char *)a.producer_name;
+        m.sequence_id = a.sequence_id;
+        m.publish_time = a.publish_time;
+        m.has_uncompressed_size = 1;
+        m.uncompressed_size = a.uncompressed_size;
+        if (round & 1) {
+            a.props = props;
+            a.n_props = m.n_properties = 2;
+            m.properties = kvp;
+            a.partition_key = m.partition_key = (char *)"key";
+        }
+        if (round & 2) {
+            a.event_time = m.event_time = 77;
+            m.has_event_time = 1;
+            m.has_txnid_least_bits = m.has_txnid_most_bits = 1;
+            a.has_txn = true;
+            a.txnid_least_bits = m.txnid_least_bits = 5;
+            a.txnid_most_bits = m.txnid_most_bits = 6;
+        }
+        Pulsar__Proto__CommandSend send = PULSAR__PROTO__COMMAND_SEND__INIT;
+        send.producer_id = 4;
+        send.sequence_id = a.sequence_id;
+        send.has_num_messages = 1;
+        send.num_messages = 1;
+        size_t len = (size_t)round * 200;
+        uint32_t crc = pc_crc32c(0, payload, len);
+        pc_buf_t want;
+        pc_buf_init(&want);
+        cr_assert_eq(pc_frame_encode_send_head(&want, &send, &m, 0, payload, len), 0);
+        for (int way = 0; way < 4; way++) {
+            uint8_t space[160];
+            pc_buf_t got;
+            if (way & 2)
+                pc_buf_init_fixed(&got, space, sizeof space);
+            else
+                pc_buf_init(&got);
+            size_t measured = way & 1 ? pc_pb_alone_metadata_size(&a) : 0;
+            int rc = pc_frame_encode_send_head_alone(&got, &send, &a, measured,
+                                                     pc_pb_alone_metadata_bound(&a), payload, len,
+                                                     round & 4 ? &crc : NULL);
+            cr_assert_eq(rc, 0);
+            cr_assert_eq(got.len, want.len, "round %d way %d", round, way);
+            cr_assert(!memcmp(got.data, want.data, want.len), "round %d way %d", round, way);
+            pc_buf_free(&got);
+        }
+        pc_buf_free(&want);
+    }
+}
+
 /* A wrong port's first bytes: an HTTP answer and TLS records are named, and none of them
  * could be a frame the reader takes (each, read as a size, is far above its limit). */
 Test(frame, a_wrong_ports_first_bytes_are_named)

@@ -9,8 +9,9 @@
 #include "producer/op_build_internal.h"
 #include "../support/test_rng.h"
 
-static const char *const words[] = { "", "k", "key-1", "a much longer value with spaces",
-                                     "ümlaut", "__local__", "eu-west" };
+static const char *const words[] = {
+    "", "k", "key-1", "a much longer value with spaces", "ümlaut", "__local__", "eu-west"
+};
 
 static const char *any_word(void)
 {

@@ -287,6 +287,8 @@ Test(pb_encode, alone_metadata_matches_protobuf_c)
             m.has_null_partition_key = m.null_partition_key = 1;
         expect_same(&m.base, pc_pb_alone_metadata_size(&a), pack_alone, &a);
         cr_assert_eq(pc_pb_alone_metadata_size(&a), pc_pb_message_metadata_size(&m));
+        cr_assert_geq(pc_pb_alone_metadata_bound(&a), pc_pb_alone_metadata_size(&a),
+                      "the bound is below the size");
     }
 }
 
