@@ -501,8 +501,20 @@ def verify_workload(wl, log: Log, streams: dict[tuple, list[Stored]], read_notes
     for key, acked in groups:
         stored = [c for c in acked if total[c]]
         if stored and len(stored) != len(acked):
-            findings["transaction partly visible"].append({"txn": list(key), "acked": len(acked),
-                                                           "stored": len(stored)})
+            # A commit the client saw fail (its outcome unknown) that the coordinator carried
+            # out on one topic and gave up on the other: the same broker defect, with the
+            # same evidence for every message missing (aborted on its topic after a commit
+            # given up there). Anything short of that is a transaction partly visible.
+            missing = [c for c in acked if not total[c]]
+            why = explain(missing) if explain else {}
+            if all(why.get(c, {}).get("kind") == "aborted" for c in missing):
+                findings["commit failed, then carried out on one topic and aborted by the broker "
+                         "on the other (Pulsar's coordinator gave the commit up there)"].append(
+                    {"txn": list(key), "acked": len(acked), "stored": len(stored),
+                     "evidence": why[missing[0]]})
+            else:
+                findings["transaction partly visible"].append({"txn": list(key), "acked": len(acked),
+                                                               "stored": len(stored)})
     for c, ev in log.counters.items():
         for ok in ev.ok:
             if ok[0] >= 0 and stored_ids[c] and not any(
