@@ -349,7 +349,9 @@ void pc_ob_fill_alone_fields(pc_pb_alone_t *a, const pc_op_params_t *p, const pc
 {
     *a = (pc_pb_alone_t){
         .producer_name = p->producer_name,
-        .producer_name_len = p->producer_name ? strlen(p->producer_name) : 0,
+        .producer_name_len = p->producer_name_len ? p->producer_name_len
+                             : p->producer_name   ? strlen(p->producer_name)
+                                                  : 0,
         .sequence_id = (uint64_t)msg->sequence_id,
         .publish_time = pc_wall_ms(),
         .props = msg->props,

@@ -17,6 +17,7 @@
 typedef struct pc_op_params {
     uint64_t producer_id;
     const char *producer_name;
+    size_t producer_name_len; /* its strlen when known; 0: measured where needed */
     pc_codec_t codec;
     pc_compress_level_t level;
     pc_compressor_t *compressor; /* the producer's reused contexts (NULL: none) */

@@ -149,6 +149,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition, const pc_
         free(pp);
         return NULL;
     }
+    pp->name_len = pp->name ? strlen(pp->name) : 0;
     pp->rt = rt;
     pp->partition = partition;
     pp->complete = hooks->complete;

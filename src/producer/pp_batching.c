@@ -72,6 +72,7 @@ static void op_params(pc_pp_t *pp, pc_op_params_t *p)
 {
     p->producer_id = pp->producer_id;
     p->producer_name = pp->name;
+    p->producer_name_len = pp->name_len;
     p->codec = pp->set.compression;
     p->level = pp->set.compression_level;
     p->compressor = &pp->compressor;

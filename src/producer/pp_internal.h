@@ -83,6 +83,7 @@ struct pc_pp {
     char attempt_detail[256];          /* (PULSARC_OK: none), told if creation times out first */
     uint64_t producer_id;
     char *name;
+    size_t name_len; /* strlen(name), for each message's metadata */
     bool user_named;
     uint64_t epoch;
     bool has_topic_epoch;      /* the broker gave the topic's epoch (exclusive access): */

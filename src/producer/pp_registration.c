@@ -185,6 +185,7 @@ static void on_registered(pc_conn_t *conn, pulsarc_result res,
             attempt_failed(pp, PULSARC_ERR_NO_MEMORY, "out of memory");
             return;
         }
+        pp->name_len = strlen(pp->name);
     }
     int64_t broker_last = ok->has_last_sequence_id && ok->last_sequence_id >= 0
                               ? ok->last_sequence_id
