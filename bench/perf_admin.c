@@ -6,22 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
+
+#include "net/curl_lib.h"
 
 /* An answer is read up to this size: error messages and the metadata are small. */
 #define MAX_BODY (64 * 1024)
 #define CONNECT_TIMEOUT_MS 10000L
 #define REQUEST_TIMEOUT_MS 30000L
 
-int perf_admin_init(void)
+int perf_admin_init(char *err, size_t err_len)
 {
-    return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
-}
-
-void perf_admin_cleanup(void)
-{
-    curl_global_cleanup();
+    if (pc_curl_lib())
+        return 0;
+    snprintf(err, err_len, "%s", pulsarc_last_error_detail());
+    return -1;
 }
 
 typedef struct body {
@@ -74,8 +73,8 @@ static int topic_path(CURL *c, const char *admin_url, const char *topic, char *o
         snprintf(ns, sizeof ns, "%.*s", (int)(s2 - s1 - 1), s1 + 1);
         name = s2 + 1;
     }
-    char *e_tenant = curl_easy_escape(c, tenant, 0), *e_ns = curl_easy_escape(c, ns, 0);
-    char *e_name = curl_easy_escape(c, name, 0);
+    char *e_tenant = pc_curl.easy_escape(c, tenant, 0), *e_ns = pc_curl.easy_escape(c, ns, 0);
+    char *e_name = pc_curl.easy_escape(c, name, 0);
     int n = -1;
     if (e_tenant && e_ns && e_name) {
         size_t base = strlen(admin_url);
@@ -84,9 +83,9 @@ static int topic_path(CURL *c, const char *admin_url, const char *topic, char *o
         n = snprintf(out, out_len, "%.*s/admin/v2/%.*s/%s/%s/%s/partitions", (int)base, admin_url,
                      (int)domain_len, domain, e_tenant, e_ns, e_name);
     }
-    curl_free(e_tenant);
-    curl_free(e_ns);
-    curl_free(e_name);
+    pc_curl.free(e_tenant);
+    pc_curl.free(e_ns);
+    pc_curl.free(e_name);
     if (n < 0 || (size_t)n >= out_len) {
         snprintf(err, err_len, "topic name too long for the admin URL");
         return -1;
@@ -98,32 +97,32 @@ static int topic_path(CURL *c, const char *admin_url, const char *topic, char *o
 static long request(CURL *c, const char *url, const char *body_in, body_t *answer, char *err,
                     size_t err_len)
 {
-    curl_easy_reset(c);
-    struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+    pc_curl.easy_reset(c);
+    struct curl_slist *headers = pc_curl.slist_append(NULL, "Content-Type: application/json");
     answer->len = 0;
     answer->data[0] = '\0';
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, answer);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, REQUEST_TIMEOUT_MS);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    pc_curl.easy_setopt(c, CURLOPT_URL, url);
+    pc_curl.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    pc_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    pc_curl.easy_setopt(c, CURLOPT_WRITEDATA, answer);
+    pc_curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
+    pc_curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, REQUEST_TIMEOUT_MS);
+    pc_curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    pc_curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     if (body_in) {
-        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body_in);
+        pc_curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+        pc_curl.easy_setopt(c, CURLOPT_POSTFIELDS, body_in);
     }
-    CURLcode rc = curl_easy_perform(c);
-    curl_slist_free_all(headers);
+    CURLcode rc = pc_curl.easy_perform(c);
+    pc_curl.slist_free_all(headers);
     long status = -1;
     if (rc != CURLE_OK)
-        snprintf(err, err_len, "%s: %s%s", url, curl_easy_strerror(rc),
+        snprintf(err, err_len, "%s: %s%s", url, pc_curl.easy_strerror(rc),
                  rc == CURLE_COULDNT_CONNECT
                      ? " (pulsarc-null-broker has no admin API: give it --partitions N instead)"
                      : "");
     else
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        pc_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     return status;
 }
 
@@ -148,7 +147,7 @@ static long existing_partitions(CURL *c, const char *url, body_t *answer, char *
 perf_admin_outcome_t perf_admin_create_partitioned(const char *admin_url, const char *topic,
                                                    int partitions, char *err, size_t err_len)
 {
-    CURL *c = curl_easy_init();
+    CURL *c = pc_curl.easy_init();
     body_t *answer = malloc(sizeof *answer);
     char url[2048];
     perf_admin_outcome_t out = PERF_ADMIN_FAILED;
@@ -180,6 +179,6 @@ perf_admin_outcome_t perf_admin_create_partitioned(const char *admin_url, const 
 done:
     free(answer);
     if (c)
-        curl_easy_cleanup(c);
+        pc_curl.easy_cleanup(c);
     return out;
 }

@@ -1,7 +1,8 @@
 /*
  * pulsarc-perf's one use of the broker's admin REST API: creating the partitioned topics
- * it is asked to produce to (--partitions N), as pulsar-perf does. libcurl, blocking,
- * called before the run starts. No authentication is sent.
+ * it is asked to produce to (--partitions N), as pulsar-perf does. libcurl (loaded as the
+ * library loads it, only for --partitions), blocking, called before the run starts. No
+ * authentication is sent.
  */
 #ifndef PULSARC_PERF_ADMIN_H
 #define PULSARC_PERF_ADMIN_H
@@ -14,9 +15,10 @@ typedef enum perf_admin_outcome {
     PERF_ADMIN_EXISTED = 1, /* already partitioned with that many partitions */
 } perf_admin_outcome_t;
 
-/* Once, before any other thread runs (curl_global_init). Returns 0 or -1. */
-int perf_admin_init(void);
-void perf_admin_cleanup(void);
+/* Before the first request: loads libcurl through the library's own loader
+ * (net/curl_lib.h), so that a run without --partitions never maps it. Returns 0, or -1
+ * with err saying why (the library and the dynamic loader's reason). */
+int perf_admin_init(char *err, size_t err_len);
 
 /* PUT {admin_url}/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions with the
  * count. A topic that exists (409) is accepted when its partition count is the one asked

@@ -936,8 +936,9 @@ int main(int argc, char **argv)
 
     print_header(&o, pconf, len);
     int rc = 1;
-    if (perf_admin_init() != 0) {
-        fprintf(stderr, "curl_global_init failed\n");
+    char why[600];
+    if (o.partitions > 0 && perf_admin_init(why, sizeof why) != 0) {
+        fprintf(stderr, "--partitions: %s\n", why);
     } else if (o.partitions > 0 && perf_create_partitioned_topics(admin_url(&o), o.topic_names,
                                                                   o.topics, o.partitions) != 0) {
         rc = 2;
@@ -958,7 +959,6 @@ int main(int argc, char **argv)
             rc = rc ? rc : 1;
         }
     }
-    perf_admin_cleanup();
     pulsarc_producer_config_free(pconf);
     pulsarc_client_config_free(cconf);
     free(payload);

@@ -9,7 +9,11 @@
 #                          library need
 #   pulsarc-tools   tools  pulsarc-produce and pulsarc-perf (linked statically with pulsarc)
 # The runtime dependencies (libuv1, libssl3, ...) come from dpkg-shlibdeps, which reads
-# what the binaries link and names the Debian packages that provide it.
+# what the binaries link and names the Debian packages that provide it. libcurl and the
+# GSSAPI library are not linked but loaded when first needed (dlopen of libcurl.so.4 and
+# libgssapi_krb5.so.2: net/curl_lib.c, auth/gss_lib.c), which dpkg-shlibdeps cannot see:
+# the packages of the library and of the tools name them (CPack adds what dpkg-shlibdeps
+# finds to these).
 set(CPACK_PACKAGE_NAME pulsarc)
 set(CPACK_PACKAGE_VENDOR "pulsarc")
 set(CPACK_PACKAGE_CONTACT "pulsarc developers")
@@ -26,6 +30,8 @@ set(PULSARC_DEB_VERSION "${PROJECT_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE}")
 
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME "libpulsarc${PROJECT_VERSION_MAJOR}")
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
+set(PULSARC_LOADED_DEPENDS "libcurl4, libgssapi-krb5-2")
+set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS "${PULSARC_LOADED_DEPENDS}")
 # A shlibs file (for the one package with a shared library), so packages built against
 # libpulsarc0 depend on it through dpkg-shlibdeps in turn.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
@@ -37,8 +43,8 @@ set(CPACK_COMPONENT_LIB_DESCRIPTION "C producer library for Apache Pulsar - shar
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libpulsarc-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(PULSARC_DEV_DEPENDS "${CPACK_DEBIAN_LIB_PACKAGE_NAME} (= ${PULSARC_DEB_VERSION})"
-    libuv1-dev libprotobuf-c-dev libssl-dev "libcurl4-openssl-dev | libcurl-dev"
-    libjansson-dev libkrb5-dev liblz4-dev libzstd-dev zlib1g-dev libsnappy-dev)
+    libuv1-dev libprotobuf-c-dev libssl-dev libjansson-dev liblz4-dev libzstd-dev zlib1g-dev
+    libsnappy-dev)
 if(AVRO_FOUND)
   list(APPEND PULSARC_DEV_DEPENDS libavro-dev)
 endif()
@@ -50,6 +56,7 @@ set(CPACK_COMPONENT_DEV_DESCRIPTION "C producer library for Apache Pulsar - deve
 
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME pulsarc-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)
+set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "${PULSARC_LOADED_DEPENDS}") # linked statically
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION "Command-line producer and benchmark for Apache Pulsar
  pulsarc-produce sends messages from its arguments or standard input; pulsarc-perf
  measures publish throughput and latency.")

@@ -17,18 +17,20 @@
  *
  * GSSAPI calls block while the library asks the KDC for a service ticket (once per
  * broker host while the ticket lasts): the loop waits for that round trip, as the Java
- * client's event loop does. @locality loop thread. */
+ * client's event loop does.
+ *
+ * The GSSAPI library is loaded when credentials are first acquired (gss_lib.h), and
+ * called through its table, pc_gss: nothing here calls it before. Without it, every
+ * connect or HTTP exchange fails with PULSARC_ERR_AUTH_PROVIDER, naming the library.
+ * @locality loop thread. */
 #include "auth/auth_sasl.h"
 
-#include <gssapi/gssapi.h>
-#include <gssapi/gssapi_ext.h>
-#include <gssapi/gssapi_krb5.h>
-#include <krb5.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth/gss_lib.h"
 #include "common/error.h"
 
 typedef struct sasl_auth {
@@ -36,7 +38,8 @@ typedef struct sasl_auth {
     char *keytab;    /* NULL: the library's default credentials */
     char *principal; /* NULL: the keytab's or cache's own */
     char *server_type;
-    char ccache[64]; /* MEMORY:pulsarc-sasl-<address>: tickets from the keytab */
+    char ccache[64];  /* MEMORY:pulsarc-sasl-<address>: tickets from the keytab */
+    bool ccache_used; /* credentials were acquired into it (the library is loaded) */
     gss_cred_id_t cred;
     char *client_name;        /* the credentials' principal, e.g. client@EXAMPLE.COM */
     const char *realm;        /* in client_name, after '@' */
@@ -64,11 +67,11 @@ static void status_text(OM_uint32 code, int type, char *out, size_t cap)
     out[0] = '\0';
     do {
         gss_buffer_desc msg = GSS_C_EMPTY_BUFFER;
-        if (GSS_ERROR(gss_display_status(&minor, code, type, GSS_C_NO_OID, &ctx, &msg)))
+        if (GSS_ERROR(pc_gss.display_status(&minor, code, type, GSS_C_NO_OID, &ctx, &msg)))
             break;
         int n = snprintf(out + used, cap - used, "%s%.*s", used ? "; " : "", (int)msg.length,
                          (const char *)msg.value);
-        gss_release_buffer(&minor, &msg);
+        pc_gss.release_buffer(&minor, &msg);
         if (n < 0 || (size_t)n >= cap - used)
             break;
         used += (size_t)n;
@@ -94,7 +97,7 @@ static pulsarc_result name_of(gss_name_t name, char **out)
 {
     OM_uint32 major, minor;
     gss_buffer_desc text = GSS_C_EMPTY_BUFFER;
-    major = gss_display_name(&minor, name, &text, NULL);
+    major = pc_gss.display_name(&minor, name, &text, NULL);
     if (GSS_ERROR(major))
         return gss_fail("gss_display_name", NULL, major, minor);
     *out = malloc(text.length + 1);
@@ -102,7 +105,7 @@ static pulsarc_result name_of(gss_name_t name, char **out)
         memcpy(*out, text.value, text.length);
         (*out)[text.length] = '\0';
     }
-    gss_release_buffer(&minor, &text);
+    pc_gss.release_buffer(&minor, &text);
     return *out ? PULSARC_OK : pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
 }
 
@@ -110,7 +113,7 @@ static void drop_cred(sasl_auth_t *s)
 {
     OM_uint32 minor;
     if (s->cred != GSS_C_NO_CREDENTIAL)
-        gss_release_cred(&minor, &s->cred);
+        pc_gss.release_cred(&minor, &s->cred);
     s->cred = GSS_C_NO_CREDENTIAL;
     free(s->client_name);
     s->client_name = NULL;
@@ -123,9 +126,11 @@ static pulsarc_result acquire_cred(sasl_auth_t *s)
     gss_name_t desired = GSS_C_NO_NAME;
     if (s->cred != GSS_C_NO_CREDENTIAL)
         return PULSARC_OK;
+    if (!pc_gss_lib())
+        return PULSARC_ERR_AUTH_PROVIDER; /* the detail names the library and why */
     if (s->principal) {
         gss_buffer_desc text = { strlen(s->principal), s->principal };
-        major = gss_import_name(&minor, &text, GSS_KRB5_NT_PRINCIPAL_NAME, &desired);
+        major = pc_gss.import_name(&minor, &text, pc_gss.nt_krb5_principal, &desired);
         if (GSS_ERROR(major))
             return gss_fail("the principal", s->principal, major, minor);
     }
@@ -134,16 +139,17 @@ static pulsarc_result acquire_cred(sasl_auth_t *s)
         { "ccache", s->ccache },
     };
     gss_key_value_set_desc store = { 2, elems };
-    gss_OID_set_desc mechs = { 1, (gss_OID)gss_mech_krb5 };
+    gss_OID_set_desc mechs = { 1, pc_gss.mech_krb5 };
+    s->ccache_used |= s->keytab != NULL;
     if (s->keytab)
-        major = gss_acquire_cred_from(&minor, desired, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE,
-                                      &store, &s->cred, NULL, NULL);
+        major = pc_gss.acquire_cred_from(&minor, desired, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE,
+                                         &store, &s->cred, NULL, NULL);
     else
-        major = gss_acquire_cred(&minor, desired, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE,
-                                 &s->cred, NULL, NULL);
+        major = pc_gss.acquire_cred(&minor, desired, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE,
+                                    &s->cred, NULL, NULL);
     if (desired != GSS_C_NO_NAME) {
         OM_uint32 ignored;
-        gss_release_name(&ignored, &desired);
+        pc_gss.release_name(&ignored, &desired);
     }
     if (GSS_ERROR(major)) {
         s->cred = GSS_C_NO_CREDENTIAL;
@@ -154,13 +160,13 @@ static pulsarc_result acquire_cred(sasl_auth_t *s)
         return gss_fail("acquiring credentials", whom, major, minor);
     }
     gss_name_t mine = GSS_C_NO_NAME;
-    major = gss_inquire_cred(&minor, s->cred, &mine, NULL, NULL, NULL);
+    major = pc_gss.inquire_cred(&minor, s->cred, &mine, NULL, NULL, NULL);
     if (GSS_ERROR(major)) {
         drop_cred(s);
         return gss_fail("gss_inquire_cred", NULL, major, minor);
     }
     pulsarc_result r = name_of(mine, &s->client_name);
-    gss_release_name(&minor, &mine);
+    pc_gss.release_name(&minor, &mine);
     if (r != PULSARC_OK) {
         drop_cred(s);
         return r;
@@ -178,9 +184,9 @@ static void session_free(pc_auth_session_t *ss)
     if (!ss)
         return;
     if (ss->ctx != GSS_C_NO_CONTEXT)
-        gss_delete_sec_context(&minor, &ss->ctx, GSS_C_NO_BUFFER);
+        pc_gss.delete_sec_context(&minor, &ss->ctx, GSS_C_NO_BUFFER);
     if (ss->target != GSS_C_NO_NAME)
-        gss_release_name(&minor, &ss->target);
+        pc_gss.release_name(&minor, &ss->target);
     free(ss);
 }
 
@@ -190,7 +196,7 @@ static pulsarc_result copy_out(gss_buffer_t b, pc_auth_data_t *out)
     int rc = b->length ? pc_auth_data_append(out, b->value, b->length) : 0;
     if (b->length)
         explicit_bzero(b->value, b->length);
-    gss_release_buffer(&minor, b);
+    pc_gss.release_buffer(&minor, b);
     /* An empty answer still goes out as data (the Java client sends empty bytes). */
     if (rc == 0 && !out->bytes)
         rc = pc_auth_data_set(out, "");
@@ -204,13 +210,13 @@ static pulsarc_result context_step(sasl_auth_t *s, pc_auth_session_t *ss, const 
     OM_uint32 major, minor, flags = 0;
     gss_buffer_desc input = { len, (void *)in };
     gss_buffer_desc output = GSS_C_EMPTY_BUFFER;
-    major = gss_init_sec_context(&minor, s->cred, &ss->ctx, ss->target, (gss_OID)gss_mech_krb5,
-                                 GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG, 0,
-                                 GSS_C_NO_CHANNEL_BINDINGS, len ? &input : GSS_C_NO_BUFFER, NULL,
-                                 &output, &flags, NULL);
+    major = pc_gss.init_sec_context(&minor, s->cred, &ss->ctx, ss->target, pc_gss.mech_krb5,
+                                    GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG, 0,
+                                    GSS_C_NO_CHANNEL_BINDINGS, len ? &input : GSS_C_NO_BUFFER, NULL,
+                                    &output, &flags, NULL);
     if (GSS_ERROR(major)) {
         OM_uint32 ignored;
-        gss_release_buffer(&ignored, &output);
+        pc_gss.release_buffer(&ignored, &output);
         /* The next connect acquires afresh (a keytab replaced, a cache that expired). */
         drop_cred(s);
         return gss_fail("gss_init_sec_context for", ss->target_text, major, minor);
@@ -229,12 +235,12 @@ static pulsarc_result layer_step(sasl_auth_t *s, pc_auth_session_t *ss, const ui
     OM_uint32 major, minor;
     gss_buffer_desc wrapped = { len, (void *)in };
     gss_buffer_desc offer = GSS_C_EMPTY_BUFFER;
-    major = gss_unwrap(&minor, ss->ctx, &wrapped, &offer, NULL, NULL);
+    major = pc_gss.unwrap(&minor, ss->ctx, &wrapped, &offer, NULL, NULL);
     if (GSS_ERROR(major))
         return gss_fail("unwrapping the security layer offer of", ss->target_text, major, minor);
     bool ok = offer.length == 4 && (((const uint8_t *)offer.value)[0] & SASL_LAYER_NONE);
     size_t offered = offer.length;
-    gss_release_buffer(&minor, &offer);
+    pc_gss.release_buffer(&minor, &offer);
     if (!ok)
         return pc_fail(PULSARC_ERR_AUTH_PROVIDER,
                        "sasl: %s offers security layers without \"none\" (%zu bytes), which "
@@ -249,7 +255,7 @@ static pulsarc_result layer_step(sasl_auth_t *s, pc_auth_session_t *ss, const ui
     memcpy(answer + 4, s->client_name, id_len);
     gss_buffer_desc plain = { 4 + id_len, answer };
     gss_buffer_desc sealed = GSS_C_EMPTY_BUFFER;
-    major = gss_wrap(&minor, ss->ctx, 0, GSS_C_QOP_DEFAULT, &plain, NULL, &sealed);
+    major = pc_gss.wrap(&minor, ss->ctx, 0, GSS_C_QOP_DEFAULT, &plain, NULL, &sealed);
     free(answer);
     if (GSS_ERROR(major))
         return gss_fail("wrapping the security layer answer to", ss->target_text, major, minor);
@@ -281,7 +287,7 @@ static pulsarc_result sasl_session_start(pc_auth_t *a, const char *host, pc_auth
                        "sasl: the service principal for %.100s is too long", host);
     }
     gss_buffer_desc text = { (size_t)n, ss->target_text };
-    major = gss_import_name(&minor, &text, GSS_KRB5_NT_PRINCIPAL_NAME, &ss->target);
+    major = pc_gss.import_name(&minor, &text, pc_gss.nt_krb5_principal, &ss->target);
     if (GSS_ERROR(major)) {
         r = gss_fail("the service principal", ss->target_text, major, minor);
         session_free(ss);
@@ -348,10 +354,10 @@ static void sasl_destroy(pc_auth_t *a)
     krb5_context k = NULL;
     krb5_ccache cc = NULL;
     /* The memory cache holds the tickets the keytab got: they go with the provider. */
-    if (s->keytab && krb5_init_context(&k) == 0) {
-        if (krb5_cc_resolve(k, s->ccache, &cc) == 0)
-            krb5_cc_destroy(k, cc);
-        krb5_free_context(k);
+    if (s->ccache_used && pc_gss.krb5_init_context(&k) == 0) {
+        if (pc_gss.krb5_cc_resolve(k, s->ccache, &cc) == 0)
+            pc_gss.krb5_cc_destroy(k, cc);
+        pc_gss.krb5_free_context(k);
     }
     free(s->keytab);
     free(s->principal);

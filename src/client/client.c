@@ -253,9 +253,17 @@ static pulsarc_result open_loop_parts(pulsarc_client_t *c)
     pc_service_settings_t settings;
     service_settings(c, &settings);
     if (!(c->services = pc_service_provider_new(&c->rt, c->clusters.list, c->clusters.n,
-                                                &settings)) ||
-        (c->clusters.list[0].service.http && !c->rt.http))
+                                                &settings)))
         return pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    if (c->clusters.list[0].service.http && !c->rt.http) {
+        /* No libcurl (pc_http_new loads it): say which library and why, else memory. */
+        char detail[600];
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        pulsarc_result why = pc_http_unavailable();
+        return why != PULSARC_OK ? pc_fail(why, "the service URL %s needs HTTP: %s",
+                                           c->clusters.list[0].url, detail)
+                                 : pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
+    }
     return PULSARC_OK;
 }
 

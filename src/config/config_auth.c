@@ -250,8 +250,13 @@ pulsarc_result pc_client_auth_http(const pulsarc_client_config_t *c, const pc_ru
     if (r != PULSARC_OK)
         return r;
     pc_http_t *h = pc_http_new(rt->loop, rt->log, &tls);
-    if (!h)
-        return pc_fail(PULSARC_ERR_NO_MEMORY, "cannot create the HTTP client for OAuth2");
+    if (!h) {
+        char detail[600]; /* libcurl missing (the library and the loader's reason), or memory */
+        snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        pulsarc_result why = pc_http_unavailable();
+        return pc_fail(why != PULSARC_OK ? why : PULSARC_ERR_NO_MEMORY,
+                       "cannot create the HTTP client for OAuth2: %s", detail);
+    }
     pc_auth_http_t table = {
         .get = auth_http_get,
         .post_form = auth_http_post,

@@ -12,10 +12,12 @@
  * Headers, form bodies and answers (the answer headers kept for the caller too,
  * http_kept.c) may carry credentials: they are never logged nor put into a detail
  * message, and they are wiped before they are freed. curl's verbose output
- * stays off for the same reason. */
+ * stays off for the same reason.
+ *
+ * libcurl is loaded by the first pc_http_new (curl_lib.h) and called through its table,
+ * pc_curl: every other function here runs for a pc_http_t, so after it was loaded. */
 #include "net/http_internal.h"
 
-#include <curl/curl.h>
 #include <limits.h>
 #include <openssl/crypto.h>
 #include <stdbool.h>
@@ -25,6 +27,7 @@
 #include <strings.h>
 
 #include "common/error.h"
+#include "net/curl_lib.h"
 #include "net/http_tls.h"
 
 /* No lookup or token answer is this big: refuse it rather than buffer whatever a broken
@@ -32,16 +35,6 @@
 #define MAX_BODY (4u * 1024u * 1024u)
 /* pc_http_get's limit: the issuer's discovery document may move. */
 #define DEFAULT_REDIRECTS 20
-
-static uv_once_t global_once = UV_ONCE_INIT;
-static CURLcode global_rc = CURLE_OK;
-
-/* curl_global_init may not race with itself (curl before 7.84 is not thread-safe there),
- * and several clients may start at once. */
-static void global_init(void)
-{
-    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static void wipe_free(char *s)
 {
@@ -125,7 +118,7 @@ static void sock_close(sock_t *s)
     if (s->next)
         s->next->prev = s->prev;
     if (h->multi)
-        curl_multi_assign(h->multi, s->fd, NULL);
+        pc_curl.multi_assign(h->multi, s->fd, NULL);
     uv_poll_stop(&s->poll);
     uv_close((uv_handle_t *)&s->poll, sock_closed);
 }
@@ -143,13 +136,13 @@ static void unlink_request(request_t *r)
         r->next->prev = r->prev;
     r->prev = r->next = NULL;
     if (h->multi)
-        curl_multi_remove_handle(h->multi, r->easy);
+        pc_curl.multi_remove_handle(h->multi, r->easy);
 }
 
 static void free_request(request_t *r)
 {
     if (r->easy)
-        curl_easy_cleanup(r->easy);
+        pc_curl.easy_cleanup(r->easy);
     pc_http_free_headers(r->headers);
     wipe_free(r->header);
     wipe_free(r->form);
@@ -216,7 +209,7 @@ static pulsarc_result transfer_failure(request_t *r, CURLcode rc, const char *ur
         return pc_fail(PULSARC_ERR_TLS_CONFIG, "HTTP %s %s: %s", r->verb, url, r->tls.detail);
     pulsarc_result res = pc_http_curl_result(r->easy, rc, r->errbuf);
     return pc_fail(res, "HTTP %s %s: %s", r->verb, url,
-                   r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
+                   r->errbuf[0] ? r->errbuf : pc_curl.easy_strerror(rc));
 }
 
 /* Call whichever callback r has; without the body when it was cancelled. */
@@ -250,8 +243,8 @@ static void complete(request_t *r, CURLcode rc)
     pc_http_t *h = r->h;
     long status = 0;
     const char *effective = NULL;
-    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(r->easy, CURLINFO_EFFECTIVE_URL, &effective);
+    pc_curl.easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+    pc_curl.easy_getinfo(r->easy, CURLINFO_EFFECTIVE_URL, &effective);
     char url[1024];
     snprintf(url, sizeof url, "%s", effective ? effective : "");
     if (rc != CURLE_OK) {
@@ -280,12 +273,12 @@ static void complete_finished(pc_http_t *h)
 {
     CURLMsg *msg;
     int left;
-    while (h->multi && (msg = curl_multi_info_read(h->multi, &left))) {
+    while (h->multi && (msg = pc_curl.multi_info_read(h->multi, &left))) {
         if (msg->msg != CURLMSG_DONE)
             continue;
         request_t *r = NULL;
         CURLcode rc = msg->data.result; /* msg dies with the easy handle's removal */
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+        pc_curl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
         complete(r, rc);
     }
 }
@@ -303,7 +296,7 @@ static void on_poll(uv_poll_t *p, int status, int events)
         flags = ((events & UV_READABLE) ? CURL_CSELECT_IN : 0) |
                 ((events & UV_WRITABLE) ? CURL_CSELECT_OUT : 0);
     int running;
-    curl_multi_socket_action(h->multi, s->fd, flags, &running);
+    pc_curl.multi_socket_action(h->multi, s->fd, flags, &running);
     complete_finished(h);
 }
 
@@ -311,7 +304,7 @@ static void on_timer(uv_timer_t *t)
 {
     pc_http_t *h = t->data;
     int running;
-    curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    pc_curl.multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     complete_finished(h);
 }
 
@@ -342,7 +335,7 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
             h->socks->prev = s;
         h->socks = s;
         h->open_handles++;
-        curl_multi_assign(h->multi, fd, s);
+        pc_curl.multi_assign(h->multi, fd, s);
     }
     int events = ((what & CURL_POLL_IN) ? UV_READABLE : 0) |
                  ((what & CURL_POLL_OUT) ? UV_WRITABLE : 0);
@@ -446,22 +439,22 @@ static int start(pc_http_t *h, const char *url, const pc_http_get_opts_t *get, c
         if (pc_http_parse_origin(url, &r->first) != 0)
             return start_failed(r, PULSARC_ERR_INVALID_URL, "not an http(s) URL", url);
     }
-    r->easy = curl_easy_init();
+    r->easy = pc_curl.easy_init();
     if ((header && !(r->header = strdup(header))) || (form && !(r->form = strdup(form))))
         return start_failed(r, PULSARC_ERR_NO_MEMORY, "out of memory", url);
     r->headers = get ? pc_http_headers_for(r, &r->first)
-                     : curl_slist_append(NULL, "Accept: application/json");
+                     : pc_curl.slist_append(NULL, "Accept: application/json");
     if (!r->easy || !r->headers)
         return start_failed(r, PULSARC_ERR_NO_MEMORY, "out of memory", url);
     CURLcode rc = set_common(r, url, timeout_ms);
     if (rc == CURLE_OK)
-        rc = form ? set_post(r) : curl_easy_setopt(r->easy, CURLOPT_HTTPGET, 1L);
+        rc = form ? set_post(r) : pc_curl.easy_setopt(r->easy, CURLOPT_HTTPGET, 1L);
     if (rc != CURLE_OK)
         return start_failed(r,
                             rc == CURLE_OUT_OF_MEMORY ? PULSARC_ERR_NO_MEMORY
                                                       : PULSARC_ERR_UNSUPPORTED,
-                            curl_easy_strerror(rc), url);
-    if (curl_multi_add_handle(h->multi, r->easy) != CURLM_OK)
+                            pc_curl.easy_strerror(rc), url);
+    if (pc_curl.multi_add_handle(h->multi, r->easy) != CURLM_OK)
         return start_failed(r, PULSARC_ERR_NO_MEMORY, "curl refused the transfer", url);
     r->next = h->requests;
     if (h->requests)
@@ -496,14 +489,12 @@ int pc_http_post_form(pc_http_t *h, const char *url, const char *form, uint64_t 
 
 pc_http_t *pc_http_new(uv_loop_t *loop, const pc_logger_t *log, const pc_http_tls_t *tls)
 {
-    uv_once(&global_once, global_init);
-    if (global_rc != CURLE_OK) {
-        pc_fail(PULSARC_ERR_NO_MEMORY, "libcurl did not initialise: %s",
-                curl_easy_strerror(global_rc));
-        return NULL;
-    }
+    /* libcurl is loaded (and initialised) by the first HTTP client of the process: a
+     * process that never needs HTTP never maps it (curl_lib.h). */
+    if (!pc_curl_lib())
+        return NULL; /* the detail names the library and why */
     pc_http_t *h = calloc(1, sizeof *h);
-    if (!h || copy_tls(&h->tls, tls) != 0 || !(h->multi = curl_multi_init())) {
+    if (!h || copy_tls(&h->tls, tls) != 0 || !(h->multi = pc_curl.multi_init())) {
         if (h)
             destroy(h);
         pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
@@ -514,11 +505,16 @@ pc_http_t *pc_http_new(uv_loop_t *loop, const pc_logger_t *log, const pc_http_tl
     uv_timer_init(loop, &h->timer);
     h->timer.data = h;
     h->open_handles = 1;
-    curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-    curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, (void *)h);
-    curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer_set);
-    curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, (void *)h);
+    pc_curl.multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    pc_curl.multi_setopt(h->multi, CURLMOPT_SOCKETDATA, (void *)h);
+    pc_curl.multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer_set);
+    pc_curl.multi_setopt(h->multi, CURLMOPT_TIMERDATA, (void *)h);
     return h;
+}
+
+pulsarc_result pc_http_unavailable(void)
+{
+    return pc_curl_lib() ? PULSARC_OK : pc_curl_lib_result();
 }
 
 /* Runs on the loop thread; the memory goes once libuv has closed every handle, so the
@@ -538,7 +534,7 @@ void pc_http_free(pc_http_t *h)
     /* Stop watching before curl closes the sockets of its connection cache. */
     while (h->socks)
         sock_close(h->socks);
-    curl_multi_cleanup(h->multi);
+    pc_curl.multi_cleanup(h->multi);
     h->multi = NULL;
     uv_timer_stop(&h->timer);
     uv_close((uv_handle_t *)&h->timer, timer_closed);

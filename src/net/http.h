@@ -44,9 +44,15 @@ typedef struct pc_http_tls {
 typedef void (*pc_http_done_cb)(pulsarc_result res, long status, const char *body, size_t len,
                                 void *ctx);
 
-/* NULL (detail set) when out of memory. TLS settings are applied, and a bad protocol or
- * cipher list reported (PULSARC_ERR_TLS_CONFIG), per HTTPS request. */
+/* NULL (detail set) when out of memory, or when libcurl cannot be loaded (the first
+ * pc_http_new of the process loads it: net/curl_lib.h; pc_http_unavailable says which).
+ * TLS settings are applied, and a bad protocol or cipher list reported
+ * (PULSARC_ERR_TLS_CONFIG), per HTTPS request. */
 pc_http_t *pc_http_new(uv_loop_t *loop, const pc_logger_t *log, const pc_http_tls_t *tls);
+/* PULSARC_OK when libcurl is loaded (loading it if it was not yet), else why not:
+ * PULSARC_ERR_UNSUPPORTED when the system has no usable libcurl.so.4, with the detail
+ * naming the library and the dynamic loader's reason. */
+pulsarc_result pc_http_unavailable(void);
 /* Cancel what is in flight (their callbacks run with ALREADY_CLOSED) and free. */
 void pc_http_free(pc_http_t *h);
 

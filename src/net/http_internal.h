@@ -12,12 +12,13 @@
 #include <string.h>
 
 #include "net/http.h"
+#include "net/curl_lib.h"
 #include "net/http_tls.h"
 
-#define SETOPT(rc, e, opt, val)                         \
-    do {                                                \
-        if ((rc) == CURLE_OK)                           \
-            (rc) = curl_easy_setopt((e), (opt), (val)); \
+#define SETOPT(rc, e, opt, val)                            \
+    do {                                                   \
+        if ((rc) == CURLE_OK)                              \
+            (rc) = pc_curl.easy_setopt((e), (opt), (val)); \
     } while (0)
 
 /* Scheme, host and port of a URL: whom a request goes to. */
@@ -79,7 +80,7 @@ static inline void pc_http_free_headers(struct curl_slist *l)
 {
     for (struct curl_slist *i = l; i; i = i->next)
         OPENSSL_cleanse(i->data, strlen(i->data));
-    curl_slist_free_all(l);
+    pc_curl.slist_free_all(l);
 }
 
 static inline void pc_http_wipe_body(request_t *r)

@@ -16,13 +16,13 @@ bool pc_http_is_redirect(long status)
 
 int pc_http_parse_origin(const char *url, origin_t *o)
 {
-    CURLU *u = curl_url();
+    CURLU *u = pc_curl.url();
     char *scheme = NULL, *host = NULL, *port = NULL;
     int rc = -1;
-    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+    if (u && pc_curl.url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        pc_curl.url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+        pc_curl.url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        pc_curl.url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
         (!strcasecmp(scheme, "http") || !strcasecmp(scheme, "https"))) {
         const char *hs = host;
         size_t n = strlen(hs);
@@ -38,10 +38,10 @@ int pc_http_parse_origin(const char *url, origin_t *o)
             rc = 0;
         }
     }
-    curl_free(scheme);
-    curl_free(host);
-    curl_free(port);
-    curl_url_cleanup(u);
+    pc_curl.free(scheme);
+    pc_curl.free(host);
+    pc_curl.free(port);
+    pc_curl.url_cleanup(u);
     return rc;
 }
 
@@ -66,7 +66,7 @@ static void empty_as_curl_wants(char *line)
 
 struct curl_slist *pc_http_headers_for(const request_t *r, const origin_t *to)
 {
-    struct curl_slist *l = curl_slist_append(NULL, "Accept: application/json");
+    struct curl_slist *l = pc_curl.slist_append(NULL, "Accept: application/json");
     bool allowed = same_origin(to, &r->first) ||
                    (r->scope && r->scope(r->scope_ctx, to->https, to->host, to->port));
     for (const char *p = r->header; l && p && allowed;) {
@@ -75,7 +75,7 @@ struct curl_slist *pc_http_headers_for(const request_t *r, const origin_t *to)
         char *line = strndup(p, n);
         if (line)
             empty_as_curl_wants(line);
-        struct curl_slist *more = line ? curl_slist_append(l, line) : NULL;
+        struct curl_slist *more = line ? pc_curl.slist_append(l, line) : NULL;
         if (line) {
             OPENSSL_cleanse(line, n);
             free(line);
@@ -106,7 +106,7 @@ bool pc_http_header_lines_ok(const char *header)
 int pc_http_follow(request_t *r, const char *from, pulsarc_result *res)
 {
     const char *loc = NULL;
-    curl_easy_getinfo(r->easy, CURLINFO_REDIRECT_URL, &loc);
+    pc_curl.easy_getinfo(r->easy, CURLINFO_REDIRECT_URL, &loc);
     if (!loc)
         return 0;
     origin_t here, to;
@@ -142,7 +142,7 @@ int pc_http_follow(request_t *r, const char *from, pulsarc_result *res)
     bool carried = r->header && headers->next;
     uint64_t now_ms = uv_now(r->h->loop);
     long left = r->deadline > now_ms ? (long)(r->deadline - now_ms) : 1; /* < LONG_MAX */
-    curl_multi_remove_handle(r->h->multi, r->easy);
+    pc_curl.multi_remove_handle(r->h->multi, r->easy);
     CURLcode rc = CURLE_OK;
     SETOPT(rc, r->easy, CURLOPT_URL, url);
     SETOPT(rc, r->easy, CURLOPT_HTTPHEADER, headers);
@@ -153,7 +153,7 @@ int pc_http_follow(request_t *r, const char *from, pulsarc_result *res)
     } else {
         pc_http_free_headers(headers);
     }
-    if (rc != CURLE_OK || curl_multi_add_handle(r->h->multi, r->easy) != CURLM_OK) {
+    if (rc != CURLE_OK || pc_curl.multi_add_handle(r->h->multi, r->easy) != CURLM_OK) {
         free(url);
         *res = pc_fail(PULSARC_ERR_NO_MEMORY, "HTTP GET %s: cannot follow the redirect", from);
         return -1;

@@ -11,12 +11,13 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "net/curl_lib.h"
 #include "net/tls_internal.h"
 
-#define SETOPT(rc, e, opt, val)                         \
-    do {                                                \
-        if ((rc) == CURLE_OK)                           \
-            (rc) = curl_easy_setopt((e), (opt), (val)); \
+#define SETOPT(rc, e, opt, val)                            \
+    do {                                                   \
+        if ((rc) == CURLE_OK)                              \
+            (rc) = pc_curl.easy_setopt((e), (opt), (val)); \
     } while (0)
 
 static void blob_of(struct curl_blob *b, char *pem)
@@ -86,7 +87,7 @@ CURLcode pc_http_tls_setopt(CURL *e, pc_http_tls_use_t *use)
 static pulsarc_result verification_result(CURL *e, const char *errbuf)
 {
     long vr = X509_V_OK;
-    curl_easy_getinfo(e, CURLINFO_SSL_VERIFYRESULT, &vr);
+    pc_curl.easy_getinfo(e, CURLINFO_SSL_VERIFYRESULT, &vr);
     if (vr == X509_V_ERR_CERT_HAS_EXPIRED || vr == X509_V_ERR_CERT_NOT_YET_VALID)
         return PULSARC_ERR_TLS_EXPIRED;
     if (vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH ||

@@ -262,11 +262,20 @@ static void get(http_lookup_t *lk, char *header, bool lines)
 {
     pc_runtime_t *rt = lk->rt;
     char url[2048];
-    if (!rt->http) { /* gone with the shutdown, or never made (a bug) */
+    if (!rt->http) { /* gone with the shutdown, or never made: no libcurl (or a bug) */
         wipe_free(header);
-        pulsarc_result why = rt->stopping ? PULSARC_ERR_ALREADY_CLOSED : PULSARC_ERR_UNSUPPORTED;
-        pc_fail(why, "HTTP lookup of %s: %s", lk->name.full,
-                rt->stopping ? "the client is closing" : "the client has no HTTP client");
+        pulsarc_result why = PULSARC_ERR_ALREADY_CLOSED;
+        char detail[600];
+        if (rt->stopping) {
+            snprintf(detail, sizeof detail, "the client is closing");
+        } else if ((why = pc_http_unavailable()) != PULSARC_OK) {
+            /* the library and the loader's reason */
+            snprintf(detail, sizeof detail, "%s", pulsarc_last_error_detail());
+        } else {
+            why = PULSARC_ERR_UNSUPPORTED;
+            snprintf(detail, sizeof detail, "the client has no HTTP client");
+        }
+        pc_fail(why, "HTTP lookup of %s: %s", lk->name.full, detail);
         finish(lk, why, NULL, 0);
         return;
     }

@@ -82,8 +82,11 @@ static void install(pc_service_provider_t *sp, int i)
     rt->auth = cl->auth;
     if (cl->service.http && !rt->http) {
         rt->http = pc_http_new(rt->loop, rt->log, &cl->http_tls);
-        if (!rt->http) /* lookups fail and are retried; the next switch tries again */
-            PC_ERROR(rt->log, "no HTTP client for the lookups of %s (out of memory)", cl->url);
+        /* Lookups fail (lookup_http.c says why: libcurl missing, or out of memory); the
+         * next switch tries again. */
+        if (!rt->http)
+            PC_ERROR(rt->log, "no HTTP client for the lookups of %s: %s", cl->url,
+                     pulsarc_last_error_detail());
     }
 }
 

@@ -31,6 +31,15 @@ if [[ -n "$stray" ]]; then
   echo "$stray" >&2
   exit 1
 fi
+# libcurl and the GSSAPI library are loaded when first needed (dlopen), never linked: a
+# process that uses neither HTTP nor Kerberos does not map them and their dependencies.
+needed="$(readelf -d "$(find "$prefix" -name 'libpulsarc.so' | head -n1)" |
+          grep -E 'NEEDED.*\[lib(curl|gssapi_krb5|krb5)\.' || true)"
+if [[ -n "$needed" ]]; then
+  echo "install check failed: libpulsarc.so links what it should load when needed:" >&2
+  echo "$needed" >&2
+  exit 1
+fi
 # pulsarc-compat exports libpulsar's names (pulsar_*) and its own additions
 # (pulsarc_compat_*); its static archive's internals are pc_compat_*.
 stray="$( { nm -D --defined-only "$(find "$prefix" -name 'libpulsarc-compat.so' | head -n1)" |

@@ -83,6 +83,16 @@ dpkg-deb --info "$lib" shlibs | grep "^libpulsarc $major libpulsarc$major " >/de
   fail "libpulsarc${major} has no shlibs entry for libpulsarc $major"
 lacks_file "$lib" '\.h$|\.a$|/libpulsarc\.so$|/bin/'
 
+# libcurl and GSSAPI are loaded when needed (dlopen), not linked: the library must not
+# link them, and its package (dpkg-shlibdeps cannot see them) must name them.
+if readelf -d "$work/x/$libfile" | grep -E 'NEEDED.*\[lib(curl|gssapi_krb5)\.' >/dev/null; then
+  fail "$libfile links libcurl or libgssapi_krb5, which it should load when needed"
+fi
+for d in libcurl4 libgssapi-krb5-2; do
+  depends_on "$lib" "$d" || fail "libpulsarc${major} does not depend on $d: $(field "$lib" Depends)"
+  depends_on "$tools" "$d" || fail "pulsarc-tools does not depend on $d: $(field "$tools" Depends)"
+done
+
 depends_on "$dev" "libpulsarc$major" || fail "libpulsarc-dev does not depend on libpulsarc$major"
 field "$dev" Depends | grep "libpulsarc$major (= ${version}-1)" >/dev/null ||
   fail "libpulsarc-dev depends on another version of libpulsarc$major: $(field "$dev" Depends)"

@@ -12,6 +12,7 @@
 #include "../support/test_http_server.h"
 #include "auth/auth.h"
 #include "common/error.h"
+#include "net/curl_lib.h"
 #include "net/http.h"
 #include "net/lookup_http.h"
 
@@ -93,7 +94,7 @@ static fake_auth_t fake;
 
 /* ---- set-up ------------------------------------------------------------------------ */
 
-static void setup(void)
+static void setup_runtime(void)
 {
     uv_loop_init(&loop);
     memset(&fake, 0, sizeof fake);
@@ -107,8 +108,25 @@ static void setup(void)
     rt.limits.max_lookup_redirects = 5;
     rt.service = &service;
     rt.auth = &fake.base;
+}
+
+static void setup(void)
+{
+    setup_runtime();
     rt.http = pc_http_new(&loop, &logger, NULL);
     cr_assert_not_null(rt.http);
+}
+
+#define NO_CURL "libpulsarc-test-no-such-curl.so.4"
+
+/* As a process without libcurl: the runtime has no HTTP client (a failover cluster's
+ * lookups meet that; the first cluster's fail the client's creation). */
+static void setup_without_libcurl(void)
+{
+    pc_curl_lib_set_soname_for_tests(NO_CURL);
+    setup_runtime();
+    rt.http = pc_http_new(&loop, &logger, NULL);
+    cr_assert_null(rt.http, "an HTTP client without libcurl");
 }
 
 static void finish_loop(void)
@@ -213,6 +231,27 @@ Test(http_lookup, failed_prepare_fails_the_lookup_before_any_request)
     answer_t a = lookup();
     cr_expect_eq(a.res, PULSARC_ERR_AUTH_PROVIDER, "%s", pulsarc_result_name(a.res));
     cr_expect(strstr(a.detail, "fake issuer: down") != NULL, "%s", a.detail);
+    cr_expect_eq(ts_requests(&s), 0);
+    ts_stop(&s);
+    finish_loop();
+}
+
+/* Without libcurl, the lookup fails through its callback, naming the library and the
+ * loader's reason (PULSARC_ERR_UNSUPPORTED: terminal, no retrying), and asks nobody. */
+TestSuite(http_lookup_without_libcurl, .init = setup_without_libcurl);
+
+Test(http_lookup_without_libcurl, the_lookup_fails_by_name_through_its_callback)
+{
+    test_server_t s = { .answer = BROKER_ANSWER };
+    ts_start(&s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", s.port);
+    use_service(url);
+    answer_t a = lookup();
+    cr_expect_eq(a.res, PULSARC_ERR_UNSUPPORTED, "%s: %s", pulsarc_result_name(a.res), a.detail);
+    cr_expect(strstr(a.detail, "HTTP lookup of") && strstr(a.detail, NO_CURL) &&
+                  strstr(a.detail, "cannot open shared object file"),
+              "%s", a.detail);
     cr_expect_eq(ts_requests(&s), 0);
     ts_stop(&s);
     finish_loop();
