@@ -42,11 +42,11 @@ static void load(void)
                  soname, dl_reason());
         return;
     }
-#define PC_GSS_RESOLVE(name)                                                             \
-    if (!(pc_gss.name = (__typeof__(pc_gss.name))symbol(h, "gss_" #name)))                     \
+#define PC_GSS_RESOLVE(name)                                               \
+    if (!(pc_gss.name = (__typeof__(pc_gss.name))symbol(h, "gss_" #name))) \
         return;
-#define PC_KRB5_RESOLVE(name)                                                            \
-    if (!(pc_gss.krb5_##name = (__typeof__(pc_gss.krb5_##name))symbol(h, "krb5_" #name)))      \
+#define PC_KRB5_RESOLVE(name)                                                             \
+    if (!(pc_gss.krb5_##name = (__typeof__(pc_gss.krb5_##name))symbol(h, "krb5_" #name))) \
         return;
     PC_GSS_FUNCTIONS(PC_GSS_RESOLVE)
     PC_KRB5_FUNCTIONS(PC_KRB5_RESOLVE)

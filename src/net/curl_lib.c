@@ -34,15 +34,15 @@ static void load(void)
                  soname, dl_reason());
         return;
     }
-#define PC_CURL_RESOLVE(name)                                                            \
-    if (failure == PULSARC_OK) {                                                         \
-        dlerror();                                                                       \
-        pc_curl.name = (__typeof__(pc_curl.name))dlsym(h, "curl_" #name);                        \
+#define PC_CURL_RESOLVE(name)                                                                \
+    if (failure == PULSARC_OK) {                                                             \
+        dlerror();                                                                           \
+        pc_curl.name = (__typeof__(pc_curl.name))dlsym(h, "curl_" #name);                    \
         if (!pc_curl.name) {                                                                 \
-            failure = PULSARC_ERR_UNSUPPORTED;                                           \
-            snprintf(why, sizeof why, "%s has no curl_%s (libcurl is too old?): %s",     \
-                     soname, #name, dl_reason());                                        \
-        }                                                                                \
+            failure = PULSARC_ERR_UNSUPPORTED;                                               \
+            snprintf(why, sizeof why, "%s has no curl_%s (libcurl is too old?): %s", soname, \
+                     #name, dl_reason());                                                    \
+        }                                                                                    \
     }
     PC_CURL_FUNCTIONS(PC_CURL_RESOLVE)
 #undef PC_CURL_RESOLVE

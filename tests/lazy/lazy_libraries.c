@@ -65,8 +65,7 @@ int main(void)
     pulsarc_result r = pulsarc_client_new(mock_broker_url(mb), NULL, &client);
     if (r != PULSARC_OK)
         return fail("client", r);
-    r = pulsarc_client_create_producer(client, "persistent://public/default/lazy", NULL,
-                                       &producer);
+    r = pulsarc_client_create_producer(client, "persistent://public/default/lazy", NULL, &producer);
     if (r != PULSARC_OK)
         return fail("producer", r);
     pulsarc_message_t *m = pulsarc_message_new();

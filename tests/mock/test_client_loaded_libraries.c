@@ -26,8 +26,8 @@ static void expect_producer_fails(pulsarc_client_t *c, pulsarc_result want, cons
 {
     char detail[1024];
     uint64_t elapsed;
-    pulsarc_result r = h_producer_fails(c, H_TOPIC, h_producer_conf(0, NULL), detail,
-                                        sizeof detail, &elapsed);
+    pulsarc_result r = h_producer_fails(c, H_TOPIC, h_producer_conf(0, NULL), detail, sizeof detail,
+                                        &elapsed);
     cr_assert_eq(r, want, "%s: %s", pulsarc_result_name(r), detail);
     cr_assert(strstr(detail, soname), "the detail does not name %s: %s", soname, detail);
     cr_assert(strstr(detail, NOT_FOUND), "no dlerror text in the detail: %s", detail);
@@ -80,8 +80,7 @@ Test(client_loaded_libraries, oauth2_without_libcurl_fails_the_client_by_name)
 Test(client_loaded_libraries, kerberos_without_the_gssapi_library_fails_the_connect_by_name)
 {
     pc_gss_lib_set_soname_for_tests(NO_GSS);
-    client = h_client("authPlugin", "sasl", "authParams",
-                      "{\"principal\":\"client@PULSARC.TEST\"}",
+    client = h_client("authPlugin", "sasl", "authParams", "{\"principal\":\"client@PULSARC.TEST\"}",
                       "operationTimeoutMs", "3000", NULL);
     expect_producer_fails(client, PULSARC_ERR_AUTH_PROVIDER, NO_GSS, "Kerberos");
     cr_assert_eq(h_count(mb, MOCK_CONNECTS), 0, "CONNECT went out without a token");
