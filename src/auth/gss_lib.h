@@ -18,12 +18,26 @@
 #define PC_GSS_SONAME "libgssapi_krb5.so.2"
 
 /* The functions called through the table, without their gss_ or krb5_ prefix. */
-#define PC_GSS_FUNCTIONS(X)                                                          \
-    X(display_status)                                                                \
-    X(release_buffer) X(display_name) X(import_name) X(release_name) X(acquire_cred) \
-        X(acquire_cred_from) X(inquire_cred) X(release_cred) X(init_sec_context)     \
-            X(delete_sec_context) X(wrap) X(unwrap)
-#define PC_KRB5_FUNCTIONS(X) X(init_context) X(free_context) X(cc_resolve) X(cc_destroy)
+/* One entry a line: clang-format folds a list of several a line differently each run. */
+#define PC_GSS_FUNCTIONS(X) \
+    X(display_status)       \
+    X(release_buffer)       \
+    X(display_name)         \
+    X(import_name)          \
+    X(release_name)         \
+    X(acquire_cred)         \
+    X(acquire_cred_from)    \
+    X(inquire_cred)         \
+    X(release_cred)         \
+    X(init_sec_context)     \
+    X(delete_sec_context)   \
+    X(wrap)                 \
+    X(unwrap)
+#define PC_KRB5_FUNCTIONS(X) \
+    X(init_context)          \
+    X(free_context)          \
+    X(cc_resolve)            \
+    X(cc_destroy)
 
 /* Each member has the type the headers declare for gss_<name> or krb5_<name>. */
 #define PC_GSS_MEMBER(name) __typeof__(gss_##name) *name;

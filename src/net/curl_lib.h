@@ -15,14 +15,32 @@
 #define PC_CURL_SONAME "libcurl.so.4"
 
 /* Every function called through the table, without its curl_ prefix. */
-#define PC_CURL_FUNCTIONS(X)                                                                      \
-    X(global_init)                                                                                \
-    X(easy_init)                                                                                  \
-    X(easy_setopt) X(easy_getinfo) X(easy_strerror) X(easy_cleanup) X(easy_perform) X(easy_reset) \
-        X(easy_escape) X(multi_init) X(multi_setopt) X(multi_add_handle) X(multi_remove_handle)   \
-            X(multi_assign) X(multi_socket_action) X(multi_info_read) X(multi_cleanup)            \
-                X(slist_append) X(slist_free_all) X(url) X(url_set) X(url_get) X(url_cleanup)     \
-                    X(free)
+/* One entry a line: clang-format folds a list of several a line differently each run. */
+#define PC_CURL_FUNCTIONS(X) \
+    X(global_init)           \
+    X(easy_init)             \
+    X(easy_setopt)           \
+    X(easy_getinfo)          \
+    X(easy_strerror)         \
+    X(easy_cleanup)          \
+    X(easy_perform)          \
+    X(easy_reset)            \
+    X(easy_escape)           \
+    X(multi_init)            \
+    X(multi_setopt)          \
+    X(multi_add_handle)      \
+    X(multi_remove_handle)   \
+    X(multi_assign)          \
+    X(multi_socket_action)   \
+    X(multi_info_read)       \
+    X(multi_cleanup)         \
+    X(slist_append)          \
+    X(slist_free_all)        \
+    X(url)                   \
+    X(url_set)               \
+    X(url_get)               \
+    X(url_cleanup)           \
+    X(free)
 
 /* Each member has the type <curl/curl.h> declares for curl_<name>, so a call through the
  * table is checked against the header as a direct call is (curl's typecheck macros for
