@@ -502,7 +502,8 @@ static uint64_t latency_stride(const options_t *o)
 
 /* What both send loops share: when each message goes (-r's schedule), when the run stops
  * (-m, -time, a signal), which messages are timed, each message's payload and producer.
- * Inlined into each loop, where its fields stay in registers, so the plain loop runs the
+ * Inlined into each loop (always: GCC once left pacer_next out of line, +26 a message,
+ * when main grew), where its fields stay in registers, so the plain loop runs the
  * instructions it ran when it was the only one: pacer_next answers with a bool and
  * pacer_message with the producer (one call answering the producer or NULL cost it a
  * test and a branch per message, bench/instructions found). */
@@ -540,7 +541,7 @@ static inline pacer_t pacer_start(const options_t *o, const producer_set_t *ps,
 }
 
 /* Waits for the next message's turn and sets p->sent_at. False when the run is over. */
-static inline bool pacer_next(pacer_t *p)
+static inline __attribute__((always_inline)) bool pacer_next(pacer_t *p)
 {
     const options_t *o = p->o;
     if (g_stop || (o->messages != 0 && p->sent >= o->messages))
@@ -566,7 +567,7 @@ static inline bool pacer_next(pacer_t *p)
 }
 
 /* Gives msg the next message's payload; returns its producer. */
-static inline pulsarc_producer_t *pacer_message(pacer_t *p)
+static inline __attribute__((always_inline)) pulsarc_producer_t *pacer_message(pacer_t *p)
 {
     const options_t *o = p->o;
     const uint8_t *this_payload = p->payload + (p->sent % o->payloads) * p->len;
@@ -580,7 +581,8 @@ static inline pulsarc_producer_t *pacer_message(pacer_t *p)
 }
 
 /* After each send: res is what it returned. False when the loop must stop. */
-static inline bool pacer_sent(pacer_t *p, pulsarc_result res, const char *what, run_result_t *rr)
+static inline __attribute__((always_inline)) bool pacer_sent(pacer_t *p, pulsarc_result res,
+                                                             const char *what, run_result_t *rr)
 {
     if (res != PULSARC_OK) {
         /* With blockIfQueueFull a refusal is not back-pressure but a real error (closed,

@@ -31,6 +31,18 @@ void pc_task_queue_rearm(pc_task_queue_t *q)
     atomic_exchange_explicit(&q->wake_pending, false, memory_order_acq_rel);
 }
 
+/* The task after the one handed out is read next, and with a long queue (many producers'
+ * windows of sends waiting) its block has left the caches since its sender wrote it: its
+ * lines are fetched while the consumer runs the one handed out, instead of stalling the
+ * next pop on one miss and the task's run on the rest. A task is a send's record (a
+ * 512-byte block, accept/block_pool.h) most of the time. */
+static inline void prefetch_task(const pc_task_t *t)
+{
+    const char *p = (const char *)t;
+    for (int line = 0; line < 8; line++)
+        __builtin_prefetch(p + 64 * line);
+}
+
 pc_task_t *pc_task_queue_pop(pc_task_queue_t *q)
 {
     pc_task_t *tail = q->tail;
@@ -43,6 +55,7 @@ pc_task_t *pc_task_queue_pop(pc_task_queue_t *q)
     }
     if (next) {
         q->tail = next;
+        prefetch_task(next);
         return tail;
     }
     /* tail is the last task linked. Unless a push is half done, put the stub behind it so
