@@ -165,6 +165,15 @@ static inline uint16_t load16(const uint8_t *p)
 __attribute__((target("sse4.2"))) static inline uint64_t stream1(uint64_t c, const uint8_t *p,
                                                                  size_t len)
 {
+    /* Four words a step: one pointer step and one test for 32 bytes (the crc32 chain is
+     * the same; the loop's own instructions were 3 of every 4 at a payload of 100 bytes). */
+    for (const uint8_t *end32 = p + (len & ~(size_t)31); p < end32; p += 32) {
+        c = _mm_crc32_u64(c, load64(p));
+        c = _mm_crc32_u64(c, load64(p + 8));
+        c = _mm_crc32_u64(c, load64(p + 16));
+        c = _mm_crc32_u64(c, load64(p + 24));
+    }
+    len &= 31;
     while (len >= 8) {
         c = _mm_crc32_u64(c, load64(p));
         p += 8;
