@@ -171,7 +171,10 @@ size_t pc_client_config_dump_failover(const pulsarc_client_config_t *c, char *bu
     for (size_t i = 0; i < c->n_failover_clusters; i++) {
         const pc_failover_cluster_t *fc = &c->failover_clusters[i];
         const char *trust = fc->tls_trust_certs_file ? fc->tls_trust_certs_file : "";
-        int w = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0,
+        /* No buffer, or a full one: only counted (a NULL destination always with 0 room,
+         * which GCC's format checks can see). */
+        char *dst = buf && used < len ? buf + used : NULL;
+        int w = snprintf(dst, dst ? len - used : 0,
                          "failoverCluster.%zu.serviceUrl=%s\n"
                          "failoverCluster.%zu.authPlugin=%s\n"
                          "failoverCluster.%zu.authParams=%s\n"
