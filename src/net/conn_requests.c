@@ -34,22 +34,29 @@ void pc_conn_request(pc_conn_t *c, Pulsar__Proto__BaseCommand *cmd, uint64_t req
                                          : c->rt->limits.operation_timeout_ms);
     r->cb = cb;
     r->ctx = ctx;
-    r->next = c->requests;
-    c->requests = r;
+    r->next = NULL;
+    *c->requests_tail = r;
+    c->requests_tail = &r->next;
     pc_conn_update_ref(c);
     if (pc_conn_send_command(c, cmd) != 0 && c->state != PC_CONN_CLOSED)
         pc_conn_close(c, PULSARC_ERR_CONNECTION_CLOSED, "cannot write a request");
 }
 
+/* Unlink the request *pp points to (keeping requests_tail right); returns it. */
+static request_t *unlink_request(pc_conn_t *c, request_t **pp)
+{
+    request_t *r = *pp;
+    *pp = r->next;
+    if (c->requests_tail == &r->next)
+        c->requests_tail = pp;
+    return r;
+}
+
 static request_t *take_request(pc_conn_t *c, uint64_t id)
 {
-    for (request_t **pp = &c->requests; *pp; pp = &(*pp)->next) {
-        if ((*pp)->id == id) {
-            request_t *r = *pp;
-            *pp = r->next;
-            return r;
-        }
-    }
+    for (request_t **pp = &c->requests; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id)
+            return unlink_request(c, pp);
     return NULL;
 }
 
@@ -365,7 +372,7 @@ void pc_conn_on_tick(uv_timer_t *t)
     for (request_t **pp = &c->requests; *pp;) {
         request_t *r = *pp;
         if (r->deadline_ms <= now) {
-            *pp = r->next;
+            unlink_request(c, pp);
             pc_set_detail(r->queued ? PC_CONN_QUEUED_DETAIL
                                     : "no answer from the broker within operationTimeoutMs");
             r->cb(c, PULSARC_ERR_TIMEOUT, NULL, r->ctx);

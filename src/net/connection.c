@@ -96,6 +96,7 @@ void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
     }
     request_t *r = c->requests;
     c->requests = NULL;
+    c->requests_tail = &c->requests;
     while (r) {
         request_t *next = r->next;
         pc_set_detail(detail);
@@ -214,6 +215,7 @@ pc_conn_t *pc_conn_open(pc_runtime_t *rt, const pc_host_port_t *logical,
     pc_conn_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->requests_tail = &c->requests;
     c->rt = rt;
     c->auth = rt->auth;
     c->tls_ctx = rt->tls;
