@@ -5,6 +5,7 @@
  * @locality loop thread. */
 #include "net/connection_internal.h"
 
+#include <limits.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,21 +406,58 @@ static int take_part(const out_queue_t *q, size_t from, size_t to, size_t buf_fr
     return 0;
 }
 
-/* Hand q to libuv as writes of about CONN_WRITE_BYTES each, in order; q is left empty
- * (before any write starts, since a failed one closes the connection, which finishes
- * whatever its queue still holds). */
+/* Write what the socket takes now, straight from q's arrays: uv_try_write needs no request,
+ * and copies no array of buffers (uv_write copies any above four: a pair per unbatched
+ * message). It writes nothing while libuv still has writes queued, so the order holds.
+ * Returns how many of q's items went whole; the next one's written bytes are cut from it,
+ * and *buf_from is its first buffer. An error is left to uv_write, which reports it. */
+static size_t write_at_once(pc_conn_t *c, out_queue_t *q, size_t *buf_from)
+{
+    size_t whole = 0, b = 0; /* items written whole; the next one's first buffer */
+    while (whole < q->n_items) {
+        size_t n = q->n_bufs - b;
+        int w = uv_try_write((uv_stream_t *)&c->tcp, q->bufs + b,
+                             n > INT_MAX ? INT_MAX : (unsigned)n);
+        if (w <= 0)
+            break;
+        size_t left = (size_t)w;
+        for (; whole < q->n_items && left >= q->items[whole].bytes; whole++) {
+            left -= q->items[whole].bytes;
+            b += q->items[whole].n_bufs;
+        }
+        /* The next item, written in part: it loses the buffers written, and the written
+         * start of the one cut (queued buffers are never empty). */
+        for (write_item_t *it = &q->items[whole]; left; it->n_bufs--, b++) {
+            size_t cut = left < q->bufs[b].len ? left : q->bufs[b].len;
+            it->bytes -= cut;
+            left -= cut;
+            if (cut < q->bufs[b].len) {
+                q->bufs[b].base += cut;
+                q->bufs[b].len -= cut;
+                break;
+            }
+        }
+    }
+    *buf_from = b;
+    return whole;
+}
+
+/* Hand q to the socket: what it takes at once, the rest to libuv as writes of about
+ * CONN_WRITE_BYTES each, in order. q is left empty before any write starts, since a
+ * failed one closes the connection, which finishes whatever its queue still holds. */
 static void write_in_parts(pc_conn_t *c, out_queue_t *q)
 {
-    size_t total = 0;
-    for (size_t i = 0; i < q->n_items; i++)
-        total += q->items[i].bytes;
-    if (total <= CONN_WRITE_BYTES) {
-        start_write(c, q);
-        return;
-    }
     out_queue_t all = *q;
     memset(q, 0, sizeof *q);
-    size_t from = 0, buf_from = 0;
+    size_t buf_from;
+    size_t whole = write_at_once(c, &all, &buf_from), from = whole;
+    size_t total = 0;
+    for (size_t i = from; i < all.n_items; i++)
+        total += all.items[i].bytes;
+    if (from == 0 && buf_from == 0 && total <= CONN_WRITE_BYTES) {
+        start_write(c, &all); /* its arrays go with it */
+        return;
+    }
     while (from < all.n_items && c->state != PC_CONN_CLOSED) {
         size_t to = from, bytes = 0;
         do
@@ -441,8 +479,10 @@ static void write_in_parts(pc_conn_t *c, out_queue_t *q)
             all.items[i].done(all.items[i].ctx, UV_ECANCELED);
         free_owned(&all.items[i]);
     }
-    free(all.items);
-    free(all.bufs);
+    /* Those written at once hear so last: their callbacks may write again, or close. */
+    all.n_items = whole;
+    finish_items_only(&all, 0);
+    keep_arrays(c, &all);
 }
 
 static void flush_out(uv_idle_t *h)

@@ -321,3 +321,53 @@ Test(client_network, sni_proxy_is_dialled_with_the_broker_as_sni)
     cr_assert_str_eq(sni, "broker1.pulsarc.invalid");
     h_finish();
 }
+
+/* ---- writes ---------------------------------------------------------------------------- */
+
+/* A turn's frames go to the socket at once as far as it takes them (conn_io.c,
+ * write_at_once), and the rest through libuv from the byte where the socket stopped:
+ * here frames of 12 MiB among small ones, above what a loopback socket takes at once
+ * (its send buffer grows to 4 MiB), so frames are cut inside their payload. Each must
+ * reach the broker whole (the mock checks every frame's CRC), in order, with its own
+ * bytes. */
+static void fill_pattern(uint8_t *buf, size_t len, int idx)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (uint8_t)(i * 7 + (size_t)idx * 13 + (i >> 12));
+}
+
+Test(client_network, frames_the_socket_takes_in_part_arrive_whole_and_in_order)
+{
+    enum { N = 6, BIG = 12 * 1024 * 1024 };
+    mock_broker_set_max_message_size(mb, 2 * BIG);
+    client = h_client(NULL);
+    producer = h_producer(client, H_TOPIC, "batchingEnabled", "false", NULL);
+    uint8_t *buf = malloc(BIG);
+    cr_assert_not_null(buf);
+    size_t lens[N];
+    for (int i = 0; i < N; i++) {
+        lens[i] = i % 2 ? BIG - (size_t)i : 100 + (size_t)i; /* small and large in turn */
+        fill_pattern(buf, lens[i], i);
+        pulsarc_message_t *m = pulsarc_message_new();
+        cr_assert_eq(pulsarc_message_set_payload(m, buf, lens[i]), PULSARC_OK);
+        T.slots[i].idx = i;
+        pulsarc_result r = pulsarc_producer_send_async(producer, m, h_on_sent, &T.slots[i]);
+        pulsarc_message_free(m);
+        cr_assert_eq(r, PULSARC_OK, "send %d: %s", i, pulsarc_result_name(r));
+    }
+    cr_assert(h_wait_calls(N, h_deadline_ms(20000)), "%d of %d callbacks", h_total(), N);
+    h_assert_each_once(N, PULSARC_OK);
+    h_assert_order(N);
+    for (int i = 0; i < N; i++) {
+        mock_send_t s;
+        cr_assert(mock_broker_get_send(mb, (size_t)i, &s));
+        cr_assert(s.has_payload && s.checksum_ok, "frame %d arrived damaged", i);
+        cr_assert_eq(s.sequence_id, (uint64_t)i);
+        cr_assert_eq(s.payload_len, lens[i], "frame %d: %zu bytes", i, s.payload_len);
+        fill_pattern(buf, lens[i], i);
+        cr_assert(memcmp(s.payload, buf, lens[i]) == 0, "frame %d's payload differs", i);
+        mock_send_free(&s);
+    }
+    free(buf);
+    h_finish();
+}
