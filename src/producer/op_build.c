@@ -274,6 +274,11 @@ pulsarc_result pc_ob_plan_frames(const pc_op_params_t *p, size_t meta_size, size
     /* Frame bytes beside the payload: metadata, the command and the chunk fields, the
      * tag. */
     size_t beside = meta_size + CHUNK_METADATA_MARGIN + pc_ob_tag_len(p);
+    /* Most messages: whole, and within every limit below by the margin. */
+    if (!p->chunking && beside < max && len <= max - beside) {
+        *split = false;
+        return PULSARC_OK;
+    }
     if (beside >= frame_max)
         return pc_fail(PULSARC_ERR_MESSAGE_TOO_BIG,
                        "the message's metadata (key, properties, encryption keys) takes %zu "

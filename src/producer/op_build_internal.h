@@ -57,7 +57,8 @@ int pc_ob_seal(const pc_op_params_t *p, Pulsar__Proto__MessageMetadata *meta, co
 int pc_ob_encode_head(const pc_op_params_t *p, pc_op_t *op,
                       const Pulsar__Proto__MessageMetadata *meta, size_t meta_size, bool is_chunk);
 /* Whether a payload of len bytes beside metadata of meta_size bytes goes whole or in
- * chunks (*split; of *chunk_size bytes before encryption), or MESSAGE_TOO_BIG. */
+ * chunks (*split; of *chunk_size bytes before encryption, set only then), or
+ * MESSAGE_TOO_BIG. */
 pulsarc_result pc_ob_plan_frames(const pc_op_params_t *p, size_t meta_size, size_t len,
                                  size_t *chunk_size, bool *split);
 void pc_ob_release_chain(pc_op_t *head);
