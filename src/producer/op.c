@@ -4,13 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/zero_record.h"
+
 pc_op_t *pc_op_new(pc_freelist_t *cache)
 {
     pc_op_t *op = cache ? pc_freelist_take(cache) : NULL;
     if (!op)
         op = malloc(sizeof *op);
     if (op) {
-        memset(op, 0, offsetof(pc_op_t, head_space)); /* the head's space needs no zeros */
+        pc_zero_record(op, offsetof(pc_op_t, head_space)); /* the head's space needs no zeros */
         op->cache = cache;
         pc_buf_init_fixed(&op->head, op->head_space, sizeof op->head_space);
         pc_buf_init(&op->owned);

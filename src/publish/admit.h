@@ -17,7 +17,7 @@ static inline pc_send_t *pc_producer_admit(pulsarc_producer_t *p, pulsarc_messag
                                            const uint32_t *known_crcs, pulsarc_result *res)
 {
     pulsarc_client_t *c = p->client;
-    size_t charge = pc_send_charge(plan.memory_charge);
+    size_t charge = pc_send_charge(b, plan.sender_crcs, plan.memory_charge);
     if ((*res = pc_admit(&c->admission, &p->permits, max_pending, charge, wait)) != PULSARC_OK)
         return NULL;
     pc_send_t *s = plan.sender_crcs ? pc_send_from_builder_crcs(&c->blocks, b, known_crcs)

@@ -6,19 +6,20 @@
 
 #include "accept/block_pool.h"
 #include "common/clock.h"
+#include "common/zero_record.h"
 #include "schema/schema.h"
 #include "wire/crc32c_blocks.h"
 
-_Static_assert(PC_SEND_RECORD_CHARGE >= PC_BLOCK_POOL_SIZE,
-               "memoryLimitBytes counts at least a pooled record block per message");
+_Static_assert(PC_SEND_RECORD_CHARGE >= PC_BLOCK_SMALL,
+               "memoryLimitBytes counts at least a small pooled block per message");
 
 static void free_send(pc_msg_t *m)
 {
     pc_send_t *s = pc_send_of(m);
-    if (s->large_block)
+    if (s->block_class)
+        pc_block_pool_put(s->block_class, s);
+    else if (s->large_block)
         pc_block_pool_put_large(s->pool, s);
-    else if (s->pool)
-        pc_block_pool_put(s->pool, s);
     else
         free(s);
 }
@@ -114,14 +115,20 @@ static pc_send_t *send_from_builder(pc_block_pool_t *pool, pulsarc_message_t *b,
                                     const uint32_t *known_crcs)
 {
     layout l = measure(b, with_crcs);
-    bool large = pool && l.size >= PC_BLOCK_LARGE_MIN, pooled = false;
+    bool large = pool && l.size >= PC_BLOCK_LARGE_MIN;
+    /* The class pc_send_charge charged for (send.h); NULL: malloc'ed. */
+    pc_block_class_t *k = !pool                                   ? NULL
+                          : l.size <= PC_BLOCK_SMALL              ? &pool->classes[0]
+                          : pc_send_in_larger_block(b, with_crcs) ? &pool->classes[1]
+                                                                  : NULL;
     pc_send_t *s = large ? pc_block_pool_get_large(pool, l.size)
-                         : pc_block_pool_get(pool, l.size, &pooled);
+                         : pc_block_pool_get(pool, k, l.size);
     if (!s)
         return NULL;
-    memset(s, 0, sizeof *s);
-    s->pool = pooled || large ? pool : NULL;
+    pc_zero_record(s, sizeof *s);
+    s->pool = pool;
     s->large_block = large;
+    s->block_class = large ? NULL : k;
     pc_msg_t *m = &s->msg;
     m->release = free_send;
     char *p = (char *)(s + 1);

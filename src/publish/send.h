@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "accept/block_pool.h"
 #include "common/task.h"
 #include "producer/message.h"
 #include "publish/message.h"
@@ -28,8 +29,9 @@ typedef struct pc_send {
     void *cb_ctx;
     struct pulsarc_producer *producer;
     size_t reserved_bytes;            /* memory-limit bytes held until completion */
-    struct pc_block_pool *pool;       /* where the block goes back, or NULL: free() */
-    bool large_block;                 /* it goes back to the pool's large-block slot */
+    struct pc_block_pool *pool;       /* where a large block goes back (large_block) */
+    bool large_block;                 /* to the pool's large-block slot */
+    pc_block_class_t *block_class;    /* else where it goes back (NULL: free()) */
     bool released;                    /* loop thread: reserved_bytes are given back */
     struct pc_spool_segment *spooled; /* its record in the producer's spool, let go when it
                                          completes (spool_stage.c); NULL: none */
@@ -43,17 +45,34 @@ typedef struct pc_send {
 
 /* What memoryLimitBytes counts for each pending message on top of its send plan's
  * memory_charge (payload and second copies): its record, this pc_send_t in a pooled block
- * of PC_BLOCK_POOL_SIZE bytes (accept/block_pool.h), which also holds a small copied
- * payload, the key and the properties. With small messages the records are most of what
- * pending messages hold (512 bytes beside a 100-byte payload); uncounted, 64 MiB of
- * pending 100-byte batched messages took 188 MB (issue 20, 1000 partitions). Counting a
- * payload that sits inside the block twice errs on the safe side. */
+ * of PC_BLOCK_SMALL bytes (accept/block_pool.h), which also holds a small copied payload,
+ * the key and the properties. With small messages the records are most of what pending
+ * messages hold (512 bytes beside a 100-byte payload); uncounted, 64 MiB of pending
+ * 100-byte batched messages took 188 MB (issue 20, 1000 partitions). Counting a payload
+ * that sits inside the block twice errs on the safe side. */
 #define PC_SEND_RECORD_CHARGE 512
 
-/* What memoryLimitBytes charges for one accepted message: its plan's bytes and its record. */
-static inline size_t pc_send_charge(size_t plan_memory_charge)
+/* Whether b's send takes a block of the pool's larger class (PC_BLOCK_POOL_SIZE bytes): a
+ * copied payload too large for a small block and small enough for a larger one, with
+ * nothing else beside the record (key, properties, clusters, block CRCs). Its charge is
+ * then known from the payload's size alone, before the send is laid out; a send with
+ * more beside it is malloc'ed, as before the larger class. */
+static inline bool pc_send_in_larger_block(const pulsarc_message_t *b, bool with_crcs)
 {
-    return plan_memory_charge + PC_SEND_RECORD_CHARGE;
+    size_t n = b->payload_len;
+    return n > PC_BLOCK_SMALL - sizeof(pc_send_t) && n <= PC_BLOCK_POOL_SIZE - sizeof(pc_send_t) &&
+           !b->free_cb && !with_crcs && !b->n_props && !b->n_replicate_to && !b->key &&
+           !b->ordering_key_len;
+}
+
+/* What memoryLimitBytes charges for one accepted message of b: its plan's bytes and its
+ * record, which in a larger block is the whole block less the payload (the plan's). */
+static inline size_t pc_send_charge(const pulsarc_message_t *b, bool with_crcs,
+                                    size_t plan_memory_charge)
+{
+    size_t record = pc_send_in_larger_block(b, with_crcs) ? PC_BLOCK_POOL_SIZE - b->payload_len
+                                                          : PC_SEND_RECORD_CHARGE;
+    return plan_memory_charge + record;
 }
 
 static inline pc_send_t *pc_send_of(pc_msg_t *m)

@@ -12,15 +12,31 @@ Test(block_pool, a_given_back_block_is_taken_again)
 {
     pc_block_pool_t p;
     pc_block_pool_init(&p);
-    bool pooled;
-    void *a = pc_block_pool_get(&p, 200, &pooled);
+    void *a = pc_block_pool_get(&p, &p.classes[0], PC_BLOCK_SMALL);
     cr_assert_not_null(a);
-    cr_assert(pooled);
-    pc_block_pool_put(&p, a);
-    void *b = pc_block_pool_get(&p, PC_BLOCK_POOL_SIZE, &pooled);
-    cr_assert(pooled);
+    pc_block_pool_put(&p.classes[0], a);
+    void *b = pc_block_pool_get(&p, &p.classes[0], PC_BLOCK_SMALL);
     cr_assert_eq(b, a);
-    pc_block_pool_put(&p, b);
+    pc_block_pool_put(&p.classes[0], b);
+    pc_block_pool_destroy(&p);
+}
+
+/* A block of the larger class has all its bytes, and comes back only as one of its
+ * class (a small one never as a larger one, nor the other way). */
+Test(block_pool, each_size_class_recycles_its_own_blocks)
+{
+    pc_block_pool_t p;
+    pc_block_pool_init(&p);
+    uint8_t *a = pc_block_pool_get(&p, &p.classes[1], PC_BLOCK_SMALL + 1);
+    cr_assert_not_null(a);
+    memset(a, 7, PC_BLOCK_POOL_SIZE); /* ASan: the whole class size is there */
+    pc_block_pool_put(&p.classes[1], a);
+    void *small = pc_block_pool_get(&p, &p.classes[0], 100);
+    cr_assert_neq(small, a, "a small send took the larger class's block");
+    void *b = pc_block_pool_get(&p, &p.classes[1], PC_BLOCK_POOL_SIZE);
+    cr_assert_eq(b, a);
+    pc_block_pool_put(&p.classes[0], small);
+    pc_block_pool_put(&p.classes[1], b);
     pc_block_pool_destroy(&p);
 }
 
@@ -28,15 +44,12 @@ Test(block_pool, large_blocks_and_no_pool_are_plain_malloc)
 {
     pc_block_pool_t p;
     pc_block_pool_init(&p);
-    bool pooled = true;
-    void *big = pc_block_pool_get(&p, PC_BLOCK_POOL_SIZE + 1, &pooled);
+    void *big = pc_block_pool_get(&p, NULL, PC_BLOCK_POOL_SIZE + 1);
     cr_assert_not_null(big);
-    cr_assert_not(pooled);
+    ((char *)big)[PC_BLOCK_POOL_SIZE] = 1; /* ASan: the size asked for */
     free(big);
-    pooled = true;
-    void *none = pc_block_pool_get(NULL, 16, &pooled);
+    void *none = pc_block_pool_get(NULL, NULL, 16);
     cr_assert_not_null(none);
-    cr_assert_not(pooled);
     free(none);
     pc_block_pool_destroy(&p);
 }
@@ -45,18 +58,24 @@ Test(block_pool, keeps_at_most_the_maximum)
 {
     pc_block_pool_t p;
     pc_block_pool_init(&p);
-    enum { N = PC_BLOCK_POOL_MAX + 10 };
+    enum { KEEP = PC_BLOCK_POOL_MAX / PC_BLOCK_SMALL, N = KEEP + 10 };
     static void *blocks[N];
-    bool pooled;
     for (int i = 0; i < N; i++)
-        cr_assert_not_null(blocks[i] = pc_block_pool_get(&p, 100, &pooled));
+        cr_assert_not_null(blocks[i] = pc_block_pool_get(&p, &p.classes[0], 100));
     for (int i = 0; i < N; i++)
-        pc_block_pool_put(&p, blocks[i]); /* the last ten are freed */
-    cr_assert_eq(atomic_load(&p.n_returned), PC_BLOCK_POOL_MAX);
+        pc_block_pool_put(&p.classes[0], blocks[i]); /* the last ten are freed */
+    cr_assert_eq(atomic_load(&p.classes[0].n_returned), KEEP);
     /* Taking one moves the whole stack to the stash and counts it off. */
-    void *b = pc_block_pool_get(&p, 100, &pooled);
-    cr_assert_eq(atomic_load(&p.n_returned), 0);
-    pc_block_pool_put(&p, b);
+    void *b = pc_block_pool_get(&p, &p.classes[0], 100);
+    cr_assert_eq(atomic_load(&p.classes[0].n_returned), 0);
+    pc_block_pool_put(&p.classes[0], b);
+    /* The larger class keeps as many bytes: a quarter as many blocks. */
+    enum { KEEP_LARGER = PC_BLOCK_POOL_MAX / PC_BLOCK_POOL_SIZE };
+    for (int i = 0; i < KEEP_LARGER + 10; i++)
+        cr_assert_not_null(blocks[i] = pc_block_pool_get(&p, &p.classes[1], 1000));
+    for (int i = 0; i < KEEP_LARGER + 10; i++)
+        pc_block_pool_put(&p.classes[1], blocks[i]);
+    cr_assert_eq(atomic_load(&p.classes[1].n_returned), KEEP_LARGER);
     pc_block_pool_destroy(&p);
 }
 
@@ -71,11 +90,11 @@ static pthread_barrier_t pool_locked, pool_done;
 static void *hold_pool_lock(void *arg)
 {
     (void)arg;
-    while (atomic_flag_test_and_set(&held_pool.stash_held))
+    while (atomic_flag_test_and_set(&held_pool.classes[0].stash_held))
         ;
     pthread_barrier_wait(&pool_locked);
     pthread_barrier_wait(&pool_done);
-    atomic_flag_clear(&held_pool.stash_held);
+    atomic_flag_clear(&held_pool.classes[0].stash_held);
     return NULL;
 }
 
@@ -87,9 +106,8 @@ Test(block_pool, the_loop_thread_takes_blocks_without_the_lock)
     uv_thread_t loop_thread = uv_thread_self();
     pc_block_pool_init(&held_pool);
     pc_block_pool_set_loop_thread(&held_pool, &loop_thread);
-    bool pooled;
-    void *a = pc_block_pool_get(&held_pool, 100, &pooled);
-    pc_block_pool_put(&held_pool, a);
+    void *a = pc_block_pool_get(&held_pool, &held_pool.classes[0], 100);
+    pc_block_pool_put(&held_pool.classes[0], a);
     void *big = pc_block_pool_get_large(&held_pool, PC_BLOCK_LARGE_MIN);
     cr_assert_not_null(big);
     pc_block_pool_put_large(&held_pool, big);
@@ -98,14 +116,13 @@ Test(block_pool, the_loop_thread_takes_blocks_without_the_lock)
     pthread_t holder;
     cr_assert_eq(pthread_create(&holder, NULL, hold_pool_lock, NULL), 0);
     pthread_barrier_wait(&pool_locked);
-    void *b = pc_block_pool_get(&held_pool, 100, &pooled);
+    void *b = pc_block_pool_get(&held_pool, &held_pool.classes[0], 100);
     void *big2 = pc_block_pool_get_large(&held_pool, PC_BLOCK_LARGE_MIN);
     pthread_barrier_wait(&pool_done);
     pthread_join(holder, NULL);
-    cr_assert(pooled);
     cr_assert_eq(b, a, "the loop thread did not get the block given back");
     cr_assert_eq(big2, big, "the loop thread did not get the large block kept");
-    pc_block_pool_put(&held_pool, b);
+    pc_block_pool_put(&held_pool.classes[0], b);
     pc_block_pool_put_large(&held_pool, big2);
     pc_block_pool_destroy(&held_pool);
     pthread_barrier_destroy(&pool_locked);
@@ -129,16 +146,15 @@ static void *sender(void *arg)
     void *held[HELD];
     for (int round = 0; round < ROUNDS; round++) {
         for (int i = 0; i < HELD; i++) {
-            bool pooled;
-            held[i] = pc_block_pool_get(&shared_pool, 64, &pooled);
-            cr_assert(held[i] && pooled);
+            held[i] = pc_block_pool_get(&shared_pool, &shared_pool.classes[0], 64);
+            cr_assert(held[i]);
             memset(held[i], (int)mark, 64);
         }
         for (int i = 0; i < HELD; i++) {
             const unsigned char *b = held[i];
             for (int k = 0; k < 64; k++)
                 cr_assert_eq(b[k], (unsigned char)mark, "a block was handed out twice");
-            pc_block_pool_put(&shared_pool, held[i]);
+            pc_block_pool_put(&shared_pool.classes[0], held[i]);
         }
     }
     return NULL;

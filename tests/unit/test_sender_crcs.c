@@ -23,7 +23,7 @@ static void no_free(void *data, size_t len, void *ctx)
     (void)ctx;
 }
 
-static pc_msg_t *accept(const uint8_t *payload, size_t len, enum mode mode, bool crcs)
+static pc_msg_t *accept_send(const uint8_t *payload, size_t len, enum mode mode, bool crcs)
 {
     pulsarc_message_t *b = pulsarc_message_new();
     cr_assert_not_null(b);
@@ -120,8 +120,8 @@ static void same_frames(const pc_op_t *a, const pc_op_t *b)
 static void compare(const uint8_t *payload, size_t len, enum mode mode, const pc_op_params_t *p,
                     size_t expect_ops)
 {
-    pc_msg_t *plain = accept(payload, len, mode, false);
-    pc_msg_t *summed = accept(payload, len, mode, true);
+    pc_msg_t *plain = accept_send(payload, len, mode, false);
+    pc_msg_t *summed = accept_send(payload, len, mode, true);
     pc_op_t *a, *a_last, *b, *b_last;
     cr_assert_eq(pc_op_build_message(p, plain, &a, &a_last), PULSARC_OK);
     cr_assert_eq(pc_op_build_message(p, summed, &b, &b_last), PULSARC_OK);
@@ -176,7 +176,7 @@ Test(sender_crcs, chunk_frames_are_identical)
         for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
             size_t len = sizes[s];
             pc_op_t *probe, *probe_last;
-            pc_msg_t *m = accept(payload, len, COPIED, false);
+            pc_msg_t *m = accept_send(payload, len, COPIED, false);
             cr_assert_eq(pc_op_build_message(&p, m, &probe, &probe_last), PULSARC_OK);
             size_t chunk = probe->payload_len, n = 0;
             for (pc_op_t *op = probe; op; op = op->next)
