@@ -628,12 +628,13 @@ static void process_frames(pc_conn_t *c)
     /* Nothing keeps a command past its dispatch, so one arena serves them all. */
     pc_pb_arena_t arena;
     pc_pb_arena_init(&arena);
+    /* Receipts, one per op, take the fast decoder; it declines anything unusual. It
+     * writes only a plain receipt's fields, so these are initialised once per read. */
+    Pulsar__Proto__CommandSendReceipt receipt = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
+    Pulsar__Proto__MessageIdData receipt_id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
     while (c->state != PC_CONN_CLOSED &&
            (st = pc_frame_reader_next(&c->reader, &f)) == PC_FRAME_OK) {
         c->framed = true;
-        /* Receipts, one per op, take the fast decoder; it declines anything unusual. */
-        Pulsar__Proto__CommandSendReceipt receipt;
-        Pulsar__Proto__MessageIdData receipt_id;
         if (!f.has_payload &&
             pc_pb_decode_send_receipt(f.command, f.command_len, &receipt, &receipt_id)) {
             pc_conn_dispatch_receipt(c, &receipt);

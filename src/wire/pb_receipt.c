@@ -107,11 +107,12 @@ bool pc_pb_decode_send_receipt(const uint8_t *data, size_t len,
     }
     if (p != end)
         return false;
-    *r = (Pulsar__Proto__CommandSendReceipt)PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
+    /* Only the fields a plain receipt has: the rest keep their initial values (see the
+     * header). */
     r->producer_id = producer_id;
     r->sequence_id = sequence_id;
+    r->message_id = NULL;
     if (has_id) {
-        *id = (Pulsar__Proto__MessageIdData)PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
         id->ledgerid = ledger;
         id->entryid = entry;
         r->message_id = id;

@@ -19,7 +19,11 @@
 #include "PulsarApi.pb-c.h"
 
 /* Decode command bytes into r (and id, which r->message_id then points to when the
- * receipt has one). Returns false, with r and id unspecified, when declined. */
+ * receipt has one). r and id must hold their INIT values, or what earlier calls left in
+ * them: only the fields a plain receipt has are written (r's producer_id, sequence_id,
+ * message_id, has_highest_sequence_id and highest_sequence_id, id's ledgerid and
+ * entryid), so one initialisation serves every receipt of a read. Returns false, with
+ * those fields unspecified, when declined. */
 bool pc_pb_decode_send_receipt(const uint8_t *data, size_t len,
                                Pulsar__Proto__CommandSendReceipt *r,
                                Pulsar__Proto__MessageIdData *id);

@@ -15,8 +15,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    Pulsar__Proto__CommandSendReceipt r;
-    Pulsar__Proto__MessageIdData id;
+    Pulsar__Proto__CommandSendReceipt r = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
+    Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
     if (!pc_pb_decode_send_receipt(data, size, &r, &id))
         return 0;
     Pulsar__Proto__BaseCommand *cmd = pulsar__proto__base_command__unpack(NULL, size, data);

@@ -41,11 +41,13 @@ static size_t plain_receipt(uint8_t *out, size_t cap)
 }
 
 /* Whatever the fast decoder accepts, protobuf-c reads the same way. Returns whether the
- * fast decoder accepted. */
+ * fast decoder accepted. r and id are initialised once and serve every call, accepted or
+ * declined, as the connection's read does (the decoder writes only a plain receipt's
+ * fields). */
 static bool check_agrees(const uint8_t *data, size_t len)
 {
-    Pulsar__Proto__CommandSendReceipt r;
-    Pulsar__Proto__MessageIdData id;
+    static Pulsar__Proto__CommandSendReceipt r = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
+    static Pulsar__Proto__MessageIdData id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
     if (!pc_pb_decode_send_receipt(data, len, &r, &id))
         return false;
     Pulsar__Proto__BaseCommand *cmd = pulsar__proto__base_command__unpack(NULL, len, data);
@@ -133,8 +135,8 @@ Test(pb_receipt, other_forms_are_declined)
     cmd.type = PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_RECEIPT;
     cmd.send_receipt = &r;
     size_t n = pulsar__proto__base_command__pack(&cmd, buf);
-    Pulsar__Proto__CommandSendReceipt got;
-    Pulsar__Proto__MessageIdData got_id;
+    Pulsar__Proto__CommandSendReceipt got = PULSAR__PROTO__COMMAND_SEND_RECEIPT__INIT;
+    Pulsar__Proto__MessageIdData got_id = PULSAR__PROTO__MESSAGE_ID_DATA__INIT;
     cr_assert_not(pc_pb_decode_send_receipt(buf, n, &got, &got_id));
 
     /* Without the required sequence id. */
