@@ -101,14 +101,6 @@ static void complete_request(pc_conn_t *c, uint64_t id, pulsarc_result res,
     pc_conn_update_ref(c);
 }
 
-static pc_conn_listener_t *find_listener(pc_conn_t *c, uint64_t producer_id)
-{
-    for (pc_conn_listener_t *l = c->listeners; l; l = l->next)
-        if (l->producer_id == producer_id)
-            return l;
-    return NULL;
-}
-
 /* ---- incoming commands -------------------------------------------------------- */
 
 static void complete_txn_answer(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd,
@@ -134,7 +126,7 @@ static void send_simple(pc_conn_t *c, Pulsar__Proto__BaseCommand__Type type)
 
 void pc_conn_dispatch_receipt(pc_conn_t *c, const Pulsar__Proto__CommandSendReceipt *r)
 {
-    pc_conn_listener_t *l = find_listener(c, r->producer_id);
+    pc_conn_listener_t *l = pc_conn_find_listener(c, r->producer_id);
     if (l)
         l->on_receipt(l->ctx, r);
 }
@@ -255,7 +247,7 @@ static void topic_migrated(pc_conn_t *c, const Pulsar__Proto__CommandTopicMigrat
                  (unsigned long long)m->resource_id);
         return;
     }
-    pc_conn_listener_t *l = find_listener(c, m->resource_id);
+    pc_conn_listener_t *l = pc_conn_find_listener(c, m->resource_id);
     if (!l) {
         PC_DEBUG(c->rt->log, "TOPIC_MIGRATED for unknown producer %llu ignored",
                  (unsigned long long)m->resource_id);
@@ -290,11 +282,12 @@ static bool dispatch_producer(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cm
             pc_conn_dispatch_receipt(c, cmd->send_receipt);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__SEND_ERROR:
-        if (cmd->send_error && (l = find_listener(c, cmd->send_error->producer_id)))
+        if (cmd->send_error && (l = pc_conn_find_listener(c, cmd->send_error->producer_id)))
             l->on_send_error(l->ctx, cmd->send_error);
         break;
     case PULSAR__PROTO__BASE_COMMAND__TYPE__CLOSE_PRODUCER:
-        if (cmd->close_producer && (l = find_listener(c, cmd->close_producer->producer_id))) {
+        if (cmd->close_producer &&
+            (l = pc_conn_find_listener(c, cmd->close_producer->producer_id))) {
             pc_conn_remove_listener(c, l);
             l->on_broker_close(l->ctx);
         }

@@ -25,6 +25,7 @@ void pc_conn_maybe_free(pc_conn_t *c)
     free(c->rbuf);
     pc_tls_session_free(c->tls);
     free(c->challenge);
+    pc_listener_index_clear(&c->listener_index);
     free(c);
 }
 
@@ -106,6 +107,8 @@ void pc_conn_close(pc_conn_t *c, pulsarc_result why, const char *detail)
     }
     pc_conn_listener_t *l = c->listeners;
     c->listeners = NULL;
+    pc_listener_index_clear(&c->listener_index);
+    c->listener_index_incomplete = false;
     while (l) {
         pc_conn_listener_t *next = l->next;
         l->next = NULL;
@@ -123,6 +126,8 @@ void pc_conn_add_listener(pc_conn_t *c, pc_conn_listener_t *l)
 {
     l->next = c->listeners;
     c->listeners = l;
+    if (pc_listener_index_add(&c->listener_index, l->producer_id, l) != 0)
+        c->listener_index_incomplete = true;
     pc_conn_update_ref(c);
 }
 
@@ -132,10 +137,25 @@ void pc_conn_remove_listener(pc_conn_t *c, pc_conn_listener_t *l)
         if (*pp == l) {
             *pp = l->next;
             l->next = NULL;
+            pc_listener_index_remove(&c->listener_index, l->producer_id);
             pc_conn_update_ref(c);
             return;
         }
     }
+}
+
+pc_conn_listener_t *pc_conn_find_listener(const pc_conn_t *c, uint64_t producer_id)
+{
+    /* The newest listener first: a connection of one producer, the usual case, needs no
+     * hashing. */
+    if (c->listeners && c->listeners->producer_id == producer_id)
+        return c->listeners;
+    if (!c->listener_index_incomplete)
+        return pc_listener_index_find(&c->listener_index, producer_id);
+    for (pc_conn_listener_t *l = c->listeners; l; l = l->next)
+        if (l->producer_id == producer_id)
+            return l;
+    return NULL;
 }
 
 void pc_conn_update_ref(pc_conn_t *c)

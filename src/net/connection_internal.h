@@ -19,6 +19,7 @@
 
 #include "auth/auth.h"
 #include "net/connection.h"
+#include "net/listener_index.h"
 #include "net/tls.h"
 
 /* The read buffer: small at first, as a producer mostly reads a few receipts at a time;
@@ -126,6 +127,10 @@ struct pc_conn {
     request_t **requests_tail;
     ready_waiter_t *waiters;
     pc_conn_listener_t *listeners;
+    /* The same listeners by producer id, for the commands addressed to one; when it could
+     * not grow (out of memory), the list is walked instead. */
+    pc_listener_index_t listener_index;
+    bool listener_index_incomplete;
 
     /* Waiting for the provider's data (pc_auth_prepare) before CONNECT or before an
      * AUTH_RESPONSE; cancelled when the connection closes, so the provider never calls
@@ -169,6 +174,8 @@ bool pc_conn_handshake_timed_out(pc_conn_t *c, uint64_t now);
 void pc_conn_dispatch(pc_conn_t *c, const Pulsar__Proto__BaseCommand *cmd);
 /* A SEND_RECEIPT, decoded by either path (process_frames). */
 void pc_conn_dispatch_receipt(pc_conn_t *c, const Pulsar__Proto__CommandSendReceipt *r);
+/* The listener of producer_id on c, or NULL. */
+pc_conn_listener_t *pc_conn_find_listener(const pc_conn_t *c, uint64_t producer_id);
 void pc_conn_on_tick(uv_timer_t *t);
 
 #endif
