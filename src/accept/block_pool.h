@@ -11,14 +11,15 @@
  * thread, when it sends (from callbacks, or everything on the application's own loop),
  * has a stash of its own and takes no lock at all.
  * Blocks come in two sizes (classes): 512 bytes, which hold a small message's record with
- * its copied payload, key and properties, and 2 KiB, for a record with a copied payload of
- * up to about 1,700 bytes and nothing else (malloc'ed on the sending thread and freed on the loop
- * thread, a block of that size cost some 450 instructions in glibc's arena, and cache
- * misses besides). Each class is a pool of its own; the sender picks the class, whose
- * size it charges to memoryLimitBytes (publish/send.h). At most PC_BLOCK_POOL_MAX bytes of a class wait to be taken, and each
- * stash holds no more than one such batch, so the pool keeps at most 3 x 2 MiB a class
- * (12 MiB), 8 MiB while only one of the loop thread and the other senders sends, and only
- * what a class's sizes of messages have used.
+ * its copied payload, key and properties, and 2 KiB, for a record with a copied payload
+ * of up to about 1,700 bytes and nothing else (malloc'ed on the sending thread and freed
+ * on the loop thread, a block of that size cost some 450 instructions in glibc's arena,
+ * and cache misses besides). Each class is a pool of its own; the sender picks the class,
+ * whose size it charges to memoryLimitBytes (publish/send.h). At most PC_BLOCK_POOL_MAX
+ * bytes of a class wait to be taken, and each stash holds no more than one such batch,
+ * so the pool keeps at most 3 x 2 MiB a class (12 MiB), 8 MiB while only one of the loop
+ * thread and the other senders sends, and only what a class's sizes of messages have
+ * used.
  *
  * Large blocks are another matter: glibc maps every block above 32 MiB afresh and unmaps
  * it when freed, so copying a 100 MiB payload first faults in and zeroes 25,600 pages,
