@@ -19,6 +19,7 @@ import pulsar
 
 import pulsar_helpers as ph
 from crypto_helpers import assert_same_set, make_rsa_key_pair, read_topic
+from test_producer_interop import block_edge_files
 from proxy_helpers import fault_proxy, fault_proxy_session  # noqa: F401  (the proxy test)
 from pulsarc_messages import gen_messages, read_ids
 from test_proxy_faults import BackgroundProducer
@@ -147,6 +148,24 @@ def compressible(size: int) -> bytes:
     filler = (b"pulsarc encryption " * 30)[:block]
     rnd = os.urandom(size // 2 + block)
     return b"".join(rnd[k:k + block] + filler for k in range(0, size // 2, block))[:size]
+
+
+def test_payloads_around_the_block_sizes(service_url, unique_topic, tmp_path, keys):
+    """Payloads on each side of the send blocks' edges (accept/block_pool.h: about 150 and
+    1,700 bytes without key or properties), batched and encrypted, sent 20 times over: the
+    official client decrypts each byte for byte, in order."""
+    topic = unique_topic()
+    files = block_edge_files(tmp_path)
+    args = ["-u", service_url, "-n", "20", "--encryption-key-name", "a",
+            "--encryption-public-key", keys["a"].public, topic]
+    for f in files:
+        args += ["-f", str(f)]
+    proc = cli(*args)
+    total = 20 * len(files)
+    assert f"sent={total} failed=0".encode() in proc.stdout, proc.stdout
+    received = read_topic(topic, keys["a"])
+    assert [m["data"] for m in received] == [f.read_bytes() for f in files] * 20
+    assert_encrypted_for(received, ["a"])
 
 
 @pytest.mark.parametrize("codec", ["none", "zstd"])
