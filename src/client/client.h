@@ -67,6 +67,8 @@ struct pulsarc_client {
     pc_admission_t admission; /* memoryLimitBytes and the wait for room (any thread) */
     pc_block_pool_t blocks;   /* accepted sends' memory, recycled (any thread) */
     pc_client_stats_t stats;  /* loop thread: statistics, and the latency clock */
+    uint64_t sends_taken;     /* loop thread: sends handed over, every producer's
+                                 (producer/records.h) */
 
     struct pc_shutdown_hook *shutdown_hooks; /* loop thread: run when the client stops */
     struct pc_tc *tc;                        /* loop thread: the transaction coordinator client,

@@ -25,6 +25,7 @@ pc_pp_t *pc_partitioned_new_part(pc_partitioned_t *pt, int i)
         .owner = pt->owner.ctx,
         .down = &pt->down,
         .disconnected_at = &pt->disconnected_at,
+        .records = pt->owner.records,
     };
     return pc_pp_new(pt->rt, name, pt->partitioned ? i : -1, &pt->pp, &hooks);
 }

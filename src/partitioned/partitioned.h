@@ -26,6 +26,7 @@ typedef struct pc_partitioned_owner {
     pc_pp_complete_fn complete; /* each message of every partition */
     pc_pp_released_fn released; /* a batch's messages, before their completions */
     pc_pp_stopped_fn stopped;   /* a partition stopped after a terminal error */
+    pc_records_t records;       /* where it keeps each message (pc_pp_hooks_t) */
     /* Partition i has joined: every partition once a start has succeeded (or at once with
      * lazy start), those an update added once they have registered. Its status
      * (pc_partitioned_status) is worth reading. */

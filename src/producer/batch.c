@@ -1,5 +1,6 @@
 #include "producer/batch.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@ int pc_batcher_init(pc_batcher_t *b, bool key_based, int max_messages, size_t ma
 
 void pc_batcher_free(pc_batcher_t *b)
 {
+    for (int i = 0; i < b->n_batches; i++)
+        pc_batch_forget_order(&b->batches[i]);
     free(b->batches);
     b->batches = NULL;
 }
@@ -126,6 +129,34 @@ static pc_batch_t *find_batch(const pc_batcher_t *b, const pc_msg_t *msg)
     return NULL;
 }
 
+/* Addresses a batch's order holds at first; it doubles as the batch grows. */
+#define ORDER_FIRST 64
+
+void pc_batch_forget_order(pc_batch_t *batch)
+{
+    free(batch->order);
+    batch->order = NULL;
+    batch->order_cap = 0;
+}
+
+/* Note msg's address as the batch's next. Only a hint: out of memory, the batch goes
+ * without its order. */
+static void note_order(pc_batch_t *x, pc_msg_t *msg)
+{
+    if (x->count == x->order_cap) {
+        pc_msg_t **grown = x->order_cap <= INT_MAX / 2
+                               ? realloc(x->order, 2 * (size_t)x->order_cap * sizeof *grown)
+                               : NULL;
+        if (!grown) {
+            pc_batch_forget_order(x);
+            return;
+        }
+        x->order = grown;
+        x->order_cap *= 2;
+    }
+    x->order[x->count] = msg;
+}
+
 static pc_batch_t *open_batch(pc_batcher_t *b, const pc_msg_t *msg)
 {
     if (b->n_batches == b->cap_batches) {
@@ -142,6 +173,9 @@ static pc_batch_t *open_batch(pc_batcher_t *b, const pc_msg_t *msg)
         batch_key(msg, &x->key, &x->key_len);
     x->opened = b->next_opened++;
     x->encoded = head_keys_size(msg);
+    x->opened_taken = b->taken ? *b->taken : 0;
+    if (b->keep_order && (x->order = malloc(ORDER_FIRST * sizeof *x->order)))
+        x->order_cap = ORDER_FIRST;
     b->total_encoded += x->encoded;
     return x;
 }
@@ -158,6 +192,8 @@ int pc_batcher_add(pc_batcher_t *b, pc_msg_t *msg)
     else
         x->head = msg;
     x->tail = msg;
+    if (x->order)
+        note_order(x, msg);
     x->count++;
     x->bytes += msg->payload_len;
     x->encoded += entry;

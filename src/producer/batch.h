@@ -29,6 +29,10 @@ typedef struct pc_batch {
     uint64_t opened;    /* when the batch got its first message: the flush order */
     const uint8_t *key; /* key-based: the key this batch collects (borrowed from head) */
     size_t key_len;
+    pc_msg_t **order; /* NULL, or its messages' addresses in list order, for fetching
+                         their records ahead of a walk (producer/records.h); owned */
+    int order_cap;
+    uint64_t opened_taken; /* the owner's messages taken when it opened (records.h) */
 } pc_batch_t;
 
 typedef struct pc_batcher {
@@ -43,6 +47,8 @@ typedef struct pc_batcher {
     uint64_t next_opened;
     pc_batch_t *batches; /* one (default) or one per key */
     int n_batches, cap_batches;
+    bool keep_order;       /* batches opened from now on keep pc_batch_t.order */
+    const uint64_t *taken; /* the owner's count of messages taken (records.h); NULL: none */
 } pc_batcher_t;
 
 int pc_batcher_init(pc_batcher_t *b, bool key_based, int max_messages, size_t max_bytes);
@@ -61,8 +67,11 @@ bool pc_batcher_fits(const pc_batcher_t *b, const pc_msg_t *msg);
 int pc_batcher_add(pc_batcher_t *b, pc_msg_t *msg);
 bool pc_batcher_full(const pc_batcher_t *b);
 /* Move the open batches out in the order they were opened; the container is empty
- * afterwards. Returns how many were written to out (capacity: b->n_batches). */
+ * afterwards. Returns how many were written to out (capacity: b->n_batches). Each taken
+ * batch owns its order, which goes with its messages (pc_batch_forget_order). */
 int pc_batcher_take(pc_batcher_t *b, pc_batch_t *out);
+/* Free a batch's order (its messages gone elsewhere, or failed). */
+void pc_batch_forget_order(pc_batch_t *batch);
 /* Upper bound of msg's bytes in a batch payload: size prefix, SingleMessageMetadata (with
  * any sequence id) and payload. */
 size_t pc_batch_entry_size(const pc_msg_t *msg);

@@ -31,6 +31,8 @@ typedef struct pc_op {
     int num_messages;             /* messages in the batch, 1 otherwise */
     bool batch;                   /* carries a batch (even of one message) */
     pc_msg_t *msgs;               /* linked by msg->next, in batch order */
+    pc_msg_t **order;             /* a batch's: NULL or msgs' addresses (batch.h); owned */
+    uint64_t opened_taken;        /* ... and its pc_batch_t.opened_taken */
     pc_buf_t head;                /* frame bytes up to the payload */
     const uint8_t *payload;       /* slice written after head, not copied */
     size_t payload_len;

@@ -95,6 +95,9 @@ pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_
                        p->max_message_size);
     }
     op->msgs = batch->head;
+    op->order = batch->order;
+    op->opened_taken = batch->opened_taken;
+    batch->order = NULL;
     batch->head = batch->tail = NULL;
     *out = op;
     return PULSARC_OK;

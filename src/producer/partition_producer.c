@@ -158,6 +158,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition, const pc_
     pp->owner = hooks->owner;
     pp->down = hooks->down;
     pp->disconnected_at = hooks->disconnected_at;
+    pp->records = hooks->records;
     pp->state = PP_IDLE;
     pp->producer_id = rt->next_producer_id++;
     pp->max_message_size = PC_FRAME_DEFAULT_MAX_MESSAGE_SIZE;
@@ -191,6 +192,7 @@ pc_pp_t *pc_pp_new(pc_runtime_t *rt, const char *topic, int partition, const pc_
         return NULL;
     }
     pc_batcher_set_frame_limit(&pp->batcher, pp->max_message_size);
+    pp->batcher.taken = pp->records.taken;
     pp->set.schema = pc_schema_ref(set->schema);
     uv_timer_init(rt->loop, &pp->reconnect_timer);
     uv_timer_init(rt->loop, &pp->timeout_timer);

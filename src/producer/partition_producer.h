@@ -18,6 +18,7 @@
 #include "producer/message_id.h"
 #include "producer/pp_counters.h"
 #include "producer/plan.h"
+#include "producer/records.h"
 
 typedef struct pc_pp pc_pp_t;
 
@@ -83,6 +84,7 @@ typedef struct pc_pp_hooks {
     /* Set to the wall-clock time (ms since the epoch) when this producer, registered,
      * loses its connection or is closed by the broker; NULL: not kept. */
     _Atomic uint64_t *disconnected_at;
+    pc_records_t records; /* where the owner keeps each message (all 0: not said) */
 } pc_pp_hooks_t;
 
 /* The rules by which messages of a producer with these settings are planned

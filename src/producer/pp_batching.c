@@ -129,11 +129,15 @@ static bool assign_id(pc_pp_t *pp, pc_msg_t *msg)
 
 /* Key-based batching interleaves keys, so its automatic ids are given when a batch is
  * flushed, in flush order: every batch's ids are then above the previous batch's, and
- * above anything the broker may hold, which a deduplicating broker requires. */
+ * above anything the broker may hold, which a deduplicating broker requires. Other
+ * batches got every id as their messages came, and are not walked: their records have
+ * often left the caches by now (many producers, each with its batch open). */
 static bool assign_ids_at_flush(pc_pp_t *pp, pc_batch_t *b)
 {
     if (pp->next_sequence_id <= pp->pushed)
         pc_pp_note_id_used(pp, pp->pushed);
+    if (!pp->batcher.key_based)
+        return true;
     for (pc_msg_t *m = b->head; m; m = m->next) {
         if (m->sequence_id >= 0)
             continue;
@@ -161,6 +165,8 @@ void pc_pp_flush_batches(pc_pp_t *pp)
         uv_timer_start(&pp->batch_timer, on_batch_timer, 10, 0);
         return;
     }
+    /* Whether the next batches keep their order: as the oldest of these would have. */
+    pp->batcher.keep_order = pc_records_spread(&pp->records, pp->taken[0].opened_taken, 2);
     bool replays = pp->batch_replays;
     pp->batch_replays = false;
     /* A batch never mixes schemas or transactions: the open batches all have
@@ -169,6 +175,8 @@ void pc_pp_flush_batches(pc_pp_t *pp)
     pp->batch_schema = NULL;
     p.txn = pp->batch_txn;
     for (int i = 0; i < n; i++) {
+        if (pp->taken[i].order && pc_records_spread(&pp->records, pp->taken[i].opened_taken, 1))
+            pc_records_prefetch(&pp->records, pp->taken[i].order, pp->taken[i].count);
         if (!assign_ids_at_flush(pp, &pp->taken[i])) {
             pc_pp_fail_batch(pp, &pp->taken[i], PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
             continue;

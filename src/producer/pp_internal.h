@@ -72,6 +72,7 @@ struct pc_pp {
     pc_pp_released_fn released;
     pc_pp_stopped_fn stopped;
     void *owner;
+    pc_records_t records; /* where the owner keeps the messages (hooks) */
 
     pp_state state;                    /* changed by pc_pp_set_state only */
     _Atomic int *down;                 /* the owner's count of producers not connected (hooks) */

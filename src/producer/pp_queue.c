@@ -127,6 +127,8 @@ void pc_pp_complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
         pc_pp_check_flushes(pp);
         return;
     }
+    if (op->order && pc_records_spread(&pp->records, op->opened_taken, 1))
+        pc_records_prefetch(&pp->records, op->order, op->num_messages);
     if (op->batch && pp->released)
         pp->released(pp->owner, op->msgs);
     /* Counted before the callbacks, so that a snapshot taken in one includes its message
@@ -185,6 +187,7 @@ void pc_pp_fail_batch(pc_pp_t *pp, pc_batch_t *b, pulsarc_result res, const char
         pc_pp_fail_message(pp, m, res, detail);
     }
     b->head = b->tail = NULL;
+    pc_batch_forget_order(b);
 }
 
 void pc_pp_fail_all(pc_pp_t *pp, pulsarc_result res, const char *detail)

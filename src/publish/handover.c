@@ -40,6 +40,7 @@ void pc_producer_run_send(pc_task_t *t)
     pc_send_t *s = (pc_send_t *)t;
     pulsarc_producer_t *p = s->producer;
     s->handover = p->handed_over++;
+    p->client->sends_taken++;
     s->msg.handover_ns = pc_turn_clock_now(&p->client->stats.clock);
     if (s->txn) {
         pulsarc_result res = PULSARC_OK;

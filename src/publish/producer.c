@@ -150,6 +150,11 @@ void pc_producer_partitioned_owner(pulsarc_producer_t *p, pc_partitioned_owner_t
     out->complete = pc_producer_complete;
     out->released = pc_producer_release_batch;
     out->stopped = pc_failures_note_terminal;
+    out->records = (pc_records_t){
+        .before = offsetof(pc_send_t, msg),
+        .size = sizeof(pc_send_t),
+        .taken = &p->client->sends_taken,
+    };
     out->ready = on_ready;
     out->may_grow = may_grow;
     out->update_finished = on_update_finished;

@@ -104,6 +104,34 @@ def test_pulsar_perf_command_lines(service_url, unique_topic):
     assert names == {f"perfname-{i}" for i in range(4)}, names
 
 
+def test_many_topics_batches_are_stored_whole_and_in_order(service_url, unique_topic):
+    # 20 producers take turns and each batch of 200 waits (-b 50) among the others', so a
+    # batch is spread over 4,000 messages: past what the library takes to be in the
+    # caches, its records are fetched ahead of its walks (src/producer/records.h). The
+    # official client reads every message back, each topic's in the order it was sent.
+    topics, per_topic = 20, 1000
+    base = unique_topic("perf-tool-many")
+    proc = ph.run_bin("pulsarc-perf", "produce", "-u", service_url, "-t", str(topics),
+                      "-m", str(topics * per_topic), "-r", "0", "-s", "100", "-bm", "200",
+                      "-b", "50", "-mk", "autoIncrement", "--stats-interval", "0", base,
+                      timeout_s=120)
+    r = result(proc.stdout)
+    assert r["msgs"] == str(topics * per_topic) and r["failed"] == "0", r
+    every = []
+    client = ph.make_client()
+    try:
+        for t in range(topics):
+            got = ph.read_messages(f"{base}-{t}", per_topic, to_end=True, client=client)
+            keys = [int(m["partition_key"]) for m in got]
+            assert len(keys) == per_topic, (t, len(keys))
+            assert keys == sorted(keys), f"topic {t} out of order"
+            assert all(len(m["data"]) == 100 for m in got)
+            every += keys
+    finally:
+        client.close()
+    assert sorted(every) == list(range(topics * per_topic))
+
+
 @pytest.mark.parametrize("args,message", [
     (["-r", "fast"], b'-r: bad value "fast"'),
     (["-m"], b"-m needs a value"),

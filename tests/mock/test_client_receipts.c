@@ -394,3 +394,105 @@ Test(client_receipts, batch_send_error_resends_the_batch)
         cr_assert_eq(T.entry[i], T.entry[0], "messages of one batch share the entry");
     h_finish();
 }
+
+/* ---- many producers on one connection ------------------------------------------------ */
+
+/* 30 producers take turns, so each batch of 150 collects its messages among 4,500: spread
+ * that far, a batch keeps its messages' addresses and fetches their records ahead of its
+ * walks (producer/records.h). Whatever those hints, every message ends once, in its
+ * producer's order, with ids that grow, also across a cut and its resends; and batches
+ * still open when the client is destroyed end once too. */
+#define MANY_TOPICS 30
+#define MANY_BATCH 150 /* batchingMaxMessages below */
+#define MANY_EACH (4 * MANY_BATCH)
+#define MANY_OPEN 40 /* per producer, left in open batches for the destroy */
+
+static struct {
+    atomic_int calls[MANY_TOPICS][MANY_EACH + MANY_OPEN];
+    atomic_int done, ok, out_of_order;
+    int next[MANY_TOPICS]; /* loop thread: the next message expected from each producer */
+    int64_t last[MANY_TOPICS][3];
+} many;
+
+static void many_sent(pulsarc_producer_t *p, pulsarc_result res, const pulsarc_message_id_t *id,
+                      void *ctx)
+{
+    (void)p;
+    int t = (int)((uintptr_t)ctx >> 16), i = (int)((uintptr_t)ctx & 0xffff);
+    atomic_fetch_add(&many.calls[t][i], 1);
+    if (i != many.next[t])
+        atomic_fetch_add(&many.out_of_order, 1);
+    many.next[t] = i + 1;
+    if (res == PULSARC_OK) {
+        int64_t now[3] = { pulsarc_message_id_ledger(id), pulsarc_message_id_entry(id),
+                           pulsarc_message_id_batch_index(id) };
+        bool grew = now[0] > many.last[t][0] ||
+                    (now[0] == many.last[t][0] &&
+                     (now[1] > many.last[t][1] ||
+                      (now[1] == many.last[t][1] && now[2] > many.last[t][2])));
+        if (i > 0 && !grew)
+            atomic_fetch_add(&many.out_of_order, 1);
+        memcpy(many.last[t], now, sizeof now);
+        atomic_fetch_add(&many.ok, 1);
+    }
+    atomic_fetch_add(&many.done, 1);
+}
+
+static bool many_done(void *want)
+{
+    return atomic_load(&many.done) >= *(int *)want;
+}
+
+static void many_send(pulsarc_producer_t *p, int t, int i)
+{
+    pulsarc_message_t *m = h_message(i, 100);
+    pulsarc_result r = pulsarc_producer_send_async(p, m, many_sent,
+                                                   (void *)(((uintptr_t)t << 16) | (uintptr_t)i));
+    pulsarc_message_free(m);
+    cr_assert_eq(r, PULSARC_OK, "send %d/%d: %s", t, i, pulsarc_last_error_detail());
+}
+
+Test(client_receipts, many_producers_batches_end_once_in_order_across_a_cut_and_a_destroy)
+{
+    client = h_client(NULL);
+    pulsarc_producer_t *ps[MANY_TOPICS];
+    for (int t = 0; t < MANY_TOPICS; t++) {
+        char topic[96];
+        snprintf(topic, sizeof topic, "%s-%d", H_TOPIC, t);
+        ps[t] = h_producer(client, topic, "batchingEnabled", "true", "batchingMaxMessages", "150",
+                           "batchingMaxPublishDelayMs", "60000", "maxPendingMessages", "100000",
+                           NULL);
+    }
+    mock_broker_set_receipt_delay(mb, 5);
+    for (int i = 0; i < MANY_EACH / 2; i++)
+        for (int t = 0; t < MANY_TOPICS; t++)
+            many_send(ps[t], t, i);
+    cr_assert(h_wait_sends(mb, MANY_TOPICS, 5000));
+    mock_broker_cut_now(mb); /* batches in flight, some keeping their order, are resent */
+    for (int i = MANY_EACH / 2; i < MANY_EACH; i++)
+        for (int t = 0; t < MANY_TOPICS; t++)
+            many_send(ps[t], t, i);
+    int all = MANY_TOPICS * MANY_EACH;
+    cr_assert(h_wait_until(many_done, &all, 20000), "%d of %d callbacks", atomic_load(&many.done),
+              all);
+    cr_assert_eq(atomic_load(&many.ok), all);
+    cr_assert_eq(atomic_load(&many.out_of_order), 0);
+
+    /* Open batches, kept in order (their producers' last batches were spread), end with
+     * the client. */
+    for (int i = MANY_EACH; i < MANY_EACH + MANY_OPEN; i++)
+        for (int t = 0; t < MANY_TOPICS; t++)
+            many_send(ps[t], t, i);
+    for (int t = 0; t < MANY_TOPICS; t++)
+        pulsarc_producer_free(ps[t]);
+    pulsarc_client_destroy(client);
+    client = NULL;
+    all = MANY_TOPICS * (MANY_EACH + MANY_OPEN);
+    cr_assert_eq(atomic_load(&many.done), all, "every message ends by the destroy's return");
+    cr_assert_eq(atomic_load(&many.out_of_order), 0);
+    for (int t = 0; t < MANY_TOPICS; t++)
+        for (int i = 0; i < MANY_EACH + MANY_OPEN; i++)
+            cr_assert_eq(atomic_load(&many.calls[t][i]), 1, "message %d/%d: %d callbacks", t, i,
+                         atomic_load(&many.calls[t][i]));
+    h_finish();
+}

@@ -4,6 +4,7 @@
 
 #include "publish/send.h"
 #include "producer/batch.h"
+#include "producer/records.h"
 #include "producer/op_build.h"
 #include "pulsarc/pulsarc.h"
 #include "wire/frame.h"
@@ -293,4 +294,110 @@ Test(batch, key_based_batches_leave_in_opening_order)
     free_batch(&out[0]);
     free_batch(&out[1]);
     pc_batcher_free(&bt);
+}
+
+/* The addresses a batch keeps (producer/records.h) are its list's, in order, through the
+ * order's growth; key-based batches keep one each; only batches opened while the batcher
+ * is told to keep them do, and each notes the owner's count of taken messages then. */
+static void assert_order_is_list(const pc_batch_t *b)
+{
+    cr_assert_not_null(b->order);
+    cr_assert_geq(b->order_cap, b->count);
+    int i = 0;
+    for (const pc_msg_t *m = b->head; m; m = m->next, i++)
+        cr_assert_eq(b->order[i], m, "entry %d of %d", i, b->count);
+    cr_assert_eq(i, b->count);
+}
+
+Test(batch, kept_order_is_the_list_order_through_growth)
+{
+    uint64_t taken = 41;
+    pc_batcher_t bt;
+    pc_batcher_init(&bt, true, 1000, 100000);
+    bt.taken = &taken;
+    pc_batcher_add(&bt, make("0", "a", NULL, 0)); /* opened before keep_order: none */
+    bt.keep_order = true;
+    taken = 77;
+    for (int i = 1; i < 300; i++) /* 200 to "b": past the first order's 64, doubled twice */
+        pc_batcher_add(&bt, make("x", i % 3 ? "b" : "a", NULL, i));
+    pc_batch_t out[2];
+    cr_assert_eq(pc_batcher_take(&bt, out), 2);
+    cr_assert_eq(out[0].key[0], 'a');
+    cr_assert_null(out[0].order, "opened before the batcher kept orders");
+    cr_assert_eq(out[0].opened_taken, 41);
+    cr_assert_eq(out[1].key[0], 'b');
+    cr_assert_eq(out[1].count, 200);
+    cr_assert_eq(out[1].opened_taken, 77);
+    assert_order_is_list(&out[1]);
+
+    /* The container's slots start afresh: a batch opened after the take keeps its own. */
+    pc_batcher_add(&bt, make("y", "b", NULL, 300));
+    pc_batch_t again[1];
+    cr_assert_eq(pc_batcher_take(&bt, again), 1);
+    assert_order_is_list(&again[0]);
+    cr_assert_neq(again[0].order, out[1].order);
+
+    free_batch(&out[0]);
+    free_batch(&out[1]);
+    free_batch(&again[0]);
+    pc_batch_forget_order(&out[1]);
+    pc_batch_forget_order(&again[0]);
+    cr_assert_null(again[0].order);
+    cr_assert_eq(again[0].order_cap, 0);
+    /* An open batch's order goes with the batcher. */
+    pc_batcher_add(&bt, make("z", "c", NULL, 301));
+    pc_msg_t *open = bt.batches[0].head;
+    pc_batcher_free(&bt);
+    pc_msg_free(open);
+}
+
+/* A built batch op takes the order and the count it was opened at. */
+Test(batch, a_built_op_takes_the_order)
+{
+    uint64_t taken = 5;
+    pc_batcher_t bt;
+    pc_batcher_init(&bt, false, 1000, 100000);
+    bt.taken = &taken;
+    bt.keep_order = true;
+    for (int i = 0; i < 70; i++)
+        pc_batcher_add(&bt, make("p", NULL, NULL, i));
+    pc_batch_t out[1];
+    cr_assert_eq(pc_batcher_take(&bt, out), 1);
+    pc_msg_t **order = out[0].order;
+    pc_op_params_t p = { .max_message_size = 5 * 1024 * 1024,
+                         .producer_name = "p",
+                         .producer_name_len = 1 };
+    pc_op_t *op = NULL;
+    cr_assert_eq(pc_op_build_batch(&p, &out[0], &op), PULSARC_OK);
+    cr_assert_eq(op->order, order);
+    cr_assert_null(out[0].order);
+    cr_assert_eq(op->opened_taken, 5);
+    cr_assert_eq(op->num_messages, 70);
+    int i = 0;
+    for (const pc_msg_t *m = op->msgs; m; m = m->next, i++)
+        cr_assert_eq(op->order[i], m);
+    pc_op_release(op); /* frees the messages and the order (ASan: no leak, no double free) */
+    pc_batcher_free(&bt);
+}
+
+/* When a batch counts as spread out of the caches: past PC_RECORDS_COLD_BYTES of records
+ * for a fetch ahead, half as much for keeping the order; never for an owner that said
+ * nothing. And the lines a record may span. */
+Test(batch, records_spread_and_lines)
+{
+    uint64_t taken = 10000;
+    pc_records_t r = { .before = 144, .size = 360, .taken = &taken };
+    uint64_t cold = PC_RECORDS_COLD_BYTES / 360; /* messages */
+    cr_assert_not(pc_records_spread(&r, taken - cold, 1));
+    cr_assert(pc_records_spread(&r, taken - cold - 1, 1));
+    cr_assert_not(pc_records_spread(&r, taken - cold / 2, 2));
+    cr_assert(pc_records_spread(&r, taken - cold / 2 - 1, 2));
+    cr_assert_eq(pc_records_lines(&r), 7, "360 bytes from anywhere in a line: 7 lines");
+    pc_records_t none = { 0 };
+    cr_assert_not(pc_records_spread(&none, 0, 1));
+    cr_assert_eq(pc_records_lines(&none), 0);
+    r.taken = NULL;
+    cr_assert_not(pc_records_spread(&r, 0, 1));
+    r.size = 4096;
+    cr_assert_eq(pc_records_lines(&r), 8, "at most 8");
 }
