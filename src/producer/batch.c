@@ -196,6 +196,7 @@ int pc_batcher_add(pc_batcher_t *b, pc_msg_t *msg)
         note_order(x, msg);
     x->count++;
     x->bytes += msg->payload_len;
+    x->charged += msg->charged;
     x->encoded += entry;
     b->total_messages++;
     b->total_bytes += msg->payload_len;
@@ -224,13 +225,16 @@ int pc_batcher_take(pc_batcher_t *b, pc_batch_t *out)
     return n;
 }
 
-int pc_batch_encode(const pc_batch_t *batch, pc_buf_t *out)
+int pc_batch_encode(const pc_batch_t *batch, const pc_records_t *ahead, pc_buf_t *out)
 {
     /* One allocation for the whole payload: the batch's encoded size is a bound on what
      * each entry writes (pc_batch_entry_size), so the entries are written in place. */
     if (pc_buf_reserve(out, batch->encoded) != 0)
         return -1;
-    for (const pc_msg_t *m = batch->head; m; m = m->next) {
+    pc_records_walk_t walk = pc_records_walk(ahead, ahead ? batch->order : NULL, batch->count);
+    int i = 0;
+    for (const pc_msg_t *m = batch->head; m; m = m->next, i++) {
+        pc_records_walk_step(&walk, i);
         uint8_t *at = out->data + out->len;
         pc_pb_entry_t e = { .props = m->props,
                             .n_props = m->n_props,

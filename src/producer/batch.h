@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "producer/message.h"
+#include "producer/records.h"
 #include "common/buf.h"
 
 /* Which batch container a producer uses. */
@@ -24,6 +25,7 @@ typedef struct pc_batch {
     pc_msg_t *head, *tail; /* linked by msg->next */
     int count;
     size_t bytes;       /* payload bytes (what batchingMaxBytes counts, as in Java) */
+    size_t charged;     /* its messages' pc_msg_t.charged, summed */
     size_t encoded;     /* upper bound of the encoded entries plus the head's keys,
                                which the batch's own metadata repeats */
     uint64_t opened;    /* when the batch got its first message: the flush order */
@@ -77,7 +79,8 @@ void pc_batch_forget_order(pc_batch_t *batch);
 size_t pc_batch_entry_size(const pc_msg_t *msg);
 
 /* Serialise a batch's messages (their sequence ids assigned) into the batch payload
- * layout. Returns 0 or -1. */
-int pc_batch_encode(const pc_batch_t *batch, pc_buf_t *out);
+ * layout, fetching their records ahead when `ahead` is given (producer/records.h; NULL:
+ * not). Returns 0 or -1. */
+int pc_batch_encode(const pc_batch_t *batch, const pc_records_t *ahead, pc_buf_t *out);
 
 #endif

@@ -47,6 +47,10 @@ typedef struct pc_msg {
     bool batched;                      /* its send plan's (plan.h), made by the layer that
                                        accepted it: into a batch container, when its entry
                                        fits the connection's frame */
+    size_t charged;                    /* what the accepting layer counted against
+                                       memoryLimitBytes for it; a batch sums it, to give it
+                                       back at once (pc_pp_released_fn) */
+    bool released;                     /* loop thread: given back with its batch's */
     void (*release)(struct pc_msg *m); /* frees the block that holds the message */
 } pc_msg_t;
 

@@ -35,7 +35,8 @@ static void op_free(pc_op_t *op)
         op->msgs = m->next;
         pc_msg_free(m);
     }
-    free(op->order);
+    if (op->order) /* batches spread over many producers' messages only (records.h) */
+        free(op->order);
     pc_buf_free(&op->head);
     pc_buf_free(&op->owned);
     pc_shared_payload_unref(op->shared);

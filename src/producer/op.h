@@ -33,6 +33,7 @@ typedef struct pc_op {
     pc_msg_t *msgs;               /* linked by msg->next, in batch order */
     pc_msg_t **order;             /* a batch's: NULL or msgs' addresses (batch.h); owned */
     uint64_t opened_taken;        /* ... and its pc_batch_t.opened_taken */
+    size_t charged;               /* a batch's: its pc_batch_t.charged */
     pc_buf_t head;                /* frame bytes up to the payload */
     const uint8_t *payload;       /* slice written after head, not copied */
     size_t payload_len;

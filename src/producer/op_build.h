@@ -35,6 +35,8 @@ typedef struct pc_op_params {
      * attempt from its first chunk and never sees a chunk of it twice. */
     uint64_t chunk_attempt;
     pc_freelist_t *op_cache; /* the ops' blocks (pc_op_new); NULL: malloc */
+    /* A batch's: fetch its records ahead of the encoding (producer/records.h); NULL: not. */
+    const pc_records_t *ahead;
 } pc_op_params_t;
 
 /* One message (its sequence id assigned; not sealed) → one op, or a chain of chunk ops

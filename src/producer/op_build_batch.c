@@ -67,7 +67,7 @@ pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_
     pc_buf_init(&raw);
     pc_buf_init(&packed);
     pulsarc_result res = PULSARC_ERR_NO_MEMORY;
-    if (pc_batch_encode(batch, &raw) != 0)
+    if (pc_batch_encode(batch, p->ahead, &raw) != 0)
         goto fail;
     size_t uncompressed = raw.len;
     bool compressed = p->codec != PC_CODEC_NONE && raw.len > 0;
@@ -97,6 +97,7 @@ pulsarc_result pc_op_build_batch(const pc_op_params_t *p, pc_batch_t *batch, pc_
     op->msgs = batch->head;
     op->order = batch->order;
     op->opened_taken = batch->opened_taken;
+    op->charged = batch->charged;
     batch->order = NULL;
     batch->head = batch->tail = NULL;
     *out = op;

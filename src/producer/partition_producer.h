@@ -61,11 +61,12 @@ typedef struct pc_pp_settings {
  * callback and releases what admission reserved (unless `released` did already). */
 typedef void (*pc_pp_complete_fn)(void *owner, pc_msg_t *msg, pulsarc_result res,
                                   const pulsarc_message_id_t *id);
-/* The messages of one batch (linked by next) are done, and their completions follow: the
- * owner gives back what admission reserved for all of them at once, as the Java client
- * releases a batch's permits in one go, rather than once per message (which made the
- * sending and loop threads trade the admission counters' cache lines per message). */
-typedef void (*pc_pp_released_fn)(void *owner, pc_msg_t *msgs);
+/* The messages of one batch are done, and their completions follow, each with
+ * msg->released set: the owner gives back what it charged for all of them (the sum of
+ * their pc_msg_t.charged) at once, as the Java client releases a batch's permits in one
+ * go, rather than once per message (which made the sending and loop threads trade the
+ * admission counters' cache lines per message). first: the batch's first message. */
+typedef void (*pc_pp_released_fn)(void *owner, pc_msg_t *first, int64_t messages, size_t charged);
 typedef void (*pc_pp_done_fn)(pc_pp_t *pp, pulsarc_result res, void *ctx);
 /* The producer stopped for good after a terminal error (pulsarc_result_is_terminal), even
  * with nothing pending: every later send fails with res. */

@@ -83,6 +83,7 @@ static void op_params(pc_pp_t *pp, pc_op_params_t *p)
     p->txn = (pc_txn_ids_t){ 0 };
     p->chunk_attempt = pp->chunk_attempts++;
     p->op_cache = &pp->rt->op_blocks;
+    p->ahead = NULL;
 }
 
 /* The data key the next entry is encrypted with (p->enc; NULL: unencrypted). Fails with
@@ -175,8 +176,10 @@ void pc_pp_flush_batches(pc_pp_t *pp)
     pp->batch_schema = NULL;
     p.txn = pp->batch_txn;
     for (int i = 0; i < n; i++) {
-        if (pp->taken[i].order && pc_records_spread(&pp->records, pp->taken[i].opened_taken, 1))
-            pc_records_prefetch(&pp->records, pp->taken[i].order, pp->taken[i].count);
+        p.ahead = pp->taken[i].order &&
+                          pc_records_spread(&pp->records, pp->taken[i].opened_taken, 1)
+                      ? &pp->records
+                      : NULL;
         if (!assign_ids_at_flush(pp, &pp->taken[i])) {
             pc_pp_fail_batch(pp, &pp->taken[i], PULSARC_ERR_INVALID_ARGUMENT, IDS_EXHAUSTED);
             continue;

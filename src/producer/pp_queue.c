@@ -87,6 +87,36 @@ static pc_op_t *pop_after(pc_pp_t *pp, pc_op_t *prev)
  * message of a batch (each with its own id), a single message, or — for chunks — the
  * message once its last chunk is stored, or at the first failed chunk (the rest of its
  * chunks are dropped with it). */
+/* The messages of a batch op, in order: every one has the entry's id (mid, when the op
+ * succeeded) with its place in the batch. What admission charged for them goes back first,
+ * at once. A batch spread over many producers' messages has its records fetched ahead of
+ * the walk (records.h). */
+static void complete_batch(pc_pp_t *pp, pc_op_t *op, pulsarc_result res, pulsarc_message_id_t *mid,
+                           const char *detail, stamp_run *run)
+{
+    pc_records_walk_t walk, *ahead = NULL;
+    if (op->order && pc_records_spread(&pp->records, op->opened_taken, 1)) {
+        walk = pc_records_walk(&pp->records, op->order, op->num_messages);
+        ahead = &walk;
+    }
+    bool released = pp->released != NULL;
+    if (released)
+        pp->released(pp->owner, op->msgs, op->num_messages, op->charged);
+    mid->batch_size = op->num_messages;
+    int i = 0;
+    for (pc_msg_t *m = op->msgs; m; m = m->next, i++) {
+        if (ahead)
+            pc_records_walk_step(ahead, i);
+        m->released = released;
+        if (res == PULSARC_OK) {
+            latency_note(pp, run, m->handover_ns);
+            mid->batch_index = i;
+        }
+        pc_set_detail(detail);
+        pp->complete(pp->owner, m, res, res == PULSARC_OK ? mid : NULL);
+    }
+}
+
 void pc_pp_complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
                        const pulsarc_message_id_t *id, const char *detail)
 {
@@ -127,32 +157,23 @@ void pc_pp_complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
         pc_pp_check_flushes(pp);
         return;
     }
-    if (op->order && pc_records_spread(&pp->records, op->opened_taken, 1))
-        pc_records_prefetch(&pp->records, op->order, op->num_messages);
-    if (op->batch && pp->released)
-        pp->released(pp->owner, op->msgs);
     /* Counted before the callbacks, so that a snapshot taken in one includes its message
      * (its latency is recorded as the op completes). */
     count_end(pp, res, (uint64_t)op->num_messages, op->msg_bytes);
     stamp_run run = { 0, 0 };
-    /* Every message of the op has the entry's id; a batch's add their place in it. */
     pulsarc_message_id_t mid = { 0 };
     const pulsarc_message_id_t *stored = NULL;
     if (res == PULSARC_OK) {
         mid = *id;
-        if (op->batch)
-            mid.batch_size = op->num_messages;
         stored = &mid;
     }
-    int i = 0;
-    for (pc_msg_t *m = op->msgs; m; m = m->next, i++) {
-        if (res == PULSARC_OK) {
-            latency_note(pp, &run, m->handover_ns);
-            if (op->batch)
-                mid.batch_index = i;
-        }
+    if (op->batch) {
+        complete_batch(pp, op, res, &mid, detail, &run);
+    } else { /* one message */
+        if (res == PULSARC_OK)
+            latency_note(pp, &run, op->msgs->handover_ns);
         pc_set_detail(detail);
-        pp->complete(pp->owner, m, res, stored);
+        pp->complete(pp->owner, op->msgs, res, stored);
     }
     latency_flush(pp, &run);
     pc_op_release(op);

@@ -4,7 +4,7 @@
 
 void pc_producer_unadmit(pulsarc_producer_t *p, pc_send_t *s, pulsarc_message_t *b)
 {
-    pc_admission_release(&p->client->admission, &p->permits, 1, s->reserved_bytes);
+    pc_admission_release(&p->client->admission, &p->permits, 1, s->msg.charged);
     /* A borrowed payload goes back to the builder: a send takes it over only when
      * accepted. */
     if (s->msg.free_cb) {

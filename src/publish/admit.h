@@ -27,7 +27,7 @@ static inline pc_send_t *pc_producer_admit(pulsarc_producer_t *p, pulsarc_messag
         *res = pc_fail(PULSARC_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
-    s->reserved_bytes = charge;
+    s->msg.charged = charge;
     s->producer = p;
     s->msg.batched = plan.batched;
     s->task.run = pc_producer_run_send;

@@ -16,20 +16,11 @@
 #include "publish/spool_stage.h"
 #include "publish/txn_stage.h"
 
-void pc_producer_release_batch(void *owner, pc_msg_t *msgs)
+void pc_producer_release_batch(void *owner, pc_msg_t *first, int64_t messages, size_t charged)
 {
     pulsarc_producer_t *p = owner;
-    int partition = pc_send_of(msgs)->partition; /* one partition producer's batch */
-    int64_t messages = 0;
-    size_t bytes = 0;
-    for (pc_msg_t *m = msgs; m; m = m->next) {
-        pc_send_t *s = pc_send_of(m);
-        s->released = true;
-        bytes += s->reserved_bytes;
-        messages++;
-    }
-    pc_admission_release(&p->client->admission, &p->permits, messages, bytes);
-    pc_producer_publish(p, partition);
+    pc_admission_release(&p->client->admission, &p->permits, messages, charged);
+    pc_producer_publish(p, pc_send_of(first)->partition); /* one partition's batch */
 }
 
 /* Stages 2 to 7 for a message that has business with one of 2 to 5 or 7. Kept out of
@@ -74,7 +65,7 @@ static __attribute__((noinline)) void release_and_finish(pulsarc_producer_t *p, 
                                                          pulsarc_result res,
                                                          const pulsarc_message_id_t *id)
 {
-    pc_admission_release(&p->client->admission, &p->permits, 1, s->reserved_bytes);
+    pc_admission_release(&p->client->admission, &p->permits, 1, s->msg.charged);
     pc_producer_publish(p, s->partition);
     finish(p, s, res, id);
 }
@@ -84,7 +75,7 @@ void pc_producer_complete(void *owner, pc_msg_t *msg, pulsarc_result res,
 {
     pulsarc_producer_t *p = owner;
     pc_send_t *s = pc_send_of(msg);
-    if (!s->released)
+    if (!msg->released)
         release_and_finish(p, s, res, id);
     else
         finish(p, s, res, id);

@@ -150,6 +150,7 @@ void pc_producer_partitioned_owner(pulsarc_producer_t *p, pc_partitioned_owner_t
     out->complete = pc_producer_complete;
     out->released = pc_producer_release_batch;
     out->stopped = pc_failures_note_terminal;
+    _Static_assert(sizeof(pc_send_t) <= PC_RECORDS_MAX, "a send record is fetched whole");
     out->records = (pc_records_t){
         .before = offsetof(pc_send_t, msg),
         .size = sizeof(pc_send_t),

@@ -130,7 +130,7 @@ void pc_producer_run_send(pc_task_t *t);
 void pc_producer_complete(void *owner, pc_msg_t *msg, pulsarc_result res,
                           const pulsarc_message_id_t *id);
 /* A batch is done: its admission given back at once (a pc_pp_released_fn). */
-void pc_producer_release_batch(void *owner, pc_msg_t *msgs);
+void pc_producer_release_batch(void *owner, pc_msg_t *first, int64_t messages, size_t charged);
 /* End s with res now (its callback runs, its memory goes), and with it its transaction's
  * hold. Loop thread. */
 void pc_producer_fail_send(pc_send_t *s, pulsarc_result res);

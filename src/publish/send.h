@@ -28,11 +28,9 @@ typedef struct pc_send {
     pulsarc_send_cb cb;
     void *cb_ctx;
     struct pulsarc_producer *producer;
-    size_t reserved_bytes;            /* memory-limit bytes held until completion */
     struct pc_block_pool *pool;       /* where a large block goes back (large_block) */
     bool large_block;                 /* to the pool's large-block slot */
     pc_block_class_t *block_class;    /* else where it goes back (NULL: free()) */
-    bool released;                    /* loop thread: reserved_bytes are given back */
     struct pc_spool_segment *spooled; /* its record in the producer's spool, let go when it
                                          completes (spool_stage.c); NULL: none */
     uint64_t spooled_at;              /* ... where in that segment */

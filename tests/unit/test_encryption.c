@@ -673,7 +673,7 @@ Test(encrypted_ops, batch_is_serialised_compressed_then_encrypted_once)
     cr_assert_eq(pc_batcher_take(&bt, batch), 1);
     pc_buf_t raw;
     pc_buf_init(&raw);
-    cr_assert_eq(pc_batch_encode(&batch[0], &raw), 0);
+    cr_assert_eq(pc_batch_encode(&batch[0], NULL, &raw), 0);
     pc_op_t *op;
     cr_assert_eq(pc_op_build_batch(&p, &batch[0], &op), PULSARC_OK);
     decoded d = decode(op);
