@@ -83,10 +83,6 @@ static pc_op_t *pop_after(pc_pp_t *pp, pc_op_t *prev)
     return op;
 }
 
-/* Remove the op after prev (the head when NULL) and complete what it carries: every
- * message of a batch (each with its own id), a single message, or — for chunks — the
- * message once its last chunk is stored, or at the first failed chunk (the rest of its
- * chunks are dropped with it). */
 /* The messages of a batch op, in order: every one has the entry's id (mid, when the op
  * succeeded) with its place in the batch. What admission charged for them goes back first,
  * at once. A batch spread over many producers' messages has its records fetched ahead of
@@ -117,6 +113,10 @@ static void complete_batch(pc_pp_t *pp, pc_op_t *op, pulsarc_result res, pulsarc
     }
 }
 
+/* Remove the op after prev (the head when NULL) and complete what it carries: every
+ * message of a batch (each with its own id), a single message, or — for chunks — the
+ * message once its last chunk is stored, or at the first failed chunk (the rest of its
+ * chunks are dropped with it). */
 void pc_pp_complete_op(pc_pp_t *pp, pc_op_t *prev, pulsarc_result res,
                        const pulsarc_message_id_t *id, const char *detail)
 {
