@@ -16,10 +16,14 @@
 #include "common/task.h"
 
 typedef struct pc_task_queue {
+    /* The pushers' side: each push exchanges both. */
     _Atomic(pc_task_t *) head; /* the last pushed; pushers swap it */
-    pc_task_t *tail;           /* consumer only: the next to pop (or the stub) */
-    pc_task_t stub;            /* keeps the queue non-empty, so push never sees NULL */
     atomic_bool wake_pending;  /* a wake-up is on its way and has not been taken yet */
+    /* The consumer's side, on cache lines of its own: it writes tail at every pop, which
+     * on the pushers' line would take that line away from them at every message. */
+    char apart[64];
+    pc_task_t *tail; /* consumer only: the next to pop (or the stub) */
+    pc_task_t stub;  /* keeps the queue non-empty, so push never sees NULL */
 } pc_task_queue_t;
 
 void pc_task_queue_init(pc_task_queue_t *q);
