@@ -2,6 +2,8 @@
 
 #include <stddef.h>
 
+#include "common/prefetch.h"
+
 void pc_task_queue_init(pc_task_queue_t *q)
 {
     atomic_init(&q->stub.next, NULL);
@@ -36,13 +38,6 @@ void pc_task_queue_rearm(pc_task_queue_t *q)
  * lines are fetched while the consumer runs the one handed out, instead of stalling the
  * next pop on one miss and the task's run on the rest. A task is a send's record (a
  * 512-byte block, accept/block_pool.h) most of the time. */
-static inline void prefetch_task(const pc_task_t *t)
-{
-    const char *p = (const char *)t;
-    for (int line = 0; line < 8; line++)
-        __builtin_prefetch(p + 64 * line);
-}
-
 pc_task_t *pc_task_queue_pop(pc_task_queue_t *q)
 {
     pc_task_t *tail = q->tail;
@@ -55,7 +50,7 @@ pc_task_t *pc_task_queue_pop(pc_task_queue_t *q)
     }
     if (next) {
         q->tail = next;
-        prefetch_task(next);
+        pc_prefetch_block(next);
         return tail;
     }
     /* tail is the last task linked. Unless a push is half done, put the stub behind it so

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/prefetch.h"
 #include "producer/message.h"
 
 /* Records a batch may be spread over and still be in the caches: about one core's
@@ -35,17 +36,11 @@
 
 typedef struct pc_records {
     size_t before;         /* the record starts this many bytes ahead of its pc_msg_t */
-    size_t size;           /* and is this long (at most PC_RECORDS_MAX); 0: the owner said nothing
-                    (nothing is fetched) */
+    size_t size;           /* and is this long, at most PC_RECORDS_MAX (0: the owner said
+                              nothing, and nothing is fetched) */
     const uint64_t *taken; /* messages the owner's producers have taken on this loop, all
                               of them together; NULL: not counted (nothing is fetched) */
 } pc_records_t;
-
-/* The owner's count of messages taken so far (0 when not counted). */
-static inline uint64_t pc_records_taken(const pc_records_t *r)
-{
-    return r->taken ? *r->taken : 0;
-}
 
 /* Whether a batch opened when the count was opened_taken is spread over more than
  * `share` of PC_RECORDS_COLD_BYTES (1: fetch ahead; 2: keep the order). */
@@ -55,22 +50,10 @@ static inline bool pc_records_spread(const pc_records_t *r, uint64_t opened_take
            *r->taken - opened_taken > PC_RECORDS_COLD_BYTES / share / r->size;
 }
 
-/* Cache lines fetched of each record: 512 bytes from its start, which hold a record of
- * up to 448 bytes wherever it starts in a line (the owner's must fit: PC_RECORDS_MAX) and,
- * for the encoding, the start of what follows it (a small copied payload). */
-#define PC_RECORDS_LINES 8
-#define PC_RECORDS_MAX ((PC_RECORDS_LINES - 1) * 64)
-
-/* Ask for the record at rec: its PC_RECORDS_LINES lines, unrolled, since this runs for
- * every message of a spread batch, twice. A hint: it changes no memory and reads nothing.
- * Always inlined, as everything here: GCC finds a function of prefetches alone free of
- * effects, and drops the calls to it that it has not inlined first. */
-static inline __attribute__((always_inline)) void pc_records_fetch(const char *rec)
-{
-#pragma GCC unroll 8
-    for (int line = 0; line < PC_RECORDS_LINES; line++)
-        __builtin_prefetch(rec + line * 64);
-}
+/* Each record is fetched as the PC_PREFETCH_BLOCK bytes from its start, which hold a
+ * record of up to PC_RECORDS_MAX bytes wherever it starts in a line and, for the
+ * encoding, the start of what follows it (a small copied payload). */
+#define PC_RECORDS_MAX (PC_PREFETCH_BLOCK - 64)
 
 /* A walk along a batch's n messages that keeps their records PC_RECORDS_AHEAD steps
  * ahead of it on their way: the first ones as it starts, then one a step. Enough to
@@ -94,7 +77,7 @@ pc_records_walk(const pc_records_t *r, pc_msg_t *const *order, int n)
     w.before = r->before;
     w.n = n;
     for (int i = 0; i < n && i < PC_RECORDS_AHEAD; i++)
-        pc_records_fetch((const char *)order[i] - w.before);
+        pc_prefetch_block((const char *)order[i] - w.before);
     return w;
 }
 
@@ -103,7 +86,7 @@ static inline __attribute__((always_inline)) void pc_records_walk_step(const pc_
                                                                        int i)
 {
     if (w->order && i + PC_RECORDS_AHEAD < w->n)
-        pc_records_fetch((const char *)w->order[i + PC_RECORDS_AHEAD] - w->before);
+        pc_prefetch_block((const char *)w->order[i + PC_RECORDS_AHEAD] - w->before);
 }
 
 #endif
